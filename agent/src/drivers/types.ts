@@ -1,0 +1,101 @@
+/**
+ * The one small interface every device transport implements. An agent opens a session,
+ * does its work through it and closes it; the job runner never touches ssh2, grpc-js or
+ * NETCONF framing directly.
+ */
+
+export type Transport = 'ssh' | 'netconf' | 'gnmi';
+export type ConfigFormat = 'cli' | 'xml' | 'json';
+export type EditOperation = 'replace' | 'merge' | 'delete';
+
+/** Secrets arrive here already decrypted by the agent; they never leave the agent process. */
+export interface DeviceCredentials {
+  username: string;
+  password?: string;
+  private_key?: string;
+  enable_password?: string;
+}
+
+/** Everything a driver needs to reach one device. */
+export interface DeviceTarget {
+  id: string;
+  name: string;
+  host: string;
+  /** API.md device_type; for SSH CLI it selects the dialect. */
+  device_type: string;
+  credentials: DeviceCredentials;
+  ports: { ssh: number; netconf: number; gnmi: number };
+  gnmi_tls: boolean;
+  gnmi_skip_verify: boolean;
+}
+
+/** Separate limits so one slow or dead device never holds a worker for long. */
+export interface SessionLimits {
+  /** TCP connect plus authentication. */
+  connectTimeoutMs: number;
+  /** One command or RPC, from send to complete answer. */
+  commandTimeoutMs: number;
+  /** Longest silence tolerated while output is still arriving. */
+  idleTimeoutMs: number;
+  /** TCP / protocol keepalive interval. */
+  keepaliveIntervalMs: number;
+}
+
+export const DEFAULT_LIMITS: SessionLimits = {
+  connectTimeoutMs: 10_000,
+  commandTimeoutMs: 60_000,
+  idleTimeoutMs: 20_000,
+  keepaliveIntervalMs: 10_000,
+};
+
+/** Session transcript sink; drivers mask every secret before writing. */
+export interface Transcript {
+  write(direction: 'sent' | 'received' | 'info', text: string): void;
+}
+
+export interface FetchedConfig {
+  text: string;
+  format: ConfigFormat;
+  via: Transport;
+}
+
+/** One rendered template applied to a device. */
+export interface ConfigChange {
+  /** YANG / OpenConfig path (gNMI), subtree label (NETCONF) or label (CLI). */
+  target_path?: string | null;
+  operation: EditOperation;
+  config_format: ConfigFormat;
+  config: string;
+}
+
+export interface DeviceSession {
+  readonly transport: Transport;
+  /** Running configuration, cleaned so that an unchanged device gives unchanged text. */
+  fetchConfig(): Promise<FetchedConfig>;
+  /** CLI transports: one show command's cleaned output. */
+  run?(command: string): Promise<string>;
+  /** Structured transports: apply every change at once (one SetRequest / one commit). */
+  apply?(changes: ConfigChange[]): Promise<void>;
+  /** Put a previously fetched configuration back with replace semantics. */
+  restore?(config: FetchedConfig): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DeviceDriver {
+  readonly transport: Transport;
+  /** Resolves once the session is authenticated and ready for commands. */
+  open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<DeviceSession>;
+}
+
+/** Errors a driver raises carry a cause class so metrics and operators can tell them apart. */
+export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'device';
+
+export class DriverError extends Error {
+  constructor(
+    readonly kind: DriverErrorCause,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DriverError';
+  }
+}
