@@ -1,0 +1,153 @@
+import {
+  DEFAULT_LIMITS,
+  DriverError,
+  type ConfigChange,
+  type DeviceDriver,
+  type DeviceSession,
+  type DeviceTarget,
+  type FetchedConfig,
+  type SessionLimits,
+  type Transcript,
+} from '../types';
+import { CAP, NetconfClient } from './client';
+import { buildEditContent } from './edit';
+import { XmlError, child, detachSubtrees, elements, parseXml, prefixDecls, serializeXml } from './xml';
+
+export interface NetconfDriverOptions {
+  /** Seconds a confirmed commit waits for its confirming commit before the device reverts. */
+  confirmTimeoutSec?: number;
+  /** Offer base:1.1 chunked framing in our hello (default true). */
+  offerBase11?: boolean;
+}
+
+type Datastore = 'running' | 'candidate';
+
+class NetconfSession implements DeviceSession {
+  readonly transport = 'netconf' as const;
+
+  constructor(
+    private readonly client: NetconfClient,
+    private readonly options: NetconfDriverOptions,
+    private readonly transcript?: Transcript,
+  ) {}
+
+  get capabilities(): string[] {
+    return this.client.serverCapabilities;
+  }
+
+  get framing(): string {
+    return this.client.framing;
+  }
+
+  async getConfig(source: Datastore = 'running'): Promise<string> {
+    const reply = await this.client.rpc(`<get-config><source><${source}/></source></get-config>`, `get-config ${source}`);
+    const data = child(reply, 'data');
+    if (!data) throw new DriverError('protocol', `get-config ${source} reply from ${this.client.where} has no <data>`);
+    const inScope = { ...prefixDecls(reply), ...prefixDecls(data) };
+    return serializeXml(detachSubtrees(elements(data.children), inScope));
+  }
+
+  async fetchConfig(): Promise<FetchedConfig> {
+    return { text: await this.getConfig('running'), format: 'xml', via: 'netconf' };
+  }
+
+  async apply(changes: ConfigChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const content = buildEditContent(changes);
+    await this.editCycle(content, 'merge', `${changes.length} change(s)`);
+  }
+
+  async restore(config: FetchedConfig): Promise<void> {
+    if (config.format !== 'xml') {
+      throw new DriverError('device', `cannot restore a ${config.format} configuration over NETCONF (needs the XML fetched via netconf)`);
+    }
+    try {
+      parseXml(config.text);
+    } catch (err) {
+      throw new DriverError('device', `backup is not well-formed XML: ${err instanceof XmlError ? err.message : String(err)}`);
+    }
+    await this.editCycle(config.text, 'replace', 'restore');
+  }
+
+  /**
+   * One edit: with :candidate, lock → edit candidate → (confirmed) commit → confirming commit →
+   * unlock, discarding the candidate on any failure; otherwise lock → edit running → unlock.
+   */
+  private async editCycle(content: string, defaultOperation: 'merge' | 'replace', what: string): Promise<void> {
+    const c = this.client;
+    const useCandidate = c.has(CAP.candidate);
+    if (!useCandidate && !c.has(CAP.writableRunning)) {
+      throw new DriverError('device', `${c.where} advertises neither :candidate nor :writable-running; cannot change its configuration`);
+    }
+    const target: Datastore = useCandidate ? 'candidate' : 'running';
+    const errorOption = !useCandidate && c.has(CAP.rollbackOnError) ? '<error-option>rollback-on-error</error-option>' : '';
+    const edit = `<edit-config><target><${target}/></target><default-operation>${defaultOperation}</default-operation>${errorOption}<config>${content}</config></edit-config>`;
+    this.transcript?.write('info', `applying ${what} to ${target}`);
+
+    await c.rpc(`<lock><target><${target}/></target></lock>`, `lock ${target}`);
+    let committed = false;
+    try {
+      await c.rpc(edit, `edit-config ${target}`);
+      if (useCandidate) {
+        const confirmed = c.has(CAP.confirmedCommit10) || c.has(CAP.confirmedCommit11);
+        if (confirmed) {
+          const timeout = this.options.confirmTimeoutSec ?? 120;
+          await c.rpc(`<commit><confirmed/><confirm-timeout>${timeout}</confirm-timeout></commit>`, 'confirmed commit');
+          committed = true;
+          try {
+            await c.rpc('<commit/>', 'confirming commit');
+          } catch (err) {
+            // The device reverts by itself when the timeout passes or this session ends; with
+            // :confirmed-commit:1.1 we can make it revert now.
+            if (!c.broken && c.has(CAP.confirmedCommit11)) await c.rpc('<cancel-commit/>', 'cancel-commit').catch(() => undefined);
+            throw err;
+          }
+        } else {
+          await c.rpc('<commit/>', 'commit');
+          committed = true;
+        }
+      }
+    } catch (err) {
+      if (useCandidate && !committed && !c.broken) {
+        await c.rpc('<discard-changes/>', 'discard-changes').catch((e) => this.transcript?.write('info', `discard-changes failed: ${String(e)}`));
+      }
+      throw err;
+    } finally {
+      if (!c.broken) {
+        await c.rpc(`<unlock><target><${target}/></target></unlock>`, `unlock ${target}`).catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+export type NetconfDeviceSession = NetconfSession;
+
+export function createNetconfDriver(options: NetconfDriverOptions = {}): DeviceDriver & {
+  open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<NetconfDeviceSession>;
+} {
+  return {
+    transport: 'netconf',
+    async open(target, limits, transcript) {
+      const l: SessionLimits = { ...DEFAULT_LIMITS, ...limits };
+      const cred = target.credentials;
+      const client = await NetconfClient.connect({
+        host: target.host,
+        port: target.ports.netconf,
+        username: cred.username,
+        password: cred.password,
+        privateKey: cred.private_key,
+        limits: l,
+        transcript,
+        secrets: [cred.password ?? '', cred.enable_password ?? ''],
+        offerBase11: options.offerBase11,
+      });
+      return new NetconfSession(client, options, transcript);
+    },
+  };
+}
+
+export const netconfDriver = createNetconfDriver();

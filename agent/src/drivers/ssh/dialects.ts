@@ -1,0 +1,315 @@
+/**
+ * SSH CLI dialects as data: one entry per API.md device_type. The driver knows nothing about
+ * any maker; everything that differs between CLIs lives here.
+ *
+ * Prompt patterns are matched against the last line of output after terminal cleaning (ANSI
+ * removed, carriage returns and backspaces applied, trailing blanks trimmed). Each prompt
+ * pattern has a named group `host`; once the first prompt is seen the driver only accepts
+ * prompts with the same `host`, so a config line that happens to end in `#` is not a prompt.
+ */
+
+export interface PromptPatterns {
+  /** Unprivileged exec level (IOS `R1>`). */
+  user: RegExp;
+  /** Privileged / operational level where show commands and the config are available. */
+  privileged: RegExp;
+  /** Configuration mode. */
+  config: RegExp;
+}
+
+export interface SshDialect {
+  deviceType: string;
+  description: string;
+  prompts: PromptPatterns;
+  /** Sent in order after login (and after enable); errors are ignored. */
+  pagerOff: string[];
+  showConfig: string;
+  /** A show command every device of the dialect answers (used for checks and discovery). */
+  showVersion: string;
+  enable: {
+    /** Whether a session that lands at the user prompt must run the enable command. */
+    needed: boolean;
+    command: string;
+    passwordPrompt: RegExp;
+    /** Lines that mean the enable password was refused. */
+    failure: RegExp[];
+  };
+  configMode: { enter: string; exit: string };
+  /** A line of output matching one of these means the device refused the command. */
+  errorPatterns: RegExp[];
+  /**
+   * Pager prompts ("press a key for more"). Matched at the tail of streaming output to send a
+   * space, and removed (globally) from the collected output.
+   */
+  pager: RegExp[];
+  /** Lines dropped from every command's output (status lines the CLI prints before a prompt). */
+  noiseLines: RegExp[];
+  /** Lines dropped from the fetched configuration so an unchanged device hashes the same. */
+  volatileLines: RegExp[];
+  /** What Enter sends. */
+  newline: string;
+  /** Polite way to leave the CLI on close. */
+  exitCommand: string;
+}
+
+const HOST = String.raw`(?<host>[A-Za-z0-9_.\-/:@]{1,80})`;
+
+/** Shared by the IOS-like dialects. */
+const CISCO_LIKE_ERRORS = [
+  /^% ?Invalid input detected/,
+  /^% ?Invalid (command|parameter|number|ip address|IP address)/,
+  /^% ?Incomplete command/,
+  /^% ?Ambiguous command/,
+  /^% ?Unknown command/,
+  /^% ?Unrecognized command/,
+  /^% ?Bad (IP address|mask|secrets)/,
+  /^% ?Authorization failed/,
+  /^% ?Permission denied/,
+  /^% ?Error:/i,
+];
+
+const COMMON_PAGERS = [/ ?--More--/, /<--- More --->/];
+
+const COMMON_VOLATILE = [/^\S+ uptime is \d+ .*$/, /^ntp clock-period \d+$/];
+
+const ENABLE_DEFAULTS = {
+  command: 'enable',
+  passwordPrompt: /[Pp]assword: ?$/,
+  failure: [/^% ?(Access denied|Bad secrets|Bad passwords|Authorization failed|Permission denied)/],
+};
+
+function ciscoPrompts(host: string = HOST): PromptPatterns {
+  return {
+    user: new RegExp(String.raw`^${host}>$`),
+    privileged: new RegExp(String.raw`^${host}#$`),
+    config: new RegExp(String.raw`^${host}\(conf[^)]*\)#$`),
+  };
+}
+
+const iosVolatile = [
+  /^Building configuration\.\.\.$/,
+  /^Current configuration ?: ?\d+ bytes$/,
+  /^! Last configuration change at .*$/,
+  /^! NVRAM config last updated at .*$/,
+  /^! No configuration change since last restart$/,
+  /^! Time: .*$/,
+  ...COMMON_VOLATILE,
+];
+
+const generic: SshDialect = {
+  deviceType: 'generic',
+  description: 'Generic CLI: `name>` / `name#`, terminal length 0, show running-config',
+  prompts: {
+    user: new RegExp(String.raw`^${HOST}>$`),
+    privileged: new RegExp(String.raw`^${HOST} ?[#$%]$`),
+    config: new RegExp(String.raw`^${HOST}\(conf[^)]*\)#$`),
+  },
+  pagerOff: ['terminal length 0'],
+  showConfig: 'show running-config',
+  showVersion: 'show version',
+  enable: { needed: false, ...ENABLE_DEFAULTS },
+  configMode: { enter: 'configure terminal', exit: 'end' },
+  errorPatterns: [
+    ...CISCO_LIKE_ERRORS,
+    /^(syntax error|unknown command|invalid command|command not found)\b/i,
+    /^error: /i,
+  ],
+  pager: [...COMMON_PAGERS, /-- ?[Mm]ore ?--/],
+  noiseLines: [],
+  volatileLines: [...iosVolatile, /^!Time: .*$/, /^## Last (commit|changed): .*$/],
+  newline: '\n',
+  exitCommand: 'exit',
+};
+
+const DIALECTS: Record<string, SshDialect> = {
+  vendor_ios: {
+    deviceType: 'vendor_ios',
+    description: 'IOS-like: enable, terminal length 0, show running-config',
+    prompts: ciscoPrompts(),
+    pagerOff: ['terminal length 0', 'terminal width 0'],
+    showConfig: 'show running-config',
+    showVersion: 'show version',
+    enable: { needed: true, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure terminal', exit: 'end' },
+    errorPatterns: CISCO_LIKE_ERRORS,
+    pager: COMMON_PAGERS,
+    noiseLines: [],
+    volatileLines: iosVolatile,
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_xe: {
+    deviceType: 'vendor_xe',
+    description: 'IOS-XE-like: as IOS',
+    prompts: ciscoPrompts(),
+    pagerOff: ['terminal length 0', 'terminal width 0'],
+    showConfig: 'show running-config',
+    showVersion: 'show version',
+    enable: { needed: true, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure terminal', exit: 'end' },
+    errorPatterns: CISCO_LIKE_ERRORS,
+    pager: COMMON_PAGERS,
+    noiseLines: [],
+    volatileLines: iosVolatile,
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_nxos: {
+    deviceType: 'vendor_nxos',
+    description: 'NX-OS-like: lands privileged, terminal length 0',
+    prompts: ciscoPrompts(),
+    pagerOff: ['terminal length 0', 'terminal width 511'],
+    showConfig: 'show running-config',
+    showVersion: 'show version',
+    enable: { needed: false, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure terminal', exit: 'end' },
+    errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/],
+    pager: COMMON_PAGERS,
+    noiseLines: [],
+    volatileLines: [
+      /^!Command: show running-config.*$/,
+      /^!Running configuration last done at: .*$/,
+      /^!Time: .*$/,
+      /^!NVRAM config last updated at .*$/,
+      ...COMMON_VOLATILE,
+    ],
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_xr: {
+    deviceType: 'vendor_xr',
+    description: 'IOS-XR-like: RP/0/RP0/CPU0:name# prompt, timestamp before every output',
+    prompts: ciscoPrompts(),
+    pagerOff: ['terminal length 0', 'terminal width 0'],
+    showConfig: 'show running-config',
+    showVersion: 'show version',
+    enable: { needed: false, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure terminal', exit: 'end' },
+    errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Failed to commit/],
+    pager: COMMON_PAGERS,
+    noiseLines: [
+      // XR prints the time before the output of every exec command.
+      /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}(\.\d+)? \S+$/,
+    ],
+    volatileLines: [
+      /^Building configuration\.\.\.$/,
+      /^!! Last configuration change at .*$/,
+      ...COMMON_VOLATILE,
+    ],
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_junos: {
+    deviceType: 'vendor_junos',
+    description: 'Junos-like: user@name> operational, user@name# configure, curly config',
+    prompts: {
+      user: new RegExp(String.raw`^${HOST}>$`),
+      privileged: new RegExp(String.raw`^${HOST}>$`),
+      config: new RegExp(String.raw`^${HOST}#$`),
+    },
+    pagerOff: ['set cli screen-length 0', 'set cli screen-width 0'],
+    showConfig: 'show configuration',
+    showVersion: 'show version',
+    enable: { needed: false, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure', exit: 'exit configuration-mode' },
+    errorPatterns: [/^syntax error/, /^unknown command\.?$/, /^error: /, /^missing argument\.?$/, /^invalid value/],
+    pager: [/---\(more( \d+%)?\)---/],
+    noiseLines: [/^\{(master|backup|primary|secondary|linecard)(:\d+)?\}$/, /^\[edit[^\]]*\]$/],
+    volatileLines: [/^## Last (commit|changed): .*$/, ...COMMON_VOLATILE],
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_eos: {
+    deviceType: 'vendor_eos',
+    description: 'EOS-like: enable, terminal length 0, show running-config',
+    prompts: ciscoPrompts(),
+    pagerOff: ['terminal length 0', 'terminal width 32767'],
+    showConfig: 'show running-config',
+    showVersion: 'show version',
+    enable: { needed: true, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure terminal', exit: 'end' },
+    errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Not supported/, /^% ?This is an unconverted command/],
+    pager: COMMON_PAGERS,
+    noiseLines: [],
+    volatileLines: [
+      /^! Command: show running-config.*$/,
+      /^! Time: .*$/,
+      /^! Startup-config last modified at .*$/,
+      ...COMMON_VOLATILE,
+    ],
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_panos: {
+    deviceType: 'vendor_panos',
+    description: 'PAN-OS-like: user@name> operational, set cli pager off, show config running',
+    prompts: {
+      user: new RegExp(String.raw`^${HOST}>$`),
+      privileged: new RegExp(String.raw`^${HOST}>$`),
+      config: new RegExp(String.raw`^${HOST}#$`),
+    },
+    pagerOff: ['set cli pager off', 'set cli scripting-mode on'],
+    showConfig: 'show config running',
+    showVersion: 'show system info',
+    enable: { needed: false, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure', exit: 'exit' },
+    errorPatterns: [/^Unknown command: /, /^Invalid syntax\.?$/, /^Server error ?:/, /^Error: /, /^Invalid command/],
+    pager: [/lines \d+-\d+( \(END\))?/, /\(END\)/],
+    noiseLines: [/^\[edit[^\]]*\]$/],
+    volatileLines: [/^# ?Generated at .*$/, /^# ?Time: .*$/, ...COMMON_VOLATILE],
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  vendor_fw: {
+    deviceType: 'vendor_fw',
+    description: 'FortiOS-like firewall: `name # `, console output standard, show',
+    prompts: {
+      user: new RegExp(String.raw`^${HOST} \$$`),
+      privileged: new RegExp(String.raw`^${HOST} #$`),
+      config: new RegExp(String.raw`^${HOST} \([\w.\-]+\) #$`),
+    },
+    pagerOff: ['config system console', 'set output standard', 'end'],
+    showConfig: 'show',
+    showVersion: 'get system status',
+    enable: { needed: false, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'config system global', exit: 'end' },
+    errorPatterns: [/^Unknown action \d+/, /^command parse error/, /^Command fail\. Return code/, /^-\d+ ?: ?error/i],
+    pager: [/--More--/],
+    noiseLines: [],
+    volatileLines: [
+      /^#conf_file_ver=\d+$/,
+      /^#config-version=.*$/,
+      /^#buildno=\d+$/,
+      /^#global_vdom=\d+$/,
+      ...COMMON_VOLATILE,
+    ],
+    newline: '\n',
+    exitCommand: 'exit',
+  },
+  generic,
+  custom: {
+    ...generic,
+    deviceType: 'custom',
+    description: 'Custom: generic defaults with a permissive prompt; override with registerDialect()',
+    prompts: {
+      user: new RegExp(String.raw`^${HOST} ?>$`),
+      privileged: new RegExp(String.raw`^${HOST} ?[#$%\]]$`),
+      config: new RegExp(String.raw`^${HOST} ?\([^)]*\) ?[#$%]$`),
+    },
+  },
+};
+
+export const DIALECT_TYPES = Object.freeze(Object.keys(DIALECTS));
+
+/** The dialect for a device_type; unknown types fall back to generic. */
+export function getDialect(deviceType: string): SshDialect {
+  return DIALECTS[deviceType] ?? DIALECTS.generic;
+}
+
+/** Replace or tweak a dialect at run time (e.g. the `custom` entry for one site's odd boxes). */
+export function registerDialect(deviceType: string, overrides: Partial<SshDialect>): SshDialect {
+  const base = DIALECTS[deviceType] ?? DIALECTS.generic;
+  const entry: SshDialect = { ...base, ...overrides, deviceType };
+  DIALECTS[deviceType] = entry;
+  return entry;
+}

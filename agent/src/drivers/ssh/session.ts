@@ -1,0 +1,273 @@
+/**
+ * SSH CLI session: login, prompt learning, enable, pager off, commands and config pulls over
+ * one interactive shell, driven entirely by the device's dialect entry.
+ */
+import type { Client as SshClient } from 'ssh2';
+import {
+  DEFAULT_LIMITS,
+  DriverError,
+  type DeviceDriver,
+  type DeviceSession,
+  type DeviceTarget,
+  type FetchedConfig,
+  type SessionLimits,
+  type Transcript,
+} from '../types';
+import { connectSsh, keepaliveError, openShell } from './connect';
+import { getDialect, type SshDialect } from './dialects';
+import { CliShell } from './shell';
+import { dropMatching, makeMasker, renderLines, trimBlankLines } from './text';
+
+export interface SshCliDriverOptions {
+  /** Upper bound on one command's output; a device sending more is cut off. Default 32 MiB. */
+  maxOutputBytes?: number;
+  /** How long close() waits for the device to acknowledge the disconnect. Default 1000 ms. */
+  closeGraceMs?: number;
+}
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
+
+type Level = 'user' | 'privileged' | 'config';
+
+const LEVELS: Level[] = ['config', 'privileged', 'user'];
+
+class SshCliSession implements DeviceSession {
+  readonly transport = 'ssh' as const;
+  private host?: string;
+  level: Level = 'user';
+  private queue: Promise<unknown> = Promise.resolve();
+  private closing?: Promise<void>;
+  private clientClosed = false;
+
+  constructor(
+    private readonly client: SshClient,
+    private readonly shell: CliShell,
+    private readonly dialect: SshDialect,
+    private readonly target: DeviceTarget,
+    private readonly limits: SessionLimits,
+    private readonly where: string,
+    private readonly info: (text: string) => void,
+    private readonly closeGraceMs: number,
+  ) {
+    client.once('close', () => {
+      this.clientClosed = true;
+    });
+  }
+
+  /** The prompt level of `line`, or undefined when it is not this device's prompt. */
+  private promptLevel(line: string): Level | undefined {
+    for (const level of LEVELS) {
+      const m = this.dialect.prompts[level].exec(line);
+      if (m && (this.host === undefined || m.groups?.host === this.host)) return level;
+    }
+    return undefined;
+  }
+
+  private readonly isPrompt = (line: string): boolean => this.promptLevel(line) !== undefined;
+
+  /** Waits for the first prompt, confirms it, enables and turns the pager off. */
+  async init(deadline: number): Promise<void> {
+    const connectWait = (what: string) => ({
+      what,
+      timeoutMs: Math.max(1, deadline - Date.now()),
+      timeoutName: 'connect' as const,
+      idleMs: this.limits.idleTimeoutMs,
+      until: [this.isPrompt],
+      pager: true,
+    });
+    await this.shell.expect(connectWait('the first prompt'));
+    // Press Enter once and take the prompt that comes back: a banner line that merely looks
+    // like a prompt cannot fool us, and the host part of the prompt is learned from it.
+    this.shell.send(this.dialect.newline);
+    const { lastLine } = await this.shell.expect(connectWait('the prompt after Enter'));
+    this.learnPrompt(lastLine);
+    if (this.dialect.enable.needed && this.level === 'user') await this.enable();
+    for (const cmd of this.dialect.pagerOff) {
+      try {
+        await this.exec(cmd, true);
+      } catch (e) {
+        if (!(e instanceof DriverError) || e.kind !== 'device') throw e;
+        this.info(`ignored: ${e.message}`);
+      }
+    }
+  }
+
+  private learnPrompt(line: string): void {
+    for (const level of LEVELS) {
+      const m = this.dialect.prompts[level].exec(line);
+      if (m) {
+        this.host = m.groups?.host;
+        this.level = level;
+        this.info(`prompt '${line}' (${level})`);
+        return;
+      }
+    }
+  }
+
+  private async enable(): Promise<void> {
+    const { enable } = this.dialect;
+    const passwordPrompt = (l: string) => enable.passwordPrompt.test(l);
+    const wait = (what: string) => ({
+      what,
+      timeoutMs: this.limits.commandTimeoutMs,
+      timeoutName: 'command' as const,
+      idleMs: this.limits.idleTimeoutMs,
+      until: [passwordPrompt, this.isPrompt],
+      pager: false,
+    });
+    this.shell.send(enable.command + this.dialect.newline);
+    let r = await this.shell.expect(wait(`the answer to '${enable.command}'`));
+    if (r.matched === 0) {
+      const secret = this.target.credentials.enable_password;
+      if (secret === undefined || secret === '') {
+        throw new DriverError('auth', `${this.where}: the device asks for an enable password but the connection profile has none`);
+      }
+      this.shell.send(secret + this.dialect.newline);
+      r = await this.shell.expect(wait('the answer to the enable password'));
+    }
+    const level = r.matched === 1 ? this.promptLevel(r.lastLine) : undefined;
+    if (level === 'privileged' || level === 'config') {
+      this.level = level;
+      this.info('enabled');
+      return;
+    }
+    const lines = renderLines(r.raw, this.dialect.pager);
+    const said = lines.find((l) => enable.failure.some((re) => re.test(l)) || /%/.test(l));
+    throw new DriverError(
+      'auth',
+      `${this.where}: enable failed: the device refused the enable password${said ? ` (${said.trim()})` : ''}`,
+    );
+  }
+
+  /** Sends one command and returns its cleaned output lines (echo, prompt and noise removed). */
+  private async exec(command: string, checkErrors: boolean): Promise<string[]> {
+    this.shell.send(command + this.dialect.newline);
+    const r = await this.shell.expect({
+      what: `the output of '${command}'`,
+      timeoutMs: this.limits.commandTimeoutMs,
+      timeoutName: 'command',
+      idleMs: this.limits.idleTimeoutMs,
+      until: [this.isPrompt],
+      pager: true,
+    });
+    this.level = this.promptLevel(r.lastLine) ?? this.level;
+    const lines = renderLines(r.raw, this.dialect.pager);
+    lines.pop(); // the prompt
+    const out = dropMatching(dropEcho(lines, command), this.dialect.noiseLines);
+    if (checkErrors) {
+      const bad = out.find((l) => this.dialect.errorPatterns.some((re) => re.test(l.trim())));
+      if (bad !== undefined) throw new DriverError('device', `${this.where}: the device rejected '${command}': ${bad.trim()}`);
+    }
+    return out;
+  }
+
+  /** One at a time: the shell is a single conversation. */
+  private serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(() => {
+      if (this.closing) throw new DriverError('protocol', `${this.where}: session is closed`);
+      return fn();
+    });
+    this.queue = next.catch(() => undefined);
+    return next.catch(async (e) => {
+      // After a timeout or a protocol error the conversation is out of step: drop the session.
+      if (!(e instanceof DriverError) || e.kind !== 'device') await this.close();
+      throw e;
+    });
+  }
+
+  run(command: string): Promise<string> {
+    return this.serialize(async () => trimBlankLines(await this.exec(command, true)).join('\n'));
+  }
+
+  fetchConfig(): Promise<FetchedConfig> {
+    return this.serialize(async () => {
+      const cmd = this.dialect.showConfig;
+      const lines = trimBlankLines(dropMatching(await this.exec(cmd, true), this.dialect.volatileLines));
+      if (lines.length === 0) throw new DriverError('device', `${this.where}: '${cmd}' returned no configuration`);
+      return { text: lines.join('\n') + '\n', format: 'cli', via: 'ssh' };
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      if (this.clientClosed) {
+        this.shell.fail(new DriverError('protocol', `${this.where}: session is closed`));
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.client.destroy();
+        resolve();
+      }, this.closeGraceMs);
+      this.client.once('close', done);
+      if (!this.shell.broken) this.shell.send(this.dialect.exitCommand + this.dialect.newline);
+      this.shell.fail(new DriverError('protocol', `${this.where}: session is closed`));
+      this.client.end();
+    });
+    return this.closing;
+  }
+}
+
+/** Drops the echoed command (the first non-blank line, when it ends with the command). */
+function dropEcho(lines: string[], command: string): string[] {
+  const want = command.trim();
+  for (let i = 0; i < Math.min(lines.length, 2); i++) {
+    const l = lines[i].trim();
+    if (l === '') continue;
+    if (want !== '' && l.endsWith(want)) return lines.slice(i + 1);
+    break;
+  }
+  return lines;
+}
+
+export function createSshCliDriver(options: SshCliDriverOptions = {}): DeviceDriver {
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const closeGraceMs = options.closeGraceMs ?? 1000;
+  return {
+    transport: 'ssh',
+    async open(target: DeviceTarget, limitsIn?: Partial<SessionLimits>, transcript?: Transcript): Promise<DeviceSession> {
+      const limits: SessionLimits = { ...DEFAULT_LIMITS, ...limitsIn };
+      const dialect = getDialect(target.device_type);
+      const where = `${target.name} (${target.host}:${target.ports.ssh})`;
+      const mask = makeMasker([target.credentials.password, target.credentials.enable_password]);
+      const info = (text: string) => transcript?.write('info', mask(text));
+      const deadline = Date.now() + limits.connectTimeoutMs;
+      info(`connecting to ${target.host}:${target.ports.ssh} as ${target.credentials.username} (dialect ${dialect.deviceType})`);
+      const client = await connectSsh(target, limits, where, info);
+      let shell: CliShell | undefined;
+      client.on('error', (e: Error & { level?: string }) => {
+        const err =
+          e.level === 'client-timeout' && /keepalive/i.test(e.message)
+            ? keepaliveError(where, limits)
+            : new DriverError('protocol', `${where}: ${e.message}`);
+        info(err.message);
+        shell?.fail(err);
+      });
+      let session: SshCliSession | undefined;
+      try {
+        const stream = await openShell(client, where, Math.max(1, deadline - Date.now()));
+        shell = new CliShell(stream, where, {
+          pager: dialect.pager,
+          maxOutputBytes,
+          sent: (t) => transcript?.write('sent', mask(t)),
+          received: (t) => transcript?.write('received', mask(t)),
+          info,
+        });
+        session = new SshCliSession(client, shell, dialect, target, limits, where, info, closeGraceMs);
+        await session.init(deadline);
+        return session;
+      } catch (e) {
+        info(`open failed: ${(e as Error).message}`);
+        if (session) await session.close();
+        else client.destroy();
+        throw e;
+      }
+    },
+  };
+}
+
+export const sshCliDriver: DeviceDriver = createSshCliDriver();

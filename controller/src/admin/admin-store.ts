@@ -1,0 +1,41 @@
+import type { Db } from '../db/knex';
+
+const USER_COLUMNS = ['id', 'home_org_id', 'username', 'email', 'display_name', 'auth_provider', 'roles', 'is_active', 'is_platform_admin', 'created_at', 'updated_at'];
+
+/** SQL for organizations and user administration. */
+export class AdminStore {
+  constructor(private readonly db: Db) {}
+
+  listOrganizations() {
+    return this.db('organizations').orderBy('name').select('id', 'name', 'is_default', 'created_at', 'updated_at');
+  }
+
+  async createOrganization(name: string) {
+    const [row] = await this.db('organizations').insert({ name }).onConflict('name').ignore().returning(['id', 'name', 'is_default', 'created_at', 'updated_at']);
+    return row;
+  }
+
+  async listUsers(orgId: string, limit: number, offset: number) {
+    const base = this.db('users').where({ home_org_id: orgId });
+    const [{ count }] = await base.clone().count<{ count: number }[]>({ count: '*' });
+    const users = await base.select(USER_COLUMNS).orderBy('username').limit(limit).offset(offset);
+    return { users, total: Number(count) };
+  }
+
+  findUser(orgId: string, id: string) {
+    return this.db('users').where({ id, home_org_id: orgId }).first(USER_COLUMNS);
+  }
+
+  async insertUser(row: Record<string, unknown>) {
+    const [user] = await this.db('users').insert(row).onConflict(this.db.raw('(lower(username))')).ignore().returning(USER_COLUMNS);
+    return user;
+  }
+
+  async updateUser(orgId: string, id: string, fields: Record<string, unknown>) {
+    const [user] = await this.db('users')
+      .where({ id, home_org_id: orgId })
+      .update({ ...fields, updated_at: this.db.fn.now() })
+      .returning(USER_COLUMNS);
+    return user;
+  }
+}

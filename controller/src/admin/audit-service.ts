@@ -1,0 +1,53 @@
+import type { Db } from '../db/knex';
+
+export interface AuditEntry {
+  kind: string;
+  orgId?: string | null;
+  userId?: string | null;
+  username?: string | null;
+  ip?: string | null;
+  details?: Record<string, unknown>;
+}
+
+export interface AuditFilter {
+  orgId: string | null;
+  kind?: string;
+  user_id?: string;
+  since?: string | Date;
+  until?: string | Date;
+  limit: number;
+  offset: number;
+}
+
+/** Append-only audit log; never holds secrets (callers pass ids and names, not credentials). */
+export class AuditService {
+  constructor(private readonly db: Db) {}
+
+  async record(entry: AuditEntry): Promise<void> {
+    await this.db('audit_log').insert({
+      kind: entry.kind,
+      org_id: entry.orgId ?? null,
+      user_id: entry.userId ?? null,
+      username: entry.username ?? null,
+      ip_address: entry.ip ?? null,
+      details: JSON.stringify(entry.details ?? {}),
+    });
+  }
+
+  async list(filter: AuditFilter): Promise<{ entries: any[]; total: number }> {
+    const query = this.db('audit_log').modify((q) => {
+      if (filter.orgId) q.where('org_id', filter.orgId);
+      if (filter.kind) q.where('kind', filter.kind);
+      if (filter.user_id) q.where('user_id', filter.user_id);
+      if (filter.since) q.where('created_at', '>=', filter.since);
+      if (filter.until) q.where('created_at', '<', filter.until);
+    });
+    const [{ count }] = await query.clone().count<{ count: number }[]>({ count: '*' });
+    const entries = await query
+      .select('id', 'org_id', 'user_id', 'username', 'kind', 'ip_address', 'details', 'created_at')
+      .orderBy('seq', 'desc')
+      .limit(filter.limit)
+      .offset(filter.offset);
+    return { entries, total: Number(count) };
+  }
+}

@@ -1,0 +1,80 @@
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Db } from '../db/knex';
+import { appError } from '../errors/app-error';
+import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+import { SETTING_DEFINITIONS } from './settings-definitions';
+
+const GLOBAL = 'global';
+
+/** Reads settings with org values over global values over defaults; writes validate each key. */
+export class SettingsService {
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  private definition(key: string) {
+    const definition = SETTING_DEFINITIONS[key];
+    if (!definition) throw appError('UNKNOWN_SETTING', `Unknown setting '${key}'`);
+    return definition;
+  }
+
+  async get<T = unknown>(key: string, orgId?: string): Promise<T> {
+    const definition = this.definition(key);
+    const scopes = definition.scope === 'org' && orgId ? [orgId, GLOBAL] : [GLOBAL];
+    const rows: { scope: string; value: unknown }[] = await this.db('settings').where({ key }).whereIn('scope', scopes);
+    const row = rows.find((r) => r.scope === scopes[0]) ?? rows.find((r) => r.scope === GLOBAL);
+    if (row === undefined) return definition.default as T;
+    return (definition.secret ? await this.secrets.open(row.value as string) : row.value) as T;
+  }
+
+  /** Every setting as the organization sees it; secrets appear only as has_<key> booleans. */
+  async all(orgId: string): Promise<Record<string, unknown>> {
+    const rows: { scope: string; key: string; value: unknown }[] = await this.db('settings').whereIn('scope', [orgId, GLOBAL]);
+    const result: Record<string, unknown> = {};
+    for (const [key, definition] of Object.entries(SETTING_DEFINITIONS)) {
+      const own = rows.find((r) => r.key === key && r.scope === (definition.scope === 'org' ? orgId : GLOBAL));
+      const fallback = rows.find((r) => r.key === key && r.scope === GLOBAL);
+      const row = own ?? fallback;
+      if (definition.secret) result[`has_${key}`] = row !== undefined && row.value !== null;
+      else result[key] = row ? row.value : definition.default;
+    }
+    return result;
+  }
+
+  /** Validates every key first so a bad value leaves nothing half-written. */
+  async update(orgId: string, values: Record<string, unknown>, canChangeGlobal: boolean): Promise<void> {
+    const writes: { scope: string; key: string; value: string }[] = [];
+    for (const [key, value] of Object.entries(values)) {
+      const definition = this.definition(key);
+      if (definition.scope === GLOBAL && !canChangeGlobal) {
+        throw appError('FORBIDDEN', `Setting '${key}' is platform-wide and needs platform.admin`);
+      }
+      const ok = definition.secret ? value === null || typeof value === 'string' : Value.Check(definition.schema, value);
+      if (!ok) throw appError('INVALID_SETTING', `Setting '${key}': ${describe(definition.schema, value)}`);
+      const stored = definition.secret && typeof value === 'string' ? await this.secrets.seal(value) : value;
+      writes.push({ scope: definition.scope === 'org' ? orgId : GLOBAL, key, value: JSON.stringify(stored) });
+    }
+    if (writes.length === 0) return;
+    await this.db('settings')
+      .insert(writes.map((w) => ({ ...w, updated_at: this.db.fn.now() })))
+      .onConflict(['scope', 'key'])
+      .merge();
+  }
+
+  /** Seeds values from the environment at start without overwriting what admins changed. */
+  async seed(values: Record<string, unknown>): Promise<void> {
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) continue;
+      const definition = this.definition(key);
+      const stored = definition.secret && typeof value === 'string' ? await this.secrets.seal(value) : value;
+      await this.db('settings').insert({ scope: GLOBAL, key, value: JSON.stringify(stored) }).onConflict(['scope', 'key']).ignore();
+    }
+  }
+}
+
+function describe(schema: TSchema, value: unknown): string {
+  const first = [...Value.Errors(schema, value)][0];
+  return first ? `${first.message} (got ${JSON.stringify(value)})` : `invalid value ${JSON.stringify(value)}`;
+}

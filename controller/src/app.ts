@@ -1,0 +1,64 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { SecretBox } from '../../shared/src/crypto/secret-box';
+import { AuditService } from './admin/audit-service';
+import { SettingsService } from './admin/settings-service';
+import { registerAreas } from './areas';
+import { AuthService } from './auth/auth-service';
+import { TokenSigner } from './auth/tokens';
+import type { ControllerConfig } from './config';
+import type { Db } from './db/knex';
+import { authPlugin } from './plugins/auth';
+import { errorHandlerPlugin } from './plugins/error-handler';
+import { openapiPlugin } from './plugins/openapi';
+import { validationPlugin } from './plugins/validation';
+import type { Services } from './services';
+
+export interface AppOptions {
+  config: ControllerConfig;
+  db: Db;
+  log: Logger;
+  /** HTTPS options when SWITCHBOARD_TLS is on. */
+  https?: { key: string; cert: string } | null;
+  /** Largest request body in bytes (imports have their own, larger limit). */
+  bodyLimit?: number;
+}
+
+function createServices(options: AppOptions): Services {
+  const { config, db } = options;
+  const secrets = new SecretBox(config.secretKey);
+  const signer = new TokenSigner(config.secretKey);
+  const settings = new SettingsService(db, secrets);
+  const audit = new AuditService(db);
+  const auth = new AuthService(db, signer, settings, audit);
+  return {
+    config,
+    db,
+    secrets,
+    signer,
+    settings,
+    audit,
+    auth,
+    providers: async () => [
+      { name: 'local', enabled: true },
+      { name: 'ldap', enabled: false },
+      { name: 'oidc', enabled: false },
+    ],
+  };
+}
+
+/** Builds the controller's HTTP app; the caller listens and closes it. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.log,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    ...(options.https ? { https: options.https } : {}),
+  }) as unknown as FastifyInstance;
+  app.decorate('services', createServices(options));
+  await validationPlugin(app);
+  await errorHandlerPlugin(app);
+  await authPlugin(app);
+  await openapiPlugin(app);
+  await registerAreas(app);
+  return app;
+}

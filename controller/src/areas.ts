@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify';
+import { adminRoutes } from './admin/routes';
+import { authRoutes } from './auth/routes';
+import { tlsRoutes } from './tls/routes';
+
+/**
+ * Every API area, mounted at its prefix. One line per area: add yours here.
+ * Areas may also add background work (dispatchers, schedulers) through app hooks.
+ */
+export async function registerAreas(app: FastifyInstance): Promise<void> {
+  await app.register(authRoutes, { prefix: '/api/auth' });
+  await app.register(adminRoutes, { prefix: '/api/admin' });
+  await app.register(tlsRoutes, { prefix: '/api/tls' });
+}

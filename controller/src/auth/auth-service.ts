@@ -1,0 +1,188 @@
+import type { AuditService } from '../admin/audit-service';
+import type { SettingsService } from '../admin/settings-service';
+import type { Db } from '../db/knex';
+import { appError } from '../errors/app-error';
+import { AuthStore, type UserRow } from './auth-store';
+import { hashPassword, passwordProblem, verifyPassword } from './passwords';
+import { permissionsFor } from './permissions';
+import { TokenSigner, hashToken, newRefreshToken } from './tokens';
+
+export interface ClientInfo {
+  ip: string;
+  userAgent: string;
+}
+
+export interface TokenPair {
+  access_token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+}
+
+export interface AuthContext {
+  userId: string;
+  username: string;
+  orgId: string;
+  homeOrgId: string;
+  sessionId: string;
+  isPlatformAdmin: boolean;
+  roles: string[];
+  permissions: string[];
+}
+
+const HOUR = 3600;
+const DAY = 86400;
+
+/** Sign-in, token rotation, sessions and the failed-login lockout. */
+export class AuthService {
+  readonly store: AuthStore;
+
+  constructor(
+    private readonly db: Db,
+    private readonly signer: TokenSigner,
+    private readonly settings: SettingsService,
+    private readonly audit: AuditService,
+  ) {
+    this.store = new AuthStore(db);
+  }
+
+  private async lifetimes(): Promise<{ access: number; refresh: number }> {
+    const [hours, days] = await Promise.all([
+      this.settings.get<number>('session.access_token_hours'),
+      this.settings.get<number>('session.refresh_token_days'),
+    ]);
+    return { access: hours * HOUR, refresh: days * DAY };
+  }
+
+  /** 429 when this IP reached the failed-login limit inside the window. */
+  async assertNotLockedOut(ip: string): Promise<void> {
+    const [limit, windowMinutes] = await Promise.all([
+      this.settings.get<number>('security.rate_limit.failed_login_limit'),
+      this.settings.get<number>('security.rate_limit.failed_login_window_minutes'),
+    ]);
+    const windowMs = windowMinutes * 60_000;
+    const { count, oldest } = await this.store.failedLoginsSince(ip, new Date(Date.now() - windowMs));
+    if (count < limit || !oldest) return;
+    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + windowMs - Date.now()) / 1000));
+    throw appError('LOGIN_LOCKED_OUT', undefined, { retry_after_secs: retryAfter });
+  }
+
+  /** Records a failed login and answers 401 saying how many attempts remain. */
+  async failLogin(client: ClientInfo, username: string | null): Promise<never> {
+    await this.store.recordFailedLogin(client.ip, username);
+    await this.audit.record({ kind: 'auth.login_failed', username, ip: client.ip });
+    const [limit, windowMinutes] = await Promise.all([
+      this.settings.get<number>('security.rate_limit.failed_login_limit'),
+      this.settings.get<number>('security.rate_limit.failed_login_window_minutes'),
+    ]);
+    const { count } = await this.store.failedLoginsSince(client.ip, new Date(Date.now() - windowMinutes * 60_000));
+    const remaining = Math.max(0, limit - count);
+    throw appError('INVALID_CREDENTIALS', `Invalid credentials (${remaining} attempt${remaining === 1 ? '' : 's'} remaining before lockout)`, {
+      attempts_remaining: remaining,
+    });
+  }
+
+  async loginLocal(username: string, password: string, clientType: string, client: ClientInfo): Promise<{ pair: TokenPair; user: UserRow }> {
+    const user = await this.store.findUserByUsername(username);
+    const local = user?.auth_provider === 'local' ? user : undefined;
+    const ok = await verifyPassword(local?.password_hash ?? null, password);
+    if (!local || !ok || !local.is_active) return this.failLogin(client, username);
+    return { pair: await this.startSession(local, clientType, client), user: local };
+  }
+
+  /** Opens a session for an authenticated user (local, LDAP or OIDC) and returns its first token pair. */
+  async startSession(user: UserRow, clientType: string, client: ClientInfo): Promise<TokenPair> {
+    const { access, refresh } = await this.lifetimes();
+    const refreshToken = newRefreshToken();
+    const expiresAt = new Date(Date.now() + refresh * 1000);
+    const seats = clientType === 'terminal' ? await this.settings.get<number>('licenses.terminal_seats') : 0;
+    const sessionId = await this.db.transaction(async (trx) => {
+      if (clientType === 'terminal' && (await this.store.countActiveTerminalSessions(trx)) >= seats) {
+        throw appError('SEAT_LIMIT_REACHED', `seat_limit_reached: all ${seats} terminal license seats are in use`);
+      }
+      const id = await this.store.createSession(trx, {
+        user_id: user.id,
+        client_type: clientType,
+        user_agent: client.userAgent.slice(0, 512),
+        ip_address: client.ip,
+        expires_at: expiresAt,
+      });
+      await this.store.addRefreshToken(trx, id, hashToken(refreshToken), expiresAt);
+      return id;
+    });
+    await this.store.clearFailedLogins(client.ip);
+    await this.audit.record({ kind: 'auth.login', orgId: user.home_org_id, userId: user.id, username: user.username, ip: client.ip, details: { client_type: clientType, provider: user.auth_provider } });
+    const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, org: user.home_org_id }, access);
+    return { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access };
+  }
+
+  /** Single use with rotation; a replayed token revokes its whole session (stolen-token detection). */
+  async refresh(refreshToken: string, client: ClientInfo): Promise<TokenPair> {
+    const row = await this.store.findRefreshToken(hashToken(refreshToken));
+    if (!row || row.session_revoked_at || row.expires_at.getTime() <= Date.now()) throw appError('INVALID_REFRESH_TOKEN');
+    const reuse = async (): Promise<never> => {
+      await this.store.revokeSession(row.session_id, 'refresh token reuse');
+      await this.audit.record({ kind: 'auth.refresh_reuse', userId: row.user_id, ip: client.ip, details: { session_id: row.session_id } });
+      throw appError('REFRESH_TOKEN_REUSED');
+    };
+    if (row.used_at) return reuse();
+    const user = await this.store.findUserById(row.user_id);
+    if (!user?.is_active) throw appError('INVALID_REFRESH_TOKEN');
+    const { access, refresh } = await this.lifetimes();
+    const next = newRefreshToken();
+    const consumed = await this.db.transaction(async (trx) => {
+      if (!(await this.store.consumeRefreshToken(trx, row.id))) return false;
+      await this.store.addRefreshToken(trx, row.session_id, hashToken(next), new Date(Date.now() + refresh * 1000));
+      return true;
+    });
+    if (!consumed) return reuse();
+    // A refresh always lands in the home organization (API.md: it puts an admin back home).
+    const accessToken = await this.signer.sign({ sub: user.id, sid: row.session_id, org: user.home_org_id }, access);
+    return { access_token: accessToken, refresh_token: next, token_type: 'Bearer', expires_in: access };
+  }
+
+  /** Resolves an access token to its caller, refusing revoked sessions and disabled users at once. */
+  async authenticate(token: string): Promise<AuthContext | null> {
+    const claims = await this.signer.verify(token);
+    if (!claims) return null;
+    const row = await this.store.findSessionUser(claims.sid, claims.sub);
+    if (!row || row.session_revoked_at || !row.is_active) return null;
+    if (claims.org !== row.home_org_id && !row.is_platform_admin) return null;
+    return {
+      userId: row.id,
+      username: row.username,
+      orgId: claims.org,
+      homeOrgId: row.home_org_id,
+      sessionId: row.session_id,
+      isPlatformAdmin: row.is_platform_admin,
+      roles: row.roles,
+      permissions: permissionsFor(row.roles, row.is_platform_admin),
+    };
+  }
+
+  async logout(auth: AuthContext, client: ClientInfo): Promise<number> {
+    const revoked = await this.store.revokeUserSessions(auth.userId, 'logout');
+    await this.audit.record({ kind: 'auth.logout', orgId: auth.orgId, userId: auth.userId, username: auth.username, ip: client.ip, details: { sessions_revoked: revoked } });
+    return revoked;
+  }
+
+  async changePassword(auth: AuthContext, currentPassword: string, newPassword: string, client: ClientInfo): Promise<void> {
+    const user = await this.store.findUserById(auth.userId);
+    if (!user || user.auth_provider !== 'local') throw appError('NOT_LOCAL_ACCOUNT');
+    if (!(await verifyPassword(user.password_hash, currentPassword))) throw appError('CURRENT_PASSWORD_INCORRECT');
+    const problem = passwordProblem(newPassword, user.username);
+    if (problem) throw appError('WEAK_PASSWORD', problem);
+    await this.store.setPassword(user.id, await hashPassword(newPassword));
+    // A changed password ends every other session: whoever knew the old one is out.
+    await this.store.revokeUserSessions(user.id, 'password changed', auth.sessionId);
+    await this.audit.record({ kind: 'auth.password_changed', orgId: auth.orgId, userId: user.id, username: user.username, ip: client.ip });
+  }
+
+  async switchOrg(auth: AuthContext, orgId: string, client: ClientInfo): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number; active_org_id: string }> {
+    if (!(await this.store.organizationExists(orgId))) throw appError('ORG_NOT_FOUND');
+    const { access } = await this.lifetimes();
+    const accessToken = await this.signer.sign({ sub: auth.userId, sid: auth.sessionId, org: orgId }, access);
+    await this.audit.record({ kind: 'auth.org_switched', orgId, userId: auth.userId, username: auth.username, ip: client.ip, details: { from_org_id: auth.orgId, to_org_id: orgId } });
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: access, active_org_id: orgId };
+  }
+}

@@ -1,0 +1,145 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+
+export interface UserRow {
+  id: string;
+  home_org_id: string;
+  username: string;
+  email: string;
+  display_name: string;
+  password_hash: string | null;
+  auth_provider: string;
+  roles: string[];
+  is_active: boolean;
+  is_platform_admin: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface SessionUserRow extends UserRow {
+  session_id: string;
+  session_revoked_at: Date | null;
+  session_expires_at: Date;
+  client_type: string;
+}
+
+export interface RefreshRow {
+  id: string;
+  session_id: string;
+  used_at: Date | null;
+  expires_at: Date;
+  session_revoked_at: Date | null;
+  user_id: string;
+  client_type: string;
+}
+
+const ACTIVE = (q: Knex.QueryBuilder) => q.whereNull('revoked_at').where('expires_at', '>', new Date());
+
+/** SQL for users, sessions, refresh tokens and failed logins. */
+export class AuthStore {
+  constructor(private readonly db: Db) {}
+
+  findUserByUsername(username: string): Promise<UserRow | undefined> {
+    return this.db('users').whereRaw('lower(username) = lower(?)', [username]).first();
+  }
+
+  findUserById(id: string): Promise<UserRow | undefined> {
+    return this.db('users').where({ id }).first();
+  }
+
+  /** One query per authenticated request: the session and its user together. */
+  findSessionUser(sessionId: string, userId: string): Promise<SessionUserRow | undefined> {
+    return this.db('sessions as s')
+      .join('users as u', 'u.id', 's.user_id')
+      .where({ 's.id': sessionId, 's.user_id': userId })
+      .first(
+        'u.*',
+        's.id as session_id',
+        's.revoked_at as session_revoked_at',
+        's.expires_at as session_expires_at',
+        's.client_type',
+      );
+  }
+
+  async createSession(
+    trx: Knex.Transaction,
+    session: { user_id: string; client_type: string; user_agent: string; ip_address: string; expires_at: Date },
+  ): Promise<string> {
+    const [row] = await trx('sessions').insert(session).returning('id');
+    return row.id;
+  }
+
+  async addRefreshToken(db: Knex | Knex.Transaction, sessionId: string, tokenHash: string, expiresAt: Date): Promise<void> {
+    await db('refresh_tokens').insert({ session_id: sessionId, token_hash: tokenHash, expires_at: expiresAt });
+    await db('sessions').where({ id: sessionId }).update({ expires_at: expiresAt });
+  }
+
+  findRefreshToken(tokenHash: string): Promise<RefreshRow | undefined> {
+    return this.db('refresh_tokens as r')
+      .join('sessions as s', 's.id', 'r.session_id')
+      .where('r.token_hash', tokenHash)
+      .first('r.id', 'r.session_id', 'r.used_at', 'r.expires_at', 's.revoked_at as session_revoked_at', 's.user_id', 's.client_type');
+  }
+
+  /** Marks a refresh token used; false when another request already used it (a race or a replay). */
+  async consumeRefreshToken(trx: Knex.Transaction, id: string): Promise<boolean> {
+    const updated = await trx('refresh_tokens').where({ id }).whereNull('used_at').update({ used_at: trx.fn.now() });
+    return updated === 1;
+  }
+
+  async revokeSession(sessionId: string, reason: string, userId?: string): Promise<number> {
+    return this.db('sessions')
+      .where({ id: sessionId })
+      .modify((q) => (userId ? q.where({ user_id: userId }) : q))
+      .whereNull('revoked_at')
+      .update({ revoked_at: this.db.fn.now(), revoked_reason: reason });
+  }
+
+  async revokeUserSessions(userId: string, reason: string, exceptSessionId?: string): Promise<number> {
+    return this.db('sessions')
+      .where({ user_id: userId })
+      .whereNull('revoked_at')
+      .modify((q) => (exceptSessionId ? q.whereNot({ id: exceptSessionId }) : q))
+      .update({ revoked_at: this.db.fn.now(), revoked_reason: reason });
+  }
+
+  listActiveSessions(userId: string) {
+    return this.db('sessions')
+      .where({ user_id: userId })
+      .modify(ACTIVE)
+      .orderBy('created_at', 'desc')
+      .select('id', 'created_at', 'expires_at', 'user_agent', 'ip_address', 'client_type');
+  }
+
+  /** Counted under an advisory lock by the caller so two logins cannot take the last seat. */
+  async countActiveTerminalSessions(trx: Knex.Transaction): Promise<number> {
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['switchboard.terminal_seats']);
+    const [{ count }] = await trx('sessions').where({ client_type: 'terminal' }).modify(ACTIVE).count<{ count: number }[]>({ count: '*' });
+    return Number(count);
+  }
+
+  async recordFailedLogin(ip: string, username: string | null): Promise<void> {
+    await this.db('failed_logins').insert({ ip_address: ip, username });
+  }
+
+  /** Failures from one IP inside the window, and when the oldest of them leaves it. */
+  async failedLoginsSince(ip: string, since: Date): Promise<{ count: number; oldest: Date | null }> {
+    const [row] = await this.db('failed_logins')
+      .where('ip_address', ip)
+      .where('created_at', '>', since)
+      .select(this.db.raw('count(*)::int as count'), this.db.raw('min(created_at) as oldest'));
+    return { count: Number(row.count), oldest: row.oldest ? new Date(row.oldest) : null };
+  }
+
+  async clearFailedLogins(ip: string): Promise<void> {
+    await this.db('failed_logins').where('ip_address', ip).delete();
+  }
+
+  async setPassword(userId: string, passwordHash: string): Promise<void> {
+    await this.db('users').where({ id: userId }).update({ password_hash: passwordHash, updated_at: this.db.fn.now() });
+  }
+
+  async organizationExists(orgId: string): Promise<boolean> {
+    return (await this.db('organizations').where({ id: orgId }).first('id')) !== undefined;
+  }
+}

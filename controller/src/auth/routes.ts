@@ -1,0 +1,117 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { appError } from '../errors/app-error';
+import { clientInfo } from '../http/client-info';
+import { IdParams, Message, errorResponses } from '../http/schemas';
+import { caller } from '../plugins/auth';
+import {
+  LoginBody,
+  LogoutSchema,
+  MeSchema,
+  PasswordBody,
+  ProvidersSchema,
+  RefreshBody,
+  SessionSchema,
+  SwitchOrgBody,
+  SwitchOrgSchema,
+  TokenPairSchema,
+} from './schemas';
+
+const tags = ['auth'];
+
+/** The /api/auth rows of API.md (local accounts). Rate limited and lockout-guarded per client IP. */
+export async function authRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { auth, settings } = app.services;
+
+  // Read once at start: API.md says rate limit changes apply after a restart.
+  await app.register(rateLimit, {
+    max: await settings.get<number>('security.rate_limit.requests_per_minute'),
+    timeWindow: 60_000,
+    errorResponseBuilder: (_request, context) =>
+      appError('RATE_LIMITED', undefined, { retry_after_secs: Math.max(1, Math.ceil(context.ttl / 1000)) }),
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    try {
+      await auth.assertNotLockedOut(request.ip);
+    } catch (err) {
+      reply.header('Retry-After', String((err as { extra: { retry_after_secs: number } }).extra.retry_after_secs));
+      throw err;
+    }
+  });
+
+  app.post('/login', {
+    config: { public: true },
+    schema: { tags, summary: 'Sign in with a local account', body: LoginBody, response: { 200: TokenPairSchema, ...errorResponses(400, 401, 409, 429) } },
+  }, async (request) => {
+    const { username, password, client_type = 'admin_ui', public_key } = request.body;
+    const { pair, user } = await auth.loginLocal(username, password, client_type, clientInfo(request));
+    const certificate = public_key ? await app.services.sshCa?.certify(public_key, user.username, pair.expires_in) : undefined;
+    return certificate ? { ...pair, ssh_certificate: certificate } : pair;
+  });
+
+  app.post('/refresh', {
+    config: { public: true },
+    schema: { tags, summary: 'Trade a refresh token for a new pair (single use)', body: RefreshBody, response: { 200: TokenPairSchema, ...errorResponses(400, 401, 429) } },
+  }, async (request) => auth.refresh(request.body.refresh_token, clientInfo(request)));
+
+  app.get('/providers', {
+    config: { public: true },
+    schema: { tags, summary: 'Sign-in providers and whether each is enabled', response: { 200: ProvidersSchema } },
+  }, async () => ({ providers: await app.services.providers() }));
+
+  app.get('/me', {
+    schema: { tags, summary: 'The signed-in user', response: { 200: MeSchema, ...errorResponses(401) } },
+  }, async (request) => {
+    const me = caller(request);
+    const user = await auth.store.findUserById(me.userId);
+    if (!user) throw appError('INVALID_TOKEN');
+    const { password_hash: _hidden, home_org_id, ...rest } = user;
+    return { ...rest, org_id: me.orgId, home_org_id, permissions: me.permissions };
+  });
+
+  app.post('/logout', {
+    schema: { tags, summary: 'Revoke every session of the caller and free the license seat', response: { 200: LogoutSchema, ...errorResponses(401) } },
+  }, async (request) => ({
+    message: 'Logged out; all sessions revoked',
+    sessions_revoked: await auth.logout(caller(request), clientInfo(request)),
+  }));
+
+  app.put('/password', {
+    schema: { tags, summary: 'Change the password of a local account', body: PasswordBody, response: { 200: Message, ...errorResponses(400, 401) } },
+  }, async (request) => {
+    await auth.changePassword(caller(request), request.body.current_password, request.body.new_password, clientInfo(request));
+    return { message: 'Password changed; other sessions were revoked' };
+  });
+
+  app.get('/sessions', {
+    schema: { tags, summary: "The caller's active sessions", response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }), ...errorResponses(401) } },
+  }, async (request) => {
+    const me = caller(request);
+    const rows = await auth.store.listActiveSessions(me.userId);
+    return { sessions: rows.map((row: { id: string }) => ({ ...row, current: row.id === me.sessionId })) };
+  });
+
+  app.delete('/sessions/other', {
+    schema: { tags, summary: "Revoke all the caller's other sessions", response: { 200: Type.Object({ message: Type.String(), sessions_revoked: Type.Integer() }), ...errorResponses(401) } },
+  }, async (request) => {
+    const me = caller(request);
+    const revoked = await auth.store.revokeUserSessions(me.userId, 'revoked by user', me.sessionId);
+    return { message: 'Other sessions revoked', sessions_revoked: revoked };
+  });
+
+  app.delete('/sessions/:id', {
+    schema: { tags, summary: "Revoke one of the caller's sessions", params: IdParams, response: { 200: Message, ...errorResponses(400, 401, 404) } },
+  }, async (request) => {
+    const me = caller(request);
+    const revoked = await auth.store.revokeSession(request.params.id, 'revoked by user', me.userId);
+    if (revoked === 0) throw appError('SESSION_NOT_FOUND');
+    return { message: 'Session revoked' };
+  });
+
+  app.post('/switch-org', {
+    config: { permission: 'platform.admin' },
+    schema: { tags, summary: 'Work inside another organization (platform administrators)', body: SwitchOrgBody, response: { 200: SwitchOrgSchema, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => auth.switchOrg(caller(request), request.body.org_id, clientInfo(request)));
+}

@@ -1,0 +1,3 @@
+import type { ErrorSpec } from '../spec';
+
+export const agentsErrors = {} satisfies Record<string, ErrorSpec>;

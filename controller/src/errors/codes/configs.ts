@@ -1,0 +1,3 @@
+import type { ErrorSpec } from '../spec';
+
+export const configsErrors = {} satisfies Record<string, ErrorSpec>;

@@ -1,0 +1,3 @@
+import type { ErrorSpec } from '../spec';
+
+export const deploymentsErrors = {} satisfies Record<string, ErrorSpec>;

@@ -1,0 +1,3 @@
+import type { ErrorSpec } from '../spec';
+
+export const discoveryErrors = {} satisfies Record<string, ErrorSpec>;

@@ -1,0 +1,3 @@
+import type { ErrorSpec } from '../spec';
+
+export const inventoryErrors = {} satisfies Record<string, ErrorSpec>;

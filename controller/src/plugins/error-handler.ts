@@ -1,0 +1,66 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, appError } from '../errors/app-error';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Snapshot endpoints answer errors as plain text (API.md). */
+    plainTextErrors?: boolean;
+  }
+}
+
+/** Human wording for one validation failure, e.g. "body.name must be string". */
+function describeValidation(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return error.message;
+  const where = error.validationContext ?? 'request';
+  const path = first.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : '';
+  const subject = path ? `${where}.${path}` : where;
+  const params = first.params as Record<string, unknown>;
+  if (first.keyword === 'required') return `${subject} must have required property '${String(params.missingProperty)}'`;
+  if (first.keyword === 'additionalProperties') {
+    return `${subject} has unknown property '${String(params.additionalProperty)}'`;
+  }
+  if (first.keyword === 'format' && params.format === 'uuid') return `${subject} must be a UUID`;
+  return `${subject} ${first.message ?? 'is invalid'}`;
+}
+
+/** Maps anything thrown in a route to the catalogue's status, message and code. */
+export function toAppError(error: FastifyError | AppError | Error): AppError {
+  if (error instanceof AppError) return error;
+  const err = error as FastifyError;
+  if (err.validation) return appError('VALIDATION_FAILED', describeValidation(err));
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return appError('INVALID_JSON', `Request body is not valid JSON: ${err.message}`);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return appError('BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return appError('UNSUPPORTED_MEDIA_TYPE', err.message);
+  }
+  if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) {
+    return appError('INVALID_JSON', `Request body is not valid JSON: ${err.message}`);
+  }
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) return new AppError('VALIDATION_FAILED', status, err.message);
+  return appError('INTERNAL');
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  reply.code(error.status);
+  if (request.routeOptions.config?.plainTextErrors) {
+    return reply.type('text/plain; charset=utf-8').send(error.message);
+  }
+  return reply.type('application/json; charset=utf-8').send({ error: error.message, code: error.code, ...error.extra });
+}
+
+export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
+  app.setErrorHandler((error, request, reply) => {
+    const appErr = toAppError(error as FastifyError);
+    if (appErr.status >= 500) request.log.error({ err: error }, 'request failed');
+    return send(request, reply, appErr);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    send(request, reply, appError('ROUTE_NOT_FOUND', `Route not found: ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}
