@@ -4,7 +4,7 @@
  * Any failure is raised as a DriverError whose kind tells the operator what went wrong.
  */
 import net from 'node:net';
-import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
+import ssh2, { type Client, type ClientChannel, type ConnectConfig } from 'ssh2';
 import { DriverError, type SessionLimits, type Transcript } from '../types';
 import { FrameDecoder, FramingError, encodeMessage, type Framing } from './framing';
 import { XmlError, child, childrenNamed, elements, isElement, localName, parseXml, serializeXml, textOf, type XElement } from './xml';
@@ -98,6 +98,7 @@ export class NetconfClient {
   private failure: DriverError | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private closing = false;
   private helloWaiter: ((hello: XElement) => void) | undefined;
   serverCapabilities: string[] = [];
   sessionId = '';
@@ -133,7 +134,7 @@ export class NetconfClient {
     transcript?.write('info', `connecting to ${where} (netconf over ssh) as ${opts.username}`);
 
     const sock = await tcpConnect(opts.host, opts.port, left(), opts.limits.keepaliveIntervalMs);
-    const ssh = new Client();
+    const ssh = new ssh2.Client();
     // Errors are handled by the listeners of each phase; this one only keeps a late error from
     // becoming an uncaught exception between phases.
     ssh.on('error', () => undefined);
@@ -324,7 +325,7 @@ export class NetconfClient {
     if (this.failure || this.closed) return;
     this.failure = err;
     clearTimeout(this.idleTimer);
-    this.opts.transcript?.write('info', err.message);
+    if (!this.closing) this.opts.transcript?.write('info', err.message);
     for (const p of this.pending.values()) {
       clearTimeout(p.timer);
       p.reject(err);
@@ -342,6 +343,7 @@ export class NetconfClient {
   /** Polite close: <close-session> (short wait), then tear down SSH. Never throws. */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.closing = true;
     if (!this.failure) {
       const t = Math.min(this.opts.limits.commandTimeoutMs, 2000);
       await this.rpc('<close-session/>', 'close-session', t).catch(() => undefined);

@@ -1,0 +1,511 @@
+/**
+ * Simulated NETCONF device: an ssh2 server with the "netconf" subsystem (RFC 6242), base:1.0
+ * and base:1.1 framing, running/candidate datastores, locks, (confirmed) commit, discard-changes,
+ * rpc-errors and injectable faults. Replies in chunked mode are split into several chunks and
+ * written in small pieces so client framing bugs show up.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import ssh2, { type Connection, type ServerChannel } from 'ssh2';
+import { CAP, NS_BASE } from '../../../agent/src/drivers/netconf/client';
+import { XmlError, child, childrenNamed, elements, escapeAttr, escapeText, isElement, localName, parseXml, textOf, type XElement } from '../../../agent/src/drivers/netconf/xml';
+import { Datastore, EditError } from './datastore';
+
+const { Server, utils } = ssh2;
+
+export interface NetconfFaults {
+  /** Never answer: 'hello' = send no hello; 'rpc' = answer no rpc; an operation name = never answer that one. */
+  hang?: 'hello' | 'rpc' | string;
+  /** Send bytes that are not NETCONF instead of the hello or of every rpc-reply. */
+  garbage?: 'hello' | 'rpc';
+  /** Every edit-config fails with operation-failed. */
+  failOnEdit?: boolean;
+  /** An edit-config whose config contains this text is rejected (invalid-value, with error-path). */
+  rejectMarker?: string;
+  /** Every commit fails. */
+  failCommit?: boolean;
+  /** The connection drops when a confirming commit arrives (the pending confirmed commit reverts). */
+  dropOnConfirmingCommit?: boolean;
+}
+
+export interface NetconfDeviceOptions {
+  username?: string;
+  password?: string;
+  /** OpenSSH public keys accepted for publickey auth. */
+  authorizedKeys?: string[];
+  /** Advertise base:1.1 (default true). */
+  base11?: boolean;
+  /** Advertise :candidate (default true). */
+  candidate?: boolean;
+  /** Advertise :confirmed-commit:1.0 and 1.1 (default: same as candidate). */
+  confirmedCommit?: boolean;
+  /** Advertise :writable-running (default: !candidate). */
+  writableRunning?: boolean;
+  /** Initial running config: an XML fragment. */
+  initialConfig?: string;
+  faults?: NetconfFaults;
+  /** Largest chunk in base:1.1 replies (default 512 bytes: replies span several chunks). */
+  maxChunk?: number;
+  /** Write every framed reply in pieces of this many bytes (default 97; 0 = one write). */
+  writeSplit?: number;
+  /** Shared OpenSSH private host key (default: one ed25519 key per process). */
+  hostKey?: string;
+}
+
+export interface NetconfDevice {
+  readonly host: string;
+  readonly port: number;
+  readonly capabilities: string[];
+  /** Mutable: tests may change faults between sessions. */
+  faults: NetconfFaults;
+  running(): string;
+  candidate(): string;
+  /** Operation names of every rpc received, in order (e.g. lock, edit-config, commit). */
+  readonly rpcLog: string[];
+  /** Number of NETCONF sessions currently open. */
+  activeSessions(): number;
+  /** Session id holding a lock on the datastore, or undefined. */
+  lockHolder(ds: 'running' | 'candidate'): number | undefined;
+  /** Whether a confirmed commit is waiting for its confirming commit. */
+  confirmPending(): boolean;
+  close(): Promise<void>;
+}
+
+let sharedHostKey: string | undefined;
+function defaultHostKey(): string {
+  sharedHostKey ??= utils.generateKeyPairSync('ed25519').private;
+  return sharedHostKey;
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Decodes client messages; written separately from the driver's decoder on purpose. */
+class SimDeframer {
+  chunked = false;
+  private buf = Buffer.alloc(0);
+
+  push(d: Buffer): void {
+    this.buf = Buffer.concat([this.buf, d]);
+  }
+
+  /** Next whole message, undefined if incomplete; throws on bad framing. */
+  next(): string | undefined {
+    if (!this.chunked) {
+      const i = this.buf.indexOf(']]>]]>');
+      if (i < 0) return undefined;
+      const msg = this.buf.subarray(0, i).toString('utf8');
+      this.buf = this.buf.subarray(i + 6);
+      return msg;
+    }
+    const parts: Buffer[] = [];
+    let pos = 0;
+    for (;;) {
+      if (this.buf.length < pos + 4) return undefined;
+      if (this.buf[pos] !== 0x0a || this.buf[pos + 1] !== 0x23) throw new Error('bad chunk header');
+      if (this.buf[pos + 2] === 0x23) {
+        if (this.buf[pos + 3] !== 0x0a) throw new Error('bad end-of-chunks');
+        if (parts.length === 0) throw new Error('empty message');
+        pos += 4;
+        break;
+      }
+      const nl = this.buf.indexOf(0x0a, pos + 2);
+      if (nl < 0) {
+        if (this.buf.length - pos > 13) throw new Error('chunk size too long');
+        return undefined;
+      }
+      const digits = this.buf.subarray(pos + 2, nl).toString('latin1');
+      if (!/^[1-9][0-9]{0,9}$/.test(digits)) throw new Error(`bad chunk size ${JSON.stringify(digits)}`);
+      const size = Number(digits);
+      if (this.buf.length < nl + 1 + size) return undefined;
+      parts.push(this.buf.subarray(nl + 1, nl + 1 + size));
+      pos = nl + 1 + size;
+    }
+    this.buf = this.buf.subarray(pos);
+    return Buffer.concat(parts).toString('utf8');
+  }
+}
+
+interface RpcErr {
+  type?: string;
+  tag: string;
+  message: string;
+  path?: string;
+  info?: string;
+}
+
+function rpcErrorXml(e: RpcErr): string {
+  return (
+    `<rpc-error><error-type>${e.type ?? 'application'}</error-type><error-tag>${e.tag}</error-tag>` +
+    `<error-severity>error</error-severity>${e.path ? `<error-path>${escapeText(e.path)}</error-path>` : ''}` +
+    `<error-message xml:lang="en">${escapeText(e.message)}</error-message>${e.info ? `<error-info>${e.info}</error-info>` : ''}</rpc-error>`
+  );
+}
+
+class Failure extends Error {
+  constructor(readonly err: RpcErr) {
+    super(err.message);
+  }
+}
+
+export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Promise<NetconfDevice> {
+  const username = options.username ?? 'admin';
+  const password = options.password ?? 'admin';
+  const hasCandidate = options.candidate ?? true;
+  const hasConfirmed = hasCandidate && (options.confirmedCommit ?? true);
+  const hasWritableRunning = options.writableRunning ?? !hasCandidate;
+  const base11 = options.base11 ?? true;
+  const maxChunk = options.maxChunk ?? 512;
+  const writeSplit = options.writeSplit ?? 97;
+  const capabilities = [
+    CAP.base10,
+    ...(base11 ? [CAP.base11] : []),
+    ...(hasCandidate ? [CAP.candidate] : []),
+    ...(hasConfirmed ? [CAP.confirmedCommit10, CAP.confirmedCommit11] : []),
+    ...(hasWritableRunning ? [CAP.writableRunning] : []),
+    CAP.rollbackOnError,
+    'urn:ietf:params:netconf:capability:validate:1.1',
+    'urn:switchboard:sim:netconf?module=switchboard-sim&revision=2024-01-01',
+  ];
+  const authorized = (options.authorizedKeys ?? []).map((k) => utils.parseKey(k)).filter((k): k is ssh2.ParsedKey => !(k instanceof Error));
+
+  let running = new Datastore(options.initialConfig ? parseXml(options.initialConfig) : []);
+  let candidate = running.clone();
+  const locks: { running?: number; candidate?: number } = {};
+  let pending: { session: number; rollback: Datastore; timer: NodeJS.Timeout } | undefined;
+  let nextSession = 1;
+  const rpcLog: string[] = [];
+  const sessions = new Map<number, () => void>();
+  const connections = new Set<Connection>();
+
+  const revertPending = (): void => {
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    running = pending.rollback;
+    candidate = running.clone();
+    pending = undefined;
+  };
+
+  const device: NetconfDevice = {
+    host: '127.0.0.1',
+    port: 0,
+    capabilities,
+    faults: { ...options.faults },
+    running: () => running.text(),
+    candidate: () => candidate.text(),
+    rpcLog,
+    activeSessions: () => sessions.size,
+    lockHolder: (ds) => locks[ds],
+    confirmPending: () => pending !== undefined,
+    close: async () => {
+      revertPending();
+      for (const c of connections) c.end();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  function handleSession(stream: ServerChannel, conn: Connection): void {
+    const sid = nextSession++;
+    const deframer = new SimDeframer();
+    let helloDone = false;
+    let ended = false;
+
+    const write = (xml: string): void => {
+      if (ended) return;
+      let framed: Buffer;
+      const body = Buffer.from(xml, 'utf8');
+      if (deframer.chunked) {
+        const pieces: Buffer[] = [];
+        for (let i = 0; i < body.length; i += maxChunk) {
+          const part = body.subarray(i, i + maxChunk);
+          pieces.push(Buffer.from(`\n#${part.length}\n`), part);
+        }
+        pieces.push(Buffer.from('\n##\n'));
+        framed = Buffer.concat(pieces);
+      } else {
+        framed = Buffer.concat([body, Buffer.from(']]>]]>')]);
+      }
+      if (writeSplit > 0) for (let i = 0; i < framed.length; i += writeSplit) stream.write(framed.subarray(i, i + writeSplit));
+      else stream.write(framed);
+    };
+
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      sessions.delete(sid);
+      if (locks.running === sid) delete locks.running;
+      if (locks.candidate === sid) {
+        delete locks.candidate;
+        candidate = running.clone();
+      }
+      // RFC 6241 §8.4.1: the session that issued a confirmed commit ended before confirming.
+      if (pending?.session === sid) revertPending();
+    };
+    sessions.set(sid, end);
+    stream.on('close', end);
+    conn.on('close', end);
+
+    if (device.faults.garbage === 'hello') {
+      stream.write('SSH-2.0-garbage\r\n%%% not netconf %%%\n');
+    } else if (device.faults.hang !== 'hello') {
+      write(
+        `<?xml version="1.0" encoding="UTF-8"?><hello xmlns="${NS_BASE}"><capabilities>${capabilities
+          .map((c) => `<capability>${escapeText(c)}</capability>`)
+          .join('')}</capabilities><session-id>${sid}</session-id></hello>`,
+      );
+    }
+
+    stream.on('data', (d: Buffer) => {
+      if (ended) return;
+      deframer.push(d);
+      try {
+        for (let msg = deframer.next(); msg !== undefined && !ended; msg = deframer.next()) {
+          if (!helloDone) {
+            helloDone = true;
+            const clientCaps = clientHelloCaps(msg);
+            if (!clientCaps) {
+              stream.close();
+              return;
+            }
+            deframer.chunked = base11 && clientCaps.includes(CAP.base11);
+            continue;
+          }
+          onRpc(msg);
+        }
+      } catch {
+        // Bad framing from the client: RFC 6242 says terminate the session.
+        stream.close();
+      }
+    });
+
+    const datastore = (ds: string): Datastore => (ds === 'candidate' ? candidate : running);
+
+    function onRpc(text: string): void {
+      let rpc: XElement | undefined;
+      try {
+        rpc = parseXml(text).find(isElement);
+      } catch (err) {
+        write(replyXml(undefined, rpcErrorXml({ type: 'rpc', tag: 'malformed-message', message: `not well-formed XML: ${err instanceof XmlError ? err.message : String(err)}` })));
+        return;
+      }
+      if (!rpc || localName(rpc.name) !== 'rpc') {
+        write(replyXml(undefined, rpcErrorXml({ type: 'rpc', tag: 'malformed-message', message: 'expected <rpc>' })));
+        return;
+      }
+      const id = rpc.attrs['message-id'];
+      if (id === undefined) {
+        write(replyXml(undefined, rpcErrorXml({ type: 'rpc', tag: 'missing-attribute', message: 'message-id attribute missing', info: '<bad-attribute>message-id</bad-attribute><bad-element>rpc</bad-element>' })));
+        return;
+      }
+      const op = elements(rpc.children)[0];
+      const opName = op ? localName(op.name) : '';
+      rpcLog.push(opName);
+      const faults = device.faults;
+      if (faults.hang === 'rpc' || faults.hang === opName) return;
+      if (faults.garbage === 'rpc') {
+        stream.write(deframer.chunked ? '\n#zz\n<garbage>' : 'garbage garbage');
+        return;
+      }
+      try {
+        if (!op) throw new Failure({ type: 'rpc', tag: 'missing-element', message: 'rpc has no operation' });
+        const result = dispatch(opName, op);
+        if (result === 'drop') {
+          conn.end();
+          end();
+          return;
+        }
+        write(replyXml(id, result));
+        if (opName === 'close-session') {
+          end();
+          stream.close();
+        }
+      } catch (err) {
+        if (err instanceof Failure) write(replyXml(id, rpcErrorXml(err.err)));
+        else write(replyXml(id, rpcErrorXml({ tag: 'operation-failed', message: String(err) })));
+      }
+    }
+
+    function targetOf(op: XElement, param: 'target' | 'source'): 'running' | 'candidate' {
+      const t = child(op, param);
+      const ds = t ? elements(t.children)[0] : undefined;
+      const name = ds ? localName(ds.name) : '';
+      if (name === 'running') return 'running';
+      if (name === 'candidate') {
+        if (!hasCandidate) throw new Failure({ type: 'protocol', tag: 'invalid-value', message: 'candidate datastore not supported', path: `/rpc/${localName(op.name)}/${param}` });
+        return 'candidate';
+      }
+      throw new Failure({ type: 'protocol', tag: name ? 'invalid-value' : 'missing-element', message: `unsupported ${param} "${name}"`, info: `<bad-element>${param}</bad-element>` });
+    }
+
+    function checkNotLocked(ds: 'running' | 'candidate'): void {
+      const holder = locks[ds];
+      if (holder !== undefined && holder !== sid) {
+        throw new Failure({ type: 'protocol', tag: 'in-use', message: `${ds} is locked by session ${holder}`, info: `<session-id>${holder}</session-id>` });
+      }
+    }
+
+    function dispatch(name: string, op: XElement): string | 'drop' {
+      switch (name) {
+        case 'get':
+          return `<data>${running.text()}</data>`;
+        case 'get-config':
+          return `<data>${datastore(targetOf(op, 'source')).text()}</data>`;
+        case 'edit-config': {
+          const ds = targetOf(op, 'target');
+          if (ds === 'running' && !hasWritableRunning) throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'running is not writable; use the candidate' });
+          checkNotLocked(ds);
+          const config = child(op, 'config');
+          if (!config) throw new Failure({ type: 'protocol', tag: 'missing-element', message: 'edit-config without <config>', info: '<bad-element>config</bad-element>' });
+          const defOp = textOf(child(op, 'default-operation')).trim() || 'merge';
+          if (!['merge', 'replace', 'none'].includes(defOp)) throw new Failure({ type: 'protocol', tag: 'invalid-value', message: `bad default-operation ${defOp}` });
+          if (device.faults.failOnEdit) throw new Failure({ tag: 'operation-failed', message: 'injected edit-config failure' });
+          const marker = device.faults.rejectMarker;
+          if (marker) {
+            const bad = findText(elements(config.children), marker, '');
+            if (bad) throw new Failure({ tag: 'invalid-value', message: `value "${marker}" is not allowed`, path: bad.path, info: `<bad-element>${bad.name}</bad-element>` });
+          }
+          try {
+            datastore(ds).edit(elements(config.children), defOp as 'merge' | 'replace' | 'none');
+          } catch (err) {
+            if (err instanceof EditError) throw new Failure({ tag: err.tag, message: err.message, path: err.path, info: err.info });
+            throw err;
+          }
+          return '<ok/>';
+        }
+        case 'lock': {
+          const ds = targetOf(op, 'target');
+          const holder = locks[ds];
+          if (holder !== undefined) {
+            throw new Failure({ type: 'protocol', tag: 'lock-denied', message: `lock is already held by session ${holder}`, info: `<session-id>${holder}</session-id>` });
+          }
+          if (ds === 'candidate' && candidate.text() !== running.text() && !pending) {
+            throw new Failure({ type: 'protocol', tag: 'lock-denied', message: 'candidate has uncommitted changes', info: '<session-id>0</session-id>' });
+          }
+          locks[ds] = sid;
+          return '<ok/>';
+        }
+        case 'unlock': {
+          const ds = targetOf(op, 'target');
+          if (locks[ds] !== sid) throw new Failure({ type: 'protocol', tag: 'operation-failed', message: `${ds} is not locked by this session` });
+          delete locks[ds];
+          return '<ok/>';
+        }
+        case 'discard-changes':
+          if (!hasCandidate) throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'no candidate datastore' });
+          checkNotLocked('candidate');
+          candidate = running.clone();
+          return '<ok/>';
+        case 'commit': {
+          if (!hasCandidate) throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'no candidate datastore' });
+          checkNotLocked('candidate');
+          checkNotLocked('running');
+          const confirmed = child(op, 'confirmed') !== undefined;
+          if (confirmed && !hasConfirmed) throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'confirmed commit not supported' });
+          if (pending && !confirmed && device.faults.dropOnConfirmingCommit) return 'drop';
+          if (device.faults.failCommit) throw new Failure({ tag: 'operation-failed', message: 'injected commit failure' });
+          if (confirmed) {
+            const timeoutSec = Number(textOf(child(op, 'confirm-timeout')).trim() || '600');
+            if (!Number.isInteger(timeoutSec) || timeoutSec < 1) throw new Failure({ type: 'protocol', tag: 'invalid-value', message: 'bad confirm-timeout', path: '/rpc/commit/confirm-timeout' });
+            const rollback = pending ? pending.rollback : running.clone();
+            if (pending) clearTimeout(pending.timer);
+            const timer = setTimeout(revertPending, timeoutSec * 1000);
+            timer.unref();
+            pending = { session: sid, rollback, timer };
+          } else if (pending) {
+            clearTimeout(pending.timer);
+            pending = undefined;
+          }
+          running = candidate.clone();
+          return '<ok/>';
+        }
+        case 'cancel-commit':
+          if (!pending) throw new Failure({ type: 'protocol', tag: 'operation-failed', message: 'no confirmed commit is pending' });
+          revertPending();
+          return '<ok/>';
+        case 'close-session':
+          return '<ok/>';
+        default:
+          throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: `operation ${name} is not supported`, info: `<bad-element>${name}</bad-element>` });
+      }
+    }
+  }
+
+  const server = new Server({ hostKeys: [options.hostKey ?? defaultHostKey()] }, (conn) => {
+    connections.add(conn);
+    conn.on('close', () => connections.delete(conn));
+    conn.on('error', () => undefined);
+    conn.on('authentication', (ctx) => {
+      if (ctx.method === 'password' && safeEqual(ctx.username, username) && safeEqual(ctx.password, password)) return ctx.accept();
+      if (ctx.method === 'publickey' && safeEqual(ctx.username, username)) {
+        const key = authorized.find((k) => k.type === ctx.key.algo && k.getPublicSSH().equals(ctx.key.data));
+        if (key && (!ctx.signature || (ctx.blob && key.verify(ctx.blob, ctx.signature, ctx.hashAlgo)))) return ctx.accept();
+      }
+      ctx.reject(['password', 'publickey']);
+    });
+    conn.on('ready', () => {
+      conn.on('session', (acceptSession) => {
+        const session = acceptSession();
+        session.on('subsystem', (accept, reject, info) => {
+          if (info.name !== 'netconf') return reject();
+          handleSession(accept(), conn);
+        });
+      });
+    });
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  (device as { port: number }).port = (server.address() as AddressInfo).port;
+  return device;
+}
+
+function clientHelloCaps(msg: string): string[] | undefined {
+  try {
+    const hello = parseXml(msg).find(isElement);
+    if (!hello || localName(hello.name) !== 'hello') return undefined;
+    const caps = child(hello, 'capabilities');
+    const list = caps ? childrenNamed(caps, 'capability').map((c) => textOf(c).trim()) : [];
+    return list.includes(CAP.base10) || list.includes(CAP.base11) ? list : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function replyXml(id: string | undefined, body: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?><rpc-reply xmlns="${NS_BASE}"${id !== undefined ? ` message-id="${escapeAttr(id)}"` : ''}>${body}</rpc-reply>`;
+}
+
+function findText(nodes: XElement[], marker: string, path: string): { path: string; name: string } | undefined {
+  for (const n of nodes) {
+    const here = `${path}/${localName(n.name)}`;
+    if (n.children.some((c) => !isElement(c) && c.text.includes(marker))) return { path: here, name: localName(n.name) };
+    const deeper = findText(elements(n.children), marker, here);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+export interface NetconfFleet {
+  devices: NetconfDevice[];
+  close(): Promise<void>;
+}
+
+/** Start n devices (sharing one host key) with options, or per-index options. */
+export async function startNetconfFleet(n: number, options: NetconfDeviceOptions | ((i: number) => NetconfDeviceOptions) = {}): Promise<NetconfFleet> {
+  const devices: NetconfDevice[] = [];
+  const batch = 50;
+  for (let i = 0; i < n; i += batch) {
+    const started = await Promise.all(
+      Array.from({ length: Math.min(batch, n - i) }, (_, j) => startNetconfDevice(typeof options === 'function' ? options(i + j) : options)),
+    );
+    devices.push(...started);
+  }
+  return {
+    devices,
+    close: async () => {
+      await Promise.all(devices.map((d) => d.close()));
+    },
+  };
+}
