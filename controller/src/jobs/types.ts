@@ -1,0 +1,58 @@
+import type { Knex } from 'knex';
+
+/**
+ * The contract between the job machinery (controller/src/jobs, agents, NATS) and the areas
+ * that use it (configs, snapshots, deployments, discovery). Areas never talk to NATS or
+ * agents directly: they submit durable jobs and record outcomes in handlers.
+ */
+
+export type JobKind = 'backup' | 'test_credential' | 'deploy' | 'rollback' | 'poll';
+
+export interface JobSpec {
+  orgId: string;
+  kind: JobKind;
+  deviceId: string;
+  /** Kind-specific input, e.g. backup: { methods: ['cli'] }. Never holds secrets: the job
+   * service adds the device's credentials, encrypted to the agents of the device's pool. */
+  params: Record<string, unknown>;
+  /** Whole-job deadline from submission; the job fails with a reason naming the site after it. */
+  deadlineMs?: number;
+  /** The snapshot, deployment or poll run this job belongs to, for the outcome handler. */
+  groupId?: string | null;
+}
+
+export interface JobOutcome {
+  jobId: string;
+  kind: JobKind;
+  orgId: string;
+  deviceId: string;
+  groupId: string | null;
+  status: 'succeeded' | 'failed';
+  /** Why it failed, in words an operator can act on (timeout, auth, no agent online in site X…). */
+  error: string | null;
+  /** Kind-specific output, e.g. backup: { results: [{ method, config?: FetchedConfig, error? }], transcript }. */
+  result: Record<string, unknown> | null;
+  agentId: string | null;
+  startedAt: Date | null;
+  finishedAt: Date;
+}
+
+export type OutcomeHandler = (outcome: JobOutcome, trx: Knex.Transaction) => Promise<void>;
+
+export interface JobService {
+  /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
+  submit(specs: JobSpec[]): Promise<string[]>;
+  /**
+   * Registers the recorder for one kind. It runs exactly once per job, inside the same
+   * transaction that marks the job final, so a result is never lost nor recorded twice.
+   */
+  onOutcome(kind: JobKind, handler: OutcomeHandler): void;
+  /** For request-bound waits (a single pull): resolves when every job is final. */
+  wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
+}
+
+declare module '../services' {
+  interface Services {
+    jobs: JobService;
+  }
+}
