@@ -1,0 +1,425 @@
+/**
+ * The device side of one interactive shell: a line editor with echo, user/privileged/config
+ * modes, enable with a password, a pager, an extensible command table, and the output-side
+ * fault modes (slow output, disconnect mid-output).
+ */
+import type { Duplex } from 'node:stream';
+import type { Mode, Persona } from './personas';
+
+export interface SshFaults {
+  /** Every login is refused, whatever the credentials (a wrong password as the device sees it). */
+  rejectAuth?: boolean;
+  /** Login succeeds, the shell never prints anything. */
+  hang?: boolean;
+  /** The connection is dropped halfway through the first long output (≥ 1 KiB). */
+  disconnectMidOutput?: boolean;
+  /** Output trickles: `chunkBytes` bytes every `intervalMs`. */
+  slowOutput?: { chunkBytes: number; intervalMs: number };
+  /** 'shell': binary and ANSI noise instead of a CLI; 'transport': noise right after the SSH version line. */
+  garbage?: 'shell' | 'transport';
+  /** TCP accepted, SSH version line sent only after this delay. */
+  slowAcceptMs?: number;
+}
+
+export interface SimCommandContext {
+  hostname: string;
+  deviceType: string;
+  /** Words after the matched command. */
+  args: string;
+  line: string;
+  mode: Mode;
+  now: Date;
+  device: SimDeviceState;
+}
+export type SimCommandHandler = (ctx: SimCommandContext) => string;
+export interface SimCommand {
+  run: SimCommandHandler;
+  /** Commands needing privileged mode fail with the device's error at the user prompt. */
+  minMode?: 'user' | 'priv';
+}
+
+/** What all shells of one device share. */
+export interface SimDeviceState {
+  hostname: string;
+  deviceType: string;
+  persona: Persona;
+  username: string;
+  enablePassword?: string;
+  faults: SshFaults;
+  ignorePagerOff: boolean;
+  pageLength: number;
+  commands: Map<string, SimCommand>;
+  /** Lines typed in config mode, in order. */
+  configLog: string[];
+  /** The running config as shown (volatile lines rendered fresh); advances the clock. */
+  renderConfig(): string;
+  /** A clock that moves at least one second on every call. */
+  now(): Date;
+}
+
+const registry = new Map<string, Map<string, SimCommand>>();
+
+/**
+ * Adds a command to every simulated device of the given types ('*' = all), including devices
+ * already running. The handler returns the output text (lines end with \n).
+ */
+export function registerSshCommand(
+  deviceTypes: string | string[],
+  command: string,
+  run: SimCommandHandler,
+  opts: { minMode?: 'user' | 'priv' } = {},
+): void {
+  for (const t of Array.isArray(deviceTypes) ? deviceTypes : [deviceTypes]) {
+    let m = registry.get(t);
+    if (!m) registry.set(t, (m = new Map()));
+    m.set(normalize(command), { run, minMode: opts.minMode });
+  }
+}
+
+const normalize = (s: string) => s.trim().split(/\s+/).join(' ');
+
+interface Match {
+  key: string;
+  args: string;
+}
+
+/** IOS-style abbreviation matching: every word may be shortened to a unique prefix. */
+export function matchCommand(line: string, keys: Iterable<string>): Match | 'ambiguous' | undefined {
+  const words = line.trim().split(/\s+/);
+  let best: Array<Match & { len: number; exact: boolean }> = [];
+  for (const key of keys) {
+    const kw = key.split(' ');
+    if (words.length < kw.length) continue;
+    let exact = true;
+    let ok = true;
+    for (let i = 0; i < kw.length; i++) {
+      if (!kw[i].startsWith(words[i])) {
+        ok = false;
+        break;
+      }
+      if (kw[i] !== words[i]) exact = false;
+    }
+    if (!ok) continue;
+    const m = { key, args: words.slice(kw.length).join(' '), len: kw.length, exact };
+    if (best.length === 0 || m.len > best[0].len) best = [m];
+    else if (m.len === best[0].len) best.push(m);
+  }
+  if (best.length === 0) return undefined;
+  const exact = best.filter((m) => m.exact);
+  if (exact.length === 1) return exact[0];
+  if (best.length > 1) return 'ambiguous';
+  return best[0];
+}
+
+/** Writes device output with \r\n line ends, optionally trickling it. */
+export class OutputWriter {
+  private queue: Buffer[] = [];
+  private timer?: NodeJS.Timeout;
+  private drained: Array<() => void> = [];
+  private stopped = false;
+
+  constructor(
+    private readonly stream: Duplex,
+    private readonly slow?: { chunkBytes: number; intervalMs: number },
+  ) {}
+
+  write(text: string): void {
+    if (this.stopped || text === '') return;
+    const buf = Buffer.from(text.replace(/\r?\n/g, '\r\n'), 'utf8');
+    if (!this.slow) {
+      this.stream.write(buf);
+      return;
+    }
+    this.queue.push(buf);
+    this.pump();
+  }
+
+  writeRaw(buf: Buffer): void {
+    if (!this.stopped) this.stream.write(buf);
+  }
+
+  /** Calls `cb` once everything queued so far has been handed to the channel. */
+  whenDrained(cb: () => void): void {
+    if (this.queue.length === 0) setImmediate(cb);
+    else this.drained.push(cb);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.queue = [];
+  }
+
+  private pump(): void {
+    if (this.timer || this.stopped) return;
+    const tick = () => {
+      this.timer = undefined;
+      if (this.stopped) return;
+      const slow = this.slow!;
+      let need = slow.chunkBytes;
+      const parts: Buffer[] = [];
+      while (need > 0 && this.queue.length > 0) {
+        const head = this.queue[0];
+        if (head.length <= need) {
+          parts.push(head);
+          need -= head.length;
+          this.queue.shift();
+        } else {
+          parts.push(head.subarray(0, need));
+          this.queue[0] = head.subarray(need);
+          need = 0;
+        }
+      }
+      this.stream.write(Buffer.concat(parts));
+      if (this.queue.length > 0) this.timer = setTimeout(tick, slow.intervalMs);
+      else for (const cb of this.drained.splice(0)) cb();
+    };
+    this.timer = setTimeout(tick, this.slow!.intervalMs);
+  }
+}
+
+type InputState = 'line' | 'password' | 'paging' | 'closed';
+
+export class CliShellSession {
+  private mode: Mode;
+  private context: string[] = [];
+  private pagerOn = true;
+  private state: InputState = 'line';
+  private line = '';
+  private lastWasCR = false;
+  private enableTries = 0;
+  private pending: string[] = [];
+  private readonly persona: Persona;
+
+  constructor(
+    private readonly dev: SimDeviceState,
+    private readonly out: OutputWriter,
+    /** Ends the channel (exit) or the whole connection (disconnect fault). */
+    private readonly hangup: (how: 'exit' | 'drop') => void,
+  ) {
+    this.persona = dev.persona;
+    this.mode = this.persona.startMode;
+  }
+
+  start(): void {
+    this.out.write(this.persona.banner(this.dev.hostname));
+    this.prompt();
+  }
+
+  close(): void {
+    this.state = 'closed';
+    this.out.stop();
+  }
+
+  input(data: Buffer): void {
+    for (const ch of data.toString('utf8')) {
+      if (this.state === 'closed') return;
+      if (this.state === 'paging') {
+        this.pagerKey(ch);
+        continue;
+      }
+      if (ch === '\r' || ch === '\n') {
+        if (ch === '\n' && this.lastWasCR) {
+          this.lastWasCR = false;
+          continue;
+        }
+        this.lastWasCR = ch === '\r';
+        const l = this.line;
+        this.line = '';
+        this.out.write('\n');
+        this.execute(l);
+        continue;
+      }
+      this.lastWasCR = false;
+      if (ch === '\x7f' || ch === '\b') {
+        if (this.line.length > 0) {
+          this.line = this.line.slice(0, -1);
+          if (this.state === 'line') this.out.write('\b \b');
+        }
+      } else if (ch === '\x03') {
+        this.line = '';
+        this.state = 'line';
+        this.out.write('^C\n');
+        this.prompt();
+      } else if (ch === '\x1a' && this.mode === 'config') {
+        this.line = '';
+        this.out.write('^Z\n');
+        this.leaveConfig();
+        this.prompt();
+      } else if (ch >= ' ') {
+        this.line += ch;
+        if (this.state === 'line') this.out.write(ch);
+      }
+    }
+  }
+
+  /** Runs one command non-interactively (SSH exec channel): privileged, no pager. */
+  runOnce(line: string): string {
+    this.mode = 'priv';
+    this.pagerOn = false;
+    return this.commandOutput(line.trim()) ?? this.persona.error(line, 0);
+  }
+
+  private promptText(): string {
+    const p = this.persona;
+    return p.prompt(this.dev.hostname, this.dev.username, this.mode, this.context.at(-1) ?? '');
+  }
+
+  private prompt(): void {
+    this.out.write((this.persona.beforePrompt?.(this.mode) ?? '') + this.promptText());
+  }
+
+  private execute(raw: string): void {
+    const line = raw.trim();
+    if (this.state === 'password') {
+      this.state = 'line';
+      if (line === this.dev.enablePassword) {
+        this.mode = 'priv';
+        this.enableTries = 0;
+      } else if (++this.enableTries < 3) {
+        this.state = 'password';
+        this.out.write('Password: ');
+        return;
+      } else {
+        this.enableTries = 0;
+        this.out.write('% Bad secrets\n\n');
+      }
+      this.prompt();
+      return;
+    }
+    if (line === '') return this.prompt();
+    if (this.mode === 'config') return this.configMode(line);
+
+    const p = this.persona;
+    const builtins = ['exit', 'quit', 'logout', 'disable', p.configEnter.command, ...Object.keys(p.pagerOff)];
+    if (p.enableCommand) builtins.push(p.enableCommand);
+    const m = matchCommand(line, builtins);
+    if (m && m !== 'ambiguous') {
+      if (m.key === 'exit' || m.key === 'quit' || m.key === 'logout') {
+        this.state = 'closed';
+        this.out.whenDrained(() => this.hangup('exit'));
+        return;
+      }
+      if (m.key === p.enableCommand) {
+        if (this.mode === 'priv' || this.dev.enablePassword === undefined) this.mode = 'priv';
+        else {
+          this.state = 'password';
+          this.out.write('Password: ');
+          return;
+        }
+        return this.prompt();
+      }
+      if (m.key === 'disable') {
+        if (p.enableCommand) this.mode = 'user';
+        return this.prompt();
+      }
+      if (m.key === p.configEnter.command) {
+        if (p.enableCommand && this.mode === 'user') return this.reply(p.error(line, this.promptText().length));
+        this.mode = 'config';
+        this.context = [p.configEnter.context];
+        this.out.write(p.configEnter.text);
+        return this.prompt();
+      }
+      if (!this.dev.ignorePagerOff) this.pagerOn = false;
+      return this.reply(p.pagerOff[m.key]);
+    }
+    // FortiOS-style: any `config <path>` enters config mode at that context.
+    if (p.deviceType === 'vendor_fw' && /^config\s+\S/.test(line)) {
+      this.mode = 'config';
+      this.context = [line.split(/\s+/).pop()!];
+      return this.prompt();
+    }
+    const text = m === 'ambiguous' ? `% Ambiguous command:  "${line}"\n` : this.commandOutput(line);
+    this.reply(text ?? p.error(line, this.promptText().length));
+  }
+
+  /** Output of a show command, or undefined when the device does not know it (at this level). */
+  private commandOutput(line: string): string | undefined {
+    const p = this.persona;
+    const table = new Map<string, SimCommand>();
+    const add = (src?: Map<string, SimCommand>) => src?.forEach((c, k) => table.has(k) || table.set(k, c));
+    add(this.dev.commands);
+    add(registry.get(this.dev.deviceType));
+    add(registry.get('*'));
+    if (!table.has(p.showConfig)) table.set(p.showConfig, { run: (ctx) => ctx.device.renderConfig(), minMode: 'priv' });
+    if (!table.has(p.showVersion.command)) {
+      table.set(p.showVersion.command, { run: (ctx) => p.showVersion.text(ctx.hostname, ctx.now) });
+    }
+    const m = matchCommand(line, table.keys());
+    if (!m || m === 'ambiguous') return undefined;
+    const cmd = table.get(m.key)!;
+    if (cmd.minMode === 'priv' && this.mode === 'user') return undefined;
+    const now = this.dev.now();
+    const text = cmd.run({
+      hostname: this.dev.hostname,
+      deviceType: this.dev.deviceType,
+      args: m.args,
+      line,
+      mode: this.mode,
+      now,
+      device: this.dev,
+    });
+    return (p.outputPrefix?.(now) ?? '') + text;
+  }
+
+  private configMode(line: string): void {
+    const p = this.persona;
+    this.dev.configLog.push(line);
+    const end = matchCommand(line, p.configEnd);
+    if (end && end !== 'ambiguous' && end.args === '') {
+      this.leaveConfig();
+      if (p.deviceType === 'vendor_junos') this.out.write('Exiting configuration mode\n');
+      return this.prompt();
+    }
+    const state = { context: this.context, pagerOn: this.pagerOn };
+    const said = p.configLine?.(line, state);
+    if (!this.dev.ignorePagerOff) this.pagerOn = state.pagerOn;
+    if (this.context.length === 0) this.leaveConfig();
+    if (said) this.out.write(said);
+    this.prompt();
+  }
+
+  private leaveConfig(): void {
+    this.mode = 'priv';
+    this.context = [];
+  }
+
+  /** Command output through the pager and the output faults, then the prompt. */
+  private reply(text: string): void {
+    if (this.dev.faults.disconnectMidOutput && text.length >= 1024) {
+      this.out.write(text.slice(0, Math.floor(text.length / 2)));
+      this.state = 'closed';
+      this.out.whenDrained(() => this.hangup('drop'));
+      return;
+    }
+    const lines = text.split('\n');
+    const page = this.dev.pageLength;
+    if (!this.pagerOn || page <= 0 || lines.length - 1 <= page) {
+      this.out.write(text);
+      return this.prompt();
+    }
+    this.out.write(lines.slice(0, page).join('\n') + '\n' + this.persona.pager.prompt);
+    this.pending = lines.slice(page);
+    this.state = 'paging';
+  }
+
+  private pagerKey(ch: string): void {
+    let n: number;
+    if (ch === ' ') n = this.dev.pageLength;
+    else if (ch === '\r' || ch === '\n') n = 1;
+    else if (ch === 'q' || ch === 'Q' || ch === '\x03') n = 0;
+    else return;
+    this.out.write(this.persona.pager.erase);
+    if (n === 0) this.pending = [''];
+    // `pending` always ends with '' (the text ended with \n), so length - 1 lines remain.
+    if (this.pending.length - 1 > n) {
+      this.out.write(this.pending.slice(0, n).join('\n') + '\n' + this.persona.pager.prompt);
+      this.pending = this.pending.slice(n);
+      return;
+    }
+    this.out.write(this.pending.join('\n'));
+    this.pending = [];
+    this.state = 'line';
+    this.prompt();
+  }
+}

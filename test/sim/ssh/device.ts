@@ -1,0 +1,313 @@
+/**
+ * Simulated SSH devices: one TCP listener per device on loopback, SSH served by ssh2 (sockets
+ * are handed to an ssh2 Server with injectSocket, which lets slow-accept and transport garbage
+ * happen before the SSH version line). All devices of a process share one host key.
+ */
+import { createServer, type Server as NetServer, type Socket } from 'node:net';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import ssh2 from 'ssh2';
+import type { AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
+import { CliShellSession, OutputWriter, type SimCommand, type SimCommandHandler, type SimDeviceState, type SshFaults } from './cli';
+import { getPersona } from './personas';
+
+const { Server, utils } = ssh2;
+
+export type SshAuthMethod = 'password' | 'publickey' | 'keyboard-interactive';
+
+export interface SshDeviceOptions {
+  /** device_type of API.md; selects the persona (default vendor_ios). */
+  dialect?: string;
+  hostname?: string;
+  username?: string;
+  password?: string;
+  /** Enable asks for this password; undefined = enable without a password. */
+  enablePassword?: string;
+  /** OpenSSH public key lines accepted for publickey auth. */
+  authorizedKeys?: string[];
+  /** Methods offered (default all three). */
+  authMethods?: SshAuthMethod[];
+  faults?: SshFaults;
+  /** 0 (default) = a free port. */
+  port?: number;
+  host?: string;
+  /** PEM/OpenSSH private host key; default: one ed25519 key per process. */
+  hostKey?: string;
+  /** Interfaces in the generated config (default 48, about 10–20 KiB of config). */
+  configScale?: number;
+  /** Lines per page before the pager stops (default 23). */
+  pageLength?: number;
+  /** The pager-off command is accepted but the pager stays on (some firmware does this). */
+  ignorePagerOff?: boolean;
+}
+
+export interface SimSshDevice {
+  readonly host: string;
+  readonly port: number;
+  readonly hostname: string;
+  readonly deviceType: string;
+  close(): Promise<void>;
+  /** Replace the running configuration (the part without volatile lines). */
+  setConfig(text: string): void;
+  /** The running configuration as a cleaned pull should return it. */
+  config(): string;
+  /** Add or replace a command on this device only. */
+  addCommand(command: string, run: SimCommandHandler, opts?: { minMode?: 'user' | 'priv' }): void;
+  /** Change fault modes at run time (affects new connections and new output). */
+  setFaults(faults: SshFaults): void;
+  /** Lines typed in config mode, in order. */
+  readonly configLog: string[];
+  readonly stats: { connections: number; logins: number };
+}
+
+let defaultHostKey: string | undefined;
+/** The process-wide simulator host key (ed25519, generated once). */
+export function simHostKey(): string {
+  defaultHostKey ??= utils.generateKeyPairSync('ed25519').private;
+  return defaultHostKey;
+}
+
+/** Same text as the driver returns: no blank lines at either end, one final newline. */
+export function normalizeConfig(text: string): string {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trimEnd());
+  while (lines.length && lines[0] === '') lines.shift();
+  while (lines.length && lines[lines.length - 1] === '') lines.pop();
+  return lines.join('\n') + '\n';
+}
+
+function safeEqual(a: string, b: string | undefined): boolean {
+  if (b === undefined) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function parsePublicKeys(lines: string[]): ParsedKey[] {
+  return lines.map((l) => {
+    const k = utils.parseKey(l);
+    if (k instanceof Error) throw new Error(`ssh simulator: bad authorized key: ${k.message}`);
+    return Array.isArray(k) ? k[0] : k;
+  });
+}
+
+export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSshDevice> {
+  const deviceType = opts.dialect ?? 'vendor_ios';
+  const persona = getPersona(deviceType);
+  const hostname = opts.hostname ?? 'sim-1';
+  const username = opts.username ?? 'admin';
+  const password = opts.password ?? 'admin';
+  const methods: SshAuthMethod[] = opts.authMethods ?? ['password', 'publickey', 'keyboard-interactive'];
+  const keys = parsePublicKeys(opts.authorizedKeys ?? []);
+  const scale = opts.configScale ?? 48;
+  let faults: SshFaults = { ...opts.faults };
+  let body: string | undefined;
+  let seq = 0;
+  const stats = { connections: 0, logins: 0 };
+  const base = Date.UTC(2024, 0, 1, 12, 0, 0);
+
+  const state: SimDeviceState = {
+    hostname,
+    deviceType,
+    persona,
+    username,
+    enablePassword: opts.enablePassword,
+    get faults() {
+      return faults;
+    },
+    ignorePagerOff: opts.ignorePagerOff ?? false,
+    pageLength: opts.pageLength ?? 23,
+    commands: new Map<string, SimCommand>(),
+    configLog: [],
+    now: () => new Date(Math.max(Date.now(), base) + 1000 * ++seq),
+    renderConfig() {
+      const now = state.now();
+      return persona.config.render(hostname, currentBody(), now, seq) + '\n';
+    },
+  };
+  const currentBody = () => body ?? persona.config.body(hostname, scale);
+
+  const sshServer = new Server({ hostKeys: [opts.hostKey ?? simHostKey()], ident: 'SSH-2.0-SwitchboardSim' }, (conn) =>
+    serveConnection(conn),
+  );
+  const sockets = new Set<Socket>();
+
+  function serveConnection(conn: Connection): void {
+    conn.on('error', () => {});
+    conn.on('authentication', (ctx: AuthContext) => {
+      const others = methods.filter((m) => m !== ctx.method);
+      const reject = () => ctx.reject(methods);
+      if (faults.rejectAuth || ctx.username !== username || !methods.includes(ctx.method as SshAuthMethod)) return reject();
+      switch (ctx.method) {
+        case 'password':
+          return safeEqual(ctx.password, password) ? ctx.accept() : reject();
+        case 'keyboard-interactive':
+          return ctx.prompt([{ prompt: 'Password: ', echo: false }], 'Authentication', 'Enter your password', (answers) =>
+            safeEqual(answers[0] ?? '', password) ? ctx.accept() : reject(),
+          );
+        case 'publickey': {
+          const key = keys.find((k) => k.getPublicSSH().equals(ctx.key.data));
+          if (!key) return reject();
+          if (ctx.signature && ctx.blob && key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return reject();
+          return ctx.accept();
+        }
+        default:
+          return others.length ? ctx.reject(methods) : reject();
+      }
+    });
+    conn.on('ready', () => {
+      stats.logins++;
+      conn.on('session', (accept) => {
+        const session = accept();
+        let shell: CliShellSession | undefined;
+        session.on('pty', (ok) => ok?.());
+        session.on('window-change', (ok) => ok?.());
+        session.on('env', (ok) => ok?.());
+        session.on('shell', (ok) => {
+          const stream = ok();
+          stream.on('error', () => {});
+          shell = startShell(conn, stream);
+          stream.on('data', (d: Buffer) => shell?.input(d));
+          stream.on('close', () => shell?.close());
+        });
+        session.on('exec', (ok, _reject, info) => {
+          const stream = ok();
+          stream.on('error', () => {});
+          const cli = new CliShellSession(state, new OutputWriter(stream), () => {});
+          stream.write(cli.runOnce(info.command).replace(/\r?\n/g, '\r\n'));
+          stream.exit(0);
+          stream.end();
+        });
+      });
+    });
+  }
+
+  function startShell(conn: Connection, stream: ServerChannel): CliShellSession | undefined {
+    if (faults.hang) return undefined;
+    if (faults.garbage === 'shell') {
+      const timer = setInterval(() => {
+        if (!stream.writable) return clearInterval(timer);
+        stream.write(noise(2048));
+      }, 5);
+      stream.on('close', () => clearInterval(timer));
+      return undefined;
+    }
+    const out = new OutputWriter(stream, faults.slowOutput);
+    const shell = new CliShellSession(state, out, (how) => {
+      if (how === 'drop') conn.end();
+      else {
+        stream.exit(0);
+        stream.end();
+      }
+    });
+    shell.start();
+    return shell;
+  }
+
+  const listener: NetServer = createServer((sock) => {
+    stats.connections++;
+    sockets.add(sock);
+    sock.on('close', () => sockets.delete(sock));
+    sock.on('error', () => {});
+    sock.setNoDelay(true);
+    if (faults.garbage === 'transport') {
+      sock.write('SSH-2.0-SwitchboardSim\r\n');
+      sock.write(randomBytes(4096));
+      return;
+    }
+    const hand = () => {
+      if (!sock.destroyed) sshServer.injectSocket(sock);
+    };
+    if (faults.slowAcceptMs) setTimeout(hand, faults.slowAcceptMs).unref();
+    else hand();
+  });
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(opts.port ?? 0, host, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (listener.address() as { port: number }).port;
+
+  return {
+    host,
+    port,
+    hostname,
+    deviceType,
+    stats,
+    configLog: state.configLog,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        listener.close(() => resolve());
+      }),
+    setConfig: (text) => {
+      body = normalizeConfig(text);
+    },
+    config: () => normalizeConfig(currentBody()),
+    addCommand: (command, run, o = {}) => {
+      state.commands.set(command.trim().split(/\s+/).join(' '), { run, minMode: o.minMode });
+    },
+    setFaults: (f) => {
+      faults = { ...f };
+    },
+  };
+}
+
+/** Random bytes mixed with ANSI escape sequences: what a broken line or a confused device sends. */
+function noise(n: number): Buffer {
+  const parts: Buffer[] = [];
+  let size = 0;
+  while (size < n) {
+    const b = Math.random() < 0.3 ? Buffer.from(`\x1b[${Math.floor(Math.random() * 50)};${Math.floor(Math.random() * 50)}H`) : randomBytes(64);
+    parts.push(b);
+    size += b.length;
+  }
+  return Buffer.concat(parts);
+}
+
+export interface SshFleetOptions extends Omit<SshDeviceOptions, 'port' | 'hostname' | 'dialect'> {
+  /** First port; device i listens on basePort + i. Default: free ports. */
+  basePort?: number;
+  /** Hostnames are `${prefix}-${i+1}` (default 'sim'). */
+  hostnamePrefix?: string;
+  /** device_types, cycled over the fleet (default ['vendor_ios']). */
+  dialects?: string[];
+}
+
+export interface SimSshFleet {
+  devices: SimSshDevice[];
+  close(): Promise<void>;
+}
+
+/** Starts `n` devices sharing one host key; 1,000 start in well under a second. */
+export async function startSshFleet(n: number, opts: SshFleetOptions = {}): Promise<SimSshFleet> {
+  const { basePort, hostnamePrefix = 'sim', dialects = ['vendor_ios'], ...common } = opts;
+  const hostKey = common.hostKey ?? simHostKey();
+  const devices: SimSshDevice[] = [];
+  const BATCH = 200;
+  try {
+    for (let i = 0; i < n; i += BATCH) {
+      const batch = [];
+      for (let j = i; j < Math.min(n, i + BATCH); j++) {
+        batch.push(
+          startSshDevice({
+            ...common,
+            hostKey,
+            dialect: dialects[j % dialects.length],
+            hostname: `${hostnamePrefix}-${j + 1}`,
+            port: basePort === undefined ? 0 : basePort + j,
+          }),
+        );
+      }
+      const settled = await Promise.allSettled(batch);
+      for (const s of settled) if (s.status === 'fulfilled') devices.push(s.value);
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
+  } catch (e) {
+    await Promise.all(devices.map((d) => d.close()));
+    throw e;
+  }
+  return { devices, close: async () => void (await Promise.all(devices.map((d) => d.close()))) };
+}
