@@ -1,0 +1,314 @@
+/**
+ * gNMI driver: Capabilities, Get (JSON_IETF) and Set over grpc-js, with username/password
+ * metadata, TLS (optionally accepting any server certificate) or plaintext, per-RPC deadlines
+ * and keepalive from the session limits. All changes of one apply() go in ONE SetRequest, which
+ * the target applies all-or-nothing.
+ */
+import * as grpc from '@grpc/grpc-js';
+import {
+  DEFAULT_LIMITS,
+  DriverError,
+  type ConfigChange,
+  type DeviceDriver,
+  type DeviceSession,
+  type DeviceTarget,
+  type FetchedConfig,
+  type SessionLimits,
+  type Transcript,
+} from '../types';
+import { canonicalJson, setAt, type Json } from './json-tree';
+import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
+import { gnmiService } from './proto';
+
+/** Wire shapes (proto-loader with keepCase, enums as strings, oneofs). */
+export interface ProtoPath {
+  origin?: string;
+  elem: { name: string; key: Record<string, string> }[];
+  target?: string;
+}
+export interface ProtoTypedValue {
+  value?: string;
+  json_ietf_val?: Buffer;
+  json_val?: Buffer;
+  string_val?: string;
+  int_val?: string;
+  uint_val?: string;
+  bool_val?: boolean;
+  double_val?: number;
+  float_val?: number;
+  ascii_val?: string;
+  bytes_val?: Buffer;
+  leaflist_val?: { element: ProtoTypedValue[] };
+}
+export interface ProtoUpdate {
+  path: ProtoPath;
+  val: ProtoTypedValue;
+}
+export interface ProtoNotification {
+  timestamp?: string;
+  prefix?: ProtoPath | null;
+  update: ProtoUpdate[];
+  delete: ProtoPath[];
+}
+export interface CapabilityResponse {
+  supported_models: { name: string; organization: string; version: string }[];
+  supported_encodings: string[];
+  gNMI_version: string;
+}
+export interface SetRequest {
+  prefix?: ProtoPath;
+  delete: ProtoPath[];
+  replace: ProtoUpdate[];
+  update: ProtoUpdate[];
+}
+
+export function toProtoPath(p: GnmiPath): ProtoPath {
+  return { ...(p.origin ? { origin: p.origin } : {}), elem: p.elem.map((e) => ({ name: e.name, key: { ...e.key } })) };
+}
+
+export function fromProtoPath(p: ProtoPath | null | undefined): PathElem[] {
+  return (p?.elem ?? []).map((e) => ({ name: e.name, key: { ...(e.key ?? {}) } }));
+}
+
+/** A TypedValue as JSON. */
+export function decodeTypedValue(v: ProtoTypedValue): Json {
+  switch (v.value) {
+    case 'json_ietf_val':
+    case 'json_val': {
+      const buf = v[v.value];
+      const text = buf ? buf.toString('utf8') : '';
+      return text.trim() === '' ? null : (JSON.parse(text) as Json);
+    }
+    case 'string_val':
+    case 'ascii_val':
+      return v[v.value] ?? '';
+    case 'int_val':
+    case 'uint_val': {
+      const n = Number(v[v.value]);
+      return Number.isSafeInteger(n) ? n : String(v[v.value]);
+    }
+    case 'bool_val':
+      return Boolean(v.bool_val);
+    case 'double_val':
+    case 'float_val':
+      return Number(v[v.value]);
+    case 'bytes_val':
+      return (v.bytes_val ?? Buffer.alloc(0)).toString('base64');
+    case 'leaflist_val':
+      return (v.leaflist_val?.element ?? []).map(decodeTypedValue);
+    default:
+      return null;
+  }
+}
+
+/** Map a gRPC failure to a DriverError an operator can act on. */
+export function grpcError(err: grpc.ServiceError, what: string, where: string, timeoutMs: number): DriverError {
+  const detail = err.details || err.message;
+  switch (err.code) {
+    case grpc.status.UNAUTHENTICATED:
+      return new DriverError('auth', `${what} on ${where}: authentication failed (${detail})`);
+    case grpc.status.PERMISSION_DENIED:
+      return new DriverError('auth', `${what} on ${where}: permission denied (${detail})`);
+    case grpc.status.DEADLINE_EXCEEDED:
+      return new DriverError('timeout', `${what} on ${where} timed out after ${timeoutMs}ms`);
+    case grpc.status.UNAVAILABLE: {
+      if (/certificate|self[- ]signed|unable to verify|CERT_/i.test(detail)) {
+        return new DriverError('auth', `${what} on ${where}: server TLS certificate not trusted (${detail}); set gnmi_skip_verify to accept it`);
+      }
+      if (/SSL|TLS|handshake|wrong version|protocol/i.test(detail)) {
+        return new DriverError('protocol', `${what} on ${where}: TLS/HTTP2 negotiation failed (${detail}); check gnmi_tls`);
+      }
+      return new DriverError('refused', `${what} on ${where}: target unavailable (${detail})`);
+    }
+    default: {
+      const name = grpc.status[err.code] ?? String(err.code);
+      return new DriverError('device', `${what} on ${where} failed: ${name}: ${detail}`);
+    }
+  }
+}
+
+function changeLabel(c: ConfigChange, i: number): string {
+  return `change ${i + 1}${c.target_path ? ` (${c.target_path})` : ''}`;
+}
+
+function parseTargetPath(c: ConfigChange, i: number): GnmiPath {
+  const tp = c.target_path?.trim();
+  if (!tp) {
+    if (c.operation !== 'merge') throw new DriverError('device', `${changeLabel(c, i)}: gNMI ${c.operation} needs a target_path`);
+    return { elem: [] };
+  }
+  try {
+    return parsePath(tp);
+  } catch (err) {
+    throw new DriverError('device', `${changeLabel(c, i)}: ${err instanceof PathSyntaxError ? err.message : String(err)}`);
+  }
+}
+
+function jsonValue(text: string, label: string): Buffer {
+  try {
+    JSON.parse(text);
+  } catch (err) {
+    throw new DriverError('device', `${label}: config is not valid JSON: ${(err as Error).message}`);
+  }
+  return Buffer.from(text, 'utf8');
+}
+
+/** One SetRequest for all changes: deletes, replaces and updates in the order given. */
+export function buildSetRequest(changes: ConfigChange[]): SetRequest {
+  const req: SetRequest = { delete: [], replace: [], update: [] };
+  changes.forEach((c, i) => {
+    const path = toProtoPath(parseTargetPath(c, i));
+    if (c.operation === 'delete') {
+      req.delete.push(path);
+      return;
+    }
+    if (c.config_format !== 'json') throw new DriverError('device', `${changeLabel(c, i)}: gNMI takes JSON config, got ${c.config_format}`);
+    const update: ProtoUpdate = { path, val: { json_ietf_val: jsonValue(c.config, changeLabel(c, i)) } };
+    (c.operation === 'replace' ? req.replace : req.update).push(update);
+  });
+  return req;
+}
+
+function forTranscript(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) => {
+    if (v && typeof v === 'object' && (v as { type?: string }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
+      return Buffer.from((v as { data: number[] }).data).toString('utf8');
+    }
+    return v;
+  });
+}
+
+type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+
+export class GnmiSession implements DeviceSession {
+  readonly transport = 'gnmi' as const;
+  capabilities: CapabilityResponse = { supported_models: [], supported_encodings: [], gNMI_version: '' };
+
+  constructor(
+    private readonly client: grpc.Client,
+    private readonly where: string,
+    private readonly credentials: { username: string; password?: string },
+    private readonly limits: SessionLimits,
+    private readonly transcript?: Transcript,
+  ) {}
+
+  private metadata(): grpc.Metadata {
+    const md = new grpc.Metadata();
+    md.set('username', this.credentials.username);
+    if (this.credentials.password !== undefined) md.set('password', this.credentials.password);
+    return md;
+  }
+
+  /** One unary RPC with a deadline; failures become DriverErrors. */
+  call<T>(method: 'Capabilities' | 'Get' | 'Set', req: unknown, timeoutMs = this.limits.commandTimeoutMs, label: string = method): Promise<T> {
+    const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
+    this.transcript?.write('sent', `${method} ${forTranscript(req)}`);
+    return new Promise<T>((resolve, reject) => {
+      fn(req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
+        if (err) {
+          const e = grpcError(err, `gNMI ${label}`, this.where, timeoutMs);
+          this.transcript?.write('info', e.message);
+          reject(e);
+          return;
+        }
+        this.transcript?.write('received', `${method} ${forTranscript(res)}`);
+        resolve(res as T);
+      });
+    });
+  }
+
+  private get encoding(): 'JSON_IETF' | 'JSON' {
+    const enc = this.capabilities.supported_encodings;
+    return enc.length === 0 || enc.includes('JSON_IETF') || !enc.includes('JSON') ? 'JSON_IETF' : 'JSON';
+  }
+
+  /** Get one path (string form) as a JSON tree assembled from every returned update. */
+  async get(path = '/', type: 'ALL' | 'CONFIG' | 'STATE' | 'OPERATIONAL' = 'CONFIG'): Promise<Json> {
+    const p = parsePath(path);
+    const res = await this.call<{ notification: ProtoNotification[] }>('Get', { path: [toProtoPath(p)], type, encoding: this.encoding }, undefined, `Get ${formatPath(p)}`);
+    let tree: Json = {};
+    let found = false;
+    for (const n of res.notification ?? []) {
+      const prefix = fromProtoPath(n.prefix);
+      for (const u of n.update ?? []) {
+        let value: Json;
+        try {
+          value = decodeTypedValue(u.val ?? {});
+        } catch (err) {
+          throw new DriverError('protocol', `gNMI Get on ${this.where} returned a value that is not valid JSON: ${(err as Error).message}`);
+        }
+        const at = [...prefix, ...fromProtoPath(u.path)];
+        // Updates come back at absolute paths; strip the requested path to make them relative.
+        const rel = at.slice(Math.min(p.elem.length, at.length));
+        tree = rel.length === 0 && !found ? value : setAt(tree, rel, value, 'update');
+        found = true;
+      }
+    }
+    return tree;
+  }
+
+  async fetchConfig(): Promise<FetchedConfig> {
+    return { text: canonicalJson(await this.get('/', 'CONFIG')), format: 'json', via: 'gnmi' };
+  }
+
+  async apply(changes: ConfigChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const req = buildSetRequest(changes);
+    await this.call('Set', req, undefined, `Set (${changes.length} change(s))`);
+  }
+
+  async restore(config: FetchedConfig): Promise<void> {
+    if (config.format !== 'json') {
+      throw new DriverError('device', `cannot restore a ${config.format} configuration over gNMI (needs the JSON fetched via gnmi)`);
+    }
+    const value = jsonValue(config.text, 'restore');
+    await this.call('Set', { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] }, undefined, 'Set replace / (restore)');
+  }
+
+  async close(): Promise<void> {
+    this.client.close();
+  }
+}
+
+export function createGnmiDriver(): DeviceDriver & {
+  open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<GnmiSession>;
+} {
+  return {
+    transport: 'gnmi',
+    async open(target, limits, transcript) {
+      const l: SessionLimits = { ...DEFAULT_LIMITS, ...limits };
+      const host = target.host.includes(':') && !target.host.startsWith('[') ? `[${target.host}]` : target.host;
+      const where = `${host}:${target.ports.gnmi}`;
+      let creds: grpc.ChannelCredentials;
+      if (target.gnmi_tls) {
+        creds = target.gnmi_skip_verify
+          ? grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined })
+          : grpc.credentials.createSsl();
+      } else {
+        creds = grpc.credentials.createInsecure();
+      }
+      const Ctor = gnmiService();
+      const client = new Ctor(where, creds, {
+        'grpc.keepalive_time_ms': l.keepaliveIntervalMs,
+        'grpc.keepalive_timeout_ms': Math.max(1000, Math.min(l.idleTimeoutMs, 20_000)),
+        // Ping only while RPCs are in flight: targets commonly punish idle pings (GOAWAY).
+        'grpc.keepalive_permit_without_calls': 0,
+        'grpc.max_receive_message_length': 256 * 1024 * 1024,
+        'grpc.max_send_message_length': 256 * 1024 * 1024,
+        'grpc.enable_retries': 0,
+      });
+      transcript?.write('info', `connecting to ${where} (gnmi, ${target.gnmi_tls ? (target.gnmi_skip_verify ? 'tls, any certificate' : 'tls') : 'plaintext'}) as ${target.credentials.username}`);
+      const session = new GnmiSession(client, where, { username: target.credentials.username, password: target.credentials.password }, l, transcript);
+      try {
+        // The first RPC carries TCP connect, TLS and authentication: it gets the connect limit.
+        session.capabilities = await session.call<CapabilityResponse>('Capabilities', {}, l.connectTimeoutMs, 'Capabilities (connect)');
+      } catch (err) {
+        client.close();
+        throw err;
+      }
+      return session;
+    },
+  };
+}
+
+export const gnmiDriver = createGnmiDriver();

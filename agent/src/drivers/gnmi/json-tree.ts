@@ -1,0 +1,186 @@
+/**
+ * A JSON (RFC 7951 / JSON_IETF) data tree addressed by gNMI paths: keyed path elements select
+ * entries of JSON lists (arrays of objects) by their key leaves, as in OpenConfig. Member
+ * names match with or without a module prefix ("openconfig-interfaces:interfaces" ~ "interfaces").
+ */
+import type { PathElem } from './path';
+
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type JsonObject = { [k: string]: Json };
+
+export class TreeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TreeError';
+  }
+}
+
+export function isObject(v: Json | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function local(name: string): string {
+  const i = name.indexOf(':');
+  return i < 0 ? name : name.slice(i + 1);
+}
+
+/** The member of `obj` that `name` refers to (exact first, then by local name). */
+export function memberName(obj: JsonObject, name: string): string | undefined {
+  if (name in obj) return name;
+  const want = local(name);
+  return Object.keys(obj).find((k) => local(k) === want);
+}
+
+function entryMatches(entry: Json, key: Record<string, string>): boolean {
+  if (!isObject(entry)) return false;
+  return Object.entries(key).every(([k, v]) => {
+    const m = memberName(entry, k);
+    return m !== undefined && String(entry[m]) === v;
+  });
+}
+
+function describe(elems: PathElem[], upto: number): string {
+  return (
+    '/' +
+    elems
+      .slice(0, upto + 1)
+      .map((e) => e.name + Object.entries(e.key).map(([k, v]) => `[${k}=${v}]`).join(''))
+      .join('/')
+  );
+}
+
+/** Value at the path, or undefined. */
+export function getAt(tree: Json, elems: PathElem[]): Json | undefined {
+  let cur: Json | undefined = tree;
+  for (const e of elems) {
+    if (!isObject(cur)) return undefined;
+    const m = memberName(cur, e.name);
+    if (m === undefined) return undefined;
+    cur = cur[m];
+    if (Object.keys(e.key).length > 0) {
+      if (!Array.isArray(cur)) return undefined;
+      cur = cur.find((x) => entryMatches(x, e.key));
+    }
+  }
+  return cur;
+}
+
+/** Deep merge for update semantics: objects merge member-wise, lists merge entries by "name". */
+export function deepMerge(base: Json | undefined, patch: Json): Json {
+  if (isObject(base) && isObject(patch)) {
+    const out: JsonObject = { ...base };
+    for (const [k, v] of Object.entries(patch)) {
+      const m = memberName(out, k) ?? k;
+      out[m] = deepMerge(out[m], v);
+    }
+    return out;
+  }
+  if (Array.isArray(base) && Array.isArray(patch) && [...base, ...patch].every((x) => isObject(x) && memberName(x, 'name') !== undefined)) {
+    const out = [...base];
+    for (const p of patch as JsonObject[]) {
+      const key = { name: String(p[memberName(p, 'name')!]) };
+      const i = out.findIndex((x) => entryMatches(x, key));
+      if (i >= 0) out[i] = deepMerge(out[i], p);
+      else out.push(p);
+    }
+    return out;
+  }
+  return patch;
+}
+
+function withKeys(value: Json, key: Record<string, string>): Json {
+  if (!isObject(value)) return value;
+  const out: JsonObject = { ...value };
+  for (const [k, v] of Object.entries(key)) if (memberName(out, k) === undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * Write `value` at the path (replace, or update = deep merge), creating containers and list
+ * entries on the way. Returns the new root; the input tree is not modified.
+ */
+export function setAt(tree: Json, elems: PathElem[], value: Json, mode: 'replace' | 'update'): Json {
+  if (elems.length === 0) {
+    if (mode === 'replace') return structuredClone(value);
+    return deepMerge(tree, value);
+  }
+  const root: Json = isObject(tree) ? structuredClone(tree) : {};
+  let parent = root as JsonObject;
+  elems.forEach((e, i) => {
+    const last = i === elems.length - 1;
+    const m = memberName(parent, e.name) ?? e.name;
+    const keyed = Object.keys(e.key).length > 0;
+    if (keyed) {
+      const existing = parent[m];
+      if (existing !== undefined && !Array.isArray(existing)) throw new TreeError(`${describe(elems, i)}: ${m} is not a list`);
+      const list: Json[] = (parent[m] = existing ?? []) as Json[];
+      let idx = list.findIndex((x) => entryMatches(x, e.key));
+      if (last) {
+        const next = withKeys(mode === 'replace' ? structuredClone(value) : deepMerge(idx >= 0 ? list[idx] : {}, value), e.key);
+        if (idx >= 0) list[idx] = next;
+        else list.push(next);
+        return;
+      }
+      if (idx < 0) {
+        list.push({ ...e.key });
+        idx = list.length - 1;
+      }
+      parent = list[idx] as JsonObject;
+      return;
+    }
+    if (last) {
+      parent[m] = mode === 'replace' ? structuredClone(value) : deepMerge(parent[m], value);
+      return;
+    }
+    if (parent[m] === undefined) parent[m] = {};
+    if (!isObject(parent[m])) throw new TreeError(`${describe(elems, i)} is not a container`);
+    parent = parent[m] as JsonObject;
+  });
+  return root;
+}
+
+/** Remove the node at the path; returns the new root (unchanged copy when nothing matched). */
+export function deleteAt(tree: Json, elems: PathElem[]): Json {
+  if (elems.length === 0) return {};
+  const root = structuredClone(tree);
+  let parent: Json | undefined = root;
+  for (let i = 0; i < elems.length; i++) {
+    const e = elems[i];
+    if (!isObject(parent)) return root;
+    const m = memberName(parent, e.name);
+    if (m === undefined) return root;
+    const last = i === elems.length - 1;
+    if (Object.keys(e.key).length > 0) {
+      const list: Json = parent[m];
+      if (!Array.isArray(list)) return root;
+      const idx = list.findIndex((x) => entryMatches(x, e.key));
+      if (idx < 0) return root;
+      if (last) {
+        list.splice(idx, 1);
+        return root;
+      }
+      parent = list[idx];
+    } else {
+      if (last) {
+        delete parent[m];
+        return root;
+      }
+      parent = parent[m];
+    }
+  }
+  return root;
+}
+
+/** Stable text: object members sorted by name, two-space indentation, trailing newline. */
+export function canonicalJson(value: Json): string {
+  const sortDeep = (v: Json): Json => {
+    if (Array.isArray(v)) return v.map(sortDeep);
+    if (isObject(v)) {
+      const out: JsonObject = {};
+      for (const k of Object.keys(v).sort()) out[k] = sortDeep(v[k]);
+      return out;
+    }
+    return v;
+  };
+  return JSON.stringify(sortDeep(value), null, 2) + '\n';
+}
