@@ -273,6 +273,16 @@ export interface SshFleetOptions extends Omit<SshDeviceOptions, 'port' | 'hostna
   hostnamePrefix?: string;
   /** device_types, cycled over the fleet (default ['vendor_ios']). */
   dialects?: string[];
+  /**
+   * Give device i its own loopback address (127.0.0.1, 127.0.0.2, …, Linux routes all of
+   * 127/8 to lo) and the same port for all: basePort, or 22 when basePort is not set.
+   */
+  spreadHosts?: boolean;
+}
+
+/** 127.0.0.1, 127.0.0.2, … 127.0.0.254, 127.0.1.1, … */
+export function loopbackAddress(i: number): string {
+  return `127.0.${Math.floor(i / 254)}.${(i % 254) + 1}`;
 }
 
 export interface SimSshFleet {
@@ -282,7 +292,7 @@ export interface SimSshFleet {
 
 /** Starts `n` devices sharing one host key; 1,000 start in well under a second. */
 export async function startSshFleet(n: number, opts: SshFleetOptions = {}): Promise<SimSshFleet> {
-  const { basePort, hostnamePrefix = 'sim', dialects = ['vendor_ios'], ...common } = opts;
+  const { basePort, hostnamePrefix = 'sim', dialects = ['vendor_ios'], spreadHosts = false, ...common } = opts;
   const hostKey = common.hostKey ?? simHostKey();
   const devices: SimSshDevice[] = [];
   const BATCH = 200;
@@ -296,7 +306,8 @@ export async function startSshFleet(n: number, opts: SshFleetOptions = {}): Prom
             hostKey,
             dialect: dialects[j % dialects.length],
             hostname: `${hostnamePrefix}-${j + 1}`,
-            port: basePort === undefined ? 0 : basePort + j,
+            host: spreadHosts ? loopbackAddress(j) : common.host,
+            port: spreadHosts ? (basePort ?? 22) : basePort === undefined ? 0 : basePort + j,
           }),
         );
       }

@@ -1,0 +1,26 @@
+/** The SSH CLI simulator as a `npm run sim` kind. */
+import type { SimKind } from '../main';
+import { DIALECT_TYPES } from '../../../agent/src/drivers/ssh/dialects';
+import { startSshFleet } from './device';
+
+export const sshSimKind: SimKind = {
+  description: 'SSH CLI devices (any dialect)',
+  deviceTypes: [...DIALECT_TYPES],
+  defaultDeviceType: 'vendor_ios',
+  async start(o) {
+    const fleet = await startSshFleet(o.devices, {
+      dialects: o.deviceTypes,
+      basePort: o.basePort,
+      spreadHosts: o.spreadHosts,
+      host: o.host,
+      hostnamePrefix: o.namePrefix,
+      username: o.username,
+      password: o.password,
+      enablePassword: o.enablePassword,
+    });
+    return {
+      devices: fleet.devices.map((d) => ({ name: d.hostname, host: d.host, port: d.port, device_type: d.deviceType })),
+      close: fleet.close,
+    };
+  },
+};
