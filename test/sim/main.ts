@@ -46,7 +46,7 @@ const KINDS: Record<string, () => Promise<SimKind>> = {
 const USAGE = `usage: npm run sim -- --devices N [--kind ${Object.keys(KINDS).join('|')}] [--dialect TYPE[,TYPE...]]
        [--base-port PORT] [--spread-hosts] [--host 127.0.0.1] [--name-prefix sim]
        [--username admin] [--password admin] [--enable-password SECRET] [--csv]
-(use `npm run -s sim -- ...` or `npx tsx test/sim/main.ts ...` to get CSV without npm's banner)`;
+(use 'npm run -s sim -- ...' or 'npx tsx test/sim/main.ts ...' to get CSV without npm's banner)`;
 
 function fail(msg: string): never {
   console.error(`sim: ${msg}\n${USAGE}`);
