@@ -9,6 +9,7 @@ import { TokenSigner } from './auth/tokens';
 import type { ControllerConfig } from './config';
 import type { Db } from './db/knex';
 import { authPlugin } from './plugins/auth';
+import { authLimitsPlugin } from './plugins/auth-limits';
 import { errorHandlerPlugin } from './plugins/error-handler';
 import { openapiPlugin } from './plugins/openapi';
 import { validationPlugin } from './plugins/validation';
@@ -47,6 +48,18 @@ function createServices(options: AppOptions): Services {
   };
 }
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every method and URL the app registered (including Fastify's HEAD twins of GET routes). */
+    registeredRoutes: RegisteredRoute[];
+  }
+}
+
 /** Builds the controller's HTTP app; the caller listens and closes it. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -54,9 +67,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   app.decorate('services', createServices(options));
   await validationPlugin(app);
   await errorHandlerPlugin(app);
+  await authLimitsPlugin(app);
   await authPlugin(app);
   await openapiPlugin(app);
   await registerAreas(app);

@@ -16,7 +16,11 @@ export interface ControllerConfig {
   logLevel: string;
   publicUrl: string;
   tls: boolean;
+  /** SWITCHBOARD_TLS_CA_CERT / SWITCHBOARD_TLS_CA_KEY: PEM files of a CA to use instead of generating one. */
+  tlsCa?: { certFile: string; keyFile: string } | null;
 }
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** A missing or bad setting stops the process with one line naming the setting. */
 export class ConfigError extends Error {
@@ -50,6 +54,34 @@ function urlFrom(env: NodeJS.ProcessEnv, name: string, protocols: string[]): str
   return raw;
 }
 
+function boolFrom(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['', '0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be 1 or 0 (true or false), got "${env[name]}"`);
+}
+
+function readableFile(env: NodeJS.ProcessEnv, name: string): string {
+  const path = resolve(env[name] as string);
+  try {
+    readFileSync(path);
+  } catch (err) {
+    throw new ConfigError(`${name} names a file that cannot be read: ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return path;
+}
+
+/** Both CA files or neither. */
+function tlsCaFrom(env: NodeJS.ProcessEnv): ControllerConfig['tlsCa'] {
+  const cert = env.SWITCHBOARD_TLS_CA_CERT;
+  const key = env.SWITCHBOARD_TLS_CA_KEY;
+  if (!cert && !key) return null;
+  if (!cert || !key) {
+    throw new ConfigError(`${cert ? 'SWITCHBOARD_TLS_CA_KEY' : 'SWITCHBOARD_TLS_CA_CERT'} must be set too: the CA certificate and its key go together`);
+  }
+  return { certFile: readableFile(env, 'SWITCHBOARD_TLS_CA_CERT'), keyFile: readableFile(env, 'SWITCHBOARD_TLS_CA_KEY') };
+}
+
 /** Reads SWITCHBOARD_SECRET_KEY (base64 or hex, 32 bytes) or keeps a generated one in the data dir. */
 function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   const raw = env.SWITCHBOARD_SECRET_KEY;
@@ -61,10 +93,19 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
     return key;
   }
   const file = join(dataDir, 'secret.key');
-  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (existsSync(file)) {
+    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+    if (key.length !== 32) throw new ConfigError(`SWITCHBOARD_DATA_DIR holds a damaged secret key (${file} is not 32 bytes of base64)`);
+    return key;
+  }
   const key = randomBytes(32);
-  writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadSecretKey(env, dataDir); // another process just made it
+    throw new ConfigError(`SWITCHBOARD_DATA_DIR is not writable: cannot create ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
   return key;
 }
 
@@ -72,7 +113,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
   const dataDir = resolve(env.SWITCHBOARD_DATA_DIR || './data');
   const port = intFrom(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
-  const tls = env.SWITCHBOARD_TLS === '1' || env.SWITCHBOARD_TLS === 'true';
+  const tls = boolFrom(env, 'SWITCHBOARD_TLS');
+  const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  const tlsCa = tlsCaFrom(env);
   const publicUrl =
     urlFrom(env, 'SWITCHBOARD_PUBLIC_URL', ['http:', 'https:']) ?? `${tls ? 'https' : 'http'}://${host}:${port}`;
   return {
@@ -84,8 +128,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     adminUsername: env.SWITCHBOARD_ADMIN_USERNAME || 'admin',
     adminPassword: env.SWITCHBOARD_ADMIN_PASSWORD || null,
     secretKey: loadSecretKey(env, dataDir),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel,
     publicUrl: publicUrl.replace(/\/$/, ''),
     tls,
+    tlsCa,
   };
 }

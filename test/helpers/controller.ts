@@ -46,6 +46,8 @@ export interface TestController {
   login(username: string, password: string, extra?: Record<string, unknown>): Promise<ApiResponse>;
   /** A new organization with a user holding the given roles; returns that user's token. */
   createOrgUser(roles?: string[], orgName?: string): Promise<{ orgId: string; userId: string; token: string; username: string; password: string }>;
+  /** Stops the controller and starts it again on the same database and data dir (new port, same url field updated). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,14 +78,19 @@ export async function startTestController(options: TestControllerOptions = {}): 
   const chunks: string[] = [];
   const sink = new Writable({ write(chunk, _enc, done) { chunks.push(String(chunk)); done(); } });
   const log = createLogger('debug', sink);
-  const db = await createDb(config.databaseUrl, config.dataDir);
+  let db = await createDb(config.databaseUrl, config.dataDir);
   await bootstrap(db, { username: ADMIN.username, password: ADMIN.password }, log);
   if (options.settings) await new SettingsService(db, new SecretBox(config.secretKey)).update('global', options.settings, true);
-  const app = await buildApp({ config, db, log });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address() as { port: number };
-  const url = `http://127.0.0.1:${address.port}`;
-  config.publicUrl = url;
+  let app!: FastifyInstance;
+  let url = '';
+  const listen = async () => {
+    app = await buildApp({ config, db, log });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.server.address() as { port: number };
+    url = `http://127.0.0.1:${address.port}`;
+    config.publicUrl = url;
+  };
+  await listen();
 
   const request = async <T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...opts.headers };
@@ -124,16 +131,30 @@ export async function startTestController(options: TestControllerOptions = {}): 
   };
 
   return {
-    url,
-    app,
-    db,
-    services: app.services,
+    get url() {
+      return url;
+    },
+    get app() {
+      return app;
+    },
+    get db() {
+      return db;
+    },
+    get services() {
+      return app.services;
+    },
     config,
     logs: () => chunks.join(''),
     adminToken,
     request,
     login,
     createOrgUser,
+    async restart() {
+      await app.close();
+      await db.destroy();
+      db = await createDb(config.databaseUrl, config.dataDir);
+      await listen();
+    },
     async close() {
       await app.close();
       await db.destroy();

@@ -56,8 +56,18 @@ export class UsersService {
     return user;
   }
 
+  /** The user to change, in the actor's organization; platform administrators are off limits to others. */
+  private async changeable(actor: AuthContext, id: string): Promise<void> {
+    const target = await this.store.findUser(actor.orgId, id);
+    if (!target) throw appError('USER_NOT_FOUND');
+    if (target.is_platform_admin && !actor.isPlatformAdmin) {
+      throw appError('FORBIDDEN', 'Only a platform administrator can change a platform administrator');
+    }
+  }
+
   async update(actor: AuthContext, id: string, changes: UserChanges) {
     if (id === actor.userId && changes.is_active === false) throw appError('CANNOT_DISABLE_SELF');
+    await this.changeable(actor, id);
     const fields: Record<string, unknown> = { ...changes };
     if (changes.password !== undefined) {
       const problem = passwordProblem(changes.password);
@@ -68,7 +78,10 @@ export class UsersService {
     const user = await this.store.updateUser(actor.orgId, id, fields);
     if (!user) throw appError('USER_NOT_FOUND');
     // Disabling or resetting a password ends the user's sessions at once.
-    if (changes.is_active === false || changes.password !== undefined) await this.authStore.revokeUserSessions(id, 'changed by administrator');
+    // (An administrator resetting their own password keeps the session they are using.)
+    if (changes.is_active === false || changes.password !== undefined) {
+      await this.authStore.revokeUserSessions(id, 'changed by administrator', id === actor.userId ? actor.sessionId : undefined);
+    }
     await this.audit.record({ kind: 'admin.user_updated', orgId: actor.orgId, userId: actor.userId, username: actor.username, details: { user_id: id, fields: Object.keys(changes) } });
     return user;
   }
@@ -76,6 +89,7 @@ export class UsersService {
   async assignRoles(actor: AuthContext, id: string, roles: string[]) {
     this.checkRoles(roles, actor);
     if (id === actor.userId) throw appError('CANNOT_DISABLE_SELF', 'You cannot change your own roles; ask another administrator');
+    await this.changeable(actor, id);
     const user = await this.store.updateUser(actor.orgId, id, { roles, is_platform_admin: roles.includes('platform_admin') });
     if (!user) throw appError('USER_NOT_FOUND');
     await this.audit.record({ kind: 'admin.roles_assigned', orgId: actor.orgId, userId: actor.userId, username: actor.username, details: { user_id: id, roles } });

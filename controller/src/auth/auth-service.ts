@@ -54,16 +54,23 @@ export class AuthService {
     return { access: hours * HOUR, refresh: days * DAY };
   }
 
-  /** 429 when this IP reached the failed-login limit inside the window. */
-  async assertNotLockedOut(ip: string): Promise<void> {
+  private async lockoutPolicy(): Promise<{ limit: number; windowMs: number }> {
     const [limit, windowMinutes] = await Promise.all([
       this.settings.get<number>('security.rate_limit.failed_login_limit'),
       this.settings.get<number>('security.rate_limit.failed_login_window_minutes'),
     ]);
-    const windowMs = windowMinutes * 60_000;
-    const { count, oldest } = await this.store.failedLoginsSince(ip, new Date(Date.now() - windowMs));
-    if (count < limit || !oldest) return;
-    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + windowMs - Date.now()) / 1000));
+    return { limit, windowMs: windowMinutes * 60_000 };
+  }
+
+  /**
+   * 429 when this IP reached the failed-login limit inside the window. The lockout ends when
+   * enough failures have left the window to bring the count under the limit again.
+   */
+  async assertNotLockedOut(ip: string): Promise<void> {
+    const { limit, windowMs } = await this.lockoutPolicy();
+    const unlocksAt = await this.store.lockoutEnds(ip, new Date(Date.now() - windowMs), limit, windowMs);
+    if (!unlocksAt) return;
+    const retryAfter = Math.max(1, Math.ceil((unlocksAt.getTime() - Date.now()) / 1000));
     throw appError('LOGIN_LOCKED_OUT', undefined, { retry_after_secs: retryAfter });
   }
 
@@ -71,11 +78,8 @@ export class AuthService {
   async failLogin(client: ClientInfo, username: string | null): Promise<never> {
     await this.store.recordFailedLogin(client.ip, username);
     await this.audit.record({ kind: 'auth.login_failed', username, ip: client.ip });
-    const [limit, windowMinutes] = await Promise.all([
-      this.settings.get<number>('security.rate_limit.failed_login_limit'),
-      this.settings.get<number>('security.rate_limit.failed_login_window_minutes'),
-    ]);
-    const { count } = await this.store.failedLoginsSince(client.ip, new Date(Date.now() - windowMinutes * 60_000));
+    const { limit, windowMs } = await this.lockoutPolicy();
+    const count = await this.store.countFailedLogins(client.ip, new Date(Date.now() - windowMs));
     const remaining = Math.max(0, limit - count);
     throw appError('INVALID_CREDENTIALS', `Invalid credentials (${remaining} attempt${remaining === 1 ? '' : 's'} remaining before lockout)`, {
       attempts_remaining: remaining,
@@ -110,7 +114,9 @@ export class AuthService {
       await this.store.addRefreshToken(trx, id, hashToken(refreshToken), expiresAt);
       return id;
     });
-    await this.store.clearFailedLogins(client.ip);
+    // Only this account's failures are forgiven: signing in to one's own account must not
+    // reset the count of guesses made from the same address against other accounts.
+    await this.store.clearFailedLogins(client.ip, user.username);
     await this.audit.record({ kind: 'auth.login', orgId: user.home_org_id, userId: user.id, username: user.username, ip: client.ip, details: { client_type: clientType, provider: user.auth_provider } });
     const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, org: user.home_org_id }, access);
     return { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access };
@@ -122,7 +128,8 @@ export class AuthService {
     if (!row || row.session_revoked_at || row.expires_at.getTime() <= Date.now()) throw appError('INVALID_REFRESH_TOKEN');
     const reuse = async (): Promise<never> => {
       await this.store.revokeSession(row.session_id, 'refresh token reuse');
-      await this.audit.record({ kind: 'auth.refresh_reuse', userId: row.user_id, ip: client.ip, details: { session_id: row.session_id } });
+      const owner = await this.store.findUserById(row.user_id);
+      await this.audit.record({ kind: 'auth.refresh_reuse', orgId: owner?.home_org_id, userId: row.user_id, username: owner?.username, ip: client.ip, details: { session_id: row.session_id } });
       throw appError('REFRESH_TOKEN_REUSED');
     };
     if (row.used_at) return reuse();
@@ -146,7 +153,7 @@ export class AuthService {
     const claims = await this.signer.verify(token);
     if (!claims) return null;
     const row = await this.store.findSessionUser(claims.sid, claims.sub);
-    if (!row || row.session_revoked_at || !row.is_active) return null;
+    if (!row || row.session_revoked_at || !row.is_active || row.session_expires_at.getTime() <= Date.now()) return null;
     if (claims.org !== row.home_org_id && !row.is_platform_admin) return null;
     return {
       userId: row.id,

@@ -122,17 +122,29 @@ export class AuthStore {
     await this.db('failed_logins').insert({ ip_address: ip, username });
   }
 
-  /** Failures from one IP inside the window, and when the oldest of them leaves it. */
-  async failedLoginsSince(ip: string, since: Date): Promise<{ count: number; oldest: Date | null }> {
-    const [row] = await this.db('failed_logins')
-      .where('ip_address', ip)
-      .where('created_at', '>', since)
-      .select(this.db.raw('count(*)::int as count'), this.db.raw('min(created_at) as oldest'));
-    return { count: Number(row.count), oldest: row.oldest ? new Date(row.oldest) : null };
+  async countFailedLogins(ip: string, since: Date): Promise<number> {
+    const [row] = await this.db('failed_logins').where('ip_address', ip).where('created_at', '>', since).count<{ count: number }[]>({ count: '*' });
+    return Number(row.count);
   }
 
-  async clearFailedLogins(ip: string): Promise<void> {
-    await this.db('failed_logins').where('ip_address', ip).delete();
+  /**
+   * When an IP at or over the limit is let in again: the moment the failure that brings the
+   * count under the limit leaves the window. Null when the IP is not locked out.
+   */
+  async lockoutEnds(ip: string, since: Date, limit: number, windowMs: number): Promise<Date | null> {
+    const rows: { created_at: Date }[] = await this.db('failed_logins')
+      .where('ip_address', ip)
+      .where('created_at', '>', since)
+      .orderBy('created_at', 'desc')
+      .offset(limit - 1)
+      .limit(1)
+      .select('created_at');
+    return rows.length ? new Date(new Date(rows[0].created_at).getTime() + windowMs) : null;
+  }
+
+  /** Forgets one account's failures from an IP after it signs in there successfully. */
+  async clearFailedLogins(ip: string, username: string): Promise<void> {
+    await this.db('failed_logins').where('ip_address', ip).whereRaw('lower(username) = lower(?)', [username]).delete();
   }
 
   async setPassword(userId: string, passwordHash: string): Promise<void> {

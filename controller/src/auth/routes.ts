@@ -1,4 +1,3 @@
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
@@ -20,26 +19,13 @@ import {
 
 const tags = ['auth'];
 
-/** The /api/auth rows of API.md (local accounts). Rate limited and lockout-guarded per client IP. */
+/**
+ * The /api/auth rows of API.md (local accounts). The rate limit and failed-login lockout of
+ * every /api/auth/* request live in plugins/auth-limits.ts, ahead of authentication.
+ */
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, settings } = app.services;
-
-  // Read once at start: API.md says rate limit changes apply after a restart.
-  await app.register(rateLimit, {
-    max: await settings.get<number>('security.rate_limit.requests_per_minute'),
-    timeWindow: 60_000,
-    errorResponseBuilder: (_request, context) =>
-      appError('RATE_LIMITED', undefined, { retry_after_secs: Math.max(1, Math.ceil(context.ttl / 1000)) }),
-  });
-  app.addHook('onRequest', async (request, reply) => {
-    try {
-      await auth.assertNotLockedOut(request.ip);
-    } catch (err) {
-      reply.header('Retry-After', String((err as { extra: { retry_after_secs: number } }).extra.retry_after_secs));
-      throw err;
-    }
-  });
+  const { auth } = app.services;
 
   app.post('/login', {
     config: { public: true },

@@ -6,7 +6,7 @@ export const LoginBody = Type.Object({
   password: Type.String({ minLength: 1, maxLength: 1024 }),
   client_type: Type.Optional(Type.Union([Type.Literal('admin_ui'), Type.Literal('terminal')], { default: 'admin_ui' })),
   public_key: Type.Optional(Type.String({ maxLength: 16384, description: 'OpenSSH public key; returns ssh_certificate when the service has an SSH CA.' })),
-});
+}, { additionalProperties: false });
 
 export const TokenPairSchema = Type.Object({
   access_token: Type.String(),
@@ -16,7 +16,7 @@ export const TokenPairSchema = Type.Object({
   ssh_certificate: Type.Optional(Type.String()),
 });
 
-export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 256 }) });
+export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
 
 export const ProvidersSchema = Type.Object({
   providers: Type.Array(Type.Object({ name: Type.String(), enabled: Type.Boolean() })),
@@ -43,7 +43,7 @@ export const LogoutSchema = Type.Object({ message: Type.String(), sessions_revok
 export const PasswordBody = Type.Object({
   current_password: Type.String({ minLength: 1, maxLength: 1024 }),
   new_password: Type.String({ maxLength: 1024 }),
-});
+}, { additionalProperties: false });
 
 export const SessionSchema = Type.Object({
   id: Uuid,
@@ -55,7 +55,7 @@ export const SessionSchema = Type.Object({
   current: Type.Boolean(),
 });
 
-export const SwitchOrgBody = Type.Object({ org_id: Uuid });
+export const SwitchOrgBody = Type.Object({ org_id: Uuid }, { additionalProperties: false });
 export const SwitchOrgSchema = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('Bearer'),

@@ -3,6 +3,7 @@ import { webcrypto } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import type { ControllerConfig } from '../config';
 
 x509.cryptoProvider.set(webcrypto as never);
 
@@ -28,13 +29,15 @@ async function importKey(pem: string): Promise<CryptoKey> {
 }
 
 /**
- * The service's own CA: taken from SWITCHBOARD_TLS_CA_CERT / SWITCHBOARD_TLS_CA_KEY (files)
- * when set, so several controllers share one; otherwise generated into the data dir once.
+ * The service's own CA: taken from SWITCHBOARD_TLS_CA_CERT / SWITCHBOARD_TLS_CA_KEY (files,
+ * `config.tlsCa`) when set, so several controllers share one; otherwise generated into the
+ * data dir once.
  */
-export async function loadOrCreateCa(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<CertificateAuthority> {
-  if (env.SWITCHBOARD_TLS_CA_CERT && env.SWITCHBOARD_TLS_CA_KEY) {
-    return { certPem: readFileSync(env.SWITCHBOARD_TLS_CA_CERT, 'utf8'), keyPem: readFileSync(env.SWITCHBOARD_TLS_CA_KEY, 'utf8') };
+export async function loadOrCreateCa(config: Pick<ControllerConfig, 'dataDir' | 'tlsCa'>): Promise<CertificateAuthority> {
+  if (config.tlsCa) {
+    return { certPem: readFileSync(config.tlsCa.certFile, 'utf8'), keyPem: readFileSync(config.tlsCa.keyFile, 'utf8') };
   }
+  const dataDir = config.dataDir;
   const dir = join(dataDir, 'tls');
   const certFile = join(dir, 'ca.crt');
   const keyFile = join(dir, 'ca.key');

@@ -4,7 +4,7 @@ import { loadOrCreateCa } from './ca';
 
 /** GET /api/tls/ca-certificate: the CA clients trust to reach this service over TLS. */
 export async function tlsRoutes(app: FastifyInstance): Promise<void> {
-  const ca = await loadOrCreateCa(app.services.config.dataDir);
+  const ca = await loadOrCreateCa(app.services.config);
   app.get('/ca-certificate', {
     config: { public: true },
     schema: { tags: ['tls'], summary: 'The service CA certificate (PEM)', produces: ['application/x-pem-file'], response: { 200: Type.String() } },
