@@ -14,7 +14,10 @@ import { Datastore, EditError } from './datastore';
 const { Server, utils } = ssh2;
 
 export interface NetconfFaults {
-  /** Never answer: 'hello' = send no hello; 'rpc' = answer no rpc; an operation name = never answer that one. */
+  /**
+   * Never answer: 'hello' = send no hello; 'rpc' = answer no rpc; 'confirming-commit' = the commit
+   * that would confirm a pending confirmed commit; any other operation name = that operation.
+   */
   hang?: 'hello' | 'rpc' | string;
   /** Send bytes that are not NETCONF instead of the hello or of every rpc-reply. */
   garbage?: 'hello' | 'rpc';
@@ -305,6 +308,7 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
       rpcLog.push(opName);
       const faults = device.faults;
       if (faults.hang === 'rpc' || faults.hang === opName) return;
+      if (faults.hang === 'confirming-commit' && opName === 'commit' && pending && op && !child(op, 'confirmed')) return;
       if (faults.garbage === 'rpc') {
         stream.write(deframer.chunked ? '\n#zz\n<garbage>' : 'garbage garbage');
         return;

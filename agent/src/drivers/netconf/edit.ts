@@ -72,15 +72,14 @@ function keyOf(el: XElement): string | undefined {
   return k ? textOf(k).trim() : undefined;
 }
 
+function ownOperation(el: XElement): string | undefined {
+  const k = Object.keys(el.attrs).find((a) => localName(a) === 'operation' && !a.startsWith('xmlns'));
+  return k === undefined ? undefined : el.attrs[k];
+}
+
+/** Same element instance: same name, namespace, list key and operation of its own. */
 function sameNode(a: XElement, b: XElement): boolean {
-  return (
-    a.name === b.name &&
-    a.attrs.xmlns === b.attrs.xmlns &&
-    a.attrs['nc:operation'] === b.attrs['nc:operation'] &&
-    keyOf(a) === keyOf(b) &&
-    !hasOperationAttr([a]) &&
-    !hasOperationAttr([b])
-  );
+  return a.name === b.name && a.attrs.xmlns === b.attrs.xmlns && ownOperation(a) === ownOperation(b) && keyOf(a) === keyOf(b);
 }
 
 /** Merge fragment `b` into `a` (same elements combined, list entries matched on <name>). */

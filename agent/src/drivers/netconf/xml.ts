@@ -59,12 +59,21 @@ function convert(items: Ordered[]): XNode[] {
 
 /** Parse a document or a fragment (several top-level elements are allowed). */
 export function parseXml(text: string): XNode[] {
-  if (text.trim() === '') return [];
-  const valid = XMLValidator.validate(text, { allowBooleanAttributes: true });
+  let body = text.trimStart();
+  if (body.startsWith('<?xml')) {
+    const end = body.indexOf('?>');
+    if (end < 0) throw new XmlError('unterminated XML declaration');
+    body = body.slice(end + 2);
+  }
+  if (body.trim() === '') return [];
+  // Wrapped so that fragments with several top-level elements validate and parse too.
+  const wrapped = `<sb-fragment>${body}</sb-fragment>`;
+  const valid = XMLValidator.validate(wrapped, { allowBooleanAttributes: true });
   if (valid !== true) {
     throw new XmlError(`${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   }
-  return convert(parser.parse(text) as Ordered[]);
+  const top = convert(parser.parse(wrapped) as Ordered[])[0];
+  return top && isElement(top) ? top.children : [];
 }
 
 export function isElement(n: XNode): n is XElement {
