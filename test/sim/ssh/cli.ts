@@ -36,6 +36,8 @@ export interface SimCommand {
   run: SimCommandHandler;
   /** Commands needing privileged mode fail with the device's error at the user prompt. */
   minMode?: 'user' | 'priv';
+  /** Whether words after the command are accepted (passed as `args`); default true. */
+  args?: boolean;
 }
 
 /** What all shells of one device share. */
@@ -341,14 +343,15 @@ export class CliShellSession {
     add(this.dev.commands);
     add(registry.get(this.dev.deviceType));
     add(registry.get('*'));
-    if (!table.has(p.showConfig)) table.set(p.showConfig, { run: (ctx) => ctx.device.renderConfig(), minMode: 'priv' });
+    if (!table.has(p.showConfig)) table.set(p.showConfig, { run: (ctx) => ctx.device.renderConfig(), minMode: 'priv', args: false });
     if (!table.has(p.showVersion.command)) {
-      table.set(p.showVersion.command, { run: (ctx) => p.showVersion.text(ctx.hostname, ctx.now) });
+      table.set(p.showVersion.command, { run: (ctx) => p.showVersion.text(ctx.hostname, ctx.now), args: false });
     }
     const m = matchCommand(line, table.keys());
     if (!m || m === 'ambiguous') return undefined;
     const cmd = table.get(m.key)!;
     if (cmd.minMode === 'priv' && this.mode === 'user') return undefined;
+    if (cmd.args === false && m.args !== '') return undefined;
     const now = this.dev.now();
     const text = cmd.run({
       hostname: this.dev.hostname,

@@ -56,6 +56,8 @@ export interface SimSshDevice {
   setFaults(faults: SshFaults): void;
   /** Lines typed in config mode, in order. */
   readonly configLog: string[];
+  /** Every open connection stops reading and answering, as if the link died (keepalives go unanswered). */
+  freeze(): void;
   readonly stats: { connections: number; logins: number };
 }
 
@@ -250,6 +252,9 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     },
     setFaults: (f) => {
       faults = { ...f };
+    },
+    freeze: () => {
+      for (const s of sockets) s.pause();
     },
   };
 }

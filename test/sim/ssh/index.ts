@@ -12,3 +12,4 @@ export {
 } from './device';
 export { registerSshCommand, type SshFaults, type SimCommandContext, type SimCommandHandler } from './cli';
 export { PERSONAS, getPersona, type Persona, type Mode } from './personas';
+export { sshTarget } from './target';

@@ -56,7 +56,7 @@ const HOST = String.raw`(?<host>[A-Za-z0-9_.\-/:@]{1,80})`;
 
 /** Shared by the IOS-like dialects. */
 const CISCO_LIKE_ERRORS = [
-  /^% ?Invalid input detected/,
+  /^% ?Invalid input/,
   /^% ?Invalid (command|parameter|number|ip address|IP address)/,
   /^% ?Incomplete command/,
   /^% ?Ambiguous command/,
