@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { adminRoutes } from './admin/routes';
 import { authRoutes } from './auth/routes';
+import { deviceRoutes } from './devices/routes';
+import { profileRoutes } from './profiles/routes';
+import { siteRoutes } from './sites/routes';
 import { tlsRoutes } from './tls/routes';
 
 /**
@@ -11,4 +14,7 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(authRoutes, { prefix: '/api/auth' });
   await app.register(adminRoutes, { prefix: '/api/admin' });
   await app.register(tlsRoutes, { prefix: '/api/tls' });
+  await app.register(profileRoutes, { prefix: '/api/profiles' });
+  await app.register(siteRoutes, { prefix: '/api/sites' });
+  await app.register(deviceRoutes, { prefix: '/api/devices' });
 }

@@ -1,0 +1,97 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { appError } from '../errors/app-error';
+import { IdParams, errorResponses } from '../http/schemas';
+import { caller } from '../plugins/auth';
+import { jsonRows, parseCsv } from './import';
+import { BulkBody, Device, DeviceBody, DeviceChanges, DeviceList, DeviceListQuery, ImportQuery, ImportSummary, JsonImportBody } from './schemas';
+import { DeviceService } from './service';
+import { DeviceStore } from './store';
+
+const tags = ['devices'];
+const config = { permission: 'devices.access' } as const;
+
+/** Largest CSV or JSON import body; other routes keep the app-wide limit. */
+export const IMPORT_BODY_LIMIT = 20 * 1024 * 1024;
+const CSV_TYPES = ['text/csv', 'application/csv'];
+
+/**
+ * Devices rows of API.md that need no agent. Mounted at /api/devices; other areas add
+ * /api/devices/<static> and /api/devices/:id/<sub> routes under the same prefix.
+ */
+export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { db, settings, audit } = app.services;
+  const devices = new DeviceService(new DeviceStore(db), settings, audit);
+
+  app.addContentTypeParser(CSV_TYPES, { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) => done(null, body));
+
+  app.get('', {
+    config,
+    schema: { tags, summary: 'List devices (summary form), filtered and paged', querystring: DeviceListQuery, response: { 200: DeviceList, ...errorResponses(400, 401, 403) } },
+  }, async (request) => {
+    const { limit = 50, offset = 0, ...filter } = request.query;
+    return { ...(await devices.list(caller(request).orgId, filter, limit, offset)), limit, offset };
+  });
+
+  app.post('', {
+    config,
+    schema: { tags, summary: 'Create a device', body: DeviceBody, response: { 201: Device, ...errorResponses(400, 401, 403, 409) } },
+  }, async (request, reply) => reply.code(201).send(await devices.create(caller(request), request.body)));
+
+  app.post('/import/csv', {
+    config,
+    bodyLimit: IMPORT_BODY_LIMIT,
+    preValidation: async (request) => {
+      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      if (!CSV_TYPES.includes(type)) throw appError('UNSUPPORTED_MEDIA_TYPE', 'Send the CSV file with Content-Type: text/csv');
+    },
+    schema: {
+      tags,
+      summary: 'Import devices from CSV (header: name, host, device_type, manufacturer, model, platform, site, description; up to 20 MiB)',
+      querystring: ImportQuery,
+      body: Type.String(),
+      response: { 200: ImportSummary, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+  }, async (request) => devices.import(caller(request), 'csv', parseCsv(request.body), request.query.profile_id));
+
+  app.post('/import/json', {
+    config,
+    bodyLimit: IMPORT_BODY_LIMIT,
+    schema: {
+      tags,
+      summary: 'Import devices from a JSON array of objects with the CSV column names (up to 20 MiB)',
+      querystring: ImportQuery,
+      body: JsonImportBody,
+      response: { 200: ImportSummary, ...errorResponses(400, 401, 403, 413, 415) },
+    },
+  }, async (request) => devices.import(caller(request), 'json', jsonRows(request.body), request.query.profile_id));
+
+  app.patch('/bulk', {
+    config,
+    schema: {
+      tags,
+      summary: 'Set the same fields on many devices (profile_id, site_id, site, device_type, manufacturer, model, platform, description, tags, poll_enabled, poll_interval_minutes)',
+      body: BulkBody,
+      response: { 200: Type.Object({ updated: Type.Integer() }), ...errorResponses(400, 401, 403) },
+    },
+  }, async (request) => ({ updated: await devices.bulkUpdate(caller(request), request.body.ids, request.body.fields) }));
+
+  app.get('/:id', {
+    config,
+    schema: { tags, summary: 'One device (full form)', params: IdParams, response: { 200: Device, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => devices.get(caller(request).orgId, request.params.id));
+
+  app.put('/:id', {
+    config,
+    schema: { tags, summary: 'Change a device: only the fields sent change (source cannot)', params: IdParams, body: DeviceChanges, response: { 200: Device, ...errorResponses(400, 401, 403, 404, 409) } },
+  }, async (request) => devices.update(caller(request), request.params.id, request.body));
+
+  app.delete('/:id', {
+    config,
+    schema: { tags, summary: 'Delete a device', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404, 409) } },
+  }, async (request, reply) => {
+    await devices.delete(caller(request), request.params.id);
+    return reply.code(204).send(null);
+  });
+}

@@ -1,0 +1,122 @@
+import type { Static } from '@sinclair/typebox';
+import type { AuditService } from '../admin/audit-service';
+import type { SettingsService } from '../admin/settings-service';
+import type { AuthContext } from '../auth/auth-service';
+import { appError } from '../errors/app-error';
+import { isForeignKeyViolation, uniqueOr } from './db-errors';
+import { type ImportRow, validateImportRows } from './import';
+import { assertDeviceFields } from './rules';
+import type { BulkFields, DeviceBody, DeviceChanges } from './schemas';
+import type { DeviceFilter, DeviceStore } from './store';
+
+const IMPORT_COLUMNS = [
+  'org_id', 'profile_id', 'source', 'protocol', 'created_by', 'updated_by',
+  'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'description',
+];
+
+/** Device rules shared by create, update, bulk edit and import. */
+export class DeviceService {
+  constructor(
+    private readonly store: DeviceStore,
+    private readonly settings: SettingsService,
+    private readonly audit: AuditService,
+  ) {}
+
+  list(orgId: string, filter: DeviceFilter, limit: number, offset: number) {
+    return this.store.list(orgId, filter, limit, offset);
+  }
+
+  async get(orgId: string, id: string) {
+    const device = await this.store.find(orgId, id);
+    if (!device) throw appError('DEVICE_NOT_FOUND');
+    return device;
+  }
+
+  /** profile_id and site_id must name rows of the caller's organization. */
+  private async checkReferences(orgId: string, refs: { profile_id?: string; site_id?: string | null }): Promise<void> {
+    if (refs.profile_id === undefined && !refs.site_id) return;
+    const ok = await this.store.references(orgId, refs);
+    if (!ok.profile) throw appError('UNKNOWN_PROFILE');
+    if (!ok.site) throw appError('UNKNOWN_SITE');
+  }
+
+  private record(me: AuthContext, kind: string, details: Record<string, unknown>) {
+    return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details });
+  }
+
+  async create(me: AuthContext, body: Static<typeof DeviceBody>) {
+    if (body.source === 'netbox') throw appError('INVALID_SOURCE');
+    const row = { ...body, name: body.name.trim(), host: body.host.trim() };
+    assertDeviceFields(row);
+    await this.checkReferences(me.orgId, row);
+    const id = await this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId });
+    if (!id) throw appError('DEVICE_NAME_TAKEN');
+    await this.record(me, 'device.created', { device_id: id, name: row.name });
+    return this.get(me.orgId, id);
+  }
+
+  async update(me: AuthContext, id: string, body: Static<typeof DeviceChanges>) {
+    const row = { ...body, ...(body.name !== undefined && { name: body.name.trim() }), ...(body.host !== undefined && { host: body.host.trim() }) };
+    assertDeviceFields(row);
+    await this.checkReferences(me.orgId, row);
+    const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('DEVICE_NAME_TAKEN'));
+    if (changed === 0) throw appError('DEVICE_NOT_FOUND');
+    await this.record(me, 'device.updated', { device_id: id, fields: Object.keys(body) });
+    return this.get(me.orgId, id);
+  }
+
+  async delete(me: AuthContext, id: string): Promise<void> {
+    let deleted: number;
+    try {
+      deleted = await this.store.delete(me.orgId, id);
+    } catch (err) {
+      if (isForeignKeyViolation(err)) throw appError('DEVICE_IN_USE');
+      throw err;
+    }
+    if (deleted === 0) throw appError('DEVICE_NOT_FOUND');
+    await this.record(me, 'device.deleted', { device_id: id });
+  }
+
+  async bulkUpdate(me: AuthContext, ids: string[], fields: Static<typeof BulkFields>): Promise<number> {
+    if (ids.length === 0) throw appError('BULK_EMPTY_IDS');
+    if (Object.keys(fields).length === 0) throw appError('BULK_EMPTY_FIELDS');
+    assertDeviceFields(fields);
+    await this.checkReferences(me.orgId, fields);
+    const updated = await this.store.bulkUpdate(me.orgId, ids, { ...fields, updated_by: me.userId });
+    await this.record(me, 'device.bulk_updated', { fields: Object.keys(fields), updated });
+    return updated;
+  }
+
+  /** Import rule 3: the profile_id query value, else the organization's default profile. */
+  private async importProfile(orgId: string, requested: string | undefined): Promise<string> {
+    if (requested !== undefined) {
+      await this.checkReferences(orgId, { profile_id: requested });
+      return requested;
+    }
+    const fallback = await this.settings.get<string | null>('devices.default_profile_id', orgId);
+    if (!fallback) throw appError('IMPORT_NO_PROFILE');
+    const ok = await this.store.references(orgId, { profile_id: fallback });
+    if (!ok.profile) throw appError('IMPORT_NO_PROFILE', 'The default connection profile (devices.default_profile_id) no longer exists: pass profile_id or change the setting');
+    return fallback;
+  }
+
+  /**
+   * Import rules 1–5 of API.md: each row on its own, valid rows inserted set-based in one
+   * transaction, names already present reported per row.
+   */
+  async import(me: AuthContext, source: 'csv' | 'json', rows: ImportRow[], requestedProfile: string | undefined) {
+    const profileId = await this.importProfile(me.orgId, requestedProfile);
+    const { valid, errors } = validateImportRows(rows);
+    const constants = { org_id: me.orgId, profile_id: profileId, source, protocol: 'ssh', created_by: me.userId, updated_by: me.userId };
+    const written = await this.store.transaction((trx) =>
+      this.store.insertMany(trx, IMPORT_COLUMNS, valid.map(({ fields }) => ({ ...constants, ...fields }))),
+    );
+    const insertedNames = new Set(written.map((w) => w.name));
+    for (const { row, fields } of valid) {
+      if (!insertedNames.has(fields.name)) errors.push({ row, name: fields.name, error: 'Device with this name already exists' });
+    }
+    errors.sort((a, b) => a.row - b.row);
+    await this.record(me, 'device.imported', { source, imported: written.length, failed: errors.length, profile_id: profileId });
+    return { imported: written.length, failed: errors.length, errors };
+  }
+}

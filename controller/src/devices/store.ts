@@ -1,0 +1,138 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+
+/** Must match the trigram index of migrations/020_inventory_netbox.ts character for character. */
+export const DEVICE_SEARCH_EXPRESSION = "lower(name || ' ' || host || ' ' || manufacturer || ' ' || model || ' ' || platform || ' ' || device_type)";
+
+export const SUMMARY_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'site', 'source', 'profile_id', 'created_at', 'updated_at'];
+
+const fullColumns = (db: Db) => [
+  ...SUMMARY_COLUMNS,
+  'protocol', 'description', 'platform', 'serial_number', 'asset_tag', 'tags', 'metadata', 'site_id', 'poll_enabled', 'poll_interval_minutes',
+  db.raw("CASE WHEN source = 'netbox' THEN source_id END AS netbox_source_id"),
+  db.raw("CASE WHEN source = 'netbox' AND external_id ~ '^[0-9]{1,9}$' THEN external_id::int END AS netbox_id"),
+  'netbox_last_synced_at', 'netbox_removed_at', 'created_by', 'updated_by',
+];
+
+export interface DeviceFilter {
+  q?: string;
+  vendor?: string;
+  platform?: string;
+  device_type?: string;
+  site_id?: string;
+  site?: string;
+  source?: string;
+}
+
+/** PostgreSQL type of each device column a batch write may carry (jsonb_to_recordset column list). */
+export const DEVICE_COLUMN_TYPES: Record<string, string> = {
+  id: 'uuid', org_id: 'uuid', profile_id: 'uuid', site_id: 'uuid', source_id: 'uuid', created_by: 'uuid', updated_by: 'uuid',
+  name: 'text', host: 'text', device_type: 'text', manufacturer: 'text', model: 'text', platform: 'text', site: 'text',
+  source: 'text', external_id: 'text', protocol: 'text', description: 'text', serial_number: 'text', asset_tag: 'text',
+  tags: 'text[]', metadata: 'jsonb', poll_enabled: 'boolean', poll_interval_minutes: 'integer',
+  netbox_last_synced_at: 'timestamptz', netbox_removed_at: 'timestamptz',
+};
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** `jsonb_to_recordset(?) AS r(col type, …)` for a batch of rows that all carry `columns`. */
+function recordset(db: Db | Knex.Transaction, columns: string[], rows: Record<string, unknown>[]): Knex.Raw {
+  const definition = columns.map((c) => `${c} ${DEVICE_COLUMN_TYPES[c]}`).join(', ');
+  return db.raw(`jsonb_to_recordset(?::jsonb) AS r(${definition})`, [JSON.stringify(rows)]);
+}
+
+/** SQL for devices: the only place that reads or writes the devices table for this area. */
+export class DeviceStore {
+  constructor(private readonly db: Db) {}
+
+  private filtered(orgId: string, filter: DeviceFilter) {
+    return this.db('devices').where('org_id', orgId).modify((query) => {
+      if (filter.q) query.whereRaw(`${DEVICE_SEARCH_EXPRESSION} LIKE ?`, [`%${escapeLike(filter.q.toLowerCase())}%`]);
+      if (filter.vendor !== undefined) query.whereRaw('lower(manufacturer) = lower(?)', [filter.vendor]);
+      if (filter.platform !== undefined) query.where('platform', filter.platform);
+      if (filter.device_type !== undefined) query.where('device_type', filter.device_type);
+      if (filter.site_id !== undefined) query.where('site_id', filter.site_id);
+      if (filter.site !== undefined) query.whereRaw('lower(site) = lower(?)', [filter.site]);
+      if (filter.source !== undefined) query.where('source', filter.source);
+    });
+  }
+
+  /** One page in name order plus the total; both queries run at once. */
+  async list(orgId: string, filter: DeviceFilter, limit: number, offset: number) {
+    const [devices, [{ count }]] = await Promise.all([
+      this.filtered(orgId, filter).select(SUMMARY_COLUMNS).orderBy('name').limit(limit).offset(offset),
+      this.filtered(orgId, filter).count<{ count: number }[]>({ count: '*' }),
+    ]);
+    return { devices, total: Number(count) };
+  }
+
+  find(orgId: string, id: string) {
+    return this.db('devices').where({ org_id: orgId, id }).first(fullColumns(this.db));
+  }
+
+  /** Whether the profile and the site (each when given) belong to the organization, in one query. */
+  async references(orgId: string, refs: { profile_id?: string; site_id?: string | null }): Promise<{ profile: boolean; site: boolean }> {
+    const { rows } = await this.db.raw(
+      `SELECT (?::uuid IS NULL OR EXISTS (SELECT 1 FROM connection_profiles WHERE org_id = ? AND id = ?::uuid)) AS profile,
+              (?::uuid IS NULL OR EXISTS (SELECT 1 FROM sites WHERE org_id = ? AND id = ?::uuid)) AS site`,
+      [refs.profile_id ?? null, orgId, refs.profile_id ?? null, refs.site_id ?? null, orgId, refs.site_id ?? null],
+    );
+    return rows[0];
+  }
+
+  /** The new device's id, or undefined when the name is taken. */
+  async insert(row: Record<string, unknown>): Promise<string | undefined> {
+    const [created] = await this.db('devices').insert(row).onConflict(['org_id', 'name']).ignore().returning('id');
+    return created?.id;
+  }
+
+  update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
+    return this.db('devices').where({ org_id: orgId, id }).update({ ...fields, updated_at: this.db.fn.now() });
+  }
+
+  delete(orgId: string, id: string): Promise<number> {
+    return this.db('devices').where({ org_id: orgId, id }).delete();
+  }
+
+  /** Sets the same fields on the organization's devices among ids; other ids are ignored. */
+  bulkUpdate(orgId: string, ids: string[], fields: Record<string, unknown>): Promise<number> {
+    return this.db('devices')
+      .where('org_id', orgId)
+      .whereRaw('id = ANY(?::uuid[])', [ids])
+      .update({ ...fields, updated_at: this.db.fn.now() });
+  }
+
+  /**
+   * Inserts rows (each with every key of `columns`) in one statement per chunk, skipping names
+   * that already exist in the organization. Returns the rows written (id, name).
+   */
+  async insertMany(trx: Knex.Transaction | Db, columns: string[], rows: Record<string, unknown>[], chunk = 5000): Promise<{ id: string; name: string }[]> {
+    const written: { id: string; name: string }[] = [];
+    for (let i = 0; i < rows.length; i += chunk) {
+      const { rows: inserted } = await trx.raw(
+        `INSERT INTO devices (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM ? ON CONFLICT (org_id, name) DO NOTHING RETURNING id, name`,
+        [recordset(trx, columns, rows.slice(i, i + chunk))],
+      );
+      written.push(...inserted);
+    }
+    return written;
+  }
+
+  /** Updates rows keyed by id (each with every key of `columns`, id among them) inside one organization. */
+  async updateMany(trx: Knex.Transaction | Db, orgId: string, columns: string[], rows: Record<string, unknown>[], chunk = 5000): Promise<number> {
+    const set = columns.filter((c) => c !== 'id').map((c) => `${c} = r.${c}`).join(', ');
+    let updated = 0;
+    for (let i = 0; i < rows.length; i += chunk) {
+      const result = await trx.raw(`UPDATE devices d SET ${set}, updated_at = now() FROM ? WHERE d.id = r.id AND d.org_id = ?`, [
+        recordset(trx, columns, rows.slice(i, i + chunk)),
+        orgId,
+      ]);
+      updated += result.rowCount ?? 0;
+    }
+    return updated;
+  }
+
+  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+}

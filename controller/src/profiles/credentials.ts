@@ -1,0 +1,88 @@
+import type { Db } from '../db/knex';
+import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+
+/** Decrypted login material of a device's connection profile. Never log or return it. */
+export interface DeviceCredentials {
+  username: string;
+  password: string | null;
+  private_key: string | null;
+  enable_password: string | null;
+}
+
+/** Everything an agent needs to reach one device: address, dialect, ports, transport, credentials. */
+export interface DeviceTarget {
+  device_id: string;
+  name: string;
+  host: string;
+  /** SSH CLI dialect (vendor_ios, …, generic, custom, snmp). */
+  device_type: string;
+  platform: string;
+  protocol: string;
+  site_id: string | null;
+  profile_id: string;
+  ports: { ssh: number; netconf: number; gnmi: number };
+  gnmi_tls: boolean;
+  gnmi_skip_verify: boolean;
+  automation_transport: 'gnmi' | 'netconf' | null;
+  credentials: DeviceCredentials;
+}
+
+/**
+ * Loads devices of one organization with their connection profile and decrypted credentials,
+ * in one query. Ids of other organizations or unknown ids are left out (compare lengths to
+ * detect them); the order follows deviceIds, repeated ids once. For job dispatch only: seal the result to the
+ * agent's key before it leaves the controller.
+ */
+export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: string, deviceIds: string[]): Promise<DeviceTarget[]> {
+  if (deviceIds.length === 0) return [];
+  const rows = await db('devices as d')
+    .join('connection_profiles as p', 'p.id', 'd.profile_id')
+    .where('d.org_id', orgId)
+    .whereRaw('d.id = ANY(?::uuid[])', [deviceIds])
+    .select(
+      'd.id', 'd.name', 'd.host', 'd.device_type', 'd.platform', 'd.protocol', 'd.site_id', 'd.profile_id',
+      'p.username', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
+      'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport',
+    );
+  // Profiles are shared by many devices: open each sealed value once.
+  const opened = new Map<string, Promise<string>>();
+  const open = (sealed: string | null) => {
+    if (sealed === null) return Promise.resolve(null);
+    if (!opened.has(sealed)) opened.set(sealed, secrets.open(sealed));
+    return opened.get(sealed)!;
+  };
+  const byId = new Map<string, DeviceTarget>();
+  for (const row of rows) {
+    byId.set(row.id, {
+      device_id: row.id,
+      name: row.name,
+      host: row.host,
+      device_type: row.device_type,
+      platform: row.platform,
+      protocol: row.protocol,
+      site_id: row.site_id,
+      profile_id: row.profile_id,
+      ports: { ssh: row.ssh_port, netconf: row.netconf_port, gnmi: row.gnmi_port },
+      gnmi_tls: row.gnmi_tls,
+      gnmi_skip_verify: row.gnmi_skip_verify,
+      automation_transport: row.automation_transport,
+      credentials: {
+        username: row.username,
+        password: await open(row.password_enc),
+        private_key: await open(row.private_key_enc),
+        enable_password: await open(row.enable_password_enc),
+      },
+    });
+  }
+  return [...new Set(deviceIds)].flatMap((id) => byId.get(id) ?? []);
+}
+
+declare module '../services' {
+  interface Services {
+    /** Inventory for other areas; set by the profiles plugin (controller/src/profiles/routes.ts). */
+    inventory?: {
+      /** loadDeviceTargets bound to the app's database and secret box. */
+      loadDeviceTargets(orgId: string, deviceIds: string[]): Promise<DeviceTarget[]>;
+    };
+  }
+}

@@ -1,0 +1,58 @@
+import type { Db } from '../db/knex';
+
+/** Columns of a profile as returned by the API: secrets become has_* flags. */
+const columns = (db: Db) => [
+  'p.id', 'p.org_id', 'p.name', 'p.username',
+  db.raw('(p.password_enc IS NOT NULL) AS has_password'),
+  db.raw('(p.private_key_enc IS NOT NULL) AS has_private_key'),
+  db.raw('(p.enable_password_enc IS NOT NULL) AS has_enable_password'),
+  'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport',
+  db.raw('(SELECT count(*) FROM devices d WHERE d.profile_id = p.id)::int AS device_count'),
+  'p.created_at', 'p.updated_at',
+];
+
+/** SQL for connection profiles. Sealed secrets are written here and read only by credentials.ts. */
+export class ProfileStore {
+  constructor(private readonly db: Db) {}
+
+  async list(orgId: string) {
+    const profiles = await this.db('connection_profiles as p').where('p.org_id', orgId).orderBy('p.name').select(columns(this.db));
+    return { profiles, total: profiles.length };
+  }
+
+  find(orgId: string, id: string) {
+    return this.db('connection_profiles as p').where({ 'p.org_id': orgId, 'p.id': id }).first(columns(this.db));
+  }
+
+  async exists(orgId: string, id: string): Promise<boolean> {
+    return (await this.db('connection_profiles').where({ org_id: orgId, id }).first('id')) !== undefined;
+  }
+
+  /** undefined when the name is taken. */
+  async insert(row: Record<string, unknown>): Promise<string | undefined> {
+    const [created] = await this.db('connection_profiles').insert(row).onConflict(['org_id', 'name']).ignore().returning('id');
+    return created?.id;
+  }
+
+  /** Number of rows changed (0: not in this organization). */
+  update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
+    return this.db('connection_profiles').where({ org_id: orgId, id }).update({ ...fields, updated_at: this.db.fn.now() });
+  }
+
+  async deviceCount(orgId: string, id: string): Promise<number> {
+    const [{ count }] = await this.db('devices').where({ org_id: orgId, profile_id: id }).count<{ count: number }[]>({ count: '*' });
+    return Number(count);
+  }
+
+  delete(orgId: string, id: string): Promise<number> {
+    return this.db('connection_profiles').where({ org_id: orgId, id }).delete();
+  }
+
+  /** Moves the caller's devices among deviceIds to the profile; other organizations' ids are ignored. */
+  assign(orgId: string, profileId: string, deviceIds: string[], userId: string): Promise<number> {
+    return this.db('devices')
+      .where('org_id', orgId)
+      .whereRaw('id = ANY(?::uuid[])', [deviceIds])
+      .update({ profile_id: profileId, updated_by: userId, updated_at: this.db.fn.now() });
+  }
+}
