@@ -118,7 +118,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
       data = structuredClone(t);
     },
     setRequests,
-    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+    close: async () => server.forceShutdown(),
   } satisfies GnmiTarget;
 
   const authorize = (md: grpc.Metadata): grpc.ServiceError | undefined => {

@@ -1,0 +1,286 @@
+import net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DriverError, type ConfigChange, type DeviceTarget } from '../../agent/src/drivers/types';
+import { buildSetRequest, canonicalJson, formatPath, gnmiDriver, parsePath, PathSyntaxError, type Json } from '../../agent/src/drivers/gnmi';
+import { startGnmiFleet, startGnmiTarget, type GnmiTarget, type GnmiTargetOptions } from '../sim/gnmi/target';
+
+const INITIAL: Json = {
+  'openconfig-interfaces:interfaces': {
+    interface: [
+      { name: 'Ethernet1', config: { name: 'Ethernet1', mtu: 1500, description: 'uplink' } },
+      { name: 'Ethernet2', config: { name: 'Ethernet2', mtu: 1500 } },
+    ],
+  },
+  'openconfig-system:system': { config: { hostname: 'r1' } },
+};
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((o) => o.close()));
+});
+
+async function targetSim(opts: GnmiTargetOptions = {}): Promise<GnmiTarget> {
+  const t = await startGnmiTarget({ initialTree: INITIAL, ...opts });
+  open.push(t);
+  return t;
+}
+
+function target(t: { port: number }, extra: Partial<DeviceTarget> = {}): DeviceTarget {
+  return {
+    id: 'dev-1',
+    name: 'sim',
+    host: '127.0.0.1',
+    device_type: 'generic',
+    credentials: { username: 'admin', password: 'admin' },
+    ports: { ssh: 22, netconf: 830, gnmi: t.port },
+    gnmi_tls: false,
+    gnmi_skip_verify: false,
+    ...extra,
+  };
+}
+
+async function session(t: GnmiTarget, extra: Partial<DeviceTarget> = {}, limits = {}) {
+  const s = await gnmiDriver.open(target(t, extra), limits);
+  open.push(s);
+  return s;
+}
+
+async function failure(p: Promise<unknown>): Promise<DriverError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DriverError);
+  return err as DriverError;
+}
+
+const change = (operation: ConfigChange['operation'], target_path: string, config: Json | null): ConfigChange => ({
+  operation,
+  target_path,
+  config_format: 'json',
+  config: config === null ? '' : JSON.stringify(config),
+});
+
+describe('gNMI path parser', () => {
+  it('parses elements and keys', () => {
+    expect(parsePath('/interfaces/interface[name=Ethernet1]/config')).toEqual({
+      elem: [
+        { name: 'interfaces', key: {} },
+        { name: 'interface', key: { name: 'Ethernet1' } },
+        { name: 'config', key: {} },
+      ],
+    });
+    expect(parsePath('/')).toEqual({ elem: [] });
+    expect(parsePath('a/b/')).toEqual({ elem: [{ name: 'a', key: {} }, { name: 'b', key: {} }] });
+  });
+
+  it('takes "/" inside key values literally and unescapes "\\]" and "\\\\"', () => {
+    const p = parsePath('/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=bgp/1]/x');
+    expect(p.elem[3]).toEqual({ name: 'protocol', key: { identifier: 'BGP', name: 'bgp/1' } });
+    expect(p.elem[4].name).toBe('x');
+    expect(parsePath('/a[k=x\\]y]/b').elem[0].key).toEqual({ k: 'x]y' });
+    expect(parsePath('/a[k=back\\\\slash]').elem[0].key).toEqual({ k: 'back\\slash' });
+    expect(parsePath('/a[k=a=b]').elem[0].key).toEqual({ k: 'a=b' });
+    expect(parsePath('/a[k=[x]').elem[0].key).toEqual({ k: '[x' });
+    expect(parsePath('/a[k=]').elem[0].key).toEqual({ k: '' });
+    expect(parsePath('/a\\/b/c').elem.map((e) => e.name)).toEqual(['a/b', 'c']);
+  });
+
+  it('recognises an origin and keeps module prefixes on names', () => {
+    expect(parsePath('openconfig:/interfaces')).toEqual({ origin: 'openconfig', elem: [{ name: 'interfaces', key: {} }] });
+    expect(parsePath('/openconfig-interfaces:interfaces/interface[name=e:1/2]')).toEqual({
+      elem: [
+        { name: 'openconfig-interfaces:interfaces', key: {} },
+        { name: 'interface', key: { name: 'e:1/2' } },
+      ],
+    });
+  });
+
+  it.each([
+    ['/a[k=v', /unterminated key/],
+    ['/a//b', /empty element name/],
+    ['/a[=v]', /empty key name/],
+    ['/a[k]', /unexpected ']' in key name/],
+    ['/a[k', /missing '='/],
+    ['/a[k=v]x', /expected '\/'/],
+    ['/a[k=v\\', /dangling escape/],
+    ['/a[k=1][k=2]', /duplicate key/],
+  ])('rejects %s', (input, why) => {
+    expect(() => parsePath(input)).toThrow(PathSyntaxError);
+    expect(() => parsePath(input)).toThrow(why);
+  });
+
+  it('formats paths so that they parse back to the same path', () => {
+    for (const s of ['/a/b[k=v]/c', '/a[k=x\\]y][z=1/2]', '/a\\/b[k=back\\\\slash]', 'oc:/x']) {
+      const p = parsePath(s);
+      expect(parsePath(formatPath(p))).toEqual(p);
+    }
+    expect(formatPath(parsePath('/a[z=1][b=2]'))).toBe('/a[b=2][z=1]');
+  });
+});
+
+describe('SetRequest building', () => {
+  it('puts every change into one request with the right operation lists', () => {
+    const req = buildSetRequest([
+      change('merge', '/system/config', { hostname: 'r2' }),
+      change('replace', '/interfaces/interface[name=Ethernet2]/config', { name: 'Ethernet2', mtu: 9000 }),
+      change('delete', '/interfaces/interface[name=Ethernet1]', null),
+    ]);
+    expect(req.delete).toEqual([{ elem: [{ name: 'interfaces', key: {} }, { name: 'interface', key: { name: 'Ethernet1' } }] }]);
+    expect(req.replace).toHaveLength(1);
+    expect(JSON.parse(req.replace[0].val.json_ietf_val!.toString())).toEqual({ name: 'Ethernet2', mtu: 9000 });
+    expect(req.update[0].path.elem.map((e) => e.name)).toEqual(['system', 'config']);
+  });
+
+  it('rejects invalid JSON, a bad path and a replace without a path', () => {
+    expect(() => buildSetRequest([{ operation: 'merge', target_path: '/a', config_format: 'json', config: '{nope' }])).toThrow(/not valid JSON/);
+    expect(() => buildSetRequest([change('merge', '/a[k=v', {})])).toThrow(/unterminated key/);
+    expect(() => buildSetRequest([{ operation: 'replace', config_format: 'json', config: '{}' }])).toThrow(/needs a target_path/);
+  });
+});
+
+describe('gNMI driver against the simulator', () => {
+  it('reads capabilities and fetches the root as canonical JSON', async () => {
+    const t = await targetSim();
+    const s = await session(t);
+    expect(s.capabilities.gNMI_version).toBe('0.10.0');
+    expect(s.capabilities.supported_encodings).toContain('JSON_IETF');
+    expect(s.capabilities.supported_models.map((m) => m.name)).toContain('openconfig-interfaces');
+    const cfg = await s.fetchConfig();
+    expect(cfg.format).toBe('json');
+    expect(cfg.via).toBe('gnmi');
+    expect(cfg.text).toBe(canonicalJson(INITIAL));
+    expect(cfg.text.indexOf('"openconfig-interfaces:interfaces"')).toBeLessThan(cfg.text.indexOf('"openconfig-system:system"'));
+    // Keys are sorted at every level, so an unchanged device gives unchanged text.
+    expect(cfg.text.indexOf('"description"')).toBeLessThan(cfg.text.indexOf('"mtu"'));
+    expect((await s.fetchConfig()).text).toBe(cfg.text);
+    expect(await s.get('/interfaces/interface[name=Ethernet2]/config')).toEqual({ name: 'Ethernet2', mtu: 1500 });
+  });
+
+  it('applies several changes in ONE SetRequest', async () => {
+    const t = await targetSim();
+    const s = await session(t);
+    await s.apply([
+      change('merge', '/interfaces/interface[name=Ethernet1]/config', { mtu: 9000 }),
+      change('replace', '/interfaces/interface[name=Ethernet3]/config', { name: 'Ethernet3', mtu: 1400 }),
+      change('delete', '/interfaces/interface[name=Ethernet2]', null),
+      change('merge', '/system/config', { hostname: 'r2' }),
+    ]);
+    expect(t.setRequests).toEqual([
+      {
+        delete: ['/interfaces/interface[name=Ethernet2]'],
+        replace: ['/interfaces/interface[name=Ethernet3]/config'],
+        update: ['/interfaces/interface[name=Ethernet1]/config', '/system/config'],
+      },
+    ]);
+    expect(t.tree()).toEqual({
+      'openconfig-interfaces:interfaces': {
+        interface: [
+          { name: 'Ethernet1', config: { name: 'Ethernet1', mtu: 9000, description: 'uplink' } },
+          { name: 'Ethernet3', config: { name: 'Ethernet3', mtu: 1400 } },
+        ],
+      },
+      'openconfig-system:system': { config: { hostname: 'r2' } },
+    });
+  });
+
+  it('leaves the tree unchanged when the target fails the Set', async () => {
+    const t = await targetSim({ faults: { failSetPaths: ['/system'] } });
+    const s = await session(t);
+    const err = await failure(
+      s.apply([change('merge', '/interfaces/interface[name=Ethernet1]/config', { mtu: 9000 }), change('merge', '/system/config', { hostname: 'r2' })]),
+    );
+    expect(err.kind).toBe('device');
+    expect(err.message).toContain('ABORTED');
+    expect(err.message).toContain('injected failure: Set touches /system');
+    expect(t.tree()).toEqual(INITIAL);
+    expect(t.setRequests).toHaveLength(1);
+  });
+
+  it('leaves the tree unchanged when a later operation of the Set is invalid', async () => {
+    const t = await targetSim();
+    const s = await session(t);
+    // The second update treats a container as a list: the whole request must be refused.
+    const err = await failure(s.apply([change('merge', '/system/config', { hostname: 'r2' }), change('merge', '/system/config[name=x]/y', { z: 1 })]));
+    expect(err.kind).toBe('device');
+    expect(err.message).toMatch(/INVALID_ARGUMENT: .*not a list/);
+    expect(t.tree()).toEqual(INITIAL);
+  });
+
+  it('fails the Nth Set and maps the status code', async () => {
+    const t = await targetSim({ faults: { failNthSet: 2, failCode: grpc.status.FAILED_PRECONDITION } });
+    const s = await session(t);
+    await s.apply([change('merge', '/system/config', { hostname: 'one' })]);
+    const err = await failure(s.apply([change('merge', '/system/config', { hostname: 'two' })]));
+    expect(err.kind).toBe('device');
+    expect(err.message).toMatch(/FAILED_PRECONDITION: injected failure of Set #2/);
+    expect((t.tree() as { 'openconfig-system:system': { config: { hostname: string } } })['openconfig-system:system'].config.hostname).toBe('one');
+  });
+
+  it('restores a backup with a replace at the root', async () => {
+    const t = await targetSim();
+    const s = await session(t);
+    const backup = await s.fetchConfig();
+    await s.apply([change('delete', '/interfaces', null), change('merge', '/extra/config', { on: true })]);
+    expect(t.tree()).toEqual({ extra: { config: { on: true } }, 'openconfig-system:system': { config: { hostname: 'r1' } } });
+    await s.restore(backup);
+    expect(t.tree()).toEqual(INITIAL);
+    expect((await s.fetchConfig()).text).toBe(backup.text);
+    expect(t.setRequests.at(-1)).toEqual({ delete: [], replace: ['/'], update: [] });
+    await expect(s.restore({ text: '<x/>', format: 'xml', via: 'netconf' })).rejects.toThrow(/cannot restore a xml configuration/);
+  });
+
+  it('talks TLS to a self-signed target when gnmi_skip_verify is set, and refuses it otherwise', async () => {
+    const t = await targetSim({ tls: true });
+    const s = await session(t, { gnmi_tls: true, gnmi_skip_verify: true });
+    expect((await s.fetchConfig()).text).toBe(canonicalJson(INITIAL));
+    const err = await failure(gnmiDriver.open(target(t, { gnmi_tls: true, gnmi_skip_verify: false }), { connectTimeoutMs: 3000 }));
+    expect(err.kind).toBe('auth');
+    expect(err.message).toMatch(/certificate/);
+  });
+
+  it('fails cleanly when TLS and plaintext are mixed up', async () => {
+    const tls = await targetSim({ tls: true });
+    const plain = await targetSim();
+    const e1 = await failure(gnmiDriver.open(target(tls, { gnmi_tls: false }), { connectTimeoutMs: 2000 }));
+    // A plaintext HTTP/2 preface to a TLS listener: the connection just fails.
+    expect(['refused', 'protocol']).toContain(e1.kind);
+    const e2 = await failure(gnmiDriver.open(target(plain, { gnmi_tls: true, gnmi_skip_verify: true }), { connectTimeoutMs: 2000 }));
+    expect(e2.kind).toBe('protocol');
+    expect(e2.message).toMatch(/TLS\/HTTP2 negotiation failed .*check gnmi_tls/);
+  });
+
+  it('auth: wrong password gives kind auth', async () => {
+    const t = await targetSim();
+    const err = await failure(gnmiDriver.open(target(t, { credentials: { username: 'admin', password: 'nope' } })));
+    expect(err.kind).toBe('auth');
+    expect(err.message).toMatch(/authentication failed .*invalid username or password/);
+  });
+
+  it('timeout: a slow target exceeds the command deadline', async () => {
+    const t = await targetSim();
+    const s = await session(t, {}, { commandTimeoutMs: 200 });
+    t.faults.delayMs = 1000;
+    const err = await failure(s.fetchConfig());
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toMatch(/gNMI Get \/ on 127\.0\.0\.1:\d+ timed out after 200ms/);
+  });
+
+  it('refused: nothing listening', async () => {
+    const srv = net.createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const port = (srv.address() as net.AddressInfo).port;
+    await new Promise<void>((r) => srv.close(() => r()));
+    const err = await failure(gnmiDriver.open(target({ port }), { connectTimeoutMs: 3000 }));
+    expect(err.kind).toBe('refused');
+  });
+
+  it('starts a fleet of independent targets', async () => {
+    const fleet = await startGnmiFleet(10, (i) => ({ initialTree: { system: { config: { hostname: `r${i}` } } } }));
+    open.push(fleet);
+    const s = await session(fleet.targets[6]);
+    expect(await s.get('/system/config/hostname')).toBe('r6');
+    expect(new Set(fleet.targets.map((t) => t.port)).size).toBe(10);
+  });
+});
