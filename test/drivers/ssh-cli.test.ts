@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSshCliDriver, getDialect, sshCliDriver } from '../../agent/src/drivers/ssh';
-import { DriverError, type DeviceCredentials, type DeviceSession, type SessionLimits } from '../../agent/src/drivers/types';
+import { createSshCliDriver, getDialect, sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
+import { DriverError, type DeviceCredentials, type SessionLimits } from '../../agent/src/drivers/types';
 import { sshTarget, startSshDevice, type SimSshDevice, type SshDeviceOptions } from '../sim/ssh';
 
 const DIALECTS = ['vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw', 'generic', 'custom'];
@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 /** Runs `fn` with an open session and always closes it. */
-async function withSession<T>(dev: SimSshDevice, fn: (s: DeviceSession) => Promise<T>, creds = CREDS, limits = LIMITS): Promise<T> {
+async function withSession<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Promise<T>, creds = CREDS, limits = LIMITS): Promise<T> {
   const s = await sshCliDriver.open(sshTarget(dev, creds), limits);
   try {
     return await fn(s);
@@ -292,7 +292,7 @@ describe('fault modes and limits', () => {
     const dev = await device({ hostname: 'f-hang', faults: { hang: true } });
     const e = await driverError(sshCliDriver.open(sshTarget(dev, CREDS), { ...SHORT, idleTimeoutMs: 5000 }));
     expect(e.kind).toBe('timeout');
-    expect(e.message).toMatch(/f-hang .*the first prompt not complete after \d+ ms \(connect timeout; nothing received\)/);
+    expect(e.message).toMatch(/f-hang .*timed out waiting for the first prompt \(connect timeout 400 ms; nothing received\)/);
   });
 
   it("hang with a shorter idle limit → 'timeout' naming the idle limit", async () => {
@@ -342,7 +342,7 @@ describe('fault modes and limits', () => {
     const e = await driverError(s.fetchConfig());
     await s.close();
     expect(e.kind).toBe('timeout');
-    expect(e.message).toMatch(/f-trickle .*the output of 'show running-config' not complete after 500 ms \(command timeout; .* received\)/);
+    expect(e.message).toMatch(/f-trickle .*timed out waiting for the output of 'show running-config' \(command timeout 500 ms; .* KiB received\)/);
   });
 
   it("output that pauses longer than the idle limit → 'timeout' naming the idle limit", async () => {

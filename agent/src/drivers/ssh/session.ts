@@ -27,11 +27,23 @@ export interface SshCliDriverOptions {
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
 
+/** A DeviceSession whose run() always exists. */
+export interface SshCliSessionApi extends DeviceSession {
+  readonly transport: 'ssh';
+  run(command: string): Promise<string>;
+}
+
+/** A DeviceDriver whose sessions are SSH CLI sessions. */
+export interface SshCliDriver extends DeviceDriver {
+  readonly transport: 'ssh';
+  open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<SshCliSessionApi>;
+}
+
 type Level = 'user' | 'privileged' | 'config';
 
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
 
-class SshCliSession implements DeviceSession {
+class SshCliSession implements SshCliSessionApi {
   readonly transport = 'ssh' as const;
   private host?: string;
   level: Level = 'user';
@@ -71,6 +83,7 @@ class SshCliSession implements DeviceSession {
       what,
       timeoutMs: Math.max(1, deadline - Date.now()),
       timeoutName: 'connect' as const,
+      limitMs: this.limits.connectTimeoutMs,
       idleMs: this.limits.idleTimeoutMs,
       until: [this.isPrompt],
       pager: true,
@@ -111,6 +124,7 @@ class SshCliSession implements DeviceSession {
       what,
       timeoutMs: this.limits.commandTimeoutMs,
       timeoutName: 'command' as const,
+      limitMs: this.limits.commandTimeoutMs,
       idleMs: this.limits.idleTimeoutMs,
       until: [passwordPrompt, this.isPrompt],
       pager: false,
@@ -146,6 +160,7 @@ class SshCliSession implements DeviceSession {
       what: `the output of '${command}'`,
       timeoutMs: this.limits.commandTimeoutMs,
       timeoutName: 'command',
+      limitMs: this.limits.commandTimeoutMs,
       idleMs: this.limits.idleTimeoutMs,
       until: [this.isPrompt],
       pager: true,
@@ -224,12 +239,12 @@ function dropEcho(lines: string[], command: string): string[] {
   return lines;
 }
 
-export function createSshCliDriver(options: SshCliDriverOptions = {}): DeviceDriver {
+export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDriver {
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const closeGraceMs = options.closeGraceMs ?? 1000;
   return {
     transport: 'ssh',
-    async open(target: DeviceTarget, limitsIn?: Partial<SessionLimits>, transcript?: Transcript): Promise<DeviceSession> {
+    async open(target: DeviceTarget, limitsIn?: Partial<SessionLimits>, transcript?: Transcript): Promise<SshCliSessionApi> {
       const limits: SessionLimits = { ...DEFAULT_LIMITS, ...limitsIn };
       const dialect = getDialect(target.device_type);
       const where = `${target.name} (${target.host}:${target.ports.ssh})`;
@@ -270,4 +285,4 @@ export function createSshCliDriver(options: SshCliDriverOptions = {}): DeviceDri
   };
 }
 
-export const sshCliDriver: DeviceDriver = createSshCliDriver();
+export const sshCliDriver: SshCliDriver = createSshCliDriver();

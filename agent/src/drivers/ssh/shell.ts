@@ -12,9 +12,11 @@ import { countBinary, formatBytes, renderLine, stripAnsi, tailOf } from './text'
 export interface ExpectOptions {
   /** What is being waited for, for messages: "output of 'show version'". */
   what: string;
-  /** Overall limit for this wait and the name of the limit it comes from. */
+  /** Overall limit for this wait (may be what is left of a larger budget)... */
   timeoutMs: number;
+  /** ...and the configured limit it comes from, for the message. */
   timeoutName: 'connect' | 'command';
+  limitMs: number;
   idleMs: number;
   /** Tested against the rendered last line; the first to return true wins. */
   until: Array<(lastLine: string) => boolean>;
@@ -90,7 +92,7 @@ export class CliShell {
           this.fail(
             new DriverError(
               'timeout',
-              `${this.where}: ${opts.what} not complete after ${opts.timeoutMs} ms (${opts.timeoutName} timeout; ${this.progress()})`,
+              `${this.where}: timed out waiting for ${opts.what} (${opts.timeoutName} timeout ${opts.limitMs} ms; ${this.progress()})`,
             ),
           ),
         opts.timeoutMs,
