@@ -103,7 +103,7 @@ export function decodeTypedValue(v: ProtoTypedValue): Json {
 
 /** Map a gRPC failure to a DriverError an operator can act on. */
 export function grpcError(err: grpc.ServiceError, what: string, where: string, timeoutMs: number): DriverError {
-  const detail = err.details || err.message;
+  const detail = (err.details || err.message).replace(/\s+/g, ' ').trim();
   switch (err.code) {
     case grpc.status.UNAUTHENTICATED:
       return new DriverError('auth', `${what} on ${where}: authentication failed (${detail})`);

@@ -9,9 +9,15 @@ import {
   type SessionLimits,
   type Transcript,
 } from '../types';
-import { CAP, NetconfClient } from './client';
+import { CAP, NS_BASE, NetconfClient } from './client';
 import { buildEditContent } from './edit';
-import { XmlError, child, detachSubtrees, elements, parseXml, prefixDecls, serializeXml } from './xml';
+import { XmlError, child, detachSubtrees, elements, localName, parseXml, prefixDecls, serializeXml, type XElement } from './xml';
+
+/** Namespace of an element from its own declarations (default or of its prefix). */
+function namespaceOf(el: XElement): string {
+  const i = el.name.indexOf(':');
+  return (i < 0 ? el.attrs.xmlns : el.attrs[`xmlns:${el.name.slice(0, i)}`]) ?? '';
+}
 
 export interface NetconfDriverOptions {
   /** Seconds a confirmed commit waits for its confirming commit before the device reverts. */
@@ -61,12 +67,24 @@ class NetconfSession implements DeviceSession {
     if (config.format !== 'xml') {
       throw new DriverError('device', `cannot restore a ${config.format} configuration over NETCONF (needs the XML fetched via netconf)`);
     }
+    let backup: XElement[];
     try {
-      parseXml(config.text);
+      backup = elements(parseXml(config.text));
     } catch (err) {
       throw new DriverError('device', `backup is not well-formed XML: ${err instanceof XmlError ? err.message : String(err)}`);
     }
-    await this.editCycle(config.text, 'replace', 'restore');
+    // default-operation replace should replace the whole datastore (RFC 6241 §7.2), but some
+    // servers (netconfd among them) only replace the top-level nodes present in <config>. So
+    // top-level nodes that exist now and are absent from the backup are removed explicitly.
+    const current = elements(parseXml(await this.getConfig('running')));
+    const same = (a: XElement, b: XElement): boolean => localName(a.name) === localName(b.name) && namespaceOf(a) === namespaceOf(b);
+    const removals = current
+      .filter((c) => !backup.some((b) => same(b, c)))
+      .map((c) => {
+        const decls = Object.fromEntries(Object.entries(c.attrs).filter(([k]) => k === 'xmlns' || k.startsWith('xmlns:')));
+        return { name: c.name, attrs: { ...decls, 'xmlns:nc': NS_BASE, 'nc:operation': 'remove' }, children: [] };
+      });
+    await this.editCycle(config.text + serializeXml(removals, null), 'replace', 'restore');
   }
 
   /**
