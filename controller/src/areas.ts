@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { adminRoutes } from './admin/routes';
 import { authRoutes } from './auth/routes';
+import { configsArea } from './configs/area';
 import { deviceRoutes } from './devices/routes';
 import { profileRoutes } from './profiles/routes';
 import { siteRoutes } from './sites/routes';
@@ -17,4 +18,5 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(profileRoutes, { prefix: '/api/profiles' });
   await app.register(siteRoutes, { prefix: '/api/sites' });
   await app.register(deviceRoutes, { prefix: '/api/devices' });
+  await app.register(configsArea); // /api/config/devices, /api/devices/snapshots, backup routes under /api/devices
 }

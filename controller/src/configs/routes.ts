@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../http/schemas';
+import { caller } from '../plugins/auth';
+import {
+  BulkPullBody, BulkPullResult, ConfigList, ConfigListQuery, ConfigVersion, ConfigVersionWithText, DeviceParams,
+  DiffQuery, NotesBody, PullQuery, PullResult, VersionDiff, VersionParams,
+} from './schemas';
+
+const tags = ['configs'];
+const config = { permission: 'devices.access' } as const;
+
+/** Config backups under /api/config/devices: pull, bulk-pull, versions, notes, diff. */
+export async function configRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { configs, snapshots } = app.services;
+
+  app.post('/:device_id/pull', {
+    config,
+    schema: {
+      tags,
+      summary: 'Pull the running config now; each method is stored as its own version (failed ones too)',
+      params: DeviceParams,
+      querystring: PullQuery,
+      response: { 201: PullResult, ...errorResponses(400, 401, 403, 404, 502, 503, 504) },
+    },
+  }, async (request, reply) => reply.code(201).send(await configs.pull(caller(request), request.params.device_id, request.query.method ?? 'both')));
+
+  app.post('/bulk-pull', {
+    config,
+    schema: {
+      tags,
+      summary: 'Pull many devices in the background, as a snapshot',
+      body: BulkPullBody,
+      response: { 202: BulkPullResult, ...errorResponses(400, 401, 403, 404, 503) },
+    },
+  }, async (request, reply) => reply.code(202).send(await snapshots.bulkPull(caller(request), request.body.device_ids, request.body.method ?? 'both')));
+
+  app.get('/:device_id/configs', {
+    config,
+    schema: { tags, summary: 'Stored config versions of a device, newest first (no config_text)', params: DeviceParams, querystring: ConfigListQuery, response: { 200: ConfigList, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => configs.list(caller(request).orgId, request.params.device_id, request.query.limit ?? 50, request.query.offset ?? 0));
+
+  app.get('/:device_id/configs/latest', {
+    config,
+    schema: { tags, summary: 'The newest stored version, with config_text', params: DeviceParams, response: { 200: ConfigVersionWithText, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => configs.version(caller(request).orgId, request.params.device_id, null));
+
+  app.get('/:device_id/configs/:version', {
+    config,
+    schema: { tags, summary: 'One stored version, with config_text', params: VersionParams, response: { 200: ConfigVersionWithText, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => configs.version(caller(request).orgId, request.params.device_id, request.params.version));
+
+  app.put('/:device_id/configs/:version/notes', {
+    config,
+    schema: { tags, summary: 'Set operator notes on a version; notes_by is the caller', params: VersionParams, body: NotesBody, response: { 200: ConfigVersion, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => configs.setNotes(caller(request), request.params.device_id, request.params.version, request.body.notes));
+
+  app.get('/:device_id/diff-versions', {
+    config,
+    schema: { tags, summary: 'Unified diff between two stored versions', params: DeviceParams, querystring: DiffQuery, response: { 200: VersionDiff, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => configs.diff(caller(request).orgId, request.params.device_id, request.query.old_version, request.query.new_version));
+}

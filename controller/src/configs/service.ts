@@ -1,0 +1,296 @@
+import { formatPatch, structuredPatch } from 'diff';
+import type { Knex } from 'knex';
+import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+import type { AuthContext } from '../auth/auth-service';
+import { appError } from '../errors/app-error';
+import type { JobOutcome, JobService } from '../jobs/types';
+import type { SnapshotStore } from '../snapshots/store';
+import {
+  channelOf, lineCount, methodsOf, parseBackupResult, sha256,
+  type BackupJobParams, type BackupMethod, type BackupJobResult, type PullMethod,
+} from './backup-job';
+import { maskSecrets } from './mask';
+import type { BackupDevice, ConfigStore, NewVersion, StructuredTransport } from './store';
+
+/** A single pull's whole-job limit; the request waits a little longer so the job ends first. */
+export const PULL_DEADLINE_MS = 120_000;
+const PULL_WAIT_GRACE_MS = 10_000;
+export const TEST_CREDENTIAL_DEADLINE_MS = 45_000;
+
+declare module '../services' {
+  interface Services {
+    configs: ConfigService;
+  }
+}
+
+export interface BackupPlan {
+  methods: BackupMethod[];
+  structured_transport: StructuredTransport | null;
+  /** Set when nothing can be tried (structured asked, no transport on the profile). */
+  error: string | null;
+}
+
+/** Which methods a device's backup tries. `both` quietly skips structured when the profile has no transport. */
+export function planBackup(device: BackupDevice, method: PullMethod): BackupPlan {
+  const transport = device.automation_transport;
+  if (transport || method === 'cli') return { methods: methodsOf(method), structured_transport: transport, error: null };
+  if (method === 'both') return { methods: ['cli'], structured_transport: null, error: null };
+  return {
+    methods: [],
+    structured_transport: null,
+    error: `Device ${device.name}: its connection profile has no automation_transport (gnmi or netconf), so there is no structured transport to pull over. Set one on the profile, or pull with method=cli.`,
+  };
+}
+
+/** What one recorded outcome stored. */
+export interface RecordedBackup {
+  ok: boolean;
+  error: string | null;
+}
+
+/**
+ * Config backups: single pulls, the 'backup' outcome recorder shared with snapshots, version
+ * reads and diffs, and credential tests.
+ */
+export class ConfigService {
+  constructor(
+    readonly store: ConfigStore,
+    private readonly snapshots: SnapshotStore,
+    private readonly secrets: SecretBox,
+    private readonly jobsRef: () => JobService | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  jobs(): JobService {
+    const jobs = this.jobsRef();
+    if (!jobs) throw appError('JOBS_UNAVAILABLE');
+    return jobs;
+  }
+
+  async device(orgId: string, deviceId: string): Promise<BackupDevice> {
+    const device = await this.store.findDevice(orgId, deviceId);
+    if (!device) throw appError('CONFIG_DEVICE_NOT_FOUND');
+    return device;
+  }
+
+  /** Devices by id in the caller's organization; 404 naming the ones that are not there. */
+  async devices(orgId: string, deviceIds: string[]): Promise<BackupDevice[]> {
+    const unique = [...new Set(deviceIds)];
+    const devices = await this.store.findDevices(orgId, unique);
+    if (devices.length < unique.length) {
+      const found = new Set(devices.map((d) => d.id));
+      const missing = unique.filter((id) => !found.has(id));
+      throw appError('CONFIG_DEVICES_NOT_FOUND', `Devices not found: ${missing.join(', ')}`, { missing });
+    }
+    return devices;
+  }
+
+  /** POST /pull: one backup job trying each method, waited for; the recorder stores the versions. */
+  async pull(me: AuthContext, deviceId: string, method: PullMethod) {
+    const device = await this.device(me.orgId, deviceId);
+    const jobs = this.jobs();
+    const plan = planBackup(device, method);
+    if (plan.error) throw appError('CONFIG_STRUCTURED_UNAVAILABLE', plan.error);
+    const pullId = await this.store.insertPullRequest({
+      org_id: me.orgId,
+      device_id: device.id,
+      methods: plan.methods,
+      structured_transport: plan.structured_transport,
+      requested_by: me.userId,
+      requested_by_name: me.username,
+    });
+    const params: BackupJobParams = { methods: plan.methods, structured_transport: plan.structured_transport };
+    const [jobId] = await jobs.submit([{ orgId: me.orgId, kind: 'backup', deviceId: device.id, params, deadlineMs: PULL_DEADLINE_MS, groupId: pullId }]);
+    await this.store.setPullJob(pullId, jobId);
+
+    const outcome = await jobs.wait([jobId], PULL_DEADLINE_MS + PULL_WAIT_GRACE_MS).then((o) => o[0], () => undefined);
+    if (!outcome) {
+      throw appError('CONFIG_PULL_TIMEOUT', `The pull of ${device.name} is still running; its result will be stored as a version when it ends (job ${jobId}).`, { job_id: jobId });
+    }
+    const versions = await this.store.versionsOfJob(jobId);
+    const summary = versions.map((v) => ({ method: v.method as BackupMethod, version: v.version as number, status: v.status as string, error_message: v.error_message as string | null }));
+    const succeeded = (m: BackupMethod) => summary.some((v) => v.method === m && v.status === 'success');
+    const parts = summary.map((v) => (v.status === 'success' ? `${v.method} stored as version ${v.version}` : `${v.method} failed (version ${v.version}): ${v.error_message}`));
+    if (summary.length === 0) parts.push(`no version stored: ${outcome.error ?? 'the job ended without a result'}`);
+    if (method === 'both' && !plan.methods.includes('structured')) parts.push('structured skipped: the connection profile has no automation_transport');
+    const cli = succeeded('cli');
+    const structured = succeeded('structured');
+    if (!cli && !structured) {
+      throw appError('CONFIG_PULL_FAILED', `Config pull of ${device.name} failed: ${parts.join('; ')}`, { versions: summary });
+    }
+    return { message: `Config pull of ${device.name}: ${parts.join('; ')}`, cli, structured, versions: summary };
+  }
+
+  /**
+   * The one recorder of 'backup' outcomes, run by the job service inside the transaction that
+   * makes the job final: stores one version per method tried (failed ones too), with the
+   * masked transcript, and moves the snapshot the job belongs to.
+   */
+  async recordBackup(outcome: JobOutcome, trx: Knex.Transaction): Promise<RecordedBackup> {
+    const groupId = outcome.groupId;
+    const runDevice = groupId ? await this.snapshots.lockRunDevice(trx, groupId, outcome.deviceId) : undefined;
+    const pull = groupId && !runDevice ? await this.store.findPullRequest(trx, groupId) : undefined;
+    const parsed = parseBackupResult(outcome.result);
+    const methods = ((runDevice ?? pull)?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
+    const transport = ((runDevice ?? pull)?.structured_transport ?? null) as StructuredTransport | null;
+    const recorded = await this.storeBackup(trx, {
+      orgId: outcome.orgId,
+      deviceId: outcome.deviceId,
+      jobId: outcome.jobId,
+      source: runDevice ? 'snapshot' : 'pull',
+      snapshotId: runDevice ? groupId : null,
+      methods: methods.length > 0 ? methods : ['cli'],
+      transport,
+      result: parsed,
+      jobError: outcome.status === 'failed' ? outcome.error ?? 'The backup job failed' : outcome.error,
+    });
+    if (runDevice && groupId) await this.snapshots.recordDevice(trx, groupId, outcome.deviceId, outcome.jobId, recorded.ok, recorded.error);
+    return recorded;
+  }
+
+  /** Stores one backup's versions; also usable by other areas that fetch configs (deployments). */
+  async storeBackup(
+    trx: Knex.Transaction,
+    b: {
+      orgId: string; deviceId: string; jobId: string | null; source: string; snapshotId: string | null;
+      methods: BackupMethod[]; transport: StructuredTransport | null; result: BackupJobResult; jobError: string | null;
+    },
+  ): Promise<RecordedBackup> {
+    // FOR KEY SHARE keeps the device from being deleted until this transaction ends.
+    const exists = await trx('devices').where({ id: b.deviceId, org_id: b.orgId }).forKeyShare().first('id');
+    if (!exists) return { ok: false, error: 'The device was deleted before its backup finished' };
+    const mask = await this.masker(trx, b.deviceId);
+    const transcript = mask(b.result.transcript ?? '');
+    const rows: NewVersion[] = b.methods.map((method) => {
+      const r = b.result.results.find((x) => x.method === method);
+      const channel = channelOf(method, b.transport);
+      const base = { org_id: b.orgId, device_id: b.deviceId, method, source: b.source, snapshot_id: b.snapshotId, job_id: b.jobId, transcript };
+      if (r?.config && !r.error) {
+        const text = r.config.text;
+        return {
+          ...base,
+          config_format: r.config.format,
+          pulled_via: r.config.via,
+          status: 'success',
+          error_message: null,
+          config_text: text,
+          config_hash: sha256(text),
+          size_bytes: Buffer.byteLength(text, 'utf8'),
+          line_count: lineCount(text),
+        };
+      }
+      const error = mask(r?.error ?? b.jobError ?? `The agent reported no result for the ${method} method`);
+      return {
+        ...base,
+        config_format: channel.format,
+        pulled_via: channel.via,
+        status: 'failed',
+        error_message: error,
+        config_text: '',
+        config_hash: sha256(''),
+        size_bytes: 0,
+        line_count: 0,
+      };
+    });
+    await this.store.insertVersions(trx, b.deviceId, rows);
+    const failures = rows.filter((r) => r.status === 'failed');
+    return {
+      ok: failures.length < rows.length,
+      error: failures.length ? failures.map((f) => (rows.length > 1 ? `${f.method}: ${f.error_message}` : f.error_message)).join('; ') : null,
+    };
+  }
+
+  /** Masks the device's own credentials (opened here, never stored) and config secrets. */
+  private async masker(trx: Knex.Transaction, deviceId: string): Promise<(text: string) => string> {
+    const row = await this.store.profileSecrets(trx, deviceId);
+    const known: string[] = [];
+    for (const sealed of [row?.password_enc, row?.private_key_enc, row?.enable_password_enc]) {
+      if (!sealed) continue;
+      try {
+        known.push(await this.secrets.open(sealed));
+      } catch (err) {
+        this.log.warn({ deviceId, err: (err as Error).message }, 'could not open a profile secret for transcript masking');
+      }
+    }
+    return (text) => maskSecrets(text, known);
+  }
+
+  async version(orgId: string, deviceId: string, version: number | null) {
+    await this.device(orgId, deviceId);
+    const row = await this.store.getVersion(orgId, deviceId, version);
+    if (!row) {
+      throw appError('CONFIG_VERSION_NOT_FOUND', version === null ? 'The device has no stored config versions yet' : `Config version ${version} not found for this device`);
+    }
+    return row;
+  }
+
+  async list(orgId: string, deviceId: string, limit: number, offset: number) {
+    await this.device(orgId, deviceId);
+    return this.store.listVersions(orgId, deviceId, limit, offset);
+  }
+
+  async setNotes(me: AuthContext, deviceId: string, version: number, notes: string) {
+    await this.device(me.orgId, deviceId);
+    const row = await this.store.setNotes(me.orgId, deviceId, version, notes, me.username);
+    if (!row) throw appError('CONFIG_VERSION_NOT_FOUND', `Config version ${version} not found for this device`);
+    return row;
+  }
+
+  /** Unified line diff between two versions of a device. */
+  async diff(orgId: string, deviceId: string, oldVersion: number, newVersion: number) {
+    const [older, newer] = await Promise.all([this.version(orgId, deviceId, oldVersion), this.version(orgId, deviceId, newVersion)]);
+    const oldText: string = older.config_text;
+    const newText: string = newer.config_text;
+    const identical = oldText === newText;
+    let additions = 0;
+    let deletions = 0;
+    let diff = '';
+    if (!identical) {
+      const patch = structuredPatch(`version ${oldVersion}`, `version ${newVersion}`, oldText, newText, undefined, undefined, { context: 3 });
+      for (const hunk of patch.hunks) {
+        for (const line of hunk.lines) {
+          if (line.startsWith('+')) additions += 1;
+          else if (line.startsWith('-')) deletions += 1;
+        }
+      }
+      diff = formatPatch(patch);
+    }
+    return {
+      old_version: oldVersion,
+      new_version: newVersion,
+      old_format: older.config_format as string,
+      new_format: newer.config_format as string,
+      identical,
+      diff,
+      additions,
+      deletions,
+    };
+  }
+
+  /** Tries each device's credentials (connect and authenticate, nothing else) and waits for all. */
+  async testCredentials(me: AuthContext, deviceIds: string[]) {
+    const devices = await this.devices(me.orgId, deviceIds);
+    const jobs = this.jobs();
+    const started = Date.now();
+    const ids = await jobs.submit(devices.map((d) => ({ orgId: me.orgId, kind: 'test_credential' as const, deviceId: d.id, params: {}, deadlineMs: TEST_CREDENTIAL_DEADLINE_MS })));
+    const outcomes = await jobs.wait(ids, TEST_CREDENTIAL_DEADLINE_MS + PULL_WAIT_GRACE_MS).catch(() => [] as JobOutcome[]);
+    const byJob = new Map(outcomes.map((o) => [o.jobId, o]));
+    const results = devices.map((d, i) => {
+      const o = byJob.get(ids[i]);
+      const success = o?.status === 'succeeded';
+      return {
+        device_id: d.id,
+        device_name: d.name,
+        success,
+        message: success ? 'Credentials accepted' : o ? o.error ?? 'Credential test failed' : 'No answer before the deadline; the test is still running',
+        duration_ms: o?.startedAt ? o.finishedAt.getTime() - o.startedAt.getTime() : Date.now() - started,
+      };
+    });
+    return { results, total: results.length, succeeded: results.filter((r) => r.success).length, failed: results.filter((r) => !r.success).length };
+  }
+
+  withBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
+    return this.store.devicesWithBackupInfo(orgId, filter, limit, offset);
+  }
+}

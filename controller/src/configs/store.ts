@@ -1,0 +1,169 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+
+/** Columns of a stored config version as the API shows it in lists (no text, no transcript). */
+export const VERSION_COLUMNS = [
+  'id', 'device_id', 'version', 'method', 'config_format', 'config_hash', 'source', 'pulled_via', 'status',
+  'error_message', 'snapshot_id', 'notes', 'notes_by', 'size_bytes', 'line_count', 'created_at',
+] as const;
+
+export type StructuredTransport = 'gnmi' | 'netconf';
+
+/** A device as config backups see it: identity plus the profile facts a backup needs. */
+export interface BackupDevice {
+  id: string;
+  org_id: string;
+  name: string;
+  device_type: string;
+  site_id: string | null;
+  profile_id: string;
+  automation_transport: StructuredTransport | null;
+}
+
+/** One version to store; the store numbers it. */
+export interface NewVersion {
+  org_id: string;
+  device_id: string;
+  method: 'cli' | 'structured';
+  config_format: string;
+  pulled_via: string;
+  source: string;
+  status: 'success' | 'failed';
+  error_message: string | null;
+  snapshot_id: string | null;
+  job_id: string | null;
+  config_text: string;
+  config_hash: string;
+  size_bytes: number;
+  line_count: number;
+  transcript: string;
+}
+
+export interface PullRequestRow {
+  id: string;
+  org_id: string;
+  device_id: string;
+  methods: string[];
+  structured_transport: StructuredTransport | null;
+}
+
+const DEVICE_COLUMNS = [
+  'd.id', 'd.org_id', 'd.name', 'd.device_type', 'd.site_id', 'd.profile_id', 'p.automation_transport',
+];
+
+/** The only SQL of config backups: versions, their numbering, pull requests and device reads. */
+export class ConfigStore {
+  constructor(private readonly db: Db) {}
+
+  private devices(q: Db | Knex.Transaction = this.db) {
+    return q('devices as d').join('connection_profiles as p', 'p.id', 'd.profile_id');
+  }
+
+  findDevice(orgId: string, deviceId: string): Promise<BackupDevice | undefined> {
+    return this.devices().where({ 'd.org_id': orgId, 'd.id': deviceId }).first(DEVICE_COLUMNS);
+  }
+
+  findDevices(orgId: string, deviceIds: string[]): Promise<BackupDevice[]> {
+    return this.devices().where('d.org_id', orgId).whereIn('d.id', deviceIds).orderBy('d.name').select(DEVICE_COLUMNS);
+  }
+
+  /** Devices matching a snapshot filter ({site_id, device_type} or {device_ids}); empty means all. */
+  matchDevices(orgId: string, filter: { site_id?: string; device_type?: string; device_ids?: string[] }): Promise<BackupDevice[]> {
+    const q = this.devices().where('d.org_id', orgId);
+    if (filter.site_id) q.where('d.site_id', filter.site_id);
+    if (filter.device_type) q.where('d.device_type', filter.device_type);
+    if (filter.device_ids) q.whereIn('d.id', filter.device_ids);
+    return q.orderBy('d.name').select(DEVICE_COLUMNS);
+  }
+
+  /** The sealed secrets of a device's profile, for masking transcripts. */
+  profileSecrets(trx: Knex.Transaction, deviceId: string): Promise<{ password_enc: string | null; private_key_enc: string | null; enable_password_enc: string | null; username: string } | undefined> {
+    return this.devices(trx).where('d.id', deviceId).first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc', 'p.username');
+  }
+
+  /**
+   * Stores versions of one device with consecutive numbers. The counter row's lock serializes
+   * concurrent writers of the same device until their transaction ends, so numbers never clash.
+   */
+  async insertVersions(trx: Knex.Transaction, deviceId: string, rows: NewVersion[]): Promise<{ id: string; version: number; method: string; status: string }[]> {
+    if (rows.length === 0) return [];
+    const { rows: [counter] } = await trx.raw(
+      `INSERT INTO config_version_counters AS c (device_id, last_version) VALUES (?, ?)
+       ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
+       RETURNING last_version`,
+      [deviceId, rows.length],
+    );
+    const first = (counter.last_version as number) - rows.length + 1;
+    return trx('config_versions')
+      .insert(rows.map((row, i) => ({ ...row, version: first + i })))
+      .returning(['id', 'version', 'method', 'status']);
+  }
+
+  async listVersions(orgId: string, deviceId: string, limit: number, offset: number) {
+    const base = this.db('config_versions').where({ org_id: orgId, device_id: deviceId });
+    const [{ count }] = await base.clone().count<{ count: number }[]>({ count: '*' });
+    const configs = await base.select(VERSION_COLUMNS).orderBy('version', 'desc').limit(limit).offset(offset);
+    return { configs, total: Number(count) };
+  }
+
+  /** One version with its text; `version` null means the newest. */
+  getVersion(orgId: string, deviceId: string, version: number | null) {
+    const q = this.db('config_versions').where({ org_id: orgId, device_id: deviceId });
+    if (version === null) q.orderBy('version', 'desc');
+    else q.where({ version });
+    return q.first([...VERSION_COLUMNS, 'config_text']);
+  }
+
+  versionsOfJob(jobId: string) {
+    return this.db('config_versions').where({ job_id: jobId }).orderBy('version').select(VERSION_COLUMNS);
+  }
+
+  async setNotes(orgId: string, deviceId: string, version: number, notes: string, by: string) {
+    const [row] = await this.db('config_versions')
+      .where({ org_id: orgId, device_id: deviceId, version })
+      .update({ notes, notes_by: by })
+      .returning(VERSION_COLUMNS);
+    return row;
+  }
+
+  transcript(orgId: string, configId: string): Promise<{ transcript: string } | undefined> {
+    return this.db('config_versions').where({ org_id: orgId, id: configId }).first('transcript');
+  }
+
+  async insertPullRequest(row: Omit<PullRequestRow, 'id'> & { requested_by: string; requested_by_name: string }): Promise<string> {
+    const [{ id }] = await this.db('config_pulls').insert(row).returning('id');
+    return id as string;
+  }
+
+  setPullJob(id: string, jobId: string) {
+    return this.db('config_pulls').where({ id }).update({ job_id: jobId });
+  }
+
+  findPullRequest(trx: Knex.Transaction, id: string): Promise<PullRequestRow | undefined> {
+    return trx('config_pulls').where({ id }).first('id', 'org_id', 'device_id', 'methods', 'structured_transport');
+  }
+
+  /** Devices of an organization with their newest version and newest successful backup. */
+  async devicesWithBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
+    const base = this.db('devices as d').where('d.org_id', orgId);
+    if (filter.site_id) base.where('d.site_id', filter.site_id);
+    if (filter.device_type) base.where('d.device_type', filter.device_type);
+    const [{ count }] = await base.clone().count<{ count: number }[]>({ count: '*' });
+    const lateral = (alias: string, onlySuccess: boolean) =>
+      `LEFT JOIN LATERAL (SELECT v.id, v.version, v.status, v.method, v.config_format, v.config_hash, v.size_bytes,
+         v.line_count, v.error_message, v.created_at FROM config_versions v
+         WHERE v.device_id = d.id${onlySuccess ? " AND v.status = 'success'" : ''} ORDER BY v.version DESC LIMIT 1) ${alias} ON true`;
+    const rows = await base
+      .joinRaw(lateral('lb', false))
+      .joinRaw(lateral('ls', true))
+      .leftJoin('config_version_counters as c', 'c.device_id', 'd.id')
+      .select('d.id', 'd.name', 'd.host', 'd.device_type', 'd.site_id', 'd.site', 'd.profile_id')
+      .select(this.db.raw('CASE WHEN lb.id IS NULL THEN NULL ELSE row_to_json(lb) END AS last_backup'))
+      .select(this.db.raw('CASE WHEN ls.id IS NULL THEN NULL ELSE row_to_json(ls) END AS last_successful_backup'))
+      .select(this.db.raw('COALESCE(c.last_version, 0) AS backup_count'))
+      .orderBy('d.name')
+      .limit(limit)
+      .offset(offset);
+    return { devices: rows, total: Number(count) };
+  }
+}
