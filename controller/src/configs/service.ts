@@ -278,12 +278,16 @@ export class ConfigService {
     const byJob = new Map(outcomes.map((o) => [o.jobId, o]));
     const results = devices.map((d, i) => {
       const o = byJob.get(ids[i]);
-      const success = o?.status === 'succeeded';
+      const reported = (o?.result ?? {}) as { ok?: unknown; message?: unknown };
+      const success = o?.status === 'succeeded' && reported.ok !== false;
+      const said = typeof reported.message === 'string' && reported.message ? reported.message : null;
       return {
         device_id: d.id,
         device_name: d.name,
         success,
-        message: success ? 'Credentials accepted' : o ? o.error ?? 'Credential test failed' : 'No answer before the deadline; the test is still running',
+        message: success
+          ? said ?? 'Credentials accepted'
+          : o ? said ?? o.error ?? 'Credential test failed' : 'No answer before the deadline; the test is still running',
         duration_ms: o?.startedAt ? o.finishedAt.getTime() - o.startedAt.getTime() : Date.now() - started,
       };
     });

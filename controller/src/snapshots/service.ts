@@ -94,6 +94,7 @@ export class SnapshotService {
     mode: 'full' | 'failed_only',
     pick: (trx: Knex.Transaction, snapshot: SnapshotRow) => Promise<BackupDevice[]>,
   ) {
+    await this.get(me.orgId, id);
     const jobs = this.configs.jobs();
     const plans = new Map<string, BackupJobParams>();
     const run = await this.store.startRun(me.orgId, id, timeoutSeconds, async (trx, snapshot) => {
