@@ -270,9 +270,12 @@ export class GnmiSession implements DeviceSession {
   }
 }
 
-export function createGnmiDriver(): DeviceDriver & {
+/** The DeviceDriver for 'gnmi'; open() gives the richer session (capabilities, get). */
+export interface GnmiDriver extends DeviceDriver {
   open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<GnmiSession>;
-} {
+}
+
+export function createGnmiDriver(): GnmiDriver {
   return {
     transport: 'gnmi',
     async open(target, limits, transcript) {
@@ -311,4 +314,4 @@ export function createGnmiDriver(): DeviceDriver & {
   };
 }
 
-export const gnmiDriver = createGnmiDriver();
+export const gnmiDriver: GnmiDriver = createGnmiDriver();

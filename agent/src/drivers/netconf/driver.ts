@@ -28,7 +28,7 @@ export interface NetconfDriverOptions {
 
 type Datastore = 'running' | 'candidate';
 
-class NetconfSession implements DeviceSession {
+export class NetconfSession implements DeviceSession {
   readonly transport = 'netconf' as const;
 
   constructor(
@@ -144,9 +144,12 @@ class NetconfSession implements DeviceSession {
 
 export type NetconfDeviceSession = NetconfSession;
 
-export function createNetconfDriver(options: NetconfDriverOptions = {}): DeviceDriver & {
+/** The DeviceDriver for 'netconf'; open() gives the richer session (capabilities, framing, getConfig). */
+export interface NetconfDriver extends DeviceDriver {
   open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<NetconfDeviceSession>;
-} {
+}
+
+export function createNetconfDriver(options: NetconfDriverOptions = {}): NetconfDriver {
   return {
     transport: 'netconf',
     async open(target, limits, transcript) {
@@ -168,4 +171,4 @@ export function createNetconfDriver(options: NetconfDriverOptions = {}): DeviceD
   };
 }
 
-export const netconfDriver = createNetconfDriver();
+export const netconfDriver: NetconfDriver = createNetconfDriver();
