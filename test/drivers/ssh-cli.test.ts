@@ -45,13 +45,26 @@ afterAll(async () => {
 });
 
 /** Runs `fn` with an open session and always closes it. */
-async function withSession<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Promise<T>, creds = CREDS, limits = LIMITS): Promise<T> {
-  const s = await sshCliDriver.open(sshTarget(dev, creds), limits);
+async function withSession<T>(
+  dev: SimSshDevice,
+  fn: (s: SshCliSessionApi) => Promise<T>,
+  creds = CREDS,
+  limits = LIMITS,
+  log?: Recorded,
+): Promise<T> {
+  const s = await sshCliDriver.open(sshTarget(dev, creds), limits, log);
   try {
     return await fn(s);
   } finally {
     await s.close();
   }
+}
+
+/** Pulls the config in one session with a transcript; returns the text and the transcript. */
+async function pullLogged(dev: SimSshDevice, creds = CREDS): Promise<{ text: string; log: string }> {
+  const t = transcript();
+  const cfg = await withSession(dev, (s) => s.fetchConfig(), creds, LIMITS, t);
+  return { text: cfg.text, log: t.all() };
 }
 
 /** The DriverError a promise rejects with (fails the test if it resolves or throws something else). */
@@ -144,14 +157,9 @@ describe.each(DIALECTS)('dialect %s', (dialect) => {
 describe('enable', () => {
   it.each(ENABLE_DIALECTS)('%s: enters privileged mode with the enable password (config needs it)', async (dialect) => {
     const dev = await device({ dialect, hostname: 'en-ok' });
-    const t = transcript();
-    const s = await sshCliDriver.open(sshTarget(dev, CREDS), LIMITS, t);
-    try {
-      expect((await s.fetchConfig()).text).toBe(dev.config());
-    } finally {
-      await s.close();
-    }
-    expect(t.all()).toMatch(/info: enabled/);
+    const { text, log } = await pullLogged(dev);
+    expect(text).toBe(dev.config());
+    expect(log).toMatch(/info: enabled/);
   });
 
   it.each(ENABLE_DIALECTS)("%s: a wrong enable password is an 'auth' error naming enable", async (dialect) => {
@@ -182,14 +190,9 @@ describe('authentication methods', () => {
   it('private key (publickey auth only)', async () => {
     const keys = utils.generateKeyPairSync('ed25519');
     const dev = await device({ authMethods: ['publickey'], authorizedKeys: [keys.public], hostname: 'pk' });
-    const t = transcript();
-    const s = await sshCliDriver.open(sshTarget(dev, { username: 'netops', private_key: keys.private, enable_password: ENABLE }), LIMITS, t);
-    try {
-      expect((await s.fetchConfig()).text).toBe(dev.config());
-    } finally {
-      await s.close();
-    }
-    expect(t.all()).toMatch(/authenticated as netops \(publickey\)/);
+    const { text, log } = await pullLogged(dev, { username: 'netops', private_key: keys.private, enable_password: ENABLE });
+    expect(text).toBe(dev.config());
+    expect(log).toMatch(/authenticated as netops \(publickey\)/);
   });
 
   it("a key the device does not know is an 'auth' error", async () => {
@@ -210,22 +213,16 @@ describe('authentication methods', () => {
 
   it('keyboard-interactive only', async () => {
     const dev = await device({ authMethods: ['keyboard-interactive'], hostname: 'kbd' });
-    const t = transcript();
-    const s = await sshCliDriver.open(sshTarget(dev, CREDS), LIMITS, t);
-    try {
-      expect((await s.fetchConfig()).text).toBe(dev.config());
-    } finally {
-      await s.close();
-    }
-    expect(t.all()).toMatch(/authenticated as netops \(keyboard-interactive\)/);
+    const { text, log } = await pullLogged(dev);
+    expect(text).toBe(dev.config());
+    expect(log).toMatch(/authenticated as netops \(keyboard-interactive\)/);
   });
 
   it('password only', async () => {
     const dev = await device({ authMethods: ['password'], hostname: 'pw' });
-    const t = transcript();
-    const s = await sshCliDriver.open(sshTarget(dev, CREDS), LIMITS, t);
-    await s.close();
-    expect(t.all()).toMatch(/authenticated as netops \(password\)/);
+    const { text, log } = await pullLogged(dev);
+    expect(text).toBe(dev.config());
+    expect(log).toMatch(/authenticated as netops \(password\)/);
   });
 
   it("a wrong password is an 'auth' error", async () => {

@@ -78,14 +78,6 @@ const ENABLE_DEFAULTS = {
   failure: [/^% ?(Access denied|Bad secrets|Bad passwords|Authorization failed|Permission denied)/],
 };
 
-function ciscoPrompts(host: string = HOST): PromptPatterns {
-  return {
-    user: new RegExp(String.raw`^${host}>$`),
-    privileged: new RegExp(String.raw`^${host}#$`),
-    config: new RegExp(String.raw`^${host}\(conf[^)]*\)#$`),
-  };
-}
-
 const iosVolatile = [
   /^Building configuration\.\.\.$/,
   /^Current configuration ?: ?\d+ bytes$/,
@@ -96,76 +88,60 @@ const iosVolatile = [
   ...COMMON_VOLATILE,
 ];
 
-const generic: SshDialect = {
-  deviceType: 'generic',
-  description: 'Generic CLI: `name>` / `name#`, terminal length 0, show running-config',
+/** IOS-like defaults (`name>`, `name#`, `name(config)#`, terminal length 0, show running-config). */
+function ciscoLike(deviceType: string, description: string, overrides: Partial<SshDialect> = {}): SshDialect {
+  return {
+    deviceType,
+    description,
+    prompts: {
+      user: new RegExp(String.raw`^${HOST}>$`),
+      privileged: new RegExp(String.raw`^${HOST}#$`),
+      config: new RegExp(String.raw`^${HOST}\(conf[^)]*\)#$`),
+    },
+    pagerOff: ['terminal length 0', 'terminal width 0'],
+    showConfig: 'show running-config',
+    showVersion: 'show version',
+    enable: { needed: true, ...ENABLE_DEFAULTS },
+    configMode: { enter: 'configure terminal', exit: 'end' },
+    errorPatterns: CISCO_LIKE_ERRORS,
+    pager: COMMON_PAGERS,
+    noiseLines: [],
+    volatileLines: iosVolatile,
+    newline: '\n',
+    exitCommand: 'exit',
+    ...overrides,
+  };
+}
+
+/** Operational-mode CLIs: `user@name>` is where show commands run, `user@name#` is configure. */
+const OPERATIONAL_PROMPTS: PromptPatterns = {
+  user: new RegExp(String.raw`^${HOST}>$`),
+  privileged: new RegExp(String.raw`^${HOST}>$`),
+  config: new RegExp(String.raw`^${HOST}#$`),
+};
+
+const NO_ENABLE = { needed: false, ...ENABLE_DEFAULTS };
+
+const generic = ciscoLike('generic', 'Generic CLI: `name>` / `name#`, terminal length 0, show running-config', {
   prompts: {
     user: new RegExp(String.raw`^${HOST}>$`),
     privileged: new RegExp(String.raw`^${HOST} ?[#$%]$`),
     config: new RegExp(String.raw`^${HOST}\(conf[^)]*\)#$`),
   },
   pagerOff: ['terminal length 0'],
-  showConfig: 'show running-config',
-  showVersion: 'show version',
-  enable: { needed: false, ...ENABLE_DEFAULTS },
-  configMode: { enter: 'configure terminal', exit: 'end' },
-  errorPatterns: [
-    ...CISCO_LIKE_ERRORS,
-    /^(syntax error|unknown command|invalid command|command not found)\b/i,
-    /^error: /i,
-  ],
+  enable: NO_ENABLE,
+  errorPatterns: [...CISCO_LIKE_ERRORS, /^(syntax error|unknown command|invalid command|command not found)\b/i, /^error: /i],
   pager: [...COMMON_PAGERS, /-- ?[Mm]ore ?--/],
-  noiseLines: [],
   volatileLines: [...iosVolatile, /^!Time: .*$/, /^## Last (commit|changed): .*$/],
-  newline: '\n',
-  exitCommand: 'exit',
-};
+});
 
 const DIALECTS: Record<string, SshDialect> = {
-  vendor_ios: {
-    deviceType: 'vendor_ios',
-    description: 'IOS-like: enable, terminal length 0, show running-config',
-    prompts: ciscoPrompts(),
-    pagerOff: ['terminal length 0', 'terminal width 0'],
-    showConfig: 'show running-config',
-    showVersion: 'show version',
-    enable: { needed: true, ...ENABLE_DEFAULTS },
-    configMode: { enter: 'configure terminal', exit: 'end' },
-    errorPatterns: CISCO_LIKE_ERRORS,
-    pager: COMMON_PAGERS,
-    noiseLines: [],
-    volatileLines: iosVolatile,
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_xe: {
-    deviceType: 'vendor_xe',
-    description: 'IOS-XE-like: as IOS',
-    prompts: ciscoPrompts(),
-    pagerOff: ['terminal length 0', 'terminal width 0'],
-    showConfig: 'show running-config',
-    showVersion: 'show version',
-    enable: { needed: true, ...ENABLE_DEFAULTS },
-    configMode: { enter: 'configure terminal', exit: 'end' },
-    errorPatterns: CISCO_LIKE_ERRORS,
-    pager: COMMON_PAGERS,
-    noiseLines: [],
-    volatileLines: iosVolatile,
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_nxos: {
-    deviceType: 'vendor_nxos',
-    description: 'NX-OS-like: lands privileged, terminal length 0',
-    prompts: ciscoPrompts(),
+  vendor_ios: ciscoLike('vendor_ios', 'IOS-like: enable, terminal length 0, show running-config'),
+  vendor_xe: ciscoLike('vendor_xe', 'IOS-XE-like: as IOS'),
+  vendor_nxos: ciscoLike('vendor_nxos', 'NX-OS-like: lands privileged, terminal length 0', {
     pagerOff: ['terminal length 0', 'terminal width 511'],
-    showConfig: 'show running-config',
-    showVersion: 'show version',
-    enable: { needed: false, ...ENABLE_DEFAULTS },
-    configMode: { enter: 'configure terminal', exit: 'end' },
+    enable: NO_ENABLE,
     errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/],
-    pager: COMMON_PAGERS,
-    noiseLines: [],
     volatileLines: [
       /^!Command: show running-config.*$/,
       /^!Running configuration last done at: .*$/,
@@ -173,96 +149,45 @@ const DIALECTS: Record<string, SshDialect> = {
       /^!NVRAM config last updated at .*$/,
       ...COMMON_VOLATILE,
     ],
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_xr: {
-    deviceType: 'vendor_xr',
-    description: 'IOS-XR-like: RP/0/RP0/CPU0:name# prompt, timestamp before every output',
-    prompts: ciscoPrompts(),
-    pagerOff: ['terminal length 0', 'terminal width 0'],
-    showConfig: 'show running-config',
-    showVersion: 'show version',
-    enable: { needed: false, ...ENABLE_DEFAULTS },
-    configMode: { enter: 'configure terminal', exit: 'end' },
+  }),
+  vendor_xr: ciscoLike('vendor_xr', 'IOS-XR-like: RP/0/RP0/CPU0:name# prompt, timestamp before every output', {
+    enable: NO_ENABLE,
     errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Failed to commit/],
-    pager: COMMON_PAGERS,
     noiseLines: [
       // XR prints the time before the output of every exec command.
       /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}(\.\d+)? \S+$/,
     ],
-    volatileLines: [
-      /^Building configuration\.\.\.$/,
-      /^!! Last configuration change at .*$/,
-      ...COMMON_VOLATILE,
-    ],
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_junos: {
-    deviceType: 'vendor_junos',
-    description: 'Junos-like: user@name> operational, user@name# configure, curly config',
-    prompts: {
-      user: new RegExp(String.raw`^${HOST}>$`),
-      privileged: new RegExp(String.raw`^${HOST}>$`),
-      config: new RegExp(String.raw`^${HOST}#$`),
-    },
+    volatileLines: [/^Building configuration\.\.\.$/, /^!! Last configuration change at .*$/, ...COMMON_VOLATILE],
+  }),
+  vendor_junos: ciscoLike('vendor_junos', 'Junos-like: user@name> operational, user@name# configure, curly config', {
+    prompts: OPERATIONAL_PROMPTS,
     pagerOff: ['set cli screen-length 0', 'set cli screen-width 0'],
     showConfig: 'show configuration',
-    showVersion: 'show version',
-    enable: { needed: false, ...ENABLE_DEFAULTS },
+    enable: NO_ENABLE,
     configMode: { enter: 'configure', exit: 'exit configuration-mode' },
     errorPatterns: [/^syntax error/, /^unknown command\.?$/, /^error: /, /^missing argument\.?$/, /^invalid value/],
     pager: [/---\(more( \d+%)?\)---/],
     noiseLines: [/^\{(master|backup|primary|secondary|linecard)(:\d+)?\}$/, /^\[edit[^\]]*\]$/],
     volatileLines: [/^## Last (commit|changed): .*$/, ...COMMON_VOLATILE],
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_eos: {
-    deviceType: 'vendor_eos',
-    description: 'EOS-like: enable, terminal length 0, show running-config',
-    prompts: ciscoPrompts(),
+  }),
+  vendor_eos: ciscoLike('vendor_eos', 'EOS-like: enable, terminal length 0, show running-config', {
     pagerOff: ['terminal length 0', 'terminal width 32767'],
-    showConfig: 'show running-config',
-    showVersion: 'show version',
-    enable: { needed: true, ...ENABLE_DEFAULTS },
-    configMode: { enter: 'configure terminal', exit: 'end' },
     errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Not supported/, /^% ?This is an unconverted command/],
-    pager: COMMON_PAGERS,
-    noiseLines: [],
-    volatileLines: [
-      /^! Command: show running-config.*$/,
-      /^! Time: .*$/,
-      /^! Startup-config last modified at .*$/,
-      ...COMMON_VOLATILE,
-    ],
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_panos: {
-    deviceType: 'vendor_panos',
-    description: 'PAN-OS-like: user@name> operational, set cli pager off, show config running',
-    prompts: {
-      user: new RegExp(String.raw`^${HOST}>$`),
-      privileged: new RegExp(String.raw`^${HOST}>$`),
-      config: new RegExp(String.raw`^${HOST}#$`),
-    },
+    volatileLines: [/^! Command: show running-config.*$/, /^! Time: .*$/, /^! Startup-config last modified at .*$/, ...COMMON_VOLATILE],
+  }),
+  vendor_panos: ciscoLike('vendor_panos', 'PAN-OS-like: user@name> operational, set cli pager off, show config running', {
+    prompts: OPERATIONAL_PROMPTS,
     pagerOff: ['set cli pager off', 'set cli scripting-mode on'],
     showConfig: 'show config running',
     showVersion: 'show system info',
-    enable: { needed: false, ...ENABLE_DEFAULTS },
+    enable: NO_ENABLE,
     configMode: { enter: 'configure', exit: 'exit' },
     errorPatterns: [/^Unknown command: /, /^Invalid syntax\.?$/, /^Server error ?:/, /^Error: /, /^Invalid command/],
     pager: [/lines \d+-\d+( \(END\))?/, /\(END\)/],
     noiseLines: [/^\[edit[^\]]*\]$/],
     volatileLines: [/^# ?Generated at .*$/, /^# ?Time: .*$/, ...COMMON_VOLATILE],
-    newline: '\n',
-    exitCommand: 'exit',
-  },
-  vendor_fw: {
-    deviceType: 'vendor_fw',
-    description: 'FortiOS-like firewall: `name # `, console output standard, show',
+  }),
+  vendor_fw: ciscoLike('vendor_fw', 'FortiOS-like firewall: `name # `, console output standard, show', {
     prompts: {
       user: new RegExp(String.raw`^${HOST} \$$`),
       privileged: new RegExp(String.raw`^${HOST} #$`),
@@ -271,21 +196,12 @@ const DIALECTS: Record<string, SshDialect> = {
     pagerOff: ['config system console', 'set output standard', 'end'],
     showConfig: 'show',
     showVersion: 'get system status',
-    enable: { needed: false, ...ENABLE_DEFAULTS },
+    enable: NO_ENABLE,
     configMode: { enter: 'config system global', exit: 'end' },
     errorPatterns: [/^Unknown action \d+/, /^command parse error/, /^Command fail\. Return code/, /^-\d+ ?: ?error/i],
     pager: [/--More--/],
-    noiseLines: [],
-    volatileLines: [
-      /^#conf_file_ver=\d+$/,
-      /^#config-version=.*$/,
-      /^#buildno=\d+$/,
-      /^#global_vdom=\d+$/,
-      ...COMMON_VOLATILE,
-    ],
-    newline: '\n',
-    exitCommand: 'exit',
-  },
+    volatileLines: [/^#conf_file_ver=\d+$/, /^#config-version=.*$/, /^#buildno=\d+$/, /^#global_vdom=\d+$/, ...COMMON_VOLATILE],
+  }),
   generic,
   custom: {
     ...generic,
