@@ -5,6 +5,8 @@ import { AuditService } from './admin/audit-service';
 import { SettingsService } from './admin/settings-service';
 import { registerAreas } from './areas';
 import { AuthService } from './auth/auth-service';
+import { enterpriseProviders } from './auth/enterprise-routes';
+import { loadSshCa } from './auth/ssh-ca';
 import { TokenSigner } from './auth/tokens';
 import type { ControllerConfig } from './config';
 import type { Db } from './db/knex';
@@ -40,11 +42,8 @@ function createServices(options: AppOptions): Services {
     settings,
     audit,
     auth,
-    providers: async () => [
-      { name: 'local', enabled: true },
-      { name: 'ldap', enabled: false },
-      { name: 'oidc', enabled: false },
-    ],
+    providers: () => enterpriseProviders(settings),
+    sshCa: loadSshCa(config.dataDir),
   };
 }
 

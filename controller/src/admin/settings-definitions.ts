@@ -23,6 +23,21 @@ export const SETTING_DEFINITIONS: Record<string, SettingDefinition> = {
   'security.rate_limit.failed_login_window_minutes': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 1440 }), default: 15, description: 'Length of the failed-login window in minutes.' },
   'licenses.terminal_seats': { scope: 'global', schema: Type.Integer({ minimum: 0, maximum: 100000 }), default: 5, description: 'Concurrent terminal (client_type terminal) sessions allowed.' },
   'devices.default_profile_id': { scope: 'org', schema: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]), default: null, description: 'Connection profile used by imports when none is given.' },
+  // Enterprise sign-in (controller/src/auth/ldap*, oidc*): seeded from SWITCHBOARD_LDAP_* / SWITCHBOARD_OIDC_* on start.
+  'ldap.url': { scope: 'global', schema: Type.String({ pattern: '^(ldaps?://\\S+)?$', maxLength: 1024 }), default: '', description: 'LDAP server, ldap://host:389 or ldaps://host:636; empty turns LDAP sign-in off.' },
+  'ldap.bind_dn': { scope: 'global', schema: Type.String({ maxLength: 1024 }), default: '', description: 'DN of the service account that searches for users; empty searches anonymously.' },
+  'ldap.bind_password': { scope: 'global', schema: Type.String({ maxLength: 1024 }), default: null, secret: true, description: 'Password of the service account (write-only).' },
+  'ldap.base_dn': { scope: 'global', schema: Type.String({ maxLength: 1024 }), default: '', description: 'Subtree searched for users, e.g. ou=people,dc=example,dc=com.' },
+  'ldap.user_filter': { scope: 'global', schema: Type.String({ pattern: '^\\(.*\\{username\\}.*\\)$', maxLength: 1024 }), default: '(uid={username})', description: 'Search filter for a user; {username} is replaced by the escaped sign-in name. Active Directory: (sAMAccountName={username}).' },
+  'ldap.start_tls': { scope: 'global', schema: Type.Boolean(), default: false, description: 'Upgrade ldap:// connections with StartTLS before binding.' },
+  'ldap.ca_certificate': { scope: 'global', schema: Type.String({ maxLength: 65536 }), default: '', description: 'PEM CA certificate(s) trusted for ldaps:// and StartTLS; empty uses the system CAs.' },
+  'ldap.timeout_seconds': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 120 }), default: 10, description: 'Connect and per-operation time limit for the LDAP server.' },
+  'oidc.issuer': { scope: 'global', schema: Type.String({ pattern: '^(https?://\\S+)?$', maxLength: 1024 }), default: '', description: 'OpenID provider issuer URL (discovery at /.well-known/openid-configuration); empty turns OIDC sign-in off.' },
+  'oidc.client_id': { scope: 'global', schema: Type.String({ maxLength: 1024 }), default: '', description: 'Client id registered at the provider, with redirect URI <SWITCHBOARD_PUBLIC_URL>/api/auth/oidc/callback.' },
+  'oidc.client_secret': { scope: 'global', schema: Type.String({ maxLength: 4096 }), default: null, secret: true, description: 'Client secret (write-only); unset for a public client (PKCE only).' },
+  'oidc.redirect_uris': { scope: 'global', schema: Type.Array(Type.String({ pattern: '^https?://[^#\\s]+$', maxLength: 2048 }), { maxItems: 100 }), default: [], description: 'Allow-list for the redirect_uri of /api/auth/oidc/authorize (exact match).' },
+  'oidc.scopes': { scope: 'global', schema: Type.String({ pattern: '(^|\\s)openid(\\s|$)', maxLength: 1024 }), default: 'openid profile email', description: 'Scopes requested from the provider; must include openid.' },
+  'oidc.username_claim': { scope: 'global', schema: Type.String({ minLength: 1, maxLength: 256 }), default: 'preferred_username', description: 'ID token or userinfo claim used as the username (falls back to email, then sub).' },
   'discovery.default_poll_interval_minutes': { scope: 'org', schema: Type.Integer({ minimum: 1, maximum: 10080 }), default: 60, description: 'Poll interval for devices with poll_enabled and no interval of their own.' },
 };
 

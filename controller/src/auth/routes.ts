@@ -4,6 +4,7 @@ import { appError } from '../errors/app-error';
 import { clientInfo } from '../http/client-info';
 import { IdParams, Message, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
+import { enterpriseRoutes } from './enterprise-routes';
 import {
   LoginBody,
   LogoutSchema,
@@ -26,6 +27,7 @@ const tags = ['auth'];
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { auth } = app.services;
+  await app.register(enterpriseRoutes); // LDAP, OIDC and /login's public_key check (enterprise-routes.ts)
 
   app.post('/login', {
     config: { public: true },

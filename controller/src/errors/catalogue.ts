@@ -5,6 +5,7 @@ import { commonErrors } from './codes/common';
 import { configsErrors } from './codes/configs';
 import { deploymentsErrors } from './codes/deployments';
 import { discoveryErrors } from './codes/discovery';
+import { enterpriseAuthErrors } from './codes/enterprise-auth';
 import { inventoryErrors } from './codes/inventory';
 
 /**
@@ -15,6 +16,7 @@ import { inventoryErrors } from './codes/inventory';
 export const CATALOGUE = {
   ...commonErrors,
   ...authErrors,
+  ...enterpriseAuthErrors,
   ...adminErrors,
   ...inventoryErrors,
   ...agentsErrors,
