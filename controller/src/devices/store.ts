@@ -1,8 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 
-/** Must match the trigram index of migrations/020_inventory_netbox.ts character for character. */
-export const DEVICE_SEARCH_EXPRESSION = "lower(name || ' ' || host || ' ' || manufacturer || ' ' || model || ' ' || platform || ' ' || device_type)";
 
 export const SUMMARY_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'site', 'source', 'profile_id', 'created_at', 'updated_at'];
 
@@ -47,7 +45,8 @@ export class DeviceStore {
 
   private filtered(orgId: string, filter: DeviceFilter) {
     return this.db('devices').where('org_id', orgId).modify((query) => {
-      if (filter.q) query.whereRaw(`${DEVICE_SEARCH_EXPRESSION} LIKE ?`, [`%${escapeLike(filter.q.toLowerCase())}%`]);
+      // search_text: lower(name host manufacturer model platform device_type), trigram-indexed (migration 021).
+      if (filter.q) query.whereRaw('search_text LIKE ?', [`%${escapeLike(filter.q.toLowerCase())}%`]);
       if (filter.vendor !== undefined) query.whereRaw('lower(manufacturer) = lower(?)', [filter.vendor]);
       if (filter.platform !== undefined) query.where('platform', filter.platform);
       if (filter.device_type !== undefined) query.where('device_type', filter.device_type);
@@ -57,13 +56,17 @@ export class DeviceStore {
     });
   }
 
-  /** One page in name order plus the total; both queries run at once. */
+  /**
+   * One page in name order plus the total, in one round trip: the count joined to the page
+   * (an offset past the end still yields one row carrying the total).
+   */
   async list(orgId: string, filter: DeviceFilter, limit: number, offset: number) {
-    const [devices, [{ count }]] = await Promise.all([
-      this.filtered(orgId, filter).select(SUMMARY_COLUMNS).orderBy('name').limit(limit).offset(offset),
-      this.filtered(orgId, filter).count<{ count: number }[]>({ count: '*' }),
-    ]);
-    return { devices, total: Number(count) };
+    const count = this.filtered(orgId, filter).count({ total: '*' });
+    const page = this.filtered(orgId, filter).select(SUMMARY_COLUMNS).orderBy('name').limit(limit).offset(offset);
+    const { rows } = await this.db.raw('SELECT t.total, p.* FROM (?) t LEFT JOIN LATERAL (?) p ON true', [count, page]);
+    const total = Number(rows[0]?.total ?? 0);
+    const devices = rows[0]?.id === null ? [] : rows.map(({ total: _total, ...device }: Record<string, unknown>) => device);
+    return { devices, total };
   }
 
   find(orgId: string, id: string) {

@@ -1,0 +1,123 @@
+/**
+ * Inventory benchmark (`npm run bench -- inventory`): seeds 10,000 devices through the CSV
+ * import (timed), then measures GET /api/devices?limit=50 with and without q under concurrent
+ * load. The controller runs in this process against a fresh PostgreSQL database; autocannon
+ * runs as a separate process so it does not share the controller's event loop.
+ *
+ * Options: --rows N (10000), --connections N (16), --duration S (10).
+ * Targets (2-core machine): import ≤ 3 s; list ≥ 2,000 req/s with p99 ≤ 50 ms.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { buildApp } from '../../controller/src/app';
+import { bootstrap } from '../../controller/src/bootstrap';
+import type { ControllerConfig } from '../../controller/src/config';
+import { createDb } from '../../controller/src/db/knex';
+import { createLogger } from '../../controller/src/logger';
+import setupTemplate from '../helpers/global-setup';
+import { createTestDatabase } from '../helpers/postgres';
+
+const run$ = promisify(execFile);
+const ADMIN = { username: 'admin', password: 'bench-admin-password' };
+
+function option(args: string[], name: string, fallback: number): number {
+  const at = args.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(args[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+/** CSV text of `rows` devices with realistic, varied values. */
+export function inventoryCsv(rows: number): string {
+  const makers = [['Arista', 'vendor_eos', 'eos', '7050SX'], ['Juniper', 'vendor_junos', 'junos', 'MX204'], ['Vendor', 'vendor_ios', 'ios', 'C9300'], ['Vendor', 'vendor_nxos', 'nxos', 'N9K-C93180']];
+  const lines = ['name,host,device_type,manufacturer,model,platform,site,description'];
+  for (let i = 0; i < rows; i++) {
+    const [maker, type, platform, model] = makers[i % makers.length];
+    const site = `site-${String(i % 50).padStart(2, '0')}`;
+    lines.push(`${site}-sw-${String(i).padStart(5, '0')},10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},${type},${maker},${model},${platform},${site},"rack ${i % 40}, row ${i % 7}"`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(url: string, token: string, connections: number, duration: number): Promise<LoadResult> {
+  const bin = join(import.meta.dirname, '../../node_modules/.bin/autocannon');
+  const { stdout } = await run$(bin, ['-j', '-c', String(connections), '-d', String(duration), '-H', `authorization=Bearer ${token}`, url], { maxBuffer: 64 * 1024 * 1024 });
+  const result = JSON.parse(stdout);
+  return { requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+}
+
+export async function run(args: string[] = []): Promise<void> {
+  const rows = option(args, 'rows', 10_000);
+  const connections = option(args, 'connections', 16);
+  const duration = option(args, 'duration', 10);
+
+  await setupTemplate();
+  const database = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
+  const config: ControllerConfig = {
+    port: 0, host: '127.0.0.1', databaseUrl: database.url, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
+    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false,
+  };
+  const log = createLogger('warn');
+  const db = await createDb(config.databaseUrl, dataDir);
+  await bootstrap(db, ADMIN, log);
+  const app = await buildApp({ config, db, log });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const call = async (method: string, path: string, token: string | null, body?: string, type = 'application/json') => {
+    const res = await fetch(base + path, { method, headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': type }) }, body });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text}`);
+    return JSON.parse(text);
+  };
+
+  try {
+    const { access_token: token } = await call('POST', '/api/auth/login', null, JSON.stringify(ADMIN));
+    const profile = await call('POST', '/api/profiles', token, JSON.stringify({ name: 'bench', username: 'netops', password: 'bench-password' }));
+
+    const csv = inventoryCsv(rows);
+    const started = performance.now();
+    const summary = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, csv, 'text/csv');
+    const importMs = performance.now() - started;
+    if (summary.imported !== rows) throw new Error(`import stored ${summary.imported} of ${rows} rows: ${JSON.stringify(summary.errors.slice(0, 3))}`);
+    await db.raw('ANALYZE devices');
+
+    console.log(`inventory benchmark: ${rows} devices, ${connections} connections, ${duration} s per run`);
+    console.log(`csv import, ${rows} rows: ${(importMs / 1000).toFixed(2)} s (${Math.round(csv.length / 1024)} KiB) target ≤ 3 s`);
+    console.log('scenario,requests_per_s,p50_ms,p99_ms,errors,non_2xx');
+    for (const [name, path] of [
+      ['list limit=50', '/api/devices?limit=50'],
+      ['list limit=50 q=sw-0042', '/api/devices?limit=50&q=sw-0042'],
+      ['list limit=50 q=juniper', '/api/devices?limit=50&q=juniper'],
+    ] as const) {
+      await load(base + path, token, connections, 2); // warm-up: JIT, plans, pool
+      const result = await load(base + path, token, connections, duration);
+      console.log(`${name},${Math.round(result.requestsPerSecond)},${result.p50},${result.p99},${result.errors},${result.non2xx}`);
+    }
+    console.log('targets: list ≥ 2000 requests/s with p99 ≤ 50 ms');
+  } finally {
+    await app.close();
+    await db.destroy();
+    await database.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  run(process.argv.slice(2)).catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
