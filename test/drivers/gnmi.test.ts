@@ -1,7 +1,8 @@
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DriverError, type ConfigChange, type DeviceTarget } from '../../agent/src/drivers/types';
+import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
+import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import { buildSetRequest, canonicalJson, formatPath, gnmiDriver, parsePath, PathSyntaxError, type Json } from '../../agent/src/drivers/gnmi';
 import { startGnmiFleet, startGnmiTarget, type GnmiTarget, type GnmiTargetOptions } from '../sim/gnmi/target';
 
@@ -27,32 +28,13 @@ async function targetSim(opts: GnmiTargetOptions = {}): Promise<GnmiTarget> {
 }
 
 function target(t: { port: number }, extra: Partial<DeviceTarget> = {}): DeviceTarget {
-  return {
-    id: 'dev-1',
-    name: 'sim',
-    host: '127.0.0.1',
-    device_type: 'generic',
-    credentials: { username: 'admin', password: 'admin' },
-    ports: { ssh: 22, netconf: 830, gnmi: t.port },
-    gnmi_tls: false,
-    gnmi_skip_verify: false,
-    ...extra,
-  };
+  return loopbackTarget({ gnmi: t.port }, extra);
 }
 
 async function session(t: GnmiTarget, extra: Partial<DeviceTarget> = {}, limits = {}) {
   const s = await gnmiDriver.open(target(t, extra), limits);
   open.push(s);
   return s;
-}
-
-async function failure(p: Promise<unknown>): Promise<DriverError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DriverError);
-  return err as DriverError;
 }
 
 const change = (operation: ConfigChange['operation'], target_path: string, config: Json | null): ConfigChange => ({
@@ -188,7 +170,7 @@ describe('gNMI driver against the simulator', () => {
   it('leaves the tree unchanged when the target fails the Set', async () => {
     const t = await targetSim({ faults: { failSetPaths: ['/system'] } });
     const s = await session(t);
-    const err = await failure(
+    const err = await driverFailure(
       s.apply([change('merge', '/interfaces/interface[name=Ethernet1]/config', { mtu: 9000 }), change('merge', '/system/config', { hostname: 'r2' })]),
     );
     expect(err.kind).toBe('device');
@@ -202,7 +184,7 @@ describe('gNMI driver against the simulator', () => {
     const t = await targetSim();
     const s = await session(t);
     // The second update treats a container as a list: the whole request must be refused.
-    const err = await failure(s.apply([change('merge', '/system/config', { hostname: 'r2' }), change('merge', '/system/config[name=x]/y', { z: 1 })]));
+    const err = await driverFailure(s.apply([change('merge', '/system/config', { hostname: 'r2' }), change('merge', '/system/config[name=x]/y', { z: 1 })]));
     expect(err.kind).toBe('device');
     expect(err.message).toMatch(/INVALID_ARGUMENT: .*not a list/);
     expect(t.tree()).toEqual(INITIAL);
@@ -212,7 +194,7 @@ describe('gNMI driver against the simulator', () => {
     const t = await targetSim({ faults: { failNthSet: 2, failCode: grpc.status.FAILED_PRECONDITION } });
     const s = await session(t);
     await s.apply([change('merge', '/system/config', { hostname: 'one' })]);
-    const err = await failure(s.apply([change('merge', '/system/config', { hostname: 'two' })]));
+    const err = await driverFailure(s.apply([change('merge', '/system/config', { hostname: 'two' })]));
     expect(err.kind).toBe('device');
     expect(err.message).toMatch(/FAILED_PRECONDITION: injected failure of Set #2/);
     expect((t.tree() as { 'openconfig-system:system': { config: { hostname: string } } })['openconfig-system:system'].config.hostname).toBe('one');
@@ -235,7 +217,7 @@ describe('gNMI driver against the simulator', () => {
     const t = await targetSim({ tls: true });
     const s = await session(t, { gnmi_tls: true, gnmi_skip_verify: true });
     expect((await s.fetchConfig()).text).toBe(canonicalJson(INITIAL));
-    const err = await failure(gnmiDriver.open(target(t, { gnmi_tls: true, gnmi_skip_verify: false }), { connectTimeoutMs: 3000 }));
+    const err = await driverFailure(gnmiDriver.open(target(t, { gnmi_tls: true, gnmi_skip_verify: false }), { connectTimeoutMs: 3000 }));
     expect(err.kind).toBe('auth');
     expect(err.message).toMatch(/certificate/);
   });
@@ -243,17 +225,17 @@ describe('gNMI driver against the simulator', () => {
   it('fails cleanly when TLS and plaintext are mixed up', async () => {
     const tls = await targetSim({ tls: true });
     const plain = await targetSim();
-    const e1 = await failure(gnmiDriver.open(target(tls, { gnmi_tls: false }), { connectTimeoutMs: 2000 }));
+    const e1 = await driverFailure(gnmiDriver.open(target(tls, { gnmi_tls: false }), { connectTimeoutMs: 2000 }));
     // A plaintext HTTP/2 preface to a TLS listener: the connection just fails.
     expect(['refused', 'protocol']).toContain(e1.kind);
-    const e2 = await failure(gnmiDriver.open(target(plain, { gnmi_tls: true, gnmi_skip_verify: true }), { connectTimeoutMs: 2000 }));
+    const e2 = await driverFailure(gnmiDriver.open(target(plain, { gnmi_tls: true, gnmi_skip_verify: true }), { connectTimeoutMs: 2000 }));
     expect(e2.kind).toBe('protocol');
     expect(e2.message).toMatch(/TLS\/HTTP2 negotiation failed .*check gnmi_tls/);
   });
 
   it('auth: wrong password gives kind auth', async () => {
     const t = await targetSim();
-    const err = await failure(gnmiDriver.open(target(t, { credentials: { username: 'admin', password: 'nope' } })));
+    const err = await driverFailure(gnmiDriver.open(target(t, { credentials: { username: 'admin', password: 'nope' } })));
     expect(err.kind).toBe('auth');
     expect(err.message).toMatch(/authentication failed .*invalid username or password/);
   });
@@ -262,7 +244,7 @@ describe('gNMI driver against the simulator', () => {
     const t = await targetSim();
     const s = await session(t, {}, { commandTimeoutMs: 200 });
     t.faults.delayMs = 1000;
-    const err = await failure(s.fetchConfig());
+    const err = await driverFailure(s.fetchConfig());
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(/gNMI Get \/ on 127\.0\.0\.1:\d+ timed out after 200ms/);
   });
@@ -272,7 +254,7 @@ describe('gNMI driver against the simulator', () => {
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
     const port = (srv.address() as net.AddressInfo).port;
     await new Promise<void>((r) => srv.close(() => r()));
-    const err = await failure(gnmiDriver.open(target({ port }), { connectTimeoutMs: 3000 }));
+    const err = await driverFailure(gnmiDriver.open(target({ port }), { connectTimeoutMs: 3000 }));
     expect(err.kind).toBe('refused');
   });
 

@@ -1,7 +1,8 @@
 import net from 'node:net';
 import ssh2 from 'ssh2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DriverError, type ConfigChange, type DeviceTarget } from '../../agent/src/drivers/types';
+import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
+import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import { CAP, FrameDecoder, FramingError, NetconfClient, buildEditContent, createNetconfDriver, encodeMessage, netconfDriver } from '../../agent/src/drivers/netconf';
 import { startNetconfDevice, startNetconfFleet, type NetconfDevice, type NetconfDeviceOptions } from '../sim/netconf/device';
 
@@ -20,31 +21,13 @@ async function device(opts: NetconfDeviceOptions = {}): Promise<NetconfDevice> {
 }
 
 function target(d: { port: number }, credentials: DeviceTarget['credentials'] = { username: 'admin', password: 'admin' }): DeviceTarget {
-  return {
-    id: 'dev-1',
-    name: 'sim',
-    host: '127.0.0.1',
-    device_type: 'generic',
-    credentials,
-    ports: { ssh: 22, netconf: d.port, gnmi: 0 },
-    gnmi_tls: false,
-    gnmi_skip_verify: false,
-  };
+  return loopbackTarget({ netconf: d.port }, { credentials });
 }
 
 async function session(d: NetconfDevice, limits = {}) {
   const s = await netconfDriver.open(target(d), limits);
   open.push(s);
   return s;
-}
-
-async function failure(p: Promise<unknown>): Promise<DriverError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DriverError);
-  return err as DriverError;
 }
 
 /** Wait until the device has noticed every session ended (not a timed assertion: it only waits). */
@@ -228,7 +211,7 @@ describe('NETCONF driver against the simulator', () => {
     const d = await device({ faults: { dropOnConfirmingCommit: true } });
     const before = d.running();
     const s = await session(d);
-    const err = await failure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>lost</hostname></system>`)]));
+    const err = await driverFailure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>lost</hostname></system>`)]));
     expect(err.kind).toBe('protocol');
     expect(err.message).toMatch(/closed/);
     await untilNoSessions(d);
@@ -240,7 +223,7 @@ describe('NETCONF driver against the simulator', () => {
     const d = await device({ faults: { hang: 'confirming-commit' } });
     const before = d.running();
     const s = await session(d, { commandTimeoutMs: 400 });
-    const err = await failure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>hung</hostname></system>`)]));
+    const err = await driverFailure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>hung</hostname></system>`)]));
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(/confirming commit .* timed out after 400ms/);
     await untilNoSessions(d);
@@ -253,7 +236,7 @@ describe('NETCONF driver against the simulator', () => {
     open.push(other);
     await other.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
     const s = await session(d);
-    const err = await failure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>x</hostname></system>`)]));
+    const err = await driverFailure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>x</hostname></system>`)]));
     expect(err.kind).toBe('device');
     expect(err.message).toContain('lock candidate');
     expect(err.message).toContain('lock-denied');
@@ -265,7 +248,7 @@ describe('NETCONF driver against the simulator', () => {
     const d = await device({ faults: { rejectMarker: 'FORBIDDEN' } });
     const before = d.running();
     const s = await session(d);
-    const err = await failure(s.apply([change('merge', `<interfaces xmlns="${NS}"><interface><name>eth0</name><description>FORBIDDEN</description></interface></interfaces>`)]));
+    const err = await driverFailure(s.apply([change('merge', `<interfaces xmlns="${NS}"><interface><name>eth0</name><description>FORBIDDEN</description></interface></interfaces>`)]));
     expect(err.kind).toBe('device');
     expect(err.message).toContain('edit-config candidate');
     expect(err.message).toContain('invalid-value (application, error)');
@@ -282,7 +265,7 @@ describe('NETCONF driver against the simulator', () => {
     const d = await device({ candidate: false, faults: { failOnEdit: true } });
     const before = d.running();
     const s = await session(d);
-    const err = await failure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>x</hostname></system>`)]));
+    const err = await driverFailure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>x</hostname></system>`)]));
     expect(err.kind).toBe('device');
     expect(err.message).toMatch(/operation-failed .*injected edit-config failure/);
     expect(d.running()).toBe(before);
@@ -317,7 +300,7 @@ describe('NETCONF driver against the simulator', () => {
       c.rpc('<unlock><target><running/></target></unlock>', 'unlock'),
     ]);
     expect(replies.map((r) => r.attrs['message-id'])).toEqual(['101', '102', '103', '104']);
-    const err = await failure(c.rpc('<frobnicate/>', 'frobnicate'));
+    const err = await driverFailure(c.rpc('<frobnicate/>', 'frobnicate'));
     expect(err.message).toMatch(/operation-not-supported \(protocol, error\).*frobnicate/);
   });
 
@@ -343,7 +326,7 @@ describe('NETCONF driver against the simulator', () => {
 describe('NETCONF driver failure kinds', () => {
   it('auth: wrong password', async () => {
     const d = await device();
-    const err = await failure(netconfDriver.open(target(d, { username: 'admin', password: 'wrong' })));
+    const err = await driverFailure(netconfDriver.open(target(d, { username: 'admin', password: 'wrong' })));
     expect(err.kind).toBe('auth');
     expect(err.message).toContain('admin');
   });
@@ -353,14 +336,14 @@ describe('NETCONF driver failure kinds', () => {
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
     const port = (srv.address() as net.AddressInfo).port;
     await new Promise<void>((r) => srv.close(() => r()));
-    const err = await failure(netconfDriver.open(target({ port })));
+    const err = await driverFailure(netconfDriver.open(target({ port })));
     expect(err.kind).toBe('refused');
     expect(err.message).toContain('ECONNREFUSED');
   });
 
   it('timeout: no hello within the connect limit', async () => {
     const d = await device({ faults: { hang: 'hello' } });
-    const err = await failure(netconfDriver.open(target(d), { connectTimeoutMs: 300 }));
+    const err = await driverFailure(netconfDriver.open(target(d), { connectTimeoutMs: 300 }));
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(/no NETCONF <hello> .* within 300ms/);
   });
@@ -368,7 +351,7 @@ describe('NETCONF driver failure kinds', () => {
   it('timeout: an rpc without reply within the command limit', async () => {
     const d = await device({ faults: { hang: 'get-config' } });
     const s = await session(d, { commandTimeoutMs: 300 });
-    const err = await failure(s.fetchConfig());
+    const err = await driverFailure(s.fetchConfig());
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(/get-config running .* timed out after 300ms/);
   });
@@ -379,7 +362,7 @@ describe('NETCONF driver failure kinds', () => {
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
     const port = (srv.address() as net.AddressInfo).port;
     try {
-      const err = await failure(netconfDriver.open(target({ port }), { connectTimeoutMs: 300 }));
+      const err = await driverFailure(netconfDriver.open(target({ port }), { connectTimeoutMs: 300 }));
       expect(err.kind).toBe('timeout');
       expect(err.message).toMatch(/SSH handshake\/authentication .* timed out/);
     } finally {
@@ -390,7 +373,7 @@ describe('NETCONF driver failure kinds', () => {
 
   it('protocol: garbage instead of a hello', async () => {
     const d = await device({ faults: { garbage: 'hello' } });
-    const err = await failure(netconfDriver.open(target(d)));
+    const err = await driverFailure(netconfDriver.open(target(d)));
     expect(err.kind).toBe('protocol');
     expect(err.message).toMatch(/expected an XML message/);
   });
@@ -398,7 +381,7 @@ describe('NETCONF driver failure kinds', () => {
   it('protocol: garbage instead of a chunked reply', async () => {
     const d = await device({ faults: { garbage: 'rpc' } });
     const s = await session(d);
-    const err = await failure(s.fetchConfig());
+    const err = await driverFailure(s.fetchConfig());
     expect(err.kind).toBe('protocol');
     expect(err.message).toMatch(/bad chunked framing/);
   });

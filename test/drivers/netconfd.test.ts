@@ -4,7 +4,7 @@
  * clear message when the packages are missing or the daemons do not come up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DriverError, type DeviceTarget } from '../../agent/src/drivers/types';
+import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import { CAP, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
 import { startNetconfd, type NetconfdPeer } from '../sim/netconf/netconfd';
 
@@ -14,16 +14,10 @@ let s: NetconfDeviceSession;
 
 beforeAll(async () => {
   peer = await startNetconfd(['sb-test']);
-  const target: DeviceTarget = {
-    id: 'netconfd',
-    name: 'netconfd',
-    host: peer.host,
-    device_type: 'generic',
-    credentials: { username: peer.username, private_key: peer.privateKey },
-    ports: { ssh: peer.port, netconf: peer.port, gnmi: 0 },
-    gnmi_tls: false,
-    gnmi_skip_verify: false,
-  };
+  const target = loopbackTarget(
+    { ssh: peer.port, netconf: peer.port },
+    { id: 'netconfd', name: 'netconfd', host: peer.host, credentials: { username: peer.username, private_key: peer.privateKey } },
+  );
   try {
     s = await netconfDriver.open(target, { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000 });
   } catch (err) {
@@ -94,14 +88,9 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
 
   it("surfaces netconfd's rpc-error with its details and leaves the running config alone", async () => {
     const before = (await s.fetchConfig()).text;
-    const err = await s
-      .apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><server><name>web</name><port>8080</port></server></settings>` }])
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(err).toBeInstanceOf(DriverError);
-    const e = err as DriverError;
+    const e = await driverFailure(
+      s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><server><name>web</name><port>8080</port></server></settings>` }]),
+    );
     expect(e.kind).toBe('device');
     expect(e.message).toContain('edit-config candidate');
     expect(e.message).toContain('invalid-value');
