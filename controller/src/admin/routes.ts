@@ -29,7 +29,8 @@ export async function adminRoutes(parent: FastifyInstance): Promise<void> {
     const org = await store.createOrganization(request.body.name.trim());
     if (!org) throw appError('ORG_NAME_TAKEN');
     const me = caller(request);
-    await audit.record({ kind: 'admin.org_created', orgId: org.id as string, userId: me.userId, username: me.username, details: { name: org.name } });
+    // Recorded where the administrator acts, like every other entry of theirs.
+    await audit.record({ kind: 'admin.org_created', orgId: me.orgId, userId: me.userId, username: me.username, ip: request.ip, details: { org_id: org.id, name: org.name } });
     return reply.code(201).send(org);
   });
 

@@ -176,7 +176,13 @@ export class AuthService {
   async changePassword(auth: AuthContext, currentPassword: string, newPassword: string, client: ClientInfo): Promise<void> {
     const user = await this.store.findUserById(auth.userId);
     if (!user || user.auth_provider !== 'local') throw appError('NOT_LOCAL_ACCOUNT');
-    if (!(await verifyPassword(user.password_hash, currentPassword))) throw appError('CURRENT_PASSWORD_INCORRECT');
+    if (!(await verifyPassword(user.password_hash, currentPassword))) {
+      // A guess at the current password counts toward the lockout like a failed login, so a
+      // stolen access token cannot be used to try passwords without limit.
+      await this.store.recordFailedLogin(client.ip, user.username);
+      await this.audit.record({ kind: 'auth.password_change_failed', orgId: auth.orgId, userId: user.id, username: user.username, ip: client.ip });
+      throw appError('CURRENT_PASSWORD_INCORRECT');
+    }
     const problem = passwordProblem(newPassword, user.username);
     if (problem) throw appError('WEAK_PASSWORD', problem);
     await this.store.setPassword(user.id, await hashPassword(newPassword));

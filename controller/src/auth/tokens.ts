@@ -1,4 +1,4 @@
-import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 
 const ISSUER = 'switchboard';
@@ -25,6 +25,7 @@ export class TokenSigner {
     return new SignJWT({ sid: claims.sid, org: claims.org })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(claims.sub)
+      .setJti(randomUUID()) // every token distinct, even two issued in one second
       .setIssuer(ISSUER)
       .setAudience(AUDIENCE)
       .setIssuedAt()

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, startTestController, type TestController } from '../helpers/controller';
+
+const LOCKED = 'Too many failed login attempts. Please try again later.';
+const LIMIT = 3;
+const WINDOW_MINUTES = 15;
+
+let c: TestController;
+beforeAll(async () => {
+  c = await startTestController({
+    settings: { 'security.rate_limit.failed_login_limit': LIMIT, 'security.rate_limit.failed_login_window_minutes': WINDOW_MINUTES },
+  });
+});
+afterAll(async () => c?.close());
+
+function expectLockedOut(res: { status: number; body: any; headers: Headers }) {
+  expect(res.status).toBe(429);
+  expect(res.body.error).toBe(LOCKED);
+  expect(res.body.code).toBe('LOGIN_LOCKED_OUT');
+  expect(Number.isInteger(res.body.retry_after_secs)).toBe(true);
+  expect(res.body.retry_after_secs).toBeGreaterThan(0);
+  expect(res.body.retry_after_secs).toBeLessThanOrEqual(WINDOW_MINUTES * 60);
+  expect(res.headers.get('retry-after')).toBe(String(res.body.retry_after_secs));
+}
+
+/** Forget every failure, as if the window had passed. */
+const ageFailures = () => c.db('failed_logins').update({ created_at: c.db.raw(`now() - interval '${WINDOW_MINUTES + 1} minutes'`) });
+
+describe('failed-login lockout', () => {
+  it('counts down, then answers 429 on every /api/auth/* route, even for the right password', async () => {
+    const remaining = [];
+    for (let i = 0; i < LIMIT; i++) {
+      const res = await c.login(ADMIN.username, 'wrong-password');
+      expect(res.status).toBe(401);
+      remaining.push(res.body.attempts_remaining);
+    }
+    expect(remaining).toEqual([2, 1, 0]);
+
+    expectLockedOut(await c.login(ADMIN.username, ADMIN.password));
+    expectLockedOut(await c.request('GET', '/api/auth/providers'));
+    expectLockedOut(await c.request('GET', '/api/auth/me', { token: c.adminToken }));
+    expectLockedOut(await c.request('POST', '/api/auth/refresh', { body: { refresh_token: 'x'.repeat(64) } }));
+
+    // Only /api/auth/* is guarded: the rest of the API answers that address normally.
+    const other = await c.request('GET', '/api/admin/organizations', { token: c.adminToken });
+    expect(other.status).toBe(200);
+  });
+
+  it('holds across a controller restart, because it lives in the database', async () => {
+    await c.restart();
+    expectLockedOut(await c.login(ADMIN.username, ADMIN.password));
+  });
+
+  it('ends when the window has passed', async () => {
+    await ageFailures();
+    const res = await c.login(ADMIN.username, ADMIN.password);
+    expect(res.status).toBe(200);
+  });
+
+  it("does not let a successful login to one's own account wipe failures against another", async () => {
+    await ageFailures();
+    expect((await c.login('victim', 'guess-1')).status).toBe(401);
+    expect((await c.login('victim', 'guess-2')).status).toBe(401);
+    expect((await c.login(ADMIN.username, ADMIN.password)).status).toBe(200);
+    expect((await c.login('victim', 'guess-3')).status).toBe(401);
+    expectLockedOut(await c.login('victim', 'guess-4'));
+  });
+
+  it("forgets an account's own failures once it signs in", async () => {
+    await ageFailures();
+    expect((await c.login(ADMIN.username, 'typo-1')).status).toBe(401);
+    expect((await c.login(ADMIN.username, 'typo-2')).status).toBe(401);
+    expect((await c.login(ADMIN.username, ADMIN.password)).status).toBe(200);
+    const res = await c.login(ADMIN.username, 'typo-3');
+    expect(res.status).toBe(401);
+    expect(res.body.attempts_remaining).toBe(LIMIT - 1);
+  });
+
+  it('counts wrong current passwords on PUT /password as failures', async () => {
+    await ageFailures();
+    const token = (await c.login(ADMIN.username, ADMIN.password)).body.access_token;
+    for (let i = 0; i < LIMIT; i++) {
+      const res = await c.request('PUT', '/api/auth/password', { token, body: { current_password: `guess-${i}`, new_password: 'a sturdy new pass phrase 42' } });
+      expect(res.status).toBe(400);
+    }
+    expectLockedOut(await c.request('PUT', '/api/auth/password', { token, body: { current_password: ADMIN.password, new_password: 'a sturdy new pass phrase 42' } }));
+  });
+
+  it('tells when the lockout ends: when enough failures leave the window', async () => {
+    await c.db('failed_logins').delete();
+    // Failures 10, 5 and 1 minutes old with a limit of 3: the oldest leaves the window in 5 minutes.
+    for (const minutes of [10, 5, 1]) {
+      await c.db('failed_logins').insert({ ip_address: '127.0.0.1', username: 'x', created_at: c.db.raw(`now() - interval '${minutes} minutes'`) });
+    }
+    const res = await c.login(ADMIN.username, ADMIN.password);
+    expectLockedOut(res);
+    expect(res.body.retry_after_secs).toBeGreaterThan(4 * 60);
+    expect(res.body.retry_after_secs).toBeLessThanOrEqual(5 * 60);
+  });
+});
