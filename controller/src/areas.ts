@@ -5,6 +5,8 @@ import { configsArea } from './configs/area';
 import { deviceRoutes } from './devices/routes';
 import { profileRoutes } from './profiles/routes';
 import { siteRoutes } from './sites/routes';
+import { platformRoutes } from './platforms/routes';
+import { templateRoutes } from './templates/routes';
 import { tlsRoutes } from './tls/routes';
 
 /**
@@ -19,4 +21,6 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(siteRoutes, { prefix: '/api/sites' });
   await app.register(deviceRoutes, { prefix: '/api/devices' });
   await app.register(configsArea); // /api/config/devices, /api/devices/snapshots, backup routes under /api/devices
+  await app.register(platformRoutes, { prefix: '/api/config' });
+  await app.register(templateRoutes, { prefix: '/api/config' });
 }

@@ -1,3 +1,19 @@
 import type { ErrorSpec } from '../spec';
 
-export const deploymentsErrors = {} satisfies Record<string, ErrorSpec>;
+/** Platforms, templates, stacks, deployments, instances, scheduled tasks and the live stream. */
+export const deploymentsErrors = {
+  PLATFORM_NOT_FOUND: { status: 404, message: 'Platform not found', doc: 'No platform has that id; GET /api/config/platforms lists them.' },
+  UNKNOWN_PLATFORM: { status: 400, message: 'Unknown platform', doc: 'A template named a platform that is not in GET /api/config/platforms.' },
+  TEMPLATE_FORMAT_MISMATCH: { status: 400, message: "The config format does not fit the platform's transport", doc: 'NETCONF platforms take xml templates; gNMI platforms take json (or cli, sent with the cli origin).' },
+  TEMPLATE_NOT_FOUND: { status: 404, message: 'Template not found', doc: "No template with that id in the caller's organization." },
+  TEMPLATE_VERSION_NOT_FOUND: { status: 404, message: 'Template version not found', doc: 'The template has no such version; GET /templates/:id/versions lists them.' },
+  RENDER_ERROR: { status: 400, message: 'Render error', doc: 'The template does not parse or does not render with the variables given; the message names the line and the cause.' },
+  STACK_NOT_FOUND: { status: 404, message: 'Stack not found', doc: "No stack with that id in the caller's organization." },
+  STACK_RESOLUTION_FAILED: { status: 400, message: 'Stack resolution failed', doc: "A stack render or deployment could not be prepared: a service's template is missing, a device is unknown (or in another organization), variable_values does not fit the stack, or a template did not render." },
+  DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found', doc: "No deployment with that id in the caller's organization." },
+  ROLLBACK_NOT_ALLOWED: { status: 400, message: 'Rollback is not possible', doc: 'Rollback needs a deployment in status completed or failed with at least one pre-deployment device backup.' },
+  INSTANCE_NOT_FOUND: { status: 404, message: 'Instance not found', doc: "No instance with that id in the caller's organization." },
+  TASK_NOT_FOUND: { status: 404, message: 'Scheduled task not found', doc: "No scheduled task with that id in the caller's organization." },
+  INVALID_SCHEDULE: { status: 400, message: 'Invalid cron expression', doc: 'The cron expression of a scheduled task does not parse (five fields, or six with seconds).' },
+  INVALID_TASK_TARGET: { status: 400, message: 'Invalid scheduled task target', doc: 'A deployment task needs an instance of the organization; snapshot and backup tasks need their target (snapshot id, device filter).' },
+} satisfies Record<string, ErrorSpec>;

@@ -1,0 +1,207 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { TemplateError } from './engine';
+import type { RenderBatch, WorkerResult } from './render-worker';
+
+export interface RenderRequest {
+  source: string;
+  variables: Record<string, unknown>;
+}
+export type RenderResult = { ok: true; output: string } | { ok: false; error: TemplateError };
+
+/** A batch stopped at one job (time or memory limit); the other jobs' results are lost. */
+export class RenderAborted extends Error {
+  override name = 'RenderAborted';
+  constructor(
+    readonly index: number,
+    readonly error: TemplateError,
+  ) {
+    super(error.message);
+  }
+}
+
+export interface RenderPoolOptions {
+  /** Worker threads (default 2), started on first use. */
+  size?: number;
+  /** Time a batch may take: base plus a share per job. */
+  timeoutMs?: number;
+  perJobMs?: number;
+  /** Heap limit of each worker. */
+  memoryMb?: number;
+}
+
+interface Pending {
+  batch: RenderBatch;
+  timeoutMs: number;
+  resolve(results: RenderResult[]): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  progress: Int32Array;
+  ready: boolean;
+  current: (Pending & { timer: NodeJS.Timeout }) | null;
+}
+
+function workerEntry(): { boot: URL; workerData: Record<string, unknown> } {
+  const here = import.meta.url;
+  const fromSource = here.endsWith('.ts');
+  const entry = new URL(`./render-worker.${fromSource ? 'ts' : 'js'}`, here).href;
+  let tsxApi: string | null = null;
+  if (fromSource) {
+    const require = createRequire(here);
+    tsxApi = pathToFileURL(join(dirname(require.resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+  }
+  return { boot: new URL('./render-worker-boot.mjs', here), workerData: { entry, tsxApi } };
+}
+
+/**
+ * Renders templates in worker threads, so that a template that loops for ever or builds a huge
+ * string stops with a render error naming it instead of stalling or exhausting the controller.
+ * Every batch gets a time limit; each worker has a heap limit; a worker that hits either is
+ * replaced.
+ */
+export class RenderPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Pending[] = [];
+  private nextId = 1;
+  private closed = false;
+  private readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly perJobMs: number;
+  private readonly memoryMb: number;
+
+  constructor(options: RenderPoolOptions = {}) {
+    this.size = options.size ?? 2;
+    this.timeoutMs = options.timeoutMs ?? 5_000;
+    this.perJobMs = options.perJobMs ?? 2;
+    this.memoryMb = options.memoryMb ?? 256;
+  }
+
+  /** Renders one template; throws TemplateError. */
+  async render(source: string, variables: Record<string, unknown>): Promise<string> {
+    const [result] = await this.renderMany([{ source, variables }]).catch((err: unknown) => {
+      if (err instanceof RenderAborted) throw err.error;
+      throw err;
+    });
+    if (!result.ok) throw result.error;
+    return result.output;
+  }
+
+  /** Renders many; one result per request, in order. Throws RenderAborted when a limit stops it. */
+  renderMany(requests: RenderRequest[]): Promise<RenderResult[]> {
+    if (requests.length === 0) return Promise.resolve([]);
+    if (this.closed) return Promise.reject(new Error('render pool is closed'));
+    const sources: string[] = [];
+    const index = new Map<string, number>();
+    const jobs = requests.map((r) => {
+      let i = index.get(r.source);
+      if (i === undefined) {
+        i = sources.push(r.source) - 1;
+        index.set(r.source, i);
+      }
+      return { source: i, variables: r.variables };
+    });
+    const batch: RenderBatch = { id: this.nextId++, sources, jobs };
+    const timeoutMs = this.timeoutMs + this.perJobMs * jobs.length;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ batch, timeoutMs, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const pending of this.queue.splice(0)) pending.reject(new Error('render pool is closed'));
+    await Promise.all(this.slots.splice(0).map((slot) => this.stop(slot, new Error('render pool is closed'))));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length) {
+      const slot = this.slots.find((s) => s.ready && !s.current);
+      if (!slot) {
+        // Start another worker when every one is busy; the batch waits for the first free one.
+        if (this.slots.length < this.size && this.slots.every((s) => !s.ready || s.current)) {
+          if (this.slots.filter((s) => !s.ready).length === 0) this.spawn();
+        }
+        return;
+      }
+      const pending = this.queue.shift()!;
+      this.run(slot, pending);
+    }
+  }
+
+  private spawn(): Slot {
+    const { boot, workerData } = workerEntry();
+    const shared = new SharedArrayBuffer(4);
+    const worker = new Worker(boot, {
+      workerData: { ...workerData, progress: shared },
+      resourceLimits: { maxOldGenerationSizeMb: this.memoryMb, maxYoungGenerationSizeMb: 32 },
+    });
+    worker.unref();
+    const slot: Slot = { worker, progress: new Int32Array(shared), ready: false, current: null };
+    worker.on('message', (message: { ready?: true; id: number; results: WorkerResult[] }) => {
+      if (message.ready) {
+        slot.ready = true;
+        this.dispatch();
+        return;
+      }
+      const current = slot.current;
+      if (!current || current.batch.id !== message.id) return;
+      clearTimeout(current.timer);
+      slot.current = null;
+      current.resolve(message.results.map((r) => (r.ok ? r : { ok: false, error: new TemplateError(r.detail, r.line, r.column) })));
+      this.dispatch();
+    });
+    worker.on('error', (err: Error & { code?: string }) => {
+      const detail = err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `rendering used more than ${this.memoryMb} MB of memory` : `rendering failed: ${err.message}`;
+      this.fail(slot, detail);
+    });
+    worker.on('exit', () => this.fail(slot, 'the render worker stopped'));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  private run(slot: Slot, pending: Pending): void {
+    Atomics.store(slot.progress, 0, 0);
+    const timer = setTimeout(() => {
+      this.fail(slot, `rendering took longer than ${(pending.timeoutMs / 1000).toFixed(1)} s (a loop that does not end?)`);
+    }, pending.timeoutMs);
+    timer.unref();
+    slot.current = { ...pending, timer };
+    slot.worker.postMessage(pending.batch);
+  }
+
+  /** Ends the slot's batch with an error naming the job in hand and replaces the worker. */
+  private fail(slot: Slot, detail: string): void {
+    const at = this.slots.indexOf(slot);
+    if (at === -1) return;
+    this.slots.splice(at, 1);
+    if (!slot.ready) {
+      // The worker never started: waiting batches would wait for ever.
+      void slot.worker.terminate();
+      if (!this.slots.some((s) => s.ready)) for (const pending of this.queue.splice(0)) pending.reject(new Error(`the template renderer could not start: ${detail}`));
+      return;
+    }
+    const current = slot.current;
+    slot.current = null;
+    if (current) {
+      clearTimeout(current.timer);
+      current.reject(new RenderAborted(Atomics.load(slot.progress, 0), new TemplateError(detail)));
+    }
+    void slot.worker.terminate();
+    if (!this.closed) this.dispatch();
+  }
+
+  private async stop(slot: Slot, reason: Error): Promise<void> {
+    if (slot.current) {
+      clearTimeout(slot.current.timer);
+      slot.current.reject(reason);
+      slot.current = null;
+    }
+    await slot.worker.terminate();
+  }
+}

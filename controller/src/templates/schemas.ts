@@ -1,0 +1,78 @@
+import { Type } from '@sinclair/typebox';
+import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
+
+export const ConfigFormat = Type.Union([Type.Literal('json'), Type.Literal('xml'), Type.Literal('cli')]);
+export const Operation = Type.Union([Type.Literal('replace'), Type.Literal('merge'), Type.Literal('delete')]);
+
+export const TemplateVariable = Type.Object({
+  name: Type.String(),
+  type: Type.String({ description: 'string, number, boolean, list (used in a for loop) or object (has attributes)' }),
+  required: Type.Boolean({ description: 'False when every use is defaulted (| default) or guarded ({% if x %}, x is defined).' }),
+});
+
+const templateFields = {
+  id: Uuid,
+  name: Type.String(),
+  description: Type.String(),
+  platform: Type.String(),
+  config_format: Type.String(),
+  operation: Type.String(),
+  target_path: Nullable(Type.String()),
+  current_version: Type.Integer(),
+  variables: Type.Array(TemplateVariable),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+export const TemplateSummary = Type.Object(templateFields);
+export const Template = Type.Object({ ...templateFields, source: Type.String() });
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Source = Type.String({ maxLength: 1024 * 1024 });
+const TargetPath = Type.String({ maxLength: 2000 });
+
+export const TemplateBody = Type.Object(
+  {
+    name: Name,
+    platform: Type.String({ minLength: 1, maxLength: 100 }),
+    config_format: ConfigFormat,
+    source: Source,
+    operation: Type.Optional(Operation),
+    target_path: Type.Optional(Nullable(TargetPath)),
+    description: Type.Optional(Type.String({ maxLength: 4000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const TemplateChanges = Type.Object(
+  {
+    name: Type.Optional(Name),
+    platform: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    config_format: Type.Optional(ConfigFormat),
+    source: Type.Optional(Source),
+    operation: Type.Optional(Nullable(Operation)),
+    target_path: Type.Optional(Nullable(TargetPath)),
+    description: Type.Optional(Type.String({ maxLength: 4000 })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const TemplateQuery = Type.Object({ platform: Type.Optional(Type.String()), ...Paging(100, 1000) });
+
+export const RenderBody = Type.Object(
+  {
+    variables: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    version: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+export const RenderResult = Type.Object({ rendered: Type.String(), format: Type.String() });
+
+export const TemplateVersion = Type.Object({
+  version: Type.Integer(),
+  source: Type.String(),
+  variables: Type.Array(TemplateVariable),
+  created_by: Type.String(),
+  created_at: Timestamp,
+});
+export const VersionParams = Type.Object({ id: Uuid, version: Type.Integer({ minimum: 1 }) });

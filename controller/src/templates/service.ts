@@ -1,0 +1,156 @@
+import type { AuditService } from '../admin/audit-service';
+import type { AuthContext } from '../auth/auth-service';
+import type { Db } from '../db/knex';
+import type { Services } from '../services';
+import { appError } from '../errors/app-error';
+import { PlatformStore } from '../platforms/store';
+import { TemplateError, analyzeTemplate } from './engine';
+import { RenderPool, type RenderRequest, type RenderResult } from './render-pool';
+import { TemplateStore, type TemplateRow } from './store';
+
+declare module '../services' {
+  interface Services {
+    /** Templates and the sandboxed renderer, for stacks and deployments (set by the templates plugin). */
+    templates?: TemplateService;
+  }
+}
+
+/** The templates area's service; areas registered after it (stacks, deployments) use this. */
+export function templateService(services: Services): TemplateService {
+  if (!services.templates) throw new Error('the templates area must be registered before the areas that render');
+  return services.templates;
+}
+
+/** Which template formats each transport can carry. gNMI carries CLI text with the cli origin. */
+const FORMATS_BY_TRANSPORT: Record<string, string[]> = { netconf: ['xml'], gnmi: ['json', 'cli'] };
+
+export interface TemplateInput {
+  name?: string;
+  platform?: string;
+  config_format?: 'json' | 'xml' | 'cli';
+  source?: string;
+  operation?: 'replace' | 'merge' | 'delete' | null;
+  target_path?: string | null;
+  description?: string;
+}
+
+export function renderError(error: TemplateError) {
+  return appError('RENDER_ERROR', `Render error: ${error.message}`, { line: error.line, column: error.column });
+}
+
+/** Template rules: platform and format checks, variables from the syntax tree, versions, render. */
+export class TemplateService {
+  readonly store: TemplateStore;
+  private readonly platforms: PlatformStore;
+
+  constructor(
+    db: Db,
+    private readonly audit: AuditService,
+    readonly renderer: RenderPool,
+  ) {
+    this.store = new TemplateStore(db);
+    this.platforms = new PlatformStore(db);
+  }
+
+  async get(orgId: string, id: string): Promise<TemplateRow> {
+    const template = await this.store.find(orgId, id);
+    if (!template) throw appError('TEMPLATE_NOT_FOUND');
+    return template;
+  }
+
+  private async checkPlatform(platformName: string, format: string): Promise<void> {
+    const platform = await this.platforms.findByName(platformName);
+    if (!platform) throw appError('UNKNOWN_PLATFORM', `Unknown platform '${platformName}'; GET /api/config/platforms lists the platforms`);
+    const allowed = FORMATS_BY_TRANSPORT[platform.transport] ?? [];
+    if (!allowed.includes(format)) {
+      throw appError('TEMPLATE_FORMAT_MISMATCH', `Platform ${platform.name} uses ${platform.transport}, which takes ${allowed.join(' or ')} templates, not ${format}`);
+    }
+  }
+
+  async create(me: AuthContext, input: Required<Pick<TemplateInput, 'name' | 'platform' | 'config_format' | 'source'>> & TemplateInput): Promise<TemplateRow> {
+    await this.checkPlatform(input.platform, input.config_format);
+    // Drafts that do not parse are kept (variables empty); rendering reports the error and its line.
+    const { variables } = analyzeTemplate(input.source);
+    const template = await this.store.insert(
+      {
+        org_id: me.orgId,
+        name: input.name.trim(),
+        description: input.description ?? '',
+        platform: input.platform,
+        config_format: input.config_format,
+        source: input.source,
+        operation: input.operation ?? 'replace',
+        target_path: input.target_path ?? null,
+        variables,
+        created_by: me.userId,
+        updated_by: me.userId,
+      },
+      me.username,
+    );
+    await this.audit.record({ kind: 'template.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { template_id: template.id, name: template.name } });
+    return template;
+  }
+
+  async update(me: AuthContext, id: string, input: TemplateInput): Promise<TemplateRow> {
+    const updated = await this.store.update(
+      me.orgId,
+      id,
+      async (current) => {
+        const fields: Record<string, unknown> = { updated_by: me.userId };
+        if (input.name !== undefined) fields.name = input.name.trim();
+        if (input.description !== undefined) fields.description = input.description;
+        if (input.operation !== undefined) fields.operation = input.operation ?? 'replace';
+        if (input.target_path !== undefined) fields.target_path = input.target_path;
+        if (input.platform !== undefined) fields.platform = input.platform;
+        if (input.config_format !== undefined) fields.config_format = input.config_format;
+        if (input.platform !== undefined || input.config_format !== undefined) {
+          await this.checkPlatform(input.platform ?? current.platform, input.config_format ?? current.config_format);
+        }
+        const newSource = input.source !== undefined && input.source !== current.source;
+        if (newSource) {
+          fields.source = input.source;
+          fields.variables = analyzeTemplate(input.source!).variables;
+        }
+        return { fields, newSource };
+      },
+      me.username,
+    );
+    if (!updated) throw appError('TEMPLATE_NOT_FOUND');
+    await this.audit.record({ kind: 'template.updated', orgId: me.orgId, userId: me.userId, username: me.username, details: { template_id: id, fields: Object.keys(input), version: updated.current_version } });
+    return updated;
+  }
+
+  async delete(me: AuthContext, id: string): Promise<void> {
+    if (!(await this.store.delete(me.orgId, id))) throw appError('TEMPLATE_NOT_FOUND');
+    await this.audit.record({ kind: 'template.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { template_id: id } });
+  }
+
+  async versions(orgId: string, id: string) {
+    await this.get(orgId, id);
+    return this.store.listVersions(id);
+  }
+
+  async version(orgId: string, id: string, version: number) {
+    await this.get(orgId, id);
+    const found = await this.store.findVersion(id, version);
+    if (!found) throw appError('TEMPLATE_VERSION_NOT_FOUND', `Template version ${version} not found`);
+    return found;
+  }
+
+  /** Renders the current source, or an older version; nothing is sent to devices. */
+  async render(orgId: string, id: string, variables: Record<string, unknown>, version?: number): Promise<{ rendered: string; format: string }> {
+    const template = await this.get(orgId, id);
+    let source = template.source;
+    if (version !== undefined && version !== template.current_version) source = (await this.version(orgId, id, version)).source;
+    try {
+      return { rendered: await this.renderer.render(source, variables), format: template.config_format };
+    } catch (err) {
+      if (err instanceof TemplateError) throw renderError(err);
+      throw err;
+    }
+  }
+
+  renderMany(requests: RenderRequest[]): Promise<RenderResult[]> {
+    return this.renderer.renderMany(requests);
+  }
+}
