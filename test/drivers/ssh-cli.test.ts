@@ -263,6 +263,16 @@ describe('transcript', () => {
   });
 });
 
+describe('secrets in error messages', () => {
+  it('a device error that repeats a secret is masked in the DriverError message', async () => {
+    const dev = await device({ dialect: 'vendor_panos', hostname: 'tx-err' });
+    const e = await withSession(dev, (s) => driverError(s.run(`show ${ENABLE}`)));
+    expect(e.kind).toBe('device');
+    expect(e.message).not.toContain(ENABLE);
+    expect(e.message).toContain("rejected 'show ********': Unknown command: ********");
+  });
+});
+
 describe('fault modes and limits', () => {
   const SHORT: Partial<SessionLimits> = { connectTimeoutMs: 400, commandTimeoutMs: 600, idleTimeoutMs: 300, keepaliveIntervalMs: 5000 };
 

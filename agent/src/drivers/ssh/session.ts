@@ -41,6 +41,26 @@ export interface SshCliDriver extends DeviceDriver {
 
 type Level = 'user' | 'privileged' | 'config';
 
+interface SessionContext {
+  client: SshClient;
+  shell: CliShell;
+  dialect: SshDialect;
+  target: DeviceTarget;
+  limits: SessionLimits;
+  /** "name (host:port)", the start of every message. */
+  where: string;
+  info: (text: string) => void;
+  /** Replaces secrets with ********; applied to the transcript and to every error message. */
+  mask: (text: string) => string;
+  closeGraceMs: number;
+}
+
+/** Device text can end up in an error message (an echoed secret, say): mask it there too. */
+function masked(e: unknown, mask: (text: string) => string): unknown {
+  if (e instanceof Error) e.message = mask(e.message);
+  return e;
+}
+
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
 
 class SshCliSession implements SshCliSessionApi {
@@ -51,17 +71,29 @@ class SshCliSession implements SshCliSessionApi {
   private closing?: Promise<void>;
   private clientClosed = false;
 
-  constructor(
-    private readonly client: SshClient,
-    private readonly shell: CliShell,
-    private readonly dialect: SshDialect,
-    private readonly target: DeviceTarget,
-    private readonly limits: SessionLimits,
-    private readonly where: string,
-    private readonly info: (text: string) => void,
-    private readonly closeGraceMs: number,
-  ) {
-    client.once('close', () => {
+  private readonly client: SshClient;
+  private readonly shell: CliShell;
+  private readonly dialect: SshDialect;
+  private readonly target: DeviceTarget;
+  private readonly limits: SessionLimits;
+  private readonly where: string;
+  private readonly info: (text: string) => void;
+  private readonly mask: (text: string) => string;
+  private readonly closeGraceMs: number;
+
+  constructor(c: SessionContext) {
+    ({
+      client: this.client,
+      shell: this.shell,
+      dialect: this.dialect,
+      target: this.target,
+      limits: this.limits,
+      where: this.where,
+      info: this.info,
+      mask: this.mask,
+      closeGraceMs: this.closeGraceMs,
+    } = c);
+    this.client.once('close', () => {
       this.clientClosed = true;
     });
   }
@@ -186,7 +218,7 @@ class SshCliSession implements SshCliSessionApi {
     return next.catch(async (e) => {
       // After a timeout or a protocol error the conversation is out of step: drop the session.
       if (!(e instanceof DriverError) || e.kind !== 'device') await this.close();
-      throw e;
+      throw masked(e, this.mask);
     });
   }
 
@@ -252,7 +284,9 @@ export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDri
       const info = (text: string) => transcript?.write('info', mask(text));
       const deadline = Date.now() + limits.connectTimeoutMs;
       info(`connecting to ${target.host}:${target.ports.ssh} as ${target.credentials.username} (dialect ${dialect.deviceType})`);
-      const client = await connectSsh(target, limits, where, info);
+      const client = await connectSsh(target, limits, where, info).catch((e: unknown) => {
+        throw masked(e, mask);
+      });
       let shell: CliShell | undefined;
       client.on('error', (e: Error & { level?: string }) => {
         const err =
@@ -272,14 +306,14 @@ export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDri
           received: (t) => transcript?.write('received', mask(t)),
           info,
         });
-        session = new SshCliSession(client, shell, dialect, target, limits, where, info, closeGraceMs);
+        session = new SshCliSession({ client, shell, dialect, target, limits, where, info, mask, closeGraceMs });
         await session.init(deadline);
         return session;
       } catch (e) {
         info(`open failed: ${(e as Error).message}`);
         if (session) await session.close();
         else client.destroy();
-        throw e;
+        throw masked(e, mask);
       }
     },
   };
