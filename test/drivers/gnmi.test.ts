@@ -258,6 +258,19 @@ describe('gNMI driver against the simulator', () => {
     expect(err.kind).toBe('refused');
   });
 
+  it('writes a transcript with the password masked', async () => {
+    const t = await targetSim({ password: 'gn-secret', initialTree: { system: { config: { note: 'gn-secret' } } } });
+    const lines: string[] = [];
+    const s = await gnmiDriver.open(target(t, { credentials: { username: 'admin', password: 'gn-secret' } }), {}, { write: (dir, text) => lines.push(`${dir} ${text}`) });
+    open.push(s);
+    await s.fetchConfig();
+    const all = lines.join('\n');
+    expect(all).toContain('sent Get');
+    expect(all).toContain('note');
+    expect(all).toContain('******');
+    expect(all).not.toContain('gn-secret');
+  });
+
   it('starts a fleet of independent targets', async () => {
     const fleet = await startGnmiFleet(10, (i) => ({ initialTree: { system: { config: { hostname: `r${i}` } } } }));
     open.push(fleet);

@@ -19,6 +19,7 @@ import {
 import { canonicalJson, setAt, type Json } from './json-tree';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
+import { maskSecrets } from '../netconf/client';
 
 /** Wire shapes (proto-loader with keepCase, enums as strings, oneofs). */
 export interface ProtoPath {
@@ -202,7 +203,8 @@ export class GnmiSession implements DeviceSession {
   /** One unary RPC with a deadline; failures become DriverErrors. */
   call<T>(method: 'Capabilities' | 'Get' | 'Set', req: unknown, timeoutMs = this.limits.commandTimeoutMs, label: string = method): Promise<T> {
     const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
-    this.transcript?.write('sent', `${method} ${forTranscript(req)}`);
+    const secrets = [this.credentials.password ?? ''];
+    this.transcript?.write('sent', maskSecrets(`${method} ${forTranscript(req)}`, secrets));
     return new Promise<T>((resolve, reject) => {
       fn(req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
         if (err) {
@@ -211,7 +213,7 @@ export class GnmiSession implements DeviceSession {
           reject(e);
           return;
         }
-        this.transcript?.write('received', `${method} ${forTranscript(res)}`);
+        this.transcript?.write('received', maskSecrets(`${method} ${forTranscript(res)}`, secrets));
         resolve(res as T);
       });
     });

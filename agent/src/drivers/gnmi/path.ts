@@ -3,12 +3,13 @@
  *
  *   [origin:]/elem/elem[key=value][key2=value2]/elem
  *
- * - elements are separated by '/', which may be escaped as '\/' inside an element name;
- * - inside a key value, '/' needs no escaping, while ']' and '\' must be escaped with '\'
- *   ('\]', '\\'); '=' after the first one is part of the value;
- * - an origin (e.g. "openconfig:/interfaces") is recognised when the string does not start
- *   with '/' and a ':' comes before the first '/'... unless that part looks like a module-
- *   prefixed element name, which always follows a '/'.
+ * - elements are separated by '/'; inside an element name '/', '[', ']' and '\' are escaped
+ *   with a backslash;
+ * - inside a key value '/' needs no escaping, ']' and '\' must be escaped ('\]', '\\'), and
+ *   every '=' after the first belongs to the value;
+ * - "origin:/path" sets the origin when the text before ":/" holds no '/', '[' or ']' (a
+ *   module-prefixed element such as "/openconfig-interfaces:interfaces" follows a '/' and is
+ *   therefore never taken for an origin).
  */
 
 export interface PathElem {

@@ -80,7 +80,8 @@ export function describeRpcError(e: RpcErrorDetail): string {
   return s;
 }
 
-function mask(text: string, secrets: string[]): string {
+/** Replace every occurrence of each non-empty secret with ******. */
+export function maskSecrets(text: string, secrets: string[]): string {
   let out = text;
   for (const s of secrets) if (s) out = out.split(s).join('******');
   return out;
@@ -249,7 +250,7 @@ export class NetconfClient {
   }
 
   private onMessage(text: string): void {
-    this.opts.transcript?.write('received', mask(text, this.opts.secrets ?? []));
+    this.opts.transcript?.write('received', maskSecrets(text, this.opts.secrets ?? []));
     let root: XElement | undefined;
     try {
       root = parseXml(text).find(isElement);
@@ -295,7 +296,7 @@ export class NetconfClient {
   }
 
   private send(xml: string, framing: Framing = this.decoder.mode): void {
-    this.opts.transcript?.write('sent', mask(xml, this.opts.secrets ?? []));
+    this.opts.transcript?.write('sent', maskSecrets(xml, this.opts.secrets ?? []));
     this.stream.write(encodeMessage(xml, framing));
   }
 
