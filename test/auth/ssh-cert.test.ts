@@ -1,0 +1,172 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SSH_CA_KEY_FILE, SSH_CA_PUBLIC_KEY_FILE, SshCertificateAuthority, loadSshCa } from '../../controller/src/auth/ssh-ca';
+import { ConfigError } from '../../controller/src/config';
+import { ADMIN, startTestController, type TestController } from '../helpers/controller';
+import { startCaTrustingSshd, type CaTrustingSshd } from '../helpers/sshd';
+
+const KEYGEN = '/usr/bin/ssh-keygen';
+
+let c: TestController;
+let sshd: CaTrustingSshd;
+let scratch: string;
+
+function keygen(args: string[]): string {
+  return execFileSync(KEYGEN, args, { env: { ...process.env, TZ: 'UTC' }, encoding: 'utf8' });
+}
+
+function newKey(name: string, type: string[] = ['-t', 'ed25519']): { file: string; publicKey: string } {
+  const file = join(scratch, name);
+  keygen(['-q', ...type, '-N', '', '-C', name, '-f', file]);
+  return { file, publicKey: readFileSync(`${file}.pub`, 'utf8').trim() };
+}
+
+/** `ssh-keygen -L` of a certificate, as text and with its validity end parsed (UTC). */
+function inspect(certificate: string): { text: string; validUntil: Date; validFrom: Date } {
+  const file = join(scratch, `cert-${Date.now()}-${Math.random().toString(16).slice(2)}-cert.pub`);
+  writeFileSync(file, `${certificate}\n`);
+  const text = keygen(['-L', '-f', file]);
+  const valid = /Valid: from (\S+) to (\S+)/.exec(text);
+  if (!valid) throw new Error(`no validity in:\n${text}`);
+  return { text, validFrom: new Date(`${valid[1]}Z`), validUntil: new Date(`${valid[2]}Z`) };
+}
+
+const fingerprint = (publicKeyLine: string) => {
+  const file = join(scratch, `fp-${Math.random().toString(16).slice(2)}.pub`);
+  writeFileSync(file, `${publicKeyLine}\n`);
+  return keygen(['-l', '-f', file]).split(' ')[1];
+};
+
+const caPublicKey = () => readFileSync(join(c.config.dataDir, SSH_CA_PUBLIC_KEY_FILE), 'utf8').trim();
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'sb-sshcert-'));
+  c = await startTestController({ settings: { 'security.rate_limit.requests_per_minute': 100000, 'security.rate_limit.failed_login_limit': 1000 } });
+  sshd = await startCaTrustingSshd(caPublicKey(), [ADMIN.username]);
+});
+afterAll(async () => {
+  await sshd?.close();
+  await c?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the SSH CA', () => {
+  it('is generated into the data dir on first start, private key mode 0600, and survives a restart', async () => {
+    const keyFile = join(c.config.dataDir, SSH_CA_KEY_FILE);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    const pub = caPublicKey();
+    expect(pub).toMatch(/^ssh-ed25519 \S+ switchboard-ssh-ca$/);
+    // ssh-keygen reads the private key and derives the same public key.
+    expect(keygen(['-y', '-f', keyFile]).trim().split(' ').slice(0, 2)).toEqual(pub.split(' ').slice(0, 2));
+    await c.restart();
+    expect(caPublicKey()).toBe(pub);
+    expect((c.services.sshCa as SshCertificateAuthority).publicKey).toBe(pub);
+  });
+
+  it('uses the key file named by SWITCHBOARD_SSH_CA_KEY, and names the variable when it is unusable', () => {
+    const supplied = newKey('supplied-ca');
+    const ca = loadSshCa(join(scratch, 'unused-data-dir'), { SWITCHBOARD_SSH_CA_KEY: supplied.file });
+    expect(ca.publicKey.split(' ')[1]).toBe(supplied.publicKey.split(' ')[1]);
+
+    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'missing') })).toThrow(ConfigError);
+    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'missing') })).toThrow(/SWITCHBOARD_SSH_CA_KEY names a file that cannot be read/);
+    writeFileSync(join(scratch, 'not-a-key'), 'hello\n');
+    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'not-a-key') })).toThrow(/SWITCHBOARD_SSH_CA_KEY: .* is not an SSH private key/);
+    const locked = join(scratch, 'locked-ca');
+    keygen(['-q', '-t', 'ed25519', '-N', 'a passphrase', '-f', locked]);
+    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: locked })).toThrow(/passphrase-protected/);
+  });
+});
+
+describe('ssh_certificate on POST /api/auth/login', () => {
+  it('is an OpenSSH user certificate for the key, principal = username, signed by the CA, valid for the access token lifetime', async () => {
+    const key = newKey('admin-key');
+    const res = await c.login(ADMIN.username, ADMIN.password, { public_key: key.publicKey });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.ssh_certificate).toMatch(/^ssh-ed25519-cert-v01@openssh\.com /);
+    const cert = inspect(res.body.ssh_certificate);
+    expect(cert.text).toContain('Type: ssh-ed25519-cert-v01@openssh.com user certificate');
+    expect(cert.text).toMatch(new RegExp(`Principals: \\n\\s+${ADMIN.username}\\n\\s+Critical Options: \\(none\\)`));
+    expect(cert.text).toContain(`Signing CA: ED25519 ${fingerprint(caPublicKey())}`);
+    expect(cert.text).toContain(`Public key: ED25519-CERT ${fingerprint(key.publicKey)}`);
+    expect(cert.text).toContain('permit-pty');
+    const lifetime = (cert.validUntil.getTime() - Date.now()) / 1000;
+    expect(res.body.expires_in).toBe(86400);
+    expect(Math.abs(lifetime - res.body.expires_in)).toBeLessThan(120);
+    expect(cert.validFrom.getTime()).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('follows session.access_token_hours', async () => {
+    await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'session.access_token_hours': 2 } } });
+    try {
+      const res = await c.login(ADMIN.username, ADMIN.password, { public_key: newKey('short-key').publicKey });
+      expect(res.body.expires_in).toBe(7200);
+      const lifetime = (inspect(res.body.ssh_certificate).validUntil.getTime() - Date.now()) / 1000;
+      expect(Math.abs(lifetime - 7200)).toBeLessThan(120);
+    } finally {
+      await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'session.access_token_hours': 24 } } });
+    }
+  });
+
+  it('certifies RSA and ECDSA keys too', async () => {
+    for (const [name, type, certType] of [['rsa-key', ['-t', 'rsa', '-b', '3072'], 'ssh-rsa-cert-v01@openssh.com'], ['ecdsa-key', ['-t', 'ecdsa', '-b', '256'], 'ecdsa-sha2-nistp256-cert-v01@openssh.com']] as const) {
+      const res = await c.login(ADMIN.username, ADMIN.password, { public_key: newKey(name, [...type]).publicKey });
+      expect(res.status, res.text).toBe(200);
+      expect(inspect(res.body.ssh_certificate).text).toContain(`Type: ${certType} user certificate`);
+    }
+  });
+
+  it('a real sshd trusting the CA accepts a login with the certificate', async () => {
+    const key = sshd.newUserKey('login-key');
+    const res = await c.login(ADMIN.username, ADMIN.password, { public_key: key.publicKey });
+    const certFile = sshd.saveCertificate(key.privateKeyFile, res.body.ssh_certificate);
+    const run = await sshd.ssh(key.privateKeyFile, certFile, 'echo signed-in-with-cert');
+    expect(run.code, `${run.stderr}\n${sshd.logs()}`).toBe(0);
+    expect(run.stdout.trim()).toBe('signed-in-with-cert');
+    expect(sshd.logs()).toMatch(/Accepted publickey .* ED25519-CERT .* ID switchboard:admin/);
+  });
+
+  it('sshd refuses the bare key, and a certificate whose principal is not allowed', async () => {
+    const key = sshd.newUserKey('bare-key');
+    const bare = await sshd.ssh(key.privateKeyFile, '/dev/null', 'echo no');
+    expect(bare.code).toBe(255);
+
+    const other = await c.createOrgUser(['operator']);
+    const otherKey = sshd.newUserKey('other-key');
+    const res = await c.login(other.username, other.password, { public_key: otherKey.publicKey });
+    expect(inspect(res.body.ssh_certificate).text).toContain(other.username);
+    const refused = await sshd.ssh(otherKey.privateKeyFile, sshd.saveCertificate(otherKey.privateKeyFile, res.body.ssh_certificate), 'echo no');
+    expect(refused.code).toBe(255);
+    expect(refused.stderr).toMatch(/Permission denied/);
+  });
+
+  it('a malformed public_key is a 400 before any session is created', async () => {
+    const rsa1024 = newKey('weak-rsa', ['-t', 'rsa', '-b', '1024']).publicKey;
+    const cases: [string, RegExp][] = [
+      ['not a key', /not a valid OpenSSH public key/],
+      ['ssh-ed25519 AAAA', /not a valid OpenSSH public key/],
+      ['ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPXNcjZS2YjGX338PYolGPsLY6skmIHZSa7Y63HDf+CT\nssh-ed25519 AAAA', /one line/],
+      [readFileSync(newKey('private-key').file, 'utf8'), /not a valid OpenSSH public key|one line/],
+      [rsa1024, /1024 bits; at least 2048/],
+      ['', /one line/],
+    ];
+    const sessions = async () => Number((await c.db('sessions').count({ n: '*' }))[0].n);
+    const before = await sessions();
+    for (const [publicKey, message] of cases) {
+      const res = await c.login(ADMIN.username, ADMIN.password, { public_key: publicKey });
+      expect(res.status, publicKey).toBe(400);
+      expect(res.body.code).toBe('INVALID_SSH_PUBLIC_KEY');
+      expect(res.body.error).toMatch(message);
+    }
+    expect(await sessions()).toBe(before);
+  });
+
+  it('without public_key there is no certificate', async () => {
+    const res = await c.login(ADMIN.username, ADMIN.password);
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty('ssh_certificate');
+  });
+});
