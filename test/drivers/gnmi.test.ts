@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
-import { buildSetRequest, canonicalJson, formatPath, gnmiDriver, parsePath, PathSyntaxError, type Json } from '../../agent/src/drivers/gnmi';
+import { buildSetRequest, canonicalJson, formatPath, gnmiDriver, gnmiService, parsePath, PathSyntaxError, type Json } from '../../agent/src/drivers/gnmi';
 import { startGnmiFleet, startGnmiTarget, type GnmiTarget, type GnmiTargetOptions } from '../sim/gnmi/target';
 
 const INITIAL: Json = {
@@ -269,6 +269,30 @@ describe('gNMI driver against the simulator', () => {
     expect(all).toContain('note');
     expect(all).toContain('******');
     expect(all).not.toContain('gn-secret');
+  });
+
+  it('serves a Subscribe ONCE through the same proto (updates, then sync_response)', async () => {
+    const t = await targetSim();
+    const client = new (gnmiService())(`127.0.0.1:${t.port}`, grpc.credentials.createInsecure());
+    try {
+      const md = new grpc.Metadata();
+      md.set('username', 'admin');
+      md.set('password', 'admin');
+      const call = (client as unknown as { Subscribe(md: grpc.Metadata): grpc.ClientDuplexStream<unknown, Record<string, unknown>> }).Subscribe(md);
+      const got: Record<string, unknown>[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        call.on('data', (m) => got.push(m));
+        call.on('end', () => resolve());
+        call.on('error', reject);
+      });
+      call.write({ subscribe: { mode: 'ONCE', encoding: 'JSON_IETF', subscription: [{ path: { elem: [{ name: 'system' }, { name: 'config' }] } }] } });
+      await done;
+      expect(got.map((m) => m.response)).toEqual(['update', 'sync_response']);
+      const upd = got[0].update as { update: { val: { json_ietf_val: Buffer } }[] };
+      expect(JSON.parse(upd.update[0].val.json_ietf_val.toString())).toEqual({ hostname: 'r1' });
+    } finally {
+      client.close();
+    }
   });
 
   it('starts a fleet of independent targets', async () => {

@@ -356,6 +356,14 @@ describe('NETCONF driver failure kinds', () => {
     expect(err.message).toMatch(/get-config running .* timed out after 300ms/);
   });
 
+  it('timeout: a reply that stops half way is cut off by the idle limit', async () => {
+    const d = await device({ faults: { stallMidReply: 'get-config' } });
+    const s = await session(d, { idleTimeoutMs: 250, commandTimeoutMs: 30_000 });
+    const err = await driverFailure(s.fetchConfig());
+    expect(err.kind).toBe('timeout');
+    expect(err.message).toMatch(/reply to get-config running .* stalled: no data for 250ms mid-message/);
+  });
+
   it('timeout: an SSH server that never speaks', async () => {
     const sockets: net.Socket[] = [];
     const srv = net.createServer((sock) => sockets.push(sock));

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
-import { CAP, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
+import { CAP, NetconfClient, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
 import { startNetconfd, type NetconfdPeer } from '../sim/netconf/netconfd';
 
 const NS = 'urn:switchboard:test';
@@ -84,6 +84,29 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
     expect((await s.fetchConfig()).text).not.toBe(backup.text);
     await s.restore(backup);
     expect((await s.fetchConfig()).text).toBe(backup.text);
+  });
+
+  it('netconfd reverts a confirmed commit when the session that made it is lost', async () => {
+    const before = (await s.fetchConfig()).text;
+    const raw = await NetconfClient.connect({
+      host: peer.host,
+      port: peer.port,
+      username: peer.username,
+      privateKey: peer.privateKey,
+      limits: { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000, idleTimeoutMs: 10_000, keepaliveIntervalMs: 10_000 },
+    });
+    await raw.rpc('<lock><target><candidate/></target></lock>', 'lock');
+    await raw.rpc(`<edit-config><target><candidate/></target><config><settings xmlns="${NS}"><hostname>unconfirmed</hostname></settings></config></edit-config>`, 'edit-config');
+    await raw.rpc('<commit><confirmed/><confirm-timeout>600</confirm-timeout></commit>', 'confirmed commit');
+    expect((await s.fetchConfig()).text).toContain('<hostname>unconfirmed</hostname>');
+    raw.abort(); // the session dies without a confirming commit
+    // netconfd notices the dropped session and rolls back; wait for it (bounded by the test timeout).
+    let now = (await s.fetchConfig()).text;
+    while (now !== before) {
+      await new Promise((r) => setTimeout(r, 50));
+      now = (await s.fetchConfig()).text;
+    }
+    expect(now).toBe(before);
   });
 
   it("surfaces netconfd's rpc-error with its details and leaves the running config alone", async () => {

@@ -25,6 +25,8 @@ export interface NetconfFaults {
   failOnEdit?: boolean;
   /** An edit-config whose config contains this text is rejected (invalid-value, with error-path). */
   rejectMarker?: string;
+  /** Send only the first half of the reply to this operation, then go silent. */
+  stallMidReply?: string;
   /** Every commit fails. */
   failCommit?: boolean;
   /** The connection drops when a confirming commit arrives (the pending confirmed commit reverts). */
@@ -216,6 +218,7 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
     let helloDone = false;
     let ended = false;
 
+    let stallNext = false;
     const write = (xml: string): void => {
       if (ended) return;
       let framed: Buffer;
@@ -230,6 +233,10 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
         framed = Buffer.concat(pieces);
       } else {
         framed = Buffer.concat([body, Buffer.from(']]>]]>')]);
+      }
+      if (stallNext) {
+        stallNext = false;
+        framed = framed.subarray(0, Math.max(1, framed.length >> 1));
       }
       if (writeSplit > 0) for (let i = 0; i < framed.length; i += writeSplit) stream.write(framed.subarray(i, i + writeSplit));
       else stream.write(framed);
@@ -309,6 +316,7 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
       const faults = device.faults;
       if (faults.hang === 'rpc' || faults.hang === opName) return;
       if (faults.hang === 'confirming-commit' && opName === 'commit' && pending && op && !child(op, 'confirmed')) return;
+      if (faults.stallMidReply === opName) stallNext = true;
       if (faults.garbage === 'rpc') {
         stream.write(deframer.chunked ? '\n#zz\n<garbage>' : 'garbage garbage');
         return;

@@ -341,6 +341,12 @@ export class NetconfClient {
     this.ssh.end();
   }
 
+  /** Drop the connection at once, without <close-session> (what a lost session looks like). */
+  abort(): void {
+    this.closing = true;
+    this.fail(new DriverError('protocol', `NETCONF session to ${this.where} aborted`));
+  }
+
   /** Polite close: <close-session> (short wait), then tear down SSH. Never throws. */
   async close(): Promise<void> {
     if (this.closed) return;
