@@ -8,6 +8,7 @@ import { AuthService } from './auth/auth-service';
 import { enterpriseProviders } from './auth/enterprise-routes';
 import { loadSshCa } from './auth/ssh-ca';
 import { TokenSigner } from './auth/tokens';
+import { createJobServices } from './jobs';
 import type { ControllerConfig } from './config';
 import type { Db } from './db/knex';
 import { authPlugin } from './plugins/auth';
@@ -42,6 +43,7 @@ function createServices(options: AppOptions): Services {
     settings,
     audit,
     auth,
+    ...createJobServices({ config, db, log: options.log, secrets, settings, audit }),
     providers: () => enterpriseProviders(settings),
     sshCa: loadSshCa(config.dataDir),
   };
@@ -72,6 +74,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   app.decorate('services', createServices(options));
+  // Job machinery: starts once every area registered its outcome handlers, stops with the app.
+  app.addHook('onReady', async () => app.services.jobEngine.start());
+  app.addHook('onClose', async () => app.services.jobEngine.stop());
   await validationPlugin(app);
   await errorHandlerPlugin(app);
   await authLimitsPlugin(app);

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { adminRoutes } from './admin/routes';
+import { agentsRoutes } from './agents/routes';
 import { authRoutes } from './auth/routes';
 import { configsArea } from './configs/area';
 import { deviceRoutes } from './devices/routes';
@@ -17,6 +18,7 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(authRoutes, { prefix: '/api/auth' });
   await app.register(adminRoutes, { prefix: '/api/admin' });
   await app.register(tlsRoutes, { prefix: '/api/tls' });
+  await app.register(agentsRoutes, { prefix: '/api' }); // /api/agents, /api/sites/:id/health
   await app.register(profileRoutes, { prefix: '/api/profiles' });
   await app.register(siteRoutes, { prefix: '/api/sites' });
   await app.register(deviceRoutes, { prefix: '/api/devices' });

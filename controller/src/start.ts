@@ -1,7 +1,22 @@
+import { startBuiltinAgent } from './agents/builtin';
 import { runFromEnvironment } from './server';
 
 /**
  * `npm start`: all-in-one. The controller plus a built-in agent in the default pool;
  * with no DATABASE_URL the database is embedded (PGlite) under the data dir.
  */
-await runFromEnvironment('Switchboard is up; API explorer at /api/docs');
+const controller = await runFromEnvironment('Switchboard is up; API explorer at /api/docs');
+if (controller && process.env.SWITCHBOARD_BUILTIN_AGENT !== '0') {
+  try {
+    const agent = await startBuiltinAgent(controller.app);
+    const close = controller.close;
+    controller.close = async () => {
+      await agent.stop();
+      await close();
+    };
+  } catch (err) {
+    console.error(`switchboard: ${(err as Error).message}`);
+    await controller.close();
+    process.exit(1);
+  }
+}

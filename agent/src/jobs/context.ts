@@ -1,0 +1,132 @@
+/**
+ * What a job kind gets to work with: the device, its decrypted credentials, the session
+ * limits, the connection set-up limiter, a log, a transcript and an abort signal that fires
+ * at the job's deadline. Sessions opened through `open` are closed when the signal fires.
+ */
+import type { Semaphore } from '../../../shared/src/jobs/limit';
+import type { JobDevice } from '../../../shared/src/jobs/messages';
+import type { DriverRegistry } from '../drivers';
+import {
+  DriverError,
+  type DeviceCredentials,
+  type DeviceSession,
+  type DeviceTarget,
+  type SessionLimits,
+  type Transcript,
+  type Transport,
+} from '../drivers/types';
+
+export type LogLevel = 'info' | 'warn' | 'error';
+
+export interface JobContext {
+  jobId: string;
+  device: JobDevice;
+  target: DeviceTarget;
+  params: Record<string, unknown>;
+  signal: AbortSignal;
+  log(level: LogLevel, text: string): void;
+  /** Opens a session over `transport`, within the agent's limit on connection set-ups at once. */
+  open(transport: Transport, transcript?: Transcript): Promise<DeviceSession>;
+  /** Replaces every secret in text with ********. */
+  mask(text: string): string;
+}
+
+export interface JobResultOf {
+  status: 'succeeded' | 'failed';
+  error: string | null;
+  result: Record<string, unknown> | null;
+}
+
+export type JobKindRunner = (ctx: JobContext) => Promise<JobResultOf>;
+
+export function targetOf(device: JobDevice, credentials: DeviceCredentials): DeviceTarget {
+  return {
+    id: device.id,
+    name: device.name,
+    host: device.host,
+    device_type: device.device_type,
+    credentials,
+    ports: device.ports,
+    gnmi_tls: device.gnmi_tls,
+    gnmi_skip_verify: device.gnmi_skip_verify,
+  };
+}
+
+export function makeMask(credentials: DeviceCredentials): (text: string) => string {
+  const secrets = [credentials.password, credentials.enable_password, credentials.private_key]
+    .filter((s): s is string => typeof s === 'string' && s.length >= 3)
+    .sort((a, b) => b.length - a.length);
+  return (text) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+}
+
+/** Collects a session transcript as text lines ("> " sent, "# " notes, received as is). */
+export class TextTranscript implements Transcript {
+  private readonly parts: string[] = [];
+  private size = 0;
+
+  constructor(private readonly limit = 1024 * 1024) {}
+
+  write(direction: 'sent' | 'received' | 'info', text: string): void {
+    if (this.size > this.limit) return;
+    const line = direction === 'sent' ? `> ${text.replace(/\r?\n$/, '')}\n` : direction === 'info' ? `# ${text}\n` : text;
+    this.parts.push(line);
+    this.size += line.length;
+    if (this.size > this.limit) this.parts.push('\n# (transcript cut at 1 MiB)\n');
+  }
+
+  text(): string {
+    return this.parts.join('');
+  }
+}
+
+export interface OpenDeps {
+  drivers: DriverRegistry;
+  connectSlots: Semaphore;
+  limits: Partial<SessionLimits>;
+}
+
+/** `open` for one job: bounded set-ups, deadline-aware, never leaks a session opened too late. */
+export function sessionOpener(deps: OpenDeps, target: DeviceTarget, signal: AbortSignal, log: JobContext['log']): JobContext['open'] {
+  return async (transport, transcript) => {
+    const driver = deps.drivers.get(transport);
+    if (!driver) throw new DriverError('protocol', `this agent has no ${transport} driver`);
+    await deps.connectSlots.acquire();
+    let session: DeviceSession;
+    try {
+      if (signal.aborted) throw new DriverError('timeout', 'the job deadline passed before the session was opened');
+      const port = target.ports[transport];
+      log('info', `connecting to ${target.host}:${port} over ${transport}`);
+      const opening = driver.open(target, deps.limits, transcript);
+      session = await new Promise<DeviceSession>((resolve, reject) => {
+        const onAbort = () => {
+          reject(new DriverError('timeout', 'the job deadline passed while connecting'));
+          opening.then((s) => s.close(), () => undefined);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        opening.then(
+          (s) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(s);
+          },
+          (err) => {
+            signal.removeEventListener('abort', onAbort);
+            reject(err);
+          },
+        );
+      });
+    } finally {
+      deps.connectSlots.release();
+    }
+    log('info', `connected over ${transport}`);
+    // At the deadline the session is closed, which ends whatever command is running.
+    signal.addEventListener('abort', () => void session.close().catch(() => undefined), { once: true });
+    return session;
+  };
+}
+
+/** An error in words for the job result, with its cause class when a driver raised it. */
+export function describeError(err: unknown, signal: AbortSignal): { message: string; cause?: string } {
+  if (signal.aborted) return { message: `the job deadline passed (${(err as Error)?.message ?? String(err)})`, cause: 'timeout' };
+  if (err instanceof DriverError) return { message: err.message, cause: err.kind };
+  return { message: (err as Error)?.message ?? String(err) };
+}

@@ -1,0 +1,15 @@
+/**
+ * The job kinds this agent runs, one runner per kind. Kinds without an entry (deploy,
+ * rollback, poll until their areas add them here) fail with a clear message.
+ */
+import type { JobKindName } from '../../../shared/src/jobs/messages';
+import { runBackup } from './backup';
+import type { JobKindRunner } from './context';
+import { runTestCredential } from './test-credential';
+
+export const KIND_RUNNERS: Partial<Record<JobKindName, JobKindRunner>> = {
+  backup: runBackup,
+  test_credential: runTestCredential,
+};
+
+export type { JobContext, JobKindRunner, JobResultOf } from './context';

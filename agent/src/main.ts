@@ -1,0 +1,55 @@
+/**
+ * `npm run agent`: one agent process. Enrolls once with SWITCHBOARD_ENROLL_TOKEN (its own key
+ * pair; identity kept in SWITCHBOARD_AGENT_STATE_DIR), then takes jobs of its pool over NATS.
+ * Restarts reuse the identity. A missing or bad setting stops it with one line naming it.
+ */
+import pino from 'pino';
+import { AgentConfigError, loadAgentConfig } from './config';
+import { DRIVERS } from './drivers';
+import { enroll, loadIdentity } from './identity';
+import { natsAgentLink } from './nats-link';
+import { AgentRuntime, capabilitiesOf } from './runtime';
+import { AGENT_VERSION } from './version';
+
+try {
+  const config = loadAgentConfig();
+  const log = pino({ level: config.logLevel, name: 'agent', redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' } });
+  let identity = loadIdentity(config.stateDir);
+  if (identity) {
+    log.info({ agent: identity.agent_id, name: identity.name, pool: identity.pool }, 'using the enrolled identity');
+  } else {
+    identity = await enroll(config, AGENT_VERSION, capabilitiesOf(DRIVERS));
+    log.info({ agent: identity.agent_id, name: identity.name, pool: identity.pool }, 'enrolled');
+  }
+  let link;
+  try {
+    link = await natsAgentLink(config.natsUrl, identity);
+  } catch (err) {
+    throw new AgentConfigError(`NATS_URL: cannot use ${config.natsUrl}: ${(err as Error).message}`);
+  }
+  const runtime = new AgentRuntime({
+    identity,
+    link,
+    drivers: DRIVERS,
+    concurrency: config.concurrency,
+    connectConcurrency: config.connectConcurrency,
+    version: AGENT_VERSION,
+    log,
+    onRevoked: (reason) => {
+      console.error(`switchboard-agent: the controller refused this agent (${reason}); create a new agent and enroll with its token`);
+      void runtime.stop(0).finally(() => process.exit(3));
+    },
+  });
+  await runtime.start();
+  log.info({ concurrency: config.concurrency, connect_concurrency: config.connectConcurrency, capabilities: runtime.capabilities }, 'agent running');
+  const stop = async () => {
+    log.info('stopping: finishing running jobs');
+    await runtime.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+} catch (err) {
+  console.error(err instanceof AgentConfigError ? `switchboard-agent: ${err.message}` : err);
+  process.exit(1);
+}

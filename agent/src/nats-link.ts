@@ -1,0 +1,79 @@
+import { StringCodec, type JsMsg } from 'nats';
+import type { AgentLink, DeliveredJob } from '../../shared/src/jobs/link';
+import { connectNats, ensurePoolConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
+import { natsNames } from '../../shared/src/nats/subjects';
+
+const sc = StringCodec();
+
+export interface NatsLinkIdentity {
+  agent_id: string;
+  org_id: string;
+  name: string;
+  pool: string;
+  nats: {
+    prefix: string;
+    jobs_stream: string;
+    jobs_consumer: string;
+    results_subject: string;
+    heartbeat_subject: string;
+    ack_wait_ms: number;
+  };
+}
+
+/**
+ * The agent's end of the NATS transport: pulls from its pool's durable consumer (shared with
+ * the pool's other agents), publishes events to the results stream with deduplication ids,
+ * heartbeats by request/reply. Reconnects forever; a NATS restart only delays things.
+ */
+export async function natsAgentLink(url: string, identity: NatsLinkIdentity): Promise<AgentLink> {
+  const nc = await connectNats(url, `switchboard-agent ${identity.name} (${identity.agent_id})`);
+  const jsm = await nc.jetstreamManager();
+  const js = nc.jetstream();
+  const names = natsNames(identity.nats.prefix);
+  const ackWaitMs = identity.nats.ack_wait_ms;
+  const ensure = async () => {
+    await ensureStreams(jsm, names);
+    await ensurePoolConsumer(jsm, names, identity.org_id, identity.pool, ackWaitMs);
+  };
+  await ensure();
+  let consumer = await js.consumers.get(identity.nats.jobs_stream, identity.nats.jobs_consumer);
+
+  const wrap = (m: JsMsg): DeliveredJob => ({
+    token: sc.decode(m.data),
+    redeliveries: Math.max(0, m.info.redeliveryCount - 1),
+    working: () => m.working(),
+    ack: () => m.ack(),
+    term: () => m.term(),
+  });
+
+  return {
+    ackWaitMs,
+    async pull(max, waitMs, onJob) {
+      try {
+        const messages = await consumer.fetch({ max_messages: max, expires: Math.max(1_000, waitMs) });
+        for await (const m of messages) onJob(wrap(m));
+      } catch (err) {
+        // The consumer or stream may be gone (a NATS that lost its store): set them up again.
+        if (/not found/i.test(String((err as Error).message))) {
+          await ensure();
+          consumer = await js.consumers.get(identity.nats.jobs_stream, identity.nats.jobs_consumer);
+        }
+        throw err;
+      }
+    },
+    async publish(token, id) {
+      await js.publish(identity.nats.results_subject, sc.encode(token), { msgID: id, timeout: 5_000 });
+    },
+    async heartbeat(token, timeoutMs) {
+      try {
+        const reply = await nc.request(identity.nats.heartbeat_subject, sc.encode(token), { timeout: timeoutMs });
+        return sc.decode(reply.data);
+      } catch {
+        return null;
+      }
+    },
+    async close() {
+      if (!nc.isClosed()) await nc.close();
+    },
+  };
+}

@@ -1,0 +1,327 @@
+/**
+ * The agent's job runner: pulls jobs from its pool through an AgentLink with bounded
+ * concurrency, checks the controller's signature, decrypts the device secrets, runs the job
+ * kind against the device with a deadline, streams log lines and publishes the signed result
+ * (retrying until it is stored), and heartbeats with its load.
+ */
+import type { Logger } from 'pino';
+import type { JWK } from 'jose';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  decryptSecrets,
+  importAgentPrivateKey,
+  importControllerPublicKey,
+  isRecipient,
+  signJson,
+  verifyJson,
+  type AnyKey,
+} from '../../shared/src/jobs/crypto';
+import type { AgentLink, DeliveredJob } from '../../shared/src/jobs/link';
+import { Semaphore } from '../../shared/src/jobs/limit';
+import {
+  HeartbeatReply,
+  JobMessage,
+  PROTOCOL_VERSION,
+  checkMessage,
+  type AgentEvent,
+  type LogLine,
+} from '../../shared/src/jobs/messages';
+import type { DriverRegistry } from './drivers';
+import type { DeviceCredentials, SessionLimits } from './drivers/types';
+import { makeMask, sessionOpener, targetOf, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
+import { KIND_RUNNERS } from './jobs';
+
+/** The part of the agent's identity the runtime needs. */
+export interface RuntimeIdentity {
+  agent_id: string;
+  org_id: string;
+  pool: string;
+  private_jwk: JWK;
+  controller_key: JWK;
+  heartbeat_interval_ms: number;
+}
+
+export interface RuntimeOptions {
+  identity: RuntimeIdentity;
+  link: AgentLink;
+  drivers: DriverRegistry;
+  /** Jobs (device sessions) at once. */
+  concurrency: number;
+  /** New connection set-ups at once. */
+  connectConcurrency: number;
+  version: string;
+  log: Logger;
+  /** Session limits handed to the drivers. */
+  limits?: Partial<SessionLimits>;
+  /** Called once when the controller answers that this agent is revoked or unknown. */
+  onRevoked?: (reason: string) => void;
+}
+
+/** What the agent tells the controller it can do: job kinds and transports. */
+export function capabilitiesOf(drivers: DriverRegistry): string[] {
+  return [...Object.keys(KIND_RUNNERS).map((k) => `job:${k}`), ...[...drivers.keys()].map((t) => `transport:${t}`)];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A result is sent a little before the controller's deadline so it is not taken for lost. */
+const DEADLINE_MARGIN_MS = 1_500;
+const STARTED_AFTER_MS = 200;
+const LOG_FLUSH_MS = 500;
+
+export class AgentRuntime {
+  private readonly active = new Set<string>();
+  private readonly slots: Semaphore;
+  private readonly connectSlots: Semaphore;
+  private slotWaiters: (() => void)[] = [];
+  private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
+  private pendingEvents = 0;
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private heartbeatMs: number;
+  private wakeHeartbeat: (() => void) | null = null;
+  readonly capabilities: string[];
+
+  constructor(private readonly o: RuntimeOptions) {
+    this.slots = new Semaphore(o.concurrency);
+    this.connectSlots = new Semaphore(o.connectConcurrency);
+    this.heartbeatMs = o.identity.heartbeat_interval_ms;
+    this.capabilities = capabilitiesOf(o.drivers);
+  }
+
+  get activeJobs(): number {
+    return this.active.size;
+  }
+
+  async start(): Promise<void> {
+    const id = this.o.identity;
+    const { sign, decrypt } = await importAgentPrivateKey(id.private_jwk);
+    this.keys = { sign, decrypt, controller: importControllerPublicKey(id.controller_key) };
+    this.loops = [this.pullLoop(), this.heartbeatLoop()];
+  }
+
+  /** Stops taking jobs, lets running ones finish (up to graceMs), then closes the link. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.wakeHeartbeat?.();
+    const end = Date.now() + graceMs;
+    while (this.active.size > 0 && Date.now() < end) await sleep(50);
+    await this.o.link.close().catch(() => undefined);
+    await Promise.all(this.loops).catch(() => undefined);
+  }
+
+  // ---- pulling ------------------------------------------------------------------------------
+
+  private async pullLoop(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.slots.free;
+      if (free === 0) {
+        await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+        continue;
+      }
+      try {
+        await this.o.link.pull(free, 2_000, (job) => this.accept(job));
+      } catch (err) {
+        if (this.stopping) break;
+        this.o.log.warn({ err: (err as Error).message }, 'pulling jobs failed; retrying');
+        await sleep(500);
+      }
+    }
+  }
+
+  private accept(delivered: DeliveredJob): void {
+    if (this.stopping) return; // not acked: it goes to another agent after the ack wait
+    void this.slots.acquire().then(async () => {
+      const key = `${Math.random()}`;
+      this.active.add(key);
+      try {
+        await this.handle(delivered);
+      } catch (err) {
+        this.o.log.error({ err }, 'job handling failed');
+      } finally {
+        this.active.delete(key);
+        this.slots.release();
+        const waiters = this.slotWaiters;
+        this.slotWaiters = [];
+        waiters.forEach((w) => w());
+      }
+    });
+  }
+
+  private async handle(delivered: DeliveredJob): Promise<void> {
+    const { identity, log } = this.o;
+    let msg: JobMessage;
+    try {
+      msg = checkMessage(JobMessage, await verifyJson(delivered.token, this.keys.controller, CONTROLLER_SIGN_ALG), 'job message');
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'dropped a job message the controller did not sign');
+      delivered.term();
+      return;
+    }
+    if (msg.org_id !== identity.org_id || msg.pool !== identity.pool) {
+      log.warn({ job: msg.job_id }, 'dropped a job message of another pool');
+      delivered.term();
+      return;
+    }
+    const deadline = Date.parse(msg.deadline_at);
+    if (deadline <= Date.now()) {
+      delivered.ack(); // the controller ends it with the reason
+      return;
+    }
+    const base = { v: PROTOCOL_VERSION, job_id: msg.job_id, attempt: msg.attempt, agent_id: identity.agent_id } as const;
+    if (msg.secrets && !isRecipient(msg.secrets, identity.agent_id)) {
+      // Sealed before this agent joined the pool: the controller seals it again for everyone.
+      log.info({ job: msg.job_id }, 'job secrets not addressed to this agent; handing it back');
+      await this.publish({ ...base, type: 'rejected', reason: 'not_recipient' }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:rejected`);
+      delivered.term();
+      return;
+    }
+
+    const keepAlive = setInterval(() => delivered.working(), Math.max(200, Math.floor(this.o.link.ackWaitMs / 3)));
+    const startedAt = new Date();
+    const lines: LogLine[] = [];
+    let logSeq = 0;
+    const flushLogs = () => {
+      if (lines.length === 0) return;
+      const batch = lines.splice(0, lines.length);
+      void this.publish({ ...base, type: 'logs', lines: batch }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:logs:${++logSeq}`);
+    };
+    let started = false;
+    const startedTimer = setTimeout(() => {
+      started = true;
+      void this.publish({ ...base, type: 'started', at: startedAt.toISOString() }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:started`);
+    }, STARTED_AFTER_MS);
+    const logTimer = setInterval(() => started && flushLogs(), LOG_FLUSH_MS);
+    try {
+      const outcome = await this.execute(msg, deadline, (level, text) => lines.push({ at: new Date().toISOString(), level, text: text.slice(0, 4000) }));
+      clearTimeout(startedTimer);
+      clearInterval(logTimer);
+      await this.publish(
+        {
+          ...base,
+          type: 'result',
+          status: outcome.status,
+          error: outcome.error,
+          result: outcome.result,
+          started_at: startedAt.toISOString(),
+          finished_at: new Date().toISOString(),
+          logs: lines.splice(0, lines.length),
+        },
+        `${msg.job_id}:${msg.attempt}:${identity.agent_id}:result`,
+      );
+      delivered.ack();
+    } finally {
+      clearTimeout(startedTimer);
+      clearInterval(logTimer);
+      clearInterval(keepAlive);
+    }
+  }
+
+  /** Runs the job kind until it ends or its deadline passes. */
+  private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf> {
+    const runner = KIND_RUNNERS[msg.kind];
+    if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
+    let credentials: DeviceCredentials;
+    try {
+      const secrets = msg.secrets ? await decryptSecrets(msg.secrets, this.o.identity.agent_id, this.keys.decrypt) : {};
+      credentials = { username: msg.device.username, ...(secrets as Omit<DeviceCredentials, 'username'>) };
+    } catch (err) {
+      return { status: 'failed', error: `The agent could not decrypt the device credentials: ${(err as Error).message}`, result: null };
+    }
+    const target = targetOf(msg.device, credentials);
+    const mask = makeMask(credentials);
+    const controller = new AbortController();
+    const budget = Math.max(100, deadline - Date.now() - Math.min(DEADLINE_MARGIN_MS, (deadline - Date.now()) / 10));
+    const timer = setTimeout(() => controller.abort(), budget);
+    const ctx: JobContext = {
+      jobId: msg.job_id,
+      device: msg.device,
+      target,
+      params: msg.params,
+      signal: controller.signal,
+      log: (level, text) => log(level, mask(text)),
+      mask,
+      open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t))),
+    };
+    const deadlinePassed = new Promise<JobResultOf>((resolve) =>
+      controller.signal.addEventListener('abort', () =>
+        // Give the kind a moment to report what it has (sessions are being closed) before answering for it.
+        setTimeout(() => resolve({ status: 'failed', error: `The job did not finish before its deadline (${Math.round(budget / 1000)} s on the agent)`, result: null }), 1_000),
+      ),
+    );
+    try {
+      return await Promise.race([
+        runner(ctx).catch((err): JobResultOf => ({ status: 'failed', error: mask((err as Error).message ?? String(err)), result: null })),
+        deadlinePassed,
+      ]);
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+    }
+  }
+
+  /** Signs and publishes an event, retrying (the link deduplicates by id) until it is stored. */
+  private async publish(event: AgentEvent, id: string): Promise<void> {
+    const token = await signJson(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id);
+    this.pendingEvents += 1;
+    try {
+      for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+        try {
+          await this.o.link.publish(token, id);
+          return;
+        } catch (err) {
+          if (this.stopping && this.active.size === 0) throw err;
+          this.o.log.warn({ err: (err as Error).message, event: event.type, job: event.job_id }, 'publishing to the controller failed; retrying');
+          await sleep(delay);
+        }
+      }
+    } finally {
+      this.pendingEvents -= 1;
+    }
+  }
+
+  // ---- heartbeats ---------------------------------------------------------------------------
+
+  private async heartbeatLoop(): Promise<void> {
+    const { identity, log } = this.o;
+    while (!this.stopping) {
+      try {
+        const beat = {
+          v: PROTOCOL_VERSION,
+          type: 'heartbeat' as const,
+          agent_id: identity.agent_id,
+          at: new Date().toISOString(),
+          version: this.o.version,
+          capabilities: this.capabilities,
+          active_jobs: this.active.size,
+          max_jobs: this.o.concurrency,
+          pending_events: this.pendingEvents,
+        };
+        const answer = await this.o.link.heartbeat(await signJson(beat, this.keys.sign, AGENT_SIGN_ALG, identity.agent_id), 5_000);
+        if (answer) {
+          const reply = checkMessage(HeartbeatReply, await verifyJson(answer, this.keys.controller, CONTROLLER_SIGN_ALG), 'heartbeat reply');
+          if (reply.agent_id === identity.agent_id) {
+            if (reply.revoked) {
+              log.error({ reason: reply.error }, 'the controller refused this agent');
+              this.o.onRevoked?.(reply.error ?? 'revoked');
+              return;
+            }
+            if (!reply.ok) log.warn({ reason: reply.error }, 'heartbeat refused');
+            this.heartbeatMs = reply.heartbeat_interval_ms;
+          }
+        }
+      } catch (err) {
+        if (this.stopping) break;
+        log.warn({ err: (err as Error).message }, 'heartbeat failed');
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.heartbeatMs);
+        this.wakeHeartbeat = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+}

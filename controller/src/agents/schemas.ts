@@ -1,0 +1,89 @@
+import { Type } from '@sinclair/typebox';
+import { Nullable, Timestamp, Uuid } from '../http/schemas';
+
+export const AgentStatus = Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('degraded')]);
+
+export const Agent = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  site_id: Nullable(Uuid),
+  pool: Type.String({ description: 'The site id, or "default" for the organization\'s default pool.' }),
+  status: AgentStatus,
+  last_seen_at: Nullable(Timestamp),
+  version: Type.String(),
+  active_jobs: Type.Integer(),
+  max_jobs: Type.Integer({ description: 'Sessions the agent runs at once (SWITCHBOARD_AGENT_CONCURRENCY).' }),
+  completed_jobs: Type.Integer(),
+  failed_jobs: Type.Integer(),
+  capabilities: Type.Array(Type.String()),
+  enrolled: Type.Boolean(),
+  enrolled_at: Nullable(Timestamp),
+  builtin: Type.Boolean(),
+  created_at: Timestamp,
+});
+
+export const NewAgentBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
+    site_id: Nullable(Uuid),
+  },
+  { additionalProperties: false },
+);
+
+export const NewAgent = Type.Composite([
+  Agent,
+  Type.Object({
+    enrollment_token: Type.String({ description: 'One-time token for POST /api/agents/enroll; shown only here.' }),
+    enrollment_expires_at: Timestamp,
+  }),
+]);
+
+export const EnrollBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 200 }),
+    public_key: Type.Union([Type.String({ maxLength: 4000 }), Type.Object({}, { additionalProperties: true })], {
+      description: 'The agent\'s EC P-256 public key: a JWK object or an SPKI PEM block.',
+    }),
+    version: Type.String({ maxLength: 100 }),
+    capabilities: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+);
+
+export const Enrollment = Type.Object({
+  agent_id: Uuid,
+  org_id: Uuid,
+  name: Type.String(),
+  site_id: Nullable(Uuid),
+  pool: Type.String(),
+  heartbeat_interval_ms: Type.Integer(),
+  controller_key: Type.Object({}, { additionalProperties: true, description: 'Ed25519 JWK that signs job messages.' }),
+  nats: Type.Object({
+    prefix: Type.String(),
+    jobs_stream: Type.String(),
+    jobs_subject: Type.String(),
+    jobs_consumer: Type.String(),
+    results_stream: Type.String(),
+    results_subject: Type.String(),
+    heartbeat_subject: Type.String(),
+    ack_wait_ms: Type.Integer(),
+  }),
+});
+
+export const SiteHealth = Type.Object({
+  site_id: Uuid,
+  name: Type.String(),
+  pool: Type.String({ description: 'Where the site\'s jobs go: the site id when it has agents, else "default".' }),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down'), Type.Literal('no_agents')]),
+  agents: Type.Array(Agent),
+  online_agents: Type.Integer(),
+  devices: Type.Object({
+    total: Type.Integer(),
+    reachable: Type.Integer(),
+    unreachable: Type.Integer(),
+    unknown: Type.Integer({ description: 'No finished job in the last 24 hours.' }),
+  }),
+  unreachable_devices: Type.Array(
+    Type.Object({ id: Uuid, name: Type.String(), error: Nullable(Type.String()), kind: Type.String(), at: Timestamp }),
+  ),
+});

@@ -1,0 +1,199 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+import type { PublicJwk } from '../../../shared/src/jobs/crypto';
+import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
+
+export interface AgentRow {
+  id: string;
+  org_id: string;
+  name: string;
+  site_id: string | null;
+  builtin: boolean;
+  enrolled_at: Date | null;
+  enrollment_expires_at: Date | null;
+  public_key: PublicJwk | null;
+  revoked_at: Date | null;
+  version: string;
+  capabilities: string[];
+  last_seen_at: Date | null;
+  active_jobs: number;
+  max_jobs: number;
+  pending_events: number;
+  completed_jobs: number;
+  failed_jobs: number;
+  created_at: Date;
+}
+
+/** What the job machinery needs to check an agent's signature and membership. */
+export interface AgentIdentityRow {
+  id: string;
+  org_id: string;
+  name: string;
+  site_id: string | null;
+  public_key: PublicJwk | null;
+  revoked_at: Date | null;
+  last_seen_at: Date | null;
+}
+
+const COLUMNS = [
+  'id', 'org_id', 'name', 'site_id', 'builtin', 'enrolled_at', 'enrollment_expires_at', 'public_key', 'revoked_at', 'version',
+  'capabilities', 'last_seen_at', 'active_jobs', 'max_jobs', 'pending_events', 'completed_jobs', 'failed_jobs', 'created_at',
+];
+
+export interface HeartbeatFields {
+  version: string;
+  capabilities: string[];
+  active_jobs: number;
+  max_jobs: number;
+  pending_events: number;
+}
+
+/** The only place with agent SQL. */
+export class AgentsStore {
+  constructor(private readonly db: Db) {}
+
+  async findSite(orgId: string, siteId: string): Promise<{ id: string; name: string } | undefined> {
+    return this.db('sites').where({ org_id: orgId, id: siteId }).first('id', 'name');
+  }
+
+  async siteNames(siteIds: string[]): Promise<Map<string, string>> {
+    if (siteIds.length === 0) return new Map();
+    const rows: { id: string; name: string }[] = await this.db('sites').whereIn('id', siteIds).select('id', 'name');
+    return new Map(rows.map((r) => [r.id, r.name]));
+  }
+
+  /** Inserts a new agent awaiting enrollment; undefined when the name is taken. */
+  async create(orgId: string, fields: { name: string; site_id: string | null; created_by: string | null }, tokenHash: string, expiresAt: Date): Promise<AgentRow | undefined> {
+    const rows = await this.db('agents')
+      .insert({ org_id: orgId, ...fields, enrollment_token_hash: tokenHash, enrollment_expires_at: expiresAt })
+      .onConflict(this.db.raw('(org_id, lower(name)) WHERE revoked_at IS NULL'))
+      .ignore()
+      .returning(COLUMNS);
+    return rows[0];
+  }
+
+  async list(orgId: string, siteId?: string | null): Promise<AgentRow[]> {
+    const q = this.db('agents').where({ org_id: orgId }).whereNull('revoked_at').select(COLUMNS).orderBy([{ column: 'name' }, { column: 'id' }]);
+    if (siteId !== undefined) q.where(siteId === null ? { site_id: null } : { site_id: siteId });
+    return q;
+  }
+
+  async find(orgId: string, id: string): Promise<AgentRow | undefined> {
+    return this.db('agents').where({ org_id: orgId, id }).whereNull('revoked_at').first(COLUMNS);
+  }
+
+  async revoke(orgId: string, id: string): Promise<AgentRow | undefined> {
+    const rows = await this.db('agents')
+      .where({ org_id: orgId, id })
+      .whereNull('revoked_at')
+      .update({ revoked_at: this.db.fn.now(), enrollment_token_hash: null, updated_at: this.db.fn.now() })
+      .returning(COLUMNS);
+    return rows[0];
+  }
+
+  /** Redeems a token: single use (cleared in the same statement), refused once expired or revoked. */
+  async enroll(tokenHash: string, publicKey: PublicJwk, version: string, capabilities: string[]): Promise<AgentRow | undefined> {
+    const rows = await this.db('agents')
+      .where({ enrollment_token_hash: tokenHash })
+      .whereNull('revoked_at')
+      .whereNull('enrolled_at')
+      .where('enrollment_expires_at', '>', this.db.fn.now())
+      .update({
+        enrollment_token_hash: null,
+        enrolled_at: this.db.fn.now(),
+        public_key: JSON.stringify(publicKey),
+        version,
+        capabilities: JSON.stringify(capabilities),
+        updated_at: this.db.fn.now(),
+      })
+      .returning(COLUMNS);
+    return rows[0];
+  }
+
+  /** Spends a token that failed for another reason (e.g. a bad key) so it cannot be retried forever. */
+  async tokenExists(tokenHash: string): Promise<boolean> {
+    return Boolean(await this.db('agents').where({ enrollment_token_hash: tokenHash }).first('id'));
+  }
+
+  /** The installation's built-in agent (`npm start`), created or re-keyed in the default organization. */
+  async upsertBuiltin(orgId: string, id: string | null, publicKey: PublicJwk, version: string, capabilities: string[]): Promise<AgentRow> {
+    return this.db.transaction(async (trx) => {
+      await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['switchboard.builtin-agent']);
+      const existing: AgentRow | undefined = id
+        ? await trx('agents').where({ id, builtin: true }).whereNull('revoked_at').first(COLUMNS)
+        : undefined;
+      const fields = { public_key: JSON.stringify(publicKey), version, capabilities: JSON.stringify(capabilities), updated_at: trx.fn.now() };
+      if (existing) return (await trx('agents').where({ id: existing.id }).update(fields).returning(COLUMNS))[0];
+      const taken = await trx('agents').where({ org_id: orgId }).whereNull('revoked_at').whereRaw('lower(name) = ?', ['built-in']).first('id');
+      const name = taken ? `built-in ${new Date().toISOString().slice(0, 19)}` : 'built-in';
+      const [row] = await trx('agents')
+        .insert({ org_id: orgId, name, site_id: null, builtin: true, enrolled_at: trx.fn.now(), ...fields })
+        .returning(COLUMNS);
+      return row;
+    });
+  }
+
+  /** Fresh rows (revocation included) for the agents that signed a batch of events. */
+  async identities(ids: string[], trx: Knex | Db = this.db): Promise<Map<string, AgentIdentityRow>> {
+    if (ids.length === 0) return new Map();
+    const rows: AgentIdentityRow[] = await trx('agents')
+      .whereRaw('id = ANY(?::uuid[])', [ids])
+      .select('id', 'org_id', 'name', 'site_id', 'public_key', 'revoked_at', 'last_seen_at');
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  async heartbeat(id: string, fields: HeartbeatFields): Promise<void> {
+    await this.db('agents')
+      .where({ id })
+      .update({ ...fields, capabilities: JSON.stringify(fields.capabilities), last_seen_at: this.db.fn.now() });
+  }
+
+  async countJob(trx: Knex.Transaction, agentId: string, succeeded: boolean): Promise<void> {
+    await trx('agents').where({ id: agentId }).increment(succeeded ? 'completed_jobs' : 'failed_jobs', 1);
+  }
+
+  /** Sites (of the given ones) that have at least one live agent: their devices use the site's pool. */
+  async sitesWithAgents(siteIds: string[]): Promise<Set<string>> {
+    if (siteIds.length === 0) return new Set();
+    const rows: { site_id: string }[] = await this.db('agents')
+      .whereRaw('site_id = ANY(?::uuid[])', [siteIds])
+      .whereNull('revoked_at')
+      .distinct('site_id');
+    return new Set(rows.map((r) => r.site_id));
+  }
+
+  /** Live, enrolled agents of one pool: the recipients of its jobs' secrets. */
+  async poolMembers(orgId: string, pool: string): Promise<AgentIdentityRow[]> {
+    return this.db('agents')
+      .where({ org_id: orgId })
+      .where(pool === DEFAULT_POOL ? { site_id: null } : { site_id: pool })
+      .whereNull('revoked_at')
+      .select('id', 'org_id', 'name', 'site_id', 'public_key', 'revoked_at', 'last_seen_at')
+      .orderBy('id');
+  }
+
+  async agentName(id: string): Promise<{ name: string; last_seen_at: Date | null } | undefined> {
+    return this.db('agents').where({ id }).first('name', 'last_seen_at');
+  }
+
+  /**
+   * Device reachability of a site from each device's latest finished job in the window:
+   * succeeded = reachable, failed = unreachable (with the reason), none = unknown.
+   */
+  async siteDevices(orgId: string, siteId: string, since: Date): Promise<{ id: string; name: string; status: string | null; error: string | null; finished_at: Date | null; kind: string | null }[]> {
+    const result = await this.db.raw(
+      `SELECT d.id, d.name, j.status, j.error, j.finished_at, j.kind
+         FROM devices d
+         LEFT JOIN LATERAL (
+           SELECT status, error, finished_at, kind FROM jobs
+            WHERE jobs.org_id = d.org_id AND jobs.device_id = d.id
+              AND jobs.status IN ('succeeded', 'failed') AND jobs.finished_at >= ?
+            ORDER BY finished_at DESC LIMIT 1
+         ) j ON true
+        WHERE d.org_id = ? AND d.site_id = ?
+        ORDER BY d.name`,
+      [since, orgId, siteId],
+    );
+    return result.rows;
+  }
+}

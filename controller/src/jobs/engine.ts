@@ -1,0 +1,614 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  encryptSecrets,
+  importAgentPublicKey,
+  signJson,
+  signerOf,
+  verifyJson,
+  type AnyKey,
+  type ControllerKey,
+  type PublicJwk,
+} from '../../../shared/src/jobs/crypto';
+import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
+import { mapLimit } from '../../../shared/src/jobs/limit';
+import {
+  AgentEvent,
+  Heartbeat,
+  JOB_KINDS,
+  PROTOCOL_VERSION,
+  checkMessage,
+  type GeneralJwe,
+  type HeartbeatReply,
+  type JobMessage,
+  type LogLine,
+  type ResultEvent,
+} from '../../../shared/src/jobs/messages';
+import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
+import type { SettingsService } from '../admin/settings-service';
+import { statusOf, type Liveness } from '../agents/service';
+import type { AgentIdentityRow, AgentsStore } from '../agents/store';
+import type { Db } from '../db/knex';
+import { appError } from '../errors/app-error';
+import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
+import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type JobRow } from './store';
+import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler } from './types';
+
+export interface JobTunables {
+  /** Deadline of a job submitted without one. */
+  defaultDeadlineMs: number;
+  /** How often a replica looks for expired jobs and undispatched work. */
+  sweepIntervalMs: number;
+  /** NATS: a job whose agent stops reporting progress goes to another agent of the pool after this. */
+  ackWaitMs: number;
+  /** Jobs looked at per dispatch pass. */
+  dispatchBatch: number;
+  /** Outcomes recorded at once. */
+  resultConcurrency: number;
+  /** Finished jobs (and their log lines) are kept this long. */
+  retentionDays: number;
+}
+
+export const DEFAULT_TUNABLES: JobTunables = {
+  defaultDeadlineMs: 10 * 60_000,
+  sweepIntervalMs: 1_000,
+  ackWaitMs: 30_000,
+  dispatchBatch: 2_000,
+  resultConcurrency: 8,
+  retentionDays: 30,
+};
+
+export interface JobEngineDeps {
+  db: Db;
+  secrets: SecretBox;
+  settings: SettingsService;
+  log: Logger;
+  agents: AgentsStore;
+  transport: JobTransport;
+  controllerKey: ControllerKey;
+  tunables: JobTunables;
+}
+
+/** After this many failed attempts to record an outcome, the job ends failed with the reason. */
+const MAX_RECORD_FAILURES = 5;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PUBLISH_CONCURRENCY = 64;
+
+interface VerifiedEvent {
+  incoming: IncomingEvent;
+  event: AgentEvent;
+  agent: AgentIdentityRow;
+}
+
+const iso = (d: Date) => d.toISOString();
+const seconds = (ms: number) => `${Math.max(1, Math.round(ms / 1000))} s`;
+
+/**
+ * The durable job machinery of the controller. Every piece of job state lives in PostgreSQL:
+ * dispatch, deadlines and recovery are done by passes any replica may run (advisory lock for
+ * dispatch, row locks with SKIP LOCKED for deadlines), and outcomes are recorded once, inside
+ * the transaction that marks the job final.
+ */
+export class JobEngine implements JobService {
+  readonly store: JobsStore;
+  private readonly handlers = new Map<JobKind, OutcomeHandler>();
+  private readonly waiters = new Set<() => void>();
+  private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
+  private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
+  private liveCache: { at: number; value: Promise<Liveness> } | null = null;
+  private dispatching: Promise<void> | null = null;
+  private dispatchAgain = false;
+  private sweeping = false;
+  private lastPrune = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly deps: JobEngineDeps) {
+    this.store = new JobsStore(deps.db);
+  }
+
+  get transport(): JobTransport {
+    return this.deps.transport;
+  }
+
+  get tunables(): JobTunables {
+    return this.deps.tunables;
+  }
+
+  // ---- JobService ---------------------------------------------------------------------------
+
+  onOutcome(kind: JobKind, handler: OutcomeHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  async submit(specs: JobSpec[]): Promise<string[]> {
+    if (specs.length === 0) return [];
+    const byOrg = new Map<string, Set<string>>();
+    for (const spec of specs) {
+      if (!(JOB_KINDS as readonly string[]).includes(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${spec.kind}'`);
+      if (!UUID.test(spec.deviceId)) throw appError('DEVICE_NOT_FOUND', `Device ${spec.deviceId} not found`);
+      byOrg.set(spec.orgId, (byOrg.get(spec.orgId) ?? new Set()).add(spec.deviceId));
+    }
+    for (const [orgId, ids] of byOrg) {
+      const found = await this.store.existingDevices(orgId, [...ids]);
+      const missing = [...ids].find((id) => !found.has(id));
+      if (missing) throw appError('DEVICE_NOT_FOUND', `Device ${missing} not found`);
+    }
+    const now = Date.now();
+    const rows = specs.map((spec) => ({
+      id: randomUUID(),
+      org_id: spec.orgId,
+      kind: spec.kind,
+      device_id: spec.deviceId,
+      group_id: spec.groupId ?? null,
+      params: spec.params ?? {},
+      deadline_at: new Date(now + (spec.deadlineMs ?? this.deps.tunables.defaultDeadlineMs)),
+    }));
+    await this.store.insert(rows);
+    void this.kick();
+    return rows.map((r) => r.id);
+  }
+
+  async wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]> {
+    const unique = [...new Set(jobIds)];
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const finals = await this.store.finals(unique);
+      if (finals.length === unique.length) {
+        const byId = new Map(finals.map((r) => [r.id, outcomeOf(r)]));
+        return jobIds.map((id) => byId.get(id)!);
+      }
+      const left = end - Date.now();
+      if (left <= 0) throw appError('JOBS_WAIT_TIMEOUT', `${unique.length - finals.length} of ${unique.length} jobs did not finish within ${seconds(timeoutMs)}`);
+      // Woken at once when this replica finishes a job; other replicas' jobs are seen by polling.
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.waiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(left, 250));
+        this.waiters.add(wake);
+      });
+    }
+  }
+
+  // ---- life cycle ---------------------------------------------------------------------------
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.stopped = false;
+    // In-process agents live and die with this process: what they held goes back in the queue.
+    if (this.transport.name === 'inprocess') {
+      const n = await this.store.requeueTransport('inprocess');
+      if (n > 0) this.deps.log.info({ jobs: n }, 'requeued jobs the previous in-process agent held');
+    }
+    await this.transport.start(this.sink);
+    this.timer = setInterval(() => void this.sweep(), this.deps.tunables.sweepIntervalMs);
+    this.timer.unref();
+    void this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.dispatching?.catch(() => undefined);
+    if (this.started) await this.transport.close();
+    this.started = false;
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  // ---- dispatch -----------------------------------------------------------------------------
+
+  /** Runs a dispatch pass now, or makes the running one go round again; resolves when done. */
+  kick(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.dispatching) {
+      this.dispatchAgain = true;
+      return this.dispatching;
+    }
+    this.dispatching = (async () => {
+      try {
+        do {
+          this.dispatchAgain = false;
+          try {
+            const full = await this.dispatchOnce();
+            if (full) this.dispatchAgain = true;
+          } catch (err) {
+            this.deps.log.warn({ err: (err as Error).message }, 'job dispatch failed; retrying on the next sweep');
+            break;
+          }
+        } while (this.dispatchAgain && !this.stopped);
+      } finally {
+        this.dispatching = null;
+      }
+    })();
+    return this.dispatching;
+  }
+
+  /** One pass; true when the batch was full (more may be waiting). */
+  private async dispatchOnce(): Promise<boolean> {
+    const { store, deps } = this;
+    const batch = deps.tunables.dispatchBatch;
+    const gone: JobRow[] = [];
+    const full = await store.withDispatchLock(async (trx) => {
+      const rows = await store.dispatchCandidates(trx, batch);
+      const seen = new Set<string>();
+      const jobs = rows.filter((r) => !seen.has(r.device_id) && seen.add(r.device_id));
+      if (jobs.length === 0) return false;
+
+      const targets = new Map<string, DeviceTarget>();
+      for (const [orgId, list] of groupBy(jobs, (j) => j.org_id)) {
+        for (const t of await loadDeviceTargets(deps.db, deps.secrets, orgId, list.map((j) => j.device_id))) targets.set(`${orgId}/${t.device_id}`, t);
+      }
+      const siteIds = [...new Set([...targets.values()].flatMap((t) => (t.site_id ? [t.site_id] : [])))];
+      const staffed = await deps.agents.sitesWithAgents(siteIds);
+      const members = new Map<string, AgentIdentityRow[]>();
+
+      const waiting: { id: string; pool: string; site_id: string | null }[] = [];
+      const toSend: { job: JobRow; target: DeviceTarget; pool: string; recipients: AgentIdentityRow[] }[] = [];
+      for (const job of jobs) {
+        const target = targets.get(`${job.org_id}/${job.device_id}`);
+        if (!target) {
+          gone.push(job);
+          continue;
+        }
+        const pool = target.site_id && staffed.has(target.site_id) ? target.site_id : DEFAULT_POOL;
+        const key = `${job.org_id}/${pool}`;
+        if (!members.has(key)) members.set(key, (await deps.agents.poolMembers(job.org_id, pool)).filter((a) => a.public_key));
+        const recipients = members.get(key)!;
+        if (recipients.length === 0) waiting.push({ id: job.id, pool, site_id: target.site_id });
+        else toSend.push({ job, target, pool, recipients });
+      }
+
+      const sent = await mapLimit(toSend, PUBLISH_CONCURRENCY, async ({ job, target, pool, recipients }): Promise<Dispatched> => {
+        const attempt = job.attempt + 1;
+        const message: JobMessage = {
+          v: PROTOCOL_VERSION,
+          job_id: job.id,
+          attempt,
+          kind: job.kind,
+          org_id: job.org_id,
+          pool,
+          device: {
+            id: target.device_id,
+            name: target.name,
+            host: target.host,
+            device_type: target.device_type,
+            ports: target.ports,
+            gnmi_tls: target.gnmi_tls,
+            gnmi_skip_verify: target.gnmi_skip_verify,
+            automation_transport: target.automation_transport,
+            username: target.credentials.username,
+          },
+          params: job.params,
+          secrets: await this.seal(target, recipients),
+          deadline_at: iso(job.deadline_at),
+          issued_at: iso(new Date()),
+        };
+        const token = await signJson(message, deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
+        const seq = await this.transport.publishJob(job.org_id, pool, token, `${job.id}:${attempt}`);
+        return { id: job.id, attempt, pool, site_id: target.site_id, stream_seq: seq, transport: this.transport.name };
+      });
+      await store.markDispatched(trx, sent);
+      await store.setPool(trx, waiting);
+      return rows.length === batch;
+    });
+    for (const job of gone) {
+      await this.finish(job.id, async () => ({ status: 'failed', error: 'The device no longer exists', result: null, agentId: null, startedAt: null })).catch((err) =>
+        deps.log.error({ err, job: job.id }, 'could not end the job of a deleted device'),
+      );
+    }
+    return full;
+  }
+
+  /** Device secrets sealed to the pool's agents; profiles are shared, so one JWE serves many jobs. */
+  private seal(target: DeviceTarget, recipients: AgentIdentityRow[]): Promise<GeneralJwe> {
+    const c = target.credentials;
+    const secrets = Object.fromEntries(
+      Object.entries({ password: c.password, private_key: c.private_key, enable_password: c.enable_password }).filter(([, v]) => v !== null && v !== undefined),
+    );
+    const digest = createHash('sha256').update(JSON.stringify(secrets)).digest('base64url');
+    const key = `${target.profile_id}:${digest}:${recipients.map((r) => `${r.id}.${r.public_key!.x}`).join(',')}`;
+    const now = Date.now();
+    const hit = this.sealed.get(key);
+    if (hit && now - hit.at < 60_000) return hit.jwe;
+    if (this.sealed.size > 1000) this.sealed.clear();
+    const jwe = encryptSecrets(secrets, recipients.map((r) => ({ kid: r.id, jwk: r.public_key as PublicJwk })));
+    this.sealed.set(key, { at: now, jwe });
+    jwe.catch(() => this.sealed.delete(key));
+    return jwe;
+  }
+
+  // ---- finishing jobs -----------------------------------------------------------------------
+
+  /**
+   * Marks one open job final and runs its kind's outcome handler in the same transaction.
+   * `decide` sees the locked row and answers the final fields (or null to leave it open).
+   * Throws when recording failed and should be retried later.
+   */
+  private async finish(
+    jobId: string,
+    decide: (job: JobRow) => Promise<FinalFields | null>,
+    opts: { skipLocked?: boolean; retract?: boolean } = {},
+  ): Promise<boolean> {
+    let row: JobRow | null;
+    try {
+      row = await this.finishInTransaction(jobId, decide, opts.skipLocked ?? false, true);
+    } catch (err) {
+      const failures = await this.store.bumpRecordFailures(jobId).catch(() => 0);
+      this.deps.log.error({ err, job: jobId, failures }, 'recording a job outcome failed');
+      if (failures < MAX_RECORD_FAILURES) throw err;
+      // Give up on this outcome: the job ends failed, and the handler hears why (once).
+      const reason = `Recording the job's outcome failed ${failures} times: ${(err as Error).message}`;
+      const failed = async (job: JobRow): Promise<FinalFields> => ({ status: 'failed', error: reason, result: null, agentId: job.agent_id, startedAt: job.started_at });
+      row = await this.finishInTransaction(jobId, failed, false, true).catch(() => this.finishInTransaction(jobId, failed, false, false));
+    }
+    if (!row) return false;
+    if (opts.retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
+    for (const wake of [...this.waiters]) wake();
+    void this.kick(); // the device is free for its next job
+    return true;
+  }
+
+  private async finishInTransaction(jobId: string, decide: (job: JobRow) => Promise<FinalFields | null>, skipLocked: boolean, withHandler: boolean): Promise<JobRow | null> {
+    return this.deps.db.transaction(async (trx) => {
+      const job = await this.store.lockOpen(trx, jobId, skipLocked);
+      if (!job) return null;
+      const fields = await decide(job);
+      if (!fields) return null;
+      const row = await this.store.markFinal(trx, jobId, fields);
+      if (fields.agentId) await this.deps.agents.countJob(trx, fields.agentId, fields.status === 'succeeded');
+      const handler = this.handlers.get(row.kind);
+      if (handler && withHandler) await handler(outcomeOf(row), trx);
+      return row;
+    });
+  }
+
+  // ---- agent events -------------------------------------------------------------------------
+
+  readonly sink: EventSink = {
+    events: (batch) => this.recordEvents(batch),
+    heartbeat: (token) => this.recordHeartbeat(token),
+  };
+
+  private async liveness(): Promise<Liveness> {
+    const now = Date.now();
+    if (!this.liveCache || now - this.liveCache.at > 5_000) {
+      const { settings } = this.deps;
+      const value = Promise.all([settings.get<number>('agents.heartbeat_seconds'), settings.get<number>('agents.offline_after_seconds')]).then(
+        ([hb, off]) => ({ heartbeatMs: hb * 1000, offlineMs: off * 1000 }),
+      );
+      this.liveCache = { at: now, value };
+      value.catch(() => (this.liveCache = null));
+    }
+    return this.liveCache.value;
+  }
+
+  private agentKey(agent: AgentIdentityRow): Promise<AnyKey> {
+    const jwk = agent.public_key as PublicJwk;
+    const hit = this.agentKeys.get(agent.id);
+    if (hit && hit.x === jwk.x) return hit.key;
+    const key = importAgentPublicKey(jwk);
+    this.agentKeys.set(agent.id, { x: jwk.x, key });
+    return key;
+  }
+
+  /** Checks the signature against the agent's stored key; revoked and unknown agents are refused. */
+  private async verify(token: string, agents: Map<string, AgentIdentityRow>): Promise<{ agent: AgentIdentityRow; payload: unknown } | { refused: string; agent?: AgentIdentityRow }> {
+    const kid = signerOf(token);
+    const agent = kid ? agents.get(kid) : undefined;
+    if (!agent || !agent.public_key) return { refused: `unknown agent ${kid ?? '(no kid)'}` };
+    if (agent.revoked_at) return { refused: `agent ${agent.name} is revoked`, agent };
+    try {
+      return { agent, payload: await verifyJson(token, await this.agentKey(agent), AGENT_SIGN_ALG) };
+    } catch {
+      return { refused: `bad signature claiming to be agent ${agent.name}` };
+    }
+  }
+
+  private async recordEvents(batch: IncomingEvent[]): Promise<void> {
+    const { store, deps } = this;
+    const kids = [...new Set(batch.map((e) => signerOf(e.token)).filter((k): k is string => k !== null && UUID.test(k)))];
+    const agents = await deps.agents.identities(kids);
+    const verified: VerifiedEvent[] = [];
+    const revokedJobs: { jobId: string; attempt: number }[] = [];
+    for (const incoming of batch) {
+      const v = await this.verify(incoming.token, agents);
+      let event: AgentEvent | null = null;
+      if ('payload' in v) {
+        try {
+          event = checkMessage(AgentEvent, v.payload, 'agent event');
+          if (event.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
+        } catch (err) {
+          deps.log.warn({ err: (err as Error).message, agent: v.agent.id }, 'refused an agent event');
+          incoming.ack();
+          continue;
+        }
+        verified.push({ incoming, event, agent: v.agent });
+        continue;
+      }
+      // Refused: never recorded. A revoked agent's job goes back to the pool's other agents.
+      deps.log.warn({ reason: v.refused }, 'refused an agent event');
+      if (v.agent?.revoked_at) {
+        try {
+          const payload = JSON.parse(Buffer.from(incoming.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { job_id?: unknown; attempt?: unknown; type?: unknown };
+          if (typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && payload.type !== 'logs') {
+            revokedJobs.push({ jobId: payload.job_id, attempt: payload.attempt });
+          }
+        } catch {
+          /* unreadable: nothing to requeue */
+        }
+      }
+      incoming.ack();
+    }
+    for (const r of revokedJobs) {
+      if (await store.requeue(r.jobId, r.attempt)) void this.kick();
+    }
+
+    // Events must come from an agent of the job's own organization and pool.
+    const jobs = await store.jobsById([...new Set(verified.map((v) => v.event.job_id).filter((id) => UUID.test(id)))]);
+    const accepted = verified.filter((v) => {
+      const job = jobs.get(v.event.job_id);
+      const ok = job !== undefined && job.org_id === v.agent.org_id && (job.pool === null || job.pool === poolOf(v.agent.site_id));
+      if (!ok) {
+        if (job) deps.log.warn({ agent: v.agent.id, job: v.event.job_id }, 'refused an event from an agent outside the job\'s pool');
+        v.incoming.ack();
+      }
+      return ok;
+    });
+
+    const logs: { job_id: string; attempt: number; agent_id: string; line: LogLine }[] = [];
+    const started: { id: string; agent_id: string; at: Date }[] = [];
+    const results: VerifiedEvent[] = [];
+    const done: IncomingEvent[] = [];
+    for (const v of accepted) {
+      const e = v.event;
+      if (e.type === 'logs' || e.type === 'result') {
+        for (const line of e.type === 'logs' ? e.lines : e.logs) logs.push({ job_id: e.job_id, attempt: e.attempt, agent_id: v.agent.id, line });
+      }
+      if (e.type === 'started') started.push({ id: e.job_id, agent_id: v.agent.id, at: new Date(e.at) });
+      if (e.type === 'rejected') {
+        const job = jobs.get(e.job_id);
+        // The job's secrets were sealed before this agent joined the pool: seal them again.
+        if (job && job.attempt === e.attempt && (await store.requeue(e.job_id, e.attempt))) void this.kick();
+      }
+      if (e.type === 'result') results.push(v);
+      else done.push(v.incoming);
+    }
+    try {
+      await store.insertLogs(logs);
+      await store.markStarted(started);
+    } catch (err) {
+      deps.log.error({ err }, 'recording agent progress failed');
+      for (const e of [...done, ...results.map((r) => r.incoming)]) e.nak(1000);
+      return;
+    }
+    done.forEach((e) => e.ack());
+
+    await mapLimit(results, deps.tunables.resultConcurrency, async ({ incoming, event, agent }) => {
+      const e = event as ResultEvent;
+      try {
+        await this.finish(e.job_id, async () => ({
+          status: e.status,
+          error: e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
+          result: e.result,
+          agentId: agent.id,
+          startedAt: new Date(e.started_at),
+        }));
+        incoming.ack();
+      } catch {
+        incoming.nak(1000);
+      }
+    });
+  }
+
+  private async recordHeartbeat(token: string): Promise<string> {
+    const kid = signerOf(token);
+    const agents = kid && UUID.test(kid) ? await this.deps.agents.identities([kid]) : new Map<string, AgentIdentityRow>();
+    const v = await this.verify(token, agents);
+    const live = await this.liveness();
+    let reply: HeartbeatReply;
+    if ('payload' in v) {
+      try {
+        const beat = checkMessage(Heartbeat, v.payload, 'heartbeat');
+        if (beat.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
+        await this.deps.agents.heartbeat(v.agent.id, {
+          version: beat.version,
+          capabilities: beat.capabilities,
+          active_jobs: beat.active_jobs,
+          max_jobs: beat.max_jobs,
+          pending_events: beat.pending_events,
+        });
+        reply = { v: PROTOCOL_VERSION, agent_id: v.agent.id, ok: true, revoked: false, heartbeat_interval_ms: live.heartbeatMs, error: null };
+      } catch (err) {
+        reply = { v: PROTOCOL_VERSION, agent_id: v.agent.id, ok: false, revoked: false, heartbeat_interval_ms: live.heartbeatMs, error: (err as Error).message };
+      }
+    } else {
+      const revoked = Boolean(v.agent?.revoked_at) || v.refused.startsWith('unknown agent');
+      reply = { v: PROTOCOL_VERSION, agent_id: kid ?? '', ok: false, revoked, heartbeat_interval_ms: live.heartbeatMs, error: v.refused };
+    }
+    return signJson(reply, this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
+  }
+
+  // ---- deadlines ----------------------------------------------------------------------------
+
+  /** One sweep: expired jobs end with their reason, waiting jobs get another dispatch pass. */
+  async sweep(): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = true;
+    try {
+      for (const id of await this.store.expired(500)) {
+        await this.finish(id, (job) => this.timedOut(job), { skipLocked: true, retract: true }).catch(() => undefined);
+      }
+      await this.kick();
+      if (Date.now() - this.lastPrune > 3600_000) {
+        this.lastPrune = Date.now();
+        await this.store.prune(new Date(Date.now() - this.deps.tunables.retentionDays * 86400_000));
+      }
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'job sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  /** Why a job missed its deadline, in words an operator can act on. */
+  private async timedOut(job: JobRow): Promise<FinalFields | null> {
+    if (job.deadline_at.getTime() > Date.now()) return null;
+    const { agents } = this.deps;
+    const waited = seconds(job.deadline_at.getTime() - job.created_at.getTime());
+    const live = await this.liveness();
+    const pool = job.pool ?? DEFAULT_POOL;
+    const members = await agents.poolMembers(job.org_id, pool);
+    const online = members.filter((m) => statusOf({ last_seen_at: m.last_seen_at, pending_events: 0, revoked_at: null }, live) !== 'offline');
+    const siteIds = [...new Set([pool === DEFAULT_POOL ? null : pool, job.site_id].filter((s): s is string => s !== null))];
+    const names = await agents.siteNames(siteIds);
+    const siteName = (id: string) => `"${names.get(id) ?? id}"`;
+    const where =
+      pool === DEFAULT_POOL
+        ? `the default pool (devices without a site, or whose site has no agents${job.site_id ? `; this device's site ${siteName(job.site_id)} has none` : ''})`
+        : `site ${siteName(pool)}`;
+    let error: string;
+    if (job.status === 'running' && job.agent_id) {
+      const agent = await agents.agentName(job.agent_id);
+      const gone = !agent || statusOf({ last_seen_at: agent.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
+      error = `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} deadline${gone ? '; the agent has stopped sending heartbeats' : ''}`;
+    } else if (job.status === 'queued' && (await this.store.deviceBusy(job.device_id, job.id))) {
+      error = `The job waited for another job on this device to finish and its ${waited} deadline passed`;
+    } else if (job.pool === null) {
+      error = `The job could not be handed to an agent within its ${waited} deadline: the job transport (${this.transport.name === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;
+    } else if (online.length === 0) {
+      error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
+    } else {
+      error = `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or unable to reach NATS`;
+    }
+    return { status: 'failed', error, result: null, agentId: job.status === 'running' ? job.agent_id : null, startedAt: job.started_at };
+  }
+
+  // ---- reading ------------------------------------------------------------------------------
+
+  async job(jobId: string): Promise<JobRow | undefined> {
+    return this.store.find(jobId);
+  }
+
+  async logs(jobId: string) {
+    return this.store.logs(jobId);
+  }
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = map.get(k);
+    if (list) list.push(item);
+    else map.set(k, [item]);
+  }
+  return map;
+}

@@ -1,0 +1,129 @@
+import type { Logger } from 'pino';
+import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
+import { connectNats, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../../shared/src/nats/jetstream';
+import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
+
+const sc = StringCodec();
+const BATCH = 256;
+/** How long a controller may take to record a batch before NATS hands its events to another replica. */
+const RESULTS_ACK_WAIT_MS = 60_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * JetStream transport of the controller: publishes jobs to the pools' work queues and records
+ * agent events from the results work queue through the durable consumer all replicas share.
+ */
+export class NatsJobTransport implements JobTransport {
+  readonly name = 'nats' as const;
+  private nc!: NatsConnection;
+  private js!: JetStreamClient;
+  private jsm!: JetStreamManager;
+  private readonly pools = new Set<string>();
+  private closed = false;
+  private current: ConsumerMessages | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly names: NatsNames,
+    private readonly ackWaitMs: number,
+    private readonly log: Logger,
+  ) {}
+
+  async start(sink: EventSink): Promise<void> {
+    this.nc = await connectNats(this.url, 'switchboard-controller');
+    this.jsm = await this.nc.jetstreamManager();
+    this.js = this.nc.jetstream();
+    await ensureStreams(this.jsm, this.names);
+    await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS);
+    void (async () => {
+      for await (const status of this.nc.status()) {
+        if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type }, 'NATS connection ' + status.type);
+      }
+    })();
+    this.nc.subscribe(this.names.heartbeatSubject, {
+      queue: this.names.controllerQueue,
+      callback: (err, msg) => {
+        if (err) return;
+        sink.heartbeat(sc.decode(msg.data)).then(
+          (reply) => msg.respond(sc.encode(reply)),
+          (e) => this.log.warn({ err: e }, 'heartbeat not recorded'),
+        );
+      },
+    });
+    this.loop = this.consumeResults(sink);
+  }
+
+  private async consumeResults(sink: EventSink): Promise<void> {
+    const buffer: JsMsg[] = [];
+    let running = false;
+    const kick = () => {
+      if (running) return;
+      running = true;
+      void (async () => {
+        try {
+          while (buffer.length > 0) {
+            const batch = buffer.splice(0, BATCH).map(toEvent);
+            await sink.events(batch).catch((err) => {
+              this.log.error({ err }, 'recording agent events failed');
+              batch.forEach((e) => e.nak(1000));
+            });
+          }
+        } finally {
+          running = false;
+        }
+      })();
+    };
+    while (!this.closed) {
+      try {
+        const consumer = await this.js.consumers.get(this.names.resultsStream, this.names.resultsConsumer);
+        const messages = await consumer.consume({ max_messages: BATCH * 2 });
+        this.current = messages;
+        for await (const m of messages) {
+          buffer.push(m);
+          kick();
+          while (buffer.length >= BATCH * 2 && !this.closed) await sleep(10);
+        }
+      } catch (err) {
+        if (this.closed) break;
+        this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
+        await sleep(500);
+        // The stream or consumer may be gone (a NATS without its store): set them up again.
+        await ensureStreams(this.jsm, this.names).catch(() => undefined);
+        await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS).catch(() => undefined);
+      }
+    }
+  }
+
+  async publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number> {
+    const key = `${orgId}/${pool}`;
+    if (!this.pools.has(key)) {
+      await ensurePoolConsumer(this.jsm, this.names, orgId, pool, this.ackWaitMs);
+      this.pools.add(key);
+    }
+    const ack = await this.js.publish(jobsSubject(this.names.prefix, orgId, pool), sc.encode(token), { msgID: msgId, timeout: 5_000 });
+    return ack.seq;
+  }
+
+  async retractJob(seq: number): Promise<void> {
+    await this.jsm.streams.deleteMessage(this.names.jobsStream, seq, false).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.current?.stop();
+    if (this.nc && !this.nc.isClosed()) await this.nc.close();
+    await this.loop?.catch(() => undefined);
+  }
+}
+
+function toEvent(m: JsMsg): IncomingEvent {
+  return {
+    token: sc.decode(m.data),
+    redeliveries: Math.max(0, m.info.redeliveryCount - 1),
+    ack: () => m.ack(),
+    nak: (delayMs) => m.nak(delayMs),
+  };
+}

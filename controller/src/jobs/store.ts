@@ -1,0 +1,240 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+import type { LogLine } from '../../../shared/src/jobs/messages';
+import type { JobKind, JobOutcome } from './types';
+
+export type JobStatus = 'queued' | 'dispatched' | 'running' | 'succeeded' | 'failed';
+export const OPEN: JobStatus[] = ['queued', 'dispatched', 'running'];
+
+export interface JobRow {
+  id: string;
+  org_id: string;
+  kind: JobKind;
+  device_id: string;
+  group_id: string | null;
+  params: Record<string, unknown>;
+  status: JobStatus;
+  pool: string | null;
+  site_id: string | null;
+  transport: string | null;
+  attempt: number;
+  stream_seq: number | null;
+  agent_id: string | null;
+  error: string | null;
+  result: Record<string, unknown> | null;
+  record_failures: number;
+  deadline_at: Date;
+  created_at: Date;
+  dispatched_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface NewJob {
+  id: string;
+  org_id: string;
+  kind: JobKind;
+  device_id: string;
+  group_id: string | null;
+  params: Record<string, unknown>;
+  deadline_at: Date;
+}
+
+export interface Dispatched {
+  id: string;
+  attempt: number;
+  pool: string;
+  site_id: string | null;
+  stream_seq: number | null;
+  transport: string;
+}
+
+export interface FinalFields {
+  status: 'succeeded' | 'failed';
+  error: string | null;
+  result: Record<string, unknown> | null;
+  agentId: string | null;
+  startedAt: Date | null;
+}
+
+export function outcomeOf(row: JobRow): JobOutcome {
+  return {
+    jobId: row.id,
+    kind: row.kind,
+    orgId: row.org_id,
+    deviceId: row.device_id,
+    groupId: row.group_id,
+    status: row.status as 'succeeded' | 'failed',
+    error: row.error,
+    result: row.result,
+    agentId: row.agent_id,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at as Date,
+  };
+}
+
+const DISPATCH_LOCK = 'switchboard.jobs.dispatch';
+
+/** The only place with job SQL. */
+export class JobsStore {
+  constructor(private readonly db: Db) {}
+
+  async existingDevices(orgId: string, deviceIds: string[]): Promise<Set<string>> {
+    const rows: { id: string }[] = await this.db('devices').where({ org_id: orgId }).whereRaw('id = ANY(?::uuid[])', [deviceIds]).select('id');
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async insert(jobs: NewJob[]): Promise<void> {
+    for (let i = 0; i < jobs.length; i += 1000) {
+      await this.db('jobs').insert(jobs.slice(i, i + 1000).map((j) => ({ ...j, params: JSON.stringify(j.params) })));
+    }
+  }
+
+  /** Runs `fn` while holding the dispatch lock: one dispatcher at a time across replicas. */
+  async withDispatchLock<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (trx) => {
+      await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [DISPATCH_LOCK]);
+      return fn(trx);
+    });
+  }
+
+  /**
+   * Queued jobs whose device has no job in flight, oldest first, at most one per device (the
+   * caller keeps the first of each device).
+   */
+  async dispatchCandidates(trx: Knex.Transaction, limit: number): Promise<JobRow[]> {
+    return trx('jobs as j')
+      .where('j.status', 'queued')
+      .where('j.deadline_at', '>', trx.fn.now())
+      .whereNotExists(
+        trx('jobs as k').whereRaw('k.device_id = j.device_id').whereIn('k.status', ['dispatched', 'running']).select(trx.raw('1')),
+      )
+      .orderBy('j.seq')
+      .limit(limit)
+      .select('j.*');
+  }
+
+  async markDispatched(trx: Knex.Transaction, rows: Dispatched[]): Promise<void> {
+    if (rows.length === 0) return;
+    await trx.raw(
+      `UPDATE jobs SET status = 'dispatched', dispatched_at = now(), agent_id = NULL, started_at = NULL,
+              attempt = u.attempt, pool = u.pool, site_id = u.site_id, stream_seq = u.stream_seq, transport = u.transport
+         FROM unnest(?::uuid[], ?::int[], ?::text[], ?::uuid[], ?::bigint[], ?::text[]) AS u(id, attempt, pool, site_id, stream_seq, transport)
+        WHERE jobs.id = u.id AND jobs.status = 'queued'`,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.attempt),
+        rows.map((r) => r.pool),
+        rows.map((r) => r.site_id),
+        rows.map((r) => r.stream_seq),
+        rows.map((r) => r.transport),
+      ] as never,
+    );
+  }
+
+  /** Remembers where a waiting job would go, so its deadline error can name the site. */
+  async setPool(trx: Knex.Transaction, rows: { id: string; pool: string; site_id: string | null }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await trx.raw(
+      `UPDATE jobs SET pool = u.pool, site_id = u.site_id
+         FROM unnest(?::uuid[], ?::text[], ?::uuid[]) AS u(id, pool, site_id)
+        WHERE jobs.id = u.id AND jobs.status = 'queued' AND (jobs.pool IS DISTINCT FROM u.pool OR jobs.site_id IS DISTINCT FROM u.site_id)`,
+      [rows.map((r) => r.id), rows.map((r) => r.pool), rows.map((r) => r.site_id)] as never,
+    );
+  }
+
+  /** The job locked for finishing, or undefined when it is already final (or locked elsewhere with skipLocked). */
+  async lockOpen(trx: Knex.Transaction, id: string, skipLocked = false): Promise<JobRow | undefined> {
+    const q = trx('jobs').where({ id }).whereIn('status', OPEN).first('*');
+    return skipLocked ? q.forUpdate().skipLocked() : q.forUpdate();
+  }
+
+  async markFinal(trx: Knex.Transaction, id: string, f: FinalFields): Promise<JobRow> {
+    const [row] = await trx('jobs')
+      .where({ id })
+      .update({
+        status: f.status,
+        error: f.error,
+        result: f.result === null ? null : JSON.stringify(f.result),
+        agent_id: f.agentId,
+        started_at: f.startedAt,
+        finished_at: trx.fn.now(),
+      })
+      .returning('*');
+    return row;
+  }
+
+  async bumpRecordFailures(id: string): Promise<number> {
+    const [row] = await this.db('jobs').where({ id }).increment('record_failures', 1).returning('record_failures');
+    return row?.record_failures ?? 0;
+  }
+
+  /** An agent took the job (possibly after another agent of the pool died with it). */
+  async markStarted(rows: { id: string; agent_id: string; at: Date }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.raw(
+      `UPDATE jobs SET status = 'running', agent_id = u.agent_id, started_at = u.at
+         FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS u(id, agent_id, at)
+        WHERE jobs.id = u.id AND jobs.status IN ('dispatched', 'running')`,
+      [rows.map((r) => r.id), rows.map((r) => r.agent_id), rows.map((r) => r.at)] as never,
+    );
+  }
+
+  /** Puts an unfinished job back in the queue (its agent was revoked, or could not read it). */
+  async requeue(id: string, attempt?: number): Promise<boolean> {
+    const q = this.db('jobs').where({ id }).whereIn('status', ['dispatched', 'running']);
+    if (attempt !== undefined) q.where({ attempt });
+    const n = await q.update({ status: 'queued', agent_id: null, started_at: null, stream_seq: null });
+    return n > 0;
+  }
+
+  async deviceBusy(deviceId: string, exceptId: string): Promise<boolean> {
+    return Boolean(await this.db('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'));
+  }
+
+  /** Jobs a previous in-process agent held when the process stopped. */
+  async requeueTransport(transport: string): Promise<number> {
+    return this.db('jobs')
+      .where({ transport })
+      .whereIn('status', ['dispatched', 'running'])
+      .update({ status: 'queued', agent_id: null, started_at: null, stream_seq: null });
+  }
+
+  async jobsById(ids: string[]): Promise<Map<string, Pick<JobRow, 'id' | 'org_id' | 'pool' | 'status' | 'attempt' | 'agent_id'>>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'pool', 'status', 'attempt', 'agent_id');
+    return new Map(rows.map((r: JobRow) => [r.id, r]));
+  }
+
+  async insertLogs(rows: { job_id: string; attempt: number; agent_id: string; line: LogLine }[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db('job_logs').insert(rows.map((r) => ({ job_id: r.job_id, attempt: r.attempt, agent_id: r.agent_id, level: r.line.level, text: r.line.text, at: r.line.at })));
+  }
+
+  async logs(jobId: string): Promise<{ at: Date; level: string; text: string; attempt: number; agent_id: string | null }[]> {
+    return this.db('job_logs').where({ job_id: jobId }).orderBy('id').select('at', 'level', 'text', 'attempt', 'agent_id');
+  }
+
+  async expired(limit: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.db('jobs').whereIn('status', OPEN).where('deadline_at', '<=', this.db.fn.now()).orderBy('deadline_at').limit(limit).select('id');
+    return rows.map((r) => r.id);
+  }
+
+  async finals(ids: string[]): Promise<JobRow[]> {
+    if (ids.length === 0) return [];
+    return this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).whereIn('status', ['succeeded', 'failed']).select('*');
+  }
+
+  async find(id: string): Promise<JobRow | undefined> {
+    return this.db('jobs').where({ id }).first('*');
+  }
+
+  /** Forgets finished jobs (and their log lines) after the retention period. */
+  async prune(before: Date): Promise<number> {
+    const result = await this.db.raw(
+      `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE status IN ('succeeded', 'failed') AND finished_at < ? LIMIT 1000)`,
+      [before],
+    );
+    return result.rowCount ?? 0;
+  }
+}

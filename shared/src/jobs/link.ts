@@ -1,0 +1,60 @@
+/**
+ * The two ends of a job transport. The controller's job engine talks to a `JobTransport`, an
+ * agent's runner to an `AgentLink`; NATS JetStream and the in-process hub both implement them,
+ * so the same engine and the same runner work in the all-in-one process and across sites.
+ */
+
+/** One job message handed to an agent. */
+export interface DeliveredJob {
+  /** Controller-signed compact JWS of a JobMessage. */
+  token: string;
+  /** How many times this message was handed out before (0 on first delivery). */
+  redeliveries: number;
+  /** Tells the transport the job is still running so it is not handed to another agent. */
+  working(): void;
+  /** Done with the message (its result is stored). */
+  ack(): void;
+  /** Drop the message for good (not meant for this agent, or stale). */
+  term(): void;
+}
+
+export interface AgentLink {
+  /** Redelivery interval of a job whose agent stops calling working(). */
+  readonly ackWaitMs: number;
+  /** Pulls up to `max` jobs, waiting up to `waitMs`; each is handed to onJob as it arrives. */
+  pull(max: number, waitMs: number, onJob: (job: DeliveredJob) => void): Promise<void>;
+  /** Durable publish of an agent event (resolves once stored); `id` deduplicates retries. */
+  publish(token: string, id: string): Promise<void>;
+  /** A heartbeat; resolves to the controller's signed reply, or null when none answered. */
+  heartbeat(token: string, timeoutMs: number): Promise<string | null>;
+  close(): Promise<void>;
+}
+
+/** One agent event handed to the controller. */
+export interface IncomingEvent {
+  /** Agent-signed compact JWS of an AgentEvent. */
+  token: string;
+  /** How many times it was delivered before. */
+  redeliveries: number;
+  ack(): void;
+  /** Hand it out again later (recording it failed). */
+  nak(delayMs?: number): void;
+}
+
+export interface EventSink {
+  /** Records a batch of events; acks or naks each one. */
+  events(batch: IncomingEvent[]): Promise<void>;
+  /** Answers a heartbeat with a signed reply. */
+  heartbeat(token: string): Promise<string>;
+}
+
+export interface JobTransport {
+  readonly name: 'nats' | 'inprocess';
+  /** Starts delivering events and heartbeats to the sink. */
+  start(sink: EventSink): Promise<void>;
+  /** Durable publish to a pool; answers the stream sequence (null when there is none). */
+  publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number | null>;
+  /** Removes a job message that no agent should run any more (best effort). */
+  retractJob(seq: number): Promise<void>;
+  close(): Promise<void>;
+}

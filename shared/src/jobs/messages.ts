@@ -1,0 +1,155 @@
+/**
+ * The job protocol between controller and agents, as TypeBox schemas (one source for the
+ * types and the runtime checks). Every message travels as a compact JWS: job messages signed
+ * by the controller (EdDSA), agent events and heartbeats signed by the agent (ES256, kid =
+ * agent id). Device secrets inside a job are a general JWE with one recipient per agent of
+ * the pool, so nobody else on NATS can read them.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+
+export const PROTOCOL_VERSION = 1;
+
+export const JOB_KINDS = ['backup', 'test_credential', 'deploy', 'rollback', 'poll'] as const;
+export const JobKindSchema = Type.Union(JOB_KINDS.map((k) => Type.Literal(k)));
+export type JobKindName = Static<typeof JobKindSchema>;
+
+const Iso = Type.String({ minLength: 10, maxLength: 40 });
+const Id = Type.String({ minLength: 1, maxLength: 64 });
+
+/** Everything an agent needs to reach the device, except the secrets. */
+export const JobDevice = Type.Object({
+  id: Id,
+  name: Type.String(),
+  host: Type.String(),
+  device_type: Type.String(),
+  ports: Type.Object({ ssh: Type.Integer(), netconf: Type.Integer(), gnmi: Type.Integer() }),
+  gnmi_tls: Type.Boolean(),
+  gnmi_skip_verify: Type.Boolean(),
+  automation_transport: Type.Union([Type.Literal('gnmi'), Type.Literal('netconf'), Type.Null()]),
+  username: Type.String(),
+});
+export type JobDevice = Static<typeof JobDevice>;
+
+/** A JWE in general JSON serialization (RFC 7516 §7.2.1). */
+export const GeneralJwe = Type.Object(
+  {
+    protected: Type.Optional(Type.String()),
+    unprotected: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    recipients: Type.Array(Type.Object({ header: Type.Optional(Type.Record(Type.String(), Type.Unknown())), encrypted_key: Type.Optional(Type.String()) }, { additionalProperties: true })),
+    iv: Type.Optional(Type.String()),
+    ciphertext: Type.String(),
+    tag: Type.Optional(Type.String()),
+    aad: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+export type GeneralJwe = Static<typeof GeneralJwe>;
+
+export const JobMessage = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  job_id: Id,
+  attempt: Type.Integer({ minimum: 1 }),
+  kind: JobKindSchema,
+  org_id: Id,
+  pool: Type.String(),
+  device: JobDevice,
+  params: Type.Record(Type.String(), Type.Unknown()),
+  /** DeviceCredentials (password, private_key, enable_password) encrypted to the pool's agents. */
+  secrets: Type.Union([GeneralJwe, Type.Null()]),
+  deadline_at: Iso,
+  issued_at: Iso,
+});
+export type JobMessage = Static<typeof JobMessage>;
+
+export const LogLine = Type.Object({
+  at: Iso,
+  level: Type.Union([Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')]),
+  text: Type.String({ maxLength: 4000 }),
+});
+export type LogLine = Static<typeof LogLine>;
+
+const EventBase = {
+  v: Type.Literal(PROTOCOL_VERSION),
+  job_id: Id,
+  attempt: Type.Integer({ minimum: 1 }),
+  agent_id: Id,
+};
+
+export const StartedEvent = Type.Object({ ...EventBase, type: Type.Literal('started'), at: Iso });
+export const LogsEvent = Type.Object({ ...EventBase, type: Type.Literal('logs'), lines: Type.Array(LogLine) });
+export const ResultEvent = Type.Object({
+  ...EventBase,
+  type: Type.Literal('result'),
+  status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  started_at: Iso,
+  finished_at: Iso,
+  /** Log lines not yet sent, so a short job needs one message. */
+  logs: Type.Array(LogLine),
+});
+/** The agent cannot run this job message (it is not among the secrets' recipients). */
+export const RejectedEvent = Type.Object({ ...EventBase, type: Type.Literal('rejected'), reason: Type.Literal('not_recipient') });
+
+export const AgentEvent = Type.Union([StartedEvent, LogsEvent, ResultEvent, RejectedEvent]);
+export type StartedEvent = Static<typeof StartedEvent>;
+export type LogsEvent = Static<typeof LogsEvent>;
+export type ResultEvent = Static<typeof ResultEvent>;
+export type RejectedEvent = Static<typeof RejectedEvent>;
+export type AgentEvent = Static<typeof AgentEvent>;
+
+export const Heartbeat = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('heartbeat'),
+  agent_id: Id,
+  at: Iso,
+  version: Type.String({ maxLength: 100 }),
+  capabilities: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 }),
+  active_jobs: Type.Integer({ minimum: 0 }),
+  max_jobs: Type.Integer({ minimum: 0 }),
+  /** Events (results, logs) the agent could not publish yet. */
+  pending_events: Type.Integer({ minimum: 0 }),
+});
+export type Heartbeat = Static<typeof Heartbeat>;
+
+/** The controller's answer to a heartbeat (signed by the controller). */
+export const HeartbeatReply = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  agent_id: Id,
+  ok: Type.Boolean(),
+  revoked: Type.Boolean(),
+  heartbeat_interval_ms: Type.Integer({ minimum: 100 }),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+export type HeartbeatReply = Static<typeof HeartbeatReply>;
+
+/** `backup` result, as JobOutcome.result. */
+export interface BackupMethodResult {
+  method: 'cli' | 'structured';
+  config?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' };
+  error?: string;
+  /** DriverError cause (auth, timeout, refused, protocol, device) when the method failed. */
+  error_cause?: string;
+}
+export interface BackupResult {
+  results: BackupMethodResult[];
+  transcript: string;
+}
+/** `test_credential` result. */
+export interface TestCredentialResult {
+  ok: boolean;
+  message: string;
+  error_cause?: string;
+}
+
+const compiled = new Map<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
+
+/** Parses and checks one message; throws with the first problem when it does not fit. */
+export function checkMessage<T extends TSchema>(schema: T, value: unknown, what: string): Static<T> {
+  let check = compiled.get(schema);
+  if (!check) compiled.set(schema, (check = TypeCompiler.Compile(schema)));
+  if (check.Check(value)) return value as Static<T>;
+  const first = check.Errors(value).First();
+  throw new Error(`malformed ${what}: ${first ? `${first.path || '/'} ${first.message}` : 'does not match the protocol'}`);
+}

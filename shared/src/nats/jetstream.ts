@@ -1,0 +1,102 @@
+/**
+ * NATS connection and the JetStream streams and consumers of the job protocol, set up the same
+ * way by the controller and by agents (whichever comes first creates them; both are idempotent).
+ */
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  RetentionPolicy,
+  StorageType,
+  connect,
+  nanos,
+  type JetStreamManager,
+  type NatsConnection,
+} from 'nats';
+import { jobsWildcard, poolConsumer, jobsSubject, resultsWildcard, type NatsNames } from './subjects';
+
+/** Reconnects forever, quickly: a NATS restart must not end a controller or an agent. */
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  return connect({
+    servers: url.split(',').map((s) => s.trim()),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    reconnectJitter: 100,
+    pingInterval: 5_000,
+    maxPingOut: 2,
+    waitOnFirstConnect: true,
+  });
+}
+
+const notFound = (err: unknown) => /not found/i.test(String((err as Error)?.message ?? err));
+
+/** Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message. */
+export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Promise<void> {
+  const streams = [
+    { name: names.jobsStream, subjects: [jobsWildcard(names.prefix)] },
+    { name: names.resultsStream, subjects: [resultsWildcard(names.prefix)] },
+  ];
+  for (const s of streams) {
+    try {
+      await jsm.streams.info(s.name);
+      continue;
+    } catch (err) {
+      if (!notFound(err)) throw err;
+    }
+    try {
+      await jsm.streams.add({
+        name: s.name,
+        subjects: s.subjects,
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        discard: DiscardPolicy.Old,
+        duplicate_window: nanos(120_000),
+        num_replicas: 1,
+      });
+    } catch (err) {
+      // Another process created it between our look and our add.
+      if (!/already in use|exists/i.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, stream: string, name: string, filter: string | undefined, ackWaitMs: number): Promise<void> {
+  const config = {
+    durable_name: name,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(ackWaitMs),
+    max_deliver: -1,
+    max_ack_pending: 20_000,
+    max_waiting: 2_048,
+    ...(filter ? { filter_subject: filter } : {}),
+  };
+  try {
+    const info = await jsm.consumers.info(stream, name);
+    if (info.config.ack_wait !== config.ack_wait) await jsm.consumers.update(stream, name, { ack_wait: config.ack_wait });
+    return;
+  } catch (err) {
+    if (!notFound(err)) throw err;
+  }
+  try {
+    await jsm.consumers.add(stream, config);
+  } catch (err) {
+    if (!/already in use|exists/i.test(String((err as Error).message))) throw err;
+  }
+}
+
+/** The durable pull consumer of one pool: its agents share it, so each job goes to one of them. */
+export function ensurePoolConsumer(jsm: JetStreamManager, names: NatsNames, orgId: string, pool: string, ackWaitMs: number): Promise<void> {
+  return ensureConsumer(jsm, names.jobsStream, poolConsumer(orgId, pool), jobsSubject(names.prefix, orgId, pool), ackWaitMs);
+}
+
+/** The results consumer every controller replica shares: each event is recorded once. */
+export function ensureResultsConsumer(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number): Promise<void> {
+  return ensureConsumer(jsm, names.resultsStream, names.resultsConsumer, undefined, ackWaitMs);
+}
+
+/** Removes both streams (tests clean up their own namespace). */
+export async function deleteStreams(jsm: JetStreamManager, names: NatsNames): Promise<void> {
+  for (const stream of [names.jobsStream, names.resultsStream]) await jsm.streams.delete(stream).catch(() => undefined);
+}

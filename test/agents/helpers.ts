@@ -1,0 +1,231 @@
+/**
+ * Helpers of the agents suites: inventory set-up through the API, enrolled agents (in the test
+ * process or as real `npm run agent` processes), private nats-server instances that tests may
+ * kill, and polling without timed assertions.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { connect } from 'nats';
+import { AgentRuntime } from '../../agent/src/runtime';
+import { DRIVERS, type DriverRegistry } from '../../agent/src/drivers';
+import { enroll, type AgentIdentity } from '../../agent/src/identity';
+import { natsAgentLink } from '../../agent/src/nats-link';
+import type { InProcessHub } from '../../shared/src/jobs/inprocess';
+import type { AgentLink } from '../../shared/src/jobs/link';
+import { deleteStreams } from '../../shared/src/nats/jetstream';
+import { natsNames } from '../../shared/src/nats/subjects';
+import type { TestController } from '../helpers/controller';
+
+export const ROOT = join(import.meta.dirname, '../..');
+export const SHARED_NATS = process.env.SWITCHBOARD_TEST_NATS ?? 'nats://127.0.0.1:4222';
+const quiet = pino({ level: process.env.TEST_AGENT_LOG ?? 'silent' });
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until fn answers something truthy; fails with `what` after `timeoutMs` (a guard, not an assertion on timing). */
+export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value) return value as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+export const natsPrefix = () => `t${randomBytes(5).toString('hex')}`;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Removes a test's streams from a NATS server. */
+export async function dropNatsNamespace(url: string, prefix: string): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    await deleteStreams(await nc.jetstreamManager(), natsNames(prefix));
+  } finally {
+    await nc.close();
+  }
+}
+
+// ---- inventory ----------------------------------------------------------------------------
+
+export interface Org {
+  orgId: string;
+  token: string;
+}
+
+async function ok<T = any>(res: Promise<{ status: number; body: any; text: string }>, status: number, what: string): Promise<T> {
+  const r = await res;
+  if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${r.text}`);
+  return r.body as T;
+}
+
+export async function makeSite(tc: TestController, org: Org, name = `site-${randomBytes(3).toString('hex')}`): Promise<{ id: string; name: string }> {
+  return ok(tc.request('POST', '/api/sites', { token: org.token, body: { name } }), 201, 'create site');
+}
+
+export async function makeProfile(tc: TestController, org: Org, body: Record<string, unknown> = {}): Promise<string> {
+  const profile = await ok(
+    tc.request('POST', '/api/profiles', { token: org.token, body: { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'admin', ...body } }),
+    201,
+    'create profile',
+  );
+  return profile.id;
+}
+
+export async function makeDevice(
+  tc: TestController,
+  org: Org,
+  fields: { host?: string; port?: number; profile_id?: string; site_id?: string | null; device_type?: string; name?: string; password?: string },
+): Promise<string> {
+  const profileId = fields.profile_id ?? (await makeProfile(tc, org, { ssh_port: fields.port ?? 22, ...(fields.password ? { password: fields.password } : {}) }));
+  const device = await ok(
+    tc.request('POST', '/api/devices', {
+      token: org.token,
+      body: {
+        name: fields.name ?? `dev-${randomBytes(4).toString('hex')}`,
+        host: fields.host ?? '127.0.0.1',
+        device_type: fields.device_type ?? 'vendor_ios',
+        profile_id: profileId,
+        ...(fields.site_id ? { site_id: fields.site_id } : {}),
+      },
+    }),
+    201,
+    'create device',
+  );
+  return device.id;
+}
+
+/** Creates an agent through the API and redeems its token; the identity is saved in a temp state dir. */
+export async function enrollAgent(tc: TestController, org: Org, opts: { name?: string; site_id?: string | null; stateDir?: string } = {}): Promise<{ identity: AgentIdentity; stateDir: string; token: string }> {
+  const created = await ok(
+    tc.request('POST', '/api/agents', { token: org.token, body: { name: opts.name ?? `agent-${randomBytes(3).toString('hex')}`, site_id: opts.site_id ?? null } }),
+    201,
+    'create agent',
+  );
+  const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'sb-agent-'));
+  const identity = await enroll(
+    { controllerUrl: tc.url, enrollToken: created.enrollment_token, natsUrl: SHARED_NATS, stateDir, concurrency: 8, connectConcurrency: 8, logLevel: 'silent' },
+    'test',
+    ['job:backup', 'job:test_credential', 'transport:ssh'],
+  );
+  return { identity, stateDir, token: created.enrollment_token };
+}
+
+/** An agent runtime inside the test process, over the controller's in-process hub or over NATS. */
+export async function startAgent(
+  tc: TestController,
+  identity: AgentIdentity,
+  opts: { natsUrl?: string | null; drivers?: DriverRegistry; concurrency?: number; onRevoked?: (reason: string) => void } = {},
+): Promise<{ runtime: AgentRuntime; link: AgentLink; stop(): Promise<void> }> {
+  const link = opts.natsUrl ? await natsAgentLink(opts.natsUrl, identity) : (tc.services.jobEngine.transport as InProcessHub).link(identity.org_id, identity.pool);
+  const runtime = new AgentRuntime({
+    identity,
+    link,
+    drivers: opts.drivers ?? DRIVERS,
+    concurrency: opts.concurrency ?? 8,
+    connectConcurrency: opts.concurrency ?? 8,
+    version: 'test',
+    log: quiet,
+    onRevoked: opts.onRevoked,
+  });
+  await runtime.start();
+  return { runtime, link, stop: () => runtime.stop(2_000) };
+}
+
+// ---- processes ----------------------------------------------------------------------------
+
+export interface Proc {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs a TypeScript entry point with tsx, capturing its output. */
+export function spawnTs(entry: string, env: Record<string, string | undefined>): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  child.stderr!.on('data', (d) => (out += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  return {
+    child,
+    output: () => out,
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** `npm run agent` as a real process. */
+export function spawnAgent(env: Record<string, string | undefined>): Proc {
+  return spawnTs('agent/src/main.ts', env);
+}
+
+/** A private nats-server (JetStream, file store) that a test may kill and restart on the same port and store. */
+export async function startNatsServer(): Promise<{ url: string; port: number; stop(): Promise<void>; kill(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
+  const port = await freePort();
+  const storeDir = mkdtempSync(join(tmpdir(), 'sb-nats-'));
+  let proc: ChildProcess | null = null;
+  const url = `nats://127.0.0.1:${port}`;
+  const start = async () => {
+    proc = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+    await until('nats-server to accept connections', async () => {
+      const nc = await connect({ servers: url, reconnect: false });
+      await nc.close();
+      return true;
+    }, 15_000, 50);
+  };
+  const stopWith = async (signal: NodeJS.Signals) => {
+    const p = proc;
+    if (!p || p.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      p.once('exit', () => resolve());
+      p.kill(signal);
+    });
+    proc = null;
+  };
+  await start();
+  return {
+    url,
+    port,
+    start,
+    stop: () => stopWith('SIGTERM'),
+    kill: () => stopWith('SIGKILL'),
+    async close() {
+      await stopWith('SIGKILL');
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Rows of a job, straight from the database. */
+export async function jobRow(tc: { db: TestController['db'] }, id: string): Promise<any> {
+  return tc.db('jobs').where({ id }).first();
+}
