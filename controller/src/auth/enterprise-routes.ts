@@ -6,8 +6,8 @@ import { errorResponses } from '../http/schemas';
 import { enterpriseSettingsFromEnv } from './ldap-oidc-env';
 import { EnterpriseStore } from './ldap-oidc-store';
 import { ExternalUsers } from './ldap-oidc-users';
-import { LdapService, ldapEnabled, readLdapConfig } from './ldap-service';
-import { OidcService, oidcEnabled, readOidcConfig } from './oidc-service';
+import { LdapService, ldapEnabled } from './ldap-service';
+import { OidcService, oidcEnabled } from './oidc-service';
 import { TokenPairSchema } from './schemas';
 import { SshCertificateAuthority } from './ssh-ca';
 
@@ -43,13 +43,15 @@ const CallbackQuery = Type.Object({
 
 const Redirect = (description: string) => Type.Null({ description });
 
-/** GET /api/auth/providers: local always, LDAP and OIDC when their settings are filled in. */
+/** GET /api/auth/providers: local always, LDAP and OIDC when their settings are filled in (secrets are not read). */
 export async function enterpriseProviders(settings: SettingsService): Promise<{ name: string; enabled: boolean }[]> {
-  const [ldap, oidc] = await Promise.all([readLdapConfig(settings), readOidcConfig(settings)]);
+  const [url, baseDn, issuer, clientId] = await Promise.all(
+    ['ldap.url', 'ldap.base_dn', 'oidc.issuer', 'oidc.client_id'].map((key) => settings.get<string>(key).then((v) => v.trim())),
+  );
   return [
     { name: 'local', enabled: true },
-    { name: 'ldap', enabled: ldapEnabled(ldap) },
-    { name: 'oidc', enabled: oidcEnabled(oidc) },
+    { name: 'ldap', enabled: ldapEnabled({ url, baseDn }) },
+    { name: 'oidc', enabled: oidcEnabled({ issuer, clientId }) },
   ];
 }
 

@@ -50,7 +50,7 @@ export async function readLdapConfig(settings: SettingsService): Promise<LdapCon
   return { url: url.trim(), bindDn, bindPassword, baseDn: baseDn.trim(), userFilter, startTls, caPem, timeoutMs: timeoutSeconds * 1000 };
 }
 
-export function ldapEnabled(config: LdapConfig): boolean {
+export function ldapEnabled(config: Pick<LdapConfig, 'url' | 'baseDn'>): boolean {
   return config.url !== '' && config.baseDn !== '';
 }
 

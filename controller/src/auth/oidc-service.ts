@@ -36,7 +36,7 @@ export async function readOidcConfig(settings: SettingsService): Promise<OidcCon
   return { issuer: issuer.trim(), clientId: clientId.trim(), clientSecret: clientSecret || null, redirectUris, scopes, usernameClaim };
 }
 
-export function oidcEnabled(config: OidcConfig): boolean {
+export function oidcEnabled(config: Pick<OidcConfig, 'issuer' | 'clientId'>): boolean {
   return config.issuer !== '' && config.clientId !== '';
 }
 
