@@ -6,6 +6,7 @@ import { configsArea } from './configs/area';
 import { deviceRoutes } from './devices/routes';
 import { profileRoutes } from './profiles/routes';
 import { siteRoutes } from './sites/routes';
+import { stackRoutes } from './stacks/routes';
 import { platformRoutes } from './platforms/routes';
 import { templateRoutes } from './templates/routes';
 import { tlsRoutes } from './tls/routes';
@@ -25,4 +26,5 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(configsArea); // /api/config/devices, /api/devices/snapshots, backup routes under /api/devices
   await app.register(platformRoutes, { prefix: '/api/config' });
   await app.register(templateRoutes, { prefix: '/api/config' });
+  await app.register(stackRoutes, { prefix: '/api/config' });
 }

@@ -1,0 +1,261 @@
+import type { AuditService } from '../admin/audit-service';
+import type { AuthContext } from '../auth/auth-service';
+import type { Db } from '../db/knex';
+import { appError } from '../errors/app-error';
+import type { TemplateError } from '../templates/engine';
+import { RenderAborted, type RenderResult } from '../templates/render-pool';
+import type { TemplateService } from '../templates/service';
+import type { TemplateRow } from '../templates/store';
+import { lookupValue, serviceLookups, type Lookup } from './lookups';
+import type { VariableValuesT } from './schemas';
+import { StackStore, type StackDevice, type StackRow, type StackService } from './store';
+
+declare module '../services' {
+  interface Services {
+    /** Stacks and stack resolution, for deployments and instances (set by the stacks plugin). */
+    stacks?: StacksService;
+  }
+}
+
+export interface StackInput {
+  name?: string;
+  services?: { template_id: string; order?: number; variables?: Record<string, unknown>; api_variables?: Record<string, unknown> }[];
+  atomic?: boolean;
+  shared?: boolean;
+  description?: string;
+  variable_config?: Record<string, unknown> | null;
+}
+
+/** One rendered service for one device: API.md's render job plus what deployments need. */
+export interface ResolvedJob {
+  device_id: string;
+  device_name: string;
+  template_id: string;
+  template_name: string;
+  service_order: number;
+  rendered_config: string;
+  target_path: string | null;
+  operation: 'replace' | 'merge' | 'delete';
+  config_format: 'json' | 'xml' | 'cli';
+  /** Position of the service in the stack's services array. */
+  position: number;
+  platform: string;
+  device: StackDevice;
+}
+
+interface Planned {
+  position: number;
+  service: StackService;
+  template: TemplateRow;
+  device: StackDevice;
+  variables: Record<string, unknown>;
+}
+
+const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);
+
+/** Services sorted for pushing: by order, then by position. */
+export function pushOrder(services: StackService[]): { service: StackService; position: number }[] {
+  return services.map((service, position) => ({ service, position })).sort((a, b) => a.service.order - b.service.order || a.position - b.position);
+}
+
+/** Stack rules: CRUD, variable_values resolution, rendering, API-resource lookups. */
+export class StacksService {
+  readonly store: StackStore;
+
+  constructor(
+    db: Db,
+    private readonly audit: AuditService,
+    private readonly templates: TemplateService,
+  ) {
+    this.store = new StackStore(db);
+  }
+
+  async get(orgId: string, id: string): Promise<StackRow> {
+    const stack = await this.store.find(orgId, id);
+    if (!stack) throw appError('STACK_NOT_FOUND');
+    return stack;
+  }
+
+  private normalizeServices(services: NonNullable<StackInput['services']>): StackService[] {
+    return services.map((s, position) => ({
+      template_id: s.template_id,
+      order: s.order ?? position,
+      ...(s.variables !== undefined ? { variables: s.variables } : {}),
+      ...(s.api_variables !== undefined ? { api_variables: s.api_variables } : {}),
+    }));
+  }
+
+  async create(me: AuthContext, input: StackInput & { name: string; services: NonNullable<StackInput['services']> }): Promise<StackRow> {
+    const stack = await this.store.insert({
+      org_id: me.orgId,
+      name: input.name.trim(),
+      description: input.description ?? '',
+      services: this.normalizeServices(input.services),
+      atomic: input.atomic ?? true,
+      shared: input.shared ?? false,
+      variable_config: input.variable_config ?? {},
+      created_by: me.userId,
+      updated_by: me.userId,
+    });
+    await this.audit.record({ kind: 'stack.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { stack_id: stack.id, name: stack.name } });
+    return stack;
+  }
+
+  async update(me: AuthContext, id: string, input: StackInput): Promise<StackRow> {
+    const fields: Record<string, unknown> = { updated_by: me.userId };
+    if (input.name !== undefined) fields.name = input.name.trim();
+    if (input.description !== undefined) fields.description = input.description;
+    if (input.services !== undefined) fields.services = this.normalizeServices(input.services);
+    if (input.atomic !== undefined) fields.atomic = input.atomic;
+    if (input.shared !== undefined) fields.shared = input.shared;
+    if (input.variable_config !== undefined) fields.variable_config = input.variable_config ?? {};
+    const stack = await this.store.update(me.orgId, id, fields);
+    if (!stack) throw appError('STACK_NOT_FOUND');
+    await this.audit.record({ kind: 'stack.updated', orgId: me.orgId, userId: me.userId, username: me.username, details: { stack_id: id, fields: Object.keys(input) } });
+    return stack;
+  }
+
+  async delete(me: AuthContext, id: string): Promise<void> {
+    if (!(await this.store.delete(me.orgId, id))) throw appError('STACK_NOT_FOUND');
+    await this.audit.record({ kind: 'stack.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { stack_id: id } });
+  }
+
+  /**
+   * Which devices each service runs on. With `targetDevices` (deployments), a service with no
+   * entry in variable_values runs on every target, and listed devices must be targets.
+   */
+  private serviceDevices(stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Map<number, string[]> {
+    const count = stack.services.length;
+    for (const key of Object.keys(values)) {
+      if (!/^\d+$/.test(key) || Number(key) >= count) {
+        throw failed(`variable_values key '${key}' is not a service position (the stack has ${count} service${count === 1 ? '' : 's'}: 0${count > 1 ? `-${count - 1}` : ''})`);
+      }
+    }
+    const targets = targetDevices ? new Set(targetDevices) : null;
+    const out = new Map<number, string[]>();
+    stack.services.forEach((_, position) => {
+      const entry = values[String(position)];
+      const devices = entry ? [...new Set(entry.devices ?? [])] : targetDevices ? [...new Set(targetDevices)] : [];
+      if (targets) {
+        const outside = devices.find((d) => !targets.has(d));
+        if (outside) throw failed(`device ${outside} is in variable_values['${position}'].devices but not in target_devices`);
+      }
+      out.set(position, devices);
+    });
+    return out;
+  }
+
+  /** Works out every (service, device) pair with its merged variables; nothing is rendered yet. */
+  private async plan(orgId: string, stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Promise<Planned[]> {
+    const devicesOf = this.serviceDevices(stack, values, targetDevices);
+    const active = pushOrder(stack.services).filter(({ position }) => devicesOf.get(position)!.length > 0);
+    const templates = new Map((await this.templates.store.findMany(orgId, [...new Set(active.map((a) => a.service.template_id))])).map((t) => [t.id, t]));
+    for (const { service, position } of active) {
+      if (!templates.has(service.template_id)) throw failed(`service ${position} uses template ${service.template_id}, which does not exist`);
+    }
+    const wanted = [...new Set([...devicesOf.values()].flat().concat(targetDevices ?? []))];
+    const devices = await this.store.devices(orgId, wanted);
+    const unknown = wanted.filter((id) => !devices.has(id));
+    if (unknown.length) throw failed(`unknown device${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''}`);
+
+    const planned: Planned[] = [];
+    for (const { service, position } of active) {
+      const entry = values[String(position)] ?? {};
+      const lookups = serviceLookups(stack.variable_config, service.api_variables);
+      for (const deviceId of devicesOf.get(position)!) {
+        const device = devices.get(deviceId)!;
+        const looked: Record<string, unknown> = {};
+        for (const [name, lookup] of lookups) {
+          if (typeof lookup === 'string') continue;
+          const found = lookupValue(device, lookup);
+          if ('value' in found) looked[name] = found.value;
+        }
+        const variables = { ...service.variables, ...looked, ...entry.shared_vars, ...entry.device_vars?.[deviceId] };
+        planned.push({ position, service, template: templates.get(service.template_id)!, device, variables });
+      }
+    }
+    return planned;
+  }
+
+  /**
+   * Renders the stack for variable_values (API.md rules: defaults < shared_vars < device_vars,
+   * with API lookups between the defaults and shared_vars; services with no devices skipped).
+   * Throws 400 "Stack resolution failed: …".
+   */
+  async resolve(orgId: string, stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Promise<ResolvedJob[]> {
+    const planned = await this.plan(orgId, stack, values, targetDevices);
+    let results: RenderResult[];
+    const describe = (p: Planned, error: TemplateError) =>
+      failed(`template '${p.template.name}' (service ${p.position}) does not render for device ${p.device.name}: ${error.message}`);
+    try {
+      results = await this.templates.renderMany(planned.map((p) => ({ source: p.template.source, variables: p.variables })));
+    } catch (err) {
+      if (err instanceof RenderAborted) throw describe(planned[err.index], err.error);
+      throw err;
+    }
+    return planned.map((p, i) => {
+      const result = results[i];
+      if (!result.ok) throw describe(p, result.error);
+      return {
+        device_id: p.device.id,
+        device_name: p.device.name,
+        template_id: p.template.id,
+        template_name: p.template.name,
+        service_order: p.service.order,
+        rendered_config: result.output,
+        target_path: p.template.target_path,
+        operation: p.template.operation,
+        config_format: p.template.config_format,
+        position: p.position,
+        platform: p.template.platform,
+        device: p.device,
+      };
+    });
+  }
+
+  /**
+   * Fills device_vars with the values of API-mapped variables (service api_variables and
+   * variable_config sources), without overriding values already given.
+   */
+  async resolveVariables(orgId: string, stack: StackRow, values: VariableValuesT) {
+    const devicesOf = this.serviceDevices(stack, values);
+    const wanted = [...new Set([...devicesOf.values()].flat())];
+    const devices = await this.store.devices(orgId, wanted);
+    const unknown = wanted.filter((id) => !devices.has(id));
+    if (unknown.length) throw failed(`unknown device${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).join(', ')}`);
+    const out: VariableValuesT = {};
+    const resolved: { service: string; device_id: string; variable: string; source: string; value: unknown }[] = [];
+    const unresolved: { service: string; device_id: string | null; variable: string; source: string; reason: string }[] = [];
+    stack.services.forEach((service, position) => {
+      const key = String(position);
+      const entry = values[key];
+      const deviceIds = devicesOf.get(position)!;
+      if (!entry && deviceIds.length === 0) return;
+      const deviceVars: Record<string, Record<string, unknown>> = structuredClone(entry?.device_vars ?? {});
+      for (const [name, lookup] of serviceLookups(stack.variable_config, service.api_variables)) {
+        if (typeof lookup === 'string') {
+          unresolved.push({ service: key, device_id: null, variable: name, source: describeSpec(service.api_variables?.[name] ?? stack.variable_config[name]), reason: lookup });
+          continue;
+        }
+        for (const deviceId of deviceIds) {
+          const given = deviceVars[deviceId]?.[name] ?? entry?.shared_vars?.[name];
+          if (given !== undefined) continue;
+          const found = lookupValue(devices.get(deviceId)!, lookup as Lookup);
+          if ('reason' in found) {
+            unresolved.push({ service: key, device_id: deviceId, variable: name, source: lookup.text, reason: found.reason });
+            continue;
+          }
+          (deviceVars[deviceId] ??= {})[name] = found.value;
+          resolved.push({ service: key, device_id: deviceId, variable: name, source: lookup.text, value: found.value });
+        }
+      }
+      out[key] = { ...entry, devices: deviceIds, device_vars: deviceVars };
+    });
+    return { variable_values: out, resolved, unresolved };
+  }
+}
+
+function describeSpec(spec: unknown): string {
+  return typeof spec === 'string' ? spec : JSON.stringify(spec ?? null);
+}
+

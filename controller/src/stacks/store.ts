@@ -1,0 +1,90 @@
+import type { Db } from '../db/knex';
+
+export interface StackService {
+  template_id: string;
+  order: number;
+  variables?: Record<string, unknown>;
+  api_variables?: Record<string, unknown>;
+}
+
+export interface StackRow {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  services: StackService[];
+  atomic: boolean;
+  shared: boolean;
+  variable_config: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A device as stacks see it: the fields API lookups may read, and its site. */
+export interface StackDevice {
+  id: string;
+  name: string;
+  host: string;
+  device_type: string;
+  manufacturer: string;
+  model: string;
+  platform: string;
+  site: string;
+  site_id: string | null;
+  serial_number: string;
+  asset_tag: string;
+  description: string;
+  protocol: string;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  profile_id: string;
+  site_name: string | null;
+  site_description: string | null;
+  site_location: string | null;
+}
+
+const JSON_COLUMNS = ['services', 'variable_config'];
+const encode = (row: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(row).map(([k, v]) => [k, JSON_COLUMNS.includes(k) ? JSON.stringify(v) : v]));
+
+/** SQL for stacks, and the device reads that stack rendering needs; scoped to the organization. */
+export class StackStore {
+  constructor(private readonly db: Db) {}
+
+  list(orgId: string, limit: number, offset: number): Promise<StackRow[]> {
+    return this.db('stacks').where({ org_id: orgId }).orderBy([{ column: 'name' }, { column: 'created_at' }]).limit(limit).offset(offset).select('*');
+  }
+
+  find(orgId: string, id: string): Promise<StackRow | undefined> {
+    return this.db('stacks').where({ org_id: orgId, id }).first();
+  }
+
+  async insert(row: Record<string, unknown>): Promise<StackRow> {
+    const [stack] = await this.db('stacks').insert(encode(row)).returning('*');
+    return stack;
+  }
+
+  async update(orgId: string, id: string, fields: Record<string, unknown>): Promise<StackRow | undefined> {
+    const [stack] = await this.db('stacks').where({ org_id: orgId, id }).update({ ...encode(fields), updated_at: this.db.fn.now() }).returning('*');
+    return stack;
+  }
+
+  async delete(orgId: string, id: string): Promise<boolean> {
+    return (await this.db('stacks').where({ org_id: orgId, id }).delete()) > 0;
+  }
+
+  /** The organization's devices among `ids` (unknown and foreign ids are left out). */
+  async devices(orgId: string, ids: string[]): Promise<Map<string, StackDevice>> {
+    if (ids.length === 0) return new Map();
+    const rows: StackDevice[] = await this.db('devices as d')
+      .leftJoin('sites as s', 's.id', 'd.site_id')
+      .where('d.org_id', orgId)
+      .whereRaw('d.id = ANY(?::uuid[])', [ids])
+      .select(
+        'd.id', 'd.name', 'd.host', 'd.device_type', 'd.manufacturer', 'd.model', 'd.platform', 'd.site', 'd.site_id',
+        'd.serial_number', 'd.asset_tag', 'd.description', 'd.protocol', 'd.tags', 'd.metadata', 'd.profile_id',
+        's.name as site_name', 's.description as site_description', 's.location as site_location',
+      );
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+}
