@@ -113,12 +113,16 @@ export function matchCommand(line: string, keys: Iterable<string>): Match | 'amb
   return best[0];
 }
 
-/** Writes device output with \r\n line ends, optionally trickling it. */
+/**
+ * Writes device output with \r\n line ends. Everything written in one tick goes out as one
+ * SSH packet (as a device's TCP stack would coalesce it); with `slow`, output trickles instead.
+ */
 export class OutputWriter {
   private queue: Buffer[] = [];
   private timer?: NodeJS.Timeout;
   private drained: Array<() => void> = [];
   private stopped = false;
+  private tickParts: string[] = [];
 
   constructor(
     private readonly stream: Duplex,
@@ -127,17 +131,18 @@ export class OutputWriter {
 
   write(text: string): void {
     if (this.stopped || text === '') return;
-    const buf = Buffer.from(text.replace(/\r?\n/g, '\r\n'), 'utf8');
     if (!this.slow) {
-      this.stream.write(buf);
+      if (this.tickParts.push(text) === 1) process.nextTick(() => this.flushTick());
       return;
     }
-    this.queue.push(buf);
+    this.queue.push(Buffer.from(text.replace(/\r?\n/g, '\r\n'), 'utf8'));
     this.pump();
   }
 
-  writeRaw(buf: Buffer): void {
-    if (!this.stopped) this.stream.write(buf);
+  private flushTick(): void {
+    const text = this.tickParts.join('');
+    this.tickParts = [];
+    if (!this.stopped && this.stream.writable) this.stream.write(Buffer.from(text.replace(/\r?\n/g, '\r\n'), 'utf8'));
   }
 
   /** Calls `cb` once everything queued so far has been handed to the channel. */
