@@ -33,7 +33,7 @@ async function record(device: string, orgId: string, results: unknown[], extra: 
     finishedAt: new Date(),
     ...extra,
   };
-  await c.db.transaction((trx) => c.services.configs.recordBackup(outcome, trx));
+  await c.db.transaction((trx) => c.services.configs!.recordBackup(outcome, trx));
   return outcome;
 }
 const cli = (text: string) => ({ method: 'cli', config: { text, format: 'cli', via: 'ssh' } });

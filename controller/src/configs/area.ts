@@ -10,6 +10,11 @@ import { ConfigStore } from './store';
 
 const SWEEP_INTERVAL_MS = 15_000;
 
+export interface BackupServices {
+  configs: ConfigService;
+  snapshots: SnapshotService;
+}
+
 /**
  * Config backups and snapshots: builds their services (app.services.configs / .snapshots),
  * records 'backup' and 'test_credential' outcomes, ends overdue snapshot runs, and mounts
@@ -65,8 +70,8 @@ export async function configsArea(app: FastifyInstance): Promise<void> {
     scope.addHook('preValidation', async (request) => {
       if (request.method === 'POST' && request.body === undefined) request.body = {};
     });
-    await scope.register(configRoutes, { prefix: '/api/config/devices' });
-    await scope.register(snapshotRoutes, { prefix: '/api/devices/snapshots' });
-    await scope.register(backupDeviceRoutes, { prefix: '/api/devices' });
+    await scope.register(configRoutes, { prefix: '/api/config/devices', configs, snapshots });
+    await scope.register(snapshotRoutes, { prefix: '/api/devices/snapshots', configs, snapshots });
+    await scope.register(backupDeviceRoutes, { prefix: '/api/devices', configs, snapshots });
   });
 }

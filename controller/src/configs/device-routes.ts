@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
+import type { BackupServices } from './area';
 import { BulkTestBody, CredentialResults, DevicesWithBackup, TestCredentialResult, WithBackupQuery } from './schemas';
 
 const tags = ['devices'];
@@ -11,9 +12,8 @@ const config = { permission: 'devices.access' } as const;
  * The backup-related device routes under /api/devices. The inventory area owns every other
  * /api/devices path; these are static or distinct so the two never overlap.
  */
-export async function backupDeviceRoutes(parent: FastifyInstance): Promise<void> {
+export async function backupDeviceRoutes(parent: FastifyInstance, { configs }: BackupServices): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { configs } = app.services;
 
   app.post('/:id/test-credential', {
     config,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
+import type { BackupServices } from './area';
 import {
   BulkPullBody, BulkPullResult, ConfigList, ConfigListQuery, ConfigVersion, ConfigVersionWithText, DeviceParams,
   DiffQuery, NotesBody, PullQuery, PullResult, VersionDiff, VersionParams,
@@ -11,9 +12,8 @@ const tags = ['configs'];
 const config = { permission: 'devices.access' } as const;
 
 /** Config backups under /api/config/devices: pull, bulk-pull, versions, notes, diff. */
-export async function configRoutes(parent: FastifyInstance): Promise<void> {
+export async function configRoutes(parent: FastifyInstance, { configs, snapshots }: BackupServices): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { configs, snapshots } = app.services;
 
   app.post('/:device_id/pull', {
     config,

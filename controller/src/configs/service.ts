@@ -20,7 +20,8 @@ export const TEST_CREDENTIAL_DEADLINE_MS = 45_000;
 
 declare module '../services' {
   interface Services {
-    configs: ConfigService;
+    /** Set by the configs area plugin (so absent in createServices). */
+    configs?: ConfigService;
   }
 }
 

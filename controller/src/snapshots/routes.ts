@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams } from '../http/schemas';
+import type { BackupServices } from '../configs/area';
 import { caller } from '../plugins/auth';
 import {
   BackupList, BackupLog, CollectBody, CollectResult, ConfigIdParams, CreateSnapshotBody, SnapshotEnvelope, SnapshotList,
@@ -11,9 +12,8 @@ const tags = ['snapshots'];
 const config = { permission: 'devices.access', plainTextErrors: true } as const;
 
 /** Snapshots under /api/devices/snapshots; every error is plain text (API.md). */
-export async function snapshotRoutes(parent: FastifyInstance): Promise<void> {
+export async function snapshotRoutes(parent: FastifyInstance, { snapshots }: BackupServices): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { snapshots } = app.services;
 
   app.get('/', {
     config,
@@ -41,34 +41,22 @@ export async function snapshotRoutes(parent: FastifyInstance): Promise<void> {
     return reply.code(204).send();
   });
 
-  app.post('/:id/collect', {
-    config,
-    schema: {
-      tags,
-      summary: 'Back up every matching device in the background',
-      params: IdParams,
-      body: CollectBody,
-      response: { 202: CollectResult, ...plainErrors(400, 401, 403, 404, 409, 503) },
-    },
-  }, async (request, reply) => {
-    const started = await snapshots.collect(caller(request), request.params.id, request.body.timeout_seconds);
-    return reply.code(202).send({ message: `Collecting ${started.devices_queued} devices`, devices_queued: started.devices_queued, snapshot: started.snapshot });
-  });
+  // collect and recollect-failed: same body and answer, different device choice.
+  const collectRoute = (path: string, summary: string, description: string, run: typeof snapshots.collect, what: string) =>
+    app.post(path, {
+      config,
+      schema: { tags, summary, description, params: IdParams, body: CollectBody, response: { 202: CollectResult, ...plainErrors(400, 401, 403, 404, 409, 503) } },
+    }, async (request, reply) => {
+      const started = await run.call(snapshots, caller(request), request.params.id, request.body.timeout_seconds);
+      return reply.code(202).send({ message: `Collecting ${started.devices_queued} ${what}`, devices_queued: started.devices_queued, snapshot: started.snapshot });
+    });
 
-  app.post('/:id/recollect-failed', {
-    config,
-    schema: {
-      tags,
-      summary: 'Back up again only the devices that failed; successful results stay',
-      description: 'Body: empty or {timeout_seconds}. Answers 202 {message, devices_queued, snapshot}; 400 when no device failed, 409 while collecting.',
-      params: IdParams,
-      body: CollectBody,
-      response: { 202: CollectResult, ...plainErrors(400, 401, 403, 404, 409, 503) },
-    },
-  }, async (request, reply) => {
-    const started = await snapshots.recollectFailed(caller(request), request.params.id, request.body.timeout_seconds);
-    return reply.code(202).send({ message: `Collecting ${started.devices_queued} failed devices again`, devices_queued: started.devices_queued, snapshot: started.snapshot });
-  });
+  collectRoute('/:id/collect', 'Back up every matching device in the background',
+    'Body: empty or {timeout_seconds}. Answers 202 {message, devices_queued, snapshot}; 400 "No devices match the filter"; 409 while collecting.',
+    snapshots.collect, 'devices');
+  collectRoute('/:id/recollect-failed', 'Back up again only the devices that failed; successful results stay',
+    'Body: empty or {timeout_seconds}. Answers 202 {message, devices_queued, snapshot}; 400 when no device failed; 409 while collecting.',
+    snapshots.recollectFailed, 'failed devices again');
 
   app.get('/:id/backups', {
     config,

@@ -15,7 +15,8 @@ const SUBMIT_BATCH = 500;
 
 declare module '../services' {
   interface Services {
-    snapshots: SnapshotService;
+    /** Set by the configs area plugin (so absent in createServices). */
+    snapshots?: SnapshotService;
   }
 }
 
