@@ -4,6 +4,7 @@ import { agentsRoutes } from './agents/routes';
 import { authRoutes } from './auth/routes';
 import { configsArea } from './configs/area';
 import { deviceRoutes } from './devices/routes';
+import { netboxRoutes } from './netbox/routes';
 import { profileRoutes } from './profiles/routes';
 import { siteRoutes } from './sites/routes';
 import { stackRoutes } from './stacks/routes';
@@ -23,6 +24,7 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(profileRoutes, { prefix: '/api/profiles' });
   await app.register(siteRoutes, { prefix: '/api/sites' });
   await app.register(deviceRoutes, { prefix: '/api/devices' });
+  await app.register(netboxRoutes, { prefix: '/api/devices' });
   await app.register(configsArea); // /api/config/devices, /api/devices/snapshots, backup routes under /api/devices
   await app.register(platformRoutes, { prefix: '/api/config' });
   await app.register(templateRoutes, { prefix: '/api/config' });

@@ -30,7 +30,6 @@ export const inventoryErrors = {
 
   NETBOX_SOURCE_NOT_FOUND: { status: 404, message: 'NetBox source not found', doc: "No NetBox source with that id in the caller's organization." },
   NETBOX_SOURCE_NAME_TAKEN: { status: 409, message: 'NetBox source with this name already exists', doc: 'NetBox source names are unique within an organization.' },
-  NETBOX_INVALID_URL: { status: 400, message: 'url must be an http or https URL', doc: 'The NetBox base URL, such as https://netbox.example.com.' },
-  NETBOX_SYNC_RUNNING: { status: 409, message: 'A sync of this NetBox source is already running', doc: 'One sync per source at a time; wait for the running one to finish.' },
-  NETBOX_NO_PROFILE: { status: 400, message: 'No connection profile for synced devices: set profile_id on the source or devices.default_profile_id', doc: 'Devices created by a sync need a connection profile.' },
+  NETBOX_INVALID_URL: { status: 400, message: 'url must be an http or https URL', doc: 'The NetBox base URL, such as https://netbox.example.com (no user:password part: the token authenticates).' },
+  NETBOX_INVALID_SETTING: { status: 400, message: 'Invalid NetBox source setting', doc: 'default_device_type or a platform_map value is not a device_type, or a device filter is not usable; the message names it.' },
 } satisfies Record<string, ErrorSpec>;

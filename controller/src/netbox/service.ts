@@ -1,0 +1,241 @@
+import type { Static } from '@sinclair/typebox';
+import type { AuditService } from '../admin/audit-service';
+import type { SettingsService } from '../admin/settings-service';
+import type { AuthContext } from '../auth/auth-service';
+import { uniqueOr } from '../devices/db-errors';
+import { isDeviceType } from '../devices/rules';
+import type { DeviceStore } from '../devices/store';
+import { appError } from '../errors/app-error';
+import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+import { type DeviceFilters, NetboxClient, NetboxError } from './client';
+import { type MappedDevice, mapNetboxDevice } from './mapping';
+import type { SourceBody, SourceChanges } from './schemas';
+import type { NetboxStore, SyncedDeviceRow } from './store';
+
+interface SyncError {
+  netbox_id?: number;
+  name?: string;
+  error: string;
+}
+
+const OWNED = ['name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'serial_number', 'asset_tag'] as const;
+const INSERT_COLUMNS = [
+  'org_id', 'profile_id', 'source', 'source_id', 'external_id', 'protocol', 'created_by', 'updated_by', 'netbox_last_synced_at',
+  ...OWNED, 'tags',
+];
+const UPDATE_COLUMNS = ['id', 'external_id', 'updated_by', 'netbox_removed_at', ...OWNED, 'tags'];
+const RESERVED_FILTERS = new Set(['limit', 'offset', 'brief', 'format', 'ordering']);
+
+/** http(s) base URL without credentials, trailing slash or a trailing /api. */
+export function normalizeNetboxUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw appError('NETBOX_INVALID_URL', `url '${raw}' is not a URL; give the NetBox base URL such as https://netbox.example.com`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw appError('NETBOX_INVALID_URL');
+  if (url.username || url.password) throw appError('NETBOX_INVALID_URL', 'url must not contain a user or password; the token authenticates');
+  if (url.search || url.hash) throw appError('NETBOX_INVALID_URL', 'url must not contain a query or fragment; put filters in device_filters');
+  return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/api$/, '')}`;
+}
+
+const sameDevice = (row: SyncedDeviceRow, next: Record<string, unknown>) =>
+  OWNED.every((key) => row[key] === next[key]) &&
+  row.tags.join('\u0000') === (next.tags as string[]).join('\u0000') &&
+  row.external_id === next.external_id &&
+  row.netbox_removed_at === null;
+
+/** NetBox sources (token sealed, never returned) and the sync that imports and updates devices. */
+export class NetboxService {
+  constructor(
+    private readonly store: NetboxStore,
+    private readonly devices: DeviceStore,
+    private readonly secrets: SecretBox,
+    private readonly settings: SettingsService,
+    private readonly audit: AuditService,
+  ) {}
+
+  async get(orgId: string, id: string) {
+    const source = await this.store.find(orgId, id);
+    if (!source) throw appError('NETBOX_SOURCE_NOT_FOUND');
+    return source;
+  }
+
+  private async columns(orgId: string, body: Static<typeof SourceChanges>): Promise<Record<string, unknown>> {
+    const { token, url, name, ...rest } = body;
+    if (rest.default_device_type !== undefined && !isDeviceType(rest.default_device_type)) {
+      throw appError('NETBOX_INVALID_SETTING', `default_device_type '${rest.default_device_type}' is not a device_type`);
+    }
+    for (const [platform, type] of Object.entries(rest.platform_map ?? {})) {
+      if (!isDeviceType(type)) throw appError('NETBOX_INVALID_SETTING', `platform_map['${platform}'] = '${type}' is not a device_type`);
+    }
+    for (const key of Object.keys(rest.device_filters ?? {})) {
+      if (RESERVED_FILTERS.has(key)) throw appError('NETBOX_INVALID_SETTING', `device_filters cannot set '${key}'; the sync pages by itself`);
+    }
+    if (rest.profile_id && !(await this.devices.references(orgId, { profile_id: rest.profile_id })).profile) throw appError('UNKNOWN_PROFILE');
+    return {
+      ...rest,
+      ...(name !== undefined && { name: name.trim() }),
+      ...(url !== undefined && { url: normalizeNetboxUrl(url) }),
+      ...(token !== undefined && { token_enc: await this.secrets.seal(token) }),
+    };
+  }
+
+  private record(me: AuthContext, kind: string, details: Record<string, unknown>) {
+    return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details });
+  }
+
+  async create(me: AuthContext, body: Static<typeof SourceBody>) {
+    const row = await this.columns(me.orgId, body);
+    const id = await this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId });
+    if (!id) throw appError('NETBOX_SOURCE_NAME_TAKEN');
+    await this.record(me, 'netbox.source_created', { source_id: id, name: row.name, url: row.url });
+    return this.get(me.orgId, id);
+  }
+
+  async update(me: AuthContext, id: string, body: Static<typeof SourceChanges>) {
+    const row = await this.columns(me.orgId, body);
+    const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('NETBOX_SOURCE_NAME_TAKEN'));
+    if (changed === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
+    await this.record(me, 'netbox.source_updated', { source_id: id, fields: Object.keys(body) });
+    return this.get(me.orgId, id);
+  }
+
+  /** Devices synced from the source stay (source netbox, no source id). */
+  async delete(me: AuthContext, id: string): Promise<void> {
+    if ((await this.store.delete(me.orgId, id)) === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
+    await this.record(me, 'netbox.source_deleted', { source_id: id });
+  }
+
+  private async client(orgId: string, id: string) {
+    const source = await this.store.findForSync(orgId, id);
+    if (!source) throw appError('NETBOX_SOURCE_NOT_FOUND');
+    const client = new NetboxClient({ url: source.url, token: await this.secrets.open(source.token_enc), verifySsl: source.verify_ssl, timeoutMs: source.timeout_seconds * 1000 });
+    return { source, client };
+  }
+
+  /** Connection test: reaches NetBox with the token and counts devices matching the filters. */
+  async test(orgId: string, id: string): Promise<{ ok: boolean; count?: number; netbox_version?: string; error?: string }> {
+    const { source, client } = await this.client(orgId, id);
+    try {
+      const { count, apiVersion } = await client.count(source.device_filters);
+      return { ok: true, count, ...(apiVersion && { netbox_version: apiVersion }) };
+    } catch (err) {
+      if (err instanceof NetboxError) return { ok: false, error: err.message };
+      throw err;
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** Import rule 3 for syncs: the source's profile, else the organization's default, else none. */
+  private async profileFor(orgId: string, sourceProfile: string | null): Promise<string | null> {
+    const candidate = sourceProfile ?? (await this.settings.get<string | null>('devices.default_profile_id', orgId));
+    if (!candidate) return null;
+    return (await this.devices.references(orgId, { profile_id: candidate })).profile ? candidate : null;
+  }
+
+  /**
+   * Reads every matching device from NetBox, then in one transaction (serialized per source)
+   * adds new devices, updates changed ones, and marks (or deletes) devices of this source that
+   * NetBox no longer lists. A NetBox failure changes nothing and is reported in the result.
+   */
+  async sync(me: AuthContext, id: string) {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const { source, client } = await this.client(me.orgId, id);
+    /** fatal: NetBox could not be read, so nothing changed and no device counts as failed. */
+    const finish = async (counts: { added: number; updated: number; unchanged: number; removed: number }, errors: SyncError[], fatal = false) => {
+      const worked = counts.added + counts.updated + counts.unchanged + counts.removed > 0;
+      const status = fatal ? 'failed' : errors.length === 0 ? 'success' : worked ? 'partial' : 'failed';
+      const failed = fatal ? 0 : errors.length;
+      const run = await this.store.recordRun({
+        org_id: me.orgId, source_id: source.id, source_name: source.name, status, ...counts, failed, errors,
+        duration_ms: Math.round(performance.now() - t0), started_at: startedAt, triggered_by: me.userId,
+      }, source.id, me.orgId);
+      await this.record(me, 'netbox.synced', { source_id: source.id, status, ...counts, failed });
+      return run;
+    };
+
+    let listed;
+    try {
+      listed = await client.devices(source.device_filters as DeviceFilters);
+    } catch (err) {
+      if (err instanceof NetboxError) return finish({ added: 0, updated: 0, unchanged: 0, removed: 0 }, [{ error: err.message }], true);
+      throw err;
+    } finally {
+      await client.close();
+    }
+
+    const errors: SyncError[] = [];
+    const seen = new Set<string>();
+    const firstByName = new Map<string, number>();
+    const mapped: MappedDevice[] = [];
+    for (const nb of listed) {
+      const result = mapNetboxDevice(nb, { defaultDeviceType: source.default_device_type, platformMap: source.platform_map });
+      if (typeof nb?.id === 'number') seen.add(String(nb.id));
+      if ('error' in result) {
+        errors.push({ ...(typeof nb?.id === 'number' && { netbox_id: nb.id }), ...(result.name && { name: result.name }), error: result.error });
+        continue;
+      }
+      const earlier = firstByName.get(result.device.name);
+      if (earlier !== undefined) {
+        errors.push({ netbox_id: nb.id, name: result.device.name, error: `NetBox device ${earlier} has the same name` });
+        continue;
+      }
+      firstByName.set(result.device.name, nb.id);
+      mapped.push(result.device);
+    }
+    const profileId = await this.profileFor(me.orgId, source.profile_id);
+
+    const counts = await this.devices.transaction(async (trx) => {
+      await this.store.lockSource(trx, source.id);
+      const candidates = await this.store.syncCandidates(trx, me.orgId, source.id, mapped.map((m) => m.name));
+      const fromSource = (row: SyncedDeviceRow | undefined) => row?.source === 'netbox' && row.source_id === source.id;
+      const byExternal = new Map(candidates.filter(fromSource).map((row) => [row.external_id, row]));
+      const byName = new Map(candidates.map((row) => [row.name, row]));
+      const inserts: Record<string, unknown>[] = [];
+      const updates: Record<string, unknown>[] = [];
+      let unchanged = 0;
+      for (const m of mapped) {
+        const fail = (error: string) => errors.push({ netbox_id: Number(m.external_id), name: m.name, error });
+        const holder = byName.get(m.name);
+        // A device NetBox deleted and re-created under the same name is the same device to us.
+        const row = byExternal.get(m.external_id) ?? (fromSource(holder) && !seen.has(holder!.external_id ?? '') ? holder : undefined);
+        const { mappedType, ...fields } = m;
+        if (row) {
+          if (holder && holder.id !== row.id) {
+            fail('Another device already has this name');
+            continue;
+          }
+          const next = { ...fields, device_type: mappedType ? m.device_type : row.device_type, id: row.id, updated_by: me.userId, netbox_removed_at: null };
+          if (sameDevice(row, next)) unchanged += 1;
+          else updates.push(next);
+        } else if (holder) {
+          fail('A device with this name already exists and was not synced from this NetBox source');
+        } else if (!profileId) {
+          fail('No connection profile for new devices: set profile_id on the source or devices.default_profile_id');
+        } else {
+          inserts.push({
+            ...fields, org_id: me.orgId, profile_id: profileId, source: 'netbox', source_id: source.id, protocol: 'ssh',
+            created_by: me.userId, updated_by: me.userId, netbox_last_synced_at: new Date().toISOString(),
+          });
+        }
+      }
+      const written = new Set((await this.devices.insertMany(trx, INSERT_COLUMNS, inserts)).map((w) => w.name));
+      for (const row of inserts) {
+        if (!written.has(row.name as string)) errors.push({ netbox_id: Number(row.external_id), name: row.name as string, error: 'Device with this name already exists' });
+      }
+      const updated = await this.devices.updateMany(trx, me.orgId, UPDATE_COLUMNS, updates);
+      await this.store.touchSeen(trx, me.orgId, source.id, [...seen]);
+      const removed = await this.store.removeMissing(trx, me.orgId, source.id, [...seen], source.delete_missing);
+      return { added: written.size, updated, unchanged, removed };
+    });
+    return finish(counts, errors);
+  }
+
+  history(orgId: string, sourceId: string | undefined, limit: number, offset: number) {
+    return this.store.history(orgId, sourceId, limit, offset);
+  }
+}
