@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
-import ssh2 from 'ssh2';
+import ssh2, { type Algorithms } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshCliDriver, getDialect, sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
 import { DriverError, type DeviceCredentials, type SessionLimits } from '../../agent/src/drivers/types';
@@ -260,6 +260,22 @@ describe('transcript', () => {
     expect(t.entries.some((e) => e.direction === 'received' && e.text.includes('login ********'))).toBe(true);
     expect(t.entries.some((e) => e.direction === 'sent' && e.text.includes('show running-config'))).toBe(true);
     expect(t.entries.some((e) => e.direction === 'received' && e.text.includes('hostname tx'))).toBe(true);
+  });
+});
+
+describe('old firmware', () => {
+  const OLD: Algorithms = { kex: ['diffie-hellman-group14-sha1'], cipher: ['aes128-cbc'], hmac: ['hmac-sha1'] };
+
+  it('connects to a device that offers only legacy key exchange, cipher and MAC', async () => {
+    const dev = await device({ hostname: 'old-fw', algorithms: OLD });
+    expect((await withSession(dev, (s) => s.fetchConfig())).text).toBe(dev.config());
+  });
+
+  it("with legacy algorithms turned off the handshake fails as 'protocol'", async () => {
+    const dev = await device({ hostname: 'old-fw2', algorithms: OLD });
+    const e = await driverError(createSshCliDriver({ legacyAlgorithms: false }).open(sshTarget(dev, CREDS), LIMITS));
+    expect(e.kind).toBe('protocol');
+    expect(e.message).toMatch(/old-fw2 .*SSH protocol error: .*no matching/i);
   });
 });
 

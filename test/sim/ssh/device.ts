@@ -6,7 +6,7 @@
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import ssh2 from 'ssh2';
-import type { AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
+import type { Algorithms, AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { CliShellSession, OutputWriter, type SimCommand, type SimCommandHandler, type SimDeviceState, type SshFaults } from './cli';
 import { getPersona } from './personas';
 
@@ -38,6 +38,8 @@ export interface SshDeviceOptions {
   pageLength?: number;
   /** The pager-off command is accepted but the pager stays on (some firmware does this). */
   ignorePagerOff?: boolean;
+  /** SSH algorithms offered (ssh2 format), e.g. only legacy ones to imitate old firmware. */
+  algorithms?: Algorithms;
 }
 
 export interface SimSshDevice {
@@ -127,7 +129,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
   };
   const currentBody = () => body ?? persona.config.body(hostname, scale);
 
-  const sshServer = new Server({ hostKeys: [opts.hostKey ?? simHostKey()], ident: 'SSH-2.0-SwitchboardSim' }, (conn) =>
+  const sshServer = new Server({ hostKeys: [opts.hostKey ?? simHostKey()], ident: 'SSH-2.0-SwitchboardSim', algorithms: opts.algorithms }, (conn) =>
     serveConnection(conn),
   );
   const sockets = new Set<Socket>();

@@ -4,10 +4,21 @@
  */
 import { Socket } from 'node:net';
 import ssh2 from 'ssh2';
-import type { AnyAuthMethod, AuthenticationType, ClientChannel, Client as SshClient } from 'ssh2';
+import type { Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, Client as SshClient } from 'ssh2';
 import { DriverError, type DeviceTarget, type SessionLimits } from '../types';
 
 const { Client, utils } = ssh2;
+
+/**
+ * Older network gear still speaks only these. They are offered after every modern algorithm,
+ * so they are used only when the device supports nothing better.
+ */
+export const LEGACY_ALGORITHMS: Algorithms = {
+  kex: { append: ['diffie-hellman-group-exchange-sha1', 'diffie-hellman-group14-sha1', 'diffie-hellman-group1-sha1'] },
+  serverHostKey: { append: ['ssh-dss'] },
+  cipher: { append: ['aes128-cbc', 'aes192-cbc', 'aes256-cbc', '3des-cbc'] },
+  hmac: { append: ['hmac-sha1-96', 'hmac-md5'] },
+} as Algorithms;
 
 /** Keepalives unanswered before the connection is declared dead. */
 export const KEEPALIVE_COUNT_MAX = 3;
@@ -80,6 +91,7 @@ export function connectSsh(
   limits: SessionLimits,
   where: string,
   info: (text: string) => void,
+  legacyAlgorithms = true,
 ): Promise<SshClient> {
   const methods = authMethods(target);
   const tried: string[] = [];
@@ -100,6 +112,7 @@ export function connectSsh(
         reject(err);
       } else resolve(client);
     };
+    client.on('banner', (text: string) => info(`pre-login banner: ${text.trim()}`));
     client.once('ready', () => {
       info(`authenticated as ${target.credentials.username} (${tried[tried.length - 1] ?? 'unknown method'})`);
       settle();
@@ -113,6 +126,7 @@ export function connectSsh(
       readyTimeout: limits.connectTimeoutMs,
       keepaliveInterval: limits.keepaliveIntervalMs,
       keepaliveCountMax: KEEPALIVE_COUNT_MAX,
+      ...(legacyAlgorithms ? { algorithms: LEGACY_ALGORITHMS } : {}),
       authHandler: (methodsLeft, _partial, callback) => {
         while (next < methods.length) {
           const m = methods[next++];

@@ -23,6 +23,8 @@ export interface SshCliDriverOptions {
   maxOutputBytes?: number;
   /** How long close() waits for the device to acknowledge the disconnect. Default 1000 ms. */
   closeGraceMs?: number;
+  /** Also offer old key exchanges, ciphers and MACs (after the modern ones). Default true. */
+  legacyAlgorithms?: boolean;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
@@ -284,7 +286,7 @@ export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDri
       const info = (text: string) => transcript?.write('info', mask(text));
       const deadline = Date.now() + limits.connectTimeoutMs;
       info(`connecting to ${target.host}:${target.ports.ssh} as ${target.credentials.username} (dialect ${dialect.deviceType})`);
-      const client = await connectSsh(target, limits, where, info).catch((e: unknown) => {
+      const client = await connectSsh(target, limits, where, info, options.legacyAlgorithms ?? true).catch((e: unknown) => {
         throw masked(e, mask);
       });
       let shell: CliShell | undefined;
