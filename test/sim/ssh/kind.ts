@@ -1,11 +1,11 @@
 /** The SSH CLI simulator as a `npm run sim` kind. */
 import type { SimKind } from '../main';
-import { DIALECT_TYPES } from '../../../agent/src/drivers/ssh/dialects';
 import { startSshFleet } from './device';
+import { PERSONAS } from './personas';
 
 export const sshSimKind: SimKind = {
   description: 'SSH CLI devices (any dialect)',
-  deviceTypes: [...DIALECT_TYPES],
+  deviceTypes: Object.keys(PERSONAS),
   defaultDeviceType: 'vendor_ios',
   async start(o) {
     const fleet = await startSshFleet(o.devices, {
