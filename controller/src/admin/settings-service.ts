@@ -26,7 +26,9 @@ export class SettingsService {
     const rows: { scope: string; value: unknown }[] = await this.db('settings').where({ key }).whereIn('scope', scopes);
     const row = rows.find((r) => r.scope === scopes[0]) ?? rows.find((r) => r.scope === GLOBAL);
     if (row === undefined) return definition.default as T;
-    return (definition.secret ? await this.secrets.open(row.value as string) : row.value) as T;
+    // A cleared secret is stored as null: nothing to decrypt.
+    if (definition.secret && row.value !== null) return (await this.secrets.open(row.value as string)) as T;
+    return row.value as T;
   }
 
   /** Every setting as the organization sees it; secrets appear only as has_<key> booleans. */
