@@ -7,10 +7,12 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { canConnect, freePort, stopProcess, waitFor } from './net';
+
+export { canConnect, freePort, stopProcess, waitFor };
 
 const SLAPD = '/usr/sbin/slapd';
 const LDAPADD = '/usr/bin/ldapadd';
@@ -45,49 +47,9 @@ export interface SlapdServer {
   close(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = net.createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => res(port));
-    });
-  });
-}
 
-export function canConnect(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      res(true);
-    });
-    s.once('error', () => res(false));
-  });
-}
 
-export async function waitFor(what: string, check: () => Promise<boolean>, proc: ChildProcess, logs: () => string, limitMs = 15_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (Date.now() < until) {
-    if (proc.exitCode !== null) throw new Error(`${what}: process exited with ${proc.exitCode}\n${logs()}`);
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: not ready after ${limitMs}ms\n${logs()}`);
-}
 
-export function stopProcess(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((res) => {
-    const t = setTimeout(() => proc.kill('SIGKILL'), 3000);
-    proc.once('exit', () => {
-      clearTimeout(t);
-      res();
-    });
-    proc.kill('SIGTERM');
-  });
-}
 
 function userLdif(user: LdapUser): string {
   const ou = user.ou ?? 'people';

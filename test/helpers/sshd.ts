@@ -11,7 +11,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { canConnect, freePort, stopProcess, waitFor } from './slapd';
+import { canConnect, freePort, stopProcess, waitFor } from './net';
 
 const SSHD = '/usr/sbin/sshd';
 const SSH = '/usr/bin/ssh';

@@ -7,10 +7,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canConnect, freePort, stopProcess, waitFor } from '../../helpers/net';
 
 const NETCONFD = '/usr/sbin/netconfd';
 const SUBSYSTEM = '/usr/sbin/netconf-subsystem';
@@ -28,49 +28,9 @@ export interface NetconfdPeer {
   close(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = net.createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => res(port));
-    });
-  });
-}
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, proc: ChildProcess, logs: () => string, limitMs = 15_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (Date.now() < until) {
-    if (proc.exitCode !== null) throw new Error(`${what}: process exited with ${proc.exitCode}\n${logs()}`);
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: not ready after ${limitMs}ms\n${logs()}`);
-}
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      res(true);
-    });
-    s.once('error', () => res(false));
-  });
-}
 
-function stop(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((res) => {
-    const t = setTimeout(() => proc.kill('SIGKILL'), 3000);
-    proc.once('exit', () => {
-      clearTimeout(t);
-      res();
-    });
-    proc.kill('SIGTERM');
-  });
-}
 
 /** Start netconfd + sshd. `modules` are YANG module names from test/drivers/fixtures/netconf. */
 export async function startNetconfd(modules: string[] = ['sb-test']): Promise<NetconfdPeer> {
@@ -112,7 +72,7 @@ export async function startNetconfd(modules: string[] = ['sb-test']): Promise<Ne
   );
   const procs: ChildProcess[] = [netconfd];
   const cleanup = async (): Promise<void> => {
-    await Promise.all(procs.map(stop));
+    await Promise.all(procs.map(stopProcess));
     rmSync(dir, { recursive: true, force: true });
   };
   try {

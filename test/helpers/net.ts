@@ -1,0 +1,51 @@
+import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+/** Small process and port helpers shared by every test that starts a real peer (sshd, slapd, netconfd, nats-server). */
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** Polls `check` until it holds; fails early with the peer's logs if the process exits. */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, proc: ChildProcess, logs: () => string, limitMs = 15_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (Date.now() < until) {
+    if (proc.exitCode !== null) throw new Error(`${what}: process exited with ${proc.exitCode}\n${logs()}`);
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what}: not ready after ${limitMs}ms\n${logs()}`);
+}
+
+/** SIGTERM, then SIGKILL after 3 s; resolves once the process has exited. */
+export function stopProcess(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const t = setTimeout(() => proc.kill('SIGKILL'), 3000);
+    proc.once('exit', () => {
+      clearTimeout(t);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
