@@ -3,6 +3,7 @@ import { adminRoutes } from './admin/routes';
 import { agentsRoutes } from './agents/routes';
 import { authRoutes } from './auth/routes';
 import { configsArea } from './configs/area';
+import { deploymentRoutes } from './deployments/routes';
 import { deviceRoutes } from './devices/routes';
 import { netboxRoutes } from './netbox/routes';
 import { profileRoutes } from './profiles/routes';
@@ -29,4 +30,5 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(platformRoutes, { prefix: '/api/config' });
   await app.register(templateRoutes, { prefix: '/api/config' });
   await app.register(stackRoutes, { prefix: '/api/config' });
+  await app.register(deploymentRoutes, { prefix: '/api/config' });
 }

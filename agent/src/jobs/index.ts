@@ -3,13 +3,18 @@
  * rollback, poll until their areas add them here) fail with a clear message.
  */
 import type { JobKindName } from '../../../shared/src/jobs/messages';
+import { runPoll } from '../discovery/poll-job';
 import { runBackup } from './backup';
+import { runDeploy, runRollback } from './deploy';
 import type { JobKindRunner } from './context';
 import { runTestCredential } from './test-credential';
 
 export const KIND_RUNNERS: Partial<Record<JobKindName, JobKindRunner>> = {
   backup: runBackup,
   test_credential: runTestCredential,
+  deploy: runDeploy,
+  rollback: runRollback,
+  poll: runPoll,
 };
 
 export type { JobContext, JobKindRunner, JobResultOf } from './context';

@@ -1,6 +1,7 @@
 import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { Db } from '../db/knex';
+import type { Services } from '../services';
 import { appError } from '../errors/app-error';
 import type { TemplateError } from '../templates/engine';
 import { RenderAborted, type RenderResult } from '../templates/render-pool';
@@ -49,6 +50,12 @@ interface Planned {
   template: TemplateRow;
   device: StackDevice;
   variables: Record<string, unknown>;
+}
+
+/** The stacks area's service; areas registered after it (deployments, instances) use this. */
+export function stacksService(services: Services): StacksService {
+  if (!services.stacks) throw new Error('the stacks area must be registered before deployments');
+  return services.stacks;
 }
 
 const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);

@@ -38,6 +38,8 @@ export interface StackDevice {
   tags: string[];
   metadata: Record<string, unknown>;
   profile_id: string;
+  /** The connection profile's automation transport (gnmi, netconf or null). */
+  automation_transport: 'gnmi' | 'netconf' | null;
   site_name: string | null;
   site_description: string | null;
   site_location: string | null;
@@ -78,11 +80,12 @@ export class StackStore {
     if (ids.length === 0) return new Map();
     const rows: StackDevice[] = await this.db('devices as d')
       .leftJoin('sites as s', 's.id', 'd.site_id')
+      .leftJoin('connection_profiles as p', 'p.id', 'd.profile_id')
       .where('d.org_id', orgId)
       .whereRaw('d.id = ANY(?::uuid[])', [ids])
       .select(
         'd.id', 'd.name', 'd.host', 'd.device_type', 'd.manufacturer', 'd.model', 'd.platform', 'd.site', 'd.site_id',
-        'd.serial_number', 'd.asset_tag', 'd.description', 'd.protocol', 'd.tags', 'd.metadata', 'd.profile_id',
+        'd.serial_number', 'd.asset_tag', 'd.description', 'd.protocol', 'd.tags', 'd.metadata', 'd.profile_id', 'p.automation_transport',
         's.name as site_name', 's.description as site_description', 's.location as site_location',
       );
     return new Map(rows.map((row) => [row.id, row]));

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { IdParams, errorResponses } from '../http/schemas';
+import { caller } from '../plugins/auth';
+import { stacksService } from '../stacks/service';
+import { DeploymentRunner, type RunnerTunables } from './runner';
+import { Deployment, DeploymentBody, DeploymentQuery, DeploymentWithDevices, LogPage, LogQuery } from './schemas';
+import { DeploymentService } from './service';
+import { DeploymentStore } from './store';
+
+declare module '../config' {
+  interface ControllerConfig {
+    /** Deployment recovery sweep tunables; tests lower them. */
+    deployments?: Partial<RunnerTunables>;
+  }
+}
+
+const tags = ['deployments'];
+const permission = 'devices.access' as const;
+
+/** Deployments under /api/config: create (201 pending), list, one with devices, logs, rollback. */
+export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { services } = app;
+  const store = new DeploymentStore(services.db);
+  const runner = new DeploymentRunner(store, services.jobs, () => services.configs, app.log, {
+    sweepIntervalMs: 2_000,
+    staleMs: 5_000,
+    ...services.config.deployments,
+  });
+  runner.register();
+  const deployments = new DeploymentService(store, stacksService(services), runner, services.audit);
+  services.deployments = deployments;
+  app.addHook('onReady', async () => runner.start());
+  app.addHook('onClose', async () => runner.stop());
+
+  app.post('/deployments', {
+    config: { permission },
+    schema: { tags, summary: 'Deploy a stack: 201 pending at once, the run continues in the background', body: DeploymentBody, response: { 201: Deployment, ...errorResponses(400, 401, 403) } },
+  }, async (request, reply) => reply.code(201).send(await deployments.create(caller(request), request.body)));
+
+  app.get('/deployments', {
+    config: { permission },
+    schema: { tags, summary: 'Deployments, newest first', querystring: DeploymentQuery, response: { 200: Type.Array(Deployment), ...errorResponses(400, 401, 403) } },
+  }, async (request) => {
+    const { stack_id, limit = 100, offset = 0 } = request.query;
+    return store.list(caller(request).orgId, { stack_id, limit, offset });
+  });
+
+  app.get('/deployments/:id', {
+    config: { permission },
+    schema: { tags, summary: 'One deployment with its devices (one entry per device and service)', params: IdParams, response: { 200: DeploymentWithDevices, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => deployments.getWithDevices(caller(request).orgId, request.params.id));
+
+  app.get('/deployments/:id/logs', {
+    config: { permission },
+    schema: { tags, summary: 'Log lines of a deployment (paged: limit default 100, maximum 1000)', params: IdParams, querystring: LogQuery, response: { 200: LogPage, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => {
+    const { device_id, limit = 100, offset = 0 } = request.query;
+    return deployments.logs(caller(request).orgId, request.params.id, { device_id, limit, offset });
+  });
+
+  app.post('/deployments/:id/rollback', {
+    config: { permission },
+    schema: { tags, summary: 'Push back every pre-deployment backup (replace); from completed or failed only', params: IdParams, response: { 200: Deployment, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => deployments.rollback(caller(request), request.params.id));
+}

@@ -1,0 +1,343 @@
+import type { Knex } from 'knex';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ConfigService } from '../configs/service';
+import { outcomeOf } from '../jobs/store';
+import type { JobOutcome, JobService, JobSpec } from '../jobs/types';
+import { NEXT, QUEUED, RUNNING, type DeploymentDeviceRow, type DeploymentRow, type DeploymentStore, type DeviceStatus, type LogLine } from './store';
+
+/** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
+export const DEPLOY_DEADLINE_MS = 10 * 60_000;
+export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
+
+export interface RunnerTunables {
+  /** How often the recovery sweep runs. */
+  sweepIntervalMs: number;
+  /** A pending deployment or queued device untouched this long is pushed by the sweep. */
+  staleMs: number;
+}
+
+interface DeployOutcomeResult {
+  backup?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' } | null;
+  applied?: boolean;
+  verified?: boolean;
+  changed?: boolean | null;
+  transcript?: string;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const FAILED_STATES: DeviceStatus[] = ['failed', 'restored', 'restore_failed', 'rollback_failed'];
+
+/**
+ * The deployment state machine. Every transition happens inside a database transaction that
+ * holds the deployment's row lock: the pump (starts a deployment, submits the jobs of queued
+ * devices), the job outcome handlers (record a device's result, then settle the deployment), and
+ * the recovery sweep (which any controller replica runs, so that a restart never leaves a
+ * deployment in pending, in_progress or rolling_back).
+ */
+export class DeploymentRunner {
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: DeploymentStore,
+    private readonly jobs: JobService,
+    private readonly configs: () => ConfigService | undefined,
+    private readonly log: FastifyBaseLogger,
+    private readonly tunables: RunnerTunables,
+  ) {}
+
+  register(): void {
+    this.jobs.onOutcome('deploy', (outcome, trx) => this.onOutcome(outcome, trx));
+    this.jobs.onOutcome('rollback', (outcome, trx) => this.onOutcome(outcome, trx));
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => void this.sweep(), this.tunables.sweepIntervalMs);
+    this.timer.unref();
+    void this.sweep();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Pumps soon, after the caller's transaction (if any) has committed and released the lock. */
+  schedule(deploymentId: string): void {
+    if (this.stopped) return;
+    setImmediate(() => {
+      this.pump(deploymentId).catch((err) => this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries'));
+    });
+  }
+
+  /**
+   * Starts a pending deployment and submits a job for every queued device. A job submitted
+   * just before a crash (before its id was recorded) is found and adopted, never sent twice.
+   */
+  async pump(deploymentId: string): Promise<void> {
+    await this.store.db.transaction(async (trx) => {
+      const deployment = await this.store.lock(trx, deploymentId);
+      if (!deployment) return;
+      const lines: LogLine[] = [];
+      if (deployment.status === 'pending') {
+        await this.store.update(trx, deploymentId, { status: 'in_progress', started_at: trx.fn.now() });
+        lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });
+      }
+      if (!['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return;
+      const devices = (await this.store.devices(deploymentId, trx)).filter((d) => QUEUED.includes(d.status));
+      const specs: { device: DeploymentDeviceRow; spec: JobSpec }[] = [];
+      for (const device of devices) {
+        const next = NEXT[device.status]!;
+        const adopted = await this.store.existingJob(trx, deploymentId, device.device_id, next.kind, device.status_since);
+        if (adopted) {
+          await this.store.updateDevice(trx, deploymentId, device.device_id, { status: next.running, job_id: adopted });
+          continue;
+        }
+        const params = await this.jobParams(trx, deployment, device, next.kind);
+        if ('error' in params) {
+          const failed: DeviceStatus = device.status === 'restore_queued' ? 'restore_failed' : device.status === 'rollback_queued' ? 'rollback_failed' : 'failed';
+          await this.store.updateDevice(trx, deploymentId, device.device_id, { status: failed, error_message: params.error });
+          lines.push({ level: 'error', message: params.error, device_id: device.device_id });
+          continue;
+        }
+        specs.push({
+          device,
+          spec: {
+            orgId: deployment.org_id,
+            kind: next.kind,
+            deviceId: device.device_id,
+            groupId: deploymentId,
+            params: params.params,
+            deadlineMs: next.kind === 'deploy' ? DEPLOY_DEADLINE_MS : ROLLBACK_DEADLINE_MS,
+          },
+        });
+      }
+      if (specs.length > 0) {
+        let ids: string[];
+        try {
+          ids = await this.jobs.submit(specs.map((s) => s.spec));
+        } catch (err) {
+          // Not retried for ever: the devices fail with the reason, and the deployment settles.
+          const reason = `The ${specs[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
+          for (const { device } of specs) {
+            const failed: DeviceStatus = device.status === 'restore_queued' ? 'restore_failed' : device.status === 'rollback_queued' ? 'rollback_failed' : 'failed';
+            await this.store.updateDevice(trx, deploymentId, device.device_id, { status: failed, error_message: reason });
+          }
+          lines.push({ level: 'error', message: reason });
+          ids = [];
+        }
+        for (let i = 0; i < ids.length; i += 1) {
+          const { device } = specs[i];
+          await this.store.updateDevice(trx, deploymentId, device.device_id, { status: NEXT[device.status]!.running, job_id: ids[i] });
+        }
+        if (ids.length > 0) {
+          const what = specs[0].device.status === 'queued' ? 'deploy' : specs[0].device.status === 'restore_queued' ? 'restore' : 'rollback';
+          lines.push({ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` });
+        }
+      }
+      await this.store.log(trx, deploymentId, deployment.org_id, lines);
+      await this.settle(trx, deploymentId);
+    });
+  }
+
+  private async jobParams(
+    trx: Knex.Transaction,
+    deployment: DeploymentRow,
+    device: DeploymentDeviceRow,
+    kind: 'deploy' | 'rollback',
+  ): Promise<{ params: Record<string, unknown> } | { error: string }> {
+    if (kind === 'deploy') {
+      const entries = await this.store.entries(deployment.id, device.device_id, trx);
+      const changes = entries.map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
+      return { params: { deployment_id: deployment.id, transport: device.transport, changes, verify: true } };
+    }
+    if (!device.backup_config_id) return { error: `${device.device_name}: no pre-deployment backup to restore` };
+    const backup = await this.store.backupConfig(trx, device.backup_config_id);
+    if (!backup) return { error: `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists` };
+    const purpose = device.status === 'restore_queued' ? 'restore' : 'rollback';
+    return {
+      params: {
+        deployment_id: deployment.id,
+        transport: backup.pulled_via === 'netconf' || backup.pulled_via === 'gnmi' ? backup.pulled_via : device.transport,
+        backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
+        purpose,
+      },
+    };
+  }
+
+  /** Records a deploy or rollback job's outcome on its device, then settles the deployment. */
+  async onOutcome(outcome: JobOutcome, trx: Knex.Transaction): Promise<void> {
+    const deploymentId = outcome.groupId;
+    if (!deploymentId) return;
+    const deployment = await this.store.lock(trx, deploymentId);
+    if (!deployment || deployment.org_id !== outcome.orgId) return;
+    const device = await this.store.lockDevice(trx, deploymentId, outcome.deviceId);
+    if (!device) return;
+    const expected: DeviceStatus[] = outcome.kind === 'deploy' ? ['queued', 'running'] : ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'];
+    // A stale or repeated outcome (the device moved on, or another job is its current one) is ignored.
+    if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return;
+
+    const lines: LogLine[] = (await this.store.jobLogs(trx, outcome.jobId)).map((l) => ({
+      level: (['info', 'warn', 'error'].includes(l.level) ? l.level : 'info') as LogLine['level'],
+      message: l.text,
+      device_id: device.device_id,
+      created_at: l.at,
+    }));
+    const ok = outcome.status === 'succeeded';
+    const name = device.device_name;
+    if (outcome.kind === 'deploy') {
+      const result = (outcome.result ?? {}) as DeployOutcomeResult;
+      const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
+      if (result.backup && typeof result.backup.text === 'string') {
+        const configs = this.configs();
+        if (configs) {
+          await configs.storeBackup(trx, {
+            orgId: outcome.orgId,
+            deviceId: device.device_id,
+            jobId: outcome.jobId,
+            source: 'deployment',
+            snapshotId: null,
+            methods: ['structured'],
+            transport: device.transport,
+            result: { results: [{ method: 'structured', config: result.backup }], transcript: result.transcript ?? '' },
+            jobError: null,
+          });
+          const id = await this.store.backupVersionOfJob(trx, outcome.jobId, device.device_id);
+          if (id) {
+            fields.backup_config_id = id;
+            lines.push({ level: 'info', message: `${name}: pre-deployment backup stored (config version ${id})`, device_id: device.device_id });
+          }
+        }
+      }
+      if (ok) {
+        fields.status = 'completed';
+        fields.changed = true;
+        fields.error_message = null;
+        lines.push({ level: 'info', message: `${name}: deployed${result.verified ? ' and verified' : ''}`, device_id: device.device_id });
+      } else {
+        fields.status = 'failed';
+        fields.changed = false;
+        fields.error_message = outcome.error ?? 'The deploy job failed';
+        lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
+      }
+      await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
+    } else if (device.status === 'restore_queued' || device.status === 'restoring') {
+      const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
+      if (ok) {
+        fields.status = 'restored';
+        fields.changed = false;
+        fields.error_message = `Restored from its pre-deployment backup because ${device.error_message ?? 'the stack is atomic and another device failed'}`;
+        lines.push({ level: 'info', message: `${name}: restored from its pre-deployment backup`, device_id: device.device_id });
+      } else {
+        fields.status = 'restore_failed';
+        fields.error_message = `Restore from the pre-deployment backup failed: ${outcome.error ?? 'no reason given'}; the device keeps the deployed config`;
+        lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
+      }
+      await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
+    } else {
+      const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
+      if (ok) {
+        fields.status = 'rolled_back';
+        fields.changed = false;
+        fields.error_message = null;
+        lines.push({ level: 'info', message: `${name}: rolled back to its pre-deployment backup`, device_id: device.device_id });
+      } else {
+        fields.status = 'rollback_failed';
+        fields.error_message = `Rollback failed: ${outcome.error ?? 'no reason given'}`;
+        lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
+      }
+      await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
+    }
+    await this.store.log(trx, deploymentId, deployment.org_id, lines);
+    await this.settle(trx, deploymentId);
+  }
+
+  /**
+   * Moves the deployment on once no device is queued or running: completed, failed, the restore
+   * of an atomic stack's changed devices, or the end of a rollback. Keeps the counts current.
+   */
+  async settle(trx: Knex.Transaction, deploymentId: string): Promise<void> {
+    const deployment = await this.store.lock(trx, deploymentId);
+    if (!deployment) return;
+    const counts = await this.store.statusCounts(trx, deploymentId);
+    const n = (...states: DeviceStatus[]) => states.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
+    const fields: Record<string, unknown> = {
+      succeeded_count: n('completed'),
+      failed_count: n(...FAILED_STATES),
+    };
+    const open = n(...QUEUED, ...RUNNING);
+    const lines: LogLine[] = [];
+    if (open === 0 && deployment.status === 'in_progress') {
+      const failed = n('failed');
+      const restoredPhase = n('restored', 'restore_failed') > 0;
+      if (failed === 0 && !restoredPhase) {
+        Object.assign(fields, { status: 'completed', completed_at: trx.fn.now(), error_message: null });
+        lines.push({ level: 'info', message: `Deployment completed: ${plural(n('completed'), 'device')} changed` });
+      } else if (deployment.atomic && !restoredPhase && n('completed') > 0) {
+        const failedNames = (await this.store.devices(deploymentId, trx)).filter((d) => d.status === 'failed').map((d) => d.device_name);
+        const reason = `the stack is atomic and ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''} failed`;
+        const moved = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_queued', { withBackup: true });
+        // Until the restore ends, each device's message says why it is being restored.
+        for (const id of moved) await this.store.updateDevice(trx, deploymentId, id, { error_message: reason });
+        // A changed device without a backup cannot be restored: it is reported, not hidden.
+        const unbackedIds = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_failed');
+        for (const id of unbackedIds) {
+          await this.store.updateDevice(trx, deploymentId, id, { error_message: `Not restored: no pre-deployment backup was stored (${reason})` });
+        }
+        fields.error_message = `Restoring ${plural(moved.length, 'changed device')} because ${reason}`;
+        fields.succeeded_count = 0;
+        fields.failed_count = n(...FAILED_STATES) + moved.length + unbackedIds.length;
+        lines.push({ level: 'warn', message: `Atomic stack: restoring ${plural(moved.length, 'device')} from their pre-deployment backups because ${reason}` });
+        if (moved.length > 0) this.schedule(deploymentId);
+        else {
+          Object.assign(fields, { status: 'failed', completed_at: trx.fn.now() });
+        }
+      } else {
+        const total = deployment.total_devices;
+        const reason = restoredPhase
+          ? `${plural(n('failed'), 'device')} failed; ${plural(n('restored'), 'device')} restored${n('restore_failed') ? `, ${n('restore_failed')} could not be restored` : ''}`
+          : `${failed} of ${plural(total, 'device')} failed${n('completed') ? `; ${n('completed')} kept the change (the stack is not atomic)` : ''}`;
+        Object.assign(fields, { status: 'failed', completed_at: trx.fn.now(), error_message: reason });
+        lines.push({ level: 'error', message: `Deployment failed: ${reason}` });
+      }
+    } else if (open === 0 && deployment.status === 'rolling_back') {
+      const failed = n('rollback_failed');
+      if (failed === 0) {
+        Object.assign(fields, { status: 'rolled_back', completed_at: trx.fn.now(), error_message: null });
+        lines.push({ level: 'info', message: `Rollback completed: ${plural(n('rolled_back'), 'device')} back on their pre-deployment config` });
+      } else {
+        const reason = `Rollback failed on ${plural(failed, 'device')}; POST /rollback again to retry them`;
+        Object.assign(fields, { status: 'failed', completed_at: trx.fn.now(), error_message: reason });
+        lines.push({ level: 'error', message: reason });
+      }
+    }
+    await this.store.update(trx, deploymentId, fields);
+    await this.store.log(trx, deploymentId, deployment.org_id, lines);
+  }
+
+  /** Recovery: pumps stale deployments, records outcomes a device row missed, settles idle ones. */
+  async sweep(): Promise<void> {
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = true;
+    try {
+      for (const id of await this.store.needingPump(this.tunables.staleMs)) {
+        await this.pump(id).catch((err) => this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed'));
+      }
+      for (const job of await this.store.orphanedOutcomes(this.tunables.staleMs)) {
+        await this.store.db
+          .transaction((trx) => this.onOutcome(outcomeOf(job), trx))
+          .catch((err) => this.log.warn({ err: (err as Error).message, job: job.id }, 'recording a missed deployment outcome failed'));
+      }
+      for (const id of await this.store.unsettled()) {
+        await this.store.db.transaction((trx) => this.settle(trx, id)).catch(() => undefined);
+      }
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'deployment sweep failed');
+    } finally {
+      this.sweeping = false;
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import { XMLValidator } from 'fast-xml-parser';
+import type { AuditService } from '../admin/audit-service';
+import type { AuthContext } from '../auth/auth-service';
+import { appError } from '../errors/app-error';
+import { PlatformStore } from '../platforms/store';
+import type { VariableValuesT } from '../stacks/schemas';
+import type { ResolvedJob, StacksService } from '../stacks/service';
+import type { DeploymentRunner } from './runner';
+import type { DeploymentRow, DeploymentStore } from './store';
+
+declare module '../services' {
+  interface Services {
+    /** Deployments, for instances and scheduled tasks (set by the deployments plugin). */
+    deployments?: DeploymentService;
+  }
+}
+
+export interface DeploymentInput {
+  stack_id: string;
+  name: string;
+  target_devices: { device_id: string }[];
+  variable_values?: VariableValuesT;
+}
+
+const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);
+
+/** What one transport carries: gNMI JSON, NETCONF XML. */
+function checkPayload(job: ResolvedJob, transport: 'gnmi' | 'netconf'): string | null {
+  const where = `template '${job.template_name}' for device ${job.device_name}`;
+  if (job.config_format === 'cli') return `${where} is a cli template; deployments push ${transport === 'gnmi' ? 'JSON over gNMI' : 'XML over NETCONF'}`;
+  const wanted = transport === 'gnmi' ? 'json' : 'xml';
+  if (job.config_format !== wanted) return `${where} is ${job.config_format}, but ${transport} takes ${wanted}`;
+  if (job.operation === 'delete' && job.rendered_config.trim() === '') return null;
+  if (wanted === 'json') {
+    try {
+      JSON.parse(job.rendered_config);
+    } catch (err) {
+      return `${where} does not render valid JSON: ${(err as Error).message}`;
+    }
+  } else {
+    const valid = XMLValidator.validate(`<root>${job.rendered_config}</root>`);
+    if (valid !== true) return `${where} does not render well-formed XML: line ${valid.err.line}: ${valid.err.msg}`;
+  }
+  return null;
+}
+
+/** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
+export class DeploymentService {
+  private readonly platforms: PlatformStore;
+
+  constructor(
+    readonly store: DeploymentStore,
+    private readonly stacks: StacksService,
+    private readonly runner: DeploymentRunner,
+    private readonly audit: AuditService,
+  ) {
+    this.platforms = new PlatformStore(store.db);
+  }
+
+  async get(orgId: string, id: string): Promise<DeploymentRow> {
+    const deployment = await this.store.find(orgId, id);
+    if (!deployment) throw appError('DEPLOYMENT_NOT_FOUND');
+    return deployment;
+  }
+
+  async getWithDevices(orgId: string, id: string) {
+    const deployment = await this.get(orgId, id);
+    return { ...deployment, devices: await this.store.deviceEntries(id) };
+  }
+
+  /**
+   * Renders the stack for the targets and checks everything that can be checked before a device
+   * is touched (transports, formats, payloads); then stores the deployment as pending and starts
+   * it in the background.
+   */
+  async create(me: AuthContext, input: DeploymentInput, instanceId: string | null = null): Promise<DeploymentRow> {
+    const stack = await this.stacks.store.find(me.orgId, input.stack_id);
+    if (!stack) throw failed(`stack ${input.stack_id} not found`);
+    const targets = [...new Set(input.target_devices.map((t) => t.device_id))];
+    if (targets.length === 0) throw failed('target_devices is empty');
+    const jobs = await this.stacks.resolve(me.orgId, stack, input.variable_values ?? {}, targets);
+
+    const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
+    const byDevice = new Map<string, ResolvedJob[]>();
+    for (const job of jobs) byDevice.set(job.device_id, [...(byDevice.get(job.device_id) ?? []), job]);
+    const devices = targets.map((deviceId, position) => {
+      const list = byDevice.get(deviceId);
+      if (!list) throw failed(`device ${deviceId} is a target but no service runs on it (its services have other devices in variable_values)`);
+      const device = list[0].device;
+      const wanted = new Set(list.map((j) => transports.get(j.platform)));
+      if (wanted.size > 1) throw failed(`device ${device.name} gets templates for both gNMI and NETCONF; one deployment pushes one change set per device over one transport`);
+      const transport = [...wanted][0];
+      if (transport !== 'gnmi' && transport !== 'netconf') throw failed(`template '${list[0].template_name}' names platform '${list[0].platform}', which no longer exists`);
+      if (device.automation_transport !== transport) {
+        throw failed(
+          `device ${device.name}: its connection profile's automation transport is ${device.automation_transport ?? 'not set'}, but its templates target ${transport} platforms; set automation_transport to ${transport} on the profile`,
+        );
+      }
+      for (const job of list) {
+        const problem = checkPayload(job, transport);
+        if (problem) throw failed(problem);
+      }
+      return { device_id: deviceId, device_name: device.name, position, transport };
+    });
+
+    const deployment = await this.store.db.transaction(async (trx) => {
+      const row = await this.store.insert(
+        trx,
+        {
+          org_id: me.orgId,
+          stack_id: stack.id,
+          instance_id: instanceId,
+          name: input.name,
+          status: 'pending',
+          atomic: stack.atomic,
+          total_devices: targets.length,
+          target_devices: targets.map((device_id) => ({ device_id })),
+          variable_values: input.variable_values ?? {},
+          created_by: me.userId,
+          created_by_name: me.username,
+        },
+        devices,
+        jobs.map((j) => ({
+          device_id: j.device_id,
+          service_position: j.position,
+          service_order: j.service_order,
+          service_name: j.template_name,
+          template_id: j.template_id,
+          rendered_config: j.rendered_config,
+          target_path: j.target_path,
+          operation: j.operation,
+          config_format: j.config_format,
+        })),
+      );
+      await this.store.log(trx, row.id, me.orgId, [
+        {
+          level: 'info',
+          message: `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
+        },
+      ]);
+      return row;
+    });
+    await this.audit.record({
+      kind: 'deployment.created',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length },
+    });
+    this.runner.schedule(deployment.id);
+    return deployment;
+  }
+
+  async logs(orgId: string, id: string, filter: { device_id?: string; limit: number; offset: number }) {
+    await this.get(orgId, id);
+    return { ...(await this.store.logs(id, filter)), limit: filter.limit, offset: filter.offset };
+  }
+
+  /**
+   * Starts pushing back each device's pre-deployment backup (replace semantics). Allowed from
+   * completed or failed with at least one backup; a failed rollback can be retried (devices
+   * already rolled back are left alone).
+   */
+  async rollback(me: AuthContext, id: string): Promise<DeploymentRow> {
+    await this.get(me.orgId, id);
+    const deployment = await this.store.db.transaction(async (trx) => {
+      const row = await this.store.lock(trx, id);
+      if (!row || row.org_id !== me.orgId) throw appError('DEPLOYMENT_NOT_FOUND');
+      if (row.status !== 'completed' && row.status !== 'failed') {
+        throw appError('ROLLBACK_NOT_ALLOWED', `Rollback is only possible from status completed or failed; this deployment is ${row.status}`);
+      }
+      const devices = await this.store.devices(id, trx);
+      const backed = devices.filter((d) => d.backup_config_id);
+      if (backed.length === 0) throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: no device of this deployment has a pre-deployment backup');
+      const todo = backed.filter((d) => d.status !== 'rolled_back');
+      if (todo.length === 0) throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: every device with a backup is already rolled back');
+      const moved = await this.store.moveDevices(trx, id, [...new Set(todo.map((d) => d.status))], 'rollback_queued', { withBackup: true });
+      await this.store.update(trx, id, { status: 'rolling_back', completed_at: null, error_message: null, rollback_attempts: row.rollback_attempts + 1 });
+      await this.store.log(trx, id, me.orgId, [{ level: 'info', message: `Rollback requested by ${me.username}: pushing back the pre-deployment backups of ${moved.length} device(s)` }]);
+      return (await this.store.find(me.orgId, id, trx))!;
+    });
+    await this.audit.record({ kind: 'deployment.rollback', orgId: me.orgId, userId: me.userId, username: me.username, details: { deployment_id: id } });
+    this.runner.schedule(id);
+    return deployment;
+  }
+}

@@ -1,0 +1,254 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+import type { JobRow } from '../jobs/store';
+
+export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back';
+
+/**
+ * Device states. Deploy: queued → running → completed | failed. Restore of an atomic stack
+ * after a failure: restore_queued → restoring → restored | restore_failed. Rollback:
+ * rollback_queued → rolling_back → rolled_back | rollback_failed.
+ */
+export type DeviceStatus =
+  | 'queued' | 'running' | 'completed' | 'failed'
+  | 'restore_queued' | 'restoring' | 'restored' | 'restore_failed'
+  | 'rollback_queued' | 'rolling_back' | 'rolled_back' | 'rollback_failed';
+
+export const QUEUED: DeviceStatus[] = ['queued', 'restore_queued', 'rollback_queued'];
+export const RUNNING: DeviceStatus[] = ['running', 'restoring', 'rolling_back'];
+/** The job kind of a queued state and the running state it moves to. */
+export const NEXT: Partial<Record<DeviceStatus, { kind: 'deploy' | 'rollback'; running: DeviceStatus }>> = {
+  queued: { kind: 'deploy', running: 'running' },
+  restore_queued: { kind: 'rollback', running: 'restoring' },
+  rollback_queued: { kind: 'rollback', running: 'rolling_back' },
+};
+
+export interface DeploymentRow {
+  id: string;
+  org_id: string;
+  stack_id: string;
+  instance_id: string | null;
+  name: string;
+  status: DeploymentStatus;
+  atomic: boolean;
+  total_devices: number;
+  succeeded_count: number;
+  failed_count: number;
+  target_devices: { device_id: string }[];
+  variable_values: Record<string, unknown>;
+  error_message: string | null;
+  rollback_attempts: number;
+  started_at: Date | null;
+  completed_at: Date | null;
+  created_by: string | null;
+  created_by_name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DeploymentDeviceRow {
+  deployment_id: string;
+  device_id: string;
+  device_name: string;
+  position: number;
+  transport: 'gnmi' | 'netconf';
+  status: DeviceStatus;
+  status_since: Date;
+  job_id: string | null;
+  backup_config_id: string | null;
+  changed: boolean;
+  error_message: string | null;
+}
+
+export interface EntryRow {
+  deployment_id: string;
+  device_id: string;
+  service_position: number;
+  service_order: number;
+  service_name: string;
+  template_id: string;
+  rendered_config: string;
+  target_path: string | null;
+  operation: 'replace' | 'merge' | 'delete';
+  config_format: 'json' | 'xml' | 'cli';
+}
+
+export interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  device_id?: string | null;
+  created_at?: Date;
+}
+
+type Q = Db | Knex.Transaction;
+const LIST_COLUMNS = [
+  'id', 'org_id', 'stack_id', 'instance_id', 'name', 'status', 'atomic', 'total_devices', 'succeeded_count', 'failed_count',
+  'target_devices', 'variable_values', 'error_message', 'rollback_attempts', 'started_at', 'completed_at', 'created_by', 'created_by_name', 'created_at', 'updated_at',
+];
+
+/** The only SQL of deployments: their rows, devices, entries and logs, and the reads of jobs and backups they need. */
+export class DeploymentStore {
+  constructor(readonly db: Db) {}
+
+  async insert(
+    trx: Knex.Transaction,
+    deployment: Record<string, unknown>,
+    devices: Omit<DeploymentDeviceRow, 'deployment_id' | 'status' | 'status_since' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message'>[],
+    entries: Omit<EntryRow, 'deployment_id'>[],
+  ): Promise<DeploymentRow> {
+    const [row] = await trx('deployments')
+      .insert({ ...deployment, target_devices: JSON.stringify(deployment.target_devices), variable_values: JSON.stringify(deployment.variable_values) })
+      .returning(LIST_COLUMNS);
+    for (let i = 0; i < devices.length; i += 1000) {
+      await trx('deployment_devices').insert(devices.slice(i, i + 1000).map((d) => ({ ...d, deployment_id: row.id })));
+    }
+    for (let i = 0; i < entries.length; i += 1000) {
+      await trx('deployment_entries').insert(entries.slice(i, i + 1000).map((e) => ({ ...e, deployment_id: row.id })));
+    }
+    return row;
+  }
+
+  list(orgId: string, filter: { stack_id?: string; limit: number; offset: number }): Promise<DeploymentRow[]> {
+    const q = this.db('deployments').where({ org_id: orgId }).orderBy('created_at', 'desc').orderBy('id').limit(filter.limit).offset(filter.offset).select(LIST_COLUMNS);
+    if (filter.stack_id) q.where({ stack_id: filter.stack_id });
+    return q;
+  }
+
+  find(orgId: string, id: string, q: Q = this.db): Promise<DeploymentRow | undefined> {
+    return q('deployments').where({ org_id: orgId, id }).first(LIST_COLUMNS);
+  }
+
+  /** Locks a deployment row for a transition (any organization: callers are internal). */
+  lock(trx: Knex.Transaction, id: string): Promise<DeploymentRow | undefined> {
+    return trx('deployments').where({ id }).forUpdate().first(LIST_COLUMNS);
+  }
+
+  async update(q: Q, id: string, fields: Record<string, unknown>): Promise<void> {
+    await q('deployments').where({ id }).update({ ...fields, updated_at: q.fn.now() });
+  }
+
+  devices(deploymentId: string, q: Q = this.db): Promise<DeploymentDeviceRow[]> {
+    return q('deployment_devices').where({ deployment_id: deploymentId }).orderBy('position').select('*');
+  }
+
+  lockDevice(trx: Knex.Transaction, deploymentId: string, deviceId: string): Promise<DeploymentDeviceRow | undefined> {
+    return trx('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).forUpdate().first();
+  }
+
+  async updateDevice(q: Q, deploymentId: string, deviceId: string, fields: Partial<DeploymentDeviceRow>): Promise<void> {
+    const stamp = fields.status ? { status_since: q.fn.now() } : {};
+    await q('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).update({ ...fields, ...stamp });
+  }
+
+  /** Moves every device of `from` states to `to` (one statement); returns the device ids. */
+  async moveDevices(q: Q, deploymentId: string, from: DeviceStatus[], to: DeviceStatus, extra: { withBackup?: boolean } = {}): Promise<string[]> {
+    const query = q('deployment_devices').where({ deployment_id: deploymentId }).whereIn('status', from);
+    if (extra.withBackup) query.whereNotNull('backup_config_id');
+    const rows: { device_id: string }[] = await query.update({ status: to, status_since: q.fn.now(), job_id: null }).returning('device_id');
+    return rows.map((r) => r.device_id);
+  }
+
+  async statusCounts(q: Q, deploymentId: string): Promise<Map<DeviceStatus, number>> {
+    const rows: { status: DeviceStatus; n: number }[] = await q('deployment_devices').where({ deployment_id: deploymentId }).groupBy('status').select('status', q.raw('count(*)::int AS n'));
+    return new Map(rows.map((r) => [r.status, r.n]));
+  }
+
+  entries(deploymentId: string, deviceId?: string, q: Q = this.db): Promise<EntryRow[]> {
+    const query = q('deployment_entries').where({ deployment_id: deploymentId }).orderBy([{ column: 'device_id' }, { column: 'service_order' }, { column: 'service_position' }]);
+    if (deviceId) query.where({ device_id: deviceId });
+    return query.select('*');
+  }
+
+  /** GET one deployment's devices array: one entry per device and service, in device then push order. */
+  deviceEntries(deploymentId: string) {
+    return this.db('deployment_entries as e')
+      .join('deployment_devices as d', function join() {
+        this.on('d.deployment_id', 'e.deployment_id').andOn('d.device_id', 'e.device_id');
+      })
+      .where('e.deployment_id', deploymentId)
+      .orderBy([{ column: 'd.position' }, { column: 'e.service_order' }, { column: 'e.service_position' }])
+      .select(
+        'e.device_id', 'd.device_name', 'e.service_name', 'e.service_order', 'e.template_id', 'd.status', 'e.rendered_config', 'e.target_path', 'e.operation', 'e.config_format',
+        'd.backup_config_id', 'd.error_message', 'd.transport',
+      );
+  }
+
+  async log(q: Q, deploymentId: string, orgId: string, lines: LogLine[]): Promise<void> {
+    if (lines.length === 0) return;
+    await q('deployment_logs').insert(
+      lines.map((l) => ({ deployment_id: deploymentId, org_id: orgId, device_id: l.device_id ?? null, level: l.level, message: l.message, ...(l.created_at ? { created_at: l.created_at } : {}) })),
+    );
+  }
+
+  async logs(deploymentId: string, filter: { device_id?: string; limit: number; offset: number }) {
+    const base = this.db('deployment_logs').where({ deployment_id: deploymentId });
+    if (filter.device_id) base.where({ device_id: filter.device_id });
+    const [{ total }] = await base.clone().count<{ total: number }[]>({ total: '*' });
+    const logs = await base.orderBy('id').limit(filter.limit).offset(filter.offset).select('id', 'level', 'message', 'device_id', 'created_at');
+    return { logs, total: Number(total) };
+  }
+
+  // ---- reads of other areas' tables ------------------------------------------------------
+
+  /** The agent's log lines of one job (jobs area's table), copied into the deployment log. */
+  jobLogs(trx: Knex.Transaction, jobId: string): Promise<{ level: string; text: string; at: Date }[]> {
+    return trx('job_logs').where({ job_id: jobId }).orderBy('id').select('level', 'text', 'at');
+  }
+
+  /** A job this deployment already submitted for a device since `since` (adopted after a crash between submit and record). */
+  async existingJob(trx: Knex.Transaction, deploymentId: string, deviceId: string, kind: string, since: Date): Promise<string | undefined> {
+    const row = await trx('jobs').where({ group_id: deploymentId, device_id: deviceId, kind }).where('created_at', '>=', since).orderBy('created_at', 'desc').first('id');
+    return row?.id;
+  }
+
+  /** The stored pre-deployment backup a deploy job's outcome produced. */
+  async backupVersionOfJob(trx: Knex.Transaction, jobId: string, deviceId: string): Promise<string | undefined> {
+    const row = await trx('config_versions').where({ job_id: jobId, device_id: deviceId, status: 'success' }).orderBy('version', 'desc').first('id');
+    return row?.id;
+  }
+
+  backupConfig(q: Q, configId: string): Promise<{ config_text: string; config_format: string; pulled_via: string } | undefined> {
+    return q('config_versions').where({ id: configId }).first('config_text', 'config_format', 'pulled_via');
+  }
+
+  // ---- recovery sweep --------------------------------------------------------------------
+
+  /** Deployments needing a push of the pump: pending ones, and ones with queued devices. */
+  async needingPump(olderThanMs: number): Promise<string[]> {
+    const cutoff = new Date(Date.now() - olderThanMs);
+    const pending: { id: string }[] = await this.db('deployments').where({ status: 'pending' }).where('created_at', '<', cutoff).limit(200).select('id');
+    const queued: { id: string }[] = await this.db('deployment_devices as d')
+      .join('deployments as p', 'p.id', 'd.deployment_id')
+      .whereIn('p.status', ['in_progress', 'rolling_back'])
+      .whereIn('d.status', QUEUED)
+      .where('d.status_since', '<', cutoff)
+      .distinct('d.deployment_id as id')
+      .limit(200);
+    return [...new Set([...pending, ...queued].map((r) => r.id))];
+  }
+
+  /** Running devices whose job is final although the device row did not hear of it. */
+  orphanedOutcomes(olderThanMs: number): Promise<JobRow[]> {
+    const cutoff = new Date(Date.now() - olderThanMs);
+    return this.db('deployment_devices as d')
+      .join('jobs as j', 'j.id', 'd.job_id')
+      .whereIn('d.status', RUNNING)
+      .whereIn('j.status', ['succeeded', 'failed'])
+      .where('j.finished_at', '<', cutoff)
+      .limit(200)
+      .select('j.*');
+  }
+
+  /** Open deployments with no device left to run: they only need settling. */
+  async unsettled(): Promise<string[]> {
+    const rows: { id: string }[] = await this.db('deployments as p')
+      .whereIn('p.status', ['in_progress', 'rolling_back'])
+      .whereNotExists(function open() {
+        this.from('deployment_devices as d').whereRaw('d.deployment_id = p.id').whereIn('d.status', [...QUEUED, ...RUNNING]);
+      })
+      .where('p.updated_at', '<', new Date(Date.now() - 5_000))
+      .limit(200)
+      .select('p.id');
+    return rows.map((r) => r.id);
+  }
+}
