@@ -44,6 +44,7 @@ export async function natsAgentLink(url: string, identity: NatsLinkIdentity): Pr
     working: () => m.working(),
     ack: () => m.ack(),
     term: () => m.term(),
+    nak: () => m.nak(),
   });
 
   return {

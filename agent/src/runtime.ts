@@ -77,6 +77,8 @@ export class AgentRuntime {
   private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
   private pendingEvents = 0;
   private stopping = false;
+  /** False once stopping or revoked: no new jobs are taken. */
+  private accepting = true;
   private loops: Promise<void>[] = [];
   private heartbeatMs: number;
   private wakeHeartbeat: (() => void) | null = null;
@@ -104,6 +106,8 @@ export class AgentRuntime {
   async stop(graceMs = 10_000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    this.accepting = false;
+    this.slotWaiters.splice(0).forEach((w) => w());
     this.wakeHeartbeat?.();
     const end = Date.now() + graceMs;
     while (this.active.size > 0 && Date.now() < end) await sleep(50);
@@ -114,7 +118,7 @@ export class AgentRuntime {
   // ---- pulling ------------------------------------------------------------------------------
 
   private async pullLoop(): Promise<void> {
-    while (!this.stopping) {
+    while (this.accepting) {
       const free = this.slots.free;
       if (free === 0) {
         await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
@@ -123,7 +127,7 @@ export class AgentRuntime {
       try {
         await this.o.link.pull(free, 2_000, (job) => this.accept(job));
       } catch (err) {
-        if (this.stopping) break;
+        if (!this.accepting) break;
         this.o.log.warn({ err: (err as Error).message }, 'pulling jobs failed; retrying');
         await sleep(500);
       }
@@ -131,7 +135,10 @@ export class AgentRuntime {
   }
 
   private accept(delivered: DeliveredJob): void {
-    if (this.stopping) return; // not acked: it goes to another agent after the ack wait
+    if (!this.accepting) {
+      delivered.nak(); // for another agent of the pool
+      return;
+    }
     void this.slots.acquire().then(async () => {
       const key = `${Math.random()}`;
       this.active.add(key);
@@ -303,7 +310,10 @@ export class AgentRuntime {
           const reply = checkMessage(HeartbeatReply, await verifyJson(answer, this.keys.controller, CONTROLLER_SIGN_ALG), 'heartbeat reply');
           if (reply.agent_id === identity.agent_id) {
             if (reply.revoked) {
+              // Take no more jobs: they would only be refused.
               log.error({ reason: reply.error }, 'the controller refused this agent');
+              this.accepting = false;
+              this.slotWaiters.splice(0).forEach((w) => w());
               this.o.onRevoked?.(reply.error ?? 'revoked');
               return;
             }

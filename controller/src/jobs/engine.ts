@@ -95,6 +95,7 @@ const seconds = (ms: number) => `${Math.max(1, Math.round(ms / 1000))} s`;
 export class JobEngine implements JobService {
   readonly store: JobsStore;
   private readonly handlers = new Map<JobKind, OutcomeHandler>();
+  private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly waiters = new Set<() => void>();
   private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
   private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
@@ -123,6 +124,11 @@ export class JobEngine implements JobService {
 
   onOutcome(kind: JobKind, handler: OutcomeHandler): void {
     this.handlers.set(kind, handler);
+  }
+
+  /** Hears every job this replica recorded final, once its transaction committed (metrics). */
+  onFinal(listener: (row: JobRow) => void): void {
+    this.finalListeners.push(listener);
   }
 
   async submit(specs: JobSpec[]): Promise<string[]> {
@@ -350,6 +356,13 @@ export class JobEngine implements JobService {
       row = await this.finishInTransaction(jobId, failed, false, true).catch(() => this.finishInTransaction(jobId, failed, false, false));
     }
     if (!row) return false;
+    for (const listener of this.finalListeners) {
+      try {
+        listener(row);
+      } catch (err) {
+        this.deps.log.warn({ err, job: jobId }, 'a job-final listener failed');
+      }
+    }
     if (opts.retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
     for (const wake of [...this.waiters]) wake();
     void this.kick(); // the device is free for its next job
@@ -438,7 +451,7 @@ export class JobEngine implements JobService {
       if (v.agent?.revoked_at) {
         try {
           const payload = JSON.parse(Buffer.from(incoming.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { job_id?: unknown; attempt?: unknown; type?: unknown };
-          if (typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && payload.type !== 'logs') {
+          if (typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && (payload.type === 'result' || payload.type === 'rejected')) {
             revokedJobs.push({ jobId: payload.job_id, attempt: payload.attempt });
           }
         } catch {

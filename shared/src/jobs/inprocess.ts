@@ -101,13 +101,19 @@ export class InProcessHub implements JobTransport {
     };
   }
 
-  private delivered(_key: string, job: QueuedJob): DeliveredJob {
+  private delivered(key: string, job: QueuedJob): DeliveredJob {
     return {
       token: job.token,
       redeliveries: job.redeliveries,
       working: () => {},
       ack: () => {},
       term: () => {},
+      nak: () => {
+        const queue = this.queues.get(key) ?? [];
+        queue.unshift({ ...job, redeliveries: job.redeliveries + 1 });
+        this.queues.set(key, queue);
+        for (const wake of this.wakers.get(key) ?? []) wake();
+      },
     };
   }
 

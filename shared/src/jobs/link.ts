@@ -16,6 +16,8 @@ export interface DeliveredJob {
   ack(): void;
   /** Drop the message for good (not meant for this agent, or stale). */
   term(): void;
+  /** Give it back at once, for another agent of the pool. */
+  nak(): void;
 }
 
 export interface AgentLink {
