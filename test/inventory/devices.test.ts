@@ -199,10 +199,14 @@ describe('GET, PUT and DELETE /api/devices/:id', () => {
   });
 
   it('DELETE answers 204, then 404', async () => {
+    const total = async () => (await a.as('GET', '/api/devices?limit=1')).body.total;
+    const before = await total();
     const d = await a.device(profileId);
+    expect(await total()).toBe(before + 1);
     expect((await a.as('DELETE', `/api/devices/${d.id}`)).status).toBe(204);
     expect((await a.as('GET', `/api/devices/${d.id}`)).status).toBe(404);
     expect((await a.as('DELETE', `/api/devices/${d.id}`)).status).toBe(404);
+    expect(await total()).toBe(before);
   });
 
   it('another organization gets 404 on every :id route and sees nothing in lists', async () => {

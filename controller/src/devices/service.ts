@@ -14,6 +14,9 @@ const IMPORT_COLUMNS = [
   'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'description',
 ];
 
+/** Bulk writes of at least this many rows flush the search index's pending list. */
+export const FLUSH_AFTER = 100;
+
 /** Device rules shared by create, update, bulk edit and import. */
 export class DeviceService {
   constructor(
@@ -111,6 +114,7 @@ export class DeviceService {
     const written = await this.store.transaction((trx) =>
       this.store.insertMany(trx, IMPORT_COLUMNS, valid.map(({ fields }) => ({ ...constants, ...fields }))),
     );
+    if (written.length >= FLUSH_AFTER) await this.store.flushSearchIndex();
     const insertedNames = new Set(written.map((w) => w.name));
     for (const { row, fields } of valid) {
       if (!insertedNames.has(fields.name)) errors.push({ row, name: fields.name, error: 'Device with this name already exists' });
