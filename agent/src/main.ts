@@ -2,17 +2,20 @@
  * `npm run agent`: one agent process. Enrolls once with SWITCHBOARD_ENROLL_TOKEN (its own key
  * pair; identity kept in SWITCHBOARD_AGENT_STATE_DIR), then takes jobs of its pool over NATS.
  * Restarts reuse the identity. A missing or bad setting stops it with one line naming it.
+ * Settings are checked before the drivers load, so a bad one answers at once.
  */
-import pino from 'pino';
 import { AgentConfigError, loadAgentConfig } from './config';
-import { DRIVERS } from './drivers';
-import { enroll, loadIdentity } from './identity';
-import { natsAgentLink } from './nats-link';
-import { AgentRuntime, capabilitiesOf } from './runtime';
-import { AGENT_VERSION } from './version';
 
 try {
   const config = loadAgentConfig();
+  const [{ default: pino }, { DRIVERS }, { enroll, loadIdentity }, { natsAgentLink }, { AgentRuntime, capabilitiesOf }, { AGENT_VERSION }] = await Promise.all([
+    import('pino'),
+    import('./drivers'),
+    import('./identity'),
+    import('./nats-link'),
+    import('./runtime'),
+    import('./version'),
+  ]);
   const log = pino({ level: config.logLevel, name: 'agent', redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' } });
   let identity = loadIdentity(config.stateDir);
   if (identity) {
