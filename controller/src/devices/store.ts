@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
+import { OrgTable } from './org-table';
 
 
 export const SUMMARY_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'site', 'source', 'profile_id', 'created_at', 'updated_at'];
@@ -40,8 +41,10 @@ function recordset(db: Db | Knex.Transaction, columns: string[], rows: Record<st
 }
 
 /** SQL for devices: the only place that reads or writes the devices table for this area. */
-export class DeviceStore {
-  constructor(private readonly db: Db) {}
+export class DeviceStore extends OrgTable {
+  constructor(db: Db) {
+    super(db, 'devices');
+  }
 
   /** Empty filter values (a form's blank fields) filter nothing. */
   private filtered(orgId: string, filter: DeviceFilter) {
@@ -87,20 +90,6 @@ export class DeviceStore {
       [refs.profile_id ?? null, orgId, refs.profile_id ?? null, refs.site_id ?? null, orgId, refs.site_id ?? null],
     );
     return rows[0];
-  }
-
-  /** The new device's id, or undefined when the name is taken. */
-  async insert(row: Record<string, unknown>): Promise<string | undefined> {
-    const [created] = await this.db('devices').insert(row).onConflict(['org_id', 'name']).ignore().returning('id');
-    return created?.id;
-  }
-
-  update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
-    return this.db('devices').where({ org_id: orgId, id }).update({ ...fields, updated_at: this.db.fn.now() });
-  }
-
-  delete(orgId: string, id: string): Promise<number> {
-    return this.db('devices').where({ org_id: orgId, id }).delete();
   }
 
   /** Sets the same fields on the organization's devices among ids; other ids are ignored. */

@@ -2,8 +2,7 @@ import { isDeviceType, isValidHost } from '../devices/rules';
 import type { NetboxDevice } from './client';
 
 /** The device fields a NetBox sync owns. device_type is owned only when platform_map names the platform. */
-export interface MappedDevice {
-  external_id: string;
+export interface NetboxOwnedFields {
   name: string;
   host: string;
   manufacturer: string;
@@ -14,6 +13,10 @@ export interface MappedDevice {
   asset_tag: string;
   tags: string[];
   device_type: string;
+}
+
+export interface MappedDevice extends NetboxOwnedFields {
+  external_id: string;
   /** Whether device_type came from platform_map (then a sync keeps it current on existing devices). */
   mappedType: boolean;
 }

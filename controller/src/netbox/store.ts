@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
+import { OrgTable } from '../devices/org-table';
+import type { NetboxOwnedFields } from './mapping';
 
 const SOURCE_COLUMNS = (db: Db) => [
   's.id', 's.org_id', 's.name', 's.url', db.raw('true AS has_token'), 's.device_filters', 's.verify_ssl', 's.profile_id',
@@ -11,18 +13,8 @@ const SOURCE_COLUMNS = (db: Db) => [
 const RUN_COLUMNS = ['id', 'source_id', 'source_name', 'status', 'added', 'updated', 'unchanged', 'failed', 'removed', 'errors', 'duration_ms', 'started_at', 'finished_at', 'triggered_by'];
 
 /** A device of this organization a sync may touch: synced from the source, or holding a name NetBox lists. */
-export interface SyncedDeviceRow {
+export interface SyncedDeviceRow extends NetboxOwnedFields {
   id: string;
-  name: string;
-  host: string;
-  device_type: string;
-  manufacturer: string;
-  model: string;
-  platform: string;
-  site: string;
-  serial_number: string;
-  asset_tag: string;
-  tags: string[];
   source: string;
   source_id: string | null;
   external_id: string | null;
@@ -37,8 +29,10 @@ function encode(row: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** SQL for NetBox sources and sync runs; device writes of a sync go through DeviceStore. */
-export class NetboxStore {
-  constructor(private readonly db: Db) {}
+export class NetboxStore extends OrgTable {
+  constructor(db: Db) {
+    super(db, 'netbox_sources');
+  }
 
   async list(orgId: string) {
     const sources = await this.db('netbox_sources as s').where('s.org_id', orgId).orderBy('s.name').select(SOURCE_COLUMNS(this.db));
@@ -54,17 +48,12 @@ export class NetboxStore {
     return this.db('netbox_sources').where({ org_id: orgId, id }).first();
   }
 
-  async insert(row: Record<string, unknown>): Promise<string | undefined> {
-    const [created] = await this.db('netbox_sources').insert(encode(row)).onConflict(['org_id', 'name']).ignore().returning('id');
-    return created?.id;
+  override insert(row: Record<string, unknown>): Promise<string | undefined> {
+    return super.insert(encode(row));
   }
 
-  update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
-    return this.db('netbox_sources').where({ org_id: orgId, id }).update({ ...encode(fields), updated_at: this.db.fn.now() });
-  }
-
-  delete(orgId: string, id: string): Promise<number> {
-    return this.db('netbox_sources').where({ org_id: orgId, id }).delete();
+  override update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
+    return super.update(orgId, id, encode(fields));
   }
 
   /** Serializes syncs of one source across requests and controller replicas, until the transaction ends. */

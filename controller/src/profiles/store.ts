@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex';
+import { OrgTable } from '../devices/org-table';
 
 /** Columns of a profile as returned by the API: secrets become has_* flags. */
 const columns = (db: Db) => [
@@ -12,8 +13,10 @@ const columns = (db: Db) => [
 ];
 
 /** SQL for connection profiles. Sealed secrets are written here and read only by credentials.ts. */
-export class ProfileStore {
-  constructor(private readonly db: Db) {}
+export class ProfileStore extends OrgTable {
+  constructor(db: Db) {
+    super(db, 'connection_profiles');
+  }
 
   async list(orgId: string) {
     const profiles = await this.db('connection_profiles as p').where('p.org_id', orgId).orderBy('p.name').select(columns(this.db));
@@ -24,28 +27,9 @@ export class ProfileStore {
     return this.db('connection_profiles as p').where({ 'p.org_id': orgId, 'p.id': id }).first(columns(this.db));
   }
 
-  async exists(orgId: string, id: string): Promise<boolean> {
-    return (await this.db('connection_profiles').where({ org_id: orgId, id }).first('id')) !== undefined;
-  }
-
-  /** undefined when the name is taken. */
-  async insert(row: Record<string, unknown>): Promise<string | undefined> {
-    const [created] = await this.db('connection_profiles').insert(row).onConflict(['org_id', 'name']).ignore().returning('id');
-    return created?.id;
-  }
-
-  /** Number of rows changed (0: not in this organization). */
-  update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
-    return this.db('connection_profiles').where({ org_id: orgId, id }).update({ ...fields, updated_at: this.db.fn.now() });
-  }
-
   async deviceCount(orgId: string, id: string): Promise<number> {
     const [{ count }] = await this.db('devices').where({ org_id: orgId, profile_id: id }).count<{ count: number }[]>({ count: '*' });
     return Number(count);
-  }
-
-  delete(orgId: string, id: string): Promise<number> {
-    return this.db('connection_profiles').where({ org_id: orgId, id }).delete();
   }
 
   /** Moves the caller's devices among deviceIds to the profile; other organizations' ids are ignored. */

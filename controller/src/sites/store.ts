@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex';
+import { OrgTable } from '../devices/org-table';
 
 const columns = (db: Db) => [
   's.id', 's.org_id', 's.name', 's.description', 's.location', 's.parent_site_id',
@@ -8,8 +9,10 @@ const columns = (db: Db) => [
 ];
 
 /** SQL for sites. */
-export class SiteStore {
-  constructor(private readonly db: Db) {}
+export class SiteStore extends OrgTable {
+  constructor(db: Db) {
+    super(db, 'sites');
+  }
 
   async list(orgId: string) {
     const sites = await this.db('sites as s').where('s.org_id', orgId).orderBy('s.name').select(columns(this.db));
@@ -18,10 +21,6 @@ export class SiteStore {
 
   find(orgId: string, id: string) {
     return this.db('sites as s').where({ 's.org_id': orgId, 's.id': id }).first(columns(this.db));
-  }
-
-  async exists(orgId: string, id: string): Promise<boolean> {
-    return (await this.db('sites').where({ org_id: orgId, id }).first('id')) !== undefined;
   }
 
   /** Whether walking up the parents from `startId` (itself included) reaches `siteId`. */
@@ -34,18 +33,5 @@ export class SiteStore {
       [startId, siteId],
     );
     return rows.length > 0;
-  }
-
-  async insert(row: Record<string, unknown>): Promise<string | undefined> {
-    const [created] = await this.db('sites').insert(row).onConflict(['org_id', 'name']).ignore().returning('id');
-    return created?.id;
-  }
-
-  update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
-    return this.db('sites').where({ org_id: orgId, id }).update({ ...fields, updated_at: this.db.fn.now() });
-  }
-
-  delete(orgId: string, id: string): Promise<number> {
-    return this.db('sites').where({ org_id: orgId, id }).delete();
   }
 }
