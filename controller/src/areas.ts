@@ -5,6 +5,7 @@ import { authRoutes } from './auth/routes';
 import { configsArea } from './configs/area';
 import { deploymentRoutes } from './deployments/routes';
 import { deviceRoutes } from './devices/routes';
+import { discoveryArea } from './discovery/area';
 import { netboxRoutes } from './netbox/routes';
 import { profileRoutes } from './profiles/routes';
 import { siteRoutes } from './sites/routes';
@@ -31,4 +32,5 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(templateRoutes, { prefix: '/api/config' });
   await app.register(stackRoutes, { prefix: '/api/config' });
   await app.register(deploymentRoutes, { prefix: '/api/config' });
+  await app.register(discoveryArea); // /api/devices/:id/{interfaces,neighbors,…,poll}, /api/topology
 }

@@ -1,0 +1,310 @@
+/**
+ * What each SSH CLI dialect is asked during a poll, and how its answers are read: one entry
+ * per device_type, each section a show command plus regular expressions (engine.ts explains
+ * the group names). A section set to null does not exist on that platform (no CDP on Junos,
+ * no VLAN database on an IOS-XR router) and is reported as unsupported, not failed.
+ */
+import type { ParseSpec } from './engine';
+import type { SectionName } from './records';
+
+export interface SectionSpec {
+  command: string;
+  parse: ParseSpec;
+}
+
+export type DiscoveryDialect = Record<SectionName, SectionSpec | null>;
+
+const MAC_DOTTED = String.raw`[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}\.[0-9a-fA-F]{4}`;
+const MAC_COLON = String.raw`[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}`;
+const IPV4 = String.raw`\d{1,3}(?:\.\d{1,3}){3}`;
+const IFNAME = String.raw`[A-Za-z][\w\-\/.:]*\d`;
+
+// ---- interfaces -------------------------------------------------------------------------------
+
+/** "X is up, line protocol is up": IOS, IOS-XE, IOS-XR, EOS and the generic CLI. */
+const SHOW_INTERFACES_IOS: ParseSpec = {
+  kind: 'blocks',
+  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|deleted)(?:, line protocol is (?<oper>\w+))?`),
+  fields: [
+    new RegExp(String.raw`address is (?<mac>${MAC_DOTTED})`),
+    /^\s+Description: (?<description>.*)$/,
+    /MTU (?<mtu>\d+) bytes(?:, |\s*,\s*)BW (?<bw_kbit>\d+) kbit/i,
+    /^\s+(?<duplex>Full|Half|Auto)[- ]duplex, (?<speed>\d+(?:\.\d+)? ?[KMG]b\/s|Auto-speed|auto)/i,
+  ],
+  lists: { addr: [new RegExp(String.raw`^\s+(?:Internet|Secondary) address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
+};
+
+/** NX-OS: "Ethernet1/1 is up" then "admin state is up". */
+const SHOW_INTERFACE_NXOS: ParseSpec = {
+  kind: 'blocks',
+  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>up|down)\b`),
+  fields: [
+    /^admin state is (?<admin>up|down)/,
+    new RegExp(String.raw`address:? (?<mac>${MAC_DOTTED})`),
+    /^\s+Description: (?<description>.*)$/,
+    /MTU (?<mtu>\d+) bytes, BW (?<bw_kbit>\d+) Kbit/,
+    /^\s+(?<duplex>full|half|auto)-duplex, (?<speed>\d+ [KMG]b\/s|auto-speed)/i,
+  ],
+  lists: { addr: [new RegExp(String.raw`^\s+Internet Address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
+};
+
+/** Junos: a physical interface with its logical units and their addresses. */
+const SHOW_INTERFACES_JUNOS: ParseSpec = {
+  kind: 'blocks',
+  start: /^Physical interface: (?<name>[^,\s]+), (?<admin>Enabled|Disabled|Administratively down)(?:, Physical link is (?<oper>Up|Down))?/,
+  fields: [
+    /^\s+Description: (?<description>.*)$/,
+    /Link-level type: [^,]+, MTU: (?<mtu>\d+)/,
+    /Speed: (?<speed>[\w.]+)/,
+    /Duplex: (?<duplex>[\w-]+)/,
+    new RegExp(String.raw`Current address: (?<mac>${MAC_COLON})`),
+  ],
+  lists: {
+    addr: [
+      new RegExp(String.raw`Destination: [\d.]+\/(?<prefix>\d+), Local: (?<ip>${IPV4})`),
+      new RegExp(String.raw`^\s+Local: (?<ip>${IPV4})\s*$`),
+    ],
+  },
+};
+
+/** PAN-OS: a hardware table and a logical table, merged by interface name. */
+const SHOW_INTERFACE_PANOS: ParseSpec = {
+  kind: 'table',
+  mergeBy: 'name',
+  row: [
+    new RegExp(String.raw`^(?<name>(?:ethernet|ae|loopback|tunnel|vlan)[\d\/.]*)\s+\d+\s+(?<speed>\w+)\/(?<duplex>\w+)\/(?<oper>\w+)(?:\([^)]*\))?\s+(?<mac>${MAC_COLON})\s*$`),
+    new RegExp(String.raw`^(?<name>(?:ethernet|ae|loopback|tunnel|vlan)[\d\/.]*)\s+\d+\s+\d+\s+(?:\S+\s+)?\S+\s+\d+\s+(?:(?<ip>${IPV4}\/\d+)|N\/A)\s*$`),
+  ],
+  candidate: /^(ethernet|ae|loopback|tunnel|vlan)\d/,
+};
+
+/** FortiOS: "== [ port1 ]" then one long line of settings. */
+const GET_SYSTEM_INTERFACE_FW: ParseSpec = {
+  kind: 'blocks',
+  start: /^== \[ ?(?<name>[^\]\s]+) ?\]/,
+  fields: [
+    /status: (?<admin>up|down)/,
+    new RegExp(String.raw`\bip: (?<ip>${IPV4}) (?<mask>${IPV4})`),
+    /\bmtu: (?<mtu>\d+)/,
+    /\bspeed: (?<speed>\d+[MG]bps|auto)/,
+    new RegExp(String.raw`\bmacaddr: (?<mac>${MAC_COLON})`),
+    /\bdescription: "?(?<description>[^"]*)"?/,
+  ],
+};
+
+// ---- neighbors --------------------------------------------------------------------------------
+
+/** CDP detail of IOS, NX-OS and IOS-XR (XR puts Interface and Port ID on separate lines). */
+const CDP_DETAIL: ParseSpec = {
+  kind: 'blocks',
+  start: /^Device ID: ?(?<remote_name>[^(\s]+)/,
+  fields: [
+    new RegExp(String.raw`^\s+IP(?:v4)? [Aa]ddress: (?<remote_address>${IPV4})`),
+    /^Platform: (?<remote_platform>[^,]+?)\s*,/,
+    /^Interface: (?<local_interface>[^,\s]+)/,
+    /Port ID \(outgoing port\): (?<remote_interface>\S+)/,
+  ],
+};
+
+const LLDP_FIELDS = [
+  /^Chassis id: (?<remote_chassis_id>\S+)/,
+  /^Port id: (?<remote_interface>\S+)/,
+  /^System Name: (?<remote_name>.+)$/,
+];
+
+const LLDP_DETAIL_IOS: ParseSpec = {
+  kind: 'blocks',
+  start: /^Local Intf: (?<local_interface>\S+)/,
+  fields: [...LLDP_FIELDS, new RegExp(String.raw`^\s+IP(?:v4)?: (?<remote_address>${IPV4})`)],
+};
+
+const LLDP_DETAIL_NXOS: ParseSpec = {
+  kind: 'blocks',
+  start: /^Chassis id: (?<remote_chassis_id>\S+)/,
+  fields: [
+    ...LLDP_FIELDS,
+    /^Local Port id: (?<local_interface>\S+)/,
+    /^System Description: (?<remote_platform>.+)$/,
+    new RegExp(String.raw`^Management Address: (?<remote_address>${IPV4})\s*$`),
+  ],
+};
+
+const LLDP_DETAIL_XR: ParseSpec = {
+  kind: 'blocks',
+  start: /^Local Interface: (?<local_interface>\S+)/,
+  fields: [...LLDP_FIELDS, new RegExp(String.raw`^\s+IPv4 address: (?<remote_address>${IPV4})`)],
+};
+
+const LLDP_DETAIL_EOS: ParseSpec = {
+  kind: 'blocks',
+  context: [/^Interface (?<local_interface>\S+) detected \d+ LLDP neighbors:/],
+  start: /^\s+Neighbor (?<remote_chassis_id>[^/\s]+)\/(?<remote_interface>\S+), age/,
+  fields: [
+    /^\s+- System Name: (?<remote_name>.+)$/,
+    /^\s+- System Description: (?<remote_platform>.+)$/,
+    new RegExp(String.raw`^\s+Management Address\s+: (?<remote_address>${IPV4})`),
+  ],
+};
+
+const LLDP_JUNOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s*$`),
+};
+
+const LLDP_PANOS: ParseSpec = {
+  kind: 'blocks',
+  context: [/^(?<local_interface>(?:ethernet|ae)\d+\/\d+(?:\.\d+)?)\s*$/],
+  start: /^\s+Peer\s+\d+:/,
+  fields: [
+    /^\s+Chassis ID: (?<remote_chassis_id>\S+)/,
+    /^\s+Port ID: (?<remote_interface>\S+)/,
+    /^\s+System Name: (?<remote_name>.+)$/,
+    /^\s+System Description: (?<remote_platform>.+)$/,
+    new RegExp(String.raw`^\s+Management Address: (?<remote_address>${IPV4})`),
+  ],
+};
+
+const LLDP_FW: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<local_interface>\S+)\s+\d+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s+(?<remote_address>${IPV4}|-)\s*$`),
+};
+
+// ---- ARP --------------------------------------------------------------------------------------
+
+const ARP_IOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^Internet\s+(?<ip_address>${IPV4})\s+(?<age_min>\d+|-)\s+(?<mac_address>${MAC_DOTTED}|Incomplete)\s+ARPA\s*(?<interface>\S+)?\s*$`),
+};
+const ARP_NXOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED}|INCOMPLETE)\s+(?<interface>\S+)(?:\s+\S+)?\s*$`),
+};
+const ARP_XR: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED})\s+\w+\s+ARPA\s+(?<interface>\S+)\s*$`),
+};
+const ARP_EOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>[\d:]+|N\/A|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<interface>[^,\s]+)(?:,.*)?$`),
+};
+const ARP_JUNOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<mac_address>${MAC_COLON})\s+(?<ip_address>${IPV4})\s+(?<interface>\S+)\s+\S+\s*$`),
+};
+const ARP_PANOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<interface>\S+)\s+(?<ip_address>${IPV4})\s+(?<mac_address>${MAC_COLON}|\(incomplete\))\s+\S+\s+[scei]\s+\d+\s*$`),
+};
+const ARP_FW: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age_min>\d+)\s+(?<mac_address>${MAC_COLON})\s+(?<interface>\S+)\s*$`),
+};
+
+// ---- MAC tables -------------------------------------------------------------------------------
+
+/** IOS and EOS (EOS adds Moves and Last Move columns). */
+const MAC_IOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^\s*(?<vlan>\d+|All)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+(?<interface>\S+)(?:\s+\d+\s+.*ago)?\s*$`),
+};
+const MAC_NXOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S+)\s*$`),
+};
+const MAC_JUNOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`),
+};
+const MAC_PANOS: ParseSpec = {
+  kind: 'table',
+  row: new RegExp(String.raw`^(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<interface>\S+)\s+(?<entry_type>[sci])\s+\d+\s*$`),
+};
+
+// ---- VLANs ------------------------------------------------------------------------------------
+
+/** IOS, NX-OS and EOS: ports wrap onto indented continuation lines. */
+const VLAN_IOS: ParseSpec = {
+  kind: 'table',
+  row: /^(?<vlan_id>\d{1,4})\s+(?<name>\S+)\s+(?<status>active|act\/\S+|suspended|sus\S*)\s*(?<interfaces>.*)$/,
+  continuation: /^\s{20,}(?<interfaces>[A-Za-z][\w/.\-]*(?:,\s*[A-Za-z][\w/.\-]*)*),?\s*$/,
+  candidate: /^\d{1,4}\s/,
+};
+const VLAN_JUNOS: ParseSpec = {
+  kind: 'table',
+  row: /^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>\S.*)?$/,
+  continuation: /^\s{20,}(?<interfaces>[a-z]{2,4}-\d+\/\d+\/\d+\S*(?:,\s*\S+)*)\s*$/,
+  candidate: /^\S+\s+\S+\s+\d{1,4}\b/,
+};
+
+// ---- dialects ---------------------------------------------------------------------------------
+
+const IOS_LIKE: DiscoveryDialect = {
+  interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
+  cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
+  lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_IOS },
+  arp: { command: 'show ip arp', parse: ARP_IOS },
+  mac: { command: 'show mac address-table', parse: MAC_IOS },
+  vlans: { command: 'show vlan brief', parse: VLAN_IOS },
+};
+
+const DIALECTS: Record<string, DiscoveryDialect> = {
+  vendor_ios: IOS_LIKE,
+  vendor_xe: IOS_LIKE,
+  generic: IOS_LIKE,
+  custom: IOS_LIKE,
+  vendor_nxos: {
+    interfaces: { command: 'show interface', parse: SHOW_INTERFACE_NXOS },
+    cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
+    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_NXOS },
+    arp: { command: 'show ip arp', parse: ARP_NXOS },
+    mac: { command: 'show mac address-table', parse: MAC_NXOS },
+    vlans: { command: 'show vlan brief', parse: VLAN_IOS },
+  },
+  vendor_xr: {
+    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
+    cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
+    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_XR },
+    arp: { command: 'show arp', parse: ARP_XR },
+    mac: null,
+    vlans: null,
+  },
+  vendor_eos: {
+    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
+    cdp: null,
+    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_EOS },
+    arp: { command: 'show ip arp', parse: ARP_EOS },
+    mac: { command: 'show mac address-table', parse: MAC_IOS },
+    vlans: { command: 'show vlan', parse: VLAN_IOS },
+  },
+  vendor_junos: {
+    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_JUNOS },
+    cdp: null,
+    lldp: { command: 'show lldp neighbors', parse: LLDP_JUNOS },
+    arp: { command: 'show arp no-resolve', parse: ARP_JUNOS },
+    mac: { command: 'show ethernet-switching table', parse: MAC_JUNOS },
+    vlans: { command: 'show vlans', parse: VLAN_JUNOS },
+  },
+  vendor_panos: {
+    interfaces: { command: 'show interface all', parse: SHOW_INTERFACE_PANOS },
+    cdp: null,
+    lldp: { command: 'show lldp neighbors all', parse: LLDP_PANOS },
+    arp: { command: 'show arp all', parse: ARP_PANOS },
+    mac: { command: 'show mac all', parse: MAC_PANOS },
+    vlans: null,
+  },
+  vendor_fw: {
+    interfaces: { command: 'get system interface', parse: GET_SYSTEM_INTERFACE_FW },
+    cdp: null,
+    lldp: { command: 'diagnose lldprx neighbor summary', parse: LLDP_FW },
+    arp: { command: 'get system arp', parse: ARP_FW },
+    mac: null,
+    vlans: null,
+  },
+};
+
+export const DISCOVERY_DIALECT_TYPES = Object.freeze(Object.keys(DIALECTS));
+
+/** The discovery table of a device_type; unknown types use the generic (IOS-like) one. */
+export function discoveryDialect(deviceType: string): DiscoveryDialect {
+  return DIALECTS[deviceType] ?? DIALECTS.generic;
+}

@@ -1,0 +1,46 @@
+/**
+ * The `poll` job kind: one session to the device, over gNMI when its profile's automation
+ * transport is gnmi (or params.transport says so), else over the SSH CLI. The job succeeds
+ * when at least one section was collected; every section reports its own outcome.
+ */
+import type { GnmiSession } from '../drivers/gnmi';
+import type { DeviceSession } from '../drivers/types';
+import { describeError, TextTranscript, type JobContext, type JobResultOf } from '../jobs/context';
+import { pollOverGnmi } from './gnmi-poll';
+import type { PollResult } from './records';
+import { pollOverCli } from './ssh-poll';
+
+export function pollTransport(ctx: Pick<JobContext, 'params' | 'device'>): 'ssh' | 'gnmi' {
+  const asked = ctx.params.transport;
+  if (asked === 'ssh' || asked === 'gnmi') return asked;
+  return ctx.device.automation_transport === 'gnmi' ? 'gnmi' : 'ssh';
+}
+
+export async function runPoll(ctx: JobContext): Promise<JobResultOf> {
+  const transport = pollTransport(ctx);
+  const transcript = new TextTranscript(256 * 1024);
+  let session: DeviceSession | undefined;
+  try {
+    session = await ctx.open(transport, transcript);
+    const opts = { signal: ctx.signal, mask: ctx.mask, log: (t: string) => ctx.log('info', t) };
+    const polled =
+      transport === 'gnmi'
+        ? await pollOverGnmi(session as GnmiSession, opts)
+        : await pollOverCli({ run: (c) => session!.run!(c) }, ctx.device.device_type, opts);
+    const result: PollResult = { transport, ...polled };
+    const collected = polled.sections.filter((s) => s.status === 'ok').length;
+    const failed = polled.sections.filter((s) => s.status === 'failed');
+    return {
+      status: collected > 0 ? 'succeeded' : 'failed',
+      error: collected > 0 ? null : failed.map((s) => `${s.name}: ${s.error}`).join('; ') || 'nothing was collected',
+      result: result as unknown as Record<string, unknown>,
+    };
+  } catch (err) {
+    const e = describeError(err, ctx.signal);
+    const message = ctx.mask(e.message);
+    ctx.log('warn', `poll over ${transport} failed: ${message}`);
+    return { status: 'failed', error: message, result: { transport, sections: [], records: null, error_cause: e.cause ?? null } };
+  } finally {
+    await session?.close().catch(() => undefined);
+  }
+}

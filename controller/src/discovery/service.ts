@@ -1,0 +1,144 @@
+/**
+ * Discovery rules: queueing polls (one open poll per device), recording each poll's outcome
+ * (the records replace the device's previous ones section by section, in the transaction
+ * that ends the job) and the reads.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../agent/src/discovery/records';
+import type { AuthContext } from '../auth/auth-service';
+import type { SettingsService } from '../admin/settings-service';
+import { appError } from '../errors/app-error';
+import type { JobOutcome, JobService } from '../jobs/types';
+import { DiscoveryStore, type PollRow, type PollTrigger, type RecordKind } from './store';
+
+/** A poll job may take this long from submission (queueing behind other jobs included). */
+export const POLL_DEADLINE_MS = 5 * 60_000;
+
+const KINDS: RecordKind[] = ['interfaces', 'neighbors', 'arp', 'mac', 'vlans'];
+
+/** The poll as the API shows it. */
+export function pollView(row: PollRow) {
+  const finished = row.finished_at && row.started_at ? row.finished_at.getTime() - new Date(row.started_at).getTime() : null;
+  return {
+    id: row.id,
+    device_id: row.device_id,
+    trigger: row.trigger,
+    transport: row.transport,
+    status: row.status,
+    error: row.error,
+    counts: Object.fromEntries(KINDS.map((k) => [k, row.counts?.[k] ?? 0])) as Record<RecordKind, number>,
+    sections: row.sections ?? [],
+    queued_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    duration_ms: finished,
+  };
+}
+export type PollView = ReturnType<typeof pollView>;
+
+/** Reads a job result defensively: whatever an agent sends, the recorder gets a clean shape. */
+export function parsePollResult(result: Record<string, unknown> | null): { sections: SectionResult[]; records: Partial<DiscoveryRecords> } {
+  const sections = Array.isArray(result?.sections) ? (result!.sections as SectionResult[]).filter((s) => s && typeof s === 'object' && typeof s.name === 'string' && s.name in SECTION_RECORDS) : [];
+  const raw = (result?.records ?? {}) as Record<string, unknown>;
+  const records: Partial<DiscoveryRecords> = {};
+  for (const k of KINDS) if (Array.isArray(raw[k])) (records as Record<string, unknown[]>)[k] = (raw[k] as unknown[]).filter((r) => r && typeof r === 'object');
+  return { sections, records };
+}
+
+export class DiscoveryService {
+  constructor(
+    readonly store: DiscoveryStore,
+    private readonly settings: SettingsService,
+    private readonly jobs: () => JobService | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  private async device(orgId: string, deviceId: string) {
+    const device = await this.store.device(orgId, deviceId);
+    if (!device) throw appError('DEVICE_NOT_FOUND');
+    return device;
+  }
+
+  /** Queues a poll now; when one is already queued or running, answers that one. */
+  async requestPoll(auth: Pick<AuthContext, 'orgId' | 'userId'>, deviceId: string, trigger: PollTrigger = 'manual'): Promise<{ poll: PollView; created: boolean }> {
+    const device = await this.device(auth.orgId, deviceId);
+    if (device.device_type === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
+    const jobs = this.jobs();
+    if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
+    const { row, created } = await this.store.createPoll({ org_id: auth.orgId, device_id: deviceId, trigger, transport: device.transport, requested_by: auth.userId ?? null });
+    if (created) await this.submit(jobs, row);
+    return { poll: pollView((await this.store.poll(auth.orgId, row.id)) ?? row), created };
+  }
+
+  /** Hands a queued poll to the job service; a poll it refuses ends failed with the reason. */
+  async submit(jobs: JobService, poll: PollRow): Promise<void> {
+    try {
+      const [jobId] = await jobs.submit([{ orgId: poll.org_id, kind: 'poll', deviceId: poll.device_id, params: { transport: poll.transport }, groupId: poll.id, deadlineMs: POLL_DEADLINE_MS }]);
+      await this.store.setJob(poll.id, jobId);
+    } catch (err) {
+      const message = `The poll could not be queued: ${(err as Error).message}`;
+      await this.store.failPoll(poll.id, message);
+      this.log.warn({ err, poll: poll.id }, 'poll not queued');
+    }
+  }
+
+  /** The 'poll' outcome handler: runs once per job, in the job's final transaction. */
+  async recordOutcome(outcome: JobOutcome, trx: Knex.Transaction): Promise<void> {
+    if (!outcome.groupId) return;
+    const poll = await this.store.lockOpenPoll(trx, outcome.groupId);
+    if (!poll || poll.device_id !== outcome.deviceId) return;
+    const { sections, records } = parsePollResult(outcome.result);
+    const at = outcome.finishedAt;
+    const counts: Partial<Record<RecordKind, number>> = {};
+    if (outcome.status === 'succeeded') {
+      for (const section of sections.filter((s) => s.status === 'ok')) {
+        const kind = SECTION_RECORDS[section.name];
+        const list = (records[kind] ?? []) as { protocol?: string }[];
+        const mine = kind === 'neighbors' ? list.filter((r) => r.protocol === section.name) : list;
+        await this.store.replaceRecords(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, kind, section: section.name, records: mine, at });
+      }
+      // Sections the platform does not have leave nothing behind from an older poll.
+      for (const section of sections.filter((s) => s.status === 'unsupported')) {
+        await this.store.replaceRecords(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, kind: SECTION_RECORDS[section.name], section: section.name, records: [], at });
+      }
+      for (const k of KINDS) counts[k] = (records[k] ?? []).length;
+    }
+    const failed = sections.filter((s) => s.status === 'failed');
+    const status = outcome.status === 'failed' ? 'failed' : failed.length > 0 ? 'partial' : 'succeeded';
+    const error = outcome.status === 'failed' ? (outcome.error ?? 'The poll failed') : failed.length > 0 ? failed.map((s) => `${s.name}: ${s.error}`).join('; ') : null;
+    await this.store.finishPoll(trx, poll.id, { status, error, counts, sections, started_at: outcome.startedAt, finished_at: outcome.finishedAt });
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------
+
+  async records(orgId: string, deviceId: string, kind: RecordKind, limit: number, offset: number, filter: { section?: string } = {}) {
+    await this.device(orgId, deviceId);
+    const r = await this.store.records(orgId, deviceId, kind, limit, offset, filter);
+    return { device_id: deviceId, poll_id: r.poll_id, collected_at: r.collected_at, total: r.total, limit, offset, records: r.records };
+  }
+
+  async status(orgId: string, deviceId: string) {
+    const device = await this.device(orgId, deviceId);
+    const [history, lastOk, fallback] = await Promise.all([
+      this.store.history(orgId, deviceId, 1, 0),
+      this.store.lastSucceededAt(orgId, deviceId),
+      this.settings.get<number>('discovery.default_poll_interval_minutes', orgId),
+    ]);
+    const latest = history.polls[0];
+    return {
+      device_id: deviceId,
+      poll_enabled: device.poll_enabled,
+      poll_interval_minutes: device.poll_interval_minutes ?? fallback,
+      next_poll_at: device.poll_enabled ? device.next_poll_at : null,
+      last_succeeded_at: lastOk,
+      poll: latest ? pollView(latest) : null,
+    };
+  }
+
+  async history(orgId: string, deviceId: string, limit: number, offset: number) {
+    await this.device(orgId, deviceId);
+    const { polls, total } = await this.store.history(orgId, deviceId, limit, offset);
+    return { device_id: deviceId, polls: polls.map(pollView), total, limit, offset };
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * SQL of discovery: poll rows, the records of the latest polls, and the background schedule.
+ * Every read is scoped to the organization.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+import type { DiscoveryRecords, SectionResult } from '../../../agent/src/discovery/records';
+
+export type RecordKind = keyof DiscoveryRecords;
+export type PollStatus = 'queued' | 'running' | 'succeeded' | 'partial' | 'failed';
+export type PollTrigger = 'manual' | 'schedule';
+export type PollTransport = 'ssh' | 'gnmi';
+
+export interface PollRow {
+  id: string;
+  org_id: string;
+  device_id: string;
+  trigger: PollTrigger;
+  transport: PollTransport;
+  status: PollStatus;
+  job_id: string | null;
+  error: string | null;
+  requested_by: string | null;
+  counts: Partial<Record<RecordKind, number>>;
+  sections: SectionResult[];
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface NewPoll {
+  org_id: string;
+  device_id: string;
+  trigger: PollTrigger;
+  transport: PollTransport;
+  requested_by: string | null;
+}
+
+export interface PollFinal {
+  status: 'succeeded' | 'partial' | 'failed';
+  error: string | null;
+  counts: Partial<Record<RecordKind, number>>;
+  sections: SectionResult[];
+  started_at: Date | null;
+  finished_at: Date;
+}
+
+export interface DueDevice {
+  id: string;
+  org_id: string;
+  transport: PollTransport;
+  poll_interval_minutes: number | null;
+  /** false: only given its first (jittered) time, not polled now. */
+  due: boolean;
+}
+
+const POLL_COLUMNS = ['id', 'org_id', 'device_id', 'trigger', 'transport', 'status', 'job_id', 'error', 'requested_by', 'counts', 'sections', 'created_at', 'started_at', 'finished_at'];
+
+/** A queued poll whose job is running reads as running, with the job's start time. */
+const pollSelect = (db: Db | Knex.Transaction) =>
+  db('discovery_polls as p')
+    .leftJoin('jobs as j', 'j.id', 'p.job_id')
+    .select(
+      ...POLL_COLUMNS.filter((c) => c !== 'status' && c !== 'started_at').map((c) => `p.${c}`),
+      db.raw("CASE WHEN p.status = 'queued' AND j.status = 'running' THEN 'running' ELSE p.status END AS status"),
+      db.raw('COALESCE(p.started_at, j.started_at) AS started_at'),
+    );
+
+export class DiscoveryStore {
+  constructor(readonly db: Db) {}
+
+  /** The device of an organization with the transport its polls use; undefined when not found. */
+  async device(orgId: string, deviceId: string): Promise<{ id: string; name: string; device_type: string; transport: PollTransport; poll_enabled: boolean; poll_interval_minutes: number | null; next_poll_at: Date | null } | undefined> {
+    const row = await this.db('devices as d')
+      .join('connection_profiles as p', 'p.id', 'd.profile_id')
+      .where({ 'd.org_id': orgId, 'd.id': deviceId })
+      .first('d.id', 'd.name', 'd.device_type', 'd.poll_enabled', 'd.poll_interval_minutes', 'd.next_poll_at', 'p.automation_transport');
+    if (!row) return undefined;
+    const { automation_transport, ...rest } = row;
+    return { ...rest, transport: automation_transport === 'gnmi' ? 'gnmi' : 'ssh' };
+  }
+
+  /** Inserts a queued poll unless the device already has one; returns the new row or the open one. */
+  async createPoll(poll: NewPoll, trx: Db | Knex.Transaction = this.db): Promise<{ row: PollRow; created: boolean }> {
+    const inserted = await trx.raw(
+      `INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (device_id) WHERE status = 'queued' DO NOTHING RETURNING ${POLL_COLUMNS.join(', ')}`,
+      [poll.org_id, poll.device_id, poll.trigger, poll.transport, poll.requested_by],
+    );
+    if (inserted.rows.length > 0) return { row: inserted.rows[0] as PollRow, created: true };
+    const open = await trx('discovery_polls').where({ device_id: poll.device_id, status: 'queued' }).first(POLL_COLUMNS);
+    if (open) return { row: open as PollRow, created: false };
+    // It finished between the insert and the read: try once more.
+    return this.createPoll(poll, trx);
+  }
+
+  async setJob(pollId: string, jobId: string): Promise<void> {
+    await this.db('discovery_polls').where({ id: pollId }).update({ job_id: jobId });
+  }
+
+  /** Ends a poll that could not be handed to the job service. */
+  async failPoll(pollId: string, error: string): Promise<void> {
+    await this.db('discovery_polls').where({ id: pollId, status: 'queued' }).update({ status: 'failed', error, finished_at: new Date() });
+  }
+
+  /** Locks an open poll (the outcome handler's transaction). */
+  async lockOpenPoll(trx: Knex.Transaction, pollId: string): Promise<PollRow | undefined> {
+    return trx('discovery_polls').where({ id: pollId, status: 'queued' }).forUpdate().first(POLL_COLUMNS);
+  }
+
+  async finishPoll(trx: Knex.Transaction, pollId: string, final: PollFinal): Promise<void> {
+    await trx('discovery_polls')
+      .where({ id: pollId })
+      .update({ ...final, counts: JSON.stringify(final.counts), sections: JSON.stringify(final.sections) });
+  }
+
+  /** Replaces the device's records of one section (kind, and for neighbors the protocol). */
+  async replaceRecords(trx: Knex.Transaction, p: { orgId: string; deviceId: string; pollId: string; kind: RecordKind; section: string; records: unknown[]; at: Date }): Promise<void> {
+    await trx('discovery_records').where({ device_id: p.deviceId, kind: p.kind, section: p.section }).delete();
+    const rows = p.records.map((data, position) => ({
+      org_id: p.orgId,
+      device_id: p.deviceId,
+      kind: p.kind,
+      section: p.section,
+      position,
+      poll_id: p.pollId,
+      data: JSON.stringify(data),
+      collected_at: p.at,
+    }));
+    for (let i = 0; i < rows.length; i += 1000) await trx('discovery_records').insert(rows.slice(i, i + 1000));
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------
+
+  async records(orgId: string, deviceId: string, kind: RecordKind, limit: number, offset: number, filter: { section?: string } = {}) {
+    const base = this.db('discovery_records').where({ org_id: orgId, device_id: deviceId, kind }).modify((q) => filter.section && q.where({ section: filter.section }));
+    const [rows, meta] = await Promise.all([
+      base.clone().orderBy([{ column: 'section' }, { column: 'position' }]).limit(limit).offset(offset).select('data'),
+      base.clone().first(this.db.raw('count(*)::int AS total'), this.db.raw('max(collected_at) AS collected_at')),
+    ]);
+    const latest = meta?.collected_at ? await base.clone().where({ collected_at: meta.collected_at }).first('poll_id') : undefined;
+    return { records: rows.map((r: { data: unknown }) => r.data as Record<string, unknown>), total: (meta?.total as number) ?? 0, collected_at: (meta?.collected_at as Date | null) ?? null, poll_id: (latest?.poll_id as string | undefined) ?? null };
+  }
+
+  async poll(orgId: string, pollId: string): Promise<PollRow | undefined> {
+    return pollSelect(this.db).where({ 'p.org_id': orgId, 'p.id': pollId }).first();
+  }
+
+  async history(orgId: string, deviceId: string, limit: number, offset: number): Promise<{ polls: PollRow[]; total: number }> {
+    const [polls, count] = await Promise.all([
+      pollSelect(this.db).where({ 'p.org_id': orgId, 'p.device_id': deviceId }).orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }]).limit(limit).offset(offset),
+      this.db('discovery_polls').where({ org_id: orgId, device_id: deviceId }).first(this.db.raw('count(*)::int AS total')),
+    ]);
+    return { polls: polls as PollRow[], total: (count?.total as number) ?? 0 };
+  }
+
+  async lastSucceededAt(orgId: string, deviceId: string): Promise<Date | null> {
+    const row = await this.db('discovery_polls').where({ org_id: orgId, device_id: deviceId }).whereIn('status', ['succeeded', 'partial']).max('finished_at as at').first();
+    return (row?.at as Date | null) ?? null;
+  }
+
+  // ---- background schedule ----------------------------------------------------------------------
+
+  /**
+   * Claims up to `limit` devices whose poll is due (or that were never scheduled) and moves
+   * their next_poll_at on, in one transaction with FOR UPDATE SKIP LOCKED so that each device
+   * is claimed by one controller. `nextAt` gives each row its next time (jitter included).
+   * Due devices get a queued poll in the same transaction (none when one is already open).
+   */
+  async claimDue(limit: number, nextAt: (row: DueDevice) => Promise<Date>): Promise<{ device: DueDevice; poll: PollRow }[]> {
+    return this.db.transaction(async (trx) => {
+      const rows = await trx('devices as d')
+        .join('connection_profiles as p', 'p.id', 'd.profile_id')
+        .where('d.poll_enabled', true)
+        .where((q) => q.whereNull('d.next_poll_at').orWhere('d.next_poll_at', '<=', trx.fn.now()))
+        .orderByRaw('d.next_poll_at NULLS FIRST')
+        .limit(limit)
+        .forUpdate('d')
+        .skipLocked()
+        .select('d.id', 'd.org_id', 'd.poll_interval_minutes', 'p.automation_transport', trx.raw('d.next_poll_at IS NOT NULL AS due'));
+      const claimed: { device: DueDevice; poll: PollRow }[] = [];
+      for (const r of rows) {
+        const device: DueDevice = { id: r.id, org_id: r.org_id, poll_interval_minutes: r.poll_interval_minutes, transport: r.automation_transport === 'gnmi' ? 'gnmi' : 'ssh', due: r.due };
+        await trx('devices').where({ id: device.id }).update({ next_poll_at: await nextAt(device) });
+        if (!device.due) continue;
+        const { row, created } = await this.createPoll({ org_id: device.org_id, device_id: device.id, trigger: 'schedule', transport: device.transport, requested_by: null }, trx);
+        if (created) claimed.push({ device, poll: row });
+      }
+      return claimed;
+    });
+  }
+
+  /** Queued polls that never got a job (the controller stopped between claiming and submitting). */
+  async orphans(olderThan: Date): Promise<PollRow[]> {
+    return this.db('discovery_polls').where({ status: 'queued' }).whereNull('job_id').where('created_at', '<', olderThan).limit(500).select(POLL_COLUMNS);
+  }
+
+  /** Queued polls whose job ended without the outcome reaching this area (its handler was not registered). */
+  async stale(olderThan: Date): Promise<{ id: string; job_status: string; job_error: string | null; finished_at: Date | null }[]> {
+    return this.db('discovery_polls as p')
+      .join('jobs as j', 'j.id', 'p.job_id')
+      .where('p.status', 'queued')
+      .whereIn('j.status', ['succeeded', 'failed'])
+      .where('j.finished_at', '<', olderThan)
+      .limit(500)
+      .select('p.id', 'j.status as job_status', 'j.error as job_error', 'j.finished_at');
+  }
+}
