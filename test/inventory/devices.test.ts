@@ -222,6 +222,22 @@ describe('GET, PUT and DELETE /api/devices/:id', () => {
     expect((await a.as('GET', `/api/devices/${d.id}`)).body.description).toBe('');
   });
 
+  it('PUT with an empty body changes nothing, not even updated_at', async () => {
+    const d = await a.device(profileId);
+    const res = await a.as('PUT', `/api/devices/${d.id}`, { body: {} });
+    expect(res.status).toBe(200);
+    expect(res.body.updated_at).toBe(d.updated_at);
+  });
+
+  it('every inventory route is in the API explorer document', async () => {
+    const doc = await c.request('GET', '/api/docs/json');
+    expect(doc.status).toBe(200);
+    for (const path of ['/api/devices', '/api/devices/{id}', '/api/devices/import/csv', '/api/devices/import/json', '/api/devices/bulk', '/api/profiles', '/api/profiles/assign', '/api/sites/{id}', '/api/devices/sources/netbox/{source_id}/sync', '/api/devices/sync/history']) {
+      expect(doc.body.paths, path).toHaveProperty([path]);
+    }
+    expect(Object.keys(doc.body.paths['/api/devices/import/csv'].post.requestBody.content)).toContain('text/csv');
+  });
+
   it('needs a token and devices.access', async () => {
     expect((await c.request('GET', '/api/devices')).status).toBe(401);
     const auditor = await c.createOrgUser(['auditor']);

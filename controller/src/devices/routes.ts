@@ -50,6 +50,7 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
       tags,
       summary: 'Import devices from CSV (header: name, host, device_type, manufacturer, model, platform, site, description; up to 20 MiB)',
       querystring: ImportQuery,
+      consumes: CSV_TYPES,
       body: Type.String(),
       response: { 200: ImportSummary, ...errorResponses(400, 401, 403, 413, 415) },
     },

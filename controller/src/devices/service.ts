@@ -59,6 +59,7 @@ export class DeviceService {
   }
 
   async update(me: AuthContext, id: string, body: Static<typeof DeviceChanges>) {
+    if (Object.keys(body).length === 0) return this.get(me.orgId, id);
     const row = { ...body, ...(body.name !== undefined && { name: body.name.trim() }), ...(body.host !== undefined && { host: body.host.trim() }) };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
