@@ -270,6 +270,18 @@ describe('NetBox sync', () => {
     }
   });
 
+  it('sends NetBox v2 tokens (nbt_…) as Bearer', async () => {
+    const v2 = 'nbt_abc123.secretpart-never-shown';
+    const small = await startNetboxSim({ token: v2, devices: simDevices(1, 600) });
+    try {
+      const own = await createSource(a, { url: small.url, token: v2, profile_id: profileId });
+      expect((await sync(a, own.id)).body).toMatchObject({ added: 1, status: 'success' });
+      expect(small.requests[0].authorization).toBe(`Bearer ${v2}`);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('honours verify_ssl against an HTTPS NetBox with a private CA', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nb-ca-'));
     const tls = await issueServerCertificate(await loadOrCreateCa({ dataDir: dir, tlsCa: null }), ['127.0.0.1']);
@@ -321,5 +333,6 @@ describe('NetBox sync', () => {
     const everything = responses.join('\n') + c.logs() + JSON.stringify(await c.db('netbox_sync_runs').select('errors'));
     expect(everything).not.toContain(TOKEN);
     expect(everything).not.toContain('netbox-token-never-shown');
+    expect(everything).not.toContain('secretpart-never-shown');
   });
 });

@@ -48,6 +48,11 @@ export function filterQuery(filters: DeviceFilters): URLSearchParams {
   return params;
 }
 
+/** NetBox v1 tokens go as `Token <key>`; v2 tokens (NetBox 4.5+, `nbt_<id>.<secret>`) as `Bearer`. */
+export function authorizationHeader(token: string): string {
+  return token.startsWith('nbt_') ? `Bearer ${token}` : `Token ${token}`;
+}
+
 function causeCode(err: unknown): string | undefined {
   let current = err as { code?: string; cause?: unknown } | undefined;
   for (let depth = 0; current && depth < 5; depth++) {
@@ -88,7 +93,7 @@ export class NetboxClient {
     let apiVersion: string | null;
     try {
       const res = await fetch(url, {
-        headers: { authorization: `Token ${this.connection.token}`, accept: 'application/json' },
+        headers: { authorization: authorizationHeader(this.connection.token), accept: 'application/json' },
         dispatcher: this.dispatcher,
         redirect: 'error',
         signal: AbortSignal.timeout(this.connection.timeoutMs),

@@ -6,8 +6,8 @@ import type { AddressInfo } from 'node:net';
  * A NetBox stand-in for tests: GET /api/dcim/devices/ in NetBox's real response shape
  * ({count, next, previous, results}) with nested device_type.manufacturer, platform, site,
  * primary_ip4 "a.b.c.d/nn", tags, serial and asset_tag; limit/offset pagination with absolute
- * `next` URLs; NetBox-style filters; `Authorization: Token …`. Fault modes answer 401, 500 or
- * never answer (timeout).
+ * `next` URLs; NetBox-style filters; `Authorization: Token …` (`Bearer nbt_…` for v2 tokens).
+ * Fault modes answer 401, 500 or never answer (timeout).
  */
 
 export interface SimDevice {
@@ -129,7 +129,9 @@ export async function startNetboxSim(options: NetboxSimOptions): Promise<NetboxS
       res.end('<h1>Server Error (500)</h1><p>There was a problem with the server.</p>');
       return;
     }
-    if (req.headers.authorization !== `Token ${options.token}` || sim.mode === 'unauthorized') {
+    // NetBox v1 tokens: `Token <key>`; v2 tokens (nbt_…, NetBox 4.5+): `Bearer <token>`.
+    const expected = options.token.startsWith('nbt_') ? `Bearer ${options.token}` : `Token ${options.token}`;
+    if (req.headers.authorization !== expected || sim.mode === 'unauthorized') {
       json(401, { detail: 'Invalid token' });
       return;
     }
