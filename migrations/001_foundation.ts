@@ -2,7 +2,9 @@ import type { Knex } from 'knex';
 
 /** Organizations, users, sessions and refresh tokens, settings, audit log, failed logins. */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw('CREATE EXTENSION IF NOT EXISTS pgcrypto').catch(() => undefined);
+  // gen_random_uuid() is built into PostgreSQL 13+ and PGlite. (This once tried CREATE EXTENSION
+  // pgcrypto and ignored a refusal, but a refused statement aborts the migration's transaction, so
+  // PGlite, which has no pgcrypto, could never start; removing it changes nothing where it ran.)
 
   await knex.schema.createTable('organizations', (t) => {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));

@@ -15,6 +15,7 @@ import { authPlugin } from './plugins/auth';
 import { authLimitsPlugin } from './plugins/auth-limits';
 import { errorHandlerPlugin } from './plugins/error-handler';
 import { openapiPlugin } from './plugins/openapi';
+import { opsPlugin } from './ops/plugin';
 import { validationPlugin } from './plugins/validation';
 import type { Services } from './services';
 
@@ -52,6 +53,8 @@ function createServices(options: AppOptions): Services {
 export interface RegisteredRoute {
   method: string;
   url: string;
+  /** Declared `config.public` (no token needed). */
+  public: boolean;
 }
 
 declare module 'fastify' {
@@ -71,7 +74,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const routes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    const isPublic = Boolean((route.config as { public?: boolean } | undefined)?.public);
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, public: isPublic });
   });
   app.decorate('services', createServices(options));
   // Job machinery: starts once every area registered its outcome handlers, stops with the app.
@@ -82,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await authLimitsPlugin(app);
   await authPlugin(app);
   await openapiPlugin(app);
+  await opsPlugin(app); // /healthz, /readyz, /metrics and request metrics
   await registerAreas(app);
   return app;
 }

@@ -18,6 +18,10 @@ export interface ControllerConfig {
   tls: boolean;
   /** SWITCHBOARD_TLS_CA_CERT / SWITCHBOARD_TLS_CA_KEY: PEM files of a CA to use instead of generating one. */
   tlsCa?: { certFile: string; keyFile: string } | null;
+  /** SWITCHBOARD_METRICS_TOKEN: bearer token Prometheus sends to GET /metrics; unset = /metrics off. */
+  metricsToken?: string | null;
+  /** SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS (25): on SIGTERM, the longest a clean stop may take before the process exits anyway. */
+  shutdownTimeoutMs?: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -99,14 +103,30 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
     return key;
   }
   const key = randomBytes(32);
+  const notWritable = (err: unknown) =>
+    new ConfigError(`SWITCHBOARD_DATA_DIR is not writable: cannot create ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw notWritable(err);
+  }
+  try {
     writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadSecretKey(env, dataDir); // another process just made it
-    throw new ConfigError(`SWITCHBOARD_DATA_DIR is not writable: cannot create ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw notWritable(err);
   }
   return key;
+}
+
+/** At least 16 characters of printable ASCII without spaces, so it fits an Authorization header. */
+function metricsTokenFrom(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.SWITCHBOARD_METRICS_TOKEN;
+  if (raw === undefined || raw === '') return null;
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) {
+    throw new ConfigError('SWITCHBOARD_METRICS_TOKEN must be at least 16 printable characters without spaces (e.g. openssl rand -hex 24)');
+  }
+  return raw;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -132,5 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     publicUrl: publicUrl.replace(/\/$/, ''),
     tls,
     tlsCa,
+    metricsToken: metricsTokenFrom(env),
+    shutdownTimeoutMs: intFrom(env, 'SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600) * 1000,
   };
 }

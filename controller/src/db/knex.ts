@@ -15,6 +15,13 @@ export async function createDb(databaseUrl: string | null, dataDir: string): Pro
       client: 'pg',
       connection: databaseUrl,
       pool: { min: 0, max: 20 },
+      log: {
+        // A failed connection also rejects the query that wanted it, which reports it once;
+        // knex's own console copy (with a stack) would only bury that one clear line.
+        warn: (message: string) => {
+          if (!String(message).startsWith('Acquire connection error')) console.warn(message);
+        },
+      },
     });
   }
   const { default: ClientPgLite } = await import('knex-pglite');
