@@ -40,7 +40,7 @@ const SHOW_INTERFACE_NXOS: ParseSpec = {
   start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>up|down)\b`),
   fields: [
     /^admin state is (?<admin>up|down)/,
-    new RegExp(String.raw`address:? (?<mac>${MAC_DOTTED})`),
+    new RegExp(String.raw`address(?: is|:)\s+(?<mac>${MAC_DOTTED})`),
     /^\s+Description: (?<description>.*)$/,
     /MTU (?<mtu>\d+) bytes, BW (?<bw_kbit>\d+) Kbit/,
     /^\s+(?<duplex>full|half|auto)-duplex, (?<speed>\d+ [KMG]b\/s|auto-speed)/i,
@@ -56,7 +56,7 @@ const SHOW_INTERFACES_JUNOS: ParseSpec = {
     /^\s+Description: (?<description>.*)$/,
     /Link-level type: [^,]+, MTU: (?<mtu>\d+)/,
     /Speed: (?<speed>[\w.]+)/,
-    /Duplex: (?<duplex>[\w-]+)/,
+    /(?:Duplex|Link-mode): (?<duplex>[\w-]+)/,
     new RegExp(String.raw`Current address: (?<mac>${MAC_COLON})`),
   ],
   lists: {
@@ -102,7 +102,7 @@ const CDP_DETAIL: ParseSpec = {
     new RegExp(String.raw`^\s+IP(?:v4)? [Aa]ddress: (?<remote_address>${IPV4})`),
     /^Platform: (?<remote_platform>[^,]+?)\s*,/,
     /^Interface: (?<local_interface>[^,\s]+)/,
-    /Port ID \(outgoing port\): (?<remote_interface>\S+)/,
+    /Port ID \(outgoing port\): (?<remote_interface>.+?)\s*$/,
   ],
 };
 
@@ -189,7 +189,7 @@ const ARP_EOS: ParseSpec = {
 };
 const ARP_JUNOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<mac_address>${MAC_COLON})\s+(?<ip_address>${IPV4})\s+(?<interface>\S+)\s+\S+\s*$`),
+  row: new RegExp(String.raw`^(?<mac_address>${MAC_COLON})\s+(?<ip_address>${IPV4})\s+(?<interface>\S+)(?: \[[^\]]*\])?\s+\S+\s*$`),
 };
 const ARP_PANOS: ParseSpec = {
   kind: 'table',
@@ -209,7 +209,7 @@ const MAC_IOS: ParseSpec = {
 };
 const MAC_NXOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S+)\s*$`),
+  row: new RegExp(String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S.*?)\s*$`),
 };
 const MAC_JUNOS: ParseSpec = {
   kind: 'table',

@@ -195,7 +195,7 @@ export function parseRaw(text: string, spec: ParseSpec): ParseOutcome<RawRecord>
 const text = (v: string | undefined): string => (v ?? '').trim().replace(/^"(.*)"$/, '$1');
 const orNull = (v: string | undefined): string | null => {
   const t = text(v);
-  return t === '' || t === '-' || /^(not advertised|n\/a|none)$/i.test(t) ? null : t;
+  return t === '' || t === '-' || /^(not advertised|n\/a|none|null)$/i.test(t) ? null : t;
 };
 const intOrNull = (v: string | undefined): number | null => {
   const n = Number(text(v));
@@ -242,7 +242,7 @@ export function buildNeighbor(protocol: NeighborProtocol) {
       remote_interface: orNull(g.remote_interface),
       remote_address: orNull(g.remote_address),
       remote_platform: orNull(g.remote_platform),
-      remote_chassis_id: protocol === 'lldp' ? orNull(g.remote_chassis_id) : null,
+      remote_chassis_id: protocol === 'lldp' ? (normalizeMac(g.remote_chassis_id) ?? orNull(g.remote_chassis_id)) : null,
     };
   };
 }

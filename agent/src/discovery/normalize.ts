@@ -17,7 +17,7 @@ export function normalizeMac(raw: string | null | undefined): string | null {
 }
 
 const STATUS_WORDS: [RegExp, Status][] = [
-  [/^(administratively down|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|disconnected|err-disabled|lower ?layer ?down|inactive|no ?carrier|suspended|sus?pended|act\/unsup|unknown-down)/i, 'down'],
+  [/^(administratively|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|not ?present|disconnected|err-disabled|lower ?layer ?down|inactive|no ?carrier|suspended|act\/unsup|unknown-down)/i, 'down'],
   [/^(up|enabled?|connected|active|link ?up|running|ok)/i, 'up'],
   [/^(testing|dormant|monitoring)/i, 'testing'],
 ];
