@@ -10,7 +10,10 @@ import { netboxRoutes } from './netbox/routes';
 import { profileRoutes } from './profiles/routes';
 import { siteRoutes } from './sites/routes';
 import { stackRoutes } from './stacks/routes';
+import { instanceRoutes } from './instances/routes';
+import { liveRoutes } from './live/routes';
 import { platformRoutes } from './platforms/routes';
+import { taskRoutes } from './tasks/routes';
 import { templateRoutes } from './templates/routes';
 import { tlsRoutes } from './tls/routes';
 
@@ -32,5 +35,8 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(templateRoutes, { prefix: '/api/config' });
   await app.register(stackRoutes, { prefix: '/api/config' });
   await app.register(deploymentRoutes, { prefix: '/api/config' });
+  await app.register(instanceRoutes, { prefix: '/api/config' });
+  await app.register(taskRoutes, { prefix: '/api/tasks' });
+  await app.register(liveRoutes, { prefix: '/api' }); // GET /api/live (WebSocket)
   await app.register(discoveryArea); // /api/devices/:id/{interfaces,neighbors,…,poll}, /api/topology
 }

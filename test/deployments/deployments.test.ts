@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Org } from '../agents/helpers';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
+import type { Json } from '../../agent/src/drivers/gnmi/json-tree';
 import { startNetconfDevice, type NetconfDevice } from '../sim/netconf/device';
 import { agentFor, api, gnmiDevice, netconfDevice, waitFor } from './helpers';
 
@@ -19,7 +20,7 @@ let interfaces: any;
 
 const INITIAL = { system: { config: { hostname: 'factory' } }, interfaces: { interface: [{ name: 'eth0', config: { mtu: 1500 } }] } };
 
-async function gnmi(initialTree: object = INITIAL): Promise<GnmiTarget> {
+async function gnmi(initialTree: Json = INITIAL): Promise<GnmiTarget> {
   const target = await startGnmiTarget({ initialTree });
   sims.push(target);
   return target;
@@ -173,7 +174,7 @@ describe('atomic and non-atomic failure', () => {
     const done = await waitFor(c, token, (await deploy((await stack(false)).id, [d1.id, d2.id])).body.id);
     expect(done).toMatchObject({ status: 'failed', succeeded_count: 1, failed_count: 1 });
     expect(done.error_message).toMatch(/1 of 2 devices failed; 1 kept the change/);
-    expect(good.tree().system).toEqual({ config: { hostname: 'default' } });
+    expect((good.tree() as { system: Json }).system).toEqual({ config: { hostname: 'default' } });
     expect(done.devices.filter((d: any) => d.device_id === d2.id).every((d: any) => d.status === 'failed' && /ABORTED/.test(d.error_message))).toBe(true);
   });
 
@@ -198,7 +199,7 @@ describe('rollback', () => {
     const done = await waitFor(c, token, (await deploy((await stack()).id, [device.id])).body.id);
     expect(done.status).toBe('completed');
     // Something else changed on the device since: replace semantics remove it too.
-    target.setTree({ ...target.tree(), extra: { added: true } });
+    target.setTree({ ...(target.tree() as Record<string, Json>), extra: { added: true } });
     const res = await c.request('POST', `/api/config/deployments/${done.id}/rollback`, { token });
     expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe('rolling_back');

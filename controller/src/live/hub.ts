@@ -1,0 +1,111 @@
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/knex';
+
+/** One live event, as the database announced it (see migration 071's sb_live_notify). */
+export interface LiveEvent {
+  type: 'deployment' | 'deployment_device' | 'deployment_log' | 'snapshot';
+  org_id: string;
+  [field: string]: unknown;
+}
+
+export type LiveListener = (event: LiveEvent) => void;
+
+export const CHANNEL = 'sb_live';
+
+/**
+ * Fans the database's sb_live notifications out to this controller's WebSocket clients, by
+ * organization. Triggers announce committed changes of deployments, their devices and log lines,
+ * and snapshots, so every replica hears every change whichever replica made it. PostgreSQL: one
+ * LISTEN connection (reconnected with backoff); embedded PGlite: its own listen().
+ */
+export class LiveHub {
+  private readonly listeners = new Map<string, Set<LiveListener>>();
+  private client: pg.Client | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+  private closed = false;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly databaseUrl: string | null,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  subscribe(orgId: string, listener: LiveListener): () => void {
+    const set = this.listeners.get(orgId) ?? new Set();
+    set.add(listener);
+    this.listeners.set(orgId, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(orgId);
+    };
+  }
+
+  get subscribers(): number {
+    let n = 0;
+    for (const set of this.listeners.values()) n += set.size;
+    return n;
+  }
+
+  private deliver(payload: string | undefined): void {
+    if (!payload) return;
+    let event: LiveEvent;
+    try {
+      event = JSON.parse(payload) as LiveEvent;
+    } catch {
+      return;
+    }
+    for (const listener of this.listeners.get(event.org_id) ?? []) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, 'live listener failed');
+      }
+    }
+  }
+
+  async start(): Promise<void> {
+    this.closed = false;
+    if (!this.databaseUrl) {
+      const pglite = (this.db.client as { pglite?: { listen(channel: string, cb: (payload: string) => void): Promise<() => Promise<void>> } }).pglite;
+      if (pglite) this.unlisten = await pglite.listen(CHANNEL, (payload) => this.deliver(payload));
+      return;
+    }
+    await this.connect();
+  }
+
+  private async connect(delayMs = 500): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.databaseUrl! });
+    client.on('notification', (msg) => this.deliver(msg.payload));
+    const reconnect = (err?: Error) => {
+      if (this.closed || this.client !== client) return;
+      this.client = null;
+      this.log.warn({ err: err?.message }, 'live notifications connection lost; reconnecting');
+      client.end().catch(() => undefined);
+      this.retry = setTimeout(() => void this.connect(Math.min(delayMs * 2, 10_000)), delayMs);
+      this.retry.unref();
+    };
+    client.on('error', reconnect);
+    client.on('end', () => reconnect());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      this.client = client;
+    } catch (err) {
+      this.client = client;
+      reconnect(err as Error);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+    await this.unlisten?.().catch(() => undefined);
+    this.listeners.clear();
+  }
+}

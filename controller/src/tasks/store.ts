@@ -1,0 +1,110 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex';
+
+export interface TaskRow {
+  id: string;
+  org_id: string;
+  name: string;
+  type: 'deployment' | 'snapshot' | 'backup';
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  instance_id: string | null;
+  snapshot_id: string | null;
+  device_filter: { site_id?: string; device_type?: string; device_ids?: string[] };
+  method: 'cli' | 'structured' | 'both';
+  next_run_at: Date | null;
+  last_run_at: Date | null;
+  last_status: string | null;
+  last_error: string | null;
+  last_result: Record<string, unknown> | null;
+  created_by: string | null;
+  created_by_name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const encode = (row: Record<string, unknown>) => ('device_filter' in row ? { ...row, device_filter: JSON.stringify(row.device_filter) } : row);
+
+/** SQL for scheduled tasks and their runs. */
+export class TaskStore {
+  constructor(readonly db: Db) {}
+
+  list(orgId: string, filter: { type?: string; limit: number; offset: number }): Promise<TaskRow[]> {
+    const q = this.db('scheduled_tasks').where({ org_id: orgId }).orderBy([{ column: 'name' }, { column: 'created_at' }]).limit(filter.limit).offset(filter.offset).select('*');
+    if (filter.type) q.where({ type: filter.type });
+    return q;
+  }
+
+  find(orgId: string, id: string): Promise<TaskRow | undefined> {
+    return this.db('scheduled_tasks').where({ org_id: orgId, id }).first();
+  }
+
+  async insert(row: Record<string, unknown>): Promise<TaskRow> {
+    const [task] = await this.db('scheduled_tasks').insert(encode(row)).returning('*');
+    return task;
+  }
+
+  async update(orgId: string, id: string, fields: Record<string, unknown>): Promise<TaskRow | undefined> {
+    const [task] = await this.db('scheduled_tasks').where({ org_id: orgId, id }).update({ ...encode(fields), updated_at: this.db.fn.now() }).returning('*');
+    return task;
+  }
+
+  async delete(orgId: string, id: string): Promise<boolean> {
+    return (await this.db('scheduled_tasks').where({ org_id: orgId, id }).delete()) > 0;
+  }
+
+  runs(taskId: string, limit: number, offset: number) {
+    return this.db('scheduled_task_runs').where({ task_id: taskId }).orderBy('scheduled_for', 'desc').limit(limit).offset(offset).select('scheduled_for', 'controller', 'status', 'error', 'result', 'started_at', 'finished_at');
+  }
+
+  instanceExists(orgId: string, id: string) {
+    return this.db('instances').where({ org_id: orgId, id }).first('id');
+  }
+
+  snapshotExists(orgId: string, id: string) {
+    return this.db('snapshots').where({ org_id: orgId, id }).first('id');
+  }
+
+  /** Device ids of a backup task's filter (all of the organization's devices when empty). */
+  async filterDevices(orgId: string, filter: TaskRow['device_filter']): Promise<string[]> {
+    const q = this.db('devices').where({ org_id: orgId });
+    if (filter.site_id) q.where({ site_id: filter.site_id });
+    if (filter.device_type) q.where({ device_type: filter.device_type });
+    if (filter.device_ids) q.whereRaw('id = ANY(?::uuid[])', [filter.device_ids]);
+    const rows: { id: string }[] = await q.orderBy('name').select('id');
+    return rows.map((r) => r.id);
+  }
+
+  due(limit: number): Promise<TaskRow[]> {
+    return this.db('scheduled_tasks').where({ enabled: true }).where('next_run_at', '<=', this.db.fn.now()).orderBy('next_run_at').limit(limit).select('*');
+  }
+
+  /**
+   * Claims one run: the (task, scheduled_for) primary key lets exactly one controller insert it;
+   * the winner moves next_run_at on in the same transaction. False when another one won.
+   */
+  async claim(task: TaskRow, controller: string, next: Date | null): Promise<boolean> {
+    return this.db.transaction(async (trx: Knex.Transaction) => {
+      const inserted = await trx('scheduled_task_runs')
+        .insert({ task_id: task.id, scheduled_for: task.next_run_at, controller })
+        .onConflict(['task_id', 'scheduled_for'])
+        .ignore()
+        .returning('task_id');
+      if (inserted.length === 0) return false;
+      await trx('scheduled_tasks')
+        .where({ id: task.id })
+        .update({ next_run_at: next, last_run_at: trx.fn.now(), last_status: 'running', last_error: null, updated_at: trx.fn.now() });
+      return true;
+    });
+  }
+
+  async finishRun(task: TaskRow, status: 'succeeded' | 'failed', error: string | null, result: Record<string, unknown> | null): Promise<void> {
+    await this.db.transaction(async (trx) => {
+      await trx('scheduled_task_runs')
+        .where({ task_id: task.id, scheduled_for: task.next_run_at })
+        .update({ status, error, result: result ? JSON.stringify(result) : null, finished_at: trx.fn.now() });
+      await trx('scheduled_tasks').where({ id: task.id }).update({ last_status: status, last_error: error, last_result: result ? JSON.stringify(result) : null });
+    });
+  }
+}

@@ -1,0 +1,131 @@
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Org } from '../agents/helpers';
+import { startTestController, type TestController } from '../helpers/controller';
+import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
+import { agentFor, api, gnmiDevice, until, waitFor } from '../deployments/helpers';
+
+// ws ships no type definitions here: the few members used are typed below.
+interface Ws {
+  on(event: 'message', cb: (data: Buffer) => void): void;
+  on(event: 'close', cb: (code: number, reason: Buffer) => void): void;
+  on(event: 'open' | 'error', cb: (arg?: unknown) => void): void;
+  send(data: string): void;
+  close(): void;
+}
+const WebSocket = createRequire(import.meta.url)('ws') as new (url: string, options?: { headers?: Record<string, string> }) => Ws;
+
+interface Client {
+  events: any[];
+  closed: Promise<{ code: number; reason: string }>;
+  send(message: unknown): void;
+  next(match: (event: any) => boolean, what: string): Promise<any>;
+  close(): void;
+}
+
+function connect(c: TestController, headers?: Record<string, string>): Promise<Client> {
+  const ws = new WebSocket(`${c.url.replace('http', 'ws')}/api/live`, headers ? { headers } : undefined);
+  const events: any[] = [];
+  ws.on('message', (data) => events.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  return new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('open', () =>
+      resolve({
+        events,
+        closed,
+        send: (message) => ws.send(JSON.stringify(message)),
+        next: (match, what) => until(what, () => events.find(match), 30_000, 20),
+        close: () => ws.close(),
+      }),
+    );
+  });
+}
+
+let c: TestController;
+let org: Org;
+let agent: Awaited<ReturnType<typeof agentFor>>;
+let target: GnmiTarget;
+let device: any;
+let stack: any;
+
+beforeAll(async () => {
+  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
+  org = await c.createOrgUser(['org_admin']);
+  agent = await agentFor(c, org);
+  target = await startGnmiTarget({ initialTree: { system: { config: { hostname: 'a' } } } });
+  device = await gnmiDevice(c, org.token, target, 'live1');
+  const tpl = await api(c, org.token, 'POST', '/api/config/templates', { name: 'h', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "b"}' }, 201);
+  stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 's', services: [{ template_id: tpl.id }] }, 201);
+});
+afterAll(async () => {
+  await agent?.stop();
+  await c?.close();
+  await target?.close();
+});
+
+describe('GET /api/live', () => {
+  it('streams deployment status changes, device states and log lines of the organization as they happen', async () => {
+    const client = await connect(c);
+    client.send({ type: 'auth', token: org.token });
+    expect(await client.next((e) => e.type === 'ready', 'ready')).toMatchObject({ org_id: org.orgId });
+    const other = await c.createOrgUser(['operator']);
+    const stranger = await connect(c, { authorization: `Bearer ${other.token}` });
+    await stranger.next((e) => e.type === 'ready', 'ready (header auth)');
+
+    const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'live', target_devices: [{ device_id: device.id }] }, 201);
+    await waitFor(c, org.token, created.id);
+    const completed = await client.next((e) => e.type === 'deployment' && e.id === created.id && e.status === 'completed', 'completed event');
+    expect(completed).toMatchObject({ name: 'live', total_devices: 1, succeeded_count: 1, failed_count: 0 });
+    expect(completed).not.toHaveProperty('org_id');
+    const statuses = client.events.filter((e) => e.type === 'deployment' && e.id === created.id).map((e) => e.status);
+    expect(statuses).toEqual(expect.arrayContaining(['pending', 'in_progress', 'completed']));
+    expect(statuses.indexOf('pending')).toBeLessThan(statuses.indexOf('completed'));
+    await client.next((e) => e.type === 'deployment_device' && e.device_id === device.id && e.status === 'completed', 'device completed');
+    const logs = client.events.filter((e) => e.type === 'deployment_log' && e.deployment_id === created.id);
+    expect(logs.map((l) => l.message).join('\n')).toMatch(/Deployment created[\s\S]*Deployment completed/);
+    expect(logs[0]).toMatchObject({ level: 'info', created_at: expect.any(String) });
+    expect(logs.some((l) => l.device_id === device.id)).toBe(true);
+
+    // The other organization heard nothing of it.
+    expect(stranger.events.filter((e) => e.type !== 'ready')).toEqual([]);
+    client.close();
+    stranger.close();
+  });
+
+  it('narrows to the deployments asked for', async () => {
+    const client = await connect(c, { authorization: `Bearer ${org.token}` });
+    await client.next((e) => e.type === 'ready', 'ready');
+    client.send({ type: 'subscribe', deployments: ['00000000-0000-4000-8000-000000000000'], types: ['deployment'] });
+    await client.next((e) => e.type === 'subscribed', 'subscribed');
+    const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'quiet', target_devices: [{ device_id: device.id }] }, 201);
+    await waitFor(c, org.token, created.id);
+    client.send({ type: 'ping' });
+    await client.next((e) => e.type === 'pong', 'pong');
+    expect(client.events.filter((e) => !['ready', 'subscribed', 'pong'].includes(e.type))).toEqual([]);
+    client.close();
+  });
+
+  it('streams snapshot status changes', async () => {
+    const client = await connect(c, { authorization: `Bearer ${org.token}` });
+    await client.next((e) => e.type === 'ready', 'ready');
+    const snapshot = (await api(c, org.token, 'POST', '/api/devices/snapshots', { name: 'live snap' }, 201)).snapshot;
+    expect(await client.next((e) => e.type === 'snapshot' && e.id === snapshot.id, 'snapshot event')).toMatchObject({ name: 'live snap', status: expect.any(String) });
+    client.close();
+  });
+
+  it('closes with 4401 for a bad token or a client that does not authenticate first, 4403 without devices.access', async () => {
+    const bad = await connect(c);
+    bad.send({ type: 'auth', token: 'not-a-token' });
+    expect(await bad.closed).toMatchObject({ code: 4401, reason: 'Invalid or expired token' });
+    const rude = await connect(c);
+    rude.send({ type: 'subscribe' });
+    expect((await rude.closed).code).toBe(4401);
+    const garbage = await connect(c);
+    garbage.send('{not json' as unknown as object);
+    const auditor = await c.createOrgUser(['auditor']);
+    const denied = await connect(c, { authorization: `Bearer ${auditor.token}` });
+    expect(await denied.closed).toMatchObject({ code: 4403, reason: 'Insufficient permissions' });
+    garbage.close();
+  });
+});
