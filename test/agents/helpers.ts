@@ -68,6 +68,9 @@ export async function dropNatsNamespace(url: string, prefix: string): Promise<vo
 
 // ---- inventory ----------------------------------------------------------------------------
 
+/** What the inventory helpers need of a controller: its URL and an API client. */
+export type Api = Pick<TestController, 'url' | 'request'>;
+
 export interface Org {
   orgId: string;
   token: string;
@@ -79,11 +82,11 @@ async function ok<T = any>(res: Promise<{ status: number; body: any; text: strin
   return r.body as T;
 }
 
-export async function makeSite(tc: TestController, org: Org, name = `site-${randomBytes(3).toString('hex')}`): Promise<{ id: string; name: string }> {
+export async function makeSite(tc: Api, org: Org, name = `site-${randomBytes(3).toString('hex')}`): Promise<{ id: string; name: string }> {
   return ok(tc.request('POST', '/api/sites', { token: org.token, body: { name } }), 201, 'create site');
 }
 
-export async function makeProfile(tc: TestController, org: Org, body: Record<string, unknown> = {}): Promise<string> {
+export async function makeProfile(tc: Api, org: Org, body: Record<string, unknown> = {}): Promise<string> {
   const profile = await ok(
     tc.request('POST', '/api/profiles', { token: org.token, body: { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'admin', ...body } }),
     201,
@@ -93,7 +96,7 @@ export async function makeProfile(tc: TestController, org: Org, body: Record<str
 }
 
 export async function makeDevice(
-  tc: TestController,
+  tc: Api,
   org: Org,
   fields: { host?: string; port?: number; profile_id?: string; site_id?: string | null; device_type?: string; name?: string; password?: string },
 ): Promise<string> {
@@ -116,7 +119,7 @@ export async function makeDevice(
 }
 
 /** Creates an agent through the API and redeems its token; the identity is saved in a temp state dir. */
-export async function enrollAgent(tc: TestController, org: Org, opts: { name?: string; site_id?: string | null; stateDir?: string } = {}): Promise<{ identity: AgentIdentity; stateDir: string; token: string }> {
+export async function enrollAgent(tc: Api, org: Org, opts: { name?: string; site_id?: string | null; stateDir?: string } = {}): Promise<{ identity: AgentIdentity; stateDir: string; token: string }> {
   const created = await ok(
     tc.request('POST', '/api/agents', { token: org.token, body: { name: opts.name ?? `agent-${randomBytes(3).toString('hex')}`, site_id: opts.site_id ?? null } }),
     201,
@@ -223,6 +226,22 @@ export async function startNatsServer(): Promise<{ url: string; port: number; st
       rmSync(storeDir, { recursive: true, force: true });
     },
   };
+}
+
+/** An API client for a controller running in another process. */
+export function apiClient(url: string): Api {
+  return {
+    url,
+    async request(method: string, path: string, opts: { token?: string | null; body?: unknown } = {}) {
+      const headers: Record<string, string> = {};
+      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+      if (opts.body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(url + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+      const text = await res.text();
+      const body = (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text;
+      return { status: res.status, body, text, headers: res.headers };
+    },
+  } as Api;
 }
 
 /** Rows of a job, straight from the database. */

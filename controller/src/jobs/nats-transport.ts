@@ -3,6 +3,7 @@ import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStrea
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { connectNats, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../../shared/src/nats/jetstream';
 import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
+import { ConfigError } from '../config';
 
 const sc = StringCodec();
 const BATCH = 256;
@@ -17,13 +18,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export class NatsJobTransport implements JobTransport {
   readonly name = 'nats' as const;
-  private nc!: NatsConnection;
+  private nc: NatsConnection | null = null;
   private js!: JetStreamClient;
   private jsm!: JetStreamManager;
   private readonly pools = new Set<string>();
   private closed = false;
   private current: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
+  /** The batch of agent events being recorded right now (close() lets it finish). */
+  private recording: Promise<void> | null = null;
 
   constructor(
     private readonly url: string,
@@ -32,18 +35,35 @@ export class NatsJobTransport implements JobTransport {
     private readonly log: Logger,
   ) {}
 
-  async start(sink: EventSink): Promise<void> {
-    this.nc = await connectNats(this.url, 'switchboard-controller');
-    this.jsm = await this.nc.jetstreamManager();
-    this.js = this.nc.jetstream();
+  /** The NATS connection once started (readiness checks and metrics). */
+  get connection(): NatsConnection | undefined {
+    return this.nc ?? undefined;
+  }
+
+  /** Connects and sets up the streams; publishing alone (a submit-only process) needs no more. */
+  async connect(): Promise<void> {
+    if (this.nc) return;
+    let nc: NatsConnection;
+    try {
+      nc = await connectNats(this.url, 'switchboard-controller');
+    } catch (err) {
+      throw new ConfigError(`NATS_URL: cannot connect to ${this.url}: ${(err as Error).message}`);
+    }
+    this.nc = nc;
+    this.jsm = await nc.jetstreamManager();
+    this.js = nc.jetstream();
     await ensureStreams(this.jsm, this.names);
+  }
+
+  async start(sink: EventSink): Promise<void> {
+    await this.connect();
     await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS);
     void (async () => {
-      for await (const status of this.nc.status()) {
+      for await (const status of this.nc!.status()) {
         if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type }, 'NATS connection ' + status.type);
       }
     })();
-    this.nc.subscribe(this.names.heartbeatSubject, {
+    this.nc!.subscribe(this.names.heartbeatSubject, {
       queue: this.names.controllerQueue,
       callback: (err, msg) => {
         if (err) return;
@@ -62,7 +82,7 @@ export class NatsJobTransport implements JobTransport {
     const kick = () => {
       if (running) return;
       running = true;
-      void (async () => {
+      this.recording = (async () => {
         try {
           while (buffer.length > 0) {
             const batch = buffer.splice(0, BATCH).map(toEvent);
@@ -98,6 +118,7 @@ export class NatsJobTransport implements JobTransport {
   }
 
   async publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number> {
+    await this.connect();
     const key = `${orgId}/${pool}`;
     if (!this.pools.has(key)) {
       await ensurePoolConsumer(this.jsm, this.names, orgId, pool, this.ackWaitMs);
@@ -108,15 +129,30 @@ export class NatsJobTransport implements JobTransport {
   }
 
   async retractJob(seq: number): Promise<void> {
-    await this.jsm.streams.deleteMessage(this.names.jobsStream, seq, false).catch(() => undefined);
+    await this.jsm?.streams.deleteMessage(this.names.jobsStream, seq, false).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.current?.stop();
-    if (this.nc && !this.nc.isClosed()) await this.nc.close();
+    // Graceful: no more events are taken; those already taken are recorded and acked before
+    // the connection goes (bounded, so a NATS or database outage cannot hold a shutdown).
+    await within(this.loop, 5_000);
+    await within(this.recording, 15_000);
+    if (this.nc && !this.nc.isClosed()) {
+      await within(this.nc.flush(), 2_000);
+      await this.nc.close();
+    }
     await this.loop?.catch(() => undefined);
   }
+}
+
+/** Waits for a promise (errors ignored), at most `ms`. */
+async function within(promise: Promise<unknown> | null, ms: number): Promise<void> {
+  if (!promise) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 function toEvent(m: JsMsg): IncomingEvent {
