@@ -20,7 +20,7 @@ export interface DiscoveryEnv {
 export async function discoveryEnv(options: TestControllerOptions & { drivers?: DriverRegistry; agent?: boolean } = {}): Promise<DiscoveryEnv> {
   const c = await startTestController({ ...options, config: { discovery: { scheduler: false }, ...options.config } });
   const u = await inventoryUser(c, ['org_admin']);
-  let agent = { stop: async () => undefined };
+  let agent: { stop(): Promise<void> } = { stop: async () => undefined };
   if (options.agent !== false) {
     const { identity } = await enrollAgent(c, { orgId: u.orgId, token: u.token });
     agent = await startAgent(c, identity, { drivers: options.drivers, concurrency: 16 });
