@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
@@ -29,9 +30,11 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
   app.get('', {
     config,
     schema: { tags, summary: 'List devices (summary form), filtered and paged', querystring: DeviceListQuery, response: { 200: DeviceList, ...errorResponses(400, 401, 403) } },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { limit = 50, offset = 0, ...filter } = request.query;
-    return { ...(await devices.list(caller(request).orgId, filter, limit, offset)), limit, offset };
+    const body = await devices.listJson(caller(request).orgId, filter, limit, offset);
+    // Already JSON in the DeviceList shape (built by PostgreSQL): a string is sent as is.
+    return reply.type('application/json; charset=utf-8').send(body as unknown as Static<typeof DeviceList>);
   });
 
   app.post('', {

@@ -14,9 +14,6 @@ const IMPORT_COLUMNS = [
   'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'description',
 ];
 
-/** Bulk writes of at least this many rows flush the search index's pending list. */
-export const FLUSH_AFTER = 100;
-
 /** Device rules shared by create, update, bulk edit and import. */
 export class DeviceService {
   constructor(
@@ -25,8 +22,9 @@ export class DeviceService {
     private readonly audit: AuditService,
   ) {}
 
-  list(orgId: string, filter: DeviceFilter, limit: number, offset: number) {
-    return this.store.list(orgId, filter, limit, offset);
+  /** The list response as JSON text (see DeviceStore.listJson). */
+  listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number): Promise<string> {
+    return this.store.listJson(orgId, filter, limit, offset);
   }
 
   async get(orgId: string, id: string) {
@@ -115,7 +113,7 @@ export class DeviceService {
     const written = await this.store.transaction((trx) =>
       this.store.insertMany(trx, IMPORT_COLUMNS, valid.map(({ fields }) => ({ ...constants, ...fields }))),
     );
-    if (written.length >= FLUSH_AFTER) await this.store.flushSearchIndex();
+    await this.store.afterBulkWrite(written.length);
     const insertedNames = new Set(written.map((w) => w.name));
     for (const { row, fields } of valid) {
       if (!insertedNames.has(fields.name)) errors.push({ row, name: fields.name, error: 'Device with this name already exists' });

@@ -32,6 +32,9 @@ export const DEVICE_COLUMN_TYPES: Record<string, string> = {
   netbox_last_synced_at: 'timestamptz', netbox_removed_at: 'timestamptz',
 };
 
+/** Bulk writes of at least this many rows get afterBulkWrite's index flush. */
+const BULK_WRITE_ROWS = 100;
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** `jsonb_to_recordset(?) AS r(col type, …)` for a batch of rows that all carry `columns`. */
@@ -62,20 +65,26 @@ export class DeviceStore extends OrgTable {
   }
 
   /**
-   * One page in name order plus the total, in one round trip: the count joined to the page
-   * (an offset past the end still yields one row carrying the total).
+   * GET /api/devices in one round trip, as the JSON text of {devices, total, limit, offset}
+   * built by PostgreSQL: the hot list path skips row decoding, Date objects and re-serialization.
+   * Timestamps are written like Date.toISOString() (UTC, milliseconds, Z), as on every other route.
    */
-  async list(orgId: string, filter: DeviceFilter, limit: number, offset: number) {
+  async listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number): Promise<string> {
     // Unfiltered: the trigger-maintained per-organization count (migration 022), not a scan.
     const unfiltered = Object.values(filter).every((value) => value === undefined || value === '');
     const count = unfiltered
-      ? this.db.raw('SELECT COALESCE((SELECT devices FROM device_counts WHERE org_id = ?), 0) AS total', [orgId])
-      : this.filtered(orgId, filter).count({ total: '*' });
-    const page = this.filtered(orgId, filter).select(SUMMARY_COLUMNS).orderBy('name').limit(limit).offset(offset);
-    const { rows } = await this.db.raw('SELECT t.total, p.* FROM (?) t LEFT JOIN LATERAL (?) p ON true', [count, page]);
-    const total = Number(rows[0]?.total ?? 0);
-    const devices = rows[0]?.id === null ? [] : rows.map(({ total: _total, ...device }: Record<string, unknown>) => device);
-    return { devices, total };
+      ? this.db.raw('SELECT COALESCE((SELECT devices FROM device_counts WHERE org_id = ?), 0)', [orgId])
+      : this.filtered(orgId, filter).count('*');
+    const iso = (column: string) => this.db.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`);
+    const columns = SUMMARY_COLUMNS.map((c) => (c === 'created_at' || c === 'updated_at' ? iso(c) : c));
+    const page = this.filtered(orgId, filter).select(columns).orderBy('name').limit(limit).offset(offset);
+    const { rows } = await this.db.raw(
+      `SELECT json_build_object(
+         'devices', COALESCE((SELECT json_agg(p ORDER BY p.name) FROM (?) p), '[]'::json),
+         'total', (?), 'limit', ?::int, 'offset', ?::int)::text AS body`,
+      [page, count, limit, offset],
+    );
+    return rows[0].body;
   }
 
   find(orgId: string, id: string) {
@@ -131,14 +140,18 @@ export class DeviceStore extends OrgTable {
   }
 
   /**
-   * After a bulk insert: moves the trigram index's pending list (GIN fastupdate) into the index,
-   * so q searches do not scan thousands of pending entries until autovacuum gets to it.
-   * A no-op where the index does not exist (PGlite without pg_trgm).
+   * After a bulk write of `rows` devices, so the next list is fast at once rather than after
+   * autovacuum: moves the trigram index's pending list (GIN fastupdate) into the index (else q
+   * scans every pending entry), and from 1,000 rows refreshes the planner's statistics (else a
+   * table that grew from a few rows to thousands is planned as if tiny). Best effort: PGlite
+   * without pg_trgm has no index to flush.
    */
-  async flushSearchIndex(): Promise<void> {
+  async afterBulkWrite(rows: number): Promise<void> {
+    if (rows < BULK_WRITE_ROWS) return;
     await this.db
       .raw("SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.relname = 'devices_search_text_trgm' AND c.relkind = 'i'")
       .catch(() => undefined);
+    if (rows >= 1000) await this.db.raw('ANALYZE devices').catch(() => undefined);
   }
 
   transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {

@@ -4,7 +4,6 @@ import type { SettingsService } from '../admin/settings-service';
 import type { AuthContext } from '../auth/auth-service';
 import { uniqueOr } from '../devices/db-errors';
 import { isDeviceType } from '../devices/rules';
-import { FLUSH_AFTER } from '../devices/service';
 import type { DeviceStore } from '../devices/store';
 import { appError } from '../errors/app-error';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
@@ -233,7 +232,7 @@ export class NetboxService {
       const removed = await this.store.removeMissing(trx, me.orgId, source.id, [...seen], source.delete_missing);
       return { added: written.size, updated, unchanged, removed };
     });
-    if (counts.added + counts.updated >= FLUSH_AFTER) await this.devices.flushSearchIndex();
+    await this.devices.afterBulkWrite(counts.added + counts.updated);
     return finish(counts, errors);
   }
 
