@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import type { PublicJwk } from '../../../shared/src/jobs/crypto';
+import type { HeartbeatHealth } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
 
 export interface AgentRow {
@@ -21,6 +22,8 @@ export interface AgentRow {
   pending_events: number;
   completed_jobs: number;
   failed_jobs: number;
+  /** The agent's last report on its NATS and controller connections (null before the first). */
+  health: HeartbeatHealth | null;
   created_at: Date;
 }
 
@@ -37,7 +40,7 @@ export interface AgentIdentityRow {
 
 const COLUMNS = [
   'id', 'org_id', 'name', 'site_id', 'builtin', 'enrolled_at', 'enrollment_expires_at', 'public_key', 'revoked_at', 'version',
-  'capabilities', 'last_seen_at', 'active_jobs', 'max_jobs', 'pending_events', 'completed_jobs', 'failed_jobs', 'created_at',
+  'capabilities', 'last_seen_at', 'active_jobs', 'max_jobs', 'pending_events', 'completed_jobs', 'failed_jobs', 'health', 'created_at',
 ];
 
 export interface HeartbeatFields {
@@ -46,6 +49,7 @@ export interface HeartbeatFields {
   active_jobs: number;
   max_jobs: number;
   pending_events: number;
+  health?: HeartbeatHealth | null;
 }
 
 /** The only place with agent SQL. */
@@ -56,9 +60,9 @@ export class AgentsStore {
     return this.db('sites').where({ org_id: orgId, id: siteId }).first('id', 'name');
   }
 
-  async siteNames(siteIds: string[]): Promise<Map<string, string>> {
+  async siteNames(siteIds: string[], q: Knex = this.db): Promise<Map<string, string>> {
     if (siteIds.length === 0) return new Map();
-    const rows: { id: string; name: string }[] = await this.db('sites').whereIn('id', siteIds).select('id', 'name');
+    const rows: { id: string; name: string }[] = await q('sites').whereIn('id', siteIds).select('id', 'name');
     return new Map(rows.map((r) => [r.id, r.name]));
   }
 
@@ -134,7 +138,7 @@ export class AgentsStore {
   }
 
   /** Fresh rows (revocation included) for the agents that signed a batch of events. */
-  async identities(ids: string[], trx: Knex | Db = this.db): Promise<Map<string, AgentIdentityRow>> {
+  async identities(ids: string[], trx: Knex = this.db): Promise<Map<string, AgentIdentityRow>> {
     if (ids.length === 0) return new Map();
     const rows: AgentIdentityRow[] = await trx('agents')
       .whereRaw('id = ANY(?::uuid[])', [ids])
@@ -145,7 +149,12 @@ export class AgentsStore {
   async heartbeat(id: string, fields: HeartbeatFields): Promise<void> {
     await this.db('agents')
       .where({ id })
-      .update({ ...fields, capabilities: JSON.stringify(fields.capabilities), last_seen_at: this.db.fn.now() });
+      .update({
+        ...fields,
+        capabilities: JSON.stringify(fields.capabilities),
+        ...(fields.health !== undefined ? { health: fields.health === null ? null : JSON.stringify(fields.health) } : {}),
+        last_seen_at: this.db.fn.now(),
+      });
   }
 
   async countJob(trx: Knex.Transaction, agentId: string, succeeded: boolean): Promise<void> {
@@ -153,9 +162,9 @@ export class AgentsStore {
   }
 
   /** Sites (of the given ones) that have at least one live agent: their devices use the site's pool. */
-  async sitesWithAgents(siteIds: string[]): Promise<Set<string>> {
+  async sitesWithAgents(siteIds: string[], q: Knex = this.db): Promise<Set<string>> {
     if (siteIds.length === 0) return new Set();
-    const rows: { site_id: string }[] = await this.db('agents')
+    const rows: { site_id: string }[] = await q('agents')
       .whereRaw('site_id = ANY(?::uuid[])', [siteIds])
       .whereNull('revoked_at')
       .distinct('site_id');
@@ -163,8 +172,8 @@ export class AgentsStore {
   }
 
   /** Live, enrolled agents of one pool: the recipients of its jobs' secrets. */
-  async poolMembers(orgId: string, pool: string): Promise<AgentIdentityRow[]> {
-    return this.db('agents')
+  async poolMembers(orgId: string, pool: string, q: Knex = this.db): Promise<AgentIdentityRow[]> {
+    return q('agents')
       .where({ org_id: orgId })
       .where(pool === DEFAULT_POOL ? { site_id: null } : { site_id: pool })
       .whereNull('revoked_at')
@@ -172,8 +181,8 @@ export class AgentsStore {
       .orderBy('id');
   }
 
-  async agentName(id: string): Promise<{ name: string; last_seen_at: Date | null } | undefined> {
-    return this.db('agents').where({ id }).first('name', 'last_seen_at');
+  async agentName(id: string, q: Knex = this.db): Promise<{ name: string; last_seen_at: Date | null } | undefined> {
+    return q('agents').where({ id }).first('name', 'last_seen_at');
   }
 
   /**

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import {
@@ -250,10 +251,10 @@ export class JobEngine implements JobService {
 
       const targets = new Map<string, DeviceTarget>();
       for (const [orgId, list] of groupBy(jobs, (j) => j.org_id)) {
-        for (const t of await loadDeviceTargets(deps.db, deps.secrets, orgId, list.map((j) => j.device_id))) targets.set(`${orgId}/${t.device_id}`, t);
+        for (const t of await loadDeviceTargets(trx, deps.secrets, orgId, list.map((j) => j.device_id))) targets.set(`${orgId}/${t.device_id}`, t);
       }
       const siteIds = [...new Set([...targets.values()].flatMap((t) => (t.site_id ? [t.site_id] : [])))];
-      const staffed = await deps.agents.sitesWithAgents(siteIds);
+      const staffed = await deps.agents.sitesWithAgents(siteIds, trx);
       const members = new Map<string, AgentIdentityRow[]>();
 
       const waiting: { id: string; pool: string; site_id: string | null }[] = [];
@@ -266,7 +267,7 @@ export class JobEngine implements JobService {
         }
         const pool = target.site_id && staffed.has(target.site_id) ? target.site_id : DEFAULT_POOL;
         const key = `${job.org_id}/${pool}`;
-        if (!members.has(key)) members.set(key, (await deps.agents.poolMembers(job.org_id, pool)).filter((a) => a.public_key));
+        if (!members.has(key)) members.set(key, (await deps.agents.poolMembers(job.org_id, pool, trx)).filter((a) => a.public_key));
         const recipients = members.get(key)!;
         if (recipients.length === 0) waiting.push({ id: job.id, pool, site_id: target.site_id });
         else toSend.push({ job, target, pool, recipients });
@@ -340,7 +341,7 @@ export class JobEngine implements JobService {
    */
   private async finish(
     jobId: string,
-    decide: (job: JobRow) => Promise<FinalFields | null>,
+    decide: (job: JobRow, trx: Knex.Transaction) => Promise<FinalFields | null>,
     opts: { skipLocked?: boolean; retract?: boolean } = {},
   ): Promise<boolean> {
     let row: JobRow | null;
@@ -369,11 +370,12 @@ export class JobEngine implements JobService {
     return true;
   }
 
-  private async finishInTransaction(jobId: string, decide: (job: JobRow) => Promise<FinalFields | null>, skipLocked: boolean, withHandler: boolean): Promise<JobRow | null> {
+  private async finishInTransaction(jobId: string, decide: (job: JobRow, trx: Knex.Transaction) => Promise<FinalFields | null>, skipLocked: boolean, withHandler: boolean): Promise<JobRow | null> {
     return this.deps.db.transaction(async (trx) => {
       const job = await this.store.lockOpen(trx, jobId, skipLocked);
       if (!job) return null;
-      const fields = await decide(job);
+      // Everything inside goes through trx: the embedded database has a single connection.
+      const fields = await decide(job, trx);
       if (!fields) return null;
       const row = await this.store.markFinal(trx, jobId, fields);
       if (fields.agentId) await this.deps.agents.countJob(trx, fields.agentId, fields.status === 'succeeded');
@@ -537,6 +539,7 @@ export class JobEngine implements JobService {
           active_jobs: beat.active_jobs,
           max_jobs: beat.max_jobs,
           pending_events: beat.pending_events,
+          health: beat.health ?? null,
         });
         reply = { v: PROTOCOL_VERSION, agent_id: v.agent.id, ok: true, revoked: false, heartbeat_interval_ms: live.heartbeatMs, error: null };
       } catch (err) {
@@ -556,8 +559,10 @@ export class JobEngine implements JobService {
     if (this.sweeping || this.stopped) return;
     this.sweeping = true;
     try {
-      for (const id of await this.store.expired(500)) {
-        await this.finish(id, (job) => this.timedOut(job), { skipLocked: true, retract: true }).catch(() => undefined);
+      const expired = await this.store.expired(500);
+      const live = expired.length > 0 ? await this.liveness() : null;
+      for (const id of expired) {
+        await this.finish(id, (job, trx) => this.timedOut(job, trx, live!), { skipLocked: true, retract: true }).catch(() => undefined);
       }
       await this.kick();
       if (Date.now() - this.lastPrune > 3600_000) {
@@ -572,16 +577,15 @@ export class JobEngine implements JobService {
   }
 
   /** Why a job missed its deadline, in words an operator can act on. */
-  private async timedOut(job: JobRow): Promise<FinalFields | null> {
+  private async timedOut(job: JobRow, trx: Knex.Transaction, live: Liveness): Promise<FinalFields | null> {
     if (job.deadline_at.getTime() > Date.now()) return null;
     const { agents } = this.deps;
     const waited = seconds(job.deadline_at.getTime() - job.created_at.getTime());
-    const live = await this.liveness();
     const pool = job.pool ?? DEFAULT_POOL;
-    const members = await agents.poolMembers(job.org_id, pool);
+    const members = await agents.poolMembers(job.org_id, pool, trx);
     const online = members.filter((m) => statusOf({ last_seen_at: m.last_seen_at, pending_events: 0, revoked_at: null }, live) !== 'offline');
     const siteIds = [...new Set([pool === DEFAULT_POOL ? null : pool, job.site_id].filter((s): s is string => s !== null))];
-    const names = await agents.siteNames(siteIds);
+    const names = await agents.siteNames(siteIds, trx);
     const siteName = (id: string) => `"${names.get(id) ?? id}"`;
     const where =
       pool === DEFAULT_POOL
@@ -589,10 +593,10 @@ export class JobEngine implements JobService {
         : `site ${siteName(pool)}`;
     let error: string;
     if (job.status === 'running' && job.agent_id) {
-      const agent = await agents.agentName(job.agent_id);
+      const agent = await agents.agentName(job.agent_id, trx);
       const gone = !agent || statusOf({ last_seen_at: agent.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
       error = `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} deadline${gone ? '; the agent has stopped sending heartbeats' : ''}`;
-    } else if (job.status === 'queued' && (await this.store.deviceBusy(job.device_id, job.id))) {
+    } else if (job.status === 'queued' && (await this.store.deviceBusy(job.device_id, job.id, trx))) {
       error = `The job waited for another job on this device to finish and its ${waited} deadline passed`;
     } else if (job.pool === null) {
       error = `The job could not be handed to an agent within its ${waited} deadline: the job transport (${this.transport.name === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;

@@ -188,8 +188,8 @@ export class JobsStore {
     return n > 0;
   }
 
-  async deviceBusy(deviceId: string, exceptId: string): Promise<boolean> {
-    return Boolean(await this.db('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'));
+  async deviceBusy(deviceId: string, exceptId: string, q: Knex = this.db): Promise<boolean> {
+    return Boolean(await q('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'));
   }
 
   /** Jobs a previous in-process agent held when the process stopped. */
