@@ -11,7 +11,7 @@ import {
   type BackupJobParams, type BackupMethod, type BackupJobResult, type PullMethod,
 } from './backup-job';
 import { maskSecrets } from './mask';
-import type { BackupDevice, ConfigStore, NewVersion, StructuredTransport } from './store';
+import type { BackupDevice, ConfigStore, NewVersion, SealedSecrets, StructuredTransport } from './store';
 
 /** A single pull's whole-job limit; the request waits a little longer so the job ends first. */
 export const PULL_DEADLINE_MS = 120_000;
@@ -48,6 +48,22 @@ export function planBackup(device: BackupDevice, method: PullMethod): BackupPlan
 export interface RecordedBackup {
   ok: boolean;
   error: string | null;
+}
+
+const DEVICE_GONE: RecordedBackup = { ok: false, error: 'The device was deleted before its backup finished' };
+
+export interface BackupToStore {
+  orgId: string;
+  deviceId: string;
+  jobId: string | null;
+  /** pull, snapshot, deployment. */
+  source: string;
+  snapshotId: string | null;
+  methods: BackupMethod[];
+  transport: StructuredTransport | null;
+  result: BackupJobResult;
+  /** The job's own error, used for methods the result does not mention. */
+  jobError: string | null;
 }
 
 /**
@@ -129,39 +145,39 @@ export class ConfigService {
    * masked transcript, and moves the snapshot the job belongs to.
    */
   async recordBackup(outcome: JobOutcome, trx: Knex.Transaction): Promise<RecordedBackup> {
-    const groupId = outcome.groupId;
-    const runDevice = groupId ? await this.snapshots.lockRunDevice(trx, groupId, outcome.deviceId) : undefined;
-    const pull = groupId && !runDevice ? await this.store.findPullRequest(trx, groupId) : undefined;
-    const parsed = parseBackupResult(outcome.result);
-    const methods = ((runDevice ?? pull)?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
-    const transport = ((runDevice ?? pull)?.structured_transport ?? null) as StructuredTransport | null;
-    const recorded = await this.storeBackup(trx, {
-      orgId: outcome.orgId,
-      deviceId: outcome.deviceId,
-      jobId: outcome.jobId,
-      source: runDevice ? 'snapshot' : 'pull',
-      snapshotId: runDevice ? groupId : null,
-      methods: methods.length > 0 ? methods : ['cli'],
-      transport,
-      result: parsed,
-      jobError: outcome.status === 'failed' ? outcome.error ?? 'The backup job failed' : outcome.error,
-    });
-    if (runDevice && groupId) await this.snapshots.recordDevice(trx, groupId, outcome.deviceId, outcome.jobId, recorded.ok, recorded.error);
+    const { groupId, deviceId, orgId, jobId } = outcome;
+    const context = await this.store.backupContext(trx, orgId, deviceId, groupId);
+    let recorded: RecordedBackup = DEVICE_GONE;
+    if (context) {
+      const parsed = parseBackupResult(outcome.result);
+      const plan = context.run ?? context.pull;
+      const methods = (plan?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
+      recorded = await this.writeVersions(trx, context.sealed, {
+        orgId,
+        deviceId,
+        jobId,
+        source: context.run ? 'snapshot' : 'pull',
+        snapshotId: context.run ? groupId : null,
+        methods: methods.length > 0 ? methods : ['cli'],
+        transport: plan?.structured_transport ?? null,
+        result: parsed,
+        jobError: outcome.status === 'failed' ? outcome.error ?? 'The backup job failed' : outcome.error,
+      });
+    }
+    // Only a pending row of that run changes, so a pull's groupId or a stale job is a no-op.
+    if (groupId && (context?.run || !context)) await this.snapshots.recordDevice(trx, groupId, deviceId, jobId, recorded.ok, recorded.error);
     return recorded;
   }
 
-  /** Stores one backup's versions; also usable by other areas that fetch configs (deployments). */
-  async storeBackup(
-    trx: Knex.Transaction,
-    b: {
-      orgId: string; deviceId: string; jobId: string | null; source: string; snapshotId: string | null;
-      methods: BackupMethod[]; transport: StructuredTransport | null; result: BackupJobResult; jobError: string | null;
-    },
-  ): Promise<RecordedBackup> {
-    // FOR KEY SHARE keeps the device from being deleted until this transaction ends.
-    const exists = await trx('devices').where({ id: b.deviceId, org_id: b.orgId }).forKeyShare().first('id');
-    if (!exists) return { ok: false, error: 'The device was deleted before its backup finished' };
-    const mask = await this.masker(trx, b.deviceId);
+  /** Stores one backup's versions; also used by other areas that fetch configs (deployments). */
+  async storeBackup(trx: Knex.Transaction, b: BackupToStore): Promise<RecordedBackup> {
+    const sealed = await this.store.lockDeviceSecrets(trx, b.orgId, b.deviceId);
+    return sealed ? this.writeVersions(trx, sealed, b) : DEVICE_GONE;
+  }
+
+  /** One version per method tried (failed ones too), transcript and errors masked. */
+  private async writeVersions(trx: Knex.Transaction, sealed: SealedSecrets, b: BackupToStore): Promise<RecordedBackup> {
+    const mask = await this.masker(sealed);
     const transcript = mask(b.result.transcript ?? '');
     const rows: NewVersion[] = b.methods.map((method) => {
       const r = b.result.results.find((x) => x.method === method);
@@ -203,15 +219,14 @@ export class ConfigService {
   }
 
   /** Masks the device's own credentials (opened here, never stored) and config secrets. */
-  private async masker(trx: Knex.Transaction, deviceId: string): Promise<(text: string) => string> {
-    const row = await this.store.profileSecrets(trx, deviceId);
+  private async masker(row: SealedSecrets): Promise<(text: string) => string> {
     const known: string[] = [];
-    for (const sealed of [row?.password_enc, row?.private_key_enc, row?.enable_password_enc]) {
+    for (const sealed of [row.password_enc, row.private_key_enc, row.enable_password_enc]) {
       if (!sealed) continue;
       try {
         known.push(await this.secrets.open(sealed));
       } catch (err) {
-        this.log.warn({ deviceId, err: (err as Error).message }, 'could not open a profile secret for transcript masking');
+        this.log.warn({ err: (err as Error).message }, 'could not open a profile secret for transcript masking');
       }
     }
     return (text) => maskSecrets(text, known);

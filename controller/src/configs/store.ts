@@ -39,6 +39,32 @@ export interface NewVersion {
   transcript: string;
 }
 
+/** Columns a new version is written with, and their SQL types. */
+const VERSION_INPUT: Array<[keyof NewVersion, string]> = [
+  ['org_id', 'uuid'], ['device_id', 'uuid'], ['method', 'text'], ['config_format', 'text'], ['pulled_via', 'text'], ['source', 'text'],
+  ['status', 'text'], ['error_message', 'text'], ['snapshot_id', 'uuid'], ['job_id', 'uuid'], ['config_text', 'text'],
+  ['config_hash', 'text'], ['size_bytes', 'int'], ['line_count', 'int'], ['transcript', 'text'],
+];
+
+export interface RunPlan {
+  methods: string[];
+  structured_transport: StructuredTransport | null;
+}
+
+export interface BackupContext {
+  sealed: SealedSecrets;
+  /** The device's row in the snapshot run the job belongs to. */
+  run: RunPlan | null;
+  /** The single pull the job belongs to. */
+  pull: RunPlan | null;
+}
+
+export interface SealedSecrets {
+  password_enc: string | null;
+  private_key_enc: string | null;
+  enable_password_enc: string | null;
+}
+
 export interface PullRequestRow {
   id: string;
   org_id: string;
@@ -76,27 +102,59 @@ export class ConfigStore {
     return q.orderBy('d.name').select(DEVICE_COLUMNS);
   }
 
-  /** The sealed secrets of a device's profile, for masking transcripts. */
-  profileSecrets(trx: Knex.Transaction, deviceId: string): Promise<{ password_enc: string | null; private_key_enc: string | null; enable_password_enc: string | null; username: string } | undefined> {
-    return this.devices(trx).where('d.id', deviceId).first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc', 'p.username');
+  /**
+   * The sealed secrets of a device's profile (for masking transcripts), or undefined when the
+   * device is gone. FOR KEY SHARE keeps the device from being deleted until the transaction ends.
+   */
+  lockDeviceSecrets(trx: Knex.Transaction, orgId: string, deviceId: string): Promise<SealedSecrets | undefined> {
+    return this.devices(trx).where({ 'd.id': deviceId, 'd.org_id': orgId }).forKeyShare('d').first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
   }
 
   /**
-   * Stores versions of one device with consecutive numbers. The counter row's lock serializes
-   * concurrent writers of the same device until their transaction ends, so numbers never clash.
+   * What recording a backup outcome needs, in one round trip: the profile's sealed secrets
+   * (device row key-share locked, so it cannot be deleted mid-transaction) and, when the job
+   * belongs to a snapshot run or a single pull, what that run asked for. Undefined when the
+   * device is gone.
+   */
+  async backupContext(trx: Knex.Transaction, orgId: string, deviceId: string, groupId: string | null): Promise<BackupContext | undefined> {
+    const row = await this.devices(trx)
+      .leftJoin('snapshot_devices as sd', (j) => j.on('sd.device_id', 'd.id').andOn('sd.snapshot_id', trx.raw('?::uuid', [groupId])))
+      .leftJoin('config_pulls as cp', (j) => j.on('cp.device_id', 'd.id').andOn('cp.id', trx.raw('?::uuid', [groupId])))
+      .where({ 'd.id': deviceId, 'd.org_id': orgId })
+      .forKeyShare('d')
+      .first(
+        'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
+        'sd.methods as run_methods', 'sd.structured_transport as run_transport',
+        'cp.methods as pull_methods', 'cp.structured_transport as pull_transport',
+      );
+    if (!row) return undefined;
+    return {
+      sealed: { password_enc: row.password_enc, private_key_enc: row.private_key_enc, enable_password_enc: row.enable_password_enc },
+      run: row.run_methods ? { methods: row.run_methods, structured_transport: row.run_transport } : null,
+      pull: row.pull_methods ? { methods: row.pull_methods, structured_transport: row.pull_transport } : null,
+    };
+  }
+
+  /**
+   * Stores versions of one device with consecutive numbers, in one statement. The counter
+   * row's lock serializes concurrent writers of the same device until their transaction ends,
+   * so numbers never clash.
    */
   async insertVersions(trx: Knex.Transaction, deviceId: string, rows: NewVersion[]): Promise<{ id: string; version: number; method: string; status: string }[]> {
     if (rows.length === 0) return [];
-    const { rows: [counter] } = await trx.raw(
-      `INSERT INTO config_version_counters AS c (device_id, last_version) VALUES (?, ?)
-       ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
-       RETURNING last_version`,
-      [deviceId, rows.length],
+    const { rows: stored } = await trx.raw(
+      `WITH c AS (
+         INSERT INTO config_version_counters AS c (device_id, last_version) VALUES (?, ?)
+         ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
+         RETURNING last_version)
+       INSERT INTO config_versions (${VERSION_INPUT.map(([name]) => name).join(', ')}, version)
+       SELECT ${VERSION_INPUT.map(([name]) => `r.${name}`).join(', ')}, c.last_version - ? + r.ord
+       FROM c, jsonb_to_recordset(?::jsonb) AS r(ord int, ${VERSION_INPUT.map(([name, type]) => `${name} ${type}`).join(', ')})
+       ORDER BY r.ord
+       RETURNING id, version, method, status`,
+      [deviceId, rows.length, rows.length, JSON.stringify(rows.map((row, i) => ({ ...row, ord: i + 1 })))],
     );
-    const first = (counter.last_version as number) - rows.length + 1;
-    return trx('config_versions')
-      .insert(rows.map((row, i) => ({ ...row, version: first + i })))
-      .returning(['id', 'version', 'method', 'status']);
+    return stored;
   }
 
   async listVersions(orgId: string, deviceId: string, limit: number, offset: number) {
@@ -137,10 +195,6 @@ export class ConfigStore {
 
   setPullJob(id: string, jobId: string) {
     return this.db('config_pulls').where({ id }).update({ job_id: jobId });
-  }
-
-  findPullRequest(trx: Knex.Transaction, id: string): Promise<PullRequestRow | undefined> {
-    return trx('config_pulls').where({ id }).first('id', 'org_id', 'device_id', 'methods', 'structured_transport');
   }
 
   /** Devices of an organization with their newest version and newest successful backup. */

@@ -143,8 +143,8 @@ export class SnapshotService {
     return row.transcript;
   }
 
-  /** Ends collections past their deadline (plus grace for outcomes in flight). */
+  /** Ends collections past their deadline (plus grace for outcomes in flight) and closes finished ones. */
   async sweep(graceSeconds = 30): Promise<number> {
-    return this.store.sweepExpired(graceSeconds);
+    return this.store.sweep(graceSeconds);
   }
 }

@@ -37,22 +37,50 @@ export interface RunDevice {
   error_message?: string | null;
 }
 
-/** What a run ends as, from its device counts. */
-const FINAL_STATUS = `CASE WHEN s.failed_devices = 0 THEN 'completed' WHEN s.successful_devices = 0 THEN 'failed' ELSE 'partial' END`;
+/** What a run ends as, from its device counts (c.ok, c.failed). */
+const FINAL_STATUS = `CASE WHEN c.failed = 0 THEN 'completed' WHEN c.ok = 0 THEN 'failed' ELSE 'partial' END`;
+
+/** Device counts of a collecting run; evaluated only for collecting snapshots. */
+const RUN_COUNTS = `LEFT JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE sd.status = 'success')::int AS ok, count(*) FILTER (WHERE sd.status = 'failed')::int AS failed,
+         count(*) FILTER (WHERE sd.status = 'pending')::int AS pending, max(sd.updated_at) AS last
+  FROM snapshot_devices sd WHERE sd.snapshot_id = s.id AND s.status = 'collecting') c ON true`;
+
+/**
+ * A snapshot as the API shows it. A collecting run's counts and status are read live from its
+ * device rows, so recording one device never touches (or waits on) the snapshot row; the row
+ * itself is brought up to date once, when the run ends (tryFinish, the sweeper).
+ */
+const LIVE_COLUMNS = [
+  's.id', 's.org_id', 's.name', 's.device_filter', 's.method',
+  `CASE WHEN s.status = 'collecting' AND c.pending = 0 THEN ${FINAL_STATUS} ELSE s.status END AS status`,
+  's.total_devices',
+  `CASE WHEN s.status = 'collecting' THEN c.ok ELSE s.successful_devices END AS successful_devices`,
+  `CASE WHEN s.status = 'collecting' THEN c.failed ELSE s.failed_devices END AS failed_devices`,
+  's.timeout_seconds', 's.started_at',
+  `CASE WHEN s.status = 'collecting' AND c.pending = 0 THEN c.last ELSE s.completed_at END AS completed_at`,
+  's.created_by', 's.created_by_name', 's.created_at', 's.updated_at',
+].join(', ');
+
+const DEADLINE_REASON = 'No result before the snapshot deadline (timeout_seconds); the device or its agent did not answer in time';
 
 /** The only SQL of snapshots: the snapshot rows and the per-device rows of their runs. */
 export class SnapshotStore {
   constructor(private readonly db: Db) {}
 
+  private live(q: Db | Knex.Transaction = this.db) {
+    return q('snapshots as s').joinRaw(RUN_COUNTS).select(q.raw(LIVE_COLUMNS));
+  }
+
   async list(orgId: string, limit: number, offset: number) {
-    const base = this.db('snapshots').where({ org_id: orgId });
-    const [{ count }] = await base.clone().count<{ count: number }[]>({ count: '*' });
-    const snapshots = await base.select(SNAPSHOT_COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset);
+    const [{ count }] = await this.db('snapshots').where({ org_id: orgId }).count<{ count: number }[]>({ count: '*' });
+    const snapshots = await this.live().where('s.org_id', orgId).orderBy('s.created_at', 'desc').orderBy('s.id').limit(limit).offset(offset);
     return { snapshots, total: Number(count) };
   }
 
-  get(orgId: string, id: string, q: Db | Knex.Transaction = this.db): Promise<SnapshotRow | undefined> {
-    return q('snapshots').where({ org_id: orgId, id }).first(SNAPSHOT_COLUMNS);
+  async get(orgId: string, id: string, q: Db | Knex.Transaction = this.db): Promise<SnapshotRow | undefined> {
+    const [row] = await this.live(q).where({ 's.org_id': orgId, 's.id': id });
+    return row;
   }
 
   async insert(row: Record<string, unknown>): Promise<SnapshotRow> {
@@ -81,8 +109,10 @@ export class SnapshotStore {
     mode: 'full' | 'failed_only',
   ): Promise<{ snapshot: SnapshotRow; devices: RunDevice[]; planned: number } | 'busy' | 'not_found'> {
     return this.db.transaction(async (trx) => {
-      const snapshot: SnapshotRow | undefined = await trx('snapshots').where({ org_id: orgId, id }).forUpdate().first(SNAPSHOT_COLUMNS);
-      if (!snapshot) return 'not_found';
+      if (!(await trx('snapshots').where({ org_id: orgId, id }).forUpdate().first('id'))) return 'not_found';
+      // A run whose devices have all reported is over even if nobody has closed it yet.
+      await this.tryFinish(trx, id);
+      const snapshot = (await this.get(orgId, id, trx)) as SnapshotRow;
       if (snapshot.status === 'collecting') return 'busy';
       const chosen = await devices(trx, snapshot);
       if (chosen.length === 0) return { snapshot, devices: [], planned: 0 };
@@ -106,23 +136,19 @@ export class SnapshotStore {
             .merge({ ...Object.fromEntries(['methods', 'structured_transport', 'status', 'error_message', 'job_id', 'updated_at', 'device_name'].map((c) => [c, trx.raw(`EXCLUDED.${c}`)])), attempts: trx.raw('snapshot_devices.attempts + 1') });
         }
       }
-      const failedNow = rows.filter((r) => r.status === 'failed').length;
-      const counts = mode === 'full'
-        ? { total_devices: rows.length, successful_devices: 0, failed_devices: failedNow }
-        : { failed_devices: trx.raw('(SELECT count(*) FROM snapshot_devices WHERE snapshot_id = ? AND status = ?)', [id, 'failed']) };
-      const [updated] = await trx('snapshots')
+      await trx('snapshots')
         .where({ id })
         .update({
-          ...counts,
+          ...(mode === 'full' ? { total_devices: rows.length } : {}),
           status: 'collecting',
           timeout_seconds: timeoutSeconds,
           started_at: trx.fn.now(),
           completed_at: null,
           deadline_at: trx.raw('now() + make_interval(secs => ?)', [timeoutSeconds]),
           updated_at: trx.fn.now(),
-        })
-        .returning(SNAPSHOT_COLUMNS);
-      return { snapshot: (await this.finishIfDone(trx, id)) ?? updated, devices: chosen.filter((d) => !d.error_message), planned: chosen.length };
+        });
+      await this.tryFinish(trx, id); // every device may have failed before any job
+      return { snapshot: (await this.get(orgId, id, trx)) as SnapshotRow, devices: chosen.filter((d) => !d.error_message), planned: chosen.length };
     });
   }
 
@@ -143,73 +169,80 @@ export class SnapshotStore {
     );
   }
 
-  /** The run row of a device, locked, when `snapshotId` is a snapshot; null otherwise. */
-  lockRunDevice(trx: Knex.Transaction, snapshotId: string, deviceId: string): Promise<{ status: string; methods: string[]; structured_transport: string | null } | undefined> {
-    return trx('snapshot_devices').where({ snapshot_id: snapshotId, device_id: deviceId }).forUpdate().first('status', 'methods', 'structured_transport');
-  }
-
   /**
-   * Records one device's result exactly once (only a pending row changes) and moves the counts
-   * with increments, which stay right when many devices finish at the same moment.
+   * Records one device's result exactly once: only a pending row of the current run changes.
+   * Touches no shared row, so devices of one run record side by side; the last one ends the run.
    */
   async recordDevice(trx: Knex.Transaction, snapshotId: string, deviceId: string, jobId: string | null, ok: boolean, error: string | null): Promise<void> {
-    const changed = await trx('snapshot_devices')
-      .where({ snapshot_id: snapshotId, device_id: deviceId, status: 'pending' })
-      // A late outcome of an earlier run's job never lands on the current run.
-      .where((q) => (jobId ? q.whereNull('job_id').orWhere('job_id', jobId) : q))
-      .update({ status: ok ? 'success' : 'failed', error_message: ok ? null : error, job_id: jobId, updated_at: trx.fn.now() });
-    if (changed === 0) return;
-    await trx('snapshots')
-      .where({ id: snapshotId })
-      .increment(ok ? 'successful_devices' : 'failed_devices', 1)
-      .update({ updated_at: trx.fn.now() });
-    await this.finishIfDone(trx, snapshotId);
+    // One round trip: the update, and whether any other device of the run is still pending
+    // (the statement's snapshot still shows this row as pending, hence device_id <> ?).
+    const { rows: [r] } = await trx.raw(
+      `WITH u AS (
+         UPDATE snapshot_devices SET status = ?, error_message = ?, job_id = COALESCE(?::uuid, job_id), updated_at = now()
+         WHERE snapshot_id = ? AND device_id = ? AND status = 'pending'
+           AND (?::uuid IS NULL OR job_id IS NULL OR job_id = ?::uuid) -- a late outcome of an earlier run's job never lands on this run
+         RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM u) AS changed,
+              EXISTS (SELECT 1 FROM snapshot_devices WHERE snapshot_id = ? AND status = 'pending' AND device_id <> ?) AS others_pending`,
+      [ok ? 'success' : 'failed', ok ? null : error, jobId, snapshotId, deviceId, jobId, jobId, snapshotId, deviceId],
+    );
+    if (r.changed && !r.others_pending) await this.tryFinish(trx, snapshotId);
   }
 
   /** Fails devices that never got a job (submit refused), so the run still ends. */
   async failDevices(snapshotId: string, deviceIds: string[], reason: string): Promise<void> {
     await this.db.transaction(async (trx) => {
-      const changed = await trx('snapshot_devices')
+      await trx('snapshot_devices')
         .where({ snapshot_id: snapshotId, status: 'pending' })
         .whereIn('device_id', deviceIds)
         .update({ status: 'failed', error_message: reason, updated_at: trx.fn.now() });
-      await trx('snapshots').where({ id: snapshotId }).increment('failed_devices', changed);
-      await this.finishIfDone(trx, snapshotId);
+      await this.tryFinish(trx, snapshotId);
     });
-  }
-
-  /** Ends a collecting run whose devices have all reported. */
-  private async finishIfDone(trx: Knex.Transaction, snapshotId: string): Promise<SnapshotRow | undefined> {
-    const [row] = await trx('snapshots as s')
-      .where('s.id', snapshotId)
-      .where('s.status', 'collecting')
-      .whereRaw('s.successful_devices + s.failed_devices >= s.total_devices')
-      .update({ status: trx.raw(FINAL_STATUS), completed_at: trx.fn.now(), updated_at: trx.fn.now() })
-      .returning(SNAPSHOT_COLUMNS.map((c) => `s.${c}`));
-    return row;
   }
 
   /**
-   * Ends runs past their deadline: devices still pending fail with the reason, and the run
-   * ends partial or failed. Safe to run from every controller at once.
+   * Closes a collecting run none of whose devices is pending: final status, counts and
+   * completed_at are written to the snapshot row. A cheap index probe when devices are still
+   * pending. Two last devices finishing at the same instant may each still see the other
+   * pending; reads are live regardless, and the sweeper closes such a run moments later.
    */
-  async sweepExpired(graceSeconds: number): Promise<number> {
-    return this.db.transaction(async (trx) => {
-      const expired: { id: string }[] = await trx('snapshots')
-        .where('status', 'collecting')
-        .whereRaw('deadline_at + make_interval(secs => ?) < now()', [graceSeconds])
-        .forUpdate()
-        .skipLocked()
-        .select('id');
-      for (const { id } of expired) {
-        const pending = await trx('snapshot_devices')
-          .where({ snapshot_id: id, status: 'pending' })
-          .update({ status: 'failed', error_message: 'No result before the snapshot deadline (timeout_seconds); the device or its agent did not answer in time', updated_at: trx.fn.now() });
-        await trx('snapshots').where({ id }).increment('failed_devices', pending);
-        await this.finishIfDone(trx, id);
-      }
-      return expired.length;
-    });
+  async tryFinish(q: Db | Knex.Transaction, snapshotId: string): Promise<boolean> {
+    const pending = await q('snapshot_devices').where({ snapshot_id: snapshotId, status: 'pending' }).first(q.raw('1 AS one'));
+    if (pending) return false;
+    const { rowCount } = await q.raw(
+      `UPDATE snapshots s SET status = ${FINAL_STATUS}, successful_devices = c.ok, failed_devices = c.failed,
+         completed_at = COALESCE(c.last, now()), updated_at = now()
+       FROM (SELECT count(*) FILTER (WHERE status = 'success')::int AS ok, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+               max(updated_at) AS last FROM snapshot_devices WHERE snapshot_id = ?) c
+       WHERE s.id = ? AND s.status = 'collecting'
+         AND NOT EXISTS (SELECT 1 FROM snapshot_devices p WHERE p.snapshot_id = s.id AND p.status = 'pending')`,
+      [snapshotId, snapshotId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Ends runs past their deadline (devices still pending fail with the reason) and closes runs
+   * whose devices have all reported. Idempotent, so every controller may run it at once.
+   */
+  async sweep(graceSeconds: number): Promise<number> {
+    const open: { id: string; expired: boolean }[] = (await this.db.raw(
+      `SELECT id, deadline_at + make_interval(secs => ?) < now() AS expired FROM snapshots s
+       WHERE status = 'collecting'
+         AND (deadline_at + make_interval(secs => ?) < now()
+              OR NOT EXISTS (SELECT 1 FROM snapshot_devices p WHERE p.snapshot_id = s.id AND p.status = 'pending'))`,
+      [graceSeconds, graceSeconds],
+    )).rows;
+    let ended = 0;
+    for (const { id, expired } of open) {
+      await this.db.transaction(async (trx) => {
+        if (expired) {
+          await trx('snapshot_devices').where({ snapshot_id: id, status: 'pending' }).update({ status: 'failed', error_message: DEADLINE_REASON, updated_at: trx.fn.now() });
+        }
+        if (await this.tryFinish(trx, id)) ended += 1;
+      });
+    }
+    return ended;
   }
 
   /** Per-device entries of the latest run: one per stored version, or the device's state. */
