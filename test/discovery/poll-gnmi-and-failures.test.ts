@@ -64,7 +64,7 @@ describe('a poll over gNMI', () => {
   });
 
   it('a failed path fails its sections only (partial), and keeps their earlier records', async () => {
-    const tree = simOpenconfigTree('gnmi-7', 'vendor_eos') as Record<string, unknown>;
+    const tree = simOpenconfigTree('gnmi-7', 'vendor_eos');
     delete tree['openconfig-lldp:lldp'];
     target.setTree(tree);
     const poll = await pollNow(env.u, gnmiDevice);

@@ -77,7 +77,7 @@ export class PollScheduler {
         const offset = d.due ? interval * (1 + jitter * (2 * Math.random() - 1)) : interval * Math.random();
         return new Date(Date.now() + Math.max(1, offset));
       });
-      for (const { poll } of claimed) await this.service.submit(jobs, poll);
+      await this.service.submit(jobs, claimed.map((c) => c.poll));
       if (claimed.length > 0) this.log.debug({ polls: claimed.length }, 'queued scheduled polls');
       if (claimed.length < batch || this.stopped) break;
     }
@@ -86,7 +86,7 @@ export class PollScheduler {
   /** Polls left queued by a controller that stopped before submitting their job end failed. */
   private async recover(jobs: JobService): Promise<void> {
     const store = this.service.store;
-    for (const poll of await store.orphans(new Date(Date.now() - 60_000))) await this.service.submit(jobs, poll);
+    await this.service.submit(jobs, await store.orphans(new Date(Date.now() - 60_000)));
     for (const s of await store.stale(new Date(Date.now() - 60_000))) {
       await store.failPoll(s.id, s.job_status === 'failed' ? (s.job_error ?? 'The poll job failed') : 'The poll job finished but its result was not recorded');
     }

@@ -71,15 +71,22 @@ export class DiscoveryService {
     return { poll: pollView((await this.store.poll(auth.orgId, row.id)) ?? row), created };
   }
 
-  /** Hands a queued poll to the job service; a poll it refuses ends failed with the reason. */
-  async submit(jobs: JobService, poll: PollRow): Promise<void> {
+  /** Hands queued polls to the job service in one submission; polls it refuses end failed with the reason. */
+  async submit(jobs: JobService, polls: PollRow | PollRow[]): Promise<void> {
+    const list = Array.isArray(polls) ? polls : [polls];
+    if (list.length === 0) return;
     try {
-      const [jobId] = await jobs.submit([{ orgId: poll.org_id, kind: 'poll', deviceId: poll.device_id, params: { transport: poll.transport }, groupId: poll.id, deadlineMs: POLL_DEADLINE_MS }]);
-      await this.store.setJob(poll.id, jobId);
+      const ids = await jobs.submit(list.map((p) => ({ orgId: p.org_id, kind: 'poll' as const, deviceId: p.device_id, params: { transport: p.transport }, groupId: p.id, deadlineMs: POLL_DEADLINE_MS })));
+      await this.store.setJobs(list.map((p, i) => ({ id: p.id, job_id: ids[i] })));
     } catch (err) {
+      // One bad spec fails a whole batch: try them one by one so only the bad one fails.
+      if (list.length > 1) {
+        for (const p of list) await this.submit(jobs, p);
+        return;
+      }
       const message = `The poll could not be queued: ${(err as Error).message}`;
-      await this.store.failPoll(poll.id, message);
-      this.log.warn({ err, poll: poll.id }, 'poll not queued');
+      await this.store.failPoll(list[0].id, message);
+      this.log.warn({ err, poll: list[0].id }, 'poll not queued');
     }
   }
 

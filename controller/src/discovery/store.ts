@@ -94,8 +94,12 @@ export class DiscoveryStore {
     return this.createPoll(poll, trx);
   }
 
-  async setJob(pollId: string, jobId: string): Promise<void> {
-    await this.db('discovery_polls').where({ id: pollId }).update({ job_id: jobId });
+  async setJobs(pairs: { id: string; job_id: string }[]): Promise<void> {
+    if (pairs.length === 0) return;
+    await this.db.raw(
+      'UPDATE discovery_polls p SET job_id = v.job_id::uuid FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS job_id) v WHERE p.id = v.id',
+      [pairs.map((p) => p.id), pairs.map((p) => p.job_id)],
+    );
   }
 
   /** Ends a poll that could not be handed to the job service. */

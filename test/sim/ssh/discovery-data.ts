@@ -9,6 +9,7 @@
  * device named `<prefix>-<n>` is linked to `<prefix>-<n-1>` and `<prefix>-<n+1>` of its own
  * dialect, so a fleet from `npm run sim` is a chain without any set-up.
  */
+import type { JsonObject } from '../../../agent/src/drivers/gnmi/json-tree';
 import { registerSshCommand } from './cli';
 
 export interface SimNode {
@@ -680,7 +681,7 @@ for (const [deviceType, commands] of Object.entries(SIM_DISCOVERY_COMMANDS)) {
 const OC_SPEED: Record<number, string> = { 1000: 'openconfig-if-ethernet:SPEED_1GB', 10000: 'openconfig-if-ethernet:SPEED_10GB', 100: 'openconfig-if-ethernet:SPEED_100MB' };
 
 /** The device's model as an openconfig JSON_IETF tree (interfaces, lldp, network-instances). */
-export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): Record<string, unknown> {
+export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): JsonObject {
   const m = simModel(hostname, deviceType);
   const arpBy = new Map<string, typeof m.arp>();
   for (const a of m.arp) arpBy.set(a.iface, [...(arpBy.get(a.iface) ?? []), a]);
@@ -704,7 +705,7 @@ export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): 
       },
     };
   });
-  return {
+  const tree = {
     'openconfig-interfaces:interfaces': { interface: interfaces },
     'openconfig-lldp:lldp': {
       interfaces: {
@@ -748,4 +749,5 @@ export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): 
       ],
     },
   };
+  return tree as unknown as JsonObject;
 }

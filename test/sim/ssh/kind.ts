@@ -1,6 +1,7 @@
 /** The SSH CLI simulator as a `npm run sim` kind. */
 import type { SimKind } from '../main';
 import { startSshFleet } from './device';
+import { registerSimNetwork } from './discovery-data';
 import { PERSONAS } from './personas';
 
 export const sshSimKind: SimKind = {
@@ -18,6 +19,7 @@ export const sshSimKind: SimKind = {
       password: o.password,
       enablePassword: o.enablePassword,
     });
+    registerSimNetwork(fleet.devices.map((d) => ({ hostname: d.hostname, deviceType: d.deviceType, address: d.host })));
     return {
       devices: fleet.devices.map((d) => ({ name: d.hostname, host: d.host, port: d.port, device_type: d.deviceType })),
       close: fleet.close,
