@@ -89,17 +89,17 @@ export class ConfigStore {
     return this.devices().where({ 'd.org_id': orgId, 'd.id': deviceId }).first(DEVICE_COLUMNS);
   }
 
-  findDevices(orgId: string, deviceIds: string[]): Promise<BackupDevice[]> {
-    return this.devices().where('d.org_id', orgId).whereIn('d.id', deviceIds).orderBy('d.name').select(DEVICE_COLUMNS);
+  findDevices(orgId: string, deviceIds: string[], q: Db | Knex.Transaction = this.db): Promise<BackupDevice[]> {
+    return this.devices(q).where('d.org_id', orgId).whereIn('d.id', deviceIds).orderBy('d.name').select(DEVICE_COLUMNS);
   }
 
   /** Devices matching a snapshot filter ({site_id, device_type} or {device_ids}); empty means all. */
-  matchDevices(orgId: string, filter: { site_id?: string; device_type?: string; device_ids?: string[] }): Promise<BackupDevice[]> {
-    const q = this.devices().where('d.org_id', orgId);
-    if (filter.site_id) q.where('d.site_id', filter.site_id);
-    if (filter.device_type) q.where('d.device_type', filter.device_type);
-    if (filter.device_ids) q.whereIn('d.id', filter.device_ids);
-    return q.orderBy('d.name').select(DEVICE_COLUMNS);
+  matchDevices(orgId: string, filter: { site_id?: string; device_type?: string; device_ids?: string[] }, q: Db | Knex.Transaction = this.db): Promise<BackupDevice[]> {
+    const query = this.devices(q).where('d.org_id', orgId);
+    if (filter.site_id) query.where('d.site_id', filter.site_id);
+    if (filter.device_type) query.where('d.device_type', filter.device_type);
+    if (filter.device_ids) query.whereIn('d.id', filter.device_ids);
+    return query.orderBy('d.name').select(DEVICE_COLUMNS);
   }
 
   /**

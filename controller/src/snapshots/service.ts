@@ -60,7 +60,7 @@ export class SnapshotService {
 
   /** POST /collect: backs up every device matching the filter. */
   async collect(me: AuthContext, id: string, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) {
-    const started = await this.start(me, id, timeoutSeconds, 'full', (_trx, snapshot) => this.configs.store.matchDevices(me.orgId, snapshot.device_filter));
+    const started = await this.start(me, id, timeoutSeconds, 'full', (trx, snapshot) => this.configs.store.matchDevices(me.orgId, snapshot.device_filter, trx));
     if (started.planned === 0) throw appError('SNAPSHOT_NO_DEVICES');
     return started;
   }
@@ -69,7 +69,7 @@ export class SnapshotService {
   async recollectFailed(me: AuthContext, id: string, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) {
     const started = await this.start(me, id, timeoutSeconds, 'failed_only', async (trx, snapshot) => {
       const failed = await this.store.failedDevices(trx, snapshot.id);
-      return failed.length ? this.configs.store.findDevices(me.orgId, failed.map((f) => f.device_id)) : [];
+      return failed.length ? this.configs.store.findDevices(me.orgId, failed.map((f) => f.device_id), trx) : [];
     });
     if (started.planned === 0) throw appError('SNAPSHOT_NO_FAILED_DEVICES');
     return started;
