@@ -1,8 +1,11 @@
 /**
  * Inventory benchmark (`npm run bench -- inventory`): seeds 10,000 devices through the CSV
  * import (timed), then measures GET /api/devices?limit=50 with and without q under concurrent
- * load. The controller runs in this process against a fresh PostgreSQL database; autocannon
- * runs as a separate process so it does not share the controller's event loop.
+ * load. The controller runs in this process against a fresh PostgreSQL database (the test
+ * PostgreSQL, SWITCHBOARD_TEST_PG); autocannon runs as a separate process so it does not share
+ * the controller's event loop. Each scenario also prints CPU milliseconds per request of this
+ * process and of the database's backends, and a baseline (an empty authenticated list): on a
+ * shared, busy machine those stay comparable when requests per second do not.
  *
  * Options: --rows N (10000), --connections N (16), --duration S (10).
  * Targets (2-core machine): import ≤ 3 s; list ≥ 2,000 req/s with p99 ≤ 50 ms.
@@ -126,6 +129,8 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(`machine load average now: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log('scenario,requests_per_s,p50_ms,p99_ms,errors,non_2xx,cpu_ms_per_request_node,cpu_ms_per_request_postgres');
     for (const [name, path] of [
+      // Floor for comparison: authentication (JWT check, session lookup) and one trivial query.
+      ['baseline GET /api/sites (empty)', '/api/sites'],
       ['list limit=50', '/api/devices?limit=50'],
       ['list limit=50 q=sw-0042', '/api/devices?limit=50&q=sw-0042'],
       ['list limit=50 q=juniper', '/api/devices?limit=50&q=juniper'],
