@@ -9,6 +9,9 @@ import { assertDeviceFields } from './rules';
 import type { BulkFields, DeviceBody, DeviceChanges } from './schemas';
 import type { DeviceFilter, DeviceStore } from './store';
 
+/** A profile or site checked a moment ago was deleted before the write: the same 400 as a foreign one. */
+const vanished = (constraint: string) => appError(constraint.includes('site') ? 'UNKNOWN_SITE' : 'UNKNOWN_PROFILE');
+
 const IMPORT_COLUMNS = [
   'org_id', 'profile_id', 'source', 'protocol', 'created_by', 'updated_by',
   'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'description',
@@ -50,7 +53,7 @@ export class DeviceService {
     const row = { ...body, name: body.name.trim(), host: body.host.trim() };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
-    const id = await this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId });
+    const id = await uniqueOr(() => this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId }), () => appError('DEVICE_NAME_TAKEN'), vanished);
     if (!id) throw appError('DEVICE_NAME_TAKEN');
     await this.record(me, 'device.created', { device_id: id, name: row.name });
     return this.get(me.orgId, id);
@@ -61,7 +64,7 @@ export class DeviceService {
     const row = { ...body, ...(body.name !== undefined && { name: body.name.trim() }), ...(body.host !== undefined && { host: body.host.trim() }) };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
-    const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('DEVICE_NAME_TAKEN'));
+    const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('DEVICE_NAME_TAKEN'), vanished);
     if (changed === 0) throw appError('DEVICE_NOT_FOUND');
     await this.record(me, 'device.updated', { device_id: id, fields: Object.keys(body) });
     return this.get(me.orgId, id);
@@ -84,7 +87,7 @@ export class DeviceService {
     if (Object.keys(fields).length === 0) throw appError('BULK_EMPTY_FIELDS');
     assertDeviceFields(fields);
     await this.checkReferences(me.orgId, fields);
-    const updated = await this.store.bulkUpdate(me.orgId, ids, { ...fields, updated_by: me.userId });
+    const updated = await uniqueOr(() => this.store.bulkUpdate(me.orgId, ids, { ...fields, updated_by: me.userId }), () => appError('CONFLICT'), vanished);
     await this.record(me, 'device.bulk_updated', { fields: Object.keys(fields), updated });
     return updated;
   }
