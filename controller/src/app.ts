@@ -55,6 +55,8 @@ export interface RegisteredRoute {
   url: string;
   /** Declared `config.public` (no token needed). */
   public: boolean;
+  /** A WebSocket endpoint (@fastify/websocket keeps these out of the OpenAPI document). */
+  websocket: boolean;
 }
 
 declare module 'fastify' {
@@ -75,7 +77,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('registeredRoutes', routes);
   app.addHook('onRoute', (route) => {
     const isPublic = Boolean((route.config as { public?: boolean } | undefined)?.public);
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, public: isPublic });
+    const websocket = Boolean((route as { websocket?: boolean }).websocket);
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, public: isPublic, websocket });
   });
   app.decorate('services', createServices(options));
   // Job machinery: starts once every area registered its outcome handlers, stops with the app.

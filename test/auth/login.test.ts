@@ -29,12 +29,6 @@ describe('POST /api/auth/login', () => {
     }
   });
 
-  it('ignores a public_key when the service has no SSH CA', async () => {
-    const res = await c.login(ADMIN.username, ADMIN.password, { public_key: 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBbE2z1n8P2v0h1yVwP3dZCk9wGgq1ZkzJfLQmB1dLh3 me@host' });
-    expect(res.status).toBe(200);
-    expect(res.body).not.toHaveProperty('ssh_certificate');
-  });
-
   it('matches the username case-insensitively', async () => {
     const res = await c.login(ADMIN.username.toUpperCase(), ADMIN.password);
     expect(res.status).toBe(200);

@@ -10,13 +10,14 @@ afterAll(async () => c?.close());
 const noTrailingSlash = (path: string) => path.replace(/(.)\/$/, '$1');
 
 /**
- * The API routes the app registered, as OpenAPI path templates: HEAD twins, the explorer and the
- * trailing-slash twins Fastify adds for a plugin's '/' route left out.
+ * The API routes the app registered, as OpenAPI path templates: HEAD twins, the explorer, the
+ * trailing-slash twins Fastify adds for a plugin's '/' route and WebSocket endpoints (which
+ * OpenAPI 3.0 cannot describe, and @fastify/websocket hides) left out.
  */
 function apiRoutes() {
   const seen = new Set<string>();
   return c.app.registeredRoutes
-    .filter((r) => r.method !== 'HEAD' && r.url.startsWith('/api/') && !r.url.startsWith('/api/docs'))
+    .filter((r) => r.method !== 'HEAD' && !r.websocket && r.url.startsWith('/api/') && !r.url.startsWith('/api/docs'))
     .map((r) => ({ ...r, path: noTrailingSlash(r.url).replace(/:(\w+)/g, '{$1}') }))
     .filter((r) => !seen.has(`${r.method} ${r.path}`) && seen.add(`${r.method} ${r.path}`));
 }

@@ -21,14 +21,25 @@ export class SettingsService {
   }
 
   async get<T = unknown>(key: string, orgId?: string): Promise<T> {
-    const definition = this.definition(key);
-    const scopes = definition.scope === 'org' && orgId ? [orgId, GLOBAL] : [GLOBAL];
-    const rows: { scope: string; value: unknown }[] = await this.db('settings').where({ key }).whereIn('scope', scopes);
-    const row = rows.find((r) => r.scope === scopes[0]) ?? rows.find((r) => r.scope === GLOBAL);
-    if (row === undefined) return definition.default as T;
-    // A cleared secret is stored as null: nothing to decrypt.
-    if (definition.secret && row.value !== null) return (await this.secrets.open(row.value as string)) as T;
-    return row.value as T;
+    return (await this.getMany([key], orgId))[key] as T;
+  }
+
+  /** Several settings in one query (e.g. the lockout policy, read on every /api/auth request). */
+  async getMany<K extends string>(keys: K[], orgId?: string): Promise<Record<K, unknown>> {
+    const definitions = keys.map((key) => this.definition(key));
+    const scopes = orgId ? [orgId, GLOBAL] : [GLOBAL];
+    const rows: { scope: string; key: string; value: unknown }[] = await this.db('settings').whereIn('key', keys).whereIn('scope', scopes);
+    const result = {} as Record<K, unknown>;
+    for (const [i, key] of keys.entries()) {
+      const definition = definitions[i];
+      const own = definition.scope === 'org' && orgId ? rows.find((r) => r.key === key && r.scope === orgId) : undefined;
+      const row = own ?? rows.find((r) => r.key === key && r.scope === GLOBAL);
+      if (row === undefined) result[key] = definition.default;
+      // A cleared secret is stored as null: nothing to decrypt.
+      else if (definition.secret && row.value !== null) result[key] = await this.secrets.open(row.value as string);
+      else result[key] = row.value;
+    }
+    return result;
   }
 
   /** Every setting as the organization sees it; secrets appear only as has_<key> booleans. */

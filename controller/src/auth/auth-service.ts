@@ -47,19 +47,13 @@ export class AuthService {
   }
 
   private async lifetimes(): Promise<{ access: number; refresh: number }> {
-    const [hours, days] = await Promise.all([
-      this.settings.get<number>('session.access_token_hours'),
-      this.settings.get<number>('session.refresh_token_days'),
-    ]);
-    return { access: hours * HOUR, refresh: days * DAY };
+    const lifetimes = await this.settings.getMany(['session.access_token_hours', 'session.refresh_token_days']);
+    return { access: (lifetimes['session.access_token_hours'] as number) * HOUR, refresh: (lifetimes['session.refresh_token_days'] as number) * DAY };
   }
 
   private async lockoutPolicy(): Promise<{ limit: number; windowMs: number }> {
-    const [limit, windowMinutes] = await Promise.all([
-      this.settings.get<number>('security.rate_limit.failed_login_limit'),
-      this.settings.get<number>('security.rate_limit.failed_login_window_minutes'),
-    ]);
-    return { limit, windowMs: windowMinutes * 60_000 };
+    const policy = await this.settings.getMany(['security.rate_limit.failed_login_limit', 'security.rate_limit.failed_login_window_minutes']);
+    return { limit: policy['security.rate_limit.failed_login_limit'] as number, windowMs: (policy['security.rate_limit.failed_login_window_minutes'] as number) * 60_000 };
   }
 
   /**

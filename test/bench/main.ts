@@ -1,0 +1,38 @@
+/**
+ * `npm run bench -- <name> [--flags]`: runs one benchmark and prints its figures.
+ * A benchmark is a module exporting `run(args: string[]): Promise<void>`; add yours with one
+ * line in BENCHMARKS below. Benchmarks measure and print; they never pass or fail.
+ */
+
+export type Benchmark = { run(args: string[]): Promise<void> };
+
+const BENCHMARKS: Record<string, { about: string; load: () => Promise<Benchmark> }> = {
+  auth: { about: 'login/s, refresh/s and GET /api/auth/me requests/s with p50/p99', load: () => import('./auth') },
+  inventory: { about: 'CSV import of 10,000 devices; device list requests/s with p50/p99', load: () => import('./inventory') },
+  backup: { about: 'end-to-end bulk config pull through NATS and agents against simulated devices', load: () => import('./backup') },
+  poll: { about: 'end-to-end discovery polls of simulated devices through NATS and agents vs the driver and parsers alone (--devices 1000)', load: () => import('./poll') },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(BENCHMARKS).map((name) => name.length));
+  const lines = Object.entries(BENCHMARKS).map(([name, { about }]) => `  ${name.padEnd(width)}  ${about}`);
+  return ['usage: npm run bench -- <name> [--flags]', '', 'benchmarks:', ...lines].join('\n');
+}
+
+const [name, ...args] = process.argv.slice(2);
+if (!name || name === '--help' || name === '-h') {
+  console.log(usage());
+  process.exit(name ? 0 : 2);
+}
+const benchmark = BENCHMARKS[name];
+if (!benchmark) {
+  console.error(`unknown benchmark "${name}"\n\n${usage()}`);
+  process.exit(2);
+}
+try {
+  await (await benchmark.load()).run(args);
+  process.exit(0);
+} catch (err) {
+  console.error(err);
+  process.exit(1);
+}
