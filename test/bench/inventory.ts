@@ -90,8 +90,10 @@ export async function run(args: string[] = []): Promise<void> {
   await setupTemplate();
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
+  // application_name marks this run's backends in pg_stat_activity (CPU accounting, priority).
+  const databaseUrl = `${database.url}?application_name=inventory-bench`;
   const config: ControllerConfig = {
-    port: 0, host: '127.0.0.1', databaseUrl: database.url, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
+    port: 0, host: '127.0.0.1', databaseUrl, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
     secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false,
   };
   const log = createLogger('warn');
@@ -114,7 +116,7 @@ export async function run(args: string[] = []): Promise<void> {
     // Fill the pool so every backend that will serve requests exists, then find their pids.
     await Promise.all(Array.from({ length: 20 }, () => db.raw('SELECT pg_sleep(0.05)')));
     const backends = async (): Promise<number[]> =>
-      (await db.raw('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map((r: { pid: number }) => r.pid);
+      (await db.raw("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'inventory-bench'")).rows.map((r: { pid: number }) => r.pid);
     const pids = await backends();
     const csv = inventoryCsv(rows);
     const cpuBefore = cpuNow(pids);
