@@ -10,7 +10,9 @@ const BENCHMARKS: Record<string, { about: string; load: () => Promise<Benchmark>
   auth: { about: 'login/s, refresh/s and GET /api/auth/me requests/s with p50/p99', load: () => import('./auth') },
   inventory: { about: 'CSV import of 10,000 devices; device list requests/s with p50/p99', load: () => import('./inventory') },
   backup: { about: 'end-to-end bulk config pull through NATS and agents against simulated devices', load: () => import('./backup') },
+  render: { about: 'stack render of 1,000 devices × 3 services (POST /stacks/:id/render)', load: () => import('./render') },
   poll: { about: 'end-to-end discovery polls of simulated devices through NATS and agents vs the driver and parsers alone (--devices 1000)', load: () => import('./poll') },
+  deploy: { about: 'end-to-end deployment of a two-service stack over gNMI vs the drivers alone (--devices 500)', load: () => import('./deploy') },
 };
 
 function usage(): string {

@@ -1,5 +1,5 @@
 import type { ConfigChange, DeviceSession, FetchedConfig, Transport } from '../drivers/types';
-import { TextTranscript, describeError, type JobContext, type JobResultOf } from './context';
+import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
  * Deployment job kinds, run on the agent of the device's site.
@@ -31,7 +31,6 @@ export interface DeployResult {
   changed: boolean | null;
   /** DriverError cause when something failed (auth, timeout, refused, protocol, device). */
   error_cause?: string;
-  transcript: string;
 }
 
 export interface RollbackParams {
@@ -50,12 +49,12 @@ export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
   const transport = transportOf(ctx.params);
   const changes = Array.isArray(params.changes) ? params.changes : [];
   if (!transport) return { status: 'failed', error: 'deploy job without a gnmi or netconf transport', result: null };
-  const transcript = new TextTranscript();
-  const result: DeployResult = { backup: null, applied: false, verified: false, changed: null, transcript: '' };
+  // No session transcript: it would carry the whole config twice; the job's log lines say what happened.
+  const result: DeployResult = { backup: null, applied: false, verified: false, changed: null };
   let session: DeviceSession | undefined;
   let step = 'connect';
   try {
-    session = await ctx.open(transport, transcript);
+    session = await ctx.open(transport);
     if (!session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
     step = 'backup';
     result.backup = await session.fetchConfig();
@@ -72,17 +71,15 @@ export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
       result.changed = after.text !== result.backup.text;
       ctx.log('info', result.changed ? 'verified: the running config changed' : 'verified: the running config already matched (no change)');
     }
-    return { status: 'succeeded', error: null, result: { ...result, transcript: ctx.mask(transcript.text()) } };
+    return { status: 'succeeded', error: null, result: { ...result } };
   } catch (err) {
     const e = describeError(err, ctx.signal);
     const message = ctx.mask(e.message);
     if (e.cause) result.error_cause = e.cause;
     ctx.log('error', `${step} failed: ${message}`);
     // A failed verify still means the change went in: the job succeeded, unverified.
-    if (result.applied) {
-      return { status: 'succeeded', error: null, result: { ...result, transcript: ctx.mask(transcript.text()) } };
-    }
-    return { status: 'failed', error: `${step} failed: ${message}`, result: { ...result, transcript: ctx.mask(transcript.text()) } };
+    if (result.applied) return { status: 'succeeded', error: null, result: { ...result } };
+    return { status: 'failed', error: `${step} failed: ${message}`, result: { ...result } };
   } finally {
     await session?.close().catch(() => undefined);
   }
@@ -93,22 +90,21 @@ export async function runRollback(ctx: JobContext): Promise<JobResultOf> {
   const transport = transportOf(ctx.params);
   const backup = params.backup;
   if (!transport || !backup || typeof backup.text !== 'string') return { status: 'failed', error: 'rollback job without a transport and a backup', result: null };
-  const transcript = new TextTranscript();
   let session: DeviceSession | undefined;
   try {
-    session = await ctx.open(transport, transcript);
+    session = await ctx.open(transport);
     if (!session.restore) throw new Error(`the ${transport} driver cannot restore a configuration`);
     ctx.log('info', `${params.purpose === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`);
     await session.restore(backup);
     const after = await session.fetchConfig();
     const matches = after.text === backup.text;
     ctx.log(matches ? 'info' : 'warn', matches ? 'the running config equals the backup' : 'the running config differs from the backup text after the restore');
-    return { status: 'succeeded', error: null, result: { restored: true, matches, transcript: ctx.mask(transcript.text()) } };
+    return { status: 'succeeded', error: null, result: { restored: true, matches } };
   } catch (err) {
     const e = describeError(err, ctx.signal);
     const message = ctx.mask(e.message);
     ctx.log('error', `restore failed: ${message}`);
-    return { status: 'failed', error: message, result: { restored: false, ...(e.cause ? { error_cause: e.cause } : {}), transcript: ctx.mask(transcript.text()) } };
+    return { status: 'failed', error: message, result: { restored: false, ...(e.cause ? { error_cause: e.cause } : {}) } };
   } finally {
     await session?.close().catch(() => undefined);
   }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
+import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
 import { stacksService } from '../stacks/service';
 import { DeploymentRunner, type RunnerTunables } from './runner';
 import { Deployment, DeploymentBody, DeploymentQuery, DeploymentWithDevices, LogPage, LogQuery } from './schemas';
@@ -36,6 +37,7 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/deployments', {
     config: { permission },
+    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
     schema: { tags, summary: 'Deploy a stack: 201 pending at once, the run continues in the background', body: DeploymentBody, response: { 201: Deployment, ...errorResponses(400, 401, 403) } },
   }, async (request, reply) => reply.code(201).send(await deployments.create(caller(request), request.body)));
 

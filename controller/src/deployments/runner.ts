@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger } from 'fastify';
+import { lineCount, sha256 } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
 import { outcomeOf } from '../jobs/store';
 import type { JobOutcome, JobService, JobSpec } from '../jobs/types';
-import { NEXT, QUEUED, RUNNING, type DeploymentDeviceRow, type DeploymentRow, type DeploymentStore, type DeviceStatus, type LogLine } from './store';
+import { NEXT, QUEUED, RUNNING, type DeploymentDeviceRow, type DeploymentRow, type DeploymentStore, type DeviceStatus, type EntryRow, type LogLine } from './store';
 
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
 export const DEPLOY_DEADLINE_MS = 10 * 60_000;
@@ -21,7 +22,6 @@ interface DeployOutcomeResult {
   applied?: boolean;
   verified?: boolean;
   changed?: boolean | null;
-  transcript?: string;
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -88,129 +88,137 @@ export class DeploymentRunner {
       }
       if (!['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return;
       const devices = (await this.store.devices(deploymentId, trx)).filter((d) => QUEUED.includes(d.status));
-      const specs: { device: DeploymentDeviceRow; spec: JobSpec }[] = [];
-      for (const device of devices) {
-        const next = NEXT[device.status]!;
-        const adopted = await this.store.existingJob(trx, deploymentId, device.device_id, next.kind, device.status_since);
-        if (adopted) {
-          await this.store.updateDevice(trx, deploymentId, device.device_id, { status: next.running, job_id: adopted });
-          continue;
-        }
-        const params = await this.jobParams(trx, deployment, device, next.kind);
-        if ('error' in params) {
-          const failed: DeviceStatus = device.status === 'restore_queued' ? 'restore_failed' : device.status === 'rollback_queued' ? 'rollback_failed' : 'failed';
-          await this.store.updateDevice(trx, deploymentId, device.device_id, { status: failed, error_message: params.error });
-          lines.push({ level: 'error', message: params.error, device_id: device.device_id });
-          continue;
-        }
-        specs.push({
-          device,
-          spec: {
-            orgId: deployment.org_id,
-            kind: next.kind,
-            deviceId: device.device_id,
-            groupId: deploymentId,
-            params: params.params,
-            deadlineMs: next.kind === 'deploy' ? DEPLOY_DEADLINE_MS : ROLLBACK_DEADLINE_MS,
-          },
-        });
-      }
-      if (specs.length > 0) {
-        let ids: string[];
-        try {
-          ids = await this.jobs.submit(specs.map((s) => s.spec));
-        } catch (err) {
-          // Not retried for ever: the devices fail with the reason, and the deployment settles.
-          const reason = `The ${specs[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
-          for (const { device } of specs) {
-            const failed: DeviceStatus = device.status === 'restore_queued' ? 'restore_failed' : device.status === 'rollback_queued' ? 'rollback_failed' : 'failed';
-            await this.store.updateDevice(trx, deploymentId, device.device_id, { status: failed, error_message: reason });
-          }
-          lines.push({ level: 'error', message: reason });
-          ids = [];
-        }
-        for (let i = 0; i < ids.length; i += 1) {
-          const { device } = specs[i];
-          await this.store.updateDevice(trx, deploymentId, device.device_id, { status: NEXT[device.status]!.running, job_id: ids[i] });
-        }
-        if (ids.length > 0) {
-          const what = specs[0].device.status === 'queued' ? 'deploy' : specs[0].device.status === 'restore_queued' ? 'restore' : 'rollback';
-          lines.push({ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` });
-        }
-      }
+      if (devices.length > 0) await this.submit(trx, deployment, devices, lines);
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
       await this.settle(trx, deploymentId);
     });
   }
 
-  private async jobParams(
-    trx: Knex.Transaction,
-    deployment: DeploymentRow,
-    device: DeploymentDeviceRow,
-    kind: 'deploy' | 'rollback',
-  ): Promise<{ params: Record<string, unknown> } | { error: string }> {
-    if (kind === 'deploy') {
-      const entries = await this.store.entries(deployment.id, device.device_id, trx);
-      const changes = entries.map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
-      return { params: { deployment_id: deployment.id, transport: device.transport, changes, verify: true } };
-    }
-    if (!device.backup_config_id) return { error: `${device.device_name}: no pre-deployment backup to restore` };
-    const backup = await this.store.backupConfig(trx, device.backup_config_id);
-    if (!backup) return { error: `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists` };
-    const purpose = device.status === 'restore_queued' ? 'restore' : 'rollback';
-    return {
-      params: {
-        deployment_id: deployment.id,
-        transport: backup.pulled_via === 'netconf' || backup.pulled_via === 'gnmi' ? backup.pulled_via : device.transport,
-        backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-        purpose,
-      },
+  /**
+   * Submits one job per queued device (deploy, or rollback with its backup) and moves the devices
+   * to their running states, all in one pass over the deployment.
+   */
+  private async submit(trx: Knex.Transaction, deployment: DeploymentRow, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<void> {
+    const failedState = (d: DeploymentDeviceRow): DeviceStatus => (d.status === 'restore_queued' ? 'restore_failed' : d.status === 'rollback_queued' ? 'rollback_failed' : 'failed');
+    const since = new Date(Math.min(...devices.map((d) => d.status_since.getTime())));
+    const submitted = await this.store.submittedJobs(trx, deployment.id, since);
+    const latest = new Map<string, { id: string; created_at: Date }>();
+    for (const j of submitted) latest.set(`${j.device_id}/${j.kind}`, j);
+    const adopt = (d: DeploymentDeviceRow) => {
+      const job = latest.get(`${d.device_id}/${NEXT[d.status]!.kind}`);
+      return job && job.created_at >= d.status_since ? job.id : undefined;
     };
+    const entries = new Map<string, EntryRow[]>();
+    if (devices.some((d) => d.status === 'queued')) {
+      for (const e of await this.store.entries(deployment.id, undefined, trx)) {
+        const list = entries.get(e.device_id);
+        if (list) list.push(e);
+        else entries.set(e.device_id, [e]);
+      }
+    }
+    const backups = await this.store.backupConfigs(trx, devices.filter((d) => d.status !== 'queued' && d.backup_config_id).map((d) => d.backup_config_id!));
+
+    const updates: { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null }[] = [];
+    const specs: { device: DeploymentDeviceRow; spec: JobSpec }[] = [];
+    for (const device of devices) {
+      const next = NEXT[device.status]!;
+      const adopted = adopt(device);
+      if (adopted) {
+        updates.push({ device_id: device.device_id, status: next.running, job_id: adopted, error_message: null });
+        continue;
+      }
+      let params: Record<string, unknown>;
+      if (next.kind === 'deploy') {
+        const changes = (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
+        params = { deployment_id: deployment.id, transport: device.transport, changes, verify: true };
+      } else {
+        const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;
+        if (!backup) {
+          const error = device.backup_config_id
+            ? `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`
+            : `${device.device_name}: no pre-deployment backup to restore`;
+          updates.push({ device_id: device.device_id, status: failedState(device), job_id: null, error_message: error });
+          lines.push({ level: 'error', message: error, device_id: device.device_id });
+          continue;
+        }
+        params = {
+          deployment_id: deployment.id,
+          transport: backup.pulled_via === 'netconf' || backup.pulled_via === 'gnmi' ? backup.pulled_via : device.transport,
+          backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
+          purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
+        };
+      }
+      specs.push({
+        device,
+        spec: {
+          orgId: deployment.org_id,
+          kind: next.kind,
+          deviceId: device.device_id,
+          groupId: deployment.id,
+          params,
+          deadlineMs: next.kind === 'deploy' ? DEPLOY_DEADLINE_MS : ROLLBACK_DEADLINE_MS,
+        },
+      });
+    }
+    if (specs.length > 0) {
+      try {
+        const ids = await this.jobs.submit(specs.map((s) => s.spec));
+        specs.forEach(({ device }, i) => updates.push({ device_id: device.device_id, status: NEXT[device.status]!.running, job_id: ids[i], error_message: null }));
+        const what = specs[0].device.status === 'queued' ? 'deploy' : specs[0].device.status === 'restore_queued' ? 'restore' : 'rollback';
+        lines.push({ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` });
+      } catch (err) {
+        // Not retried for ever: the devices fail with the reason, and the deployment settles.
+        const reason = `The ${specs[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
+        for (const { device } of specs) updates.push({ device_id: device.device_id, status: failedState(device), job_id: null, error_message: reason });
+        lines.push({ level: 'error', message: reason });
+      }
+    }
+    await this.store.updateDevices(trx, deployment.id, updates);
   }
 
   /** Records a deploy or rollback job's outcome on its device, then settles the deployment. */
   async onOutcome(outcome: JobOutcome, trx: Knex.Transaction): Promise<void> {
     const deploymentId = outcome.groupId;
     if (!deploymentId) return;
-    const deployment = await this.store.lock(trx, deploymentId);
-    if (!deployment || deployment.org_id !== outcome.orgId) return;
+    // The device row is locked for the device's own record; the deployment row only for the
+    // settle at the end, so that outcomes of one deployment are recorded side by side.
     const device = await this.store.lockDevice(trx, deploymentId, outcome.deviceId);
     if (!device) return;
+    const deployment = await this.store.read(trx, deploymentId);
+    if (!deployment || deployment.org_id !== outcome.orgId) return;
     const expected: DeviceStatus[] = outcome.kind === 'deploy' ? ['queued', 'running'] : ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'];
     // A stale or repeated outcome (the device moved on, or another job is its current one) is ignored.
     if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return;
 
-    const lines: LogLine[] = (await this.store.jobLogs(trx, outcome.jobId)).map((l) => ({
-      level: (['info', 'warn', 'error'].includes(l.level) ? l.level : 'info') as LogLine['level'],
-      message: l.text,
-      device_id: device.device_id,
-      created_at: l.at,
-    }));
+    const lines: LogLine[] = [];
     const ok = outcome.status === 'succeeded';
     const name = device.device_name;
     if (outcome.kind === 'deploy') {
       const result = (outcome.result ?? {}) as DeployOutcomeResult;
       const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
-      if (result.backup && typeof result.backup.text === 'string') {
-        const configs = this.configs();
-        if (configs) {
-          await configs.storeBackup(trx, {
-            orgId: outcome.orgId,
-            deviceId: device.device_id,
-            jobId: outcome.jobId,
-            source: 'deployment',
-            snapshotId: null,
-            methods: ['structured'],
-            transport: device.transport,
-            result: { results: [{ method: 'structured', config: result.backup }], transcript: result.transcript ?? '' },
-            jobError: null,
-          });
-          const id = await this.store.backupVersionOfJob(trx, outcome.jobId, device.device_id);
-          if (id) {
-            fields.backup_config_id = id;
-            lines.push({ level: 'info', message: `${name}: pre-deployment backup stored (config version ${id})`, device_id: device.device_id });
-          }
-        }
+      const backup = result.backup;
+      const configs = this.configs();
+      if (backup && typeof backup.text === 'string' && configs) {
+        // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
+        const [version] = await configs.store.insertVersions(trx, device.device_id, [{
+          org_id: outcome.orgId,
+          device_id: device.device_id,
+          method: 'structured',
+          config_format: backup.format,
+          pulled_via: backup.via,
+          source: 'deployment',
+          status: 'success',
+          error_message: null,
+          snapshot_id: null,
+          job_id: outcome.jobId,
+          config_text: backup.text,
+          config_hash: sha256(backup.text),
+          size_bytes: Buffer.byteLength(backup.text, 'utf8'),
+          line_count: lineCount(backup.text),
+          transcript: '',
+        }]);
+        fields.backup_config_id = version.id;
+        lines.push({ level: 'info', message: `${name}: pre-deployment backup stored as config version ${version.version}`, device_id: device.device_id });
       }
       if (ok) {
         fields.status = 'completed';
@@ -251,7 +259,8 @@ export class DeploymentRunner {
       }
       await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
     }
-    await this.store.log(trx, deploymentId, deployment.org_id, lines);
+    // The agent's log lines of the job first, then the controller's: one statement.
+    await this.store.log(trx, deploymentId, deployment.org_id, lines, { jobId: outcome.jobId, deviceId: device.device_id });
     await this.settle(trx, deploymentId);
   }
 

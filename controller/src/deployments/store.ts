@@ -118,9 +118,18 @@ export class DeploymentStore {
     return q('deployments').where({ org_id: orgId, id }).first(LIST_COLUMNS);
   }
 
-  /** Locks a deployment row for a transition (any organization: callers are internal). */
+  /** Reads a deployment row inside a transaction without locking it. */
+  read(trx: Knex.Transaction, id: string): Promise<DeploymentRow | undefined> {
+    return trx('deployments').where({ id }).first(LIST_COLUMNS);
+  }
+
+  /**
+   * Locks a deployment row for a transition (any organization: callers are internal). FOR NO KEY
+   * UPDATE, not FOR UPDATE: the key-share locks that inserting its log lines takes (foreign key)
+   * must not conflict with it, or two outcome handlers would deadlock.
+   */
   lock(trx: Knex.Transaction, id: string): Promise<DeploymentRow | undefined> {
-    return trx('deployments').where({ id }).forUpdate().first(LIST_COLUMNS);
+    return trx('deployments').where({ id }).forNoKeyUpdate().first(LIST_COLUMNS);
   }
 
   async update(q: Q, id: string, fields: Record<string, unknown>): Promise<void> {
@@ -132,12 +141,24 @@ export class DeploymentStore {
   }
 
   lockDevice(trx: Knex.Transaction, deploymentId: string, deviceId: string): Promise<DeploymentDeviceRow | undefined> {
-    return trx('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).forUpdate().first();
+    return trx('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).forNoKeyUpdate().first();
   }
 
   async updateDevice(q: Q, deploymentId: string, deviceId: string, fields: Partial<DeploymentDeviceRow>): Promise<void> {
     const stamp = fields.status ? { status_since: q.fn.now() } : {};
     await q('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).update({ ...fields, ...stamp });
+  }
+
+  /** Sets status (and job or error) of many devices in one statement. */
+  async updateDevices(q: Q, deploymentId: string, rows: { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null }[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 2000) {
+      await q.raw(
+        `UPDATE deployment_devices d SET status = r.status, job_id = COALESCE(r.job_id, d.job_id), error_message = COALESCE(r.error_message, d.error_message), status_since = now()
+         FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, status text, job_id uuid, error_message text)
+         WHERE d.deployment_id = ? AND d.device_id = r.device_id`,
+        [JSON.stringify(rows.slice(i, i + 2000)), deploymentId],
+      );
+    }
   }
 
   /** Moves every device of `from` states to `to` (one statement); returns the device ids. */
@@ -173,10 +194,24 @@ export class DeploymentStore {
       );
   }
 
-  async log(q: Q, deploymentId: string, orgId: string, lines: LogLine[]): Promise<void> {
-    if (lines.length === 0) return;
-    await q('deployment_logs').insert(
-      lines.map((l) => ({ deployment_id: deploymentId, org_id: orgId, device_id: l.device_id ?? null, level: l.level, message: l.message, ...(l.created_at ? { created_at: l.created_at } : {}) })),
+  /**
+   * Appends log lines; with `fromJob`, the agent's log lines of that job (jobs area's table) go
+   * first, as lines of that device, in the same statement.
+   */
+  async log(q: Q, deploymentId: string, orgId: string, lines: LogLine[], fromJob?: { jobId: string; deviceId: string }): Promise<void> {
+    if (lines.length === 0 && !fromJob) return;
+    const mine = JSON.stringify(lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })));
+    const agent = fromJob
+      ? `SELECT 0 AS part, id AS seq, ?::uuid AS device_id, level, text AS message, at AS created_at FROM job_logs WHERE job_id = ? UNION ALL `
+      : '';
+    await q.raw(
+      `INSERT INTO deployment_logs (deployment_id, org_id, device_id, level, message, created_at)
+       SELECT ?, ?, x.device_id, x.level, x.message, coalesce(x.created_at, now()) FROM (
+         ${agent}SELECT 1 AS part, r.ord AS seq, r.device_id, r.level, r.message, r.created_at
+         FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (device_id uuid, level text, message text, created_at timestamptz))
+           WITH ORDINALITY AS r(device_id, level, message, created_at, ord)
+       ) x ORDER BY x.part, x.seq`,
+      [deploymentId, orgId, ...(fromJob ? [fromJob.deviceId, fromJob.jobId] : []), mine],
     );
   }
 
@@ -190,25 +225,15 @@ export class DeploymentStore {
 
   // ---- reads of other areas' tables ------------------------------------------------------
 
-  /** The agent's log lines of one job (jobs area's table), copied into the deployment log. */
-  jobLogs(trx: Knex.Transaction, jobId: string): Promise<{ level: string; text: string; at: Date }[]> {
-    return trx('job_logs').where({ job_id: jobId }).orderBy('id').select('level', 'text', 'at');
+  /** Jobs this deployment submitted since `since` (adopted after a crash between submit and record). */
+  submittedJobs(trx: Knex.Transaction, deploymentId: string, since: Date): Promise<{ id: string; device_id: string; kind: string; created_at: Date }[]> {
+    return trx('jobs').where({ group_id: deploymentId }).where('created_at', '>=', since).orderBy('created_at').select('id', 'device_id', 'kind', 'created_at');
   }
 
-  /** A job this deployment already submitted for a device since `since` (adopted after a crash between submit and record). */
-  async existingJob(trx: Knex.Transaction, deploymentId: string, deviceId: string, kind: string, since: Date): Promise<string | undefined> {
-    const row = await trx('jobs').where({ group_id: deploymentId, device_id: deviceId, kind }).where('created_at', '>=', since).orderBy('created_at', 'desc').first('id');
-    return row?.id;
-  }
-
-  /** The stored pre-deployment backup a deploy job's outcome produced. */
-  async backupVersionOfJob(trx: Knex.Transaction, jobId: string, deviceId: string): Promise<string | undefined> {
-    const row = await trx('config_versions').where({ job_id: jobId, device_id: deviceId, status: 'success' }).orderBy('version', 'desc').first('id');
-    return row?.id;
-  }
-
-  backupConfig(q: Q, configId: string): Promise<{ config_text: string; config_format: string; pulled_via: string } | undefined> {
-    return q('config_versions').where({ id: configId }).first('config_text', 'config_format', 'pulled_via');
+  async backupConfigs(q: Q, configIds: string[]): Promise<Map<string, { config_text: string; config_format: string; pulled_via: string }>> {
+    if (configIds.length === 0) return new Map();
+    const rows = await q('config_versions').whereRaw('id = ANY(?::uuid[])', [configIds]).select('id', 'config_text', 'config_format', 'pulled_via');
+    return new Map(rows.map((r: { id: string; config_text: string; config_format: string; pulled_via: string }) => [r.id, r]));
   }
 
   // ---- recovery sweep --------------------------------------------------------------------

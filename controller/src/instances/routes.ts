@@ -3,6 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Deployment } from '../deployments/schemas';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
+import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
 import { stacksService } from '../stacks/service';
 import { Instance, InstanceBody, InstanceChanges, InstanceQuery } from './schemas';
 import { InstanceService } from './service';
@@ -26,6 +27,7 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/instances', {
     config: { permission },
+    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
     schema: { tags, summary: 'Save an instance (a stack, its target devices and variable_values)', body: InstanceBody, response: { 201: Instance, ...errorResponses(400, 401, 403) } },
   }, async (request, reply) => reply.code(201).send(await instances.create(caller(request), request.body)));
 
@@ -36,6 +38,7 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
 
   app.put('/instances/:id', {
     config: { permission },
+    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
     schema: { tags, summary: 'Change an instance; only the fields sent change', params: IdParams, body: InstanceChanges, response: { 200: Instance, ...errorResponses(400, 401, 403, 404) } },
   }, async (request) => instances.update(caller(request), request.params.id, request.body));
 

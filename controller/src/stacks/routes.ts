@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { templateService } from '../templates/service';
-import { RenderJob, ResolveBody, ResolveResult, Stack, StackBody, StackChanges, StackQuery, StackRenderBody, type VariableValuesT } from './schemas';
+import { RenderJob, ResolveBody, VARIABLE_VALUES_BODY_LIMIT, ResolveResult, Stack, StackBody, StackChanges, StackQuery, StackRenderBody, type VariableValuesT } from './schemas';
 import { StacksService } from './service';
 
 const tags = ['stacks'];
@@ -52,6 +52,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/stacks/:id/render', {
     config: { permission },
+    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
     schema: {
       tags,
       summary: 'Render every service for its devices; nothing is pushed',
@@ -68,6 +69,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/stacks/:id/resolve-variables', {
     config: { permission },
+    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
     schema: {
       tags,
       summary: 'Fill device_vars with the values of variables mapped to API resources (api_variables, variable_config sources)',

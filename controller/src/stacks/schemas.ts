@@ -1,6 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
 
+/** Largest body of the requests that carry variable_values (thousands of devices' variables). */
+export const VARIABLE_VALUES_BODY_LIMIT = 32 * 1024 * 1024;
+
 const FreeObject = Type.Record(Type.String(), Type.Unknown());
 
 export const StackServiceItem = Type.Object(

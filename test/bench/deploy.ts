@@ -1,0 +1,272 @@
+/**
+ * Deployment benchmark (`npm run bench -- deploy --devices 500 [--agents 1] [--concurrency 32]
+ * [--rounds 1] [--transport nats|inprocess]`).
+ *
+ * End to end: simulated gNMI targets (their own process), a controller on a fresh PostgreSQL
+ * database (this process), and `--agents` real `npm run agent` processes over NATS JetStream
+ * (or, with --transport inprocess, one agent runtime inside this process). The clock runs from
+ * POST /api/config/deployments of a two-service stack on every device to the deployment's
+ * completed_at: render, checks, jobs, per device a backup over gNMI stored as a config version,
+ * one SetRequest with both services, a verifying read, and the outcome recorded.
+ *
+ * Floor: the gNMI driver alone against the same targets, in this process, at the same
+ * concurrency as the agents together: open, fetch (backup), apply both services, fetch
+ * (verify), close.
+ *
+ * Target (2-core machine): end-to-end / floor ≤ 1.3.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'nats';
+import { gnmiDriver } from '../../agent/src/drivers/gnmi';
+import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
+import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
+import { deleteStreams } from '../../shared/src/nats/jetstream';
+import { natsNames } from '../../shared/src/nats/subjects';
+import { benchController, option } from './render';
+
+const ROOT = join(import.meta.dirname, '../..');
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
+const INITIAL_TREE = { system: { config: { hostname: 'factory', 'domain-name': 'example.net' } }, interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] } };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const SYSTEM = { name: 'system', target_path: '/system/config', source: '{"hostname": "{{ hostname }}", "domain-name": "{{ domain }}"}' };
+const INTERFACES = {
+  name: 'interfaces',
+  target_path: '/interfaces',
+  source: '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
+};
+
+function spawnTs(entry: string, args: string[], env: Record<string, string>): { child: ChildProcess; output(): string; stop(): Promise<void> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  child.stderr!.on('data', (d) => (out += String(d)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, sleep(5_000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value as T;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** The gNMI targets in a process of their own (this file run with --sim N); resolves with their ports. */
+async function startSimProcess(devices: number): Promise<{ ports: number[]; stop(): Promise<void> }> {
+  const sim = spawnTs('test/bench/deploy.ts', ['--sim', String(devices)], {});
+  const line = await waitFor('the gNMI simulator', async () => {
+    if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
+    return sim.output().split('\n').find((l) => l.startsWith('PORTS '));
+  }, 120_000, 100);
+  return { ports: JSON.parse(line.slice(6)) as number[], stop: () => sim.stop() };
+}
+
+/** Child side of startSimProcess. */
+async function simMain(devices: number): Promise<void> {
+  const { startGnmiFleet } = await import('../sim/gnmi/target');
+  const fleet = await startGnmiFleet(devices, { ...LOGIN, initialTree: INITIAL_TREE });
+  console.log(`PORTS ${JSON.stringify(fleet.targets.map((t) => t.port))}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await fleet.close();
+}
+
+function variableValues(ids: string[], names: Map<string, string>) {
+  const perDevice = (build: (id: string, i: number) => Record<string, unknown>) => Object.fromEntries(ids.map((id, i) => [id, build(id, i)]));
+  return {
+    '0': { devices: ids, shared_vars: { domain: 'dc1.example.net' }, device_vars: perDevice((id) => ({ hostname: names.get(id) })) },
+    '1': { devices: ids, shared_vars: { mtu: 9214 }, device_vars: perDevice((_id, i) => ({ interfaces: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, description: `uplink ${p} of ${i}` })) })) },
+  };
+}
+
+/** The driver alone: backup, both services in one apply, verify, at the agents' concurrency. */
+async function driverFloor(targets: DeviceTarget[], changes: (t: DeviceTarget) => ConfigChange[], sessions: number, connects: number) {
+  const connectSlots = new Semaphore(connects);
+  let failed = 0;
+  const started = performance.now();
+  await mapLimit(targets, sessions, async (target) => {
+    try {
+      const session = await connectSlots.use(() => gnmiDriver.open(target));
+      try {
+        await session.fetchConfig();
+        await session.apply!(changes(target));
+        await session.fetchConfig();
+      } finally {
+        await session.close();
+      }
+    } catch {
+      failed += 1;
+    }
+  });
+  return { seconds: (performance.now() - started) / 1000, failed };
+}
+
+export async function run(args: string[] = []): Promise<void> {
+  const devices = option(args, 'devices', 500);
+  const agentCount = option(args, 'agents', 1);
+  const concurrency = option(args, 'concurrency', 32);
+  const rounds = option(args, 'rounds', 1);
+  const at = args.indexOf('--transport');
+  const transport = at >= 0 ? args[at + 1] : 'nats';
+  if (transport !== 'nats' && transport !== 'inprocess') throw new Error('--transport must be nats or inprocess');
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const sim = await startSimProcess(devices + 50);
+  const c = await benchController(transport === 'nats' ? { natsUrl: NATS_URL, natsPrefix: prefix } : {});
+  const agents: { stop(): Promise<void> }[] = [];
+  try {
+    // One profile per target (each listens on its own port); not timed.
+    const ids: string[] = [];
+    const names = new Map<string, string>();
+    const targets: DeviceTarget[] = [];
+    await mapLimit(sim.ports.map((port, i) => ({ port, i })), 16, async ({ port, i }) => {
+      const profile = (await c.call('POST', '/api/profiles', { name: `gnmi-${i}`, ...LOGIN, gnmi_port: port, automation_transport: 'gnmi' })).body;
+      const device = (await c.call('POST', '/api/devices', { name: `leaf${i}`, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id })).body;
+      ids[i] = device.id;
+      names.set(device.id, device.name);
+      targets[i] = {
+        id: device.id, name: device.name, host: '127.0.0.1', device_type: 'vendor_eos', credentials: { ...LOGIN },
+        ports: { ssh: 22, netconf: 830, gnmi: port }, gnmi_tls: false, gnmi_skip_verify: false,
+      };
+    });
+    const templates = [];
+    for (const s of [SYSTEM, INTERFACES]) {
+      templates.push((await c.call('POST', '/api/config/templates', { name: s.name, platform: 'openconfig-gnmi', config_format: 'json', target_path: s.target_path, source: s.source })).body);
+    }
+    const stack = (await c.call('POST', '/api/config/stacks', { name: 'fabric', atomic: true, services: templates.map((t, order) => ({ template_id: t.id, order })) })).body;
+
+    if (transport === 'nats') {
+      for (let i = 0; i < agentCount; i++) {
+        const created = (await c.call('POST', '/api/agents', { name: `bench-agent-${i + 1}`, site_id: null })).body;
+        agents.push(spawnTs('agent/src/main.ts', [], {
+          NATS_URL,
+          SWITCHBOARD_URL: c.base,
+          SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
+          SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
+          SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
+        }));
+      }
+    } else {
+      const { enroll } = await import('../../agent/src/identity');
+      const { AgentRuntime } = await import('../../agent/src/runtime');
+      const { DRIVERS } = await import('../../agent/src/drivers');
+      const pino = (await import('pino')).default;
+      const created = (await c.call('POST', '/api/agents', { name: 'bench-agent', site_id: null })).body;
+      const identity = await enroll(
+        { controllerUrl: c.base, enrollToken: created.enrollment_token, natsUrl: NATS_URL, stateDir: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')), concurrency, connectConcurrency: Math.min(concurrency, 16), logLevel: 'silent' },
+        'bench',
+        ['job:deploy', 'job:rollback', 'transport:gnmi'],
+      );
+      const hub = c.app.services.jobEngine.transport as import('../../shared/src/jobs/inprocess').InProcessHub;
+      const runtime = new AgentRuntime({ identity, link: hub.link(identity.org_id, identity.pool), drivers: DRIVERS, concurrency, connectConcurrency: Math.min(concurrency, 16), version: 'bench', log: pino({ level: 'silent' }) });
+      await runtime.start();
+      agents.push({ stop: () => runtime.stop(2_000) });
+    }
+    await waitFor('the agents to come online', async () => {
+      const list = (await c.call('GET', '/api/agents')).body;
+      return list.agents.filter((a: { status: string }) => a.status === 'online').length >= agents.length;
+    }, 60_000, 200);
+
+    /** One deployment of the stack on `subset`; seconds from the API call to completed_at. */
+    const endToEnd = async (subset: string[]) => {
+      const [{ now: before }] = (await c.db.raw('SELECT clock_timestamp() AS now')).rows;
+      const started = performance.now();
+      const created = (await c.call('POST', '/api/config/deployments', { stack_id: stack.id, name: 'bench', target_devices: subset.map((device_id) => ({ device_id })), variable_values: variableValues(subset, names) })).body;
+      const acceptedMs = performance.now() - started;
+      const done = await waitFor('the deployment to end', async () => {
+        const row = await c.db('deployments').where({ id: created.id }).first('status', 'completed_at', 'succeeded_count', 'failed_count', 'error_message');
+        return ['completed', 'failed'].includes(row.status) ? row : null;
+      }, 600_000, 20);
+      const [p] = (await c.db.raw(
+        'SELECT max(created_at) AS submitted, min(started_at) AS first_start, max(started_at) AS last_start, max(finished_at) AS last_finish FROM jobs WHERE group_id = ?',
+        [created.id],
+      )).rows;
+      if (process.env.BENCH_DEBUG) {
+        const [d] = (await c.db.raw(
+          `SELECT avg(extract(epoch FROM finished_at - started_at))::float AS run_s, avg(extract(epoch FROM started_at - created_at))::float AS wait_s,
+                  avg(extract(epoch FROM dispatched_at - created_at))::float AS dispatch_s FROM jobs WHERE group_id = ?`,
+          [created.id],
+        )).rows;
+        console.log(`  jobs: mean run ${d.run_s?.toFixed(2)} s on the agent, mean wait ${d.wait_s?.toFixed(2)} s from submit to start, mean dispatch ${d.dispatch_s?.toFixed(2)} s`);
+      }
+      const sec = (t: Date | string | null) => (t ? ((new Date(t).getTime() - new Date(before).getTime()) / 1000).toFixed(2) : '-');
+      return {
+        seconds: (new Date(done.completed_at).getTime() - new Date(before).getTime()) / 1000,
+        acceptedMs,
+        done,
+        phases: `jobs submitted ${sec(p.submitted)} s, agents started ${sec(p.first_start)}–${sec(p.last_start)} s, last job final ${sec(p.last_finish)} s, completed ${sec(done.completed_at)} s`,
+      };
+    };
+    const changes = (t: DeviceTarget): ConfigChange[] => [
+      { target_path: SYSTEM.target_path, operation: 'replace', config_format: 'json', config: JSON.stringify({ hostname: t.name, 'domain-name': 'dc1.example.net' }) },
+      { target_path: INTERFACES.target_path, operation: 'replace', config_format: 'json', config: JSON.stringify({ interface: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, config: { mtu: 9214, description: `uplink ${p}` } })) }) },
+    ];
+    const sessions = agents.length * concurrency;
+    const connects = agents.length * Math.min(concurrency, 16);
+    const measured = ids.slice(0, devices);
+    const warm = ids.slice(devices);
+
+    // Warm-up on 50 other targets for both paths (JIT, pools, render workers), not timed.
+    const warmRun = await endToEnd(warm);
+    if (warmRun.done.status !== 'completed') throw new Error(`warm-up deployment ${warmRun.done.status}: ${warmRun.done.error_message}`);
+    await driverFloor(targets.slice(devices), changes, sessions, connects);
+
+    console.log(`deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`);
+    console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
+    for (let round = 1; round <= rounds; round++) {
+      const e2e = await endToEnd(measured);
+      const floor = await driverFloor(targets.slice(0, devices), changes, sessions, connects);
+      console.log([
+        round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,
+        floor.seconds.toFixed(2), (devices / floor.seconds).toFixed(1), floor.failed, (e2e.seconds / floor.seconds).toFixed(2),
+      ].join(','));
+      console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
+    }
+    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log('target: ratio (end to end / floor) ≤ 1.3');
+  } finally {
+    await Promise.all(agents.map((a) => a.stop()));
+    await sim.stop();
+    await c.close();
+    if (transport === 'nats') {
+      const nc = await connect({ servers: NATS_URL }).catch(() => null);
+      if (nc) {
+        await deleteStreams(await nc.jetstreamManager(), natsNames(prefix)).catch(() => undefined);
+        await nc.close();
+      }
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const at = process.argv.indexOf('--sim');
+  const main = at >= 0 ? simMain(Number(process.argv[at + 1])) : run(process.argv.slice(2));
+  main.then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
