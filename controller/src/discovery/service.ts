@@ -68,7 +68,7 @@ export class DiscoveryService {
     if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
     const { row, created } = await this.store.createPoll({ org_id: auth.orgId, device_id: deviceId, trigger, transport: device.transport, requested_by: auth.userId ?? null });
     if (created) await this.submit(jobs, row);
-    return { poll: pollView((await this.store.poll(auth.orgId, row.id)) ?? row), created };
+    return { poll: pollView(created ? row : ((await this.store.poll(auth.orgId, row.id)) ?? row)), created };
   }
 
   /** Hands queued polls to the job service in one submission; polls it refuses end failed with the reason. */
@@ -99,16 +99,15 @@ export class DiscoveryService {
     const at = outcome.finishedAt;
     const counts: Partial<Record<RecordKind, number>> = {};
     if (outcome.status === 'succeeded') {
-      for (const section of sections.filter((s) => s.status === 'ok')) {
-        const kind = SECTION_RECORDS[section.name];
-        const list = (records[kind] ?? []) as { protocol?: string }[];
-        const mine = kind === 'neighbors' ? list.filter((r) => r.protocol === section.name) : list;
-        await this.store.replaceRecords(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, kind, section: section.name, records: mine, at });
-      }
-      // Sections the platform does not have leave nothing behind from an older poll.
-      for (const section of sections.filter((s) => s.status === 'unsupported')) {
-        await this.store.replaceRecords(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, kind: SECTION_RECORDS[section.name], section: section.name, records: [], at });
-      }
+      // Collected sections replace their records; unsupported ones leave nothing from an older poll.
+      const replaced = sections
+        .filter((s) => s.status === 'ok' || s.status === 'unsupported')
+        .map((section) => {
+          const kind = SECTION_RECORDS[section.name];
+          const list = section.status === 'ok' ? ((records[kind] ?? []) as { protocol?: string }[]) : [];
+          return { kind, section: section.name, records: kind === 'neighbors' ? list.filter((r) => r.protocol === section.name) : list };
+        });
+      await this.store.replaceSections(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, at, sections: replaced });
       for (const k of KINDS) counts[k] = (records[k] ?? []).length;
     }
     const failed = sections.filter((s) => s.status === 'failed');

@@ -118,19 +118,19 @@ export class DiscoveryStore {
       .update({ ...final, counts: JSON.stringify(final.counts), sections: JSON.stringify(final.sections) });
   }
 
-  /** Replaces the device's records of one section (kind, and for neighbors the protocol). */
-  async replaceRecords(trx: Knex.Transaction, p: { orgId: string; deviceId: string; pollId: string; kind: RecordKind; section: string; records: unknown[]; at: Date }): Promise<void> {
-    await trx('discovery_records').where({ device_id: p.deviceId, kind: p.kind, section: p.section }).delete();
-    const rows = p.records.map((data, position) => ({
-      org_id: p.orgId,
-      device_id: p.deviceId,
-      kind: p.kind,
-      section: p.section,
-      position,
-      poll_id: p.pollId,
-      data: JSON.stringify(data),
-      collected_at: p.at,
-    }));
+  /**
+   * Replaces the device's records of the given sections (for neighbors each protocol is its own
+   * section) with one delete and one insert per 1,000 rows.
+   */
+  async replaceSections(
+    trx: Knex.Transaction,
+    p: { orgId: string; deviceId: string; pollId: string; at: Date; sections: { kind: RecordKind; section: string; records: unknown[] }[] },
+  ): Promise<void> {
+    if (p.sections.length === 0) return;
+    await trx('discovery_records').where({ device_id: p.deviceId }).whereIn('section', p.sections.map((s) => s.section)).delete();
+    const rows = p.sections.flatMap((s) =>
+      s.records.map((data, position) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, position, poll_id: p.pollId, data: JSON.stringify(data), collected_at: p.at })),
+    );
     for (let i = 0; i < rows.length; i += 1000) await trx('discovery_records').insert(rows.slice(i, i + 1000));
   }
 
