@@ -142,8 +142,9 @@ export class DeviceStore extends OrgTable {
   /**
    * After a bulk write of `rows` devices, so the next list is fast at once rather than after
    * autovacuum: moves the trigram index's pending list (GIN fastupdate) into the index (else q
-   * scans every pending entry), and from 1,000 rows refreshes the planner's statistics (else a
-   * table that grew from a few rows to thousands is planned as if tiny). Best effort: PGlite
+   * scans every pending entry), and from 1,000 rows that are over a fifth of the table refreshes
+   * the planner's statistics (else a table that grew from a few rows to thousands is planned as
+   * if tiny). Best effort: PGlite
    * without pg_trgm has no index to flush.
    */
   async afterBulkWrite(rows: number): Promise<void> {
@@ -151,7 +152,10 @@ export class DeviceStore extends OrgTable {
     await this.db
       .raw("SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.relname = 'devices_search_text_trgm' AND c.relkind = 'i'")
       .catch(() => undefined);
-    if (rows >= 1000) await this.db.raw('ANALYZE devices').catch(() => undefined);
+    if (rows < 1000) return;
+    // Only when the write is a large part of the table (stats more than a fifth out of date).
+    const { rows: stats } = await this.db.raw("SELECT reltuples FROM pg_class WHERE relname = 'devices' AND relkind = 'r'");
+    if (rows > Math.max(0, Number(stats[0]?.reltuples ?? 0)) * 0.2) await this.db.raw('ANALYZE devices').catch(() => undefined);
   }
 
   transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
