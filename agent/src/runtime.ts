@@ -25,6 +25,7 @@ import {
   PROTOCOL_VERSION,
   checkMessage,
   type AgentEvent,
+  type GeneralJwe,
   type LogLine,
 } from '../../shared/src/jobs/messages';
 import type { DriverRegistry } from './drivers';
@@ -66,7 +67,7 @@ export function capabilitiesOf(drivers: DriverRegistry): string[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A result is sent a little before the controller's deadline so it is not taken for lost. */
 const DEADLINE_MARGIN_MS = 1_500;
-const STARTED_AFTER_MS = 200;
+const STARTED_AFTER_MS = 1_000;
 const LOG_FLUSH_MS = 500;
 
 export class AgentRuntime {
@@ -76,6 +77,7 @@ export class AgentRuntime {
   private slotWaiters: (() => void)[] = [];
   private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
   private pendingEvents = 0;
+  private readonly opened = new Map<string, { at: number; secrets: Promise<Record<string, unknown>> }>();
   private stopping = false;
   /** False once stopping or revoked: no new jobs are taken. */
   private accepting = true;
@@ -231,7 +233,7 @@ export class AgentRuntime {
     if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
     let credentials: DeviceCredentials;
     try {
-      const secrets = msg.secrets ? await decryptSecrets(msg.secrets, this.o.identity.agent_id, this.keys.decrypt) : {};
+      const secrets = msg.secrets ? await this.open(msg.secrets) : {};
       credentials = { username: msg.device.username, ...(secrets as Omit<DeviceCredentials, 'username'>) };
     } catch (err) {
       return { status: 'failed', error: `The agent could not decrypt the device credentials: ${(err as Error).message}`, result: null };
@@ -266,6 +268,22 @@ export class AgentRuntime {
       clearTimeout(timer);
       controller.abort();
     }
+  }
+
+  /**
+   * Decrypts job secrets. Jobs of devices sharing a connection profile carry the same JWE, so
+   * one key agreement serves them all (kept a minute, in memory only).
+   */
+  private open(jwe: GeneralJwe): Promise<Record<string, unknown>> {
+    const key = `${jwe.ciphertext.length}:${jwe.tag}:${jwe.iv}`;
+    const now = Date.now();
+    const hit = this.opened.get(key);
+    if (hit && now - hit.at < 60_000) return hit.secrets;
+    if (this.opened.size > 500) this.opened.clear();
+    const secrets = decryptSecrets(jwe, this.o.identity.agent_id, this.keys.decrypt);
+    this.opened.set(key, { at: now, secrets });
+    secrets.catch(() => this.opened.delete(key));
+    return secrets;
   }
 
   /** Signs and publishes an event, retrying (the link deduplicates by id) until it is stored. */

@@ -157,8 +157,10 @@ export class AgentsStore {
       });
   }
 
-  async countJob(trx: Knex.Transaction, agentId: string, succeeded: boolean): Promise<void> {
-    await trx('agents').where({ id: agentId }).increment(succeeded ? 'completed_jobs' : 'failed_jobs', 1);
+  async addJobCounts(agentId: string, completed: number, failed: number): Promise<void> {
+    await this.db('agents')
+      .where({ id: agentId })
+      .update({ completed_jobs: this.db.raw('completed_jobs + ?', [completed]), failed_jobs: this.db.raw('failed_jobs + ?', [failed]) });
   }
 
   /** Sites (of the given ones) that have at least one live agent: their devices use the site's pool. */

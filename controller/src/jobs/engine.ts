@@ -73,6 +73,15 @@ export interface JobEngineDeps {
   tunables: JobTunables;
 }
 
+type Decide = (job: JobRow, trx: Knex.Transaction) => Promise<FinalFields | null>;
+interface FinishItem {
+  jobId: string;
+  decide: Decide;
+}
+type FinishResult = 'final' | 'skipped' | 'retry';
+
+/** Outcomes recorded per transaction: one commit serves them all. */
+const OUTCOMES_PER_TRANSACTION = 32;
 /** After this many failed attempts to record an outcome, the job ends failed with the reason. */
 const MAX_RECORD_FAILURES = 5;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -106,6 +115,9 @@ export class JobEngine implements JobService {
   private sweeping = false;
   private lastPrune = 0;
   private timer: NodeJS.Timeout | null = null;
+  private kickTimer: NodeJS.Timeout | null = null;
+  private countTimer: NodeJS.Timeout | null = null;
+  private readonly counts = new Map<string, { completed: number; failed: number }>();
   private started = false;
   private stopped = false;
 
@@ -204,9 +216,13 @@ export class JobEngine implements JobService {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.kickTimer) clearTimeout(this.kickTimer);
     await this.dispatching?.catch(() => undefined);
     if (this.started) await this.transport.close();
     this.started = false;
+    // Outcomes recorded while the transport closed are counted too.
+    if (this.countTimer) clearTimeout(this.countTimer);
+    await this.flushCounts();
     for (const wake of [...this.waiters]) wake();
   }
 
@@ -332,6 +348,37 @@ export class JobEngine implements JobService {
     return jwe;
   }
 
+  /** Dispatch shortly: outcomes arrive in bursts, one pass serves a burst. */
+  private kickSoon(): void {
+    if (this.kickTimer || this.stopped) return;
+    this.kickTimer = setTimeout(() => {
+      this.kickTimer = null;
+      void this.kick();
+    }, 20);
+  }
+
+  /**
+   * Per-agent job counts, added up and written after the outcomes commit: a counter updated
+   * inside each outcome's transaction would make every outcome of one agent wait for the last.
+   * (Informational: a crash may lose the last few increments, never an outcome.)
+   */
+  private count(agentId: string, succeeded: boolean): void {
+    const c = this.counts.get(agentId) ?? { completed: 0, failed: 0 };
+    if (succeeded) c.completed += 1;
+    else c.failed += 1;
+    this.counts.set(agentId, c);
+    this.countTimer ??= setTimeout(() => void this.flushCounts(), 100);
+  }
+
+  private async flushCounts(): Promise<void> {
+    this.countTimer = null;
+    const counts = [...this.counts];
+    this.counts.clear();
+    for (const [agentId, c] of counts) {
+      await this.deps.agents.addJobCounts(agentId, c.completed, c.failed).catch((err) => this.deps.log.warn({ err: (err as Error).message }, 'agent job counts not updated'));
+    }
+  }
+
   // ---- finishing jobs -----------------------------------------------------------------------
 
   /**
@@ -339,50 +386,83 @@ export class JobEngine implements JobService {
    * `decide` sees the locked row and answers the final fields (or null to leave it open).
    * Throws when recording failed and should be retried later.
    */
-  private async finish(
-    jobId: string,
-    decide: (job: JobRow, trx: Knex.Transaction) => Promise<FinalFields | null>,
-    opts: { skipLocked?: boolean; retract?: boolean } = {},
-  ): Promise<boolean> {
-    let row: JobRow | null;
+  private async finish(jobId: string, decide: Decide, opts: { skipLocked?: boolean; retract?: boolean } = {}): Promise<boolean> {
+    const [result] = await this.finishAll([{ jobId, decide }], opts);
+    if (result === 'retry') throw new Error(`recording the outcome of job ${jobId} failed; it is retried`);
+    return result === 'final';
+  }
+
+  /**
+   * Finishes several jobs in one transaction (one commit for many outcomes), each in its own
+   * savepoint so one outcome whose handler fails does not undo the others. Answers per item:
+   * 'final' (recorded now), 'skipped' (already final, or left open by decide) or 'retry'.
+   */
+  private async finishAll(items: FinishItem[], opts: { skipLocked?: boolean; retract?: boolean } = {}): Promise<FinishResult[]> {
+    const results: FinishResult[] = items.map(() => 'retry');
+    const finals: JobRow[] = [];
+    const failed = new Map<number, Error>();
     try {
-      row = await this.finishInTransaction(jobId, decide, opts.skipLocked ?? false, true);
+      await this.deps.db.transaction(async (trx) => {
+        finals.length = 0;
+        failed.clear();
+        for (let i = 0; i < items.length; i++) {
+          try {
+            // Everything inside goes through the transaction: the embedded database has a single connection.
+            const row = await trx.transaction((sp) => this.finishIn(sp, items[i].jobId, items[i].decide, opts.skipLocked ?? false, true));
+            results[i] = row ? 'final' : 'skipped';
+            if (row) finals.push(row);
+          } catch (err) {
+            results[i] = 'retry';
+            failed.set(i, err as Error);
+          }
+        }
+      });
     } catch (err) {
+      // Nothing of this transaction was recorded (connection lost, deadlock, commit failed).
+      this.deps.log.warn({ err: (err as Error).message, jobs: items.length }, 'recording job outcomes failed; they are retried');
+      return items.map(() => 'retry');
+    }
+    for (const [i, err] of failed) {
+      const { jobId } = items[i];
       const failures = await this.store.bumpRecordFailures(jobId).catch(() => 0);
       this.deps.log.error({ err, job: jobId, failures }, 'recording a job outcome failed');
-      if (failures < MAX_RECORD_FAILURES) throw err;
+      if (failures < MAX_RECORD_FAILURES) continue;
       // Give up on this outcome: the job ends failed, and the handler hears why (once).
-      const reason = `Recording the job's outcome failed ${failures} times: ${(err as Error).message}`;
-      const failed = async (job: JobRow): Promise<FinalFields> => ({ status: 'failed', error: reason, result: null, agentId: job.agent_id, startedAt: job.started_at });
-      row = await this.finishInTransaction(jobId, failed, false, true).catch(() => this.finishInTransaction(jobId, failed, false, false));
+      const reason = `Recording the job's outcome failed ${failures} times: ${err.message}`;
+      const giveUp: Decide = async (job) => ({ status: 'failed', error: reason, result: null, agentId: job.agent_id, startedAt: job.started_at });
+      const inTrx = (withHandler: boolean) => this.deps.db.transaction((trx) => this.finishIn(trx, jobId, giveUp, false, withHandler));
+      const row = await inTrx(true).catch(() => inTrx(false)).catch(() => null);
+      results[i] = row ? 'final' : 'retry';
+      if (row) finals.push(row);
     }
-    if (!row) return false;
+    for (const row of finals) await this.afterFinal(row, opts.retract ?? false);
+    return results;
+  }
+
+  private async finishIn(trx: Knex.Transaction, jobId: string, decide: Decide, skipLocked: boolean, withHandler: boolean): Promise<JobRow | null> {
+    const job = await this.store.lockOpen(trx, jobId, skipLocked);
+    if (!job) return null;
+    const fields = await decide(job, trx);
+    if (!fields) return null;
+    const row = await this.store.markFinal(trx, jobId, fields);
+    const handler = this.handlers.get(row.kind);
+    if (handler && withHandler) await handler(outcomeOf(row), trx);
+    return row;
+  }
+
+  /** After the commit: listeners, stream clean-up, waiters, counts, the device's next job. */
+  private async afterFinal(row: JobRow, retract: boolean): Promise<void> {
     for (const listener of this.finalListeners) {
       try {
         listener(row);
       } catch (err) {
-        this.deps.log.warn({ err, job: jobId }, 'a job-final listener failed');
+        this.deps.log.warn({ err, job: row.id }, 'a job-final listener failed');
       }
     }
-    if (opts.retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
+    if (retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
     for (const wake of [...this.waiters]) wake();
-    void this.kick(); // the device is free for its next job
-    return true;
-  }
-
-  private async finishInTransaction(jobId: string, decide: (job: JobRow, trx: Knex.Transaction) => Promise<FinalFields | null>, skipLocked: boolean, withHandler: boolean): Promise<JobRow | null> {
-    return this.deps.db.transaction(async (trx) => {
-      const job = await this.store.lockOpen(trx, jobId, skipLocked);
-      if (!job) return null;
-      // Everything inside goes through trx: the embedded database has a single connection.
-      const fields = await decide(job, trx);
-      if (!fields) return null;
-      const row = await this.store.markFinal(trx, jobId, fields);
-      if (fields.agentId) await this.deps.agents.countJob(trx, fields.agentId, fields.status === 'succeeded');
-      const handler = this.handlers.get(row.kind);
-      if (handler && withHandler) await handler(outcomeOf(row), trx);
-      return row;
-    });
+    if (row.agent_id) this.count(row.agent_id, row.status === 'succeeded');
+    this.kickSoon(); // the device is free for its next job
   }
 
   // ---- agent events -------------------------------------------------------------------------
@@ -433,8 +513,9 @@ export class JobEngine implements JobService {
     const agents = await deps.agents.identities(kids);
     const verified: VerifiedEvent[] = [];
     const revokedJobs: { jobId: string; attempt: number }[] = [];
-    for (const incoming of batch) {
-      const v = await this.verify(incoming.token, agents);
+    const checked = await Promise.all(batch.map((incoming) => this.verify(incoming.token, agents)));
+    for (const [i, incoming] of batch.entries()) {
+      const v = checked[i];
       let event: AgentEvent | null = null;
       if ('payload' in v) {
         try {
@@ -506,20 +587,25 @@ export class JobEngine implements JobService {
     }
     done.forEach((e) => e.ack());
 
-    await mapLimit(results, deps.tunables.resultConcurrency, async ({ incoming, event, agent }) => {
-      const e = event as ResultEvent;
-      try {
-        await this.finish(e.job_id, async () => ({
-          status: e.status,
-          error: e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
-          result: e.result,
-          agentId: agent.id,
-          startedAt: new Date(e.started_at),
-        }));
-        incoming.ack();
-      } catch {
-        incoming.nak(1000);
-      }
+    // Outcomes in chunks, one transaction each, a few transactions at once.
+    const chunks: VerifiedEvent[][] = [];
+    for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
+    await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
+      const items = chunk.map(({ event, agent }): FinishItem => {
+        const e = event as ResultEvent;
+        return {
+          jobId: e.job_id,
+          decide: async () => ({
+            status: e.status,
+            error: e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
+            result: e.result,
+            agentId: agent.id,
+            startedAt: new Date(e.started_at),
+          }),
+        };
+      });
+      const outcome = await this.finishAll(items);
+      chunk.forEach((v, i) => (outcome[i] === 'retry' ? v.incoming.nak(1000) : v.incoming.ack()));
     });
   }
 
@@ -561,8 +647,9 @@ export class JobEngine implements JobService {
     try {
       const expired = await this.store.expired(500);
       const live = expired.length > 0 ? await this.liveness() : null;
-      for (const id of expired) {
-        await this.finish(id, (job, trx) => this.timedOut(job, trx, live!), { skipLocked: true, retract: true }).catch(() => undefined);
+      for (let i = 0; i < expired.length; i += OUTCOMES_PER_TRANSACTION) {
+        const items = expired.slice(i, i + OUTCOMES_PER_TRANSACTION).map((jobId): FinishItem => ({ jobId, decide: (job, trx) => this.timedOut(job, trx, live!) }));
+        await this.finishAll(items, { skipLocked: true, retract: true });
       }
       await this.kick();
       if (Date.now() - this.lastPrune > 3600_000) {
