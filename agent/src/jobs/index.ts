@@ -1,6 +1,6 @@
 /**
- * The job kinds this agent runs, one runner per kind. Kinds without an entry (deploy,
- * rollback, poll until their areas add them here) fail with a clear message.
+ * The job kinds this agent runs, one runner per kind (each area adds its kind here). A job of a
+ * kind without an entry fails with a message naming the kind and the agent version.
  */
 import type { JobKindName } from '../../../shared/src/jobs/messages';
 import { runPoll } from '../discovery/poll-job';

@@ -30,15 +30,7 @@ export interface JobRow {
   finished_at: Date | null;
 }
 
-export interface NewJob {
-  id: string;
-  org_id: string;
-  kind: JobKind;
-  device_id: string;
-  group_id: string | null;
-  params: Record<string, unknown>;
-  deadline_at: Date;
-}
+export type NewJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'group_id' | 'params' | 'deadline_at'>;
 
 export interface Dispatched {
   id: string;
