@@ -51,7 +51,7 @@ beforeAll(async () => {
     return (await fetch(`${base}/api/auth/providers`).catch(() => null))?.ok;
   }, 240_000, 500);
   const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
-  token = (await login.json()).access_token;
+  token = ((await login.json()) as { access_token: string }).access_token;
 }, 300_000);
 
 afterAll(async () => {
