@@ -116,6 +116,18 @@ describe('DELETE /api/agents/:id', () => {
   });
 });
 
+describe('agents and site deletion', () => {
+  it('a live agent keeps its site from being deleted; a revoked one does not', async () => {
+    const site = await makeSite(tc, org);
+    const agent = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'holder', site_id: site.id } });
+    const refused = await tc.request('DELETE', `/api/sites/${site.id}`, { token: org.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatch(/agents/);
+    expect((await tc.request('DELETE', `/api/agents/${agent.body.id}`, { token: org.token })).status).toBe(204);
+    expect((await tc.request('DELETE', `/api/sites/${site.id}`, { token: org.token })).status).toBe(204);
+  });
+});
+
 describe('GET /api/sites/:id/health', () => {
   it('shows the site agents and device reachability from recent job outcomes', async () => {
     const site = await makeSite(tc, org);

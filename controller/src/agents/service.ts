@@ -99,7 +99,7 @@ export class AgentsService {
   async revoke(me: AuthContext, id: string): Promise<void> {
     const row = await this.store.revoke(me.orgId, id);
     if (!row) throw appError('AGENT_NOT_FOUND');
-    await this.audit.record({ kind: 'agents.revoked', orgId: me.orgId, userId: me.userId, username: me.username, details: { agent_id: row.id, name: row.name } });
+    await this.audit.record({ kind: 'agents.revoked', orgId: me.orgId, userId: me.userId, username: me.username, details: { agent_id: row.id, name: row.name, site_id: row.site_id } });
   }
 
   async enroll(body: { token: string; public_key: unknown; version: string; capabilities: string[] }) {

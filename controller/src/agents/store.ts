@@ -86,13 +86,14 @@ export class AgentsStore {
     return this.db('agents').where({ org_id: orgId, id }).whereNull('revoked_at').first(COLUMNS);
   }
 
+  /** Revokes; a revoked agent no longer holds its site (the site can be deleted). Answers the row as it was. */
   async revoke(orgId: string, id: string): Promise<AgentRow | undefined> {
-    const rows = await this.db('agents')
-      .where({ org_id: orgId, id })
-      .whereNull('revoked_at')
-      .update({ revoked_at: this.db.fn.now(), enrollment_token_hash: null, updated_at: this.db.fn.now() })
-      .returning(COLUMNS);
-    return rows[0];
+    return this.db.transaction(async (trx) => {
+      const before: AgentRow | undefined = await trx('agents').where({ org_id: orgId, id }).whereNull('revoked_at').forUpdate().first(COLUMNS);
+      if (!before) return undefined;
+      await trx('agents').where({ id }).update({ revoked_at: trx.fn.now(), enrollment_token_hash: null, site_id: null, updated_at: trx.fn.now() });
+      return before;
+    });
   }
 
   /** Redeems a token: single use (cleared in the same statement), refused once expired or revoked. */
