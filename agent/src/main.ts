@@ -5,16 +5,19 @@
  * Settings are checked before the drivers load, so a bad one answers at once.
  */
 import { AgentConfigError, loadAgentConfig } from './config';
+import { loadAgentOpsConfig } from './ops/config';
 
 try {
   const config = loadAgentConfig();
-  const [{ default: pino }, { DRIVERS }, { enroll, loadIdentity }, { natsAgentLink }, { AgentRuntime, capabilitiesOf }, { AGENT_VERSION }] = await Promise.all([
+  const opsConfig = loadAgentOpsConfig();
+  const [{ default: pino }, { DRIVERS }, { enroll, loadIdentity }, { natsAgentLink }, { AgentRuntime, capabilitiesOf }, { AGENT_VERSION }, { AgentOps }] = await Promise.all([
     import('pino'),
     import('./drivers'),
     import('./identity'),
     import('./nats-link'),
     import('./runtime'),
     import('./version'),
+    import('./ops'),
   ]);
   const log = pino({ level: config.logLevel, name: 'agent', redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' } });
   let identity = loadIdentity(config.stateDir);
@@ -30,28 +33,25 @@ try {
   } catch (err) {
     throw new AgentConfigError(`NATS_URL: cannot use ${config.natsUrl}: ${(err as Error).message}`);
   }
+  const ops = new AgentOps({ config: opsConfig, identity, version: AGENT_VERSION, link, drivers: DRIVERS, controllerUrl: config.controllerUrl ?? identity.controller_url, log });
   const runtime = new AgentRuntime({
     identity,
-    link,
-    drivers: DRIVERS,
+    link: ops.link,
+    drivers: ops.drivers,
     concurrency: config.concurrency,
     connectConcurrency: config.connectConcurrency,
     version: AGENT_VERSION,
     log,
+    health: () => ops.connectionReport(),
     onRevoked: (reason) => {
       console.error(`switchboard-agent: the controller refused this agent (${reason}); create a new agent and enroll with its token`);
       void runtime.stop(0).finally(() => process.exit(3));
     },
   });
   await runtime.start();
+  await ops.start(runtime, config.concurrency);
   log.info({ concurrency: config.concurrency, connect_concurrency: config.connectConcurrency, capabilities: runtime.capabilities }, 'agent running');
-  const stop = async () => {
-    log.info('stopping: finishing running jobs');
-    await runtime.stop();
-    process.exit(0);
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  ops.stopOnSignals(runtime);
 } catch (err) {
   console.error(err instanceof AgentConfigError ? `switchboard-agent: ${err.message}` : err);
   process.exit(1);

@@ -1,4 +1,4 @@
-import { StringCodec, type JsMsg } from 'nats';
+import { StringCodec, type JsMsg, type NatsConnection } from 'nats';
 import type { AgentLink, DeliveredJob } from '../../shared/src/jobs/link';
 import { connectNats, ensurePoolConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
@@ -25,7 +25,7 @@ export interface NatsLinkIdentity {
  * the pool's other agents), publishes events to the results stream with deduplication ids,
  * heartbeats by request/reply. Reconnects forever; a NATS restart only delays things.
  */
-export async function natsAgentLink(url: string, identity: NatsLinkIdentity): Promise<AgentLink> {
+export async function natsAgentLink(url: string, identity: NatsLinkIdentity): Promise<AgentLink & { connection: NatsConnection }> {
   const nc = await connectNats(url, `switchboard-agent ${identity.name} (${identity.agent_id})`);
   const jsm = await nc.jetstreamManager();
   const js = nc.jetstream();
@@ -48,6 +48,8 @@ export async function natsAgentLink(url: string, identity: NatsLinkIdentity): Pr
   });
 
   return {
+    /** For the agent's health checks and metrics. */
+    connection: nc,
     ackWaitMs,
     async pull(max, waitMs, onJob) {
       try {

@@ -26,6 +26,7 @@ import {
   checkMessage,
   type AgentEvent,
   type GeneralJwe,
+  type HeartbeatHealth,
   type LogLine,
 } from '../../shared/src/jobs/messages';
 import type { DriverRegistry } from './drivers';
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   log: Logger;
   /** Session limits handed to the drivers. */
   limits?: Partial<SessionLimits>;
+  /** The agent's view of NATS and the controller, sent with each heartbeat. */
+  health?: () => HeartbeatHealth;
   /** Called once when the controller answers that this agent is revoked or unknown. */
   onRevoked?: (reason: string) => void;
 }
@@ -322,6 +325,7 @@ export class AgentRuntime {
           active_jobs: this.active.size,
           max_jobs: this.o.concurrency,
           pending_events: this.pendingEvents,
+          ...(this.o.health ? { health: this.o.health() } : {}),
         };
         const answer = await this.o.link.heartbeat(await signJson(beat, this.keys.sign, AGENT_SIGN_ALG, identity.agent_id), 5_000);
         if (answer) {

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type ControllerConfig } from './config';
 import { createDb, type Db } from './db/knex';
 import { migrateLatest } from './db/migrate';
 import { createLogger } from './logger';
+import { stopOnSignals } from './ops/shutdown';
 import { issueServerCertificate, loadOrCreateCa } from './tls/ca';
 
 export interface RunningController {
@@ -68,12 +69,7 @@ export async function runFromEnvironment(banner: string): Promise<RunningControl
     const log = createLogger(config.logLevel);
     const controller = await startController(config, log);
     log.info({ url: controller.url }, banner);
-    const stop = async () => {
-      await controller.close();
-      process.exit(0);
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    stopOnSignals(controller, log, config.shutdownTimeoutMs ?? 25_000);
     return controller;
   } catch (err) {
     console.error(err instanceof ConfigError ? `switchboard: ${err.message}` : err);

@@ -16,6 +16,17 @@ export const Agent = Type.Object({
   completed_jobs: Type.Integer(),
   failed_jobs: Type.Integer(),
   capabilities: Type.Array(Type.String()),
+  health: Nullable(
+    Type.Object(
+      {
+        nats_connected: Type.Boolean(),
+        nats_reconnects: Type.Integer(),
+        controller_answered_at: Nullable(Type.String()),
+        controller_http: Nullable(Type.Object({ ok: Type.Boolean(), error: Nullable(Type.String()), checked_at: Type.String() })),
+      },
+      { description: 'What the agent last reported in its heartbeat about its connections: NATS (connected, reconnects), when a controller last answered it, and the controller URL over HTTP (null when the agent has none). Null before the first report.' },
+    ),
+  ),
   enrolled: Type.Boolean(),
   enrolled_at: Nullable(Timestamp),
   builtin: Type.Boolean(),

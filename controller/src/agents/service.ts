@@ -73,6 +73,7 @@ export class AgentsService {
       completed_jobs: row.completed_jobs,
       failed_jobs: row.failed_jobs,
       capabilities: row.capabilities,
+      health: row.health ?? null,
       enrolled: row.enrolled_at !== null,
       enrolled_at: row.enrolled_at,
       builtin: row.builtin,

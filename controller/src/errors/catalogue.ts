@@ -7,6 +7,7 @@ import { deploymentsErrors } from './codes/deployments';
 import { discoveryErrors } from './codes/discovery';
 import { enterpriseAuthErrors } from './codes/enterprise-auth';
 import { inventoryErrors } from './codes/inventory';
+import { opsErrors } from './codes/ops';
 
 /**
  * Every machine-readable error code the API can answer with, in one place. Each area keeps
@@ -23,6 +24,7 @@ export const CATALOGUE = {
   ...configsErrors,
   ...deploymentsErrors,
   ...discoveryErrors,
+  ...opsErrors,
 };
 
 export type ErrorCode = keyof typeof CATALOGUE;

@@ -99,6 +99,17 @@ export type ResultEvent = Static<typeof ResultEvent>;
 export type RejectedEvent = Static<typeof RejectedEvent>;
 export type AgentEvent = Static<typeof AgentEvent>;
 
+/** The agent's view of its connections, sent with each heartbeat (shown in GET /api/agents). */
+export const HeartbeatHealth = Type.Object({
+  nats_connected: Type.Boolean(),
+  nats_reconnects: Type.Integer({ minimum: 0 }),
+  /** When a controller last answered a heartbeat; null before the first answer. */
+  controller_answered_at: Type.Union([Iso, Type.Null()]),
+  /** The controller's /healthz over HTTP from the agent; null when the agent has no controller URL. */
+  controller_http: Type.Union([Type.Object({ ok: Type.Boolean(), error: Type.Union([Type.String({ maxLength: 300 }), Type.Null()]), checked_at: Iso }), Type.Null()]),
+});
+export type HeartbeatHealth = Static<typeof HeartbeatHealth>;
+
 export const Heartbeat = Type.Object({
   v: Type.Literal(PROTOCOL_VERSION),
   type: Type.Literal('heartbeat'),
@@ -110,6 +121,7 @@ export const Heartbeat = Type.Object({
   max_jobs: Type.Integer({ minimum: 0 }),
   /** Events (results, logs) the agent could not publish yet. */
   pending_events: Type.Integer({ minimum: 0 }),
+  health: Type.Optional(HeartbeatHealth),
 });
 export type Heartbeat = Static<typeof Heartbeat>;
 

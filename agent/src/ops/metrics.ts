@@ -1,0 +1,239 @@
+/**
+ * The agent's Prometheus registry, and wrappers that feed it without touching the runner: the
+ * job link (jobs received, results published, heartbeats answered) and the drivers (sessions
+ * opened, session errors by DriverError cause).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AgentLink, DeliveredJob } from '../../../shared/src/jobs/link';
+import type { DriverRegistry } from '../drivers';
+import { DriverError, type DeviceDriver, type DeviceSession, type Transport } from '../drivers/types';
+
+const JOB_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+/** Jobs remembered between delivery and result (older ones are forgotten first). */
+const TRACKED_JOBS = 20_000;
+
+/** The payload of a compact JWS, unverified: only for labels (the runner verifies every message). */
+function payloadOf(token: string): Record<string, unknown> {
+  try {
+    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * `target` with some members replaced; every other member is the target's own (methods bound
+ * to it), so driver-specific session methods and private state keep working.
+ */
+function overlay<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      if (Object.prototype.hasOwnProperty.call(overrides, prop)) return (overrides as Record<PropertyKey, unknown>)[prop];
+      const value = Reflect.get(t, prop, t);
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
+  });
+}
+
+export interface AgentInfo {
+  agent_id: string;
+  name: string;
+  pool: string;
+  version: string;
+}
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  private readonly received: Counter<'kind'>;
+  private readonly finished: Counter<'kind' | 'status'>;
+  private readonly duration: Histogram<'kind' | 'status'>;
+  private readonly published: Counter<'type'>;
+  private readonly publishFailures: Counter;
+  private readonly heartbeats: Counter<'answered'>;
+  private readonly sessionsOpened: Counter<'transport'>;
+  private readonly sessionErrors: Counter<'transport' | 'cause'>;
+  private readonly sessionsActive: Gauge<'transport'>;
+  private readonly natsReconnects: Counter;
+  private readonly jobs = new Map<string, { kind: string; at: number }>();
+  private sources: { active?: () => number; max?: number; natsConnected?: () => boolean; controllerReachable?: () => boolean | null } = {};
+  /** When a heartbeat last got the controller's answer (ms since epoch), or null. */
+  lastAnswerAt: number | null = null;
+
+  constructor(info: AgentInfo) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    const self = this;
+    new Gauge({ name: 'switchboard_agent_info', help: 'This agent: id, name, pool and version (always 1).', labelNames: ['agent_id', 'name', 'pool', 'version'], registers }).set({ ...info }, 1);
+    new Gauge({
+      name: 'switchboard_agent_jobs_active',
+      help: 'Jobs running on this agent now.',
+      registers,
+      collect() {
+        this.set(self.sources.active?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_agent_jobs_max',
+      help: 'Jobs this agent runs at once (SWITCHBOARD_AGENT_CONCURRENCY).',
+      registers,
+      collect() {
+        this.set(self.sources.max ?? 0);
+      },
+    });
+    this.received = new Counter({ name: 'switchboard_agent_jobs_received_total', help: 'Job messages handed to this agent, by kind.', labelNames: ['kind'], registers });
+    this.finished = new Counter({ name: 'switchboard_agent_jobs_finished_total', help: 'Job results this agent published, by kind and status.', labelNames: ['kind', 'status'], registers });
+    this.duration = new Histogram({
+      name: 'switchboard_agent_job_duration_seconds',
+      help: 'From receiving a job to publishing its result, by kind and status.',
+      labelNames: ['kind', 'status'],
+      buckets: JOB_BUCKETS,
+      registers,
+    });
+    this.published = new Counter({ name: 'switchboard_agent_events_published_total', help: 'Events stored in JetStream for the controller, by type (started, logs, result, rejected).', labelNames: ['type'], registers });
+    this.publishFailures = new Counter({ name: 'switchboard_agent_publish_failures_total', help: 'Failed attempts to publish an event (each is retried).', registers });
+    this.heartbeats = new Counter({ name: 'switchboard_agent_heartbeats_total', help: 'Heartbeats sent, by whether a controller answered.', labelNames: ['answered'], registers });
+    this.sessionsOpened = new Counter({ name: 'switchboard_agent_device_sessions_total', help: 'Device sessions opened, by transport.', labelNames: ['transport'], registers });
+    this.sessionErrors = new Counter({
+      name: 'switchboard_agent_device_session_errors_total',
+      help: 'Device session errors by transport and cause (auth, timeout, refused, protocol, device; other when the driver gave none).',
+      labelNames: ['transport', 'cause'],
+      registers,
+    });
+    this.sessionsActive = new Gauge({ name: 'switchboard_agent_device_sessions_active', help: 'Device sessions open now, by transport.', labelNames: ['transport'], registers });
+    this.natsReconnects = new Counter({ name: 'switchboard_agent_nats_reconnects_total', help: 'Times this agent reconnected to NATS.', registers });
+    new Gauge({
+      name: 'switchboard_agent_nats_connected',
+      help: '1 while this agent is connected to NATS.',
+      registers,
+      collect() {
+        this.reset();
+        if (self.sources.natsConnected) this.set(self.sources.natsConnected() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'switchboard_agent_controller_reachable',
+      help: '1 when the last heartbeat got a controller answer over NATS, 0 when not (absent before the first).',
+      registers,
+      collect() {
+        this.reset();
+        const reachable = self.sources.controllerReachable?.();
+        if (reachable !== null && reachable !== undefined) this.set(reachable ? 1 : 0);
+      },
+    });
+  }
+
+  /** Where the live figures come from (the runtime and the NATS watch). */
+  setSources(sources: AgentMetrics['sources']): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  natsReconnected(): void {
+    this.natsReconnects.inc();
+  }
+
+  /** The link as the runner sees it, counting jobs, events and heartbeats on the way through. */
+  instrumentLink<L extends AgentLink>(link: L): L {
+    const jobs = this.jobs;
+    const track = (job: DeliveredJob): DeliveredJob => {
+      const p = payloadOf(job.token);
+      const id = typeof p.job_id === 'string' ? p.job_id : null;
+      const kind = typeof p.kind === 'string' ? p.kind : 'unknown';
+      this.received.inc({ kind });
+      if (id) {
+        jobs.delete(id);
+        jobs.set(id, { kind, at: Date.now() });
+        if (jobs.size > TRACKED_JOBS) jobs.delete(jobs.keys().next().value as string);
+      }
+      return job;
+    };
+    const wrapped: AgentLink = {
+      ackWaitMs: link.ackWaitMs,
+      pull: (max, waitMs, onJob) => link.pull(max, waitMs, (job) => onJob(track(job))),
+      publish: async (token, id) => {
+        const p = payloadOf(token);
+        const type = typeof p.type === 'string' ? p.type : 'unknown';
+        try {
+          await link.publish(token, id);
+        } catch (err) {
+          this.publishFailures.inc();
+          throw err;
+        }
+        this.published.inc({ type });
+        if (type === 'result' && typeof p.job_id === 'string') {
+          const job = jobs.get(p.job_id);
+          jobs.delete(p.job_id);
+          const status = typeof p.status === 'string' ? p.status : 'unknown';
+          const kind = job?.kind ?? 'unknown';
+          this.finished.inc({ kind, status });
+          if (job) this.duration.observe({ kind, status }, (Date.now() - job.at) / 1000);
+        }
+      },
+      heartbeat: async (token, timeoutMs) => {
+        const answer = await link.heartbeat(token, timeoutMs);
+        this.heartbeats.inc({ answered: answer ? 'yes' : 'no' });
+        if (answer) this.lastAnswerAt = Date.now();
+        return answer;
+      },
+      close: () => link.close(),
+    };
+    return overlay(link, wrapped as Partial<L>);
+  }
+
+  /** The same drivers, counting sessions and their errors by cause. */
+  instrumentDrivers(drivers: DriverRegistry): DriverRegistry {
+    const map = new Map<Transport, DeviceDriver>();
+    for (const [transport, driver] of drivers) {
+      map.set(transport, {
+        transport: driver.transport,
+        open: async (target, limits, transcript) => {
+          let session: DeviceSession;
+          try {
+            session = await driver.open(target, limits, transcript);
+          } catch (err) {
+            this.sessionError(transport, err);
+            throw err;
+          }
+          this.sessionsOpened.inc({ transport });
+          this.sessionsActive.inc({ transport });
+          return this.instrumentSession(transport, session);
+        },
+      });
+    }
+    return map;
+  }
+
+  private sessionError(transport: Transport, err: unknown): void {
+    this.sessionErrors.inc({ transport, cause: err instanceof DriverError ? err.kind : 'other' });
+  }
+
+  private instrumentSession(transport: Transport, session: DeviceSession): DeviceSession {
+    let closed = false;
+    const guard = <A extends unknown[], R>(fn: ((...args: A) => Promise<R>) | undefined) =>
+      fn &&
+      (async (...args: A): Promise<R> => {
+        try {
+          return await fn.apply(session, args);
+        } catch (err) {
+          this.sessionError(transport, err);
+          throw err;
+        }
+      });
+    return overlay(session, {
+      fetchConfig: guard(session.fetchConfig),
+      ...(session.run ? { run: guard(session.run) } : {}),
+      ...(session.apply ? { apply: guard(session.apply) } : {}),
+      ...(session.restore ? { restore: guard(session.restore) } : {}),
+      close: async () => {
+        if (!closed) {
+          closed = true;
+          this.sessionsActive.dec({ transport });
+        }
+        await session.close();
+      },
+    });
+  }
+
+  async text(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

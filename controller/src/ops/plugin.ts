@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { opsRoutes } from './routes';
+import { OpsService } from './service';
+
+/**
+ * Operations for the whole app (called from buildApp after the auth and OpenAPI plugins):
+ * request metrics for every route, job metrics from the engine, the NATS watch once the job
+ * engine started, and the /healthz, /readyz and /metrics routes.
+ */
+export async function opsPlugin(app: FastifyInstance): Promise<void> {
+  const ops = new OpsService(app.services, app.log as never);
+  app.services.ops = ops;
+  app.addHook('onResponse', async (request, reply) => ops.metrics.observeRequest(request, reply));
+  // Runs after the job engine's own onReady hook (registered first in buildApp).
+  app.addHook('onReady', async () => ops.watchTransport(app.services.jobEngine));
+  await app.register(opsRoutes, { ops, metricsToken: app.services.config.metricsToken ?? null });
+}

@@ -1,0 +1,298 @@
+/**
+ * Real processes for tests and benchmarks: nats-server (JetStream, own store, optional
+ * monitoring port), controllers (`npm run controller`) and agents (`npm run agent`), each on
+ * free loopback ports, with captured output, signals and a clean stop.
+ *
+ *   const nats = await startNats({ monitor: true });
+ *   const c1 = await startControllerProcess({ databaseUrl, natsUrl: nats.url, secretKey });
+ *   const agent = await startAgentProcess({ controllerUrl: c1.url, natsUrl: nats.url, enrollToken });
+ *   ...
+ *   await agent.stop(); await c1.stop(); await nats.close();
+ *
+ * Everything started here is stopped by `stopAll()` (call it in afterAll) even when a test fails.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { canConnect, freePort } from './net';
+
+export const ROOT = join(import.meta.dirname, '../..');
+export const NATS_SERVER = process.env.SWITCHBOARD_NATS_SERVER ?? '/usr/sbin/nats-server';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Proc {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Everything the process wrote (stdout and stderr), in order. */
+  output(): string;
+  /** Resolves with the exit code (or -1 when ended by a signal) once the process is gone. */
+  readonly exited: Promise<number>;
+  readonly running: boolean;
+  signal(sig: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number>;
+  /** SIGKILL; resolves once it is gone. */
+  kill(): Promise<number>;
+}
+
+const live = new Set<Proc>();
+const cleanups = new Set<() => void>();
+
+/** Spawns a command with captured output; it is killed by stopAll() if still running. */
+export function spawnProcess(command: string, args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; name?: string; keepOutput?: number } = {}): Proc {
+  const child = spawn(command, args, {
+    cwd: opts.cwd ?? ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const limit = opts.keepOutput ?? 2_000_000;
+  let out = '';
+  const take = (d: Buffer) => {
+    out += String(d);
+    if (out.length > limit) out = out.slice(out.length - limit);
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
+  let code: number | null = null;
+  const exited = new Promise<number>((resolve) => {
+    child.once('exit', (c, sig) => {
+      code = c ?? (sig ? -1 : 0);
+      live.delete(proc);
+      resolve(code);
+    });
+    child.once('error', (err) => {
+      out += `\n[spawn error] ${err.message}\n`;
+      code = -2;
+      live.delete(proc);
+      resolve(-2);
+    });
+  });
+  const proc: Proc = {
+    child,
+    pid: child.pid ?? -1,
+    output: () => out,
+    exited,
+    get running() {
+      return code === null;
+    },
+    signal(sig) {
+      if (code === null) child.kill(sig);
+    },
+    async stop(graceMs = 5_000) {
+      if (code !== null) return code;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const c = await exited;
+      clearTimeout(timer);
+      return c;
+    },
+    async kill() {
+      if (code !== null) return code;
+      child.kill('SIGKILL');
+      return exited;
+    },
+  };
+  live.add(proc);
+  return proc;
+}
+
+/** Runs a TypeScript entry point of this repository with tsx. */
+export function spawnTs(entry: string, env: Record<string, string | undefined>, name?: string): Proc {
+  return spawnProcess(process.execPath, ['--import', 'tsx', entry], { env, name });
+}
+
+/** Polls until `check` holds; fails with the process output if it exits or time runs out. */
+export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, proc?: Proc, limitMs = 30_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (Date.now() < until) {
+    if (proc && !proc.running) throw new Error(`${what}: the process exited with ${await proc.exited}\n${proc.output().slice(-4000)}`);
+    try {
+      if (await check()) return;
+    } catch {
+      /* not yet */
+    }
+    await sleep(50);
+  }
+  throw new Error(`${what}: not ready after ${limitMs} ms${proc ? `\n${proc.output().slice(-4000)}` : ''}`);
+}
+
+// ---- nats-server ----------------------------------------------------------------------------
+
+export interface NatsServer {
+  url: string;
+  port: number;
+  /** http://127.0.0.1:PORT of the monitoring endpoint (/varz, /connz, /jsz) when asked for. */
+  monitorUrl: string | null;
+  proc(): Proc | null;
+  /** Starts it again on the same port and store (after stop or kill). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+  /** /varz of the monitoring endpoint (in_msgs, out_msgs, connections, ...). */
+  varz(): Promise<Record<string, any>>;
+  close(): Promise<void>;
+}
+
+/** A private nats-server with JetStream on a free loopback port and its own store dir. */
+export async function startNats(opts: { monitor?: boolean; config?: string; args?: string[] } = {}): Promise<NatsServer> {
+  const storeDir = mkdtempSync(join(tmpdir(), 'sb-nats-'));
+  cleanups.add(() => rmSync(storeDir, { recursive: true, force: true }));
+  const port = await freePort();
+  const monitorPort = opts.monitor ? await freePort() : null;
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(monitorPort ? ['-m', String(monitorPort)] : []), ...(opts.config ? ['-c', opts.config] : []), ...(opts.args ?? [])];
+  let proc: Proc | null = null;
+  const server: NatsServer = {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    monitorUrl: monitorPort ? `http://127.0.0.1:${monitorPort}` : null,
+    proc: () => proc,
+    async start() {
+      proc = spawnProcess(NATS_SERVER, args, { name: 'nats-server' });
+      await waitUntil('nats-server', () => canConnect(port), proc, 15_000);
+      if (monitorPort) await waitUntil('nats-server monitoring', () => canConnect(monitorPort), proc, 15_000);
+    },
+    async stop() {
+      await proc?.stop(10_000);
+      proc = null;
+    },
+    async kill() {
+      await proc?.kill();
+      proc = null;
+    },
+    async varz() {
+      if (!monitorPort) throw new Error('startNats({ monitor: true }) for /varz');
+      return (await fetch(`http://127.0.0.1:${monitorPort}/varz`)).json() as Promise<Record<string, any>>;
+    },
+    async close() {
+      await proc?.kill();
+      proc = null;
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+  await server.start();
+  return server;
+}
+
+// ---- controller -----------------------------------------------------------------------------
+
+export interface ControllerProcessOptions {
+  databaseUrl: string;
+  natsUrl?: string | null;
+  /** 32-byte key, hex; replicas of one installation must share it. Default: a fresh one. */
+  secretKey?: string;
+  adminPassword?: string;
+  natsPrefix?: string;
+  metricsToken?: string;
+  dataDir?: string;
+  logLevel?: string;
+  /** Any other environment (SWITCHBOARD_JOB_SWEEP_MS, SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS, ...). */
+  env?: Record<string, string | undefined>;
+  /** tsx entry point (default controller/src/main.ts; controller/src/start.ts for all-in-one). */
+  entry?: string;
+}
+
+export interface ControllerProcess extends Proc {
+  url: string;
+  port: number;
+  dataDir: string;
+  secretKey: string;
+  /** Restart on the same port, database and data dir (after stop or kill). */
+  restart(): Promise<ControllerProcess>;
+}
+
+/** `npm run controller` as a real process on a free port; resolves once /healthz answers. */
+export async function startControllerProcess(opts: ControllerProcessOptions): Promise<ControllerProcess> {
+  const secretKey = opts.secretKey ?? randomBytes(32).toString('hex');
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sb-ctl-'));
+  if (!opts.dataDir) cleanups.add(() => rmSync(dataDir, { recursive: true, force: true }));
+  const launch = async (port: number): Promise<ControllerProcess> => {
+    const proc = spawnTs(opts.entry ?? 'controller/src/main.ts', {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: opts.databaseUrl,
+      NATS_URL: opts.natsUrl ?? undefined,
+      SWITCHBOARD_DATA_DIR: dataDir,
+      SWITCHBOARD_SECRET_KEY: secretKey,
+      SWITCHBOARD_ADMIN_PASSWORD: opts.adminPassword ?? 'bootstrap-admin-password',
+      SWITCHBOARD_NATS_PREFIX: opts.natsPrefix,
+      SWITCHBOARD_METRICS_TOKEN: opts.metricsToken,
+      SWITCHBOARD_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      LOG_LEVEL: opts.logLevel ?? 'warn',
+      ...opts.env,
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntil(`controller on ${url}`, async () => (await fetch(`${url}/healthz`)).ok, proc, 60_000);
+    return Object.assign(Object.create(proc) as Proc, {
+      url,
+      port,
+      dataDir,
+      secretKey,
+      restart: async () => launch(port),
+    }) as ControllerProcess;
+  };
+  // A port picked free can be taken before the controller binds it: try another then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(await freePort());
+    } catch (err) {
+      if (attempt >= 3 || !/EADDRINUSE|cannot listen/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+// ---- agent ----------------------------------------------------------------------------------
+
+export interface AgentProcessOptions {
+  natsUrl: string;
+  /** Needed on first start (enrollment); restarts reuse the identity in stateDir. */
+  controllerUrl?: string;
+  enrollToken?: string;
+  stateDir?: string;
+  concurrency?: number;
+  /** Serve /healthz, /readyz, /metrics on a free port (default true). */
+  health?: boolean;
+  metricsToken?: string;
+  logLevel?: string;
+  env?: Record<string, string | undefined>;
+}
+
+export interface AgentProcess extends Proc {
+  stateDir: string;
+  /** http://127.0.0.1:PORT of the agent's ops server, when started with health. */
+  healthUrl: string | null;
+  restart(): Promise<AgentProcess>;
+}
+
+/** `npm run agent` as a real process; resolves once it runs (its /readyz answers, or its log says so). */
+export async function startAgentProcess(opts: AgentProcessOptions): Promise<AgentProcess> {
+  const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'sb-agent-'));
+  if (!opts.stateDir) cleanups.add(() => rmSync(stateDir, { recursive: true, force: true }));
+  const launch = async (): Promise<AgentProcess> => {
+    const healthPort = opts.health === false ? null : await freePort();
+    const proc = spawnTs('agent/src/main.ts', {
+      NATS_URL: opts.natsUrl,
+      SWITCHBOARD_URL: opts.controllerUrl,
+      SWITCHBOARD_ENROLL_TOKEN: opts.enrollToken,
+      SWITCHBOARD_AGENT_STATE_DIR: stateDir,
+      SWITCHBOARD_AGENT_CONCURRENCY: opts.concurrency ? String(opts.concurrency) : undefined,
+      SWITCHBOARD_AGENT_HEALTH_PORT: healthPort === null ? undefined : String(healthPort),
+      SWITCHBOARD_METRICS_TOKEN: opts.metricsToken,
+      LOG_LEVEL: opts.logLevel ?? 'info',
+      ...opts.env,
+    });
+    const healthUrl = healthPort === null ? null : `http://127.0.0.1:${healthPort}`;
+    await waitUntil('agent running', () => proc.output().includes('agent running'), proc, 60_000);
+    return Object.assign(Object.create(proc) as Proc, { stateDir, healthUrl, restart: launch }) as AgentProcess;
+  };
+  return launch();
+}
+
+/** Kills every process this module started that is still running, and removes temp dirs. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((p) => p.kill()));
+  for (const cleanup of cleanups) cleanup();
+  cleanups.clear();
+}
