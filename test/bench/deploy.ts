@@ -15,7 +15,6 @@
  *
  * Target (2-core machine): end-to-end / floor ≤ 1.3.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,9 +25,9 @@ import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
+import { spawnAgent, spawnTs, until, type Proc } from '../agents/helpers';
 import { benchController, option } from './render';
 
-const ROOT = join(import.meta.dirname, '../..');
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const INITIAL_TREE = { system: { config: { hostname: 'factory', 'domain-name': 'example.net' } }, interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] } };
@@ -41,44 +40,19 @@ const INTERFACES = {
   source: '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
 };
 
-function spawnTs(entry: string, args: string[], env: Record<string, string>): { child: ChildProcess; output(): string; stop(): Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += String(d)));
-  child.stderr!.on('data', (d) => (out += String(d)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    child,
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await Promise.race([exited, sleep(5_000).then(() => child.kill('SIGKILL'))]);
-    },
-  };
+/** SIGTERM, then SIGKILL if it does not exit within 5 s. */
+async function stop(proc: Proc): Promise<void> {
+  await Promise.race([proc.kill('SIGTERM'), sleep(5_000).then(() => proc.kill('SIGKILL'))]);
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as T;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** The gNMI targets in a process of their own (this file run with --sim N); resolves with their ports. */
+/** The gNMI targets in a process of their own (this file run with SB_BENCH_GNMI_SIM=N); resolves with their ports. */
 async function startSimProcess(devices: number): Promise<{ ports: number[]; stop(): Promise<void> }> {
-  const sim = spawnTs('test/bench/deploy.ts', ['--sim', String(devices)], {});
-  const line = await waitFor('the gNMI simulator', async () => {
+  const sim = spawnTs('test/bench/deploy.ts', { SB_BENCH_GNMI_SIM: String(devices) });
+  const line = await until('the gNMI simulator', () => {
     if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
     return sim.output().split('\n').find((l) => l.startsWith('PORTS '));
-  }, 120_000, 100);
-  return { ports: JSON.parse(line.slice(6)) as number[], stop: () => sim.stop() };
+  }, 120_000);
+  return { ports: JSON.parse(line.slice(6)) as number[], stop: () => stop(sim) };
 }
 
 /** Child side of startSimProcess. */
@@ -159,13 +133,14 @@ export async function run(args: string[] = []): Promise<void> {
     if (transport === 'nats') {
       for (let i = 0; i < agentCount; i++) {
         const created = (await c.call('POST', '/api/agents', { name: `bench-agent-${i + 1}`, site_id: null })).body;
-        agents.push(spawnTs('agent/src/main.ts', [], {
+        const proc = spawnAgent({
           NATS_URL,
           SWITCHBOARD_URL: c.base,
           SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
           SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
           SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
-        }));
+        });
+        agents.push({ stop: () => stop(proc) });
       }
     } else {
       const { enroll } = await import('../../agent/src/identity');
@@ -183,7 +158,7 @@ export async function run(args: string[] = []): Promise<void> {
       await runtime.start();
       agents.push({ stop: () => runtime.stop(2_000) });
     }
-    await waitFor('the agents to come online', async () => {
+    await until('the agents to come online', async () => {
       const list = (await c.call('GET', '/api/agents')).body;
       return list.agents.filter((a: { status: string }) => a.status === 'online').length >= agents.length;
     }, 60_000, 200);
@@ -194,7 +169,7 @@ export async function run(args: string[] = []): Promise<void> {
       const started = performance.now();
       const created = (await c.call('POST', '/api/config/deployments', { stack_id: stack.id, name: 'bench', target_devices: subset.map((device_id) => ({ device_id })), variable_values: variableValues(subset, names) })).body;
       const acceptedMs = performance.now() - started;
-      const done = await waitFor('the deployment to end', async () => {
+      const done = await until('the deployment to end', async () => {
         const row = await c.db('deployments').where({ id: created.id }).first('status', 'completed_at', 'succeeded_count', 'failed_count', 'error_message');
         return ['completed', 'failed'].includes(row.status) ? row : null;
       }, 600_000, 20);
@@ -260,8 +235,8 @@ export async function run(args: string[] = []): Promise<void> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const at = process.argv.indexOf('--sim');
-  const main = at >= 0 ? simMain(Number(process.argv[at + 1])) : run(process.argv.slice(2));
+  const sim = process.env.SB_BENCH_GNMI_SIM;
+  const main = sim ? simMain(Number(sim)) : run(process.argv.slice(2));
   main.then(
     () => process.exit(0),
     (err) => {

@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex';
+import { OrgTable } from './org-table';
 
 export interface StackService {
   template_id: string;
@@ -45,34 +46,10 @@ export interface StackDevice {
   site_location: string | null;
 }
 
-const JSON_COLUMNS = ['services', 'variable_config'];
-const encode = (row: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(row).map(([k, v]) => [k, JSON_COLUMNS.includes(k) ? JSON.stringify(v) : v]));
-
 /** SQL for stacks, and the device reads that stack rendering needs; scoped to the organization. */
-export class StackStore {
-  constructor(private readonly db: Db) {}
-
-  list(orgId: string, limit: number, offset: number): Promise<StackRow[]> {
-    return this.db('stacks').where({ org_id: orgId }).orderBy([{ column: 'name' }, { column: 'created_at' }]).limit(limit).offset(offset).select('*');
-  }
-
-  find(orgId: string, id: string): Promise<StackRow | undefined> {
-    return this.db('stacks').where({ org_id: orgId, id }).first();
-  }
-
-  async insert(row: Record<string, unknown>): Promise<StackRow> {
-    const [stack] = await this.db('stacks').insert(encode(row)).returning('*');
-    return stack;
-  }
-
-  async update(orgId: string, id: string, fields: Record<string, unknown>): Promise<StackRow | undefined> {
-    const [stack] = await this.db('stacks').where({ org_id: orgId, id }).update({ ...encode(fields), updated_at: this.db.fn.now() }).returning('*');
-    return stack;
-  }
-
-  async delete(orgId: string, id: string): Promise<boolean> {
-    return (await this.db('stacks').where({ org_id: orgId, id }).delete()) > 0;
+export class StackStore extends OrgTable<StackRow> {
+  constructor(db: Db) {
+    super(db, 'stacks', ['services', 'variable_config']);
   }
 
   /** The organization's devices among `ids` (unknown and foreign ids are left out). */

@@ -30,7 +30,7 @@ export async function taskRoutes(parent: FastifyInstance): Promise<void> {
     schema: { tags, summary: 'Scheduled tasks', querystring: TaskQuery, response: { 200: Type.Array(Task), ...errorResponses(400, 401, 403) } },
   }, async (request) => {
     const { type, limit = 100, offset = 0 } = request.query;
-    return tasks.store.list(caller(request).orgId, { type, limit, offset });
+    return tasks.store.list(caller(request).orgId, limit, offset, type ? { type } : {});
   });
 
   app.post('/', {

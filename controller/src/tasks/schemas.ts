@@ -14,32 +14,22 @@ const DeviceFilter = Type.Object(
 const Cron = Type.String({ minLength: 1, maxLength: 200, description: 'Five fields (minute hour day month weekday), six with seconds first, or @hourly/@daily/@weekly/@monthly/@yearly' });
 const Timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone the cron expression is read in (default UTC)' });
 
-export const TaskBody = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
-    type: TaskType,
-    cron: Cron,
-    timezone: Type.Optional(Timezone),
-    enabled: Type.Optional(Type.Boolean()),
-    instance_id: Type.Optional(Uuid),
-    snapshot_id: Type.Optional(Uuid),
-    device_filter: Type.Optional(DeviceFilter),
-    method: Type.Optional(Method),
-  },
-  { additionalProperties: false },
-);
+/** What a task's owner may change; type is fixed at creation. */
+const editable = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  cron: Cron,
+  timezone: Type.Optional(Timezone),
+  enabled: Type.Optional(Type.Boolean()),
+  instance_id: Type.Optional(Uuid),
+  snapshot_id: Type.Optional(Uuid),
+  device_filter: Type.Optional(DeviceFilter),
+  method: Type.Optional(Method),
+};
+
+export const TaskBody = Type.Object({ ...editable, type: TaskType }, { additionalProperties: false });
 
 export const TaskChanges = Type.Object(
-  {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    cron: Type.Optional(Cron),
-    timezone: Type.Optional(Timezone),
-    enabled: Type.Optional(Type.Boolean()),
-    instance_id: Type.Optional(Uuid),
-    snapshot_id: Type.Optional(Uuid),
-    device_filter: Type.Optional(DeviceFilter),
-    method: Type.Optional(Method),
-  },
+  { ...editable, name: Type.Optional(editable.name), cron: Type.Optional(editable.cron) },
   { additionalProperties: false, minProperties: 1 },
 );
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
+import { OrgTable } from '../stacks/org-table';
 
 export interface TaskRow {
   id: string;
@@ -24,34 +25,10 @@ export interface TaskRow {
   updated_at: Date;
 }
 
-const encode = (row: Record<string, unknown>) => ('device_filter' in row ? { ...row, device_filter: JSON.stringify(row.device_filter) } : row);
-
 /** SQL for scheduled tasks and their runs. */
-export class TaskStore {
-  constructor(readonly db: Db) {}
-
-  list(orgId: string, filter: { type?: string; limit: number; offset: number }): Promise<TaskRow[]> {
-    const q = this.db('scheduled_tasks').where({ org_id: orgId }).orderBy([{ column: 'name' }, { column: 'created_at' }]).limit(filter.limit).offset(filter.offset).select('*');
-    if (filter.type) q.where({ type: filter.type });
-    return q;
-  }
-
-  find(orgId: string, id: string): Promise<TaskRow | undefined> {
-    return this.db('scheduled_tasks').where({ org_id: orgId, id }).first();
-  }
-
-  async insert(row: Record<string, unknown>): Promise<TaskRow> {
-    const [task] = await this.db('scheduled_tasks').insert(encode(row)).returning('*');
-    return task;
-  }
-
-  async update(orgId: string, id: string, fields: Record<string, unknown>): Promise<TaskRow | undefined> {
-    const [task] = await this.db('scheduled_tasks').where({ org_id: orgId, id }).update({ ...encode(fields), updated_at: this.db.fn.now() }).returning('*');
-    return task;
-  }
-
-  async delete(orgId: string, id: string): Promise<boolean> {
-    return (await this.db('scheduled_tasks').where({ org_id: orgId, id }).delete()) > 0;
+export class TaskStore extends OrgTable<TaskRow> {
+  constructor(db: Db) {
+    super(db, 'scheduled_tasks', ['device_filter', 'last_result']);
   }
 
   runs(taskId: string, limit: number, offset: number) {
