@@ -4,7 +4,8 @@ import { ADMIN, startTestController, type TestController } from '../helpers/cont
 
 let c: TestController;
 beforeAll(async () => {
-  c = await startTestController();
+  // Several tests here fail a login on purpose; the lockout itself is tested in lockout.test.ts.
+  c = await startTestController({ settings: { 'security.rate_limit.failed_login_limit': 20 } });
 });
 afterAll(async () => c?.close());
 

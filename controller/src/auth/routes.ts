@@ -46,11 +46,11 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
 
   app.get('/providers', {
     config: { public: true },
-    schema: { tags, summary: 'Sign-in providers and whether each is enabled', response: { 200: ProvidersSchema } },
+    schema: { tags, summary: 'Sign-in providers and whether each is enabled', response: { 200: ProvidersSchema, ...errorResponses(429) } },
   }, async () => ({ providers: await app.services.providers() }));
 
   app.get('/me', {
-    schema: { tags, summary: 'The signed-in user', response: { 200: MeSchema, ...errorResponses(401) } },
+    schema: { tags, summary: 'The signed-in user', response: { 200: MeSchema, ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
     const user = await auth.store.findUserById(me.userId);
@@ -60,21 +60,21 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.post('/logout', {
-    schema: { tags, summary: 'Revoke every session of the caller and free the license seat', response: { 200: LogoutSchema, ...errorResponses(401) } },
+    schema: { tags, summary: 'Revoke every session of the caller and free the license seat', response: { 200: LogoutSchema, ...errorResponses(401, 429) } },
   }, async (request) => ({
     message: 'Logged out; all sessions revoked',
     sessions_revoked: await auth.logout(caller(request), clientInfo(request)),
   }));
 
   app.put('/password', {
-    schema: { tags, summary: 'Change the password of a local account', body: PasswordBody, response: { 200: Message, ...errorResponses(400, 401) } },
+    schema: { tags, summary: 'Change the password of a local account', body: PasswordBody, response: { 200: Message, ...errorResponses(400, 401, 429) } },
   }, async (request) => {
     await auth.changePassword(caller(request), request.body.current_password, request.body.new_password, clientInfo(request));
     return { message: 'Password changed; other sessions were revoked' };
   });
 
   app.get('/sessions', {
-    schema: { tags, summary: "The caller's active sessions", response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }), ...errorResponses(401) } },
+    schema: { tags, summary: "The caller's active sessions", response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }), ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
     const rows = await auth.store.listActiveSessions(me.userId);
@@ -82,7 +82,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.delete('/sessions/other', {
-    schema: { tags, summary: "Revoke all the caller's other sessions", response: { 200: Type.Object({ message: Type.String(), sessions_revoked: Type.Integer() }), ...errorResponses(401) } },
+    schema: { tags, summary: "Revoke all the caller's other sessions", response: { 200: Type.Object({ message: Type.String(), sessions_revoked: Type.Integer() }), ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
     const revoked = await auth.store.revokeUserSessions(me.userId, 'revoked by user', me.sessionId);
@@ -90,7 +90,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.delete('/sessions/:id', {
-    schema: { tags, summary: "Revoke one of the caller's sessions", params: IdParams, response: { 200: Message, ...errorResponses(400, 401, 404) } },
+    schema: { tags, summary: "Revoke one of the caller's sessions", params: IdParams, response: { 200: Message, ...errorResponses(400, 401, 404, 429) } },
   }, async (request) => {
     const me = caller(request);
     const revoked = await auth.store.revokeSession(request.params.id, 'revoked by user', me.userId);
@@ -100,6 +100,6 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/switch-org', {
     config: { permission: 'platform.admin' },
-    schema: { tags, summary: 'Work inside another organization (platform administrators)', body: SwitchOrgBody, response: { 200: SwitchOrgSchema, ...errorResponses(400, 401, 403, 404) } },
+    schema: { tags, summary: 'Work inside another organization (platform administrators)', body: SwitchOrgBody, response: { 200: SwitchOrgSchema, ...errorResponses(400, 401, 403, 404, 429) } },
   }, async (request) => auth.switchOrg(caller(request), request.body.org_id, clientInfo(request)));
 }
