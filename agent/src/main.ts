@@ -6,6 +6,7 @@
  */
 import { AgentConfigError, loadAgentConfig } from './config';
 import { loadAgentOpsConfig } from './ops/config';
+import { redactUrls } from '../../shared/src/ops/redact';
 
 try {
   const config = loadAgentConfig();
@@ -31,7 +32,7 @@ try {
   try {
     link = await natsAgentLink(config.natsUrl, identity);
   } catch (err) {
-    throw new AgentConfigError(`NATS_URL: cannot use ${config.natsUrl}: ${(err as Error).message}`);
+    throw new AgentConfigError(`NATS_URL: cannot use ${redactUrls(config.natsUrl)}: ${(err as Error).message}`);
   }
   const ops = new AgentOps({ config: opsConfig, identity, version: AGENT_VERSION, link, drivers: DRIVERS, controllerUrl: config.controllerUrl ?? identity.controller_url, log });
   const runtime = new AgentRuntime({

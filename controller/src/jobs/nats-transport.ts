@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { connectNats, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../../shared/src/nats/jetstream';
+import { redactUrls } from '../../../shared/src/ops/redact';
 import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
 import { ConfigError } from '../config';
 
@@ -47,7 +48,7 @@ export class NatsJobTransport implements JobTransport {
     try {
       nc = await connectNats(this.url, 'switchboard-controller');
     } catch (err) {
-      throw new ConfigError(`NATS_URL: cannot connect to ${this.url}: ${(err as Error).message}`);
+      throw new ConfigError(`NATS_URL: cannot connect to ${redactUrls(this.url)}: ${(err as Error).message}`);
     }
     this.nc = nc;
     this.jsm = await nc.jetstreamManager();

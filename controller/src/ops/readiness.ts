@@ -6,7 +6,7 @@
  */
 import type { NatsConnection } from 'nats';
 import { pingNats, type CheckResult } from '../../../shared/src/ops/nats-health';
-import { redactUrls } from '../../../shared/src/ops/bearer';
+import { redactUrls } from '../../../shared/src/ops/redact';
 import type { Db } from '../db/knex';
 import { pendingMigrations } from '../db/migrate';
 

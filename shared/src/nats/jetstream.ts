@@ -15,10 +15,32 @@ import {
 } from 'nats';
 import { jobsWildcard, poolConsumer, jobsSubject, resultsWildcard, type NatsNames } from './subjects';
 
+/**
+ * NATS_URL as connect options. nats.js ignores credentials inside a URL, so `user:password@`
+ * (or `token@`) of the first server carrying them become the user/pass (or token) options.
+ */
+export function natsServers(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
+  const servers: string[] = [];
+  let auth: { user?: string; pass?: string; token?: string } = {};
+  for (const raw of url.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = raw.lastIndexOf('@');
+    const scheme = raw.indexOf('://');
+    if (at < 0 || scheme < 0 || at < scheme) {
+      servers.push(raw);
+      continue;
+    }
+    const [user, pass] = raw.slice(scheme + 3, at).split(/:(.*)/s);
+    servers.push(raw.slice(0, scheme + 3) + raw.slice(at + 1));
+    if (Object.keys(auth).length > 0) continue;
+    auth = pass !== undefined ? { user: decodeURIComponent(user), pass: decodeURIComponent(pass) } : { token: decodeURIComponent(user) };
+  }
+  return { servers, ...auth };
+}
+
 /** Reconnects forever, quickly: a NATS restart must not end a controller or an agent. */
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
   return connect({
-    servers: url.split(',').map((s) => s.trim()),
+    ...natsServers(url),
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,

@@ -12,8 +12,3 @@ export function bearerMatches(header: string | string[] | undefined, token: stri
   if (!match) return false;
   return timingSafeEqual(digest(match[1]), digest(token));
 }
-
-/** Replaces credentials inside URLs (user:password@) so an error message can be shown. */
-export function redactUrls(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, '$1[redacted]@');
-}
