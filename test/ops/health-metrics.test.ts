@@ -201,3 +201,15 @@ describe('GET /metrics', () => {
     expect((await scrape()).status).toBe(200);
   });
 });
+
+describe('draining (the first step of a SIGTERM stop)', () => {
+  it('turns readiness to 503 naming the shutdown and sets switchboard_draining, while the API still answers', async () => {
+    tc.services.ops!.beginDrain();
+    const res = await tc.request('GET', '/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('Not ready: shutdown: this replica is shutting down');
+    expect(res.body.checks).toMatchObject({ database: { ok: true }, migrations: { ok: true }, shutdown: { ok: false } });
+    expect(metric(parseMetrics((await scrape()).text), 'switchboard_draining')).toBe(1);
+    expect((await tc.request('GET', '/api/auth/me', { token: tc.adminToken })).status).toBe(200);
+  });
+});
