@@ -156,7 +156,8 @@ export class ConfigService {
         orgId,
         deviceId,
         jobId,
-        source: context.run ? 'snapshot' : 'pull',
+        // A groupId that is neither a live run nor a pull: a snapshot deleted while collecting.
+        source: context.pull || !groupId ? 'pull' : 'snapshot',
         snapshotId: context.run ? groupId : null,
         methods: methods.length > 0 ? methods : ['cli'],
         transport: plan?.structured_transport ?? null,
