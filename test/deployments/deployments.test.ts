@@ -356,12 +356,22 @@ describe('controller restart', () => {
     const entries = await c.db('deployment_entries').where({ deployment_id: created.body.id });
     await c.db('deployment_entries').insert(entries.map((e: any) => ({ ...e, deployment_id: crashed.id })));
 
+    // One whose controller stopped after claiming its device, before recording the job.
+    const [claimed] = await c.db('deployments').insert({
+      org_id: org.orgId, stack_id: running.stack_id, name: 'claimed', status: 'in_progress', atomic: true, total_devices: 1, started_at: c.db.fn.now(),
+      target_devices: JSON.stringify([{ device_id: device.id }]), variable_values: '{}', created_by_name: 'test',
+    }).returning('id');
+    await c.db('deployment_devices').insert({ deployment_id: claimed.id, device_id: device.id, device_name: device.name, position: 0, transport: 'gnmi', status: 'running', status_since: new Date(Date.now() - 3_600_000) });
+    await c.db('deployment_entries').insert(entries.map((e: any) => ({ ...e, deployment_id: claimed.id })));
+
     await c.restart();
     agent = await agentFor(c, org);
     const first = await waitFor(c, token, created.body.id);
     const second = await waitFor(c, token, crashed.id);
+    const third = await waitFor(c, token, claimed.id);
     expect(first.status).toBe('completed');
     expect(second.status).toBe('completed');
+    expect(third.status).toBe('completed');
     expect(await c.db('deployments').whereIn('status', ['pending', 'in_progress', 'rolling_back']).where({ org_id: org.orgId }).count('* as n').first()).toMatchObject({ n: 0 });
   });
 });

@@ -178,7 +178,9 @@ describe('template versions', () => {
     const merge = await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { operation: 'delete' } });
     expect(merge.body.operation).toBe('delete');
     expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: {} })).status).toBe(400);
-    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { platform: 'ietf-netconf' } })).body.code).toBe('TEMPLATE_FORMAT_MISMATCH');
+    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { config_format: 'xml' } })).body.code).toBe('TEMPLATE_FORMAT_MISMATCH');
+    // cli templates render on any platform (deployments do not push them).
+    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { platform: 'ietf-netconf' } })).body.platform).toBe('ietf-netconf');
   });
 });
 

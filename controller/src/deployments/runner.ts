@@ -24,6 +24,16 @@ interface DeployOutcomeResult {
   changed?: boolean | null;
 }
 
+interface Claimed {
+  deviceId: string;
+  running: DeviceStatus;
+  spec: JobSpec;
+}
+type DeviceUpdate = { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null };
+
+/** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
+const failedState = (status: DeviceStatus): DeviceStatus => (status === 'restore_queued' ? 'restore_failed' : status === 'rollback_queued' ? 'rollback_failed' : 'failed');
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const FAILED_STATES: DeviceStatus[] = ['failed', 'restored', 'restore_failed', 'rollback_failed'];
 
@@ -74,40 +84,37 @@ export class DeploymentRunner {
   }
 
   /**
-   * Starts a pending deployment and submits a job for every queued device. A job submitted
-   * just before a crash (before its id was recorded) is found and adopted, never sent twice.
+   * Starts a pending deployment and submits a job for every queued device. Devices are claimed
+   * (moved to their running state) in one transaction and their jobs submitted after it commits,
+   * never inside it (the job service has its own connection; embedded PGlite has only one). A job
+   * submitted just before a crash is found and adopted by the sweep, never sent twice.
    */
   async pump(deploymentId: string): Promise<void> {
-    await this.store.db.transaction(async (trx) => {
+    const claimed = await this.store.db.transaction(async (trx) => {
       const deployment = await this.store.lock(trx, deploymentId);
-      if (!deployment) return;
+      if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
       const lines: LogLine[] = [];
       if (deployment.status === 'pending') {
         await this.store.update(trx, deploymentId, { status: 'in_progress', started_at: trx.fn.now() });
         lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });
       }
-      if (!['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return;
       const devices = (await this.store.devices(deploymentId, trx)).filter((d) => QUEUED.includes(d.status));
-      if (devices.length > 0) await this.submit(trx, deployment, devices, lines);
+      const specs = devices.length > 0 ? await this.claim(trx, deployment, devices, lines) : [];
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
       await this.settle(trx, deploymentId);
+      return { deployment, specs };
     });
+    if (claimed && claimed.specs.length > 0) await this.submit(claimed.deployment, claimed.specs);
   }
 
   /**
-   * Submits one job per queued device (deploy, or rollback with its backup) and moves the devices
-   * to their running states, all in one pass over the deployment.
+   * Moves queued devices to their running state: adopting a job already submitted for them, else
+   * preparing the job (deploy: the device's services in push order; rollback: its backup).
    */
-  private async submit(trx: Knex.Transaction, deployment: DeploymentRow, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<void> {
-    const failedState = (d: DeploymentDeviceRow): DeviceStatus => (d.status === 'restore_queued' ? 'restore_failed' : d.status === 'rollback_queued' ? 'rollback_failed' : 'failed');
+  private async claim(trx: Knex.Transaction, deployment: DeploymentRow, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<Claimed[]> {
     const since = new Date(Math.min(...devices.map((d) => d.status_since.getTime())));
-    const submitted = await this.store.submittedJobs(trx, deployment.id, since);
     const latest = new Map<string, { id: string; created_at: Date }>();
-    for (const j of submitted) latest.set(`${j.device_id}/${j.kind}`, j);
-    const adopt = (d: DeploymentDeviceRow) => {
-      const job = latest.get(`${d.device_id}/${NEXT[d.status]!.kind}`);
-      return job && job.created_at >= d.status_since ? job.id : undefined;
-    };
+    for (const j of await this.store.submittedJobs(trx, deployment.id, since)) latest.set(`${j.device_id}/${j.kind}`, j);
     const entries = new Map<string, EntryRow[]>();
     if (devices.some((d) => d.status === 'queued')) {
       for (const e of await this.store.entries(deployment.id, undefined, trx)) {
@@ -118,13 +125,13 @@ export class DeploymentRunner {
     }
     const backups = await this.store.backupConfigs(trx, devices.filter((d) => d.status !== 'queued' && d.backup_config_id).map((d) => d.backup_config_id!));
 
-    const updates: { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null }[] = [];
-    const specs: { device: DeploymentDeviceRow; spec: JobSpec }[] = [];
+    const updates: DeviceUpdate[] = [];
+    const claimed: Claimed[] = [];
     for (const device of devices) {
       const next = NEXT[device.status]!;
-      const adopted = adopt(device);
-      if (adopted) {
-        updates.push({ device_id: device.device_id, status: next.running, job_id: adopted, error_message: null });
+      const job = latest.get(`${device.device_id}/${next.kind}`);
+      if (job && job.created_at >= device.status_since) {
+        updates.push({ device_id: device.device_id, status: next.running, job_id: job.id, error_message: null });
         continue;
       }
       let params: Record<string, unknown>;
@@ -137,7 +144,7 @@ export class DeploymentRunner {
           const error = device.backup_config_id
             ? `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`
             : `${device.device_name}: no pre-deployment backup to restore`;
-          updates.push({ device_id: device.device_id, status: failedState(device), job_id: null, error_message: error });
+          updates.push({ device_id: device.device_id, status: failedState(device.status), job_id: null, error_message: error });
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
@@ -148,8 +155,10 @@ export class DeploymentRunner {
           purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
         };
       }
-      specs.push({
-        device,
+      updates.push({ device_id: device.device_id, status: next.running, job_id: null, error_message: null });
+      claimed.push({
+        deviceId: device.device_id,
+        running: next.running,
         spec: {
           orgId: deployment.org_id,
           kind: next.kind,
@@ -160,20 +169,58 @@ export class DeploymentRunner {
         },
       });
     }
-    if (specs.length > 0) {
-      try {
-        const ids = await this.jobs.submit(specs.map((s) => s.spec));
-        specs.forEach(({ device }, i) => updates.push({ device_id: device.device_id, status: NEXT[device.status]!.running, job_id: ids[i], error_message: null }));
-        const what = specs[0].device.status === 'queued' ? 'deploy' : specs[0].device.status === 'restore_queued' ? 'restore' : 'rollback';
-        lines.push({ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` });
-      } catch (err) {
-        // Not retried for ever: the devices fail with the reason, and the deployment settles.
-        const reason = `The ${specs[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
-        for (const { device } of specs) updates.push({ device_id: device.device_id, status: failedState(device), job_id: null, error_message: reason });
-        lines.push({ level: 'error', message: reason });
-      }
-    }
     await this.store.updateDevices(trx, deployment.id, updates);
+    return claimed;
+  }
+
+  /** Submits the claimed devices' jobs, then records their ids (or fails them with the reason). */
+  private async submit(deployment: DeploymentRow, claimed: Claimed[]): Promise<void> {
+    let ids: string[] | null = null;
+    let reason = '';
+    try {
+      ids = await this.jobs.submit(claimed.map((c) => c.spec));
+    } catch (err) {
+      reason = `The ${claimed[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
+    }
+    await this.store.db.transaction(async (trx) => {
+      await this.store.lock(trx, deployment.id);
+      if (ids) {
+        await this.store.recordJobs(trx, deployment.id, claimed.map((c, i) => ({ device_id: c.deviceId, job_id: ids![i] })));
+        const what = claimed[0].running === 'running' ? 'deploy' : claimed[0].running === 'restoring' ? 'restore' : 'rollback';
+        await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` }]);
+        return;
+      }
+      // Not retried for ever: the devices fail with the reason, and the deployment settles.
+      await this.store.failClaimed(trx, deployment.id, claimed.map((c) => ({ device_id: c.deviceId, status: failedState(QUEUED[RUNNING.indexOf(c.running)]), job_id: null, error_message: reason })));
+      await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'error', message: reason }]);
+      await this.settle(trx, deployment.id);
+    });
+  }
+
+  /**
+   * Devices claimed but never given a job id (the controller stopped between claim and record):
+   * the job submitted meanwhile is adopted, or the device goes back to its queue.
+   */
+  private async recoverClaims(deploymentId: string): Promise<void> {
+    await this.store.db.transaction(async (trx) => {
+      const deployment = await this.store.lock(trx, deploymentId);
+      if (!deployment) return;
+      const stale = (await this.store.devices(deploymentId, trx)).filter(
+        (d) => RUNNING.includes(d.status) && d.job_id === null && Date.now() - d.status_since.getTime() > this.tunables.staleMs,
+      );
+      if (stale.length === 0) return;
+      const since = new Date(Math.min(...stale.map((d) => d.status_since.getTime())));
+      const latest = new Map<string, { id: string; created_at: Date }>();
+      for (const j of await this.store.submittedJobs(trx, deploymentId, since)) latest.set(`${j.device_id}/${j.kind}`, j);
+      const updates: DeviceUpdate[] = stale.map((d) => {
+        const queued = QUEUED[RUNNING.indexOf(d.status)];
+        const job = latest.get(`${d.device_id}/${NEXT[queued]!.kind}`);
+        return job && job.created_at >= d.status_since
+          ? { device_id: d.device_id, status: d.status, job_id: job.id, error_message: null }
+          : { device_id: d.device_id, status: queued, job_id: null, error_message: null };
+      });
+      await this.store.updateDevices(trx, deploymentId, updates);
+    });
   }
 
   /** Records a deploy or rollback job's outcome on its device, then settles the deployment. */
@@ -332,6 +379,9 @@ export class DeploymentRunner {
     if (this.sweeping || this.stopped) return;
     this.sweeping = true;
     try {
+      for (const id of await this.store.unclaimedRuns(this.tunables.staleMs)) {
+        await this.recoverClaims(id).catch((err) => this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment claim recovery failed'));
+      }
       for (const id of await this.store.needingPump(this.tunables.staleMs)) {
         await this.pump(id).catch((err) => this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed'));
       }

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { Db } from '../db/knex';
@@ -21,8 +22,11 @@ export function templateService(services: Services): TemplateService {
   return services.templates;
 }
 
-/** Which template formats each transport can carry. gNMI carries CLI text with the cli origin. */
-const FORMATS_BY_TRANSPORT: Record<string, string[]> = { netconf: ['xml'], gnmi: ['json', 'cli'] };
+/**
+ * Which template formats each transport takes: gNMI JSON, NETCONF XML. cli templates are allowed on
+ * any platform for rendering (a CLI snippet labelled by target_path), but deployments do not push them.
+ */
+const FORMATS_BY_TRANSPORT: Record<string, string[]> = { netconf: ['xml', 'cli'], gnmi: ['json', 'cli'] };
 
 export interface TemplateInput {
   name?: string;
@@ -58,8 +62,9 @@ export class TemplateService {
     return template;
   }
 
-  private async checkPlatform(platformName: string, format: string): Promise<void> {
-    const platform = await this.platforms.findByName(platformName);
+  /** `q`: the caller's transaction when there is one (embedded PGlite has a single connection). */
+  private async checkPlatform(platformName: string, format: string, q?: Knex.Transaction): Promise<void> {
+    const platform = await (q ? new PlatformStore(q) : this.platforms).findByName(platformName);
     if (!platform) throw appError('UNKNOWN_PLATFORM', `Unknown platform '${platformName}'; GET /api/config/platforms lists the platforms`);
     const allowed = FORMATS_BY_TRANSPORT[platform.transport] ?? [];
     if (!allowed.includes(format)) {
@@ -95,7 +100,7 @@ export class TemplateService {
     const updated = await this.store.update(
       me.orgId,
       id,
-      async (current) => {
+      async (current, trx) => {
         const fields: Record<string, unknown> = { updated_by: me.userId };
         if (input.name !== undefined) fields.name = input.name.trim();
         if (input.description !== undefined) fields.description = input.description;
@@ -104,7 +109,7 @@ export class TemplateService {
         if (input.platform !== undefined) fields.platform = input.platform;
         if (input.config_format !== undefined) fields.config_format = input.config_format;
         if (input.platform !== undefined || input.config_format !== undefined) {
-          await this.checkPlatform(input.platform ?? current.platform, input.config_format ?? current.config_format);
+          await this.checkPlatform(input.platform ?? current.platform, input.config_format ?? current.config_format, trx);
         }
         const newSource = input.source !== undefined && input.source !== current.source;
         if (newSource) {

@@ -57,13 +57,13 @@ export class TemplateStore {
   async update(
     orgId: string,
     id: string,
-    change: (current: TemplateRow) => Promise<{ fields: Record<string, unknown>; newSource: boolean }>,
+    change: (current: TemplateRow, trx: Knex.Transaction) => Promise<{ fields: Record<string, unknown>; newSource: boolean }>,
     createdBy: string,
   ): Promise<TemplateRow | undefined> {
     return this.db.transaction(async (trx) => {
       const current = await this.find(orgId, id, trx, true);
       if (!current) return undefined;
-      const { fields, newSource } = await change(current);
+      const { fields, newSource } = await change(current, trx);
       if (newSource) fields.current_version = current.current_version + 1;
       const [updated] = await trx('config_templates').where({ org_id: orgId, id }).update({ ...this.encode(fields), updated_at: trx.fn.now() }).returning('*');
       if (newSource) {
