@@ -230,9 +230,8 @@ export class DeploymentRunner {
     // The device row is locked for the device's own record; the deployment row only for the
     // settle at the end, so that outcomes of one deployment are recorded side by side.
     const device = await this.store.lockDevice(trx, deploymentId, outcome.deviceId);
-    if (!device) return;
-    const deployment = await this.store.read(trx, deploymentId);
-    if (!deployment || deployment.org_id !== outcome.orgId) return;
+    if (!device || device.org_id !== outcome.orgId) return;
+    const deployment = { org_id: device.org_id };
     const expected: DeviceStatus[] = outcome.kind === 'deploy' ? ['queued', 'running'] : ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'];
     // A stale or repeated outcome (the device moved on, or another job is its current one) is ignored.
     if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return;
@@ -318,12 +317,10 @@ export class DeploymentRunner {
   async settle(trx: Knex.Transaction, deploymentId: string): Promise<void> {
     const deployment = await this.store.lock(trx, deploymentId);
     if (!deployment) return;
-    const counts = await this.store.statusCounts(trx, deploymentId);
+    const counts = await this.store.refreshCounts(trx, deploymentId, FAILED_STATES);
     const n = (...states: DeviceStatus[]) => states.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
-    const fields: Record<string, unknown> = {
-      succeeded_count: n('completed'),
-      failed_count: n(...FAILED_STATES),
-    };
+    // Counts are stored already; fields holds what a transition changes.
+    const fields: Record<string, unknown> = {};
     const open = n(...QUEUED, ...RUNNING);
     const lines: LogLine[] = [];
     if (open === 0 && deployment.status === 'in_progress') {
@@ -370,7 +367,7 @@ export class DeploymentRunner {
         lines.push({ level: 'error', message: reason });
       }
     }
-    await this.store.update(trx, deploymentId, fields);
+    if (Object.keys(fields).length > 0) await this.store.update(trx, deploymentId, fields);
     await this.store.log(trx, deploymentId, deployment.org_id, lines);
   }
 

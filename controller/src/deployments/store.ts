@@ -118,11 +118,6 @@ export class DeploymentStore {
     return q('deployments').where({ org_id: orgId, id }).first(LIST_COLUMNS);
   }
 
-  /** Reads a deployment row inside a transaction without locking it. */
-  read(trx: Knex.Transaction, id: string): Promise<DeploymentRow | undefined> {
-    return trx('deployments').where({ id }).first(LIST_COLUMNS);
-  }
-
   /**
    * Locks a deployment row for a transition (any organization: callers are internal). FOR NO KEY
    * UPDATE, not FOR UPDATE: the key-share locks that inserting its log lines takes (foreign key)
@@ -140,8 +135,13 @@ export class DeploymentStore {
     return q('deployment_devices').where({ deployment_id: deploymentId }).orderBy('position').select('*');
   }
 
-  lockDevice(trx: Knex.Transaction, deploymentId: string, deviceId: string): Promise<DeploymentDeviceRow | undefined> {
-    return trx('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).forNoKeyUpdate().first();
+  /** Locks one device row of a deployment; also answers the deployment's organization. */
+  lockDevice(trx: Knex.Transaction, deploymentId: string, deviceId: string): Promise<(DeploymentDeviceRow & { org_id: string }) | undefined> {
+    return trx('deployment_devices as dd')
+      .join('deployments as d', 'd.id', 'dd.deployment_id')
+      .where({ 'dd.deployment_id': deploymentId, 'dd.device_id': deviceId })
+      .forNoKeyUpdate('dd')
+      .first('dd.*', 'd.org_id');
   }
 
   async updateDevice(q: Q, deploymentId: string, deviceId: string, fields: Partial<DeploymentDeviceRow>): Promise<void> {
@@ -190,9 +190,20 @@ export class DeploymentStore {
     return rows.map((r) => r.device_id);
   }
 
-  async statusCounts(q: Q, deploymentId: string): Promise<Map<DeviceStatus, number>> {
-    const rows: { status: DeviceStatus; n: number }[] = await q('deployment_devices').where({ deployment_id: deploymentId }).groupBy('status').select('status', q.raw('count(*)::int AS n'));
-    return new Map(rows.map((r) => [r.status, r.n]));
+  /**
+   * Recounts the devices by status and stores succeeded_count and failed_count, in one statement;
+   * run it after locking the deployment row so the count sees every committed device.
+   */
+  async refreshCounts(q: Q, deploymentId: string, failedStates: DeviceStatus[]): Promise<Map<DeviceStatus, number>> {
+    const { rows } = await q.raw(
+      `WITH c AS (SELECT status, count(*)::int AS n FROM deployment_devices WHERE deployment_id = ? GROUP BY status)
+       UPDATE deployments SET succeeded_count = coalesce((SELECT sum(n) FROM c WHERE status = 'completed'), 0),
+         failed_count = coalesce((SELECT sum(n) FROM c WHERE status = ANY(?::text[])), 0), updated_at = now()
+       WHERE id = ? RETURNING (SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM c) AS counts`,
+      [deploymentId, failedStates, deploymentId],
+    );
+    const counts = (rows[0]?.counts ?? {}) as Record<string, number>;
+    return new Map(Object.entries(counts) as [DeviceStatus, number][]);
   }
 
   entries(deploymentId: string, deviceId?: string, q: Q = this.db): Promise<EntryRow[]> {
