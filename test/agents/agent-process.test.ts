@@ -171,7 +171,8 @@ describe('agents killed in the middle of a job', () => {
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toMatch(/^Agent "lone" of site "Lone Outpost" started the job but reported no result within its 8 s deadline; the agent has stopped sending heartbeats$/);
     expect(calls.get(jobId)).toBe(1);
-    const view = await agentView(lone.id);
-    expect(view).toMatchObject({ status: 'offline', failed_jobs: 1 });
+    // Job counts are added up shortly after the outcomes commit.
+    await until('the failed job to be counted', async () => (await agentView(lone.id))?.failed_jobs === 1, 10_000);
+    expect(await agentView(lone.id)).toMatchObject({ status: 'offline', failed_jobs: 1 });
   });
 });
