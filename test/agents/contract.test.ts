@@ -11,6 +11,8 @@ import type { JobOutcome } from '../../controller/src/jobs/types';
 import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJson } from '../../shared/src/jobs/crypto';
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
+import { startGnmiTarget } from '../sim/gnmi/target';
+import { startNetconfDevice } from '../sim/netconf/device';
 import { normalizeConfig, startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, makeSite, natsPrefix, startAgent, until, type Org } from './helpers';
 
@@ -118,6 +120,39 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     });
     expect(agents).toMatchObject({ version: 'test', max_jobs: 8, capabilities: expect.arrayContaining(['job:backup', 'transport:ssh']) });
     expect(tc.logs()).not.toContain('sw0rdfish-secret');
+  });
+
+  it('backs up by method: cli over SSH, structured over the profile\'s NETCONF or gNMI, each reported on its own', async () => {
+    const nc = await startNetconfDevice({ username: 'admin', password: 'sw0rdfish-secret' });
+    const gn = await startGnmiTarget({ username: 'admin', password: 'sw0rdfish-secret' });
+    try {
+      const viaNetconf = await makeDevice(tc, org, {
+        profile_id: await makeProfile(tc, org, { ssh_port: sim.port, netconf_port: nc.port, automation_transport: 'netconf', password: 'sw0rdfish-secret' }),
+      });
+      const viaGnmi = await makeDevice(tc, org, {
+        profile_id: await makeProfile(tc, org, { ssh_port: sim.port, gnmi_port: gn.port, automation_transport: 'gnmi', password: 'sw0rdfish-secret' }),
+      });
+      const none = await makeDevice(tc, org, { port: sim.port, password: 'sw0rdfish-secret' });
+      const ids = await tc.services.jobs.submit([
+        { orgId: org.orgId, kind: 'backup', deviceId: viaNetconf, params: { methods: ['cli', 'structured'] }, deadlineMs: 30_000 },
+        { orgId: org.orgId, kind: 'backup', deviceId: viaGnmi, params: { methods: ['structured'] }, deadlineMs: 30_000 },
+        { orgId: org.orgId, kind: 'backup', deviceId: none, params: { methods: ['structured'] }, deadlineMs: 30_000 },
+      ]);
+      const [both, gnmi, missing] = await tc.services.jobs.wait(ids, 40_000);
+      expect(both.status).toBe('succeeded');
+      expect((both.result as any).results).toEqual([
+        expect.objectContaining({ method: 'cli', config: expect.objectContaining({ via: 'ssh', format: 'cli' }) }),
+        expect.objectContaining({ method: 'structured', config: expect.objectContaining({ via: 'netconf', format: 'xml' }) }),
+      ]);
+      expect(gnmi.status).toBe('succeeded');
+      expect((gnmi.result as any).results).toEqual([expect.objectContaining({ method: 'structured', config: expect.objectContaining({ via: 'gnmi', format: 'json' }) })]);
+      expect(missing.status).toBe('failed');
+      expect(missing.error).toMatch(/automation_transport/);
+      for (const o of [both, gnmi, missing]) expect(JSON.stringify(o.result)).not.toContain('sw0rdfish-secret');
+    } finally {
+      await nc.close();
+      await gn.close();
+    }
   });
 
   it('answers test_credential with ok and with the reason a login failed', async () => {
