@@ -9,7 +9,9 @@ import { startTestController, type TestController } from '../helpers/controller'
 import { startAgentProcess, startNats, stopAll, type AgentProcess, type NatsServer } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { makeDevice, makeSite, type Org } from '../agents/helpers';
-import { metric, parseMetrics, until } from './helpers';
+import { metric, parseMetrics, until, verifiedHostKey } from './helpers';
+
+const HOST_KEY = verifiedHostKey();
 
 const TOKEN = 'agent-metrics-token-0123456789';
 
@@ -43,8 +45,8 @@ beforeAll(async () => {
   const created = (await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'ops-agent', site_id: site.id } })).body;
   agentId = created.id;
   agent = await startAgentProcess({ natsUrl: nats.url, controllerUrl: tc.url, enrollToken: created.enrollment_token, concurrency: 4, metricsToken: TOKEN });
-  good = await startSshDevice({ hostname: 'edge-1' });
-  locked = await startSshDevice({ hostname: 'edge-2', faults: { rejectAuth: true } });
+  good = await startSshDevice({ hostKey: HOST_KEY, hostname: 'edge-1' });
+  locked = await startSshDevice({ hostKey: HOST_KEY, hostname: 'edge-2', faults: { rejectAuth: true } });
 }, 90_000);
 
 afterAll(async () => {

@@ -22,6 +22,9 @@ import { NATS_SERVER, ROOT, spawnProcess, startAgentProcess, stopAll, waitUntil,
 import { freePort } from '../helpers/net';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { makeDevice, makeSite } from '../agents/helpers';
+import { verifiedHostKey } from './helpers';
+
+const HOST_KEY = verifiedHostKey();
 
 const run = promisify(execFile);
 const DEPLOY = join(ROOT, 'deploy');
@@ -195,7 +198,7 @@ describe('nats-server.conf', () => {
       // The agents' ids exist now: give NATS the real permissions (authorization reloads live).
       render();
       natsProc.signal('SIGHUP');
-      sim = await startSshDevice({ hostname: 'site-a-sw1' });
+      sim = await startSshDevice({ hostKey: HOST_KEY, hostname: 'site-a-sw1' });
       (tc as any).org = org;
       (tc as any).siteA = siteA;
     });

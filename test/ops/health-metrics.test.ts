@@ -10,7 +10,9 @@ import { freePort } from '../helpers/net';
 import { withAdmin } from '../helpers/postgres';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { enrollAgent, makeDevice, makeSite, startAgent } from '../agents/helpers';
-import { has, metric, parseMetrics, until } from './helpers';
+import { has, metric, parseMetrics, until, verifiedHostKey } from './helpers';
+
+const HOST_KEY = verifiedHostKey();
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -100,8 +102,8 @@ describe('GET /metrics', () => {
   let badAuth: SimSshDevice;
 
   beforeAll(async () => {
-    good = await startSshDevice({ hostname: 'good-1' });
-    badAuth = await startSshDevice({ hostname: 'locked-1', faults: { rejectAuth: true } });
+    good = await startSshDevice({ hostKey: HOST_KEY, hostname: 'good-1' });
+    badAuth = await startSshDevice({ hostKey: HOST_KEY, hostname: 'locked-1', faults: { rejectAuth: true } });
     stops.push(() => good.close(), () => badAuth.close());
   });
 

@@ -20,8 +20,12 @@ export function releaseOnClose<L extends AgentLink>(link: L): L {
       if (prop === 'pull') return (max: number, waitMs: number, onJob: (job: DeliveredJob) => void) => target.pull(max, waitMs, (job) => onJob(tracked(job)));
       if (prop === 'close') {
         return async () => {
+          const released = outstanding.size;
           for (const job of outstanding) job.nak();
           outstanding.clear();
+          // The naks must reach the server before the connection goes (bounded: NATS may be down).
+          const nc = (target as { connection?: { flush(): Promise<void> } }).connection;
+          if (released > 0 && nc) await Promise.race([nc.flush().catch(() => undefined), new Promise((r) => setTimeout(r, 2_000).unref())]);
           await target.close();
         };
       }

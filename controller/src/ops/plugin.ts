@@ -11,6 +11,11 @@ export async function opsPlugin(app: FastifyInstance): Promise<void> {
   const ops = new OpsService(app.services, app.log as never);
   app.services.ops = ops;
   app.addHook('onResponse', async (request, reply) => ops.metrics.observeRequest(request, reply));
+  // While draining, answers close their connection: a kept-alive connection that goes idle
+  // after the server stopped listening would otherwise hold the stop until its keep-alive ends.
+  app.addHook('onSend', async (_request, reply) => {
+    if (ops.draining) reply.header('connection', 'close');
+  });
   // Runs after the job engine's own onReady hook (registered first in buildApp).
   app.addHook('onReady', async () => ops.watchTransport(app.services.jobEngine));
   await app.register(opsRoutes, { ops, metricsToken: app.services.config.metricsToken ?? null });

@@ -31,7 +31,10 @@ export function stopOnSignals(controller: StoppableController, log: Logger, time
     controller.app.services.ops?.beginDrain();
     log.info({ signal, timeout_seconds: timeoutMs / 1000 }, 'stopping: no new work, finishing what is in flight');
     const timer = setTimeout(() => {
-      log.error({ timeout_seconds: timeoutMs / 1000 }, 'did not stop cleanly in time (SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS); exiting anyway');
+      // What still holds the process (sockets, timers, ...), counted by kind, for the operator.
+      const open: Record<string, number> = {};
+      for (const kind of process.getActiveResourcesInfo()) open[kind] = (open[kind] ?? 0) + 1;
+      log.error({ timeout_seconds: timeoutMs / 1000, open }, 'did not stop cleanly in time (SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS); exiting anyway');
       exit(1);
     }, timeoutMs);
     timer.unref();
