@@ -13,23 +13,13 @@
  * Options: --connections N (16), --duration S per scenario (10).
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SettingsService } from '../../controller/src/admin/settings-service';
-import { buildApp } from '../../controller/src/app';
-import { bootstrap } from '../../controller/src/bootstrap';
-import type { ControllerConfig } from '../../controller/src/config';
-import { createDb } from '../../controller/src/db/knex';
-import { createLogger } from '../../controller/src/logger';
-import { SecretBox } from '../../shared/src/crypto/secret-box';
-import setupTemplate from '../helpers/global-setup';
-import { createTestDatabase } from '../helpers/postgres';
+import { ADMIN } from '../helpers/controller';
+import { benchController } from './controller';
 
-const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 const run$ = promisify(execFile);
 
 interface Scenario {
@@ -99,23 +89,8 @@ export async function run(args: string[] = []): Promise<void> {
   const connections = option(args, 'connections', 16);
   const duration = option(args, 'duration', 10);
 
-  await setupTemplate();
-  const database = await createTestDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-auth-'));
-  const config: ControllerConfig = {
-    port: 0, host: '127.0.0.1', databaseUrl: database.url, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
-    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false,
-  };
-  const log = createLogger('warn');
-  const db = await createDb(config.databaseUrl, dataDir);
-  await bootstrap(db, ADMIN, log);
-  await new SettingsService(db, new SecretBox(config.secretKey)).update('global', {
-    'security.rate_limit.requests_per_minute': 100_000,
-    'security.rate_limit.failed_login_limit': 1000,
-  }, true);
-  const app = await buildApp({ config, db, log });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  const c = await benchController({}, { settings: { 'security.rate_limit.requests_per_minute': 100_000, 'security.rate_limit.failed_login_limit': 1000 } });
+  const { app, db, base } = c;
   const login = async () => {
     const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
     if (!res.ok) throw new Error(`login → ${res.status} ${await res.text()}`);
@@ -138,10 +113,7 @@ export async function run(args: string[] = []): Promise<void> {
       console.log(`${figures.name},${Math.round(figures.requestsPerSecond)},${figures.p50},${figures.p99},${figures.requests},${figures.non2xx},${figures.errors}`);
     }
   } finally {
-    await app.close();
-    await db.destroy();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await c.close();
   }
 }
 

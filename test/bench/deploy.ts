@@ -26,7 +26,7 @@ import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { spawnAgent, spawnTs, until, type Proc } from '../agents/helpers';
-import { benchController, option } from './render';
+import { benchController, option } from './controller';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };

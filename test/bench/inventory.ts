@@ -11,21 +11,13 @@
  * Targets (2-core machine): import ≤ 3 s; list ≥ 2,000 req/s with p99 ≤ 50 ms.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildApp } from '../../controller/src/app';
-import { bootstrap } from '../../controller/src/bootstrap';
-import type { ControllerConfig } from '../../controller/src/config';
-import { createDb } from '../../controller/src/db/knex';
-import { createLogger } from '../../controller/src/logger';
-import setupTemplate from '../helpers/global-setup';
-import { createTestDatabase } from '../helpers/postgres';
+import { ADMIN } from '../helpers/controller';
+import { benchController } from './controller';
 
 const run$ = promisify(execFile);
-const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 
 function option(args: string[], name: string, fallback: number): number {
   const at = args.indexOf(`--${name}`);
@@ -87,27 +79,9 @@ export async function run(args: string[] = []): Promise<void> {
   const connections = option(args, 'connections', 16);
   const duration = option(args, 'duration', 10);
 
-  await setupTemplate();
-  const database = await createTestDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
-  // application_name marks this run's backends in pg_stat_activity (CPU accounting, priority).
-  const databaseUrl = `${database.url}?application_name=inventory-bench`;
-  const config: ControllerConfig = {
-    port: 0, host: '127.0.0.1', databaseUrl, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
-    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false,
-  };
-  const log = createLogger('warn');
-  const db = await createDb(config.databaseUrl, dataDir);
-  await bootstrap(db, ADMIN, log);
-  const app = await buildApp({ config, db, log });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const call = async (method: string, path: string, token: string | null, body?: string, type = 'application/json') => {
-    const res = await fetch(base + path, { method, headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': type }) }, body });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text}`);
-    return JSON.parse(text);
-  };
+  const c = await benchController({}, { applicationName: 'inventory-bench' });
+  const { app, db, base } = c;
+  const call = (method: string, path: string, token: string | null, body?: string, type?: string) => c.request(method, path, token, body, type);
 
   try {
     const { access_token: token } = await call('POST', '/api/auth/login', null, JSON.stringify(ADMIN));
@@ -146,10 +120,7 @@ export async function run(args: string[] = []): Promise<void> {
     }
     console.log('targets: list ≥ 2000 requests/s with p99 ≤ 50 ms');
   } finally {
-    await app.close();
-    await db.destroy();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await c.close();
   }
 }
 

@@ -16,27 +16,21 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import { buildApp } from '../../controller/src/app';
-import { bootstrap } from '../../controller/src/bootstrap';
-import type { ControllerConfig } from '../../controller/src/config';
-import { createDb } from '../../controller/src/db/knex';
-import { createLogger } from '../../controller/src/logger';
+import { ADMIN } from '../helpers/controller';
+import { benchController } from './controller';
 import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { freePort, until as waitFor } from '../agents/helpers';
-import setupTemplate from '../helpers/global-setup';
-import { createTestDatabase } from '../helpers/postgres';
 
 const ROOT = join(import.meta.dirname, '../..');
-const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 const DEVICE_LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const connectSlotsOf = (concurrency: number) => Math.min(concurrency, 16);
@@ -100,25 +94,9 @@ export async function run(args: string[] = []): Promise<void> {
   if (via !== 'post' && via !== 'schedule') throw new Error('--via must be post or schedule');
   const prefix = `bench${randomBytes(4).toString('hex')}`;
 
-  await setupTemplate();
-  const database = await createTestDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-poll-'));
-  const config: ControllerConfig = {
-    port: 0, host: '127.0.0.1', databaseUrl: database.url, natsUrl: NATS_URL, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
-    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false, natsPrefix: prefix, discovery: { scheduler: via === 'schedule', tickMs: 200 },
-  };
-  const log = createLogger('warn');
-  const db = await createDb(config.databaseUrl, dataDir);
-  await bootstrap(db, ADMIN, log);
-  const app = await buildApp({ config, db, log });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const call = async (method: string, path: string, token: string | null, body?: string, type = 'application/json') => {
-    const res = await fetch(base + path, { method, headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': type }) }, body });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
+  const c = await benchController({ natsUrl: NATS_URL, natsPrefix: prefix, discovery: { scheduler: via === 'schedule', tickMs: 200 } });
+  const { app, db, base } = c;
+  const call = (method: string, path: string, token: string | null, body?: string, type?: string) => c.request(method, path, token, body, type);
 
   const simPort = await freePort();
   const sim = spawnTs('test/sim/main.ts', ['--devices', String(devices), '--spread-hosts', '--base-port', String(simPort), '--username', DEVICE_LOGIN.username, '--password', DEVICE_LOGIN.password, '--csv'], {});
@@ -191,10 +169,7 @@ export async function run(args: string[] = []): Promise<void> {
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await sim.stop();
-    await app.close();
-    await db.destroy();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await c.close();
     const nc = await connect({ servers: NATS_URL }).catch(() => null);
     if (nc) {
       await deleteStreams(await nc.jetstreamManager(), natsNames(prefix)).catch(() => undefined);

@@ -9,19 +9,10 @@
  *
  * Target (2-core machine): 1,000 devices × 3 services in ≤ 1 s.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../controller/src/app';
-import { bootstrap } from '../../controller/src/bootstrap';
-import type { ControllerConfig } from '../../controller/src/config';
-import { createDb } from '../../controller/src/db/knex';
-import { createLogger } from '../../controller/src/logger';
-import setupTemplate from '../helpers/global-setup';
-import { createTestDatabase } from '../helpers/postgres';
+import { benchController, option } from './controller';
 
-const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 
 export const SERVICES = [
   {
@@ -44,51 +35,6 @@ export const SERVICES = [
  "neighbors": [{% for n in neighbors %}{"neighbor-address": "{{ n.ip }}", "peer-as": {{ n.asn }}{% if n.password is defined %}, "auth-password": "{{ n.password }}"{% endif %}}{% if not loop.last %}, {% endif %}{% endfor %}]}}`,
   },
 ];
-
-export function option(args: string[], name: string, fallback: number): number {
-  const at = args.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(args[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a whole number above 0`);
-  return value;
-}
-
-/** A controller on a fresh database in this process, with a signed-in admin; close() drops it all. */
-export async function benchController(extra: Partial<ControllerConfig> = {}) {
-  await setupTemplate();
-  const database = await createTestDatabase();
-  const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
-  const config: ControllerConfig = {
-    port: 0, host: '127.0.0.1', databaseUrl: database.url, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
-    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false, ...extra,
-  };
-  const log = createLogger('warn');
-  const db = await createDb(config.databaseUrl, dataDir);
-  await bootstrap(db, ADMIN, log);
-  const app = await buildApp({ config, db, log });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  let token: string | null = null;
-  const call = async (method: string, path: string, body?: unknown, type = 'application/json') => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': type }) },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 500)}`);
-    return { body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text, bytes: text.length };
-  };
-  token = (await call('POST', '/api/auth/login', ADMIN)).body.access_token;
-  return {
-    app, db, base, call, config, log,
-    async close() {
-      await app.close();
-      await db.destroy();
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** Per-device variables of the three services, as variable_values (keys are service positions). */
 export function variableValues(deviceIds: string[]) {

@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SettingsService } from '../../controller/src/admin/settings-service';
+import { buildApp } from '../../controller/src/app';
+import { bootstrap } from '../../controller/src/bootstrap';
+import type { ControllerConfig } from '../../controller/src/config';
+import { createDb } from '../../controller/src/db/knex';
+import { createLogger } from '../../controller/src/logger';
+import { SecretBox } from '../../shared/src/crypto/secret-box';
+import { ADMIN } from '../helpers/controller';
+import setupTemplate from '../helpers/global-setup';
+import { createTestDatabase } from '../helpers/postgres';
+
+/** `--name N` from a benchmark's arguments: a whole number above 0, or the fallback. */
+export function option(args: string[], name: string, fallback: number): number {
+  const at = args.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(args[at + 1]) : fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a whole number above 0`);
+  return value;
+}
+
+export interface BenchControllerOptions {
+  /** Settings applied before the app starts (e.g. raised rate limits). */
+  settings?: Record<string, unknown>;
+  /** Marks this run's backends in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/**
+ * A controller on a fresh database in this process, with a signed-in admin; close() drops it all.
+ * `call` sends as that admin; `request` sends with any token and answers parsed JSON.
+ */
+export async function benchController(extra: Partial<ControllerConfig> = {}, options: BenchControllerOptions = {}) {
+  await setupTemplate();
+  const database = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
+  const databaseUrl = options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
+  const config: ControllerConfig = {
+    port: 0, host: '127.0.0.1', databaseUrl, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
+    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false, ...extra,
+  };
+  const log = createLogger('warn');
+  const db = await createDb(config.databaseUrl, dataDir);
+  await bootstrap(db, ADMIN, log);
+  if (options.settings) await new SettingsService(db, new SecretBox(config.secretKey)).update('global', options.settings, true);
+  const app = await buildApp({ config, db, log });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+
+  const send = async (method: string, path: string, token: string | null, body?: unknown, type = 'application/json') => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': type }) },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 500)}`);
+    return { text, json: res.headers.get('content-type')?.includes('json') ?? false };
+  };
+  const request = async (method: string, path: string, token: string | null, body?: unknown, type?: string) => {
+    const { text } = await send(method, path, token, body, type);
+    return text ? JSON.parse(text) : null;
+  };
+  let token: string | null = null;
+  const call = async (method: string, path: string, body?: unknown, type?: string) => {
+    const { text, json } = await send(method, path, token, body, type);
+    return { body: text && json ? JSON.parse(text) : text, bytes: text.length };
+  };
+  token = (await call('POST', '/api/auth/login', ADMIN)).body.access_token;
+  return {
+    app, db, base, call, request, config, log,
+    async close() {
+      await app.close();
+      await db.destroy();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * Scale benchmark (`npm run bench -- scale --agents 20 --devices 5000`).
+ *
+ * Everything as separate processes, as in production: a controller (`npm run controller`) on a
+ * fresh PostgreSQL database, its own nats-server with JetStream and the monitoring port, the
+ * SSH simulator (`npm run sim`) with one loopback address per device, and `--agents` agent
+ * processes spread over `--sites` sites (devices assigned to the sites round robin). One
+ * snapshot over every device; the clock runs from POST .../collect to the snapshot's end.
+ *
+ * Prints: devices per second; jobs per agent and per site (the spread); controller CPU
+ * seconds, average cores and RSS (now and peak) from /proc; the agents' and simulator's CPU for
+ * context; NATS messages and bytes in and out during the snapshot (/varz).
+ *
+ * Options: --agents N (20), --devices N (5000), --sites N (5), --concurrency N per agent (32).
+ * Targets (2-core machine): the whole snapshot ≤ 60 s; controller RSS ≤ 400 MB.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { createDb } from '../../controller/src/db/knex';
+import setupTemplate from '../helpers/global-setup';
+import { createTestDatabase } from '../helpers/postgres';
+import { freePort } from '../helpers/net';
+import { spawnTs, startAgentProcess, startControllerProcess, startNats, stopAll, waitUntil, type AgentProcess, type Proc } from '../helpers/processes';
+import { option } from './controller';
+
+const DEVICE_LOGIN = { username: 'netops', password: 'scale-Device-pw' };
+const ADMIN_PASSWORD = 'scale-admin-password';
+const METRICS_TOKEN = 'scale-bench-metrics-token-0123';
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ). */
+const TICK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU seconds (user + system) and resident memory of one process, from /proc. */
+function usage(pid: number): { cpu: number; rssMb: number; peakMb: number } {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cpu = (Number(fields[11]) + Number(fields[12])) / TICK;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { cpu, rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+  } catch {
+    return { cpu: 0, rssMb: 0, peakMb: 0 };
+  }
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+const mb = (n: number) => `${n.toFixed(0)} MB`;
+
+function spread(counts: number[]): string {
+  const sorted = [...counts].sort((a, b) => a - b);
+  const mean = sum(sorted) / Math.max(1, sorted.length);
+  const sd = Math.sqrt(sum(sorted.map((c) => (c - mean) ** 2)) / Math.max(1, sorted.length));
+  const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  return `min ${sorted[0] ?? 0}, median ${median}, max ${sorted.at(-1) ?? 0}, mean ${mean.toFixed(1)}, stddev ${sd.toFixed(1)} (${mean ? ((sd / mean) * 100).toFixed(0) : 0}% of the mean)`;
+}
+
+async function json(res: Promise<Response>, what: string): Promise<any> {
+  const r = await res;
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${what}: HTTP ${r.status} ${text.slice(0, 300)}`);
+  return text ? JSON.parse(text) : null;
+}
+
+export async function run(args: string[] = []): Promise<void> {
+  const agentCount = option(args, 'agents', 20);
+  const devices = option(args, 'devices', 5000);
+  const siteCount = Math.min(option(args, 'sites', 5), agentCount);
+  const concurrency = option(args, 'concurrency', 32);
+  const log = (text: string) => console.log(`[scale ${new Date().toISOString().slice(11, 19)}] ${text}`);
+
+  await setupTemplate();
+  const database = await createTestDatabase();
+  const db = await createDb(database.url, '/tmp');
+  let sim: Proc | null = null;
+  try {
+    const nats = await startNats({ monitor: true });
+    const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, adminPassword: ADMIN_PASSWORD, metricsToken: METRICS_TOKEN, logLevel: 'warn' });
+    const call = (method: string, path: string, token: string | null, body?: unknown, type = 'application/json') =>
+      json(
+        fetch(ctl.url + path, {
+          method,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': type } : {}) },
+          body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+        `${method} ${path}`,
+      );
+    log(`controller pid ${ctl.pid} at ${ctl.url}; NATS ${nats.url}`);
+
+    // Simulated devices, one loopback address each, in their own process.
+    const simPort = await freePort();
+    sim = spawnTs('test/sim/main.ts', {}, ['--devices', String(devices), '--spread-hosts', '--base-port', String(simPort), '--username', DEVICE_LOGIN.username, '--password', DEVICE_LOGIN.password, '--csv']);
+    await waitUntil('the simulator', () => /device\(s\) up in/.test(sim!.output()), sim, 300_000);
+    const csv = sim.output().split('\n').filter((l) => /^name,|,simulator,/.test(l)).join('\n') + '\n';
+    log(`simulator pid ${sim.pid}: ${devices} devices on port ${simPort}`);
+
+    const { access_token: token } = await call('POST', '/api/auth/login', null, { username: 'admin', password: ADMIN_PASSWORD });
+    const profile = await call('POST', '/api/profiles', token, { name: 'scale', ...DEVICE_LOGIN, ssh_port: simPort });
+    const imported = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, csv, 'text/csv');
+    if (imported.imported !== devices) throw new Error(`import stored ${imported.imported} of ${devices} devices`);
+    const ids: string[] = (await db('devices').orderBy('name').select('id')).map((r: { id: string }) => r.id);
+    const sites: { id: string; name: string }[] = [];
+    for (let s = 0; s < siteCount; s++) {
+      const site = await call('POST', '/api/sites', token, { name: `scale-site-${s + 1}` });
+      sites.push(site);
+      await call('PATCH', '/api/devices/bulk', token, { ids: ids.filter((_, i) => i % siteCount === s), fields: { site_id: site.id } });
+    }
+
+    log(`starting ${agentCount} agents in ${siteCount} sites (concurrency ${concurrency} each)`);
+    const started: (AgentProcess & { id: string; site: string })[] = await Promise.all(
+      Array.from({ length: agentCount }, async (_, i) => {
+        const site = sites[i % siteCount];
+        const created = await call('POST', '/api/agents', token, { name: `scale-agent-${i + 1}`, site_id: site.id });
+        const proc = await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: created.enrollment_token, concurrency, metricsToken: METRICS_TOKEN, logLevel: 'warn' });
+        return Object.assign(proc, { id: created.id as string, site: site.name });
+      }),
+    );
+    await waitUntil('every agent online', async () => (await call('GET', '/api/agents', token)).agents.filter((a: { status: string }) => a.status === 'online').length >= agentCount, undefined, 120_000);
+    log('all agents online');
+
+    // The snapshot.
+    const snap = (await call('POST', '/api/devices/snapshots', token, { name: 'scale', device_filter: {} })).snapshot;
+    const varz0 = await nats.varz();
+    const cpu0 = usage(ctl.pid);
+    const others0 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu };
+    let rssPeakDuring = cpu0.rssMb;
+    const sampler = setInterval(() => (rssPeakDuring = Math.max(rssPeakDuring, usage(ctl.pid).rssMb)), 250);
+    const t0 = performance.now();
+    await call('POST', `/api/devices/snapshots/${snap.id}/collect`, token, { timeout_seconds: 900 });
+    const done = await (async () => {
+      for (;;) {
+        const s = (await call('GET', `/api/devices/snapshots/${snap.id}`, token)).snapshot;
+        if (s.status !== 'collecting') return s;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    })();
+    const seconds = (performance.now() - t0) / 1000;
+    clearInterval(sampler);
+    const cpu1 = usage(ctl.pid);
+    const varz1 = await nats.varz();
+    const others1 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu };
+
+    const perAgent: { agent_id: string; n: number }[] = await db('jobs').where({ group_id: snap.id }).whereNotNull('agent_id').select('agent_id').count('* as n').groupBy('agent_id');
+    const counts = new Map(perAgent.map((r) => [r.agent_id, Number(r.n)]));
+    const agentCounts = started.map((a) => counts.get(a.id) ?? 0);
+    const siteCounts = sites.map((s) => sum(started.filter((a) => a.site === s.name).map((a) => counts.get(a.id) ?? 0)));
+    const metrics = await fetch(`${ctl.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+    const poolUsed = /switchboard_db_pool_connections\{state="max"\} (\d+)/.exec(metrics)?.[1];
+
+    console.log('');
+    console.log(`scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, one controller process, own nats-server`);
+    console.log(`snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ${(devices / seconds).toFixed(1)} devices/s`);
+    console.log(`per agent (jobs): ${spread(agentCounts)}`);
+    console.log(`per site (jobs):  ${siteCounts.map((n, i) => `${sites[i].name} ${n}`).join(', ')}`);
+    console.log(`controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`);
+    console.log(`agents together: ${(others1.agents - others0.agents).toFixed(1)} CPU s; simulator: ${(others1.sim - others0.sim).toFixed(1)} CPU s`);
+    const d = (k: string) => Number(varz1[k]) - Number(varz0[k]);
+    console.log(`NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ${(d('out_bytes') / 1e6).toFixed(1)} MB out; ${varz1.connections} connections; slow consumers ${varz1.slow_consumers}`);
+    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(`targets: snapshot ≤ 60 s (${seconds <= 60 ? 'met' : 'missed'}: ${seconds.toFixed(1)} s); controller RSS ≤ 400 MB (${cpu1.peakMb <= 400 ? 'met' : 'missed'}: peak ${mb(cpu1.peakMb)})`);
+    await Promise.all(started.map((a) => a.stop(30_000)));
+    await ctl.stop(30_000);
+    await nats.close();
+  } finally {
+    await sim?.stop(5_000);
+    await stopAll();
+    await db.destroy();
+    await database.drop().catch(() => undefined);
+  }
+}
