@@ -96,8 +96,9 @@ export async function run(args: string[] = []): Promise<void> {
     // Simulated devices, one loopback address each, in their own process.
     const simPort = await freePort();
     sim = spawnTs('test/sim/main.ts', {}, ['--devices', String(devices), '--spread-hosts', '--base-port', String(simPort), '--username', DEVICE_LOGIN.username, '--password', DEVICE_LOGIN.password, '--csv']);
-    await waitUntil('the simulator', () => /device\(s\) up in/.test(sim!.output()), sim, 300_000);
-    const csv = sim.output().split('\n').filter((l) => /^name,|,simulator,/.test(l)).join('\n') + '\n';
+    const csvLines = () => sim!.output().split('\n').filter((l) => /^name,|,simulator,/.test(l));
+    await waitUntil('the simulator and its CSV', () => /device\(s\) up in/.test(sim!.output()) && csvLines().length === devices + 1, sim, 300_000);
+    const csv = csvLines().join('\n') + '\n';
     log(`simulator pid ${sim.pid}: ${devices} devices on port ${simPort}`);
 
     const { access_token: token } = await call('POST', '/api/auth/login', null, { username: 'admin', password: ADMIN_PASSWORD });
@@ -113,14 +114,17 @@ export async function run(args: string[] = []): Promise<void> {
     }
 
     log(`starting ${agentCount} agents in ${siteCount} sites (concurrency ${concurrency} each)`);
-    const started: (AgentProcess & { id: string; site: string })[] = await Promise.all(
-      Array.from({ length: agentCount }, async (_, i) => {
-        const site = sites[i % siteCount];
-        const created = await call('POST', '/api/agents', token, { name: `scale-agent-${i + 1}`, site_id: site.id });
-        const proc = await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: created.enrollment_token, concurrency, metricsToken: METRICS_TOKEN, logLevel: 'warn' });
+    const started: (AgentProcess & { id: string; site: string })[] = [];
+    // A few at a time: twenty Node processes loading at once on two cores take minutes.
+    for (let i = 0; i < agentCount; i += 5) {
+      const batch = Array.from({ length: Math.min(5, agentCount - i) }, async (_, k) => {
+        const site = sites[(i + k) % siteCount];
+        const created = await call('POST', '/api/agents', token, { name: `scale-agent-${i + k + 1}`, site_id: site.id });
+        const proc = await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: created.enrollment_token, concurrency, metricsToken: METRICS_TOKEN, logLevel: 'warn', readyTimeoutMs: 300_000 });
         return Object.assign(proc, { id: created.id as string, site: site.name });
-      }),
-    );
+      });
+      started.push(...(await Promise.all(batch)));
+    }
     await waitUntil('every agent online', async () => (await call('GET', '/api/agents', token)).agents.filter((a: { status: string }) => a.status === 'online').length >= agentCount, undefined, 120_000);
     log('all agents online');
 
@@ -150,12 +154,26 @@ export async function run(args: string[] = []): Promise<void> {
     const counts = new Map(perAgent.map((r) => [r.agent_id, Number(r.n)]));
     const agentCounts = started.map((a) => counts.get(a.id) ?? 0);
     const siteCounts = sites.map((s) => sum(started.filter((a) => a.site === s.name).map((a) => counts.get(a.id) ?? 0)));
+    const [p] = (
+      await db.raw(
+        `SELECT extract(epoch FROM max(dispatched_at) - min(created_at)) AS dispatched,
+                extract(epoch FROM min(started_at) - min(created_at)) AS first_start,
+                extract(epoch FROM max(started_at) - min(created_at)) AS last_start,
+                extract(epoch FROM max(finished_at) - min(created_at)) AS last_final,
+                extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p50,
+                extract(epoch FROM percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p95
+           FROM jobs WHERE group_id = ?`,
+        [snap.id],
+      )
+    ).rows;
     const metrics = await fetch(`${ctl.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
     const poolUsed = /switchboard_db_pool_connections\{state="max"\} (\d+)/.exec(metrics)?.[1];
 
     console.log('');
     console.log(`scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, one controller process, own nats-server`);
     console.log(`snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ${(devices / seconds).toFixed(1)} devices/s`);
+    const f = (x: unknown) => Number(x).toFixed(1);
+    console.log(`phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last job final ${f(p.last_final)}; one job runs ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95) on its agent`);
     console.log(`per agent (jobs): ${spread(agentCounts)}`);
     console.log(`per site (jobs):  ${siteCounts.map((n, i) => `${sites[i].name} ${n}`).join(', ')}`);
     console.log(`controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`);

@@ -42,7 +42,7 @@ const live = new Set<Proc>();
 const cleanups = new Set<() => void>();
 
 /** Spawns a command with captured output; it is killed by stopAll() if still running. */
-export function spawnProcess(command: string, args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; name?: string; keepOutput?: number } = {}): Proc {
+export function spawnProcess(command: string, args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; keepOutput?: number } = {}): Proc {
   const child = spawn(command, args, {
     cwd: opts.cwd ?? ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env } as NodeJS.ProcessEnv,
@@ -100,8 +100,8 @@ export function spawnProcess(command: string, args: string[], opts: { env?: Reco
 }
 
 /** Runs a TypeScript entry point of this repository with tsx. */
-export function spawnTs(entry: string, env: Record<string, string | undefined>, name?: string): Proc {
-  return spawnProcess(process.execPath, ['--import', 'tsx', entry], { env, name });
+export function spawnTs(entry: string, env: Record<string, string | undefined>, args: string[] = []): Proc {
+  return spawnProcess(process.execPath, ['--import', 'tsx', entry, ...args], { env });
 }
 
 /** Polls until `check` holds; fails with the process output if it exits or time runs out. */
@@ -150,7 +150,7 @@ export async function startNats(opts: { monitor?: boolean; config?: string; args
     monitorUrl: monitorPort ? `http://127.0.0.1:${monitorPort}` : null,
     proc: () => proc,
     async start() {
-      proc = spawnProcess(NATS_SERVER, args, { name: 'nats-server' });
+      proc = spawnProcess(NATS_SERVER, args);
       await waitUntil('nats-server', () => canConnect(port), proc, 15_000);
       if (monitorPort) await waitUntil('nats-server monitoring', () => canConnect(monitorPort), proc, 15_000);
     },
@@ -257,6 +257,8 @@ export interface AgentProcessOptions {
   metricsToken?: string;
   logLevel?: string;
   env?: Record<string, string | undefined>;
+  /** How long it may take to come up (default 60 s; many at once on a small machine take longer). */
+  readyTimeoutMs?: number;
 }
 
 export interface AgentProcess extends Proc {
@@ -266,7 +268,7 @@ export interface AgentProcess extends Proc {
   restart(): Promise<AgentProcess>;
 }
 
-/** `npm run agent` as a real process; resolves once it runs (its /readyz answers, or its log says so). */
+/** `npm run agent` as a real process; resolves once it runs (its /healthz answers, or its log says so). */
 export async function startAgentProcess(opts: AgentProcessOptions): Promise<AgentProcess> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'sb-agent-'));
   if (!opts.stateDir) cleanups.add(() => rmSync(stateDir, { recursive: true, force: true }));
@@ -284,7 +286,8 @@ export async function startAgentProcess(opts: AgentProcessOptions): Promise<Agen
       ...opts.env,
     });
     const healthUrl = healthPort === null ? null : `http://127.0.0.1:${healthPort}`;
-    await waitUntil('agent running', () => proc.output().includes('agent running'), proc, 60_000);
+    // Its ops server answers once the runtime runs; without one, its log says so (LOG_LEVEL info).
+    await waitUntil('agent running', async () => (healthUrl ? (await fetch(`${healthUrl}/healthz`)).ok : proc.output().includes('agent running')), proc, opts.readyTimeoutMs ?? 60_000);
     return Object.assign(Object.create(proc) as Proc, { stateDir, healthUrl, restart: launch }) as AgentProcess;
   };
   return launch();

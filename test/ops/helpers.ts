@@ -1,4 +1,7 @@
 import ssh2 from 'ssh2';
+import { expect } from 'vitest';
+import type { Db } from '../../controller/src/db/knex';
+import { until } from '../agents/helpers';
 /** Helpers of the ops suites: Prometheus text parsing and polling. */
 
 export interface Sample {
@@ -35,23 +38,7 @@ export function has(samples: Sample[], name: string, match: Record<string, strin
   return samples.some((s) => s.name === name && Object.entries(match).every(([k, v]) => s.labels[k] === v));
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until fn answers something truthy (a guard against hanging, not a timing assertion). */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value) return value as T;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(everyMs);
-  }
-}
+export { sleep, until } from '../agents/helpers';
 
 // ---- talking to controller processes ------------------------------------------------------
 
@@ -130,4 +117,23 @@ export function verifiedHostKey(): string {
     const key = ssh2.utils.generateKeyPairSync('ed25519').private;
     if (!(ssh2.utils.parseKey(key) instanceof Error)) return key;
   }
+}
+
+/**
+ * The snapshot ends completed with one stored version and one final, succeeded job per device:
+ * no device result lost, none recorded twice. Reads the snapshot through `c`, the rows from `db`.
+ */
+export async function expectEveryDeviceOnce(c: Api, token: string, db: Db, snapshotId: string, deviceIds: string[]): Promise<{ done: any; jobs: any[] }> {
+  const done = await until('the snapshot to finish', async () => {
+    const s = await snapshotOf(c, token, snapshotId);
+    return s.status === 'collecting' ? null : s;
+  }, 150_000, 250);
+  expect(done).toMatchObject({ status: 'completed', total_devices: deviceIds.length, successful_devices: deviceIds.length, failed_devices: 0 });
+  const versions: { device_id: string; n: number }[] = await db('config_versions').where({ snapshot_id: snapshotId }).select('device_id').count('* as n').groupBy('device_id');
+  expect(versions.map((v) => v.device_id).sort()).toEqual([...deviceIds].sort());
+  expect(versions.every((v) => Number(v.n) === 1)).toBe(true);
+  const jobs = await db('jobs').where({ group_id: snapshotId });
+  expect(jobs).toHaveLength(deviceIds.length);
+  expect(jobs.every((j) => j.status === 'succeeded')).toBe(true);
+  return { done, jobs };
 }

@@ -15,7 +15,7 @@ import { createDb, type Db } from '../../controller/src/db/knex';
 import { createTestDatabase } from '../helpers/postgres';
 import { startAgentProcess, startControllerProcess, startNats, stopAll, type ControllerProcess, type NatsServer } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { api, collectSite, createAgent, metric, orgAdmin, parseMetrics, siteWithDevices, snapshotOf, until, verifiedHostKey, type Api } from './helpers';
+import { api, collectSite, createAgent, expectEveryDeviceOnce, metric, orgAdmin, parseMetrics, siteWithDevices, snapshotOf, until, verifiedHostKey, type Api } from './helpers';
 
 const TOKEN = 'two-controllers-metrics-0123456789';
 const HOST_KEY = verifiedHostKey();
@@ -35,21 +35,6 @@ const sims: SimSshDevice[] = [];
 async function jobsFinishedOn(c: ControllerProcess): Promise<number> {
   const res = await fetch(`${c.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
   return metric(parseMetrics(await res.text()), 'switchboard_jobs_finished_total');
-}
-
-/** Completed, one stored version and one final job per device. */
-async function expectEveryDeviceOnce(c: Api, snapshotId: string, ids: string[]): Promise<void> {
-  const done = await until('the snapshot to finish', async () => {
-    const s = await snapshotOf(c, user.token, snapshotId);
-    return s.status === 'collecting' ? null : s;
-  }, 150_000, 250);
-  expect(done).toMatchObject({ status: 'completed', total_devices: ids.length, successful_devices: ids.length, failed_devices: 0 });
-  const versions: { device_id: string; n: number }[] = await db('config_versions').where({ snapshot_id: snapshotId }).select('device_id').count('* as n').groupBy('device_id');
-  expect(versions.map((v) => v.device_id).sort()).toEqual([...ids].sort());
-  expect(versions.every((v) => Number(v.n) === 1)).toBe(true);
-  const jobs = await db('jobs').where({ group_id: snapshotId });
-  expect(jobs).toHaveLength(ids.length);
-  expect(jobs.every((j) => j.status === 'succeeded')).toBe(true);
 }
 
 beforeAll(async () => {
@@ -109,7 +94,7 @@ describe('two controllers on one database and one NATS', () => {
   it('record each job result exactly once, whichever replica takes it', async () => {
     const before = (await jobsFinishedOn(one)) + (await jobsFinishedOn(two));
     const snapshotId = await collectSite(c1, user.token, siteId, 'both replicas');
-    await expectEveryDeviceOnce(c2, snapshotId, deviceIds);
+    await expectEveryDeviceOnce(c2, user.token, db, snapshotId, deviceIds);
     // Each replica counts the jobs it recorded: together, exactly one per device.
     const after = await until('both replicas to have counted', async () => {
       const total = (await jobsFinishedOn(one)) + (await jobsFinishedOn(two));
@@ -125,7 +110,7 @@ describe('two controllers on one database and one NATS', () => {
     await until('some results recorded', async () => (await snapshotOf(c2, user.token, snapshotId)).successful_devices >= 1, 60_000, 100);
     expect((await snapshotOf(c2, user.token, snapshotId)).successful_devices).toBeLessThan(deviceIds.length);
     await one.kill();
-    await expectEveryDeviceOnce(c2, snapshotId, deviceIds);
+    await expectEveryDeviceOnce(c2, user.token, db, snapshotId, deviceIds);
     one = await one.restart();
     expect((await c1.request('GET', '/readyz')).status).toBe(200);
   }, 200_000);

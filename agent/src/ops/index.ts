@@ -8,6 +8,7 @@ import type { NatsConnection } from 'nats';
 import type { AgentLink } from '../../../shared/src/jobs/link';
 import type { HeartbeatHealth } from '../../../shared/src/jobs/messages';
 import { watchNats, type NatsWatch } from '../../../shared/src/ops/nats-health';
+import { stopOnSignals as onSignals } from '../../../shared/src/ops/signals';
 import { AgentConfigError } from '../config';
 import type { DriverRegistry } from '../drivers';
 import type { AgentOpsConfig } from './config';
@@ -105,38 +106,21 @@ export class AgentOps {
   /**
    * SIGTERM / SIGINT: readiness answers 503, the runtime takes no new jobs and lets running
    * ones finish for up to the grace (SWITCHBOARD_AGENT_STOP_GRACE_SECONDS); what is still
-   * running then is handed back to the pool; exit 0. A second signal exits at once.
+   * running then is handed back to the pool at once; exit 0. A second signal exits at once.
    */
-  stopOnSignals(runtime: { stop(graceMs: number): Promise<void> }, exit: (code: number) => void = (code) => process.exit(code)): void {
+  stopOnSignals(runtime: { stop(graceMs: number): Promise<void> }, exit?: (code: number) => void): void {
     const { log, config } = this.o;
-    let stopping = false;
-    const stop = async (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn({ signal }, 'second signal while stopping: exiting now');
-        exit(1);
-        return;
-      }
-      stopping = true;
-      this.health.beginDrain();
-      log.info({ signal, grace_seconds: config.stopGraceMs / 1000 }, 'stopping: no new jobs; finishing running ones');
-      const timer = setTimeout(() => {
-        log.error('did not stop in time; exiting anyway');
-        exit(1);
-      }, config.stopGraceMs + 15_000);
-      timer.unref();
-      try {
+    onSignals({
+      log,
+      timeoutMs: config.stopGraceMs + 15_000,
+      setting: 'SWITCHBOARD_AGENT_STOP_GRACE_SECONDS plus 15 s',
+      details: { grace_seconds: config.stopGraceMs / 1000 },
+      beginDrain: () => this.health.beginDrain(),
+      stop: async () => {
         await runtime.stop(config.stopGraceMs);
         await this.health.close();
-        clearTimeout(timer);
-        log.info('stopped cleanly');
-        exit(0);
-      } catch (err) {
-        clearTimeout(timer);
-        log.error({ err }, 'stopping failed');
-        exit(1);
-      }
-    };
-    process.on('SIGTERM', () => void stop('SIGTERM'));
-    process.on('SIGINT', () => void stop('SIGINT'));
+      },
+      exit,
+    });
   }
 }
