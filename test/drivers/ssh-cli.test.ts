@@ -359,13 +359,15 @@ describe('fault modes and limits', () => {
 
   it("slow output beyond the command limit → 'timeout' naming the command and the command limit", async () => {
     const dev = await device({ hostname: 'f-trickle', faults: { slowOutput: { chunkBytes: 64, intervalMs: 20 } } });
-    const s = await sshCliDriver.open(sshTarget(dev, CREDS), { connectTimeoutMs: 5000, commandTimeoutMs: 500, idleTimeoutMs: 300 });
-    expect(await s.run('show version')).toContain('f-trickle'); // small output fits the limit
-    // The config (~8 KiB at 64 bytes per 20 ms) cannot arrive within 500 ms.
+    // The idle limit is far above the 20 ms between chunks, so only the command limit can trip, even
+    // on a loaded machine; show version (~0.5 KiB) fits 1.5 s with room to spare.
+    const s = await sshCliDriver.open(sshTarget(dev, CREDS), { connectTimeoutMs: 5000, commandTimeoutMs: 1500, idleTimeoutMs: 10_000 });
+    expect(await s.run('show version')).toContain('f-trickle');
+    // The config (~8 KiB at 64 bytes per 20 ms) needs at least 2.5 s: it cannot arrive within 1.5 s.
     const e = await driverError(s.fetchConfig());
     await s.close();
     expect(e.kind).toBe('timeout');
-    expect(e.message).toMatch(/f-trickle .*timed out waiting for the output of 'show running-config' \(command timeout 500 ms; .* KiB received\)/);
+    expect(e.message).toMatch(/f-trickle .*timed out waiting for the output of 'show running-config' \(command timeout 1500 ms; .* KiB received\)/);
   });
 
   it("output that pauses longer than the idle limit → 'timeout' naming the idle limit", async () => {
