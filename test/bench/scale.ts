@@ -15,8 +15,9 @@
  * Targets (2-core machine): the whole snapshot ≤ 60 s; controller RSS ≤ 400 MB.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { connect } from 'nats';
 import { createDb } from '../../controller/src/db/knex';
 import setupTemplate from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/postgres';
@@ -35,6 +36,19 @@ const TICK = (() => {
     return 100;
   }
 })();
+
+/** CPU seconds of every PostgreSQL process on the machine (other users of the server included). */
+function postgresCpu(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) total += usage(Number(pid)).cpu;
+    } catch {
+      // ended while reading
+    }
+  }
+  return total;
+}
 
 /** CPU seconds (user + system) and resident memory of one process, from /proc. */
 function usage(pid: number): { cpu: number; rssMb: number; peakMb: number } {
@@ -132,9 +146,23 @@ export async function run(args: string[] = []): Promise<void> {
     const snap = (await call('POST', '/api/devices/snapshots', token, { name: 'scale', device_filter: {} })).snapshot;
     const varz0 = await nats.varz();
     const cpu0 = usage(ctl.pid);
-    const others0 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu };
+    const natsPid = nats.proc()?.pid ?? 0;
+    const others0 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: postgresCpu() };
     let rssPeakDuring = cpu0.rssMb;
     const sampler = setInterval(() => (rssPeakDuring = Math.max(rssPeakDuring, usage(ctl.pid).rssMb)), 250);
+    // Where work waits: results not yet recorded by the controller, jobs not yet taken by agents.
+    const nc = await connect({ servers: nats.url });
+    const jsm = await nc.jetstreamManager();
+    const backlog = { results: 0, jobs: 0 };
+    const watcher = setInterval(() => {
+      void (async () => {
+        const results = await jsm.consumers.info('SB_RESULTS', 'controller').catch(() => null);
+        if (results) backlog.results = Math.max(backlog.results, results.num_pending + results.num_ack_pending);
+        let jobs = 0;
+        for await (const c of jsm.consumers.list('SB_JOBS')) jobs += c.num_pending;
+        backlog.jobs = Math.max(backlog.jobs, jobs);
+      })().catch(() => undefined);
+    }, 1_000);
     const t0 = performance.now();
     await call('POST', `/api/devices/snapshots/${snap.id}/collect`, token, { timeout_seconds: 900 });
     const done = await (async () => {
@@ -146,9 +174,19 @@ export async function run(args: string[] = []): Promise<void> {
     })();
     const seconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
+    clearInterval(watcher);
+    await nc.close();
+    const agentSide = await Promise.all(
+      started.map(async (a) => {
+        const text = await fetch(`${a.healthUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+        const value = (name: string) => sum([...text.matchAll(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'gm'))].map((m) => Number(m[1])));
+        return { seconds: value('switchboard_agent_job_duration_seconds_sum'), count: value('switchboard_agent_job_duration_seconds_count') };
+      }),
+    );
     const cpu1 = usage(ctl.pid);
     const varz1 = await nats.varz();
-    const others1 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu };
+    const others1 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: postgresCpu() };
+    const failures = (await db('jobs').where({ group_id: snap.id, status: 'failed' }).select('error').count('* as n').groupBy('error').orderBy('n', 'desc').limit(5)) as unknown as { error: string; n: number }[];
 
     const perAgent: { agent_id: string; n: number }[] = await db('jobs').where({ group_id: snap.id }).whereNotNull('agent_id').select('agent_id').count('* as n').groupBy('agent_id');
     const counts = new Map(perAgent.map((r) => [r.agent_id, Number(r.n)]));
@@ -173,11 +211,18 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(`scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, one controller process, own nats-server`);
     console.log(`snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ${(devices / seconds).toFixed(1)} devices/s`);
     const f = (x: unknown) => Number(x).toFixed(1);
-    console.log(`phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last job final ${f(p.last_final)}; one job runs ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95) on its agent`);
+    console.log(`phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`);
+    const agentMean = sum(agentSide.map((a) => a.seconds)) / Math.max(1, sum(agentSide.map((a) => a.count)));
+    console.log(`on the agents, a job takes ${agentMean.toFixed(2)} s on average from receipt to published result; most waiting in NATS: ${backlog.jobs} jobs not yet taken by an agent, ${backlog.results} results not yet recorded by the controller`);
     console.log(`per agent (jobs): ${spread(agentCounts)}`);
     console.log(`per site (jobs):  ${siteCounts.map((n, i) => `${sites[i].name} ${n}`).join(', ')}`);
     console.log(`controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`);
-    console.log(`agents together: ${(others1.agents - others0.agents).toFixed(1)} CPU s; simulator: ${(others1.sim - others0.sim).toFixed(1)} CPU s`);
+    const spent = { agents: others1.agents - others0.agents, sim: others1.sim - others0.sim, nats: others1.nats - others0.nats, pg: others1.pg - others0.pg, controller: cpu1.cpu - cpu0.cpu };
+    console.log(
+      `CPU s during the snapshot: agents together ${spent.agents.toFixed(1)}, simulator ${spent.sim.toFixed(1)}, nats-server ${spent.nats.toFixed(1)}, PostgreSQL (all its processes) ${spent.pg.toFixed(1)}, controller ${spent.controller.toFixed(1)}; ` +
+        `${((sum(Object.values(spent)) * 1000) / devices).toFixed(1)} ms per device in all, ${((spent.agents * 1000) / devices).toFixed(1)} in agents, ${((spent.controller * 1000) / devices).toFixed(1)} in the controller`,
+    );
+    for (const f of failures) console.log(`failed (${f.n}): ${f.error}`);
     const d = (k: string) => Number(varz1[k]) - Number(varz0[k]);
     console.log(`NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ${(d('out_bytes') / 1e6).toFixed(1)} MB out; ${varz1.connections} connections; slow consumers ${varz1.slow_consumers}`);
     console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
