@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { intFrom, urlFrom } from '../../shared/src/config/env';
 
 /** Controller settings read once from the environment at start. */
 export interface ControllerConfig {
@@ -31,32 +32,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-function intFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
-}
 
-function urlFrom(env: NodeJS.ProcessEnv, name: string, protocols: string[]): string | null {
-  const raw = env[name];
-  if (!raw) return null;
-  for (const part of raw.split(',')) {
-    let url: URL;
-    try {
-      url = new URL(part.trim());
-    } catch {
-      throw new ConfigError(`${name} is not a valid URL: "${part}"`);
-    }
-    if (!protocols.includes(url.protocol)) {
-      throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${url.protocol}"`);
-    }
-  }
-  return raw;
-}
 
 function boolFrom(env: NodeJS.ProcessEnv, name: string): boolean {
   const raw = (env[name] ?? '').trim().toLowerCase();
@@ -131,19 +107,19 @@ function metricsTokenFrom(env: NodeJS.ProcessEnv): string | null {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
   const dataDir = resolve(env.SWITCHBOARD_DATA_DIR || './data');
-  const port = intFrom(env, 'PORT', 8080, 0, 65535);
+  const port = intFrom(ConfigError, env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
   const tls = boolFrom(env, 'SWITCHBOARD_TLS');
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
   const tlsCa = tlsCaFrom(env);
   const publicUrl =
-    urlFrom(env, 'SWITCHBOARD_PUBLIC_URL', ['http:', 'https:']) ?? `${tls ? 'https' : 'http'}://${host}:${port}`;
+    urlFrom(ConfigError, env, 'SWITCHBOARD_PUBLIC_URL', ['http:', 'https:']) ?? `${tls ? 'https' : 'http'}://${host}:${port}`;
   return {
     port,
     host,
-    databaseUrl: urlFrom(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    natsUrl: urlFrom(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
+    databaseUrl: urlFrom(ConfigError, env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    natsUrl: urlFrom(ConfigError, env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
     dataDir,
     adminUsername: env.SWITCHBOARD_ADMIN_USERNAME || 'admin',
     adminPassword: env.SWITCHBOARD_ADMIN_PASSWORD || null,
@@ -153,6 +129,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     tls,
     tlsCa,
     metricsToken: metricsTokenFrom(env),
-    shutdownTimeoutMs: intFrom(env, 'SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600) * 1000,
+    shutdownTimeoutMs: intFrom(ConfigError, env, 'SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600) * 1000,
   };
 }
