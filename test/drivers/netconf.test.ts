@@ -5,6 +5,7 @@ import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import { CAP, FrameDecoder, FramingError, NetconfClient, buildEditContent, createNetconfDriver, encodeMessage, netconfDriver } from '../../agent/src/drivers/netconf';
 import { startNetconfDevice, startNetconfFleet, type NetconfDevice, type NetconfDeviceOptions } from '../sim/netconf/device';
+import { readableKeyPair } from '../sim/ssh/device';
 
 const NS = 'urn:example:sim';
 const INITIAL = `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>1500</mtu><description>uplink</description></interface><interface><name>eth1</name><mtu>1500</mtu></interface></interfaces><system xmlns="${NS}"><hostname>r1</hostname></system>`;
@@ -305,7 +306,7 @@ describe('NETCONF driver against the simulator', () => {
   });
 
   it('logs in with a private key', async () => {
-    const keys = ssh2.utils.generateKeyPairSync('ed25519');
+    const keys = readableKeyPair();
     const d = await device({ authorizedKeys: [keys.public], password: 'not-used' });
     const s = await netconfDriver.open(target(d, { username: 'admin', private_key: keys.private }));
     open.push(s);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshCliDriver, getDialect, sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
 import { DriverError, type DeviceCredentials, type SessionLimits } from '../../agent/src/drivers/types';
 import { sshTarget, startSshDevice, type SimSshDevice, type SshDeviceOptions } from '../sim/ssh';
+import { readableKeyPair } from '../sim/ssh/device';
 
 const DIALECTS = ['vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw', 'generic', 'custom'];
 const ENABLE_DIALECTS = ['vendor_ios', 'vendor_xe', 'vendor_eos'];
@@ -188,7 +189,7 @@ describe('authentication methods', () => {
   const { utils } = ssh2;
 
   it('private key (publickey auth only)', async () => {
-    const keys = utils.generateKeyPairSync('ed25519');
+    const keys = readableKeyPair();
     const dev = await device({ authMethods: ['publickey'], authorizedKeys: [keys.public], hostname: 'pk' });
     const { text, log } = await pullLogged(dev, { username: 'netops', private_key: keys.private, enable_password: ENABLE });
     expect(text).toBe(dev.config());
@@ -196,8 +197,8 @@ describe('authentication methods', () => {
   });
 
   it("a key the device does not know is an 'auth' error", async () => {
-    const known = utils.generateKeyPairSync('ed25519');
-    const other = utils.generateKeyPairSync('ed25519');
+    const known = readableKeyPair();
+    const other = readableKeyPair();
     const dev = await device({ authMethods: ['publickey'], authorizedKeys: [known.public], hostname: 'pk-bad' });
     const e = await driverError(sshCliDriver.open(sshTarget(dev, { username: 'netops', private_key: other.private }), LIMITS));
     expect(e.kind).toBe('auth');

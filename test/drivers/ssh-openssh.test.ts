@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import { DriverError, type DeviceTarget, type SessionLimits } from '../../agent/src/drivers/types';
 import { startOpensshDevice, type OpensshPeer } from './fixtures/ssh/openssh';
+import { readableKeyPair } from '../sim/ssh/device';
 
 const LIMITS: Partial<SessionLimits> = { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000, idleTimeoutMs: 10_000, keepaliveIntervalMs: 5000 };
 
@@ -69,7 +70,7 @@ describe('OpenSSH sshd as the peer', () => {
   });
 
   it("an unknown key is refused by sshd → 'auth'", async () => {
-    const other = ssh2.utils.generateKeyPairSync('ed25519');
+    const other = readableKeyPair();
     const e = await sshCliDriver.open({ ...target, credentials: { username: 'root', private_key: other.private } }, LIMITS).then(
       () => undefined,
       (err: unknown) => err,

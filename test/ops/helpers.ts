@@ -2,6 +2,7 @@ import ssh2 from 'ssh2';
 import { expect } from 'vitest';
 import type { Db } from '../../controller/src/db/knex';
 import { until } from '../agents/helpers';
+import { readableKeyPair } from '../sim/ssh/device';
 /** Helpers of the ops suites: Prometheus text parsing and polling. */
 
 export interface Sample {
@@ -107,17 +108,8 @@ export async function snapshotOf(c: Api, token: string, id: string): Promise<any
   return (await ok(c.request('GET', `/api/devices/snapshots/${id}`, { token }), 200, 'read snapshot')).snapshot;
 }
 
-/**
- * An ed25519 host key ssh2 can read back. ssh2's generateKeyPairSync makes an unreadable
- * OpenSSH key about once in 200 ("Malformed OpenSSH private key"), which the simulator's own
- * simHostKey() does not guard against; the ops suites pass this one instead.
- */
-export function verifiedHostKey(): string {
-  for (;;) {
-    const key = ssh2.utils.generateKeyPairSync('ed25519').private;
-    if (!(ssh2.utils.parseKey(key) instanceof Error)) return key;
-  }
-}
+/** An ed25519 host key ssh2 can read back (see readableKeyPair). */
+export const verifiedHostKey = (): string => readableKeyPair().private;
 
 /**
  * The snapshot ends completed with one stored version and one final, succeeded job per device:

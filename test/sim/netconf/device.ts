@@ -10,6 +10,7 @@ import ssh2, { type Connection, type ServerChannel } from 'ssh2';
 import { CAP, NS_BASE } from '../../../agent/src/drivers/netconf/client';
 import { XmlError, child, childrenNamed, elements, escapeAttr, escapeText, isElement, localName, parseXml, textOf, type XElement } from '../../../agent/src/drivers/netconf/xml';
 import { Datastore, EditError } from './datastore';
+import { readableKeyPair } from '../ssh/device';
 
 const { Server, utils } = ssh2;
 
@@ -78,7 +79,7 @@ export interface NetconfDevice {
 
 let sharedHostKey: string | undefined;
 function defaultHostKey(): string {
-  sharedHostKey ??= utils.generateKeyPairSync('ed25519').private;
+  sharedHostKey ??= readableKeyPair().private;
   return sharedHostKey;
 }
 

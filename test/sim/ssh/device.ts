@@ -65,8 +65,20 @@ export interface SimSshDevice {
 
 let defaultHostKey: string | undefined;
 /** The process-wide simulator host key (ed25519, generated once). */
+/**
+ * An ed25519 key pair ssh2 can read back. ssh2's generateKeyPairSync makes an unreadable OpenSSH
+ * private key about once in 200 ("Malformed OpenSSH private key"), which would make any suite
+ * that generates keys flaky; every test and simulator key comes from here.
+ */
+export function readableKeyPair(): { private: string; public: string } {
+  for (;;) {
+    const pair = utils.generateKeyPairSync('ed25519');
+    if (!(utils.parseKey(pair.private) instanceof Error)) return pair;
+  }
+}
+
 export function simHostKey(): string {
-  defaultHostKey ??= utils.generateKeyPairSync('ed25519').private;
+  defaultHostKey ??= readableKeyPair().private;
   return defaultHostKey;
 }
 
