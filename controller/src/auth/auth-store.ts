@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 
 export interface UserRow {
   id: string;
@@ -16,7 +16,7 @@ export interface UserRow {
   updated_at: Date;
 }
 
-export interface SessionUserRow extends UserRow {
+export interface SessionUserRow extends Pick<UserRow, 'id' | 'home_org_id' | 'username' | 'roles' | 'is_active' | 'is_platform_admin'> {
   session_id: string;
   session_revoked_at: Date | null;
   session_expires_at: Date;
@@ -48,17 +48,24 @@ export class AuthStore {
   }
 
   /** One query per authenticated request: the session and its user together. */
+  /** Runs on every authenticated request, hence a prepared statement with only the columns needed. */
   findSessionUser(sessionId: string, userId: string): Promise<SessionUserRow | undefined> {
     return this.db('sessions as s')
       .join('users as u', 'u.id', 's.user_id')
       .where({ 's.id': sessionId, 's.user_id': userId })
       .first(
-        'u.*',
+        'u.id',
+        'u.home_org_id',
+        'u.username',
+        'u.roles',
+        'u.is_active',
+        'u.is_platform_admin',
         's.id as session_id',
         's.revoked_at as session_revoked_at',
         's.expires_at as session_expires_at',
         's.client_type',
-      );
+      )
+      .options(PREPARED);
   }
 
   async createSession(

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 import { OrgTable } from './org-table';
 
 
@@ -83,7 +83,7 @@ export class DeviceStore extends OrgTable {
          'devices', COALESCE((SELECT json_agg(p ORDER BY p.name) FROM (?) p), '[]'::json),
          'total', (?), 'limit', ?::int, 'offset', ?::int)::text AS body`,
       [page, count, limit, offset],
-    );
+    ).options(PREPARED); // one text per combination of filters present
     return rows[0].body;
   }
 
