@@ -74,7 +74,11 @@ export interface DeviceSession {
   fetchConfig(): Promise<FetchedConfig>;
   /** CLI transports: one show command's cleaned output. */
   run?(command: string): Promise<string>;
-  /** Structured transports: apply every change at once (one SetRequest / one commit). */
+  /**
+   * Apply every change at once: one SetRequest, one NETCONF commit, or (SSH CLI) the rendered
+   * lines typed in configuration mode, committed where the dialect has a commit. A failure that
+   * may have left part of the change on the device throws a DriverError with `partial` set.
+   */
   apply?(changes: ConfigChange[]): Promise<void>;
   /** Put a previously fetched configuration back with replace semantics. */
   restore?(config: FetchedConfig): Promise<void>;
@@ -91,11 +95,19 @@ export interface DeviceDriver {
 export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'device';
 
 export class DriverError extends Error {
+  /**
+   * apply() only: part of the change may be on the device (a CLI without commit refused a line
+   * after it had taken earlier ones). The deploy job restores the backup before it reports.
+   */
+  readonly partial: boolean;
+
   constructor(
     readonly kind: DriverErrorCause,
     message: string,
+    options: { partial?: boolean } = {},
   ) {
     super(message);
     this.name = 'DriverError';
+    this.partial = options.partial ?? false;
   }
 }

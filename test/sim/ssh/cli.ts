@@ -4,6 +4,7 @@
  * fault modes (slow output, disconnect mid-output).
  */
 import type { Duplex } from 'node:stream';
+import { CiscoConfigEditor } from './config-edit';
 import type { Mode, Persona } from './personas';
 
 export interface SshFaults {
@@ -19,6 +20,8 @@ export interface SshFaults {
   garbage?: 'shell' | 'transport';
   /** TCP accepted, SSH version line sent only after this delay. */
   slowAcceptMs?: number;
+  /** In config mode, each shell takes this many lines, then never answers again (a push that hangs). */
+  stallConfigAfter?: number;
 }
 
 export interface SimCommandContext {
@@ -53,6 +56,11 @@ export interface SimDeviceState {
   commands: Map<string, SimCommand>;
   /** Lines typed in config mode, in order. */
   configLog: string[];
+  /** The running config without its volatile lines; setBody also follows a renamed device. */
+  getBody(): string;
+  setBody(text: string): void;
+  /** The device's file system (flash:, bootflash:), written over SCP, read by configure replace. */
+  files: Map<string, string>;
   /** The running config as shown (volatile lines rendered fresh); advances the clock. */
   renderConfig(): string;
   /** A clock that moves at least one second on every call. */
@@ -185,7 +193,13 @@ export class OutputWriter {
   }
 }
 
-type InputState = 'line' | 'password' | 'paging' | 'closed';
+type InputState = 'line' | 'password' | 'paging' | 'confirm' | 'stalled' | 'closed';
+
+/** Device types whose config mode edits the running config with the IOS-like model of config-edit.ts. */
+const EDITABLE = new Set(['vendor_ios', 'vendor_xe', 'vendor_nxos', 'vendor_eos', 'vendor_xr', 'generic', 'custom']);
+/** Candidate-config CLIs: changes wait for `commit`. */
+const COMMITTING = new Set(['vendor_xr']);
+const OPENS_BLOCK = /^(interface|int|router|line|vlan)\s/;
 
 export class CliShellSession {
   private mode: Mode;
@@ -197,6 +211,11 @@ export class CliShellSession {
   private enableTries = 0;
   private pending: string[] = [];
   private readonly persona: Persona;
+  /** Lines typed in this config session (candidate CLIs), and the edited candidate. */
+  private typed: string[] = [];
+  private candidate?: CiscoConfigEditor;
+  private configLines = 0;
+  private onConfirm?: (answer: string) => void;
 
   constructor(
     private readonly dev: SimDeviceState,
@@ -278,6 +297,14 @@ export class CliShellSession {
 
   private execute(raw: string): void {
     const line = raw.trim();
+    if (this.state === 'stalled') return;
+    if (this.state === 'confirm') {
+      this.state = 'line';
+      const answer = this.onConfirm;
+      this.onConfirm = undefined;
+      answer?.(line);
+      return;
+    }
     if (this.state === 'password') {
       this.state = 'line';
       if (line === this.dev.enablePassword) {
@@ -295,9 +322,11 @@ export class CliShellSession {
       return;
     }
     if (line === '') return this.prompt();
-    if (this.mode === 'config') return this.configMode(line);
+    if (this.mode === 'config') return this.configMode(raw);
 
     const p = this.persona;
+    const replace = /^configure replace (\S+)( force)?$/.exec(line);
+    if (replace && EDITABLE.has(p.deviceType) && this.mode === 'priv') return this.configureReplace(replace[1]);
     const builtins = ['exit', 'quit', 'logout', 'disable', p.configEnter.command, ...Object.keys(p.pagerOff)];
     if (p.enableCommand) builtins.push(p.enableCommand);
     const m = matchCommand(line, builtins);
@@ -324,6 +353,8 @@ export class CliShellSession {
         if (p.enableCommand && this.mode === 'user') return this.reply(p.error(line, this.promptText().length));
         this.mode = 'config';
         this.context = [p.configEnter.context];
+        this.typed = [];
+        this.candidate = EDITABLE.has(p.deviceType) ? CiscoConfigEditor.parse(this.dev.getBody()) : undefined;
         this.out.write(p.configEnter.text);
         return this.prompt();
       }
@@ -370,14 +401,25 @@ export class CliShellSession {
     return (p.outputPrefix?.(now) ?? '') + text;
   }
 
-  private configMode(line: string): void {
+  private configMode(raw: string): void {
     const p = this.persona;
+    const line = raw.trim();
     this.dev.configLog.push(line);
     const end = matchCommand(line, p.configEnd);
     if (end && end !== 'ambiguous' && end.args === '') {
+      // A candidate CLI leaving with uncommitted changes discards them (the real one asks first).
       this.leaveConfig();
       if (p.deviceType === 'vendor_junos') this.out.write('Exiting configuration mode\n');
       return this.prompt();
+    }
+    if (EDITABLE.has(p.deviceType)) {
+      const stall = this.dev.faults.stallConfigAfter;
+      if (stall !== undefined && ++this.configLines > stall) {
+        // The device takes the line, then never answers again (a dying agent's view of a hung push).
+        this.state = 'stalled';
+        return;
+      }
+      if (this.editLine(raw, line)) return;
     }
     const state = { context: this.context, pagerOn: this.pagerOn };
     const said = p.configLine?.(line, state);
@@ -390,6 +432,67 @@ export class CliShellSession {
   private leaveConfig(): void {
     this.mode = 'priv';
     this.context = [];
+    this.candidate = undefined;
+    this.typed = [];
+  }
+
+  /**
+   * IOS-like config mode that changes the running config (or the candidate of a commit CLI).
+   * Returns true when it has answered the line itself (errors, commit, abort).
+   */
+  private editLine(raw: string, line: string): boolean {
+    const p = this.persona;
+    const committing = COMMITTING.has(p.deviceType);
+    if (committing && (line === 'commit' || line === 'commit replace' || line === 'abort')) {
+      if (line === 'abort') {
+        this.leaveConfig();
+        return this.prompt(), true;
+      }
+      if (line === 'commit') {
+        if (this.candidate) this.dev.setBody(this.candidate.text());
+        this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
+        this.typed = [];
+        return this.prompt(), true;
+      }
+      this.out.write('This commit will replace or remove the entire running configuration. This\noperation can be service affecting.\nDo you wish to proceed? [no]: ');
+      this.state = 'confirm';
+      const typed = this.typed;
+      this.onConfirm = (answer) => {
+        if (/^y(es)?$/i.test(answer)) {
+          this.dev.setBody([...typed, 'end'].join('\n') + '\n');
+          this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
+          this.typed = [];
+        }
+        this.prompt();
+      };
+      return true;
+    }
+    const editor = this.candidate ?? (this.candidate = CiscoConfigEditor.parse(this.dev.getBody()));
+    if (line === '' || line.startsWith('!') || line === 'exit') {
+      editor.apply(line, { opensBlock: false, inSubMode: false });
+      if (committing) this.typed.push(raw.trimEnd());
+      return false;
+    }
+    // An indented line (pasted config) belongs to the block above it; others are checked by keyword.
+    const indented = /^\s/.test(raw);
+    const inSub = indented ? editor.hasBlock() : this.context.length > 1 && CiscoConfigEditor.subLine(line);
+    if (!indented && !CiscoConfigEditor.known(line, inSub)) {
+      this.reply(p.error(line, this.promptText().length));
+      return true;
+    }
+    if (this.context.length > 1 && !inSub && !OPENS_BLOCK.test(line)) this.context.splice(1);
+    editor.apply(line, { opensBlock: OPENS_BLOCK.test(line), inSubMode: inSub });
+    if (committing) this.typed.push(raw.trimEnd());
+    else this.dev.setBody(editor.text());
+    return false;
+  }
+
+  /** `configure replace <file> [force]`: the file becomes the running config. */
+  private configureReplace(file: string): void {
+    const text = this.dev.files.get(file);
+    if (text === undefined) return this.reply(`%Error opening ${file} (No such file or directory)\n`);
+    this.dev.setBody(text);
+    this.reply('Total number of passes: 1\nRollback Done\n\n');
   }
 
   /** Command output through the pager and the output faults, then the prompt. */

@@ -58,6 +58,8 @@ export interface SimSshDevice {
   setFaults(faults: SshFaults): void;
   /** Lines typed in config mode, in order. */
   readonly configLog: string[];
+  /** Files copied to the device over SCP, by path (`flash:switchboard-restore.cfg`). */
+  readonly files: Map<string, string>;
   /** Every open connection stops reading and answering, as if the link died (keepalives go unanswered). */
   freeze(): void;
   readonly stats: { connections: number; logins: number };
@@ -133,6 +135,14 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     pageLength: opts.pageLength ?? 23,
     commands: new Map<string, SimCommand>(),
     configLog: [],
+    files: new Map<string, string>(),
+    getBody: () => normalizeConfig(currentBody()),
+    setBody: (text: string) => {
+      body = normalizeConfig(text);
+      // The prompt follows the configured name, as on a real device.
+      const named = /^hostname (\S+)$/m.exec(body) ?? /^\s*host-name (\S+);$/m.exec(body);
+      if (named) state.hostname = named[1];
+    },
     now: () => new Date(Math.max(Date.now(), base) + 1000 * ++seq),
     renderConfig() {
       const now = state.now();
@@ -187,6 +197,8 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
         session.on('exec', (ok, _reject, info) => {
           const stream = ok();
           stream.on('error', () => {});
+          const scp = /^scp -t (\S+)$/.exec(info.command.trim());
+          if (scp) return scpSink(stream, (text) => state.files.set(scp[1], text));
           const cli = new CliShellSession(state, new OutputWriter(stream), () => {});
           stream.write(cli.runOnce(info.command).replace(/\r?\n/g, '\r\n'));
           stream.exit(0);
@@ -252,14 +264,13 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     deviceType,
     stats,
     configLog: state.configLog,
+    files: state.files,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         listener.close(() => resolve());
       }),
-    setConfig: (text) => {
-      body = normalizeConfig(text);
-    },
+    setConfig: (text) => state.setBody(text),
     config: () => normalizeConfig(currentBody()),
     addCommand: (command, run, o = {}) => {
       state.commands.set(command.trim().split(/\s+/).join(' '), { run, minMode: o.minMode });
@@ -271,6 +282,38 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
       for (const s of sockets) s.pause();
     },
   };
+}
+
+/**
+ * The receiving end of `scp -t <file>` (one file): acknowledge, read `C<mode> <size> <name>`,
+ * acknowledge, read size bytes and a 0, acknowledge, store.
+ */
+function scpSink(stream: ServerChannel, store: (text: string) => void): void {
+  let buf = Buffer.alloc(0);
+  let size = -1;
+  stream.write(Buffer.from([0]));
+  stream.on('data', (d: Buffer) => {
+    buf = Buffer.concat([buf, d]);
+    if (size < 0) {
+      const nl = buf.indexOf(0x0a);
+      if (nl < 0) return;
+      const header = /^C[0-7]{4} (\d+) \S+$/.exec(buf.subarray(0, nl).toString('utf8'));
+      if (!header) {
+        stream.write('\x02scp: protocol error: expected a file\n');
+        stream.exit(1);
+        return stream.end();
+      }
+      size = Number(header[1]);
+      buf = buf.subarray(nl + 1);
+      stream.write(Buffer.from([0]));
+    }
+    if (buf.length < size + 1) return;
+    store(buf.subarray(0, size).toString('utf8'));
+    size = Number.MAX_SAFE_INTEGER;
+    stream.write(Buffer.from([0]));
+    stream.exit(0);
+    stream.end();
+  });
 }
 
 /** Random bytes mixed with ANSI escape sequences: what a broken line or a confused device sends. */

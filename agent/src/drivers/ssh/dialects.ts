@@ -34,7 +34,16 @@ export interface SshDialect {
     /** Lines that mean the enable password was refused. */
     failure: RegExp[];
   };
-  configMode: { enter: string; exit: string };
+  configMode: {
+    enter: string;
+    exit: string;
+    /** Makes the typed changes take effect (candidate-config CLIs); absent: every line takes effect at once. */
+    commit?: string;
+    /** Throws away uncommitted changes and leaves configuration mode (commit dialects), sent in order. */
+    abort?: string[];
+  };
+  /** How SshCliSession.restore() puts a fetched configuration back with replace semantics. */
+  restore: RestoreMethod;
   /** A line of output matching one of these means the device refused the command. */
   errorPatterns: RegExp[];
   /**
@@ -52,6 +61,26 @@ export interface SshDialect {
   exitCommand: string;
 }
 
+/**
+ * Replace strategies of CLIs (never a replay of the backup lines, which would keep what the
+ * deployment added):
+ * - `file-replace`: the backup is copied to the device over SCP (same SSH connection) and
+ *   `command` (`configure replace <file> force` style) makes it the running config.
+ * - `commit-replace`: in configuration mode the backup's lines are typed into an empty
+ *   candidate and `command` (`commit replace`) swaps the whole running config; `confirm` answers
+ *   the device's "are you sure" question.
+ * - `load-override`: in configuration mode `command` (`load override terminal`) takes the
+ *   backup as typed text ending with `end` (Ctrl-D), then the dialect's commit.
+ * - `none`: the CLI offers no replace; restore() fails with a clear message.
+ */
+export type RestoreMethod =
+  | { method: 'file-replace'; file: string; command: string }
+  | { method: 'commit-replace'; command: string; confirm?: { prompt: RegExp; answer: string }; skipLines: RegExp[] }
+  | { method: 'load-override'; command: string; end: string }
+  | { method: 'none' };
+
+const fileReplace = (file: string, force = true): RestoreMethod => ({ method: 'file-replace', file, command: `configure replace ${file}${force ? ' force' : ''}` });
+
 const HOST = String.raw`(?<host>[A-Za-z0-9_.\-/:@]{1,80})`;
 
 /** Shared by the IOS-like dialects. */
@@ -66,6 +95,7 @@ const CISCO_LIKE_ERRORS = [
   /^% ?Authorization failed/,
   /^% ?Permission denied/,
   /^% ?Error:/i,
+  /^%Error (opening|copying|parsing)/i,
 ];
 
 const COMMON_PAGERS = [/ ?--More--/, /<--- More --->/];
@@ -103,6 +133,7 @@ function ciscoLike(deviceType: string, description: string, overrides: Partial<S
     showVersion: 'show version',
     enable: { needed: true, ...ENABLE_DEFAULTS },
     configMode: { enter: 'configure terminal', exit: 'end' },
+    restore: fileReplace('flash:switchboard-restore.cfg'),
     errorPatterns: CISCO_LIKE_ERRORS,
     pager: COMMON_PAGERS,
     noiseLines: [],
@@ -141,7 +172,8 @@ const DIALECTS: Record<string, SshDialect> = {
   vendor_nxos: ciscoLike('vendor_nxos', 'NX-OS-like: lands privileged, terminal length 0', {
     pagerOff: ['terminal length 0', 'terminal width 511'],
     enable: NO_ENABLE,
-    errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/],
+    restore: fileReplace('bootflash:switchboard-restore.cfg', false),
+    errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/, /^Configure replace failed/i],
     volatileLines: [
       /^!Command: show running-config.*$/,
       /^!Running configuration last done at: .*$/,
@@ -152,6 +184,13 @@ const DIALECTS: Record<string, SshDialect> = {
   }),
   vendor_xr: ciscoLike('vendor_xr', 'IOS-XR-like: RP/0/RP0/CPU0:name# prompt, timestamp before every output', {
     enable: NO_ENABLE,
+    configMode: { enter: 'configure terminal', exit: 'end', commit: 'commit', abort: ['abort'] },
+    restore: {
+      method: 'commit-replace',
+      command: 'commit replace',
+      confirm: { prompt: /Do you wish to proceed\? ?\[no\]: ?$/, answer: 'yes' },
+      skipLines: [/^end$/],
+    },
     errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Failed to commit/],
     noiseLines: [
       // XR prints the time before the output of every exec command.
@@ -164,7 +203,8 @@ const DIALECTS: Record<string, SshDialect> = {
     pagerOff: ['set cli screen-length 0', 'set cli screen-width 0'],
     showConfig: 'show configuration',
     enable: NO_ENABLE,
-    configMode: { enter: 'configure', exit: 'exit configuration-mode' },
+    configMode: { enter: 'configure', exit: 'exit configuration-mode', commit: 'commit', abort: ['rollback 0', 'exit configuration-mode'] },
+    restore: { method: 'load-override', command: 'load override terminal', end: '\x04' },
     errorPatterns: [/^syntax error/, /^unknown command\.?$/, /^error: /, /^missing argument\.?$/, /^invalid value/],
     pager: [/---\(more( \d+%)?\)---/],
     noiseLines: [/^\{(master|backup|primary|secondary|linecard)(:\d+)?\}$/, /^\[edit[^\]]*\]$/],
@@ -181,7 +221,8 @@ const DIALECTS: Record<string, SshDialect> = {
     showConfig: 'show config running',
     showVersion: 'show system info',
     enable: NO_ENABLE,
-    configMode: { enter: 'configure', exit: 'exit' },
+    configMode: { enter: 'configure', exit: 'exit', commit: 'commit', abort: ['revert config', 'exit'] },
+    restore: { method: 'none' },
     errorPatterns: [/^Unknown command: /, /^Invalid syntax\.?$/, /^Server error ?:/, /^Error: /, /^Invalid command/],
     pager: [/lines \d+-\d+( \(END\))?/, /\(END\)/],
     noiseLines: [/^\[edit[^\]]*\]$/],
@@ -198,6 +239,7 @@ const DIALECTS: Record<string, SshDialect> = {
     showVersion: 'get system status',
     enable: NO_ENABLE,
     configMode: { enter: 'config system global', exit: 'end' },
+    restore: { method: 'none' },
     errorPatterns: [/^Unknown action \d+/, /^command parse error/, /^Command fail\. Return code/, /^-\d+ ?: ?error/i],
     pager: [/--More--/],
     volatileLines: [/^#conf_file_ver=\d+$/, /^#config-version=.*$/, /^#buildno=\d+$/, /^#global_vdom=\d+$/, ...COMMON_VOLATILE],

@@ -6,6 +6,7 @@ import type { Client as SshClient } from 'ssh2';
 import {
   DEFAULT_LIMITS,
   DriverError,
+  type ConfigChange,
   type DeviceDriver,
   type DeviceSession,
   type DeviceTarget,
@@ -15,6 +16,7 @@ import {
 } from '../types';
 import { connectSsh, keepaliveError, openShell } from './connect';
 import { getDialect, type SshDialect } from './dialects';
+import { scpUpload } from './scp';
 import { CliShell } from './shell';
 import { dropMatching, makeMasker, renderLines, trimBlankLines } from './text';
 
@@ -33,6 +35,34 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
 export interface SshCliSessionApi extends DeviceSession {
   readonly transport: 'ssh';
   run(command: string): Promise<string>;
+  apply(changes: ConfigChange[]): Promise<void>;
+  restore(config: FetchedConfig): Promise<void>;
+}
+
+interface ExecOptions {
+  /** The prompt's host part may change with this command (`hostname x`, a commit): learn it again. */
+  relearnHost?: boolean;
+  /** A question the device may ask before the prompt comes back, and what to answer. */
+  confirm?: { prompt: RegExp; answer: string };
+}
+
+/** A config line that renames the device, and so its prompt, at once (IOS-like CLIs). */
+const HOSTNAME_LINE = /^\s*hostname\s+\S/;
+
+/**
+ * The lines a set of cli changes types in configuration mode, in push order: the rendered text
+ * as it is (blank lines dropped). Write `no …` lines to remove something; `operation` does not
+ * apply to CLI text.
+ */
+export function cliLines(changes: ConfigChange[], where: string): string[] {
+  const lines: string[] = [];
+  for (const change of changes) {
+    if (change.config_format !== 'cli') {
+      throw new DriverError('device', `${where}: the SSH CLI driver pushes cli templates only, not ${change.config_format}`);
+    }
+    for (const line of change.config.split(/\r?\n/)) if (line.trim() !== '') lines.push(line.trimEnd());
+  }
+  return lines;
 }
 
 /** A DeviceDriver whose sessions are SSH CLI sessions. */
@@ -188,19 +218,36 @@ class SshCliSession implements SshCliSessionApi {
   }
 
   /** Sends one command and returns its cleaned output lines (echo, prompt and noise removed). */
-  private async exec(command: string, checkErrors: boolean): Promise<string[]> {
+  private async exec(command: string, checkErrors: boolean, opts: ExecOptions = {}): Promise<string[]> {
     this.shell.send(command + this.dialect.newline);
-    const r = await this.shell.expect({
-      what: `the output of '${command}'`,
-      timeoutMs: this.limits.commandTimeoutMs,
-      timeoutName: 'command',
-      limitMs: this.limits.commandTimeoutMs,
-      idleMs: this.limits.idleTimeoutMs,
-      until: [this.isPrompt],
-      pager: true,
-    });
-    this.level = this.promptLevel(r.lastLine) ?? this.level;
-    const lines = renderLines(r.raw, this.dialect.pager);
+    const known = this.host;
+    if (opts.relearnHost) this.host = undefined;
+    let raw = '';
+    let lastLine = '';
+    try {
+      const confirm = opts.confirm;
+      for (let asked = 0; ; asked++) {
+        const r = await this.shell.expect({
+          what: `the output of '${command}'`,
+          timeoutMs: this.limits.commandTimeoutMs,
+          timeoutName: 'command',
+          limitMs: this.limits.commandTimeoutMs,
+          idleMs: this.limits.idleTimeoutMs,
+          until: confirm && asked < 3 ? [this.isPrompt, (l: string) => confirm.prompt.test(l)] : [this.isPrompt],
+          pager: true,
+        });
+        raw += r.raw;
+        lastLine = r.lastLine;
+        if (r.matched === 0) break;
+        this.info(`answered '${confirm!.answer}' to '${r.lastLine}'`);
+        this.shell.send(confirm!.answer + this.dialect.newline);
+      }
+    } finally {
+      if (opts.relearnHost && this.host === undefined) this.host = known;
+    }
+    if (opts.relearnHost) this.learnPrompt(lastLine);
+    this.level = this.promptLevel(lastLine) ?? this.level;
+    const lines = renderLines(raw, this.dialect.pager);
     lines.pop(); // the prompt
     const out = dropMatching(dropEcho(lines, command), this.dialect.noiseLines);
     if (checkErrors) {
@@ -235,6 +282,127 @@ class SshCliSession implements SshCliSessionApi {
       if (lines.length === 0) throw new DriverError('device', `${this.where}: '${cmd}' returned no configuration`);
       return { text: lines.join('\n') + '\n', format: 'cli', via: 'ssh' };
     });
+  }
+
+  /**
+   * Types the rendered lines in configuration mode: enter (`configure terminal`, `configure`),
+   * one line at a time with the dialect's error patterns checked after each, commit where the
+   * dialect has one, and leave. A refused line: commit dialects abort (nothing changed); the
+   * others stop at that line and raise a `partial` DriverError when earlier lines were taken.
+   */
+  apply(changes: ConfigChange[]): Promise<void> {
+    return this.serialize(async () => {
+      const lines = cliLines(changes, this.where);
+      if (lines.length === 0) return;
+      const { commit } = this.dialect.configMode;
+      this.info(`applying ${lines.length} line(s) in configuration mode${commit ? ` with '${commit}'` : ''}`);
+      await this.enterConfig();
+      let taken = 0;
+      try {
+        for (const [i, line] of lines.entries()) {
+          try {
+            await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) });
+          } catch (e) {
+            if (!(e instanceof DriverError) || e.kind !== 'device') throw e;
+            throw new DriverError('device', `${e.message} (line ${i + 1} of ${lines.length}${commit ? '; nothing was committed' : ''})`, { partial: !commit && taken > 0 });
+          }
+          taken++;
+        }
+        if (commit) await this.exec(commit, true, { relearnHost: true });
+      } catch (e) {
+        if (e instanceof DriverError && e.kind === 'device') await this.leaveConfig(true).catch((err) => this.info(`leaving configuration mode failed: ${String(err)}`));
+        throw e;
+      }
+      await this.leaveConfig(false);
+    });
+  }
+
+  /** Puts a configuration fetched over SSH back with replace semantics, by the dialect's restore method. */
+  restore(config: FetchedConfig): Promise<void> {
+    return this.serialize(async () => {
+      if (config.format !== 'cli') {
+        throw new DriverError('device', `${this.where}: cannot restore a ${config.format} configuration over SSH CLI (needs the text fetched via ssh)`);
+      }
+      const r = this.dialect.restore;
+      const { commit } = this.dialect.configMode;
+      switch (r.method) {
+        case 'none':
+          throw new DriverError('device', `${this.where}: the ${this.dialect.deviceType} CLI has no configuration replace over SSH; restore it over its automation transport`);
+        case 'file-replace':
+          if (this.level === 'config') await this.leaveConfig(false);
+          this.info(`copying the backup (${Buffer.byteLength(config.text)} bytes) to ${r.file} over SCP`);
+          await scpUpload(this.client, r.file, config.text, this.where, this.limits.commandTimeoutMs);
+          await this.exec(r.command, true, { relearnHost: true });
+          return;
+        case 'commit-replace': {
+          const lines = config.text.split('\n').filter((l) => l.trim() !== '' && !r.skipLines.some((re) => re.test(l.trim())));
+          await this.enterConfig();
+          try {
+            for (const line of lines) await this.exec(line, true);
+            await this.exec(r.command, true, { relearnHost: true, confirm: r.confirm });
+          } catch (e) {
+            if (e instanceof DriverError && e.kind === 'device') await this.leaveConfig(true).catch(() => undefined);
+            throw e;
+          }
+          await this.leaveConfig(false);
+          return;
+        }
+        case 'load-override': {
+          await this.enterConfig();
+          try {
+            await this.loadTerminal(r.command, config.text, r.end);
+            if (commit) await this.exec(commit, true, { relearnHost: true });
+          } catch (e) {
+            if (e instanceof DriverError && e.kind === 'device') await this.leaveConfig(true).catch(() => undefined);
+            throw e;
+          }
+          await this.leaveConfig(false);
+        }
+      }
+    });
+  }
+
+  /** A method, not a field read, so that checks after an await are not narrowed away. */
+  private inConfig(): boolean {
+    return this.level === 'config';
+  }
+
+  private async enterConfig(): Promise<void> {
+    const { enter } = this.dialect.configMode;
+    if (this.level === 'config') return;
+    await this.exec(enter, true);
+    if (!this.inConfig()) throw new DriverError('protocol', `${this.where}: '${enter}' did not reach configuration mode (the prompt is at ${this.level} level)`);
+  }
+
+  /** Back to the privileged prompt: the dialect's exit (or its abort, discarding uncommitted changes). */
+  private async leaveConfig(aborting: boolean): Promise<void> {
+    const { exit, abort } = this.dialect.configMode;
+    for (const cmd of aborting && abort ? abort : [exit]) {
+      if (!this.inConfig()) break;
+      await this.exec(cmd, false);
+    }
+    for (let i = 0; i < 4 && this.inConfig(); i++) await this.exec(exit, false);
+    if (this.inConfig()) throw new DriverError('protocol', `${this.where}: could not leave configuration mode with '${exit}'`);
+  }
+
+  /** `load … terminal`: the text typed without prompts, ended by `end` (Ctrl-D); errors checked in what the device said. */
+  private async loadTerminal(command: string, text: string, end: string): Promise<void> {
+    const nl = this.dialect.newline;
+    this.shell.send(command + nl);
+    for (const line of text.split('\n')) if (line.trim() !== '') this.shell.send(line + nl);
+    this.shell.send(end);
+    const r = await this.shell.expect({
+      what: `the end of '${command}'`,
+      timeoutMs: this.limits.commandTimeoutMs,
+      timeoutName: 'command',
+      limitMs: this.limits.commandTimeoutMs,
+      idleMs: this.limits.idleTimeoutMs,
+      until: [this.isPrompt],
+      pager: true,
+    });
+    this.level = this.promptLevel(r.lastLine) ?? this.level;
+    const bad = renderLines(r.raw, this.dialect.pager).find((l) => this.dialect.errorPatterns.some((re) => re.test(l.trim())));
+    if (bad !== undefined) throw new DriverError('device', `${this.where}: the device rejected the loaded configuration: ${bad.trim()}`);
   }
 
   close(): Promise<void> {
