@@ -296,9 +296,10 @@ describe('checks before anything is touched', () => {
     const brokenStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'b', services: [{ template_id: broken.id, variables: { x: 1 } }] }, 201);
     expect(await bad(brokenStack.id, [device.id])).toMatch(/does not render valid JSON/);
 
+    // cli templates go over SSH; one device cannot mix them with structured ones.
     const cli = await api(c, token, 'POST', '/api/config/templates', { name: 'cli', platform: 'vendor_eos-gnmi', config_format: 'cli', source: 'hostname x' }, 201);
-    const cliStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'c', services: [{ template_id: cli.id }] }, 201);
-    expect(await bad(cliStack.id, [device.id])).toMatch(/is a cli template/);
+    const cliStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'c', services: [{ template_id: cli.id }, { template_id: system.id, order: 1, variables: { hostname: 'x' } }] }, 201);
+    expect(await bad(cliStack.id, [device.id])).toMatch(/gets both cli templates \(pushed over SSH\) and structured ones \(json\)/);
 
     const s = await stack();
     expect(await bad('00000000-0000-4000-8000-000000000000', [device.id])).toBe('Stack resolution failed: stack 00000000-0000-4000-8000-000000000000 not found');

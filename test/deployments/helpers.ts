@@ -6,9 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { enrollAgent, startAgent, until, type Org } from '../agents/helpers';
-import type { TestController } from '../helpers/controller';
-import type { GnmiTarget } from '../sim/gnmi/target';
+import { startTestController, type TestController } from '../helpers/controller';
+import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
 import type { NetconfDevice } from '../sim/netconf/device';
+import type { SimSshDevice } from '../sim/ssh';
 
 export { until };
 
@@ -34,6 +35,40 @@ export async function gnmiDevice(c: TestController, token: string, target: GnmiT
 export async function netconfDevice(c: TestController, token: string, device: NetconfDevice, name = `n-${randomBytes(3).toString('hex')}`) {
   const profile = await api(c, token, 'POST', '/api/profiles', { name: `p-${name}`, username: 'admin', password: 'admin', netconf_port: device.port, automation_transport: 'netconf' }, 201);
   return api(c, token, 'POST', '/api/devices', { name, host: device.host, device_type: 'vendor_junos', profile_id: profile.id }, 201);
+}
+
+/**
+ * The setting of the instance and live suites: a controller with quick sweeps, an org admin with
+ * an agent of its default pool, one device on a gNMI simulator whose hostname starts as
+ * `hostname`, and a stack of one template setting /system/config's hostname (variable
+ * `hostname`, default "default"). close() stops all of it.
+ */
+export async function gnmiStackFixture(opts: { hostname: string; deviceName: string }) {
+  const parts: { c?: TestController; agent?: Awaited<ReturnType<typeof agentFor>>; target?: GnmiTarget } = {};
+  const close = async () => {
+    await parts.agent?.stop();
+    await parts.c?.close();
+    await parts.target?.close();
+  };
+  try {
+    const c = (parts.c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } }));
+    const org = await c.createOrgUser(['org_admin']);
+    const agent = (parts.agent = await agentFor(c, org));
+    const target = (parts.target = await startGnmiTarget({ initialTree: { system: { config: { hostname: opts.hostname } } } }));
+    const device = await gnmiDevice(c, org.token, target, opts.deviceName);
+    const tpl = await api(c, org.token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
+    const stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'default' } }] }, 201);
+    return { c, org, agent, target, device, stack, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** A device on an SSH CLI simulator (its dialect is its device_type); cli templates reach it over SSH. */
+export async function sshDevice(c: TestController, token: string, sim: SimSshDevice, password: string, name = `s-${randomBytes(3).toString('hex')}`, extra: Record<string, unknown> = {}) {
+  const profile = await api(c, token, 'POST', '/api/profiles', { name: `p-${name}`, username: 'admin', password, ssh_port: sim.port }, 201);
+  return api(c, token, 'POST', '/api/devices', { name, host: sim.host, device_type: sim.deviceType, profile_id: profile.id, ...extra }, 201);
 }
 
 /** Waits until the deployment is in one of `statuses` (default: a final one); returns it with devices. */

@@ -1,74 +1,122 @@
-import type { ConfigChange, DeviceSession, FetchedConfig, Transport } from '../drivers/types';
+import { DriverError, type ConfigChange, type DeviceSession, type FetchedConfig, type Transport } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
- * Deployment job kinds, run on the agent of the device's site.
+ * Deployment job kinds, run on the agent of the device's site, over the device's deploy
+ * transport: gNMI or NETCONF for structured templates, SSH CLI for cli templates.
  *
- * `deploy`: one session over the platform transport (gNMI or NETCONF): fetch the running config
- * (the pre-deployment backup, returned in the result so the controller stores it as a config
- * version), apply every service of the device as ONE change set (one SetRequest, or one
- * candidate commit), then read the running config again to verify the device took it.
+ * `deploy` runs in two phases, each its own job, so that a job redelivered after an agent died
+ * never takes a "backup" of a config it may already have changed:
+ * - `phase: 'backup'`: read the running config and return it; nothing on the device changes.
+ *   The controller stores it (a config version, backup_config_id) before any push job exists.
+ * - `phase: 'push'`: the params carry that stored backup. Apply every service of the device as
+ *   ONE change set (one SetRequest, one candidate commit, or the CLI lines in one configuration
+ *   session), then read the running config again to verify. Every attempt of the push job, first
+ *   or redelivered, compares with and restores to that same pre-change backup. When a CLI
+ *   without commit refuses a line after taking earlier ones, the backup is put back in the same
+ *   session before the job reports the failure.
+ * A deploy job without a phase (from an older controller) backs up and pushes in one session.
  *
  * `rollback`: one session: put a backup back with replace semantics (used for the restore of an
  * atomic stack after a failure, and for POST /deployments/:id/rollback).
  */
 
+type DeployTransport = 'gnmi' | 'netconf' | 'ssh';
+
 export interface DeployParams {
   deployment_id: string;
-  transport: 'gnmi' | 'netconf';
-  changes: ConfigChange[];
+  transport: DeployTransport;
+  phase?: 'backup' | 'push';
+  changes?: ConfigChange[];
+  /** push: the pre-deployment backup the controller stored from the backup phase. */
+  backup?: FetchedConfig;
   /** Read the running config after the push (default true). */
   verify?: boolean;
 }
 
 export interface DeployResult {
-  /** The running config before anything changed; absent when it could not be read. */
+  phase: 'backup' | 'push';
+  /** backup phase (or a push without a stored backup): the running config before anything changed. */
   backup: FetchedConfig | null;
   /** True once the device accepted the change set. */
   applied: boolean;
   verified: boolean;
   /** Whether the running config differs from the backup after the push. */
   changed: boolean | null;
+  /** A partly applied change was undone from the backup in the same session (true), or could not be (false). */
+  restored?: boolean;
   /** DriverError cause when something failed (auth, timeout, refused, protocol, device). */
   error_cause?: string;
 }
 
 export interface RollbackParams {
   deployment_id: string;
-  transport: 'gnmi' | 'netconf';
+  transport: DeployTransport;
   backup: FetchedConfig;
   purpose: 'restore' | 'rollback';
 }
 
 function transportOf(params: Record<string, unknown>): Transport | null {
-  return params.transport === 'gnmi' || params.transport === 'netconf' ? params.transport : null;
+  return params.transport === 'gnmi' || params.transport === 'netconf' || params.transport === 'ssh' ? params.transport : null;
 }
+
+function isBackup(value: unknown): value is FetchedConfig {
+  const b = value as FetchedConfig | undefined;
+  return !!b && typeof b.text === 'string' && typeof b.format === 'string' && typeof b.via === 'string';
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
   const params = ctx.params as unknown as DeployParams;
   const transport = transportOf(ctx.params);
   const changes = Array.isArray(params.changes) ? params.changes : [];
-  if (!transport) return { status: 'failed', error: 'deploy job without a gnmi or netconf transport', result: null };
+  const phase = params.phase === 'backup' ? 'backup' : 'push';
+  if (!transport) return { status: 'failed', error: 'deploy job without a gnmi, netconf or ssh transport', result: null };
+  if (params.phase === 'push' && !isBackup(params.backup)) return { status: 'failed', error: 'push job without the stored pre-deployment backup', result: null };
   // No session transcript: it would carry the whole config twice; the job's log lines say what happened.
-  const result: DeployResult = { backup: null, applied: false, verified: false, changed: null };
+  const result: DeployResult = { phase, backup: null, applied: false, verified: false, changed: null };
   let session: DeviceSession | undefined;
   let step = 'connect';
+  let backup: FetchedConfig | null = isBackup(params.backup) ? params.backup : null;
   try {
     session = await ctx.open(transport);
-    if (!session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
-    step = 'backup';
-    result.backup = await session.fetchConfig();
-    ctx.log('info', `backup: ${result.backup.text.length} bytes of ${result.backup.format} running config over ${transport}`);
+    if (phase === 'push' && !session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
+    if (!backup) {
+      step = 'backup';
+      backup = result.backup = await session.fetchConfig();
+      ctx.log('info', `backup: ${backup.text.length} bytes of ${backup.format} running config over ${transport}`);
+      if (phase === 'backup') return { status: 'succeeded', error: null, result: { ...result } };
+    } else {
+      ctx.log('info', `using the stored pre-deployment backup (${backup.text.length} bytes of ${backup.format}); no new backup is taken`);
+    }
     step = 'push';
-    ctx.log('info', `pushing ${changes.length} service${changes.length === 1 ? '' : 's'} as one change set`);
-    await session.apply(changes);
+    ctx.log('info', `pushing ${plural(changes.length, 'service')} as one change set`);
+    try {
+      await session.apply!(changes);
+    } catch (err) {
+      if (err instanceof DriverError && err.partial && session.restore) {
+        const pushError = ctx.mask(err.message);
+        ctx.log('warn', `push failed after part of the change was taken (${pushError}); restoring the pre-deployment backup`);
+        try {
+          await session.restore(backup);
+          result.restored = true;
+          ctx.log('info', 'the device is back on its pre-deployment config');
+        } catch (restoreErr) {
+          result.restored = false;
+          throw new DriverError(err.kind, `${err.message}; restoring the backup failed too, the device is partly changed: ${(restoreErr as Error).message}`);
+        }
+        throw new DriverError(err.kind, `${err.message}; the device was restored from its pre-deployment backup`);
+      }
+      throw err;
+    }
     result.applied = true;
     ctx.log('info', 'the device accepted the change set');
     if (params.verify !== false) {
       step = 'verify';
       const after = await session.fetchConfig();
       result.verified = true;
-      result.changed = after.text !== result.backup.text;
+      result.changed = after.text !== backup.text;
       ctx.log('info', result.changed ? 'verified: the running config changed' : 'verified: the running config already matched (no change)');
     }
     return { status: 'succeeded', error: null, result: { ...result } };

@@ -18,6 +18,8 @@ export interface RunnerTunables {
 }
 
 interface DeployOutcomeResult {
+  /** 'backup': the first phase (read only); 'push' (or absent from older agents): the change. */
+  phase?: 'backup' | 'push';
   backup?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' } | null;
   applied?: boolean;
   verified?: boolean;
@@ -123,7 +125,7 @@ export class DeploymentRunner {
         else entries.set(e.device_id, [e]);
       }
     }
-    const backups = await this.store.backupConfigs(trx, devices.filter((d) => d.status !== 'queued' && d.backup_config_id).map((d) => d.backup_config_id!));
+    const backups = await this.store.backupConfigs(trx, devices.filter((d) => d.backup_config_id).map((d) => d.backup_config_id!));
 
     const updates: DeviceUpdate[] = [];
     const claimed: Claimed[] = [];
@@ -135,9 +137,29 @@ export class DeploymentRunner {
         continue;
       }
       let params: Record<string, unknown>;
-      if (next.kind === 'deploy') {
+      if (next.kind === 'deploy' && !device.backup_config_id) {
+        // Phase 1: the backup alone. The push job is prepared only once it is stored (see onOutcome).
+        params = { deployment_id: deployment.id, transport: device.transport, phase: 'backup' };
+      } else if (next.kind === 'deploy') {
+        // Phase 2: the push carries the stored backup, so every attempt of it (a redelivery after
+        // an agent died mid-push included) verifies against and restores to the pre-change config.
+        const backup = backups.get(device.backup_config_id!);
+        if (!backup) {
+          const error = `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists; nothing was pushed`;
+          updates.push({ device_id: device.device_id, status: 'failed', job_id: null, error_message: error });
+          lines.push({ level: 'error', message: error, device_id: device.device_id });
+          continue;
+        }
         const changes = (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
-        params = { deployment_id: deployment.id, transport: device.transport, changes, verify: true };
+        params = {
+          deployment_id: deployment.id,
+          transport: device.transport,
+          phase: 'push',
+          changes,
+          verify: true,
+          backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
+          backup_config_id: device.backup_config_id,
+        };
       } else {
         const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;
         if (!backup) {
@@ -150,7 +172,7 @@ export class DeploymentRunner {
         }
         params = {
           deployment_id: deployment.id,
-          transport: backup.pulled_via === 'netconf' || backup.pulled_via === 'gnmi' ? backup.pulled_via : device.transport,
+          transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
           backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
           purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
         };
@@ -244,12 +266,16 @@ export class DeploymentRunner {
       const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
       const backup = result.backup;
       const configs = this.configs();
-      if (backup && typeof backup.text === 'string' && configs) {
+      const backupPhase = result.phase === 'backup';
+      // A repeated backup-phase outcome after the backup is stored changes nothing.
+      if (backupPhase && device.backup_config_id) return;
+      // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
+      if (backup && typeof backup.text === 'string' && configs && !device.backup_config_id) {
         // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
         const [version] = await configs.store.insertVersions(trx, device.device_id, [{
           org_id: outcome.orgId,
           device_id: device.device_id,
-          method: 'structured',
+          method: backup.via === 'ssh' ? 'cli' : 'structured',
           config_format: backup.format,
           pulled_via: backup.via,
           source: 'deployment',
@@ -266,7 +292,19 @@ export class DeploymentRunner {
         fields.backup_config_id = version.id;
         lines.push({ level: 'info', message: `${name}: pre-deployment backup stored as config version ${version.version}`, device_id: device.device_id });
       }
-      if (ok) {
+      if (ok && backupPhase) {
+        if (!fields.backup_config_id) {
+          fields.status = 'failed';
+          fields.changed = false;
+          fields.error_message = 'The backup job returned no configuration; nothing was pushed';
+          lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
+        } else {
+          // Back to the queue with its backup: the pump submits the push job carrying it.
+          fields.status = 'queued';
+          fields.job_id = null;
+          this.schedule(deploymentId);
+        }
+      } else if (ok) {
         fields.status = 'completed';
         fields.changed = true;
         fields.error_message = null;

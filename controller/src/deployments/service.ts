@@ -24,10 +24,9 @@ export interface DeploymentInput {
 
 const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);
 
-/** What one transport carries: gNMI JSON, NETCONF XML. */
+/** What one structured transport carries: gNMI JSON, NETCONF XML (cli templates go over SSH, unchecked). */
 function checkPayload(job: ResolvedJob, transport: 'gnmi' | 'netconf'): string | null {
   const where = `template '${job.template_name}' for device ${job.device_name}`;
-  if (job.config_format === 'cli') return `${where} is a cli template; deployments push ${transport === 'gnmi' ? 'JSON over gNMI' : 'XML over NETCONF'}`;
   const wanted = transport === 'gnmi' ? 'json' : 'xml';
   if (job.config_format !== wanted) return `${where} is ${job.config_format}, but ${transport} takes ${wanted}`;
   if (job.operation === 'delete' && job.rendered_config.trim() === '') return null;
@@ -87,6 +86,15 @@ export class DeploymentService {
       const list = byDevice.get(deviceId);
       if (!list) throw failed(`device ${deviceId} is a target but no service runs on it (its services have other devices in variable_values)`);
       const device = list[0].device;
+      // cli templates are typed over SSH, whatever platform labels them; one device, one transport.
+      const cli = list.filter((j) => j.config_format === 'cli');
+      if (cli.length === list.length) {
+        for (const job of list) if (job.operation === 'delete') throw failed(`template '${job.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in the template instead`);
+        return { device_id: deviceId, device_name: device.name, position, transport: 'ssh' as const };
+      }
+      if (cli.length > 0) {
+        throw failed(`device ${device.name} gets both cli templates (pushed over SSH) and structured ones (${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes one change set per device over one transport`);
+      }
       const wanted = new Set(list.map((j) => transports.get(j.platform)));
       if (wanted.size > 1) throw failed(`device ${device.name} gets templates for both gNMI and NETCONF; one deployment pushes one change set per device over one transport`);
       const transport = [...wanted][0];
@@ -100,7 +108,7 @@ export class DeploymentService {
         const problem = checkPayload(job, transport);
         if (problem) throw failed(problem);
       }
-      return { device_id: deviceId, device_name: device.name, position, transport };
+      return { device_id: deviceId, device_name: device.name, position, transport: transport as 'gnmi' | 'netconf' | 'ssh' };
     });
 
     const deployment = await this.store.db.transaction(async (trx) => {

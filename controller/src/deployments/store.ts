@@ -5,7 +5,8 @@ import type { JobRow } from '../jobs/store';
 export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back';
 
 /**
- * Device states. Deploy: queued → running → completed | failed. Restore of an atomic stack
+ * Device states. Deploy: queued → running (backup job) → queued with backup_config_id set →
+ * running (push job, carrying that backup) → completed | failed. Restore of an atomic stack
  * after a failure: restore_queued → restoring → restored | restore_failed. Rollback:
  * rollback_queued → rolling_back → rolled_back | rollback_failed.
  */
@@ -51,7 +52,8 @@ export interface DeploymentDeviceRow {
   device_id: string;
   device_name: string;
   position: number;
-  transport: 'gnmi' | 'netconf';
+  /** The deploy transport: gnmi or netconf (structured templates), ssh (cli templates). */
+  transport: 'gnmi' | 'netconf' | 'ssh';
   status: DeviceStatus;
   status_since: Date;
   job_id: string | null;

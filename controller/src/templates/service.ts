@@ -24,7 +24,8 @@ export function templateService(services: Services): TemplateService {
 
 /**
  * Which template formats each transport takes: gNMI JSON, NETCONF XML. cli templates are allowed on
- * any platform for rendering (a CLI snippet labelled by target_path), but deployments do not push them.
+ * any platform (a CLI snippet labelled by target_path); deployments type them over SSH CLI in the
+ * device's dialect, whatever transport the platform names.
  */
 const FORMATS_BY_TRANSPORT: Record<string, string[]> = { netconf: ['xml', 'cli'], gnmi: ['json', 'cli'] };
 
