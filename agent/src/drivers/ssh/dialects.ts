@@ -68,7 +68,8 @@ export interface SshDialect {
  *   `command` (`configure replace <file> force` style) makes it the running config.
  * - `commit-replace`: in configuration mode the backup's lines are typed into an empty
  *   candidate and `command` (`commit replace`) swaps the whole running config; `confirm` answers
- *   the device's "are you sure" question.
+ *   the device's "are you sure" question; `skipLines` are backup lines not typed (the final `end`,
+ *   which would leave configuration mode).
  * - `load-override`: in configuration mode `command` (`load override terminal`) takes the
  *   backup as typed text ending with `end` (Ctrl-D), then the dialect's commit.
  * - `none`: the CLI offers no replace; restore() fails with a clear message.
