@@ -17,7 +17,7 @@ import {
   verifyJson,
   type AnyKey,
 } from '../../shared/src/jobs/crypto';
-import type { AgentLink, DeliveredJob } from '../../shared/src/jobs/link';
+import { LinkClosedError, type AgentLink, type DeliveredJob } from '../../shared/src/jobs/link';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import {
   HeartbeatReply,
@@ -70,8 +70,8 @@ export function capabilitiesOf(drivers: DriverRegistry): string[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A result is sent a little before the controller's deadline so it is not taken for lost. */
 const DEADLINE_MARGIN_MS = 1_500;
-const STARTED_AFTER_MS = 1_000;
-const LOG_FLUSH_MS = 500;
+const STARTED_AFTER_MS = 2_000;
+const LOG_FLUSH_MS = 2_000;
 
 export class AgentRuntime {
   private readonly active = new Set<string>();
@@ -133,6 +133,11 @@ export class AgentRuntime {
         await this.o.link.pull(free, 2_000, (job) => this.accept(job));
       } catch (err) {
         if (!this.accepting) break;
+        if (err instanceof LinkClosedError) {
+          // No job can come through this link again (the in-process hub closed): stop pulling.
+          this.o.log.info({ err: err.message }, 'job link closed; no longer pulling jobs');
+          break;
+        }
         this.o.log.warn({ err: (err as Error).message }, 'pulling jobs failed; retrying');
         await sleep(500);
       }

@@ -75,7 +75,7 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     });
     org = await tc.createOrgUser(['org_admin']);
     sim = await startSshDevice({ hostname: 'core-1', password: 'sw0rdfish-secret' });
-    slow = await startSshDevice({ hostname: 'slow-1', password: 'sw0rdfish-secret', faults: { slowOutput: { chunkBytes: 200, intervalMs: 40 } } });
+    slow = await startSshDevice({ hostname: 'slow-1', password: 'sw0rdfish-secret', faults: { slowOutput: { chunkBytes: 100, intervalMs: 40 } } });
     const handler = async (outcome: JobOutcome, trx: any) => {
       calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
       const row = await trx('jobs').where({ id: outcome.jobId }).first();

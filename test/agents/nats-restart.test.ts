@@ -26,7 +26,7 @@ beforeAll(async () => {
     config: { natsUrl: nats.url, jobs: { sweepIntervalMs: 200, ackWaitMs: 3_000 } },
   });
   org = await tc.createOrgUser(['org_admin']);
-  for (let i = 0; i < 2; i++) sims.push(await startSshDevice({ hostname: `nr-${i}`, password: 'nats-pw', faults: { slowOutput: { chunkBytes: 512, intervalMs: 40 } } }));
+  for (let i = 0; i < 2; i++) sims.push(await startSshDevice({ hostname: `nr-${i}`, password: 'nats-pw', faults: { slowOutput: { chunkBytes: 128, intervalMs: 40 } } }));
   tc.services.jobs.onOutcome('backup', async (outcome: JobOutcome) => {
     calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
   });

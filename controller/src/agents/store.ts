@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 import type { PublicJwk } from '../../../shared/src/jobs/crypto';
 import type { HeartbeatHealth } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
@@ -143,7 +143,8 @@ export class AgentsStore {
     if (ids.length === 0) return new Map();
     const rows: AgentIdentityRow[] = await trx('agents')
       .whereRaw('id = ANY(?::uuid[])', [ids])
-      .select('id', 'org_id', 'name', 'site_id', 'public_key', 'revoked_at', 'last_seen_at');
+      .select('id', 'org_id', 'name', 'site_id', 'public_key', 'revoked_at', 'last_seen_at')
+      .options(PREPARED);
     return new Map(rows.map((r) => [r.id, r]));
   }
 

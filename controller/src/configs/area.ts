@@ -7,6 +7,7 @@ import { backupDeviceRoutes } from './device-routes';
 import { configRoutes } from './routes';
 import { ConfigService } from './service';
 import { ConfigStore } from './store';
+import { backupResultSummary } from './backup-job';
 
 /** Also closes runs whose last two devices finished at the same instant, so keep it short. */
 const SWEEP_INTERVAL_MS = 2_000;
@@ -33,9 +34,13 @@ export async function configsArea(app: FastifyInstance): Promise<void> {
   const attach = () => {
     const jobs = app.services.jobs as JobService | undefined;
     if (handlersOn || !jobs) return;
-    jobs.onOutcome('backup', async (outcome, trx) => {
-      await configs.recordBackup(outcome, trx);
-    });
+    jobs.onOutcome(
+      'backup',
+      async (outcome, trx) => {
+        await configs.recordBackup(outcome, trx);
+      },
+      { storedResult: backupResultSummary },
+    );
     // Credential tests are answered from jobs.wait; there is nothing to store.
     jobs.onOutcome('test_credential', async () => undefined);
     handlersOn = true;

@@ -56,6 +56,23 @@ export function parseBackupResult(result: Record<string, unknown> | null): Backu
   return { results, transcript: typeof raw.transcript === 'string' ? raw.transcript : '' };
 }
 
+/**
+ * What a backup job keeps on its job row once its versions are stored: per method the outcome
+ * (format, size, error and its cause), not the config text and transcript a second time.
+ */
+export function backupResultSummary(result: Record<string, unknown>): Record<string, unknown> {
+  const results = Array.isArray(result.results) ? result.results : [];
+  return {
+    results: results.map((item) => {
+      if (!item || typeof item !== 'object') return item;
+      const { config, ...rest } = item as Record<string, unknown> & { config?: { text?: unknown; format?: unknown; via?: unknown } };
+      if (!config || typeof config !== 'object') return rest;
+      const size = typeof config.text === 'string' ? Buffer.byteLength(config.text, 'utf8') : null;
+      return { ...rest, config: { format: config.format, via: config.via, size_bytes: size } };
+    }),
+  };
+}
+
 export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Lines of a config: a trailing newline does not start another line. */

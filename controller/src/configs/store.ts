@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 
 /** Columns of a stored config version as the API shows it in lists (no text, no transcript). */
 export const VERSION_COLUMNS = [
@@ -126,7 +126,8 @@ export class ConfigStore {
         'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
         'sd.methods as run_methods', 'sd.structured_transport as run_transport',
         'cp.methods as pull_methods', 'cp.structured_transport as pull_transport',
-      );
+      )
+      .options(PREPARED);
     if (!row) return undefined;
     return {
       sealed: { password_enc: row.password_enc, private_key_enc: row.private_key_enc, enable_password_enc: row.enable_password_enc },
@@ -153,7 +154,7 @@ export class ConfigStore {
        ORDER BY r.ord
        RETURNING id, version, method, status`,
       [deviceId, rows.length, rows.length, JSON.stringify(rows.map((row, i) => ({ ...row, ord: i + 1 })))],
-    );
+    ).options(PREPARED);
     return stored;
   }
 

@@ -36,7 +36,7 @@ import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
 import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type JobRow } from './store';
-import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler } from './types';
+import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions } from './types';
 
 export interface JobTunables {
   /** Deadline of a job submitted without one. */
@@ -104,7 +104,7 @@ const seconds = (ms: number) => `${Math.max(1, Math.round(ms / 1000))} s`;
  */
 export class JobEngine implements JobService {
   readonly store: JobsStore;
-  private readonly handlers = new Map<JobKind, OutcomeHandler>();
+  private readonly handlers = new Map<JobKind, { handle: OutcomeHandler } & OutcomeOptions>();
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly waiters = new Set<() => void>();
   private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
@@ -135,8 +135,8 @@ export class JobEngine implements JobService {
 
   // ---- JobService ---------------------------------------------------------------------------
 
-  onOutcome(kind: JobKind, handler: OutcomeHandler): void {
-    this.handlers.set(kind, handler);
+  onOutcome(kind: JobKind, handler: OutcomeHandler, options: OutcomeOptions = {}): void {
+    this.handlers.set(kind, { handle: handler, ...options });
   }
 
   /** Hears every job this replica recorded final, once its transaction committed (metrics). */
@@ -444,9 +444,10 @@ export class JobEngine implements JobService {
     if (!job) return null;
     const fields = await decide(job, trx);
     if (!fields) return null;
-    const row = await this.store.markFinal(trx, jobId, fields);
-    const handler = this.handlers.get(row.kind);
-    if (handler && withHandler) await handler(outcomeOf(row), trx);
+    const handler = this.handlers.get(job.kind);
+    const stored = fields.result && handler?.storedResult ? handler.storedResult(fields.result) : fields.result;
+    const row = await this.store.markFinal(trx, jobId, fields, stored);
+    if (handler && withHandler) await handler.handle(outcomeOf(row), trx);
     return row;
   }
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 import type { LogLine } from '../../../shared/src/jobs/messages';
 import type { JobKind, JobOutcome } from './types';
 
@@ -66,6 +66,12 @@ export function outcomeOf(row: JobRow): JobOutcome {
 }
 
 const DISPATCH_LOCK = 'switchboard.jobs.dispatch';
+
+/** Every column but result: the recorder already holds the result it just wrote. */
+const COLUMNS_BUT_RESULT = [
+  'id', 'org_id', 'kind', 'device_id', 'group_id', 'params', 'status', 'pool', 'site_id', 'transport', 'attempt', 'stream_seq',
+  'agent_id', 'error', 'record_failures', 'deadline_at', 'created_at', 'dispatched_at', 'started_at', 'finished_at',
+];
 
 /** The only place with job SQL. */
 export class JobsStore {
@@ -137,23 +143,28 @@ export class JobsStore {
 
   /** The job locked for finishing, or undefined when it is already final (or locked elsewhere with skipLocked). */
   async lockOpen(trx: Knex.Transaction, id: string, skipLocked = false): Promise<JobRow | undefined> {
-    const q = trx('jobs').where({ id }).whereIn('status', OPEN).first('*');
+    const q = trx('jobs').where({ id }).whereIn('status', OPEN).first('*').options(PREPARED);
     return skipLocked ? q.forUpdate().skipLocked() : q.forUpdate();
   }
 
-  async markFinal(trx: Knex.Transaction, id: string, f: FinalFields): Promise<JobRow> {
+  /**
+   * Writes the final fields; `stored` is the form of the result kept on the job row (a kind may
+   * keep less than its handler read). Answers the row with `f.result`, not re-read from the database.
+   */
+  async markFinal(trx: Knex.Transaction, id: string, f: FinalFields, stored: Record<string, unknown> | null = f.result): Promise<JobRow> {
     const [row] = await trx('jobs')
       .where({ id })
       .update({
         status: f.status,
         error: f.error,
-        result: f.result === null ? null : JSON.stringify(f.result),
+        result: stored === null ? null : JSON.stringify(stored),
         agent_id: f.agentId,
         started_at: f.startedAt,
         finished_at: trx.fn.now(),
       })
-      .returning('*');
-    return row;
+      .returning(COLUMNS_BUT_RESULT)
+      .options(PREPARED);
+    return { ...row, result: f.result };
   }
 
   async bumpRecordFailures(id: string): Promise<number> {
@@ -169,7 +180,7 @@ export class JobsStore {
          FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS u(id, agent_id, at)
         WHERE jobs.id = u.id AND jobs.status IN ('dispatched', 'running')`,
       [rows.map((r) => r.id), rows.map((r) => r.agent_id), rows.map((r) => r.at)] as never,
-    );
+    ).options(PREPARED);
   }
 
   /** Puts an unfinished job back in the queue (its agent was revoked, or could not read it). */
@@ -194,13 +205,18 @@ export class JobsStore {
 
   async jobsById(ids: string[]): Promise<Map<string, Pick<JobRow, 'id' | 'org_id' | 'pool' | 'status' | 'attempt' | 'agent_id'>>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'pool', 'status', 'attempt', 'agent_id');
+    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'pool', 'status', 'attempt', 'agent_id').options(PREPARED);
     return new Map(rows.map((r: JobRow) => [r.id, r]));
   }
 
   async insertLogs(rows: { job_id: string; attempt: number; agent_id: string; line: LogLine }[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.db('job_logs').insert(rows.map((r) => ({ job_id: r.job_id, attempt: r.attempt, agent_id: r.agent_id, level: r.line.level, text: r.line.text, at: r.line.at })));
+    // One statement text whatever the number of lines, so it stays a prepared statement.
+    await this.db.raw(
+      `INSERT INTO job_logs (job_id, attempt, agent_id, level, text, at)
+       SELECT * FROM unnest(?::uuid[], ?::int[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[])`,
+      [rows.map((r) => r.job_id), rows.map((r) => r.attempt), rows.map((r) => r.agent_id), rows.map((r) => r.line.level), rows.map((r) => r.line.text), rows.map((r) => r.line.at)] as never,
+    ).options(PREPARED);
   }
 
   async logs(jobId: string): Promise<{ at: Date; level: string; text: string; attempt: number; agent_id: string | null }[]> {

@@ -39,6 +39,14 @@ export interface JobOutcome {
 
 export type OutcomeHandler = (outcome: JobOutcome, trx: Knex.Transaction) => Promise<void>;
 
+export interface OutcomeOptions {
+  /**
+   * What of the result stays on the job row once the handler has stored it where it belongs
+   * (default: all of it). A backup keeps a summary, not a second copy of the config text.
+   */
+  storedResult?(result: Record<string, unknown>): Record<string, unknown>;
+}
+
 export interface JobService {
   /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
   submit(specs: JobSpec[]): Promise<string[]>;
@@ -46,7 +54,7 @@ export interface JobService {
    * Registers the recorder for one kind. It runs exactly once per job, inside the same
    * transaction that marks the job final, so a result is never lost nor recorded twice.
    */
-  onOutcome(kind: JobKind, handler: OutcomeHandler): void;
+  onOutcome(kind: JobKind, handler: OutcomeHandler, options?: OutcomeOptions): void;
   /** For request-bound waits (a single pull): resolves when every job is final. */
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 
 export const SNAPSHOT_COLUMNS = [
   'id', 'org_id', 'name', 'device_filter', 'method', 'status', 'total_devices', 'successful_devices', 'failed_devices',
@@ -185,7 +185,7 @@ export class SnapshotStore {
        SELECT EXISTS (SELECT 1 FROM u) AS changed,
               EXISTS (SELECT 1 FROM snapshot_devices WHERE snapshot_id = ? AND status = 'pending' AND device_id <> ?) AS others_pending`,
       [ok ? 'success' : 'failed', ok ? null : error, jobId, snapshotId, deviceId, jobId, jobId, snapshotId, deviceId],
-    );
+    ).options(PREPARED);
     if (r.changed && !r.others_pending) await this.tryFinish(trx, snapshotId);
   }
 

@@ -1,4 +1,4 @@
-import { hkdfSync } from 'node:crypto';
+import { hkdfSync, webcrypto } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 
 /**
@@ -6,20 +6,22 @@ import { CompactEncrypt, compactDecrypt } from 'jose';
  * bind passwords): compact JWE, direct key agreement, A256GCM, keyed from the master key.
  */
 export class SecretBox {
-  private readonly key: Uint8Array;
+  /** Imported once: given raw bytes, jose would import the key again on every call. */
+  private readonly key: Promise<webcrypto.CryptoKey>;
 
   constructor(masterKey: Buffer) {
-    this.key = new Uint8Array(hkdfSync('sha256', masterKey, 'switchboard', 'secrets-at-rest-a256gcm', 32));
+    const raw = new Uint8Array(hkdfSync('sha256', masterKey, 'switchboard', 'secrets-at-rest-a256gcm', 32));
+    this.key = webcrypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['encrypt', 'decrypt']);
   }
 
   async seal(plaintext: string): Promise<string> {
     return new CompactEncrypt(new TextEncoder().encode(plaintext))
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
-      .encrypt(this.key);
+      .encrypt(await this.key);
   }
 
   async open(sealed: string): Promise<string> {
-    const { plaintext } = await compactDecrypt(sealed, this.key);
+    const { plaintext } = await compactDecrypt(sealed, await this.key);
     return new TextDecoder().decode(plaintext);
   }
 
