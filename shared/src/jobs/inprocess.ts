@@ -3,7 +3,7 @@
  * and the event path back to the engine, in memory. Nothing here survives a restart, and it
  * need not: the engine puts the jobs of a dead in-process agent back in the queue on start.
  */
-import type { AgentLink, DeliveredJob, EventSink, IncomingEvent, JobTransport } from './link';
+import { LinkClosedError, type AgentLink, type DeliveredJob, type EventSink, type IncomingEvent, type JobTransport } from './link';
 
 interface QueuedJob {
   seq: number;
@@ -58,11 +58,21 @@ export class InProcessHub implements JobTransport {
     for (const set of this.wakers.values()) for (const wake of set) wake();
   }
 
-  /** The agent end for one pool. */
+  /**
+   * The agent end for one pool. Once the hub or the link is closed, pull rejects with
+   * LinkClosedError (a pull waiting at that moment too), so a pull loop stops instead of
+   * spinning on an empty answer.
+   */
   link(orgId: string, pool: string): AgentLink {
     const key = `${orgId}/${pool}`;
     const hub = this;
     let closed = false;
+    /** Wakers of this link's pulls now waiting, so that close() ends them at once. */
+    const waiting = new Set<() => void>();
+    const assertOpen = () => {
+      if (closed) throw new LinkClosedError('in-process agent link is closed');
+      if (hub.closed) throw new LinkClosedError("in-process job hub is closed (the controller's job engine stopped)");
+    };
     return {
       ackWaitMs: 30_000,
       async pull(max, waitMs, onJob) {
@@ -72,19 +82,23 @@ export class InProcessHub implements JobTransport {
           for (const job of jobs) onJob(hub.delivered(key, job));
           return jobs.length;
         };
-        if (closed || hub.closed || take() > 0) return;
+        assertOpen();
+        if (take() > 0) return;
         await new Promise<void>((resolve) => {
           const set = hub.wakers.get(key) ?? new Set();
           hub.wakers.set(key, set);
           const done = () => {
             clearTimeout(timer);
             set.delete(done);
+            waiting.delete(done);
             resolve();
           };
           const timer = setTimeout(done, waitMs);
           set.add(done);
+          waiting.add(done);
         });
-        if (!closed && !hub.closed) take();
+        assertOpen();
+        take();
       },
       publish(token) {
         return new Promise<void>((resolve) => {
@@ -97,6 +111,7 @@ export class InProcessHub implements JobTransport {
       },
       async close() {
         closed = true;
+        for (const wake of [...waiting]) wake();
       },
     };
   }

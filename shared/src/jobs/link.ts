@@ -20,10 +20,26 @@ export interface DeliveredJob {
   nak(): void;
 }
 
+/**
+ * What `AgentLink.pull` rejects with once the link, or the transport behind it, is closed for
+ * good: no job will ever come through it again, so the caller stops pulling (the in-process
+ * hub after the controller's job engine stopped; the NATS link reconnects instead).
+ */
+export class LinkClosedError extends Error {
+  readonly code = 'LINK_CLOSED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'LinkClosedError';
+  }
+}
+
 export interface AgentLink {
   /** Redelivery interval of a job whose agent stops calling working(). */
   readonly ackWaitMs: number;
-  /** Pulls up to `max` jobs, waiting up to `waitMs`; each is handed to onJob as it arrives. */
+  /**
+   * Pulls up to `max` jobs, waiting up to `waitMs`; each is handed to onJob as it arrives.
+   * Rejects with LinkClosedError once the link can never deliver again.
+   */
   pull(max: number, waitMs: number, onJob: (job: DeliveredJob) => void): Promise<void>;
   /** Durable publish of an agent event (resolves once stored); `id` deduplicates retries. */
   publish(token: string, id: string): Promise<void>;
