@@ -1,32 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Org } from '../agents/helpers';
-import { startTestController, type TestController } from '../helpers/controller';
-import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
-import { agentFor, api, gnmiDevice, waitFor } from '../deployments/helpers';
+import type { TestController } from '../helpers/controller';
+import type { GnmiTarget } from '../sim/gnmi/target';
+import { api, gnmiStackFixture, waitFor } from '../deployments/helpers';
 
+let f: Awaited<ReturnType<typeof gnmiStackFixture>>;
 let c: TestController;
-let org: Org;
 let token: string;
-let agent: Awaited<ReturnType<typeof agentFor>>;
 let target: GnmiTarget;
 let device: any;
 let stack: any;
 
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
-  org = await c.createOrgUser(['org_admin']);
-  token = org.token;
-  agent = await agentFor(c, org);
-  target = await startGnmiTarget({ initialTree: { system: { config: { hostname: 'factory' } } } });
-  device = await gnmiDevice(c, token, target, 'core1');
-  const tpl = await api(c, token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-  stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'default' } }] }, 201);
+  f = await gnmiStackFixture({ hostname: 'factory', deviceName: 'core1' });
+  ({ c, target, device, stack } = f);
+  token = f.org.token;
 });
-afterAll(async () => {
-  await agent?.stop();
-  await c?.close();
-  await target?.close();
-});
+afterAll(() => f?.close());
 
 const body = () => ({
   stack_id: stack.id,

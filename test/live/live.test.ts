@@ -1,9 +1,8 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Org } from '../agents/helpers';
-import { startTestController, type TestController } from '../helpers/controller';
-import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
-import { agentFor, api, gnmiDevice, until, waitFor } from '../deployments/helpers';
+import type { TestController } from '../helpers/controller';
+import { api, gnmiStackFixture, until, waitFor } from '../deployments/helpers';
 
 // ws ships no type definitions here: the few members used are typed below.
 interface Ws {
@@ -42,27 +41,17 @@ function connect(c: TestController, headers?: Record<string, string>): Promise<C
   });
 }
 
+let f: Awaited<ReturnType<typeof gnmiStackFixture>>;
 let c: TestController;
 let org: Org;
-let agent: Awaited<ReturnType<typeof agentFor>>;
-let target: GnmiTarget;
 let device: any;
 let stack: any;
 
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
-  org = await c.createOrgUser(['org_admin']);
-  agent = await agentFor(c, org);
-  target = await startGnmiTarget({ initialTree: { system: { config: { hostname: 'a' } } } });
-  device = await gnmiDevice(c, org.token, target, 'live1');
-  const tpl = await api(c, org.token, 'POST', '/api/config/templates', { name: 'h', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "b"}' }, 201);
-  stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 's', services: [{ template_id: tpl.id }] }, 201);
+  f = await gnmiStackFixture({ hostname: 'a', deviceName: 'live1' });
+  ({ c, org, device, stack } = f);
 });
-afterAll(async () => {
-  await agent?.stop();
-  await c?.close();
-  await target?.close();
-});
+afterAll(() => f?.close());
 
 describe('GET /api/live', () => {
   it('streams deployment status changes, device states and log lines of the organization as they happen', async () => {
