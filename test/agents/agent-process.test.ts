@@ -26,7 +26,7 @@ beforeAll(async () => {
   });
   org = await tc.createOrgUser(['org_admin']);
   // Output trickles, so a backup reliably takes a few seconds: long enough to kill an agent in the middle.
-  slow = await startSshDevice({ hostname: 'slow-edge', password: 'pw-slow-1', faults: { slowOutput: { chunkBytes: 256, intervalMs: 40 } } });
+  slow = await startSshDevice({ hostname: 'slow-edge', password: 'pw-slow-1', faults: { slowOutput: { chunkBytes: 96, intervalMs: 40 } } });
   tc.services.jobs.onOutcome('backup', async (outcome: JobOutcome) => {
     calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
   });

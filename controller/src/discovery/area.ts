@@ -46,7 +46,8 @@ export async function discoveryArea(app: FastifyInstance): Promise<void> {
   const attach = () => {
     const j = jobs();
     if (attached || !j) return;
-    j.onOutcome('poll', (outcome, trx) => discovery.recordOutcome(outcome, trx));
+    // The records live in discovery_records; the job row keeps how each section went.
+    j.onOutcome('poll', (outcome, trx) => discovery.recordOutcome(outcome, trx), { storedResult: ({ records: _, ...rest }) => rest });
     attached = true;
   };
   attach();

@@ -8,6 +8,7 @@ import { ConfigError } from '../config';
 
 const sc = StringCodec();
 const BATCH = 256;
+const RECORDING_BATCHES = 2;
 /** How long a controller may take to record a batch before NATS hands its events to another replica. */
 const RESULTS_ACK_WAIT_MS = 60_000;
 
@@ -79,33 +80,36 @@ export class NatsJobTransport implements JobTransport {
 
   private async consumeResults(sink: EventSink): Promise<void> {
     const buffer: JsMsg[] = [];
-    let running = false;
+    const inFlight = new Set<Promise<void>>();
+    // Batches recorded at once: while one waits on the database, the next is verified and
+    // its progress written. Events of one job may land in two batches; the recorder takes
+    // them in any order (a late 'started' never reopens a final job).
     const kick = () => {
-      if (running) return;
-      running = true;
-      this.recording = (async () => {
-        try {
-          while (buffer.length > 0) {
-            const batch = buffer.splice(0, BATCH).map(toEvent);
-            await sink.events(batch).catch((err) => {
-              this.log.error({ err }, 'recording agent events failed');
-              batch.forEach((e) => e.nak(1000));
-            });
-          }
-        } finally {
-          running = false;
-        }
-      })();
+      while (inFlight.size < RECORDING_BATCHES && buffer.length > 0) {
+        const batch = buffer.splice(0, BATCH).map(toEvent);
+        const recording: Promise<void> = sink
+          .events(batch)
+          .catch((err) => {
+            this.log.error({ err }, 'recording agent events failed');
+            batch.forEach((e) => e.nak(1000));
+          })
+          .finally(() => {
+            inFlight.delete(recording);
+            kick();
+          });
+        inFlight.add(recording);
+      }
+      this.recording = inFlight.size > 0 ? Promise.all(inFlight).then(() => undefined) : null;
     };
     while (!this.closed) {
       try {
         const consumer = await this.js.consumers.get(this.names.resultsStream, this.names.resultsConsumer);
-        const messages = await consumer.consume({ max_messages: BATCH * 2 });
+        const messages = await consumer.consume({ max_messages: BATCH * (RECORDING_BATCHES + 1) });
         this.current = messages;
         for await (const m of messages) {
           buffer.push(m);
           kick();
-          while (buffer.length >= BATCH * 2 && !this.closed) await sleep(10);
+          while (buffer.length >= BATCH * (RECORDING_BATCHES + 1) && !this.closed) await sleep(10);
         }
       } catch (err) {
         if (this.closed) break;
@@ -139,7 +143,8 @@ export class NatsJobTransport implements JobTransport {
     // Graceful: no more events are taken; those already taken are recorded and acked before
     // the connection goes (bounded, so a NATS or database outage cannot hold a shutdown).
     await within(this.loop, 5_000);
-    await within(this.recording, 15_000);
+    const end = Date.now() + 15_000;
+    while (this.recording && Date.now() < end) await within(this.recording, end - Date.now());
     if (this.nc && !this.nc.isClosed()) {
       await within(this.nc.flush(), 2_000);
       await this.nc.close();
