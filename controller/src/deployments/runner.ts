@@ -42,14 +42,16 @@ const FAILED_STATES: DeviceStatus[] = ['failed', 'restored', 'restore_failed', '
 /**
  * The deployment state machine. Every transition happens inside a database transaction that
  * holds the deployment's row lock: the pump (starts a deployment, submits the jobs of queued
- * devices), the job outcome handlers (record a device's result, then settle the deployment), and
- * the recovery sweep (which any controller replica runs, so that a restart never leaves a
+ * devices, settles), the job outcome handlers (record a device's result under the device's row
+ * lock only; the pump that settles runs once the outcome has committed), and the recovery sweep (which any controller replica runs, so that a restart never leaves a
  * deployment in pending, in_progress or rolling_back).
  */
 export class DeploymentRunner {
   private timer: NodeJS.Timeout | null = null;
   private sweeping = false;
   private stopped = false;
+  /** Deployments with a pump under way, and whether another was asked for meanwhile. */
+  private readonly pumping = new Map<string, boolean>();
 
   constructor(
     private readonly store: DeploymentStore,
@@ -60,8 +62,12 @@ export class DeploymentRunner {
   ) {}
 
   register(): void {
-    this.jobs.onOutcome('deploy', (outcome, trx) => this.onOutcome(outcome, trx));
-    this.jobs.onOutcome('rollback', (outcome, trx) => this.onOutcome(outcome, trx));
+    for (const kind of ['deploy', 'rollback'] as const) {
+      this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx));
+      // Settling and submitting the next jobs lock the deployment row: done after the outcome
+      // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
+      this.jobs.afterOutcome(kind, (outcome) => outcome.groupId && this.schedule(outcome.groupId));
+    }
   }
 
   start(): void {
@@ -77,11 +83,27 @@ export class DeploymentRunner {
     this.timer = null;
   }
 
-  /** Pumps soon, after the caller's transaction (if any) has committed and released the lock. */
+  /**
+   * Pumps soon, after the caller's transaction (if any) has committed and released the lock.
+   * One pump per deployment at a time: calls meanwhile make it go round once more, so a burst
+   * of outcomes costs a few pumps, not one lock queue entry each.
+   */
   schedule(deploymentId: string): void {
     if (this.stopped) return;
-    setImmediate(() => {
-      this.pump(deploymentId).catch((err) => this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries'));
+    if (this.pumping.has(deploymentId)) {
+      this.pumping.set(deploymentId, true);
+      return;
+    }
+    this.pumping.set(deploymentId, false);
+    setImmediate(async () => {
+      try {
+        do {
+          this.pumping.set(deploymentId, false);
+          await this.pump(deploymentId).catch((err) => this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries'));
+        } while (this.pumping.get(deploymentId) && !this.stopped);
+      } finally {
+        this.pumping.delete(deploymentId);
+      }
     });
   }
 
@@ -299,10 +321,9 @@ export class DeploymentRunner {
           fields.error_message = 'The backup job returned no configuration; nothing was pushed';
           lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
         } else {
-          // Back to the queue with its backup: the pump submits the push job carrying it.
+          // Back to the queue with its backup: the pump (after this commits) submits the push job carrying it.
           fields.status = 'queued';
           fields.job_id = null;
-          this.schedule(deploymentId);
         }
       } else if (ok) {
         fields.status = 'completed';
@@ -343,9 +364,9 @@ export class DeploymentRunner {
       }
       await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
     }
-    // The agent's log lines of the job first, then the controller's: one statement.
+    // The agent's log lines of the job first, then the controller's: one statement. The
+    // deployment settles in the pump that afterOutcome schedules once this commits.
     await this.store.log(trx, deploymentId, deployment.org_id, lines, { jobId: outcome.jobId, deviceId: device.device_id });
-    await this.settle(trx, deploymentId);
   }
 
   /**
@@ -423,6 +444,7 @@ export class DeploymentRunner {
       for (const job of await this.store.orphanedOutcomes(this.tunables.staleMs)) {
         await this.store.db
           .transaction((trx) => this.onOutcome(outcomeOf(job), trx))
+          .then(() => job.group_id && this.schedule(job.group_id))
           .catch((err) => this.log.warn({ err: (err as Error).message, job: job.id }, 'recording a missed deployment outcome failed'));
       }
       for (const id of await this.store.unsettled()) {

@@ -106,6 +106,7 @@ export class JobEngine implements JobService {
   readonly store: JobsStore;
   private readonly handlers = new Map<JobKind, { handle: OutcomeHandler } & OutcomeOptions>();
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
+  private readonly outcomeListeners = new Map<JobKind, ((outcome: JobOutcome) => void)[]>();
   private readonly waiters = new Set<() => void>();
   private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
   private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
@@ -137,6 +138,10 @@ export class JobEngine implements JobService {
 
   onOutcome(kind: JobKind, handler: OutcomeHandler, options: OutcomeOptions = {}): void {
     this.handlers.set(kind, { handle: handler, ...options });
+  }
+
+  afterOutcome(kind: JobKind, listener: (outcome: JobOutcome) => void): void {
+    this.outcomeListeners.set(kind, [...(this.outcomeListeners.get(kind) ?? []), listener]);
   }
 
   /** Hears every job this replica recorded final, once its transaction committed (metrics). */
@@ -453,9 +458,11 @@ export class JobEngine implements JobService {
 
   /** After the commit: listeners, stream clean-up, waiters, counts, the device's next job. */
   private async afterFinal(row: JobRow, retract: boolean): Promise<void> {
-    for (const listener of this.finalListeners) {
+    const outcome = outcomeOf(row);
+    const listeners = [...this.finalListeners.map((l) => () => l(row)), ...(this.outcomeListeners.get(row.kind) ?? []).map((l) => () => l(outcome))];
+    for (const listener of listeners) {
       try {
-        listener(row);
+        listener();
       } catch (err) {
         this.deps.log.warn({ err, job: row.id }, 'a job-final listener failed');
       }

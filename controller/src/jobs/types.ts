@@ -55,6 +55,12 @@ export interface JobService {
    * transaction that marks the job final, so a result is never lost nor recorded twice.
    */
   onOutcome(kind: JobKind, handler: OutcomeHandler, options?: OutcomeOptions): void;
+  /**
+   * Hears each outcome of `kind` once the transaction that recorded it has committed, on the
+   * replica that recorded it: follow-up work that must not hold locks in the recorder's
+   * transaction (a crash in between is for the area's own sweep to repair).
+   */
+  afterOutcome(kind: JobKind, listener: (outcome: JobOutcome) => void): void;
   /** For request-bound waits (a single pull): resolves when every job is final. */
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }
