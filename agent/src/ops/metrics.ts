@@ -12,13 +12,17 @@ const JOB_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800]
 /** Jobs remembered between delivery and result (older ones are forgotten first). */
 const TRACKED_JOBS = 20_000;
 
-/** The payload of a compact JWS, unverified: only for labels (the runner verifies every message). */
-function payloadOf(token: string): Record<string, unknown> {
-  try {
-    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
+/**
+ * Top-level string fields of a compact JWS payload, unverified: only for labels (the runner
+ * verifies every message). Reads the first bytes only: the fields labelled come before a
+ * result's bulk, and a whole result (a config and its transcript) is not worth decoding twice.
+ */
+function labelsOf(token: string): Record<string, string> {
+  const payload = token.split('.')[1] ?? '';
+  const head = Buffer.from(payload.slice(0, 1024), 'base64url').toString('utf8');
+  const labels: Record<string, string> = {};
+  for (const m of head.matchAll(/"(job_id|kind|type|status)":"([^"\\]{1,64})"/g)) labels[m[1]] ??= m[2];
+  return labels;
 }
 
 /**
@@ -135,9 +139,9 @@ export class AgentMetrics {
   instrumentLink<L extends AgentLink>(link: L): L {
     const jobs = this.jobs;
     const track = (job: DeliveredJob): DeliveredJob => {
-      const p = payloadOf(job.token);
-      const id = typeof p.job_id === 'string' ? p.job_id : null;
-      const kind = typeof p.kind === 'string' ? p.kind : 'unknown';
+      const p = labelsOf(job.token);
+      const id = p.job_id ?? null;
+      const kind = p.kind ?? 'unknown';
       this.received.inc({ kind });
       if (id) {
         jobs.delete(id);
@@ -150,8 +154,8 @@ export class AgentMetrics {
       ackWaitMs: link.ackWaitMs,
       pull: (max, waitMs, onJob) => link.pull(max, waitMs, (job) => onJob(track(job))),
       publish: async (token, id) => {
-        const p = payloadOf(token);
-        const type = typeof p.type === 'string' ? p.type : 'unknown';
+        const p = labelsOf(token);
+        const type = p.type ?? 'unknown';
         try {
           await link.publish(token, id);
         } catch (err) {
@@ -159,10 +163,10 @@ export class AgentMetrics {
           throw err;
         }
         this.published.inc({ type });
-        if (type === 'result' && typeof p.job_id === 'string') {
+        if (type === 'result' && p.job_id) {
           const job = jobs.get(p.job_id);
           jobs.delete(p.job_id);
-          const status = typeof p.status === 'string' ? p.status : 'unknown';
+          const status = p.status ?? 'unknown';
           const kind = job?.kind ?? 'unknown';
           this.finished.inc({ kind, status });
           if (job) this.duration.observe({ kind, status }, (Date.now() - job.at) / 1000);
