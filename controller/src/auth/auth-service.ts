@@ -144,12 +144,21 @@ export class AuthService {
 
   /** Resolves an access token to its caller, refusing revoked sessions and disabled users at once. */
   async authenticate(token: string): Promise<AuthContext | null> {
+    return (await this.authenticateAlong(token))?.auth ?? null;
+  }
+
+  /**
+   * authenticate, also reading `along` (a SQL expression over the token's organization, every `?`
+   * being its id) in the same statement as the session check; its value counts only when the
+   * caller is let in.
+   */
+  async authenticateAlong(token: string, along?: string): Promise<{ auth: AuthContext; along: unknown } | null> {
     const claims = await this.signer.verify(token);
     if (!claims) return null;
-    const row = await this.store.findSessionUser(claims.sid, claims.sub);
+    const row = await this.store.findSessionUser(claims.sid, claims.sub, along ? { sql: along, orgId: claims.org } : undefined);
     if (!row || row.session_revoked_at || !row.is_active || row.session_expires_at.getTime() <= Date.now()) return null;
     if (claims.org !== row.home_org_id && !row.is_platform_admin) return null;
-    return {
+    const auth = {
       userId: row.id,
       username: row.username,
       orgId: claims.org,
@@ -159,6 +168,7 @@ export class AuthService {
       roles: row.roles,
       permissions: permissionsFor(row.roles, row.is_platform_admin),
     };
+    return { auth, along: row.along };
   }
 
   async logout(auth: AuthContext, client: ClientInfo): Promise<number> {

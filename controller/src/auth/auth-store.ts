@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { PREPARED, type Db } from '../db/knex';
+import { hotQuery, type Db } from '../db/knex';
 
 export interface UserRow {
   id: string;
@@ -21,6 +21,8 @@ export interface SessionUserRow extends Pick<UserRow, 'id' | 'home_org_id' | 'us
   session_revoked_at: Date | null;
   session_expires_at: Date;
   client_type: string;
+  /** The value read along with the session check, when one was asked for. */
+  along?: unknown;
 }
 
 export interface RefreshRow {
@@ -31,6 +33,19 @@ export interface RefreshRow {
   session_revoked_at: Date | null;
   user_id: string;
   client_type: string;
+}
+
+const sessionUserTexts = new Map<string, string>();
+
+/** The session check's text, with one more column when a route reads a value along with it. */
+function sessionUserSql(along = ''): string {
+  let text = sessionUserTexts.get(along);
+  if (text === undefined) {
+    sessionUserTexts.set(along, (text = `SELECT u.id, u.home_org_id, u.username, u.roles, u.is_active, u.is_platform_admin,
+      s.id AS session_id, s.revoked_at AS session_revoked_at, s.expires_at AS session_expires_at, s.client_type${along && `, (${along}) AS along`}
+      FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ? AND s.user_id = ? LIMIT 1`));
+  }
+  return text;
 }
 
 const ACTIVE = (q: Knex.QueryBuilder) => q.whereNull('revoked_at').where('expires_at', '>', new Date());
@@ -47,25 +62,16 @@ export class AuthStore {
     return this.db('users').where({ id }).first();
   }
 
-  /** One query per authenticated request: the session and its user together. */
-  /** Runs on every authenticated request, hence a prepared statement with only the columns needed. */
-  findSessionUser(sessionId: string, userId: string): Promise<SessionUserRow | undefined> {
-    return this.db('sessions as s')
-      .join('users as u', 'u.id', 's.user_id')
-      .where({ 's.id': sessionId, 's.user_id': userId })
-      .first(
-        'u.id',
-        'u.home_org_id',
-        'u.username',
-        'u.roles',
-        'u.is_active',
-        'u.is_platform_admin',
-        's.id as session_id',
-        's.revoked_at as session_revoked_at',
-        's.expires_at as session_expires_at',
-        's.client_type',
-      )
-      .options(PREPARED);
+  /**
+   * The session and its user together, on every authenticated request: a fixed text run as a
+   * prepared statement straight on a pooled connection (hotQuery), with only the columns needed.
+   * `along` adds one value the route reads in the same statement (a route's config.alongSession,
+   * plugins/auth.ts): a SQL expression whose every `?` is `orgId`, answered as the column along.
+   */
+  async findSessionUser(sessionId: string, userId: string, along?: { sql: string; orgId: string }): Promise<SessionUserRow | undefined> {
+    if (!along) return (await hotQuery<SessionUserRow>(this.db, sessionUserSql(), [sessionId, userId]))[0];
+    const values = [...Array.from(along.sql.matchAll(/\?/g), () => along.orgId), sessionId, userId];
+    return (await hotQuery<SessionUserRow>(this.db, sessionUserSql(along.sql), values))[0];
   }
 
   async createSession(

@@ -5,12 +5,19 @@ import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import { isForeignKeyViolation, uniqueOr } from './db-errors';
 import { type ImportRow, validateImportRows } from './import';
+import { DeviceListCache } from './list-cache';
 import { assertDeviceFields } from './rules';
 import type { BulkFields, DeviceBody, DeviceChanges } from './schemas';
 import type { DeviceFilter, DeviceStore } from './store';
 
 /** A profile or site checked a moment ago was deleted before the write: the same 400 as a foreign one. */
 const vanished = (constraint: string) => appError(constraint.includes('site') ? 'UNKNOWN_SITE' : 'UNKNOWN_PROFILE');
+
+/** Cache key of a list request; empty filter values filter nothing, so they are left out. */
+function listKey(orgId: string, filter: DeviceFilter, limit: number, offset: number): string {
+  const used = Object.entries(filter).filter(([, value]) => value !== undefined && value !== '').sort(([a], [b]) => (a < b ? -1 : 1));
+  return JSON.stringify([orgId, limit, offset, used]);
+}
 
 const IMPORT_COLUMNS = [
   'org_id', 'profile_id', 'source', 'protocol', 'created_by', 'updated_by',
@@ -25,9 +32,22 @@ export class DeviceService {
     private readonly audit: AuditService,
   ) {}
 
-  /** The list response as JSON text (see DeviceStore.listJson). */
-  listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number): Promise<string> {
-    return this.store.listJson(orgId, filter, limit, offset);
+  private readonly lists = new DeviceListCache();
+
+  /**
+   * The list response as JSON bytes (see DeviceStore.listJson). A remembered answer for the same
+   * organization, filters and page is used only while the organization's list version is still
+   * the one read with it (DeviceListCache says why that is safe): `currentVersion` when the
+   * caller read it already (along with the session check), else one version lookup.
+   */
+  async listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number, currentVersion?: number): Promise<Buffer> {
+    const key = listKey(orgId, filter, limit, offset);
+    const cached = this.lists.get(key);
+    if (cached && cached.version === (currentVersion ?? (await this.store.listVersion(orgId)))) return cached.body;
+    const { body, version } = await this.store.listJson(orgId, filter, limit, offset);
+    const entry = { version, body: Buffer.from(body) };
+    this.lists.set(key, entry);
+    return entry.body;
   }
 
   async get(orgId: string, id: string) {

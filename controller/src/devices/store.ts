@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
-import { PREPARED, type Db } from '../db/knex';
+import { hotQuery, PREPARED, type Db } from '../db/knex';
 import { OrgTable } from './org-table';
-
 
 export const SUMMARY_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'site', 'source', 'profile_id', 'created_at', 'updated_at'];
 
@@ -34,6 +33,13 @@ export const DEVICE_COLUMN_TYPES: Record<string, string> = {
 
 /** Bulk writes of at least this many rows get afterBulkWrite's index flush. */
 const BULK_WRITE_ROWS = 100;
+
+/**
+ * The organization's device list version (migration 110); 0 before its first device. Also read
+ * along with the session check of GET /api/devices (config.alongSession), saving a round trip.
+ */
+export const LIST_VERSION = 'COALESCE((SELECT version FROM device_counts WHERE org_id = ?), 0)';
+const LIST_VERSION_SQL = `SELECT ${LIST_VERSION} AS version`;
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -68,8 +74,10 @@ export class DeviceStore extends OrgTable {
    * GET /api/devices in one round trip, as the JSON text of {devices, total, limit, offset}
    * built by PostgreSQL: the hot list path skips row decoding, Date objects and re-serialization.
    * Timestamps are written like Date.toISOString() (UTC, milliseconds, Z), as on every other route.
+   * Also the organization's list version (migration 110), read in the same statement and so from
+   * the same snapshot as the body: the pair is what DeviceListCache keeps.
    */
-  async listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number): Promise<string> {
+  async listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number): Promise<{ body: string; version: number }> {
     // Unfiltered: the trigger-maintained per-organization count (migration 022), not a scan.
     const unfiltered = Object.values(filter).every((value) => value === undefined || value === '');
     const count = unfiltered
@@ -81,10 +89,17 @@ export class DeviceStore extends OrgTable {
     const { rows } = await this.db.raw(
       `SELECT json_build_object(
          'devices', COALESCE((SELECT json_agg(p ORDER BY p.name) FROM (?) p), '[]'::json),
-         'total', (?), 'limit', ?::int, 'offset', ?::int)::text AS body`,
-      [page, count, limit, offset],
+         'total', (?), 'limit', ?::int, 'offset', ?::int)::text AS body,
+       ${LIST_VERSION} AS version`,
+      [page, count, limit, offset, orgId],
     ).options(PREPARED); // one text per combination of filters present
-    return rows[0].body;
+    return rows[0];
+  }
+
+  /** The organization's current list version (0 before its first device); one index lookup. */
+  async listVersion(orgId: string): Promise<number> {
+    const [row] = await hotQuery<{ version: number }>(this.db, LIST_VERSION_SQL, [orgId]);
+    return row.version;
   }
 
   find(orgId: string, id: string) {

@@ -22,8 +22,7 @@ export async function authLimitsPlugin(app: FastifyInstance): Promise<void> {
       appError('RATE_LIMITED', undefined, { retry_after_secs: Math.max(1, Math.ceil(context.ttl / 1000)) }),
   });
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!request.url.startsWith(AUTH_PREFIX)) return;
+  const check = async (request: FastifyRequest, reply: FastifyReply) => {
     await limit.call(app, request, reply);
     try {
       await auth.assertNotLockedOut(request.ip);
@@ -31,5 +30,10 @@ export async function authLimitsPlugin(app: FastifyInstance): Promise<void> {
       if (err instanceof AppError && err.code === 'LOGIN_LOCKED_OUT') reply.header('Retry-After', String(err.extra.retry_after_secs));
       throw err;
     }
+  };
+  // Callback style: every other request passes straight through, without a promise of its own.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.url.startsWith(AUTH_PREFIX)) return done();
+    check(request, reply).then(() => done(), done);
   });
 }
