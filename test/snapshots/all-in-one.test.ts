@@ -38,7 +38,9 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(SWITCHBOARD_|DATABASE_URL|NATS_URL|PORT$|HOST$|LOG_LEVEL)/.test(key)));
-  child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['controller/src/start.ts'], {
+  // node with the tsx loader, not the tsx CLI: the CLI runs the program in a child process of its
+  // own, which SIGKILL on the CLI would leave running after the suite.
+  child = spawn(process.execPath, ['--import', 'tsx', 'controller/src/start.ts'], {
     cwd: ROOT,
     env: { ...env, PORT: String(port), SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
