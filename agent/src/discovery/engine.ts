@@ -23,6 +23,7 @@ import {
   splitInterfaces,
 } from './normalize';
 import type { ArpRecord, DiscoveryRecords, InterfaceRecord, MacRecord, NeighborProtocol, NeighborRecord, VlanRecord } from './records';
+import { renderLine } from '../drivers/ssh/text';
 
 export type Groups = Record<string, string | undefined>;
 
@@ -65,35 +66,17 @@ export interface ParseOutcome<T> {
 
 // ---- cleaning ---------------------------------------------------------------------------------
 
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]/g;
 /** Pager prompts of every dialect, wherever they were left in a line. */
 const PAGER_RESIDUE = [/ ?--+ ?[Mm]ore ?--+ ?/g, /<--- More --->/g, /---\(more( \d+%)?\)---/g, /^lines \d+-\d+( \(END\))?/g, /\(END\)/g];
 
-function renderLine(line: string): string {
-  let out: string[] = [];
-  let col = 0;
-  for (const ch of line) {
-    if (ch === '\r') col = 0;
-    else if (ch === '\b') col = Math.max(0, col - 1);
-    else {
-      out[col] = ch;
-      col += 1;
-    }
-  }
-  out = Array.from(out, (c) => c ?? ' ');
-  return out.join('');
-}
-
 /** Output as clean lines: ANSI removed, \r and \b applied, pager prompts cut out, right-trimmed. */
 export function cleanLines(text: string): string[] {
-  return text
-    .replace(ANSI, '')
-    .split('\n')
-    .map((raw) => {
-      let line = renderLine(raw.replace(/\r$/, ''));
-      for (const re of PAGER_RESIDUE) line = line.replace(re, '');
-      return line.trimEnd();
-    });
+  return text.split('\n').map((raw) => {
+    // The SSH driver's terminal rendering: escapes, \r and \b applied as a terminal would.
+    let line = renderLine(raw);
+    for (const re of PAGER_RESIDUE) line = line.replace(re, '');
+    return line.trimEnd();
+  });
 }
 
 // ---- parsing ----------------------------------------------------------------------------------

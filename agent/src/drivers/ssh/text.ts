@@ -20,6 +20,10 @@ export function stripAnsi(text: string): string {
  * left, ESC[K / ESC[2K erase, other escape sequences have no visible effect.
  */
 export function renderLine(line: string): string {
+  // A trailing \r (CRLF line ends) only moves the cursor: drop it, so the common line needs no emulation.
+  let end = line.length;
+  while (end > 0 && line.charCodeAt(end - 1) === 13) end--;
+  if (end < line.length) line = line.slice(0, end);
   if (!NEEDS_EMULATION.test(line)) return line.replace(INVISIBLE, '').trimEnd();
   const cells: string[] = [];
   let col = 0;
