@@ -30,7 +30,7 @@ import {
   type LogLine,
 } from '../../shared/src/jobs/messages';
 import type { DriverRegistry } from './drivers';
-import type { DeviceCredentials, SessionLimits } from './drivers/types';
+import type { DeviceCredentials, SessionLimits, SshHostKey } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
 import { KIND_RUNNERS } from './jobs';
 
@@ -224,6 +224,7 @@ export class AgentRuntime {
           started_at: startedAt.toISOString(),
           finished_at: new Date().toISOString(),
           logs: lines.splice(0, lines.length),
+          ...(outcome.hostKey ? { host_key: outcome.hostKey } : {}),
         },
         `${msg.job_id}:${msg.attempt}:${identity.agent_id}:result`,
       );
@@ -236,7 +237,7 @@ export class AgentRuntime {
   }
 
   /** Runs the job kind until it ends or its deadline passes. */
-  private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf> {
+  private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf & { hostKey?: SshHostKey }> {
     const runner = KIND_RUNNERS[msg.kind];
     if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
     let credentials: DeviceCredentials;
@@ -248,6 +249,7 @@ export class AgentRuntime {
     }
     const target = targetOf(msg.device, credentials);
     const mask = makeMask(credentials);
+    let hostKey: SshHostKey | undefined;
     const controller = new AbortController();
     const budget = Math.max(100, deadline - Date.now() - Math.min(DEADLINE_MARGIN_MS, (deadline - Date.now()) / 10));
     const timer = setTimeout(() => controller.abort(), budget);
@@ -259,7 +261,10 @@ export class AgentRuntime {
       signal: controller.signal,
       log: (level, text) => log(level, mask(text)),
       mask,
-      open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t))),
+      open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t)), (key) => {
+        // The first SSH-based session's key is the one reported (and pinned by the controller).
+        hostKey ??= key;
+      }),
     };
     const deadlinePassed = new Promise<JobResultOf>((resolve) =>
       controller.signal.addEventListener('abort', () =>
@@ -268,10 +273,11 @@ export class AgentRuntime {
       ),
     );
     try {
-      return await Promise.race([
+      const outcome = await Promise.race([
         runner(ctx).catch((err): JobResultOf => ({ status: 'failed', error: mask((err as Error).message ?? String(err)), result: null })),
         deadlinePassed,
       ]);
+      return hostKey ? { ...outcome, hostKey } : outcome;
     } finally {
       clearTimeout(timer);
       controller.abort();

@@ -3,6 +3,7 @@
  * ForceCommand script that behaves like a 'generic' dialect device. A kernel pty does the echo
  * and the line-end conversion; sshd prints its own pre-login banner and "Last login" lines.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import { DriverError, type DeviceTarget, type SessionLimits } from '../../agent/src/drivers/types';
 import { startOpensshDevice, type OpensshPeer } from './fixtures/ssh/openssh';
 import { readableKeyPair } from '../sim/ssh/device';
+import { until } from '../agents/helpers';
 
 const LIMITS: Partial<SessionLimits> = { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000, idleTimeoutMs: 10_000, keepaliveIntervalMs: 5000 };
 
@@ -78,5 +80,41 @@ describe('OpenSSH sshd as the peer', () => {
     expect(e).toBeInstanceOf(DriverError);
     expect((e as DriverError).kind).toBe('auth');
     expect((e as DriverError).message).toMatch(/authentication failed for user 'root' \(tried publickey\)/);
+  });
+  it("reports the host key as ssh-keygen fingerprints it, and refuses a wrong pinned key before authenticating → 'hostkey'", async () => {
+    // What OpenSSH itself says the key is: ssh-keyscan piped into ssh-keygen -l.
+    const scanned = execFileSync('/usr/bin/ssh-keyscan', ['-t', 'ed25519', '-p', String(peer.port), peer.host], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const listed = execFileSync('/usr/bin/ssh-keygen', ['-l', '-f', '-'], { input: scanned }).toString();
+    const fingerprint = listed.split(' ')[1];
+    expect(fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+
+    const learned = await sshCliDriver.open(target, LIMITS);
+    await learned.close();
+    expect(learned.hostKey).toEqual({ type: 'ssh-ed25519', fingerprint });
+
+    const pinned = await sshCliDriver.open({ ...target, ssh_host_key: { type: 'ssh-ed25519', fingerprint } }, LIMITS);
+    await pinned.close();
+
+    const wrong = 'SHA256:' + 'A'.repeat(43);
+    const transcript: string[] = [];
+    const e = await sshCliDriver.open({ ...target, ssh_host_key: { type: 'ssh-ed25519', fingerprint: wrong } }, LIMITS, { write: (_d, t) => transcript.push(t) }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(DriverError);
+    expect((e as DriverError).kind).toBe('hostkey');
+    expect((e as DriverError).message).toBe(
+      `host key: mismatch for ossh-sw1 (${peer.host}:${peer.port}): expected ${wrong}, device offered ${fingerprint} (ssh-ed25519). ` +
+        'If the device was replaced or re-keyed, clear the pinned key: DELETE /api/devices/:id/ssh-host-key',
+    );
+    expect(transcript.join('\n')).not.toMatch(/authenticated as/);
+    // sshd's own account of that connection (the newest one): it ended before any user authentication.
+    const lines = await until('sshd to log the refused connection', () => {
+      const log = peer.logs().split('\n');
+      const from = log.map((l) => /Connection from \S+ port (\d+)/.exec(l)?.[1]).filter(Boolean).pop();
+      const mine = from ? log.filter((l) => l.includes(`port ${from}`)) : [];
+      return mine.some((l) => /preauth|closed|reset/i.test(l) && !/Connection from/.test(l)) ? mine : null;
+    });
+    expect(lines.join('\n')).not.toMatch(/Accepted|Failed|publickey|Postponed|Authenticat/i);
   });
 });

@@ -16,6 +16,12 @@ export interface DeviceCredentials {
   enable_password?: string;
 }
 
+/** An SSH host key as OpenSSH shows it: type (ssh-ed25519, …) and `SHA256:` fingerprint. */
+export interface SshHostKey {
+  type: string;
+  fingerprint: string;
+}
+
 /** Everything a driver needs to reach one device. */
 export interface DeviceTarget {
   id: string;
@@ -27,6 +33,11 @@ export interface DeviceTarget {
   ports: { ssh: number; netconf: number; gnmi: number };
   gnmi_tls: boolean;
   gnmi_skip_verify: boolean;
+  /**
+   * The host key pinned for this device (trust on first use). SSH-based drivers refuse any
+   * other key before authenticating; null or absent: any key is accepted and reported.
+   */
+  ssh_host_key?: SshHostKey | null;
 }
 
 /** Separate limits so one slow or dead device never holds a worker for long. */
@@ -70,6 +81,8 @@ export interface ConfigChange {
 
 export interface DeviceSession {
   readonly transport: Transport;
+  /** SSH-based sessions: the host key the device offered (reported with the job result). */
+  readonly hostKey?: SshHostKey;
   /** Running configuration, cleaned so that an unchanged device gives unchanged text. */
   fetchConfig(): Promise<FetchedConfig>;
   /** CLI transports: one show command's cleaned output. */
@@ -92,7 +105,7 @@ export interface DeviceDriver {
 }
 
 /** Errors a driver raises carry a cause class so metrics and operators can tell them apart. */
-export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'device';
+export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'device' | 'hostkey';
 
 export class DriverError extends Error {
   /**

@@ -12,6 +12,7 @@ import {
   type DeviceSession,
   type DeviceTarget,
   type SessionLimits,
+  type SshHostKey,
   type Transcript,
   type Transport,
 } from '../drivers/types';
@@ -49,6 +50,7 @@ export function targetOf(device: JobDevice, credentials: DeviceCredentials): Dev
     ports: device.ports,
     gnmi_tls: device.gnmi_tls,
     gnmi_skip_verify: device.gnmi_skip_verify,
+    ssh_host_key: device.ssh_host_key ?? null,
   };
 }
 
@@ -85,8 +87,17 @@ export interface OpenDeps {
   limits: Partial<SessionLimits>;
 }
 
-/** `open` for one job: bounded set-ups, deadline-aware, never leaks a session opened too late. */
-export function sessionOpener(deps: OpenDeps, target: DeviceTarget, signal: AbortSignal, log: JobContext['log']): JobContext['open'] {
+/**
+ * `open` for one job: bounded set-ups, deadline-aware, never leaks a session opened too late.
+ * `onHostKey` hears the SSH host key of each SSH-based session opened.
+ */
+export function sessionOpener(
+  deps: OpenDeps,
+  target: DeviceTarget,
+  signal: AbortSignal,
+  log: JobContext['log'],
+  onHostKey?: (key: SshHostKey) => void,
+): JobContext['open'] {
   return async (transport, transcript) => {
     const driver = deps.drivers.get(transport);
     if (!driver) throw new DriverError('protocol', `this agent has no ${transport} driver`);
@@ -118,6 +129,7 @@ export function sessionOpener(deps: OpenDeps, target: DeviceTarget, signal: Abor
       deps.connectSlots.release();
     }
     log('info', `connected over ${transport}`);
+    if (session.hostKey) onHostKey?.(session.hostKey);
     // At the deadline the session is closed, which ends whatever command is running.
     signal.addEventListener('abort', () => void session.close().catch(() => undefined), { once: true });
     return session;

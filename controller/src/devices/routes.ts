@@ -100,4 +100,17 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
     await devices.delete(caller(request), request.params.id);
     return reply.code(204).send(null);
   });
+
+  app.delete('/:id/ssh-host-key', {
+    config,
+    schema: {
+      tags,
+      summary: 'Forget the pinned SSH host key (after a device was replaced or re-keyed): the next SSH or NETCONF session pins the key the device offers',
+      params: IdParams,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (request, reply) => {
+    await devices.clearHostKey(caller(request), request.params.id);
+    return reply.code(204).send(null);
+  });
 }

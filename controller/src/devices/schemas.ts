@@ -63,6 +63,13 @@ export const DeviceSummary = Type.Object({
   updated_at: Timestamp,
 });
 
+/** The pinned SSH host key (trust on first use), as OpenSSH shows it. */
+export const DeviceSshHostKey = Type.Object({
+  type: Type.String({ description: 'Key type, e.g. ssh-ed25519.' }),
+  fingerprint: Type.String({ description: 'OpenSSH SHA256 fingerprint: SHA256:<unpadded base64>.' }),
+  seen_at: Timestamp,
+});
+
 export const Device = Type.Object({
   ...DeviceSummary.properties,
   protocol: Type.String(),
@@ -81,6 +88,7 @@ export const Device = Type.Object({
   netbox_removed_at: Nullable(Timestamp),
   created_by: Nullable(Uuid),
   updated_by: Nullable(Uuid),
+  ssh_host_key: Nullable(DeviceSshHostKey),
 });
 
 export const DeviceListQuery = Type.Object({

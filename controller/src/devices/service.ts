@@ -102,6 +102,13 @@ export class DeviceService {
     await this.record(me, 'device.deleted', { device_id: id });
   }
 
+  /** DELETE /api/devices/:id/ssh-host-key: the next session pins whatever key the device offers. */
+  async clearHostKey(me: AuthContext, id: string): Promise<void> {
+    const { found, cleared } = await this.store.clearHostKey(me.orgId, id);
+    if (!found) throw appError('DEVICE_NOT_FOUND');
+    await this.record(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
+  }
+
   async bulkUpdate(me: AuthContext, ids: string[], fields: Static<typeof BulkFields>): Promise<number> {
     if (ids.length === 0) throw appError('BULK_EMPTY_IDS');
     if (Object.keys(fields).length === 0) throw appError('BULK_EMPTY_FIELDS');

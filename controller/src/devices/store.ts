@@ -10,6 +10,9 @@ const fullColumns = (db: Db) => [
   db.raw("CASE WHEN source = 'netbox' THEN source_id END AS netbox_source_id"),
   db.raw("CASE WHEN source = 'netbox' AND external_id ~ '^[0-9]{1,9}$' THEN external_id::int END AS netbox_id"),
   'netbox_last_synced_at', 'netbox_removed_at', 'created_by', 'updated_by',
+  db.raw(`CASE WHEN ssh_host_key_sha256 IS NOT NULL THEN json_build_object(
+      'type', ssh_host_key_type, 'fingerprint', ssh_host_key_sha256,
+      'seen_at', to_char(ssh_host_key_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS ssh_host_key`),
 ];
 
 export interface DeviceFilter {
@@ -104,6 +107,20 @@ export class DeviceStore extends OrgTable {
 
   find(orgId: string, id: string) {
     return this.db('devices').where({ org_id: orgId, id }).first(fullColumns(this.db));
+  }
+
+  /**
+   * Clears the device's pinned SSH host key, so the next session learns it again. Answers whether
+   * the device exists in the organization (a device with no pin is no error).
+   */
+  async clearHostKey(orgId: string, id: string): Promise<{ found: boolean; cleared: string | null }> {
+    const { rows } = await this.db.raw(
+      `UPDATE devices d SET ssh_host_key_sha256 = NULL, ssh_host_key_type = NULL, ssh_host_key_seen_at = NULL
+         FROM (SELECT id, ssh_host_key_sha256 AS previous FROM devices WHERE org_id = ? AND id = ? FOR UPDATE) p
+        WHERE d.id = p.id RETURNING p.previous`,
+      [orgId, id],
+    );
+    return rows.length === 0 ? { found: false, cleared: null } : { found: true, cleared: rows[0].previous };
   }
 
   /** Whether the profile and the site (each when given) belong to the organization, in one query. */

@@ -313,6 +313,8 @@ export class JobEngine implements JobService {
             gnmi_skip_verify: target.gnmi_skip_verify,
             automation_transport: target.automation_transport,
             username: target.credentials.username,
+            // Only once pinned: an agent older than pinning never sees the field.
+            ...(target.ssh_host_key ? { ssh_host_key: target.ssh_host_key } : {}),
           },
           params: job.params,
           secrets: await this.seal(target, recipients),
@@ -452,6 +454,9 @@ export class JobEngine implements JobService {
     const handler = this.handlers.get(job.kind);
     const stored = fields.result && handler?.storedResult ? handler.storedResult(fields.result) : fields.result;
     const row = await this.store.markFinal(trx, jobId, fields, stored);
+    // Trust on first use: the first SSH host key an agent reported for the device is pinned with
+    // the outcome (a device that already has one keeps it; a mismatch failed the session instead).
+    if (fields.hostKey) await this.store.pinHostKey(trx, row.org_id, row.device_id, fields.hostKey);
     if (handler && withHandler) await handler.handle(outcomeOf(row), trx);
     return row;
   }
@@ -609,6 +614,7 @@ export class JobEngine implements JobService {
             result: e.result,
             agentId: agent.id,
             startedAt: new Date(e.started_at),
+            ...(e.host_key ? { hostKey: e.host_key } : {}),
           }),
         };
       });

@@ -47,6 +47,8 @@ export interface FinalFields {
   result: Record<string, unknown> | null;
   agentId: string | null;
   startedAt: Date | null;
+  /** The SSH host key the agent saw (result events of agents that report it). */
+  hostKey?: { type: string; fingerprint: string };
 }
 
 export function outcomeOf(row: JobRow): JobOutcome {
@@ -165,6 +167,14 @@ export class JobsStore {
       .returning(COLUMNS_BUT_RESULT)
       .options(PREPARED);
     return { ...row, result: f.result };
+  }
+
+  /** Pins the device's SSH host key unless one is pinned already (trust on first use). */
+  async pinHostKey(trx: Knex.Transaction, orgId: string, deviceId: string, key: { type: string; fingerprint: string }): Promise<void> {
+    await trx('devices')
+      .where({ id: deviceId, org_id: orgId })
+      .whereNull('ssh_host_key_sha256')
+      .update({ ssh_host_key_sha256: key.fingerprint, ssh_host_key_type: key.type, ssh_host_key_seen_at: trx.fn.now() });
   }
 
   async bumpRecordFailures(id: string): Promise<number> {

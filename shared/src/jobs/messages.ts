@@ -17,6 +17,13 @@ export type JobKindName = Static<typeof JobKindSchema>;
 const Iso = Type.String({ minLength: 10, maxLength: 40 });
 const Id = Type.String({ minLength: 1, maxLength: 64 });
 
+/** An SSH host key as OpenSSH shows it: key type and `SHA256:` + unpadded base64 fingerprint. */
+export const SshHostKey = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 64 }),
+  fingerprint: Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$' }),
+});
+export type SshHostKey = Static<typeof SshHostKey>;
+
 /** Everything an agent needs to reach the device, except the secrets. */
 export const JobDevice = Type.Object({
   id: Id,
@@ -28,6 +35,11 @@ export const JobDevice = Type.Object({
   gnmi_skip_verify: Type.Boolean(),
   automation_transport: Type.Union([Type.Literal('gnmi'), Type.Literal('netconf'), Type.Null()]),
   username: Type.String(),
+  /**
+   * The device's pinned SSH host key (trust on first use); SSH and NETCONF sessions refuse any
+   * other before authenticating. Absent or null: none pinned yet (older controllers never send it).
+   */
+  ssh_host_key: Type.Optional(Type.Union([SshHostKey, Type.Null()])),
 });
 export type JobDevice = Static<typeof JobDevice>;
 
@@ -88,6 +100,8 @@ export const ResultEvent = Type.Object({
   finished_at: Iso,
   /** Log lines not yet sent, so a short job needs one message. */
   logs: Type.Array(LogLine),
+  /** The SSH host key the job's first SSH or NETCONF session saw (older agents never send it). */
+  host_key: Type.Optional(SshHostKey),
 });
 /** The agent cannot run this job message (it is not among the secrets' recipients). */
 export const RejectedEvent = Type.Object({ ...EventBase, type: Type.Literal('rejected'), reason: Type.Literal('not_recipient') });

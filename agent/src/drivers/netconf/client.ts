@@ -5,7 +5,8 @@
  */
 import net from 'node:net';
 import ssh2, { type Client, type ClientChannel, type ConnectConfig } from 'ssh2';
-import { DriverError, type SessionLimits, type Transcript } from '../types';
+import { hostKeyCheck } from '../ssh/host-key';
+import { DriverError, type SessionLimits, type SshHostKey, type Transcript } from '../types';
 import { FrameDecoder, FramingError, encodeMessage, type Framing } from './framing';
 import { XmlError, child, childrenNamed, elements, isElement, localName, parseXml, serializeXml, textOf, type XElement } from './xml';
 
@@ -32,6 +33,10 @@ export interface NetconfConnectOptions {
   secrets?: string[];
   /** Offer base:1.1 (default true). */
   offerBase11?: boolean;
+  /** The device's name, for the host key mismatch message (default the host). */
+  name?: string;
+  /** The pinned host key: any other fails the handshake before authentication. */
+  pinnedHostKey?: SshHostKey | null;
 }
 
 export interface RpcErrorDetail {
@@ -103,6 +108,8 @@ export class NetconfClient {
   private helloWaiter: ((hello: XElement) => void) | undefined;
   serverCapabilities: string[] = [];
   sessionId = '';
+  /** The SSH host key the device offered. */
+  hostKey: SshHostKey | undefined;
 
   private constructor(
     private readonly ssh: Client,
@@ -140,7 +147,7 @@ export class NetconfClient {
     // becoming an uncaught exception between phases.
     ssh.on('error', () => undefined);
     try {
-      await sshHandshake(ssh, sock, opts, left());
+      const hostKey = await sshHandshake(ssh, sock, opts, left());
       const stream = await withTimeout(
         new Promise<ClientChannel>((resolve, reject) => {
           ssh.subsys('netconf', (err, ch) => (err ? reject(new DriverError('refused', `${where} refused the "netconf" SSH subsystem: ${err.message}`)) : resolve(ch)));
@@ -149,6 +156,7 @@ export class NetconfClient {
         () => new DriverError('timeout', `opening the netconf subsystem on ${where} timed out after ${opts.limits.connectTimeoutMs}ms`),
       );
       const client = new NetconfClient(ssh, stream, opts);
+      client.hostKey = hostKey;
       await client.helloExchange(left());
       transcript?.write('info', `netconf session ${client.sessionId} on ${where}, framing ${client.framing}`);
       return client;
@@ -404,20 +412,24 @@ export function tcpConnect(host: string, port: number, timeoutMs: number, keepal
   });
 }
 
-function sshHandshake(ssh: Client, sock: net.Socket, opts: NetconfConnectOptions, timeoutMs: number): Promise<void> {
+/** Resolves with the host key the device offered once authenticated. */
+function sshHandshake(ssh: Client, sock: net.Socket, opts: NetconfConnectOptions, timeoutMs: number): Promise<SshHostKey | undefined> {
   const where = `${opts.host}:${opts.port}`;
-  return new Promise<void>((resolve, reject) => {
+  const hostKey = hostKeyCheck({ name: opts.name ?? opts.host, host: opts.host, ssh_host_key: opts.pinnedHostKey }, opts.port);
+  return new Promise<SshHostKey | undefined>((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
       reject(new DriverError('timeout', `SSH handshake/authentication with ${where} timed out after ${opts.limits.connectTimeoutMs}ms`));
     }, timeoutMs);
     const onReady = (): void => {
       cleanup();
-      resolve();
+      resolve(hostKey.seen);
     };
     const onError = (err: Error & { level?: string }): void => {
       cleanup();
-      if (err.level === 'client-authentication') {
+      if (hostKey.mismatch) {
+        reject(hostKey.mismatch);
+      } else if (err.level === 'client-authentication') {
         reject(new DriverError('auth', `SSH authentication as ${opts.username} to ${where} failed (${err.message})`));
       } else if (err.level === 'client-timeout') {
         reject(new DriverError('timeout', `SSH handshake with ${where} timed out: ${err.message}`));
@@ -427,7 +439,7 @@ function sshHandshake(ssh: Client, sock: net.Socket, opts: NetconfConnectOptions
     };
     const onClose = (): void => {
       cleanup();
-      reject(new DriverError('protocol', `${where} closed the connection during the SSH handshake`));
+      reject(hostKey.mismatch ?? new DriverError('protocol', `${where} closed the connection during the SSH handshake`));
     };
     const cleanup = (): void => {
       clearTimeout(timer);
@@ -448,6 +460,12 @@ function sshHandshake(ssh: Client, sock: net.Socket, opts: NetconfConnectOptions
       keepaliveInterval: opts.limits.keepaliveIntervalMs,
       keepaliveCountMax: 3,
       tryKeyboard: opts.password !== undefined,
+      // Runs during key exchange, before any credential is offered.
+      hostVerifier: (key: Buffer) => {
+        const ok = hostKey.verify(key);
+        opts.transcript?.write('info', ok ? `host key ${hostKey.seen!.fingerprint} (${hostKey.seen!.type})` : hostKey.mismatch!.message);
+        return ok;
+      },
     };
     if (opts.password !== undefined) cfg.password = opts.password;
     if (opts.privateKey) cfg.privateKey = opts.privateKey;

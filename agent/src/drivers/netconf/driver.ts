@@ -7,6 +7,7 @@ import {
   type DeviceTarget,
   type FetchedConfig,
   type SessionLimits,
+  type SshHostKey,
   type Transcript,
 } from '../types';
 import { CAP, NS_BASE, NetconfClient } from './client';
@@ -36,6 +37,10 @@ export class NetconfSession implements DeviceSession {
     private readonly options: NetconfDriverOptions,
     private readonly transcript?: Transcript,
   ) {}
+
+  get hostKey(): SshHostKey | undefined {
+    return this.client.hostKey;
+  }
 
   get capabilities(): string[] {
     return this.client.serverCapabilities;
@@ -165,6 +170,8 @@ export function createNetconfDriver(options: NetconfDriverOptions = {}): Netconf
         transcript,
         secrets: [cred.password ?? '', cred.enable_password ?? ''],
         offerBase11: options.offerBase11,
+        name: target.name,
+        pinnedHostKey: target.ssh_host_key,
       });
       return new NetconfSession(client, options, transcript);
     },

@@ -5,7 +5,8 @@
 import { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, Client as SshClient } from 'ssh2';
-import { DriverError, type DeviceTarget, type SessionLimits } from '../types';
+import { DriverError, type DeviceTarget, type SessionLimits, type SshHostKey } from '../types';
+import { hostKeyCheck } from './host-key';
 
 const { Client, utils } = ssh2;
 
@@ -85,17 +86,21 @@ export function keepaliveError(where: string, limits: SessionLimits): DriverErro
   );
 }
 
-/** Resolves with an authenticated client; rejects with a DriverError. */
+/**
+ * Resolves with an authenticated client and the host key the device offered; rejects with a
+ * DriverError ('hostkey' when the key is not the pinned one: no credential was sent).
+ */
 export function connectSsh(
   target: DeviceTarget,
   limits: SessionLimits,
   where: string,
   info: (text: string) => void,
   legacyAlgorithms = true,
-): Promise<SshClient> {
+): Promise<{ client: SshClient; hostKey: SshHostKey | undefined }> {
   const methods = authMethods(target);
   const tried: string[] = [];
-  return new Promise<SshClient>((resolve, reject) => {
+  const hostKey = hostKeyCheck(target, target.ports.ssh);
+  return new Promise((resolve, reject) => {
     const sock = new Socket();
     sock.setNoDelay(true);
     sock.setKeepAlive(true, limits.keepaliveIntervalMs);
@@ -110,15 +115,15 @@ export function connectSsh(
         client.end();
         sock.destroy();
         reject(err);
-      } else resolve(client);
+      } else resolve({ client, hostKey: hostKey.seen });
     };
     client.on('banner', (text: string) => info(`pre-login banner: ${text.trim()}`));
     client.once('ready', () => {
       info(`authenticated as ${target.credentials.username} (${tried[tried.length - 1] ?? 'unknown method'})`);
       settle();
     });
-    client.on('error', (e: SshError) => settle(mapError(e, where, target, limits, tried)));
-    client.once('close', () => settle(new DriverError('protocol', `${where}: connection closed by the device during the SSH handshake`)));
+    client.on('error', (e: SshError) => settle(hostKey.mismatch ?? mapError(e, where, target, limits, tried)));
+    client.once('close', () => settle(hostKey.mismatch ?? new DriverError('protocol', `${where}: connection closed by the device during the SSH handshake`)));
     let next = 0;
     client.connect({
       sock,
@@ -127,6 +132,13 @@ export function connectSsh(
       keepaliveInterval: limits.keepaliveIntervalMs,
       keepaliveCountMax: KEEPALIVE_COUNT_MAX,
       ...(legacyAlgorithms ? { algorithms: LEGACY_ALGORITHMS } : {}),
+      // Runs during key exchange, before authHandler offers any credential.
+      hostVerifier: (key: Buffer) => {
+        const ok = hostKey.verify(key);
+        if (ok) info(`host key ${hostKey.seen!.fingerprint} (${hostKey.seen!.type})${target.ssh_host_key ? ' matches the pinned key' : ', none pinned yet'}`);
+        else info(hostKey.mismatch!.message);
+        return ok;
+      },
       authHandler: (methodsLeft, _partial, callback) => {
         while (next < methods.length) {
           const m = methods[next++];

@@ -12,6 +12,7 @@ import {
   type DeviceTarget,
   type FetchedConfig,
   type SessionLimits,
+  type SshHostKey,
   type Transcript,
 } from '../types';
 import { connectSsh, keepaliveError, openShell } from './connect';
@@ -75,6 +76,7 @@ type Level = 'user' | 'privileged' | 'config';
 
 interface SessionContext {
   client: SshClient;
+  hostKey: SshHostKey | undefined;
   shell: CliShell;
   dialect: SshDialect;
   target: DeviceTarget;
@@ -97,6 +99,7 @@ const LEVELS: Level[] = ['config', 'privileged', 'user'];
 
 class SshCliSession implements SshCliSessionApi {
   readonly transport = 'ssh' as const;
+  readonly hostKey: SshHostKey | undefined;
   private host?: string;
   level: Level = 'user';
   private queue: Promise<unknown> = Promise.resolve();
@@ -116,6 +119,7 @@ class SshCliSession implements SshCliSessionApi {
   constructor(c: SessionContext) {
     ({
       client: this.client,
+      hostKey: this.hostKey,
       shell: this.shell,
       dialect: this.dialect,
       target: this.target,
@@ -454,7 +458,7 @@ export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDri
       const info = (text: string) => transcript?.write('info', mask(text));
       const deadline = Date.now() + limits.connectTimeoutMs;
       info(`connecting to ${target.host}:${target.ports.ssh} as ${target.credentials.username} (dialect ${dialect.deviceType})`);
-      const client = await connectSsh(target, limits, where, info, options.legacyAlgorithms ?? true).catch((e: unknown) => {
+      const { client, hostKey } = await connectSsh(target, limits, where, info, options.legacyAlgorithms ?? true).catch((e: unknown) => {
         throw masked(e, mask);
       });
       let shell: CliShell | undefined;
@@ -476,7 +480,7 @@ export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDri
           received: (t) => transcript?.write('received', mask(t)),
           info,
         });
-        session = new SshCliSession({ client, shell, dialect, target, limits, where, info, mask, closeGraceMs });
+        session = new SshCliSession({ client, hostKey, shell, dialect, target, limits, where, info, mask, closeGraceMs });
         await session.init(deadline);
         return session;
       } catch (e) {
