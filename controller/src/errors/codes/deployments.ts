@@ -4,7 +4,7 @@ import type { ErrorSpec } from '../spec';
 export const deploymentsErrors = {
   PLATFORM_NOT_FOUND: { status: 404, message: 'Platform not found', doc: 'No platform has that id; GET /api/config/platforms lists them.' },
   UNKNOWN_PLATFORM: { status: 400, message: 'Unknown platform', doc: 'A template named a platform that is not in GET /api/config/platforms.' },
-  TEMPLATE_FORMAT_MISMATCH: { status: 400, message: "The config format does not fit the platform's transport", doc: 'NETCONF platforms take xml templates and gNMI platforms json; cli templates are allowed on any platform for rendering, but deployments do not push them.' },
+  TEMPLATE_FORMAT_MISMATCH: { status: 400, message: "The config format does not fit the platform's transport", doc: "NETCONF platforms take xml templates and gNMI platforms json; cli templates fit any platform and are pushed over SSH in the device type's CLI dialect." },
   TEMPLATE_NOT_FOUND: { status: 404, message: 'Template not found', doc: "No template with that id in the caller's organization." },
   TEMPLATE_VERSION_NOT_FOUND: { status: 404, message: 'Template version not found', doc: 'The template has no such version; GET /templates/:id/versions lists them.' },
   RENDER_ERROR: { status: 400, message: 'Render error', doc: 'The template does not parse or does not render with the variables given; the message names the line and the cause.' },
