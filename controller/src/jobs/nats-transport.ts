@@ -104,12 +104,13 @@ export class NatsJobTransport implements JobTransport {
     while (!this.closed) {
       try {
         const consumer = await this.js.consumers.get(this.names.resultsStream, this.names.resultsConsumer);
-        const messages = await consumer.consume({ max_messages: BATCH * (RECORDING_BATCHES + 1) });
+        // Held at once: the batches being recorded and one more waiting (a result is ~30 KB).
+        const messages = await consumer.consume({ max_messages: BATCH * RECORDING_BATCHES });
         this.current = messages;
         for await (const m of messages) {
           buffer.push(m);
           kick();
-          while (buffer.length >= BATCH * (RECORDING_BATCHES + 1) && !this.closed) await sleep(10);
+          while (buffer.length >= BATCH && !this.closed) await sleep(10);
         }
       } catch (err) {
         if (this.closed) break;
