@@ -221,6 +221,8 @@ export async function startControllerProcess(opts: ControllerProcessOptions): Pr
       SWITCHBOARD_METRICS_TOKEN: opts.metricsToken,
       SWITCHBOARD_PUBLIC_URL: `http://127.0.0.1:${port}`,
       LOG_LEVEL: opts.logLevel ?? 'warn',
+      // The heap `npm run controller` gives the controller (package.json); npm start keeps the default.
+      NODE_OPTIONS: opts.entry ? undefined : '--max-old-space-size=256',
       ...opts.env,
     });
     const url = `http://127.0.0.1:${port}`;
