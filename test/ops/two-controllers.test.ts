@@ -101,8 +101,10 @@ describe('two controllers on one database and one NATS', () => {
       return total - before >= deviceIds.length ? total : null;
     }, 10_000);
     expect(after - before).toBe(deviceIds.length);
-    const counted = await db('agents').where({ org_id: user.orgId }).sum({ n: db.raw('completed_jobs + failed_jobs') }).first();
-    expect(Number(counted?.n)).toBe(deviceIds.length);
+    // Agents' job counts are written by each replica shortly after its outcomes commit.
+    const counted = async () => Number((await db('agents').where({ org_id: user.orgId }).sum({ n: db.raw('completed_jobs + failed_jobs') }).first())?.n);
+    await until('the agents\' job counts to be written', async () => ((await counted()) >= deviceIds.length ? true : null), 10_000);
+    expect(await counted()).toBe(deviceIds.length);
   });
 
   it('finish a snapshot started on one after that one is killed', async () => {
