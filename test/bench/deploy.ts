@@ -22,13 +22,13 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import { gnmiDriver } from '../../agent/src/drivers/gnmi';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
-import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
+import { mapLimit } from '../../shared/src/jobs/limit';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { spawnAgent, spawnTs, until, type Proc } from '../agents/helpers';
 import { benchController, option } from './controller';
+import { driverFloor, NATS_URL } from './fleet';
 
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const INITIAL_TREE = { system: { config: { hostname: 'factory', 'domain-name': 'example.net' } }, interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -76,25 +76,12 @@ function variableValues(ids: string[], names: Map<string, string>) {
 }
 
 /** The driver alone: backup, both services in one apply, verify, at the agents' concurrency. */
-async function driverFloor(targets: DeviceTarget[], changes: (t: DeviceTarget) => ConfigChange[], sessions: number, connects: number) {
-  const connectSlots = new Semaphore(connects);
-  let failed = 0;
-  const started = performance.now();
-  await mapLimit(targets, sessions, async (target) => {
-    try {
-      const session = await connectSlots.use(() => gnmiDriver.open(target));
-      try {
-        await session.fetchConfig();
-        await session.apply!(changes(target));
-        await session.fetchConfig();
-      } finally {
-        await session.close();
-      }
-    } catch {
-      failed += 1;
-    }
+function deployFloor(targets: DeviceTarget[], changes: (t: DeviceTarget) => ConfigChange[], sessions: number, connects: number) {
+  return driverFloor(targets, { sessions, connects }, (t) => gnmiDriver.open(t), async (session, target) => {
+    await session.fetchConfig();
+    await session.apply!(changes(target));
+    await session.fetchConfig();
   });
-  return { seconds: (performance.now() - started) / 1000, failed };
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -205,13 +192,13 @@ export async function run(args: string[] = []): Promise<void> {
     // Warm-up on 50 other targets for both paths (JIT, pools, render workers), not timed.
     const warmRun = await endToEnd(warm);
     if (warmRun.done.status !== 'completed') throw new Error(`warm-up deployment ${warmRun.done.status}: ${warmRun.done.error_message}`);
-    await driverFloor(targets.slice(devices), changes, sessions, connects);
+    await deployFloor(targets.slice(devices), changes, sessions, connects);
 
     console.log(`deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`);
     console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
     for (let round = 1; round <= rounds; round++) {
       const e2e = await endToEnd(measured);
-      const floor = await driverFloor(targets.slice(0, devices), changes, sessions, connects);
+      const floor = await deployFloor(targets.slice(0, devices), changes, sessions, connects);
       console.log([
         round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,
         floor.seconds.toFixed(2), (devices / floor.seconds).toFixed(1), floor.failed, (e2e.seconds / floor.seconds).toFixed(2),

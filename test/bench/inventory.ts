@@ -124,9 +124,3 @@ export async function run(args: string[] = []): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  run(process.argv.slice(2)).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}

@@ -14,76 +14,25 @@
  * at once, claimed and submitted in batches by the background scheduler).
  * Target: end-to-end / floor ≤ 1.3.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect } from 'nats';
 import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
+import { mapLimit } from '../../shared/src/jobs/limit';
+import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
-import { benchController } from './controller';
-import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
-import { deleteStreams } from '../../shared/src/nats/jetstream';
-import { natsNames } from '../../shared/src/nats/subjects';
-import { freePort, until as waitFor } from '../agents/helpers';
+import { benchController, option } from './controller';
+import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
 
-const ROOT = join(import.meta.dirname, '../..');
-const DEVICE_LOGIN = { username: 'netops', password: 'bench-Device-pw' };
-const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const connectSlotsOf = (concurrency: number) => Math.min(concurrency, 16);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function option(args: string[], name: string, fallback: number): number {
-  const at = args.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(args[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a whole number above 0`);
-  return value;
-}
-
-function spawnTs(entry: string, args: string[], env: Record<string, string>): { child: ChildProcess; output(): string; stop(): Promise<void> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += String(d)));
-  child.stderr!.on('data', (d) => (out += String(d)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    child,
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await Promise.race([exited, sleep(5_000).then(() => child.kill('SIGKILL'))]);
-    },
-  };
-}
-
-/** The driver and parsers alone, at the agents' total concurrency. */
-async function driverFloor(targets: DeviceTarget[], sessions: number, connects: number): Promise<{ seconds: number; failed: number; records: number }> {
-  const connectSlots = new Semaphore(connects);
-  let failed = 0;
+/** The driver and parsers alone: open, the dialect's show commands, parse, close. */
+async function pollFloor(targets: DeviceTarget[], limits: { sessions: number; connects: number }): Promise<{ seconds: number; failed: number; records: number }> {
   let records = 0;
-  const started = performance.now();
-  await mapLimit(targets, sessions, async (target) => {
-    try {
-      const session = await connectSlots.use(() => sshCliDriver.open(target));
-      try {
-        const r = await pollOverCli(session, target.device_type);
-        if (r.sections.some((s) => s.status === 'failed')) failed += 1;
-        records += Object.values(r.records).reduce((n, list) => n + list.length, 0);
-      } finally {
-        await session.close();
-      }
-    } catch {
-      failed += 1;
-    }
+  const floor = await driverFloor(targets, limits, (t) => sshCliDriver.open(t), async (session, target) => {
+    const r = await pollOverCli(session, target.device_type);
+    records += Object.values(r.records).reduce((n, list) => n + list.length, 0);
+    return !r.sections.some((s) => s.status === 'failed');
   });
-  return { seconds: (performance.now() - started) / 1000, failed, records };
+  return { ...floor, records };
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -95,39 +44,18 @@ export async function run(args: string[] = []): Promise<void> {
   const prefix = `bench${randomBytes(4).toString('hex')}`;
 
   const c = await benchController({ natsUrl: NATS_URL, natsPrefix: prefix, discovery: { scheduler: via === 'schedule', tickMs: 200 } });
-  const { app, db, base } = c;
+  const { db } = c;
   const call = (method: string, path: string, token: string | null, body?: string, type?: string) => c.request(method, path, token, body, type);
 
-  const simPort = await freePort();
-  const sim = spawnTs('test/sim/main.ts', ['--devices', String(devices), '--spread-hosts', '--base-port', String(simPort), '--username', DEVICE_LOGIN.username, '--password', DEVICE_LOGIN.password, '--csv'], {});
-  const agents: ReturnType<typeof spawnTs>[] = [];
+  const sim = await startSshSim(devices);
+  let agents: Awaited<ReturnType<typeof startAgents>> = [];
   try {
-    await waitFor('the simulator to start', async () => {
-      if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
-      return /device\(s\) up in/.test(sim.output());
-    }, 120_000, 100);
-    const csv = sim.output().split('\n').filter((l) => /^name,|,simulator,/.test(l)).join('\n') + '\n';
     const { access_token: token } = await call('POST', '/api/auth/login', null, JSON.stringify(ADMIN));
-    const profile = await call('POST', '/api/profiles', token, JSON.stringify({ name: 'bench', ...DEVICE_LOGIN, ssh_port: simPort }));
-    const summary = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, csv, 'text/csv');
+    const profile = await call('POST', '/api/profiles', token, JSON.stringify({ name: 'bench', ...DEVICE_LOGIN, ssh_port: sim.port }));
+    const summary = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, sim.csv, 'text/csv');
     if (summary.imported !== devices) throw new Error(`import stored ${summary.imported} of ${devices} devices: ${JSON.stringify(summary.errors.slice(0, 3))}`);
     const rows: { id: string; name: string; host: string; device_type: string }[] = await db('devices').select('id', 'name', 'host', 'device_type');
-
-    for (let i = 0; i < agentCount; i++) {
-      const created = await call('POST', '/api/agents', token, JSON.stringify({ name: `bench-agent-${i + 1}`, site_id: null }));
-      agents.push(spawnTs('agent/src/main.ts', [], {
-        NATS_URL,
-        SWITCHBOARD_URL: base,
-        SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
-        SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
-        SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
-      }));
-    }
-    await waitFor('the agents to come online', async () => {
-      for (const a of agents) if (a.child.exitCode !== null) throw new Error(`agent exited: ${a.output()}`);
-      const list = await call('GET', '/api/agents', token);
-      return list.agents.filter((a: { status: string }) => a.status === 'online').length >= agentCount;
-    }, 60_000, 200);
+    agents = await startAgents(c, token, agentCount, concurrency);
 
     const endToEnd = async () => {
       await db('discovery_records').delete();
@@ -154,12 +82,10 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(`poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`);
     const warm = await endToEnd(); // JIT, connection pools, NATS consumers
     const e2e = await endToEnd();
-    const targets: DeviceTarget[] = rows.map((r) => ({
-      id: r.id, name: r.name, host: r.host, device_type: r.device_type, credentials: DEVICE_LOGIN,
-      ports: { ssh: simPort, netconf: 830, gnmi: 9339 }, gnmi_tls: false, gnmi_skip_verify: false,
-    }));
-    await driverFloor(targets.slice(0, Math.min(100, targets.length)), concurrency * agentCount, connectSlotsOf(concurrency) * agentCount); // warm-up
-    const floor = await driverFloor(targets, concurrency * agentCount, connectSlotsOf(concurrency) * agentCount);
+    const targets = simTargets(rows, sim.port);
+    const limits = { sessions: concurrency * agentCount, connects: connectSlotsOf(concurrency) * agentCount };
+    await pollFloor(targets.slice(0, Math.min(100, targets.length)), limits); // warm-up
+    const floor = await pollFloor(targets, limits);
 
     const ratio = e2e.seconds / floor.seconds;
     console.log(`warm-up round: ${warm.seconds.toFixed(2)} s`);
@@ -168,12 +94,8 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(`ratio end-to-end / floor: ${ratio.toFixed(2)} (target ≤ 1.3)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
-    await sim.stop();
+    await sim.proc.stop();
     await c.close();
-    const nc = await connect({ servers: NATS_URL }).catch(() => null);
-    if (nc) {
-      await deleteStreams(await nc.jetstreamManager(), natsNames(prefix)).catch(() => undefined);
-      await nc.close();
-    }
+    await dropNatsNamespace(NATS_URL, prefix).catch(() => undefined);
   }
 }

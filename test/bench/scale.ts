@@ -21,9 +21,9 @@ import { connect } from 'nats';
 import { createDb } from '../../controller/src/db/knex';
 import setupTemplate from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/postgres';
-import { freePort } from '../helpers/net';
-import { spawnTs, startAgentProcess, startControllerProcess, startNats, stopAll, waitUntil, type AgentProcess, type Proc } from '../helpers/processes';
+import { startAgentProcess, startControllerProcess, startNats, stopAll, waitUntil, type AgentProcess, type Proc } from '../helpers/processes';
 import { option } from './controller';
+import { startSshSim } from './fleet';
 
 const DEVICE_LOGIN = { username: 'netops', password: 'scale-Device-pw' };
 const ADMIN_PASSWORD = 'scale-admin-password';
@@ -108,11 +108,9 @@ export async function run(args: string[] = []): Promise<void> {
     log(`controller pid ${ctl.pid} at ${ctl.url}; NATS ${nats.url}`);
 
     // Simulated devices, one loopback address each, in their own process.
-    const simPort = await freePort();
-    sim = spawnTs('test/sim/main.ts', {}, ['--devices', String(devices), '--spread-hosts', '--base-port', String(simPort), '--username', DEVICE_LOGIN.username, '--password', DEVICE_LOGIN.password, '--csv']);
-    const csvLines = () => sim!.output().split('\n').filter((l) => /^name,|,simulator,/.test(l));
-    await waitUntil('the simulator and its CSV', () => /device\(s\) up in/.test(sim!.output()) && csvLines().length === devices + 1, sim, 300_000);
-    const csv = csvLines().join('\n') + '\n';
+    const fleet = await startSshSim(devices, DEVICE_LOGIN);
+    sim = fleet.proc;
+    const { port: simPort, csv } = fleet;
     log(`simulator pid ${sim.pid}: ${devices} devices on port ${simPort}`);
 
     const { access_token: token } = await call('POST', '/api/auth/login', null, { username: 'admin', password: ADMIN_PASSWORD });
