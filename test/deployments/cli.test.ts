@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Org } from '../agents/helpers';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { agentFor, api, sshDevice, waitFor } from './helpers';
+import { agentFor, api, backupVersionText, sshDevice, waitFor } from './helpers';
 
 let c: TestController;
 let org: Org;
@@ -29,12 +29,10 @@ function deploy(stackId: string, devices: string[], variable_values?: unknown) {
   return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name: 'cli rollout', target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
 }
 
-async function configText(deviceId: string, configId: string) {
-  const list = await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs`);
-  const versions = Array.isArray(list) ? list : list.versions ?? list.configs;
-  const entry = versions.find((v: { id: string }) => v.id === configId);
-  expect(entry).toMatchObject({ source: 'deployment', pulled_via: 'ssh', config_format: 'cli', status: 'success' });
-  return (await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs/${entry.version}`)).config_text as string;
+function configText(deviceId: string, configId: string) {
+  return backupVersionText(c, token, deviceId, configId, (entry) =>
+    expect(entry).toMatchObject({ source: 'deployment', pulled_via: 'ssh', config_format: 'cli', status: 'success' }),
+  );
 }
 
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { startTestController, type TestController } from '../helpers/controller'
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
 import type { Json } from '../../agent/src/drivers/gnmi/json-tree';
 import { startNetconfDevice, type NetconfDevice } from '../sim/netconf/device';
-import { agentFor, api, gnmiDevice, netconfDevice, waitFor } from './helpers';
+import { agentFor, api, backupVersionText, gnmiDevice, netconfDevice, waitFor } from './helpers';
 
 let c: TestController;
 let org: Org;
@@ -41,13 +41,11 @@ function deploy(stackId: string, devices: string[], variable_values?: unknown, n
   return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name, target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
 }
 
-async function backupText(deviceId: string, configId: string): Promise<string> {
-  const list = await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs`);
-  const versions = Array.isArray(list) ? list : list.versions ?? list.configs;
-  const entry = versions.find((v: { id: string }) => v.id === configId);
-  expect(entry, 'the backup is a stored config version of the device').toBeTruthy();
-  expect(entry).toMatchObject({ source: 'deployment', pulled_via: expect.stringMatching(/gnmi|netconf/), status: 'success' });
-  return (await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs/${entry.version}`)).config_text;
+function backupText(deviceId: string, configId: string): Promise<string> {
+  return backupVersionText(c, token, deviceId, configId, (entry) => {
+    expect(entry, 'the backup is a stored config version of the device').toBeTruthy();
+    expect(entry).toMatchObject({ source: 'deployment', pulled_via: expect.stringMatching(/gnmi|netconf/), status: 'success' });
+  });
 }
 
 beforeAll(async () => {

@@ -83,3 +83,15 @@ export async function waitFor(c: TestController, token: string, id: string, stat
     100,
   );
 }
+
+/**
+ * The text of a deployment's pre-change backup: the device's stored config version `configId`,
+ * which `check` inspects (source, transport, status) before its text is read.
+ */
+export async function backupVersionText(c: TestController, token: string, deviceId: string, configId: string, check: (entry: any) => void): Promise<string> {
+  const list = await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs`);
+  const versions = Array.isArray(list) ? list : list.versions ?? list.configs;
+  const entry = versions.find((v: { id: string }) => v.id === configId);
+  check(entry);
+  return (await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs/${entry.version}`)).config_text as string;
+}
