@@ -463,14 +463,18 @@ export class JobEngine implements JobService {
 
   /** After the commit: listeners, stream clean-up, waiters, counts, the device's next job. */
   private async afterFinal(row: JobRow, retract: boolean): Promise<void> {
-    const outcome = outcomeOf(row);
-    const listeners = [...this.finalListeners.map((l) => () => l(row)), ...(this.outcomeListeners.get(row.kind) ?? []).map((l) => () => l(outcome))];
-    for (const listener of listeners) {
+    const hear = (listener: () => void) => {
       try {
         listener();
       } catch (err) {
         this.deps.log.warn({ err, job: row.id }, 'a job-final listener failed');
       }
+    };
+    for (const listener of this.finalListeners) hear(() => listener(row));
+    const kindListeners = this.outcomeListeners.get(row.kind) ?? [];
+    if (kindListeners.length > 0) {
+      const outcome = outcomeOf(row);
+      for (const listener of kindListeners) hear(() => listener(outcome));
     }
     if (retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
     for (const wake of [...this.waiters]) wake();

@@ -174,7 +174,8 @@ export class JobsStore {
     await trx('devices')
       .where({ id: deviceId, org_id: orgId })
       .whereNull('ssh_host_key_sha256')
-      .update({ ssh_host_key_sha256: key.fingerprint, ssh_host_key_type: key.type, ssh_host_key_seen_at: trx.fn.now() });
+      .update({ ssh_host_key_sha256: key.fingerprint, ssh_host_key_type: key.type, ssh_host_key_seen_at: trx.fn.now() })
+      .options(PREPARED); // runs with every SSH job's outcome
   }
 
   async bumpRecordFailures(id: string): Promise<number> {
