@@ -47,7 +47,11 @@ export async function discoveryArea(app: FastifyInstance): Promise<void> {
     const j = jobs();
     if (attached || !j) return;
     // The records live in discovery_records; the job row keeps how each section went.
-    j.onOutcome('poll', (outcome, trx) => discovery.recordOutcome(outcome, trx), { storedResult: ({ records: _, ...rest }) => rest });
+    // handleMany records a burst of outcomes with a few set-based statements.
+    j.onOutcome('poll', (outcome, trx) => discovery.recordOutcome(outcome, trx), {
+      storedResult: ({ records: _, ...rest }) => rest,
+      handleMany: (outcomes, trx) => discovery.recordOutcomes(outcomes, trx),
+    });
     attached = true;
   };
   attach();

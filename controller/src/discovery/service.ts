@@ -10,12 +10,15 @@ import type { AuthContext } from '../auth/auth-service';
 import type { SettingsService } from '../admin/settings-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
-import { DiscoveryStore, type PollRow, type PollTrigger, type RecordKind } from './store';
+import { DiscoveryStore, type PollFinal, type PollFinalOf, type PollRow, type PollTrigger, type RecordKind, type SectionRecords } from './store';
 
 /** A poll job may take this long from submission (queueing behind other jobs included). */
 export const POLL_DEADLINE_MS = 5 * 60_000;
 
 const KINDS: RecordKind[] = ['interfaces', 'neighbors', 'arp', 'mac', 'vlans'];
+
+/** The most poll requests whose jobs go in one jobs.submit. */
+const SUBMIT_BATCH = 500;
 
 /** The poll as the API shows it. */
 export function pollView(row: PollRow) {
@@ -46,6 +49,31 @@ export function parsePollResult(result: Record<string, unknown> | null): { secti
   return { sections, records };
 }
 
+/**
+ * What a poll's outcome stores: for a succeeded job, the sections whose records it replaces
+ * (collected ones with their records, unsupported ones with none, so nothing of an older poll
+ * stays), and the poll's final fields.
+ */
+export function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; final: PollFinal } {
+  const { sections, records } = parsePollResult(outcome.result);
+  const counts: Partial<Record<RecordKind, number>> = {};
+  let replaced: SectionRecords[] | null = null;
+  if (outcome.status === 'succeeded') {
+    replaced = sections
+      .filter((s) => s.status === 'ok' || s.status === 'unsupported')
+      .map((section) => {
+        const kind = SECTION_RECORDS[section.name];
+        const list = section.status === 'ok' ? ((records[kind] ?? []) as { protocol?: string }[]) : [];
+        return { kind, section: section.name, records: kind === 'neighbors' ? list.filter((r) => r.protocol === section.name) : list };
+      });
+    for (const k of KINDS) counts[k] = (records[k] ?? []).length;
+  }
+  const failed = sections.filter((s) => s.status === 'failed');
+  const status = outcome.status === 'failed' ? 'failed' : failed.length > 0 ? 'partial' : 'succeeded';
+  const error = outcome.status === 'failed' ? (outcome.error ?? 'The poll failed') : failed.length > 0 ? failed.map((s) => `${s.name}: ${s.error}`).join('; ') : null;
+  return { replaced, final: { status, error, counts, sections, started_at: outcome.startedAt, finished_at: outcome.finishedAt } };
+}
+
 export class DiscoveryService {
   constructor(
     readonly store: DiscoveryStore,
@@ -60,15 +88,56 @@ export class DiscoveryService {
     return device;
   }
 
-  /** Queues a poll now; when one is already queued or running, answers that one. */
+  /**
+   * Queues a poll now; when one is already queued or running, answers that one. The device read
+   * and the poll insert are one statement; the job is submitted with those of the requests
+   * arriving meanwhile (queueJob), and the answer waits until its job row is stored.
+   */
   async requestPoll(auth: Pick<AuthContext, 'orgId' | 'userId'>, deviceId: string, trigger: PollTrigger = 'manual'): Promise<{ poll: PollView; created: boolean }> {
-    const device = await this.device(auth.orgId, deviceId);
-    if (device.device_type === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
-    const jobs = this.jobs();
-    if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
-    const { row, created } = await this.store.createPoll({ org_id: auth.orgId, device_id: deviceId, trigger, transport: device.transport, requested_by: auth.userId ?? null });
-    if (created) await this.submit(jobs, row);
-    return { poll: pollView(created ? row : ((await this.store.poll(auth.orgId, row.id)) ?? row)), created };
+    if (!this.jobs()) {
+      const device = await this.device(auth.orgId, deviceId);
+      if (device.device_type === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
+      throw appError('DISCOVERY_UNAVAILABLE');
+    }
+    const found = await this.store.requestPoll({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
+    if (!found) throw appError('DEVICE_NOT_FOUND');
+    if (found.deviceType === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
+    if (found.created) await this.queueJob(found.row);
+    return { poll: pollView(found.row), created: found.created };
+  }
+
+  private waiting: { poll: PollRow; done: () => void; failed: (err: unknown) => void }[] = [];
+  private submitting = false;
+
+  /**
+   * Submits the poll's job together with those of the other requests of the moment: the first
+   * waits one turn of the event loop, later ones gather while a submission is in flight, so
+   * concurrent requests share one jobs.submit (and one setJobs) instead of three round trips each.
+   * Resolves once the job row is stored (or the poll ended failed because it could not be).
+   */
+  private queueJob(poll: PollRow): Promise<void> {
+    return new Promise((done, failed) => {
+      this.waiting.push({ poll, done, failed });
+      if (!this.submitting) {
+        this.submitting = true;
+        setImmediate(() => void this.submitWaiting());
+      }
+    });
+  }
+
+  private async submitWaiting(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, SUBMIT_BATCH);
+      try {
+        const jobs = this.jobs();
+        if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
+        await this.submit(jobs, batch.map((w) => w.poll));
+        for (const w of batch) w.done();
+      } catch (err) {
+        for (const w of batch) w.failed(err);
+      }
+    }
+    this.submitting = false;
   }
 
   /** Hands queued polls to the job service in one submission; polls it refuses end failed with the reason. */
@@ -95,25 +164,32 @@ export class DiscoveryService {
     if (!outcome.groupId) return;
     const poll = await this.store.lockOpenPoll(trx, outcome.groupId);
     if (!poll || poll.device_id !== outcome.deviceId) return;
-    const { sections, records } = parsePollResult(outcome.result);
-    const at = outcome.finishedAt;
-    const counts: Partial<Record<RecordKind, number>> = {};
-    if (outcome.status === 'succeeded') {
-      // Collected sections replace their records; unsupported ones leave nothing from an older poll.
-      const replaced = sections
-        .filter((s) => s.status === 'ok' || s.status === 'unsupported')
-        .map((section) => {
-          const kind = SECTION_RECORDS[section.name];
-          const list = section.status === 'ok' ? ((records[kind] ?? []) as { protocol?: string }[]) : [];
-          return { kind, section: section.name, records: kind === 'neighbors' ? list.filter((r) => r.protocol === section.name) : list };
-        });
-      await this.store.replaceSections(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, at, sections: replaced });
-      for (const k of KINDS) counts[k] = (records[k] ?? []).length;
+    const { replaced, final } = pollFinal(outcome);
+    if (replaced) await this.store.replaceSections(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, at: outcome.finishedAt, sections: replaced });
+    await this.store.finishPoll(trx, poll.id, final);
+  }
+
+  /**
+   * recordOutcome for many outcomes at once (the engine's handleMany): the open polls locked in
+   * one statement, every device's replaced sections deleted and their records inserted in one
+   * statement each, and every poll finished in one. Outcomes are taken in order as recordOutcome
+   * would take them one by one: one whose poll is not open (or ended by an earlier outcome of
+   * the batch) or names another device records nothing.
+   */
+  async recordOutcomes(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
+    const polls = new Map((await this.store.lockOpenPolls(trx, [...new Set(outcomes.flatMap((o) => (o.groupId ? [o.groupId] : [])))])).map((p) => [p.id, p]));
+    const replacing: Parameters<DiscoveryStore['replaceSectionsMany']>[1] = [];
+    const finals: PollFinalOf[] = [];
+    for (const outcome of outcomes) {
+      const poll = outcome.groupId ? polls.get(outcome.groupId) : undefined;
+      if (!poll || poll.device_id !== outcome.deviceId) continue;
+      polls.delete(poll.id); // finished: a later outcome of the same poll finds it closed
+      const { replaced, final } = pollFinal(outcome);
+      if (replaced) replacing.push({ orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, at: outcome.finishedAt, sections: replaced });
+      finals.push({ id: poll.id, ...final });
     }
-    const failed = sections.filter((s) => s.status === 'failed');
-    const status = outcome.status === 'failed' ? 'failed' : failed.length > 0 ? 'partial' : 'succeeded';
-    const error = outcome.status === 'failed' ? (outcome.error ?? 'The poll failed') : failed.length > 0 ? failed.map((s) => `${s.name}: ${s.error}`).join('; ') : null;
-    await this.store.finishPoll(trx, poll.id, { status, error, counts, sections, started_at: outcome.startedAt, finished_at: outcome.finishedAt });
+    await this.store.replaceSectionsMany(trx, replacing);
+    await this.store.finishPolls(trx, finals);
   }
 
   // ---- reads ------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * Every read is scoped to the organization.
  */
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { hotQuery, PREPARED, type Db } from '../db/knex';
 import type { DiscoveryRecords, SectionResult } from '../../../agent/src/discovery/records';
 
 export type RecordKind = keyof DiscoveryRecords;
@@ -56,6 +56,50 @@ export interface DueDevice {
 
 const POLL_COLUMNS = ['id', 'org_id', 'device_id', 'trigger', 'transport', 'status', 'job_id', 'error', 'requested_by', 'counts', 'sections', 'created_at', 'started_at', 'finished_at'];
 
+/** A poll's finished fields for several polls at once (finishPolls). */
+export interface PollFinalOf extends PollFinal {
+  id: string;
+}
+
+/** The records of one section of a device, as replaceSections stores them. */
+export interface SectionRecords {
+  kind: RecordKind;
+  section: string;
+  records: unknown[];
+}
+
+const POLL_RETURNING = POLL_COLUMNS.join(', ');
+/** The open poll's columns in POLL_COLUMNS order, read as pollSelect reads them (a running job shows). */
+const OPEN_POLL_COLUMNS = POLL_COLUMNS.map((c) =>
+  c === 'status' ? "CASE WHEN o.status = 'queued' AND j.status = 'running' THEN 'running' ELSE o.status END AS status"
+  : c === 'started_at' ? 'COALESCE(o.started_at, j.started_at) AS started_at'
+  : `o.${c}`).join(', ');
+
+/**
+ * POST /api/devices/:id/poll in one statement: the organization's device (none: 404), a queued
+ * poll inserted unless the device is snmp or already has an open one, and otherwise that open
+ * poll. One row per found device: created true with the new poll, or false with the open poll
+ * (its columns null when the insert met a poll this statement's snapshot cannot see yet).
+ */
+const REQUEST_POLL_SQL = `WITH d AS (
+    SELECT d.id, d.org_id, d.device_type, CASE WHEN p.automation_transport = 'gnmi' THEN 'gnmi' ELSE 'ssh' END AS transport
+    FROM devices d JOIN connection_profiles p ON p.id = d.profile_id
+    WHERE d.org_id = ?::uuid AND d.id = ?::uuid
+  ), ins AS (
+    INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by)
+    SELECT org_id, id, ?::text, transport, ?::uuid FROM d WHERE device_type <> 'snmp'
+    ON CONFLICT (device_id) WHERE status = 'queued' DO NOTHING
+    RETURNING ${POLL_RETURNING}
+  )
+  SELECT d.device_type, true AS created, ins.* FROM d JOIN ins ON true
+  UNION ALL
+  SELECT d.device_type, false AS created, ${OPEN_POLL_COLUMNS}
+  FROM d LEFT JOIN discovery_polls o ON o.device_id = d.id AND o.status = 'queued' LEFT JOIN jobs j ON j.id = o.job_id
+  WHERE NOT EXISTS (SELECT 1 FROM ins)`;
+
+/** The records of many devices' sections, as rows for jsonb_to_recordset (replaceSectionsMany). */
+const RECORD_SET = 'jsonb_to_recordset(?::jsonb) AS r(org_id uuid, device_id uuid, kind text, section text, position integer, poll_id uuid, data jsonb, collected_at timestamptz)';
+
 /** A queued poll whose job is running reads as running, with the job's start time. */
 const pollSelect = (db: Db | Knex.Transaction) =>
   db('discovery_polls as p')
@@ -94,6 +138,21 @@ export class DiscoveryStore {
     return this.createPoll(poll, trx);
   }
 
+  /**
+   * A manual poll request in one round trip (REQUEST_POLL_SQL, a prepared statement): undefined
+   * when the organization has no such device; otherwise its type and either the new queued poll
+   * (created) or the open one. Never inserts for an snmp device.
+   */
+  async requestPoll(p: { orgId: string; deviceId: string; trigger: PollTrigger; requestedBy: string | null }): Promise<{ deviceType: string; created: boolean; row: PollRow } | undefined> {
+    for (;;) {
+      const [found] = await hotQuery<PollRow & { device_type: string; created: boolean }>(this.db, REQUEST_POLL_SQL, [p.orgId, p.deviceId, p.trigger, p.requestedBy]);
+      if (!found) return undefined;
+      const { device_type: deviceType, created, ...row } = found;
+      // The open poll was committed after this statement's snapshot, or finished in between: ask again.
+      if (deviceType === 'snmp' || row.id) return { deviceType, created, row };
+    }
+  }
+
   async setJobs(pairs: { id: string; job_id: string }[]): Promise<void> {
     if (pairs.length === 0) return;
     await this.db.raw(
@@ -124,7 +183,7 @@ export class DiscoveryStore {
    */
   async replaceSections(
     trx: Knex.Transaction,
-    p: { orgId: string; deviceId: string; pollId: string; at: Date; sections: { kind: RecordKind; section: string; records: unknown[] }[] },
+    p: { orgId: string; deviceId: string; pollId: string; at: Date; sections: SectionRecords[] },
   ): Promise<void> {
     if (p.sections.length === 0) return;
     await trx('discovery_records').where({ device_id: p.deviceId }).whereIn('section', p.sections.map((s) => s.section)).delete();
@@ -132,6 +191,47 @@ export class DiscoveryStore {
       s.records.map((data, position) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, position, poll_id: p.pollId, data: JSON.stringify(data), collected_at: p.at })),
     );
     for (let i = 0; i < rows.length; i += 1000) await trx('discovery_records').insert(rows.slice(i, i + 1000));
+  }
+
+  // ---- many outcomes at once (DiscoveryService.recordOutcomes) --------------------------------
+
+  /** Locks the open polls among `pollIds` in one statement, in id order (the outcome recorder's transaction). */
+  async lockOpenPolls(trx: Knex.Transaction, pollIds: string[]): Promise<PollRow[]> {
+    if (pollIds.length === 0) return [];
+    const result = await trx.raw(`SELECT ${POLL_RETURNING} FROM discovery_polls WHERE id = ANY(?::uuid[]) AND status = 'queued' ORDER BY id FOR UPDATE`, [pollIds]).options(PREPARED);
+    return result.rows as PollRow[];
+  }
+
+  /**
+   * replaceSections for many devices (each with its own poll): one delete of every device's
+   * replaced sections, then one insert of all their records.
+   */
+  async replaceSectionsMany(trx: Knex.Transaction, list: { orgId: string; deviceId: string; pollId: string; at: Date; sections: SectionRecords[] }[]): Promise<void> {
+    const pairs = list.flatMap((p) => p.sections.map((s) => [p.deviceId, s.section] as const));
+    if (pairs.length === 0) return;
+    await trx.raw(
+      'DELETE FROM discovery_records r USING unnest(?::uuid[], ?::text[]) AS v(device_id, section) WHERE r.device_id = v.device_id AND r.section = v.section',
+      [pairs.map(([d]) => d), pairs.map(([, s]) => s)],
+    ).options(PREPARED);
+    const rows = list.flatMap((p) => p.sections.flatMap((s) =>
+      s.records.map((data, position) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, position, poll_id: p.pollId, data, collected_at: p.at }))));
+    if (rows.length === 0) return;
+    await trx.raw(
+      `INSERT INTO discovery_records (org_id, device_id, kind, section, position, poll_id, data, collected_at)
+       SELECT org_id, device_id, kind, section, position, poll_id, data, collected_at FROM ${RECORD_SET}`,
+      [JSON.stringify(rows)],
+    ).options(PREPARED);
+  }
+
+  /** finishPoll for many polls in one statement. */
+  async finishPolls(trx: Knex.Transaction, finals: PollFinalOf[]): Promise<void> {
+    if (finals.length === 0) return;
+    await trx.raw(
+      `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections, started_at = v.started_at, finished_at = v.finished_at
+       FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, status text, error text, counts jsonb, sections jsonb, started_at timestamptz, finished_at timestamptz)
+       WHERE p.id = v.id`,
+      [JSON.stringify(finals)],
+    ).options(PREPARED);
   }
 
   // ---- reads ------------------------------------------------------------------------------------
