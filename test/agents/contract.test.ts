@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, withDrivers } from '../../agent/src/drivers';
 import type { DeviceDriver } from '../../agent/src/drivers/types';
 import type { JobOutcome } from '../../controller/src/jobs/types';
-import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJson } from '../../shared/src/jobs/crypto';
+import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJson, signJsonDetached } from '../../shared/src/jobs/crypto';
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startGnmiTarget } from '../sim/gnmi/target';
@@ -294,9 +294,34 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     // Sent through a real agent's link, as anyone with NATS access could.
     await mainAgent.link.publish(await signJson(result(unknownId), sign, AGENT_SIGN_ALG, unknownId), `forged-1-${jobId}`);
     await mainAgent.link.publish(await signJson(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id), `forged-2-${jobId}`);
-    await until('both forgeries to be refused', () => (tc.logs().match(new RegExp(`unknown agent ${unknownId}|bad signature claiming to be agent member-${transport}`, 'g')) ?? []).length >= 2);
+    // The same in the detached form agents send now, and a genuine detached event whose body was changed on the way.
+    await mainAgent.link.publish(await signJsonDetached(result(unknownId), sign, AGENT_SIGN_ALG, unknownId), `forged-3-${jobId}`);
+    await mainAgent.link.publish(await signJsonDetached(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id), `forged-4-${jobId}`);
+    const memberSign = (await importAgentPrivateKey(member.identity.private_jwk)).sign;
+    const genuine = await signJsonDetached({ ...result(member.identity.agent_id), result: { ok: true, message: 'genuine' } }, memberSign, AGENT_SIGN_ALG, member.identity.agent_id);
+    await mainAgent.link.publish(genuine.replace('"genuine"', '"altered"'), `forged-5-${jobId}`);
+    await until('the forgeries to be refused', () => (tc.logs().match(new RegExp(`unknown agent ${unknownId}|bad signature claiming to be agent member-${transport}`, 'g')) ?? []).length >= 5);
     expect((await jobRow(tc, jobId)).status).toBe('dispatched');
     expect(calls.get(jobId)).toBeUndefined();
+  });
+
+  it('accepts a result in the compact form agents of the previous release send', async () => {
+    const site = await makeSite(tc, org);
+    const older = await enrollAgent(tc, org, { name: `older-${transport}`, site_id: site.id }); // its runtime never runs: the test speaks for it
+    const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
+    const [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'test_credential', deviceId, params: {}, deadlineMs: 60_000 }]);
+    await until('the job to be dispatched', async () => (await jobRow(tc, jobId)).status === 'dispatched');
+    const { sign } = await importAgentPrivateKey(older.identity.private_jwk);
+    const now = new Date().toISOString();
+    const event = {
+      v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: older.identity.agent_id, status: 'succeeded', error: null,
+      result: { ok: true, message: 'compact' }, started_at: now, finished_at: now, logs: [{ at: now, level: 'info', text: 'sent as a compact JWS' }],
+    };
+    const token = await signJson(event, sign, AGENT_SIGN_ALG, older.identity.agent_id);
+    expect(token.split('.')).toHaveLength(3);
+    await mainAgent.link.publish(token, `${jobId}:1:${older.identity.agent_id}:result`);
+    const [outcome] = await tc.services.jobs.wait([jobId], 30_000);
+    expect(outcome).toMatchObject({ status: 'succeeded', agentId: older.identity.agent_id, result: { ok: true, message: 'compact' } });
   });
 
   it('checks what it is given: unknown devices, other organizations\' devices, unknown kinds, wait timeouts', async () => {

@@ -10,11 +10,13 @@
 import { createPrivateKey, createPublicKey, hkdfSync, type KeyObject, type webcrypto } from 'node:crypto';
 import {
   CompactSign,
+  FlattenedSign,
   GeneralEncrypt,
   compactVerify,
   decodeProtectedHeader,
   exportJWK,
   flattenedDecrypt,
+  flattenedVerify,
   generateKeyPair,
   importJWK,
   importSPKI,
@@ -130,25 +132,83 @@ export async function importAgentPrivateKey(jwk: JWK): Promise<{ sign: AnyKey; d
 }
 
 // ---- signatures -----------------------------------------------------------------------------
+//
+// Two forms travel, both JWS (RFC 7515):
+//
+// - compact: `header.payload.signature`, the payload base64url-encoded. The controller's job
+//   messages and heartbeat replies, agents' heartbeats, and every event of older agents.
+// - detached: `header..signature` + "\n" + the payload JSON as is. Agents' events (a backup
+//   result carries its config and transcript, tens of KB, which base64url would grow by a third
+//   and cost a JS encode and decode on each side). The header holds `b64: false` and
+//   `crit: ["b64"]` (RFC 7797: the payload is signed unencoded), the first line is the compact
+//   serialization with detached content (RFC 7515 Appendix F), and the payload follows the line
+//   break. JSON.stringify never writes a raw line break and base64url has none, so the first
+//   "\n" ends the signature.
+//
+// verifyJson, signerOf and unverifiedPayload accept both forms.
 
 /** Compact JWS over the JSON of `payload`; `kid` names the signer. */
 export async function signJson(payload: unknown, key: AnyKey, alg: string, kid?: string): Promise<string> {
   return new CompactSign(encoder.encode(JSON.stringify(payload))).setProtectedHeader(kid ? { alg, kid } : { alg }).sign(key);
 }
 
-/** The `kid` of a compact JWS, read before verifying so the caller can pick the key. */
+/** JWS with the JSON of `payload` unencoded and detached (RFC 7797), sent after a line break. */
+export async function signJsonDetached(payload: unknown, key: AnyKey, alg: string, kid?: string): Promise<string> {
+  const json = JSON.stringify(payload);
+  const jws = await new FlattenedSign(encoder.encode(json))
+    .setProtectedHeader(kid ? { alg, kid, b64: false, crit: ['b64'] } : { alg, b64: false, crit: ['b64'] })
+    .sign(key);
+  return `${jws.protected}..${jws.signature}\n${json}`;
+}
+
+/** The detached form split into its parts, or null for a compact token. Throws when malformed. */
+function detachedParts(token: string): { protectedHeader: string; signature: string; payload: string } | null {
+  const nl = token.indexOf('\n');
+  if (nl < 0) return null;
+  const dot = token.indexOf('.');
+  const third = token.indexOf('.', dot + 2);
+  if (dot <= 0 || dot > nl || token.charCodeAt(dot + 1) !== 46 /* . */ || (third >= 0 && third < nl)) throw new Error('malformed detached JWS');
+  return { protectedHeader: token.slice(0, dot), signature: token.slice(dot + 2, nl), payload: token.slice(nl + 1) };
+}
+
+/** The `kid` of a JWS in either form, read before verifying so the caller can pick the key. */
 export function signerOf(token: string): string | null {
+  const dot = token.indexOf('.');
+  if (dot <= 0) return null;
   try {
-    const kid = decodeProtectedHeader(token).kid;
+    const kid = decodeProtectedHeader({ protected: token.slice(0, dot) }).kid;
     return typeof kid === 'string' ? kid : null;
   } catch {
     return null;
   }
 }
 
+/** Checks the signature of a JWS in either form against `key` and answers the parsed payload. */
 export async function verifyJson(token: string, key: AnyKey, alg: string): Promise<unknown> {
-  const { payload } = await compactVerify(token, key, { algorithms: [alg] });
-  return JSON.parse(decoder.decode(payload));
+  const detached = detachedParts(token);
+  if (!detached) {
+    const { payload } = await compactVerify(token, key, { algorithms: [alg] });
+    return JSON.parse(decoder.decode(payload));
+  }
+  await flattenedVerify(
+    { protected: detached.protectedHeader, signature: detached.signature, payload: encoder.encode(detached.payload) },
+    key,
+    { algorithms: [alg] },
+  );
+  return JSON.parse(detached.payload);
+}
+
+/**
+ * The payload of a JWS in either form, parsed WITHOUT checking the signature: only for a message
+ * that is refused anyway (a revoked agent's event, to hand its job back). Throws when unreadable.
+ */
+export function unverifiedPayload(token: string): unknown {
+  const detached = detachedParts(token);
+  if (detached) return JSON.parse(detached.payload);
+  const start = token.indexOf('.') + 1;
+  const end = token.indexOf('.', start);
+  if (start <= 0 || end < 0) throw new Error('malformed compact JWS');
+  return JSON.parse(Buffer.from(token.slice(start, end), 'base64url').toString('utf8'));
 }
 
 export async function importAgentPublicKey(jwk: PublicJwk): Promise<AnyKey> {

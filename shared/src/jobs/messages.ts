@@ -1,9 +1,10 @@
 /**
  * The job protocol between controller and agents, as TypeBox schemas (one source for the
- * types and the runtime checks). Every message travels as a compact JWS: job messages signed
- * by the controller (EdDSA), agent events and heartbeats signed by the agent (ES256, kid =
- * agent id). Device secrets inside a job are a general JWE with one recipient per agent of
- * the pool, so nobody else on NATS can read them.
+ * types and the runtime checks). Every message travels as a JWS: job messages signed by the
+ * controller (EdDSA, compact), agent events and heartbeats signed by the agent (ES256, kid =
+ * agent id; events with their JSON unencoded and detached, RFC 7797, see crypto.ts). Device
+ * secrets inside a job are a general JWE with one recipient per agent of the pool, so nobody
+ * else on NATS can read them.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
