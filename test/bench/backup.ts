@@ -19,6 +19,7 @@ import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
+import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
 
 /** The driver alone: open, fetch the running config, close. */
@@ -89,9 +90,18 @@ export async function run(args: string[] = []): Promise<void> {
 
     console.log(`backup benchmark: ${devices} simulated SSH devices (vendor_ios), ${agentCount} agents × concurrency ${concurrency}, NATS ${NATS_URL}`);
     console.log('round,end_to_end_s,end_to_end_devices_per_s,accepted_ms,successful,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
+    const meter = () => cpuMeter({
+      agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [sim.proc.pid]), controller: selfCpu,
+      postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
+    });
+    const cpuNotes: string[] = [];
     for (let round = 1; round <= rounds; round++) {
+      let counting = meter();
       const e2e = await endToEnd(ids);
+      cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
+      counting = meter();
       const floor = await pullFloor(targets, limits);
+      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${counting(devices).text}`);
       console.log([
         round,
         e2e.seconds.toFixed(2),
@@ -105,6 +115,7 @@ export async function run(args: string[] = []): Promise<void> {
         (e2e.seconds / floor.seconds).toFixed(2),
       ].join(','));
       console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
+      console.log(cpuNotes.splice(0).join('\n'));
     }
     console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log('targets: 1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ 1.3');

@@ -14,8 +14,6 @@
  * Options: --agents N (20), --devices N (5000), --sites N (5), --concurrency N per agent (32).
  * Targets (2-core machine): the whole snapshot ≤ 60 s; controller RSS ≤ 400 MB.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { connect } from 'nats';
 import { createDb } from '../../controller/src/db/knex';
@@ -23,48 +21,12 @@ import setupTemplate from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/postgres';
 import { startAgentProcess, startControllerProcess, startNats, stopAll, waitUntil, type AgentProcess, type Proc } from '../helpers/processes';
 import { option } from './controller';
+import { cpuOfNamed, sum, usage } from './cpu';
 import { startSshSim } from './fleet';
 
 const DEVICE_LOGIN = { username: 'netops', password: 'scale-Device-pw' };
 const ADMIN_PASSWORD = 'scale-admin-password';
 const METRICS_TOKEN = 'scale-bench-metrics-token-0123';
-/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ). */
-const TICK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** CPU seconds of every PostgreSQL process on the machine (other users of the server included). */
-function postgresCpu(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes('(postgres)')) total += usage(Number(pid)).cpu;
-    } catch {
-      // ended while reading
-    }
-  }
-  return total;
-}
-
-/** CPU seconds (user + system) and resident memory of one process, from /proc. */
-function usage(pid: number): { cpu: number; rssMb: number; peakMb: number } {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cpu = (Number(fields[11]) + Number(fields[12])) / TICK;
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-    return { cpu, rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
-  } catch {
-    return { cpu: 0, rssMb: 0, peakMb: 0 };
-  }
-}
-
-const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const mb = (n: number) => `${n.toFixed(0)} MB`;
 
 function spread(counts: number[]): string {
@@ -145,7 +107,7 @@ export async function run(args: string[] = []): Promise<void> {
     const varz0 = await nats.varz();
     const cpu0 = usage(ctl.pid);
     const natsPid = nats.proc()?.pid ?? 0;
-    const others0 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: postgresCpu() };
+    const others0 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: cpuOfNamed('postgres') };
     let rssPeakDuring = cpu0.rssMb;
     const sampler = setInterval(() => (rssPeakDuring = Math.max(rssPeakDuring, usage(ctl.pid).rssMb)), 250);
     // Where work waits: results not yet recorded by the controller, jobs not yet taken by agents.
@@ -183,7 +145,7 @@ export async function run(args: string[] = []): Promise<void> {
     );
     const cpu1 = usage(ctl.pid);
     const varz1 = await nats.varz();
-    const others1 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: postgresCpu() };
+    const others1 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: cpuOfNamed('postgres') };
     const failures = (await db('jobs').where({ group_id: snap.id, status: 'failed' }).select('error').count('* as n').groupBy('error').orderBy('n', 'desc').limit(5)) as unknown as { error: string; n: number }[];
 
     const perAgent: { agent_id: string; n: number }[] = await db('jobs').where({ group_id: snap.id }).whereNotNull('agent_id').select('agent_id').count('* as n').groupBy('agent_id');

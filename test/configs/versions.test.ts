@@ -18,8 +18,8 @@ let otherDeviceId: string;
 const CONFIG_A = 'hostname r1\n!\ninterface Gi0/1\n description uplink\n!\nend\n';
 const CONFIG_B = 'hostname r1\n!\ninterface Gi0/1\n description core uplink\n!\ninterface Gi0/2\n shutdown\n!\nend\n';
 
-async function record(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome> = {}) {
-  const outcome: JobOutcome = {
+function outcomeOf(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome> = {}): JobOutcome {
+  return {
     jobId: randomUUID(),
     kind: 'backup',
     orgId,
@@ -33,6 +33,10 @@ async function record(device: string, orgId: string, results: unknown[], extra: 
     finishedAt: new Date(),
     ...extra,
   };
+}
+
+async function record(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome> = {}) {
+  const outcome = outcomeOf(device, orgId, results, extra);
   await c.db.transaction((trx) => c.services.configs!.recordBackup(outcome, trx));
   return outcome;
 }
@@ -234,6 +238,31 @@ describe('another organization', () => {
     const auditor = await c.createOrgUser(['auditor']);
     const res = await c.request('GET', `/api/config/devices/${deviceId}/configs`, { token: auditor.token });
     expect(res.status).toBe(403);
+  });
+});
+
+describe('recording many outcomes at once (the job service\'s fast path)', () => {
+  it('numbers each device\'s versions in order, even one device twice in a batch, and reports a deleted device as gone', async () => {
+    const profile = await u.profile({ password: 'hunter2-secret' });
+    const [a, b, gone] = await Promise.all(['batch-a', 'batch-b', 'batch-gone'].map(async (name) => (await u.device(profile.id, { name })).id));
+    expect((await u.as('DELETE', `/api/devices/${gone}`)).status).toBe(204);
+    const outcomes = [
+      outcomeOf(a, u.orgId, [cli(CONFIG_A)]),
+      outcomeOf(b, u.orgId, [cli(CONFIG_B)]),
+      outcomeOf(gone, u.orgId, [cli(CONFIG_A)]),
+      outcomeOf(a, u.orgId, [cli(CONFIG_B)]),
+      outcomeOf(b, other.orgId, [cli(CONFIG_A)]), // another organization's job naming this device: it is not there
+    ];
+    const recorded = await c.db.transaction((trx) => c.services.configs!.recordBackups(outcomes, trx));
+    expect(recorded.map((r) => r.ok)).toEqual([true, true, false, true, false]);
+    expect(recorded[2].error).toMatch(/deleted/);
+    const versions = async (id: string) => (await c.db('config_versions').where({ device_id: id }).orderBy('version', 'desc').select('version', 'job_id')).map((v) => [v.version, v.job_id]);
+    expect(await versions(a)).toEqual([[2, outcomes[3].jobId], [1, outcomes[0].jobId]]);
+    expect(await versions(b)).toEqual([[1, outcomes[1].jobId]]);
+    expect((await u.as('GET', `/api/config/devices/${a}/configs/latest`)).body.config_text).toBe(CONFIG_B);
+    // The transcript is masked in a batch as alone.
+    const [{ transcript }] = await c.db('config_versions').where({ device_id: a, version: 1 }).select('transcript');
+    expect(transcript).not.toContain('hunter2-secret');
   });
 });
 

@@ -101,7 +101,9 @@ export function spawnProcess(command: string, args: string[], opts: { env?: Reco
 
 /** Runs a TypeScript entry point of this repository with tsx. */
 export function spawnTs(entry: string, env: Record<string, string | undefined>, args: string[] = []): Proc {
-  return spawnProcess(process.execPath, ['--import', 'tsx', entry, ...args], { env });
+  // SB_CPU_PROF_DIR=/tmp/prof: every spawned program writes a V8 CPU profile there when it exits (benchmark profiling).
+  const profile = process.env.SB_CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.SB_CPU_PROF_DIR] : [];
+  return spawnProcess(process.execPath, [...profile, '--import', 'tsx', entry, ...args], { env });
 }
 
 /** Polls until `check` holds; fails with the process output if it exits or time runs out. */

@@ -39,7 +39,7 @@ export async function configsArea(app: FastifyInstance): Promise<void> {
       async (outcome, trx) => {
         await configs.recordBackup(outcome, trx);
       },
-      { storedResult: backupResultSummary },
+      { storedResult: backupResultSummary, handleMany: async (outcomes, trx) => void (await configs.recordBackups(outcomes, trx)) },
     );
     // Credential tests are answered from jobs.wait; there is nothing to store.
     jobs.onOutcome('test_credential', async () => undefined);

@@ -142,20 +142,30 @@ export class ConfigService {
   /**
    * The one recorder of 'backup' outcomes, run by the job service inside the transaction that
    * makes the job final: stores one version per method tried (failed ones too), with the
-   * masked transcript, and moves the snapshot the job belongs to.
+   * masked transcript, and moves the snapshot the job belongs to. Many outcomes at once take
+   * the same three statements as one (contexts, versions, snapshot devices).
    */
-  async recordBackup(outcome: JobOutcome, trx: Knex.Transaction): Promise<RecordedBackup> {
-    const { groupId, deviceId, orgId, jobId } = outcome;
-    const context = await this.store.backupContext(trx, orgId, deviceId, groupId);
-    let recorded: RecordedBackup = DEVICE_GONE;
-    if (context) {
+  async recordBackups(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<RecordedBackup[]> {
+    const contexts = await this.store.backupContexts(trx, outcomes);
+    const maskers = new Map<string, Promise<(text: string) => string>>();
+    const versions: NewVersion[] = [];
+    const recorded: RecordedBackup[] = [];
+    for (const [i, outcome] of outcomes.entries()) {
+      const context = contexts[i];
+      if (!context) {
+        recorded.push(DEVICE_GONE);
+        continue;
+      }
+      const { groupId } = outcome;
       const parsed = parseBackupResult(outcome.result);
       const plan = context.run ?? context.pull;
       const methods = (plan?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
-      recorded = await this.writeVersions(trx, context.sealed, {
-        orgId,
-        deviceId,
-        jobId,
+      const sealedKey = JSON.stringify(context.sealed); // devices of one profile share a masker
+      if (!maskers.has(sealedKey)) maskers.set(sealedKey, this.masker(context.sealed));
+      const rows = versionRows(await maskers.get(sealedKey)!, {
+        orgId: outcome.orgId,
+        deviceId: outcome.deviceId,
+        jobId: outcome.jobId,
         // A groupId that is neither a live run nor a pull: a snapshot deleted while collecting.
         source: context.pull || !groupId ? 'pull' : 'snapshot',
         snapshotId: context.run ? groupId : null,
@@ -164,59 +174,29 @@ export class ConfigService {
         result: parsed,
         jobError: outcome.status === 'failed' ? outcome.error ?? 'The backup job failed' : outcome.error,
       });
+      versions.push(...rows);
+      recorded.push(recordedOf(rows));
     }
+    await this.store.insertVersions(trx, versions);
     // Only a pending row of that run changes, so a pull's groupId or a stale job is a no-op.
-    if (groupId && (context?.run || !context)) await this.snapshots.recordDevice(trx, groupId, deviceId, jobId, recorded.ok, recorded.error);
+    await this.snapshots.recordDevices(
+      trx,
+      outcomes.flatMap((o, i) => (o.groupId && (contexts[i]?.run || !contexts[i]) ? [{ snapshotId: o.groupId, deviceId: o.deviceId, jobId: o.jobId, ...recorded[i] }] : [])),
+    );
     return recorded;
+  }
+
+  async recordBackup(outcome: JobOutcome, trx: Knex.Transaction): Promise<RecordedBackup> {
+    return (await this.recordBackups([outcome], trx))[0];
   }
 
   /** Stores one backup's versions; also used by other areas that fetch configs (deployments). */
   async storeBackup(trx: Knex.Transaction, b: BackupToStore): Promise<RecordedBackup> {
     const sealed = await this.store.lockDeviceSecrets(trx, b.orgId, b.deviceId);
-    return sealed ? this.writeVersions(trx, sealed, b) : DEVICE_GONE;
-  }
-
-  /** One version per method tried (failed ones too), transcript and errors masked. */
-  private async writeVersions(trx: Knex.Transaction, sealed: SealedSecrets, b: BackupToStore): Promise<RecordedBackup> {
-    const mask = await this.masker(sealed);
-    const transcript = mask(b.result.transcript ?? '');
-    const rows: NewVersion[] = b.methods.map((method) => {
-      const r = b.result.results.find((x) => x.method === method);
-      const channel = channelOf(method, b.transport);
-      const base = { org_id: b.orgId, device_id: b.deviceId, method, source: b.source, snapshot_id: b.snapshotId, job_id: b.jobId, transcript };
-      if (r?.config && !r.error) {
-        const text = r.config.text;
-        return {
-          ...base,
-          config_format: r.config.format,
-          pulled_via: r.config.via,
-          status: 'success',
-          error_message: null,
-          config_text: text,
-          config_hash: sha256(text),
-          size_bytes: Buffer.byteLength(text, 'utf8'),
-          line_count: lineCount(text),
-        };
-      }
-      const error = mask(r?.error ?? b.jobError ?? `The agent reported no result for the ${method} method`);
-      return {
-        ...base,
-        config_format: channel.format,
-        pulled_via: channel.via,
-        status: 'failed',
-        error_message: error,
-        config_text: '',
-        config_hash: sha256(''),
-        size_bytes: 0,
-        line_count: 0,
-      };
-    });
-    await this.store.insertVersions(trx, b.deviceId, rows);
-    const failures = rows.filter((r) => r.status === 'failed');
-    return {
-      ok: failures.length < rows.length,
-      error: failures.length ? failures.map((f) => (rows.length > 1 ? `${f.method}: ${f.error_message}` : f.error_message)).join('; ') : null,
-    };
+    if (!sealed) return DEVICE_GONE;
+    const rows = versionRows(await this.masker(sealed), b);
+    await this.store.insertVersions(trx, rows);
+    return recordedOf(rows);
   }
 
   /** Masks the device's own credentials (opened here, never stored) and config secrets. */
@@ -314,4 +294,49 @@ export class ConfigService {
   withBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
     return this.store.devicesWithBackupInfo(orgId, filter, limit, offset);
   }
+}
+
+/** One version per method tried (failed ones too), transcript and errors masked. */
+function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersion[] {
+  const transcript = mask(b.result.transcript ?? '');
+  return b.methods.map((method) => {
+    const r = b.result.results.find((x) => x.method === method);
+    const channel = channelOf(method, b.transport);
+    const base = { org_id: b.orgId, device_id: b.deviceId, method, source: b.source, snapshot_id: b.snapshotId, job_id: b.jobId, transcript };
+    if (r?.config && !r.error) {
+      const text = r.config.text;
+      return {
+        ...base,
+        config_format: r.config.format,
+        pulled_via: r.config.via,
+        status: 'success',
+        error_message: null,
+        config_text: text,
+        config_hash: sha256(text),
+        size_bytes: Buffer.byteLength(text, 'utf8'),
+        line_count: lineCount(text),
+      };
+    }
+    const error = mask(r?.error ?? b.jobError ?? `The agent reported no result for the ${method} method`);
+    return {
+      ...base,
+      config_format: channel.format,
+      pulled_via: channel.via,
+      status: 'failed',
+      error_message: error,
+      config_text: '',
+      config_hash: sha256(''),
+      size_bytes: 0,
+      line_count: 0,
+    };
+  });
+}
+
+/** What storing `rows` means for the device: ok when any method succeeded, else every failure. */
+function recordedOf(rows: NewVersion[]): RecordedBackup {
+  const failures = rows.filter((r) => r.status === 'failed');
+  return {
+    ok: failures.length < rows.length,
+    error: failures.length ? failures.map((f) => (rows.length > 1 ? `${f.method}: ${f.error_message}` : f.error_message)).join('; ') : null,
+  };
 }

@@ -77,6 +77,21 @@ const DEVICE_COLUMNS = [
   'd.id', 'd.org_id', 'd.name', 'd.device_type', 'd.site_id', 'd.profile_id', 'p.automation_transport',
 ];
 
+interface ContextRow extends SealedSecrets {
+  run_methods: string[] | null;
+  run_transport: StructuredTransport | null;
+  pull_methods: string[] | null;
+  pull_transport: StructuredTransport | null;
+}
+
+function contextOf(row: ContextRow): BackupContext {
+  return {
+    sealed: { password_enc: row.password_enc, private_key_enc: row.private_key_enc, enable_password_enc: row.enable_password_enc },
+    run: row.run_methods ? { methods: row.run_methods, structured_transport: row.run_transport } : null,
+    pull: row.pull_methods ? { methods: row.pull_methods, structured_transport: row.pull_transport } : null,
+  };
+}
+
 /** The only SQL of config backups: versions, their numbering, pull requests and device reads. */
 export class ConfigStore {
   constructor(private readonly db: Db) {}
@@ -111,49 +126,58 @@ export class ConfigStore {
   }
 
   /**
-   * What recording a backup outcome needs, in one round trip: the profile's sealed secrets
-   * (device row key-share locked, so it cannot be deleted mid-transaction) and, when the job
-   * belongs to a snapshot run or a single pull, what that run asked for. Undefined when the
-   * device is gone.
+   * What recording backup outcomes needs, in one round trip, answered in their order: each
+   * profile's sealed secrets (the device row key-share locked, in id order, so it cannot be
+   * deleted mid-transaction) and, when the job belongs to a snapshot run or a single pull, what
+   * that run asked for. Undefined where the device is gone.
    */
-  async backupContext(trx: Knex.Transaction, orgId: string, deviceId: string, groupId: string | null): Promise<BackupContext | undefined> {
-    const row = await this.devices(trx)
-      .leftJoin('snapshot_devices as sd', (j) => j.on('sd.device_id', 'd.id').andOn('sd.snapshot_id', trx.raw('?::uuid', [groupId])))
-      .leftJoin('config_pulls as cp', (j) => j.on('cp.device_id', 'd.id').andOn('cp.id', trx.raw('?::uuid', [groupId])))
-      .where({ 'd.id': deviceId, 'd.org_id': orgId })
-      .forKeyShare('d')
-      .first(
-        'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
-        'sd.methods as run_methods', 'sd.structured_transport as run_transport',
-        'cp.methods as pull_methods', 'cp.structured_transport as pull_transport',
-      )
-      .options(PREPARED);
-    if (!row) return undefined;
-    return {
-      sealed: { password_enc: row.password_enc, private_key_enc: row.private_key_enc, enable_password_enc: row.enable_password_enc },
-      run: row.run_methods ? { methods: row.run_methods, structured_transport: row.run_transport } : null,
-      pull: row.pull_methods ? { methods: row.pull_methods, structured_transport: row.pull_transport } : null,
-    };
+  async backupContexts(trx: Knex.Transaction, keys: { orgId: string; deviceId: string; groupId: string | null }[]): Promise<(BackupContext | undefined)[]> {
+    if (keys.length === 0) return [];
+    const { rows } = await trx.raw(
+      `SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
+              sd.methods AS run_methods, sd.structured_transport AS run_transport,
+              cp.methods AS pull_methods, cp.structured_transport AS pull_transport
+         FROM jsonb_to_recordset(?::jsonb) AS i(ord int, org_id uuid, device_id uuid, group_id uuid)
+         JOIN devices d ON d.id = i.device_id AND d.org_id = i.org_id
+         JOIN connection_profiles p ON p.id = d.profile_id
+         LEFT JOIN snapshot_devices sd ON sd.device_id = d.id AND sd.snapshot_id = i.group_id
+         LEFT JOIN config_pulls cp ON cp.device_id = d.id AND cp.id = i.group_id
+        ORDER BY d.id
+          FOR KEY SHARE OF d`,
+      [JSON.stringify(keys.map((k, ord) => ({ ord, org_id: k.orgId, device_id: k.deviceId, group_id: k.groupId })))],
+    ).options(PREPARED);
+    const contexts: (BackupContext | undefined)[] = keys.map(() => undefined);
+    for (const row of rows) contexts[row.ord] = contextOf(row);
+    return contexts;
   }
 
   /**
-   * Stores versions of one device with consecutive numbers, in one statement. The counter
-   * row's lock serializes concurrent writers of the same device until their transaction ends,
-   * so numbers never clash.
+   * Stores versions, of one device or many, in one statement: each device's rows get
+   * consecutive numbers from its counter row. The counter rows' locks (taken in device order,
+   * so concurrent writers queue rather than deadlock) serialize writers of the same device
+   * until their transaction ends, so numbers never clash. Answers the stored rows in input order.
    */
-  async insertVersions(trx: Knex.Transaction, deviceId: string, rows: NewVersion[]): Promise<{ id: string; version: number; method: string; status: string }[]> {
+  async insertVersions(trx: Knex.Transaction, rows: NewVersion[]): Promise<{ id: string; device_id: string; version: number; method: string; status: string }[]> {
     if (rows.length === 0) return [];
+    const seen = new Map<string, number>();
+    const input = rows.map((row, i) => {
+      const ord = (seen.get(row.device_id) ?? 0) + 1;
+      seen.set(row.device_id, ord);
+      return { ...row, ord, i };
+    });
     const { rows: stored } = await trx.raw(
-      `WITH c AS (
-         INSERT INTO config_version_counters AS c (device_id, last_version) VALUES (?, ?)
-         ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
-         RETURNING last_version)
+      `WITH r AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(i int, ord int, ${VERSION_INPUT.map(([name, type]) => `${name} ${type}`).join(', ')})),
+            n AS (SELECT device_id, count(*)::int AS n FROM r GROUP BY device_id),
+            c AS (
+              INSERT INTO config_version_counters AS c (device_id, last_version) SELECT device_id, n FROM n ORDER BY device_id
+              ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
+              RETURNING device_id, last_version)
        INSERT INTO config_versions (${VERSION_INPUT.map(([name]) => name).join(', ')}, version)
-       SELECT ${VERSION_INPUT.map(([name]) => `r.${name}`).join(', ')}, c.last_version - ? + r.ord
-       FROM c, jsonb_to_recordset(?::jsonb) AS r(ord int, ${VERSION_INPUT.map(([name, type]) => `${name} ${type}`).join(', ')})
-       ORDER BY r.ord
-       RETURNING id, version, method, status`,
-      [deviceId, rows.length, rows.length, JSON.stringify(rows.map((row, i) => ({ ...row, ord: i + 1 })))],
+       SELECT ${VERSION_INPUT.map(([name]) => `r.${name}`).join(', ')}, c.last_version - n.n + r.ord
+         FROM r JOIN n USING (device_id) JOIN c USING (device_id)
+        ORDER BY r.i
+        RETURNING id, device_id, version, method, status`,
+      [JSON.stringify(input)],
     ).options(PREPARED);
     return stored;
   }

@@ -294,7 +294,7 @@ export class DeploymentRunner {
       // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
       if (backup && typeof backup.text === 'string' && configs && !device.backup_config_id) {
         // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
-        const [version] = await configs.store.insertVersions(trx, device.device_id, [{
+        const [version] = await configs.store.insertVersions(trx, [{
           org_id: outcome.orgId,
           device_id: device.device_id,
           method: backup.via === 'ssh' ? 'cli' : 'structured',

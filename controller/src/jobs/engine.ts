@@ -452,8 +452,7 @@ export class JobEngine implements JobService {
     const fields = await decide(job, trx);
     if (!fields) return null;
     const handler = this.handlers.get(job.kind);
-    const stored = fields.result && handler?.storedResult ? handler.storedResult(fields.result) : fields.result;
-    const row = await this.store.markFinal(trx, jobId, fields, stored);
+    const row = await this.store.markFinal(trx, jobId, fields, this.storedResult(job.kind, fields.result));
     // Trust on first use: the first SSH host key an agent reported for the device is pinned with
     // the outcome (a device that already has one keeps it; a mismatch failed the session instead).
     if (fields.hostKey) await this.store.pinHostKey(trx, row.org_id, row.device_id, fields.hostKey);
@@ -608,23 +607,50 @@ export class JobEngine implements JobService {
     const chunks: VerifiedEvent[][] = [];
     for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
     await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
-      const items = chunk.map(({ event, agent }): FinishItem => {
-        const e = event as ResultEvent;
-        return {
-          jobId: e.job_id,
-          decide: async () => ({
-            status: e.status,
-            error: e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
-            result: e.result,
-            agentId: agent.id,
-            startedAt: new Date(e.started_at),
-            ...(e.host_key ? { hostKey: e.host_key } : {}),
-          }),
-        };
-      });
-      const outcome = await this.finishAll(items);
+      const outcome = await this.recordResults(chunk.map(({ event, agent }) => ({ jobId: event.job_id, kind: jobs.get(event.job_id)!.kind, fields: resultFields(event as ResultEvent, agent.id) })));
       chunk.forEach((v, i) => (outcome[i] === 'retry' ? v.incoming.nak(1000) : v.incoming.ack()));
     });
+  }
+
+  /**
+   * Records agents' results: the fast path marks them all final with one statement and hands
+   * each kind's outcomes to its handler at once (handleMany where the kind has one). When any
+   * of that fails, the transaction rolls back and each result is recorded alone, in its own
+   * savepoint, so one bad outcome never holds up the others.
+   */
+  private async recordResults(results: { jobId: string; kind: JobKind; fields: FinalFields }[]): Promise<FinishResult[]> {
+    const byJob = new Map(results.map((r) => [r.jobId, r])); // a redelivered duplicate counts once
+    let finals: JobRow[];
+    try {
+      finals = await this.deps.db.transaction(async (trx) => {
+        const rows = await this.store.markFinalMany(trx, [...byJob.values()].map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })));
+        const keys = rows.flatMap((row) => {
+          const key = byJob.get(row.id)?.fields.hostKey;
+          return key ? [{ org_id: row.org_id, device_id: row.device_id, ...key }] : [];
+        });
+        await this.store.pinHostKeys(trx, keys);
+        for (const [kind, group] of groupBy(rows, (row) => row.kind)) {
+          const handler = this.handlers.get(kind as JobKind);
+          if (!handler) continue;
+          const outcomes = group.map(outcomeOf);
+          if (handler.handleMany) await handler.handleMany(outcomes, trx);
+          else for (const o of outcomes) await handler.handle(o, trx);
+        }
+        return rows;
+      });
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message, jobs: results.length }, 'recording job results together failed; recording them one by one');
+      return this.finishAll(results.map(({ jobId, fields }) => ({ jobId, decide: async () => fields })));
+    }
+    for (const row of finals) await this.afterFinal(row, false);
+    const recorded = new Set(finals.map((row) => row.id));
+    return results.map((r) => (recorded.has(r.jobId) ? 'final' : 'skipped'));
+  }
+
+  /** The form of a result kept on the job row (see OutcomeOptions.storedResult). */
+  private storedResult(kind: JobKind, result: Record<string, unknown> | null): Record<string, unknown> | null {
+    const handler = this.handlers.get(kind);
+    return result && handler?.storedResult ? handler.storedResult(result) : result;
   }
 
   private async recordHeartbeat(token: string): Promise<string> {
@@ -722,6 +748,18 @@ export class JobEngine implements JobService {
   async logs(jobId: string) {
     return this.store.logs(jobId);
   }
+}
+
+/** The final fields an agent's result event asks for. */
+function resultFields(e: ResultEvent, agentId: string): FinalFields {
+  return {
+    status: e.status,
+    error: e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
+    result: e.result,
+    agentId,
+    startedAt: new Date(e.started_at),
+    ...(e.host_key ? { hostKey: e.host_key } : {}),
+  };
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -169,6 +169,36 @@ export class JobsStore {
     return { ...row, result: f.result };
   }
 
+  /**
+   * markFinal for many open jobs in one statement (no lock taken first: the UPDATE locks each
+   * row and re-checks it is still open, so a job another replica finished meanwhile is left out).
+   * Answers the rows it made final, with each one's `result` as given in `results`.
+   */
+  async markFinalMany(trx: Knex.Transaction, finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[]): Promise<JobRow[]> {
+    if (finals.length === 0) return [];
+    const input = finals.map(({ id, fields: f, stored }) => ({ id, status: f.status, error: f.error, result: stored, agent_id: f.agentId, started_at: f.startedAt }));
+    const { rows } = await trx.raw(
+      `UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
+         FROM jsonb_to_recordset(?::jsonb) AS i(id uuid, status text, error text, result jsonb, agent_id uuid, started_at timestamptz)
+        WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running')
+        RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')}`,
+      [JSON.stringify(input)],
+    ).options(PREPARED);
+    const results = new Map(finals.map((f) => [f.id, f.fields.result]));
+    return (rows as JobRow[]).map((row) => ({ ...row, result: results.get(row.id) ?? null }));
+  }
+
+  /** pinHostKey for many devices in one statement. */
+  async pinHostKeys(trx: Knex.Transaction, keys: { org_id: string; device_id: string; type: string; fingerprint: string }[]): Promise<void> {
+    if (keys.length === 0) return;
+    await trx.raw(
+      `UPDATE devices d SET ssh_host_key_sha256 = k.fingerprint, ssh_host_key_type = k.type, ssh_host_key_seen_at = now()
+         FROM jsonb_to_recordset(?::jsonb) AS k(org_id uuid, device_id uuid, type text, fingerprint text)
+        WHERE d.id = k.device_id AND d.org_id = k.org_id AND d.ssh_host_key_sha256 IS NULL`,
+      [JSON.stringify(keys)],
+    ).options(PREPARED);
+  }
+
   /** Pins the device's SSH host key unless one is pinned already (trust on first use). */
   async pinHostKey(trx: Knex.Transaction, orgId: string, deviceId: string, key: { type: string; fingerprint: string }): Promise<void> {
     await trx('devices')
@@ -214,9 +244,9 @@ export class JobsStore {
       .update({ status: 'queued', agent_id: null, started_at: null, stream_seq: null });
   }
 
-  async jobsById(ids: string[]): Promise<Map<string, Pick<JobRow, 'id' | 'org_id' | 'pool' | 'status' | 'attempt' | 'agent_id'>>> {
+  async jobsById(ids: string[]): Promise<Map<string, Pick<JobRow, 'id' | 'org_id' | 'kind' | 'pool' | 'status' | 'attempt' | 'agent_id'>>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'pool', 'status', 'attempt', 'agent_id').options(PREPARED);
+    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'kind', 'pool', 'status', 'attempt', 'agent_id').options(PREPARED);
     return new Map(rows.map((r: JobRow) => [r.id, r]));
   }
 

@@ -45,6 +45,13 @@ export interface OutcomeOptions {
    * (default: all of it). A backup keeps a summary, not a second copy of the config text.
    */
   storedResult?(result: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * Records many outcomes of the kind with a few set-based statements (the fast path for
+   * bursts of results). It must do exactly what `handler` does for each outcome. When it
+   * throws, the engine rolls the batch back and records each outcome alone with `handler`,
+   * so one bad outcome never blocks the others.
+   */
+  handleMany?(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void>;
 }
 
 export interface JobService {

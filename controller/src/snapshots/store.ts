@@ -170,23 +170,29 @@ export class SnapshotStore {
   }
 
   /**
-   * Records one device's result exactly once: only a pending row of the current run changes.
+   * Records devices' results exactly once: only a pending row of the current run changes.
    * Touches no shared row, so devices of one run record side by side; the last one ends the run.
    */
-  async recordDevice(trx: Knex.Transaction, snapshotId: string, deviceId: string, jobId: string | null, ok: boolean, error: string | null): Promise<void> {
-    // One round trip: the update, and whether any other device of the run is still pending
-    // (the statement's snapshot still shows this row as pending, hence device_id <> ?).
-    const { rows: [r] } = await trx.raw(
+  async recordDevices(trx: Knex.Transaction, results: { snapshotId: string; deviceId: string; jobId: string | null; ok: boolean; error: string | null }[]): Promise<void> {
+    if (results.length === 0) return;
+    const input = results.map((r) => ({ snapshot_id: r.snapshotId, device_id: r.deviceId, job_id: r.jobId, status: r.ok ? 'success' : 'failed', error: r.ok ? null : r.error }));
+    // One round trip: the updates, and which runs they touched have no other device pending
+    // (the statement's snapshot still shows the updated rows as pending, hence the anti-join).
+    const { rows } = await trx.raw(
       `WITH u AS (
-         UPDATE snapshot_devices SET status = ?, error_message = ?, job_id = COALESCE(?::uuid, job_id), updated_at = now()
-         WHERE snapshot_id = ? AND device_id = ? AND status = 'pending'
-           AND (?::uuid IS NULL OR job_id IS NULL OR job_id = ?::uuid) -- a late outcome of an earlier run's job never lands on this run
-         RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM u) AS changed,
-              EXISTS (SELECT 1 FROM snapshot_devices WHERE snapshot_id = ? AND status = 'pending' AND device_id <> ?) AS others_pending`,
-      [ok ? 'success' : 'failed', ok ? null : error, jobId, snapshotId, deviceId, jobId, jobId, snapshotId, deviceId],
+         UPDATE snapshot_devices sd SET status = i.status, error_message = i.error, job_id = COALESCE(i.job_id, sd.job_id), updated_at = now()
+           FROM jsonb_to_recordset(?::jsonb) AS i(snapshot_id uuid, device_id uuid, job_id uuid, status text, error text)
+          WHERE sd.snapshot_id = i.snapshot_id AND sd.device_id = i.device_id AND sd.status = 'pending'
+            AND (i.job_id IS NULL OR sd.job_id IS NULL OR sd.job_id = i.job_id) -- a late outcome of an earlier run's job never lands on this run
+          RETURNING sd.snapshot_id, sd.device_id)
+       SELECT DISTINCT u.snapshot_id FROM u
+        WHERE NOT EXISTS (
+          SELECT 1 FROM snapshot_devices p
+           WHERE p.snapshot_id = u.snapshot_id AND p.status = 'pending'
+             AND NOT EXISTS (SELECT 1 FROM u done WHERE done.snapshot_id = p.snapshot_id AND done.device_id = p.device_id))`,
+      [JSON.stringify(input)],
     ).options(PREPARED);
-    if (r.changed && !r.others_pending) await this.tryFinish(trx, snapshotId);
+    for (const { snapshot_id } of rows) await this.tryFinish(trx, snapshot_id);
   }
 
   /** Fails devices that never got a job (submit refused), so the run still ends. */

@@ -1,0 +1,116 @@
+/**
+ * How the controller records a burst of agent results: together, with one statement marking
+ * them final and the kind's handleMany storing them; and, when that fails, each alone in its
+ * own savepoint, so one outcome that cannot be recorded never holds up the others. Real
+ * controller, PostgreSQL and NATS JetStream; the results are signed with an enrolled agent's
+ * key and published on its link, as the agent would.
+ */
+import type { Knex } from 'knex';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { natsAgentLink } from '../../agent/src/nats-link';
+import type { JobOutcome } from '../../controller/src/jobs/types';
+import type { AgentLink } from '../../shared/src/jobs/link';
+import { AGENT_SIGN_ALG, importAgentPrivateKey, signJson, type AnyKey } from '../../shared/src/jobs/crypto';
+import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
+import { startTestController, type TestController } from '../helpers/controller';
+import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, natsPrefix, until, type Org } from './helpers';
+
+const prefix = natsPrefix();
+let tc: TestController;
+let org: Org;
+let link: AgentLink & { connection: { close(): Promise<void> } };
+let agentId: string;
+let signKey: AnyKey;
+let profileId: string;
+/** Job ids whose recording throws, in handleMany and in the one-by-one handler alike. */
+const poisoned = new Set<string>();
+const batches: number[] = [];
+
+/** Leaves a mark inside the recording transaction: it survives only if that transaction commits. */
+const mark = (trx: Knex.Transaction, o: JobOutcome, how: string) =>
+  trx('job_logs').insert({ job_id: o.jobId, attempt: 1, agent_id: null, level: 'info', text: `recorded ${how}`, at: new Date() });
+
+beforeAll(async () => {
+  tc = await startTestController({ config: { natsUrl: SHARED_NATS, natsPrefix: prefix, jobs: { sweepIntervalMs: 200 } } });
+  org = await tc.createOrgUser(['org_admin']);
+  tc.services.jobs.onOutcome(
+    'test_credential',
+    async (o, trx) => {
+      if (poisoned.has(o.jobId)) throw new Error('this outcome cannot be recorded');
+      await mark(trx, o, 'alone');
+    },
+    {
+      handleMany: async (outcomes, trx) => {
+        batches.push(outcomes.length);
+        for (const o of outcomes) {
+          await mark(trx, o, 'together');
+          if (poisoned.has(o.jobId)) throw new Error('this outcome cannot be recorded');
+        }
+      },
+    },
+  );
+  // Enrolled but never started: its jobs wait in NATS while the test answers for it.
+  const { identity } = await enrollAgent(tc, org, { name: 'answering' });
+  agentId = identity.agent_id;
+  signKey = (await importAgentPrivateKey(identity.private_jwk)).sign;
+  link = await natsAgentLink(SHARED_NATS, identity);
+  profileId = await makeProfile(tc, org, { ssh_port: 22, password: 'unused-secret' });
+});
+
+afterAll(async () => {
+  await link?.close();
+  await tc?.close();
+  await dropNatsNamespace(SHARED_NATS, prefix);
+});
+
+/** Submits one test_credential job per new device and waits until all are dispatched. */
+async function dispatchedJobs(n: number): Promise<string[]> {
+  const devices = await Promise.all(Array.from({ length: n }, () => makeDevice(tc, org, { profile_id: profileId })));
+  const ids = await tc.services.jobs.submit(devices.map((deviceId) => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 60_000 })));
+  await until('the jobs to be dispatched', async () => (await tc.db('jobs').whereIn('id', ids).where({ status: 'dispatched' }).count<{ n: number }[]>('* as n'))[0].n == n);
+  return ids;
+}
+
+/** The agent's results for `ids`, published back to back (so the controller pulls them as one burst). */
+async function answer(ids: string[]): Promise<void> {
+  const now = new Date().toISOString();
+  await Promise.all(
+    ids.map(async (jobId) => {
+      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result: { ok: true, message: 'login ok' }, started_at: now, finished_at: now, logs: [] };
+      await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
+    }),
+  );
+}
+
+const marks = async (ids: string[]) => {
+  const rows: { job_id: string; text: string }[] = await tc.db('job_logs').whereIn('job_id', ids).where('text', 'like', 'recorded %').select('job_id', 'text');
+  return new Map(ids.map((id) => [id, rows.filter((r) => r.job_id === id).map((r) => r.text)]));
+};
+
+it('records a burst of results together: each job final once, its handler mark committed with it', async () => {
+  const ids = await dispatchedJobs(6);
+  await answer(ids);
+  const outcomes = await tc.services.jobs.wait(ids, 30_000);
+  expect(outcomes.map((o) => o.status)).toEqual(ids.map(() => 'succeeded'));
+  expect(batches.reduce((a, b) => a + b, 0)).toBe(6); // every outcome went through handleMany
+  for (const [id, texts] of await marks(ids)) {
+    expect(texts, id).toEqual(['recorded together']);
+    expect(await jobRow(tc, id)).toMatchObject({ status: 'succeeded', agent_id: agentId, result: { ok: true, message: 'login ok' } });
+  }
+});
+
+it('falls back to one outcome at a time when the batch fails: the others are recorded once, the bad one ends failed with the reason', { timeout: 60_000 }, async () => {
+  const ids = await dispatchedJobs(5);
+  const [bad, ...good] = ids;
+  poisoned.add(bad);
+  await answer(ids);
+  const outcomes = await tc.services.jobs.wait(good, 30_000);
+  expect(outcomes.map((o) => o.status)).toEqual(good.map(() => 'succeeded'));
+  const seen = await marks(ids);
+  for (const id of good) expect(seen.get(id)!.length, id).toBe(1); // a rolled-back batch leaves no mark
+  // The poisoned outcome is retried, then given up on with the reason; its marks were all rolled back.
+  const [failed] = await tc.services.jobs.wait([bad], 40_000);
+  expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/^Recording the job's outcome failed \d+ times: this outcome cannot be recorded/) });
+  expect((await marks([bad])).get(bad)).toEqual([]);
+  expect(tc.logs()).toMatch(/recording job results together failed; recording them one by one/);
+});
