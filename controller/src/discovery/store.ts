@@ -268,8 +268,9 @@ export class DiscoveryStore {
   /**
    * Claims up to `limit` devices whose poll is due (or that were never scheduled) and moves
    * their next_poll_at on, in one transaction with FOR UPDATE SKIP LOCKED so that each device
-   * is claimed by one controller. `nextAt` gives each row its next time (jitter included).
-   * Due devices get a queued poll in the same transaction (none when one is already open).
+   * is claimed by one controller. `nextAt` gives each row its next time (jitter included), set
+   * for all in one statement. Due devices get a queued poll in the same transaction, inserted
+   * in one statement (none where one is already open).
    */
   async claimDue(limit: number, nextAt: (row: DueDevice) => Promise<Date>): Promise<{ device: DueDevice; poll: PollRow }[]> {
     return this.db.transaction(async (trx) => {
@@ -282,15 +283,24 @@ export class DiscoveryStore {
         .forUpdate('d')
         .skipLocked()
         .select('d.id', 'd.org_id', 'd.poll_interval_minutes', 'p.automation_transport', trx.raw('d.next_poll_at IS NOT NULL AS due'));
-      const claimed: { device: DueDevice; poll: PollRow }[] = [];
-      for (const r of rows) {
-        const device: DueDevice = { id: r.id, org_id: r.org_id, poll_interval_minutes: r.poll_interval_minutes, transport: r.automation_transport === 'gnmi' ? 'gnmi' : 'ssh', due: r.due };
-        await trx('devices').where({ id: device.id }).update({ next_poll_at: await nextAt(device) });
-        if (!device.due) continue;
-        const { row, created } = await this.createPoll({ org_id: device.org_id, device_id: device.id, trigger: 'schedule', transport: device.transport, requested_by: null }, trx);
-        if (created) claimed.push({ device, poll: row });
-      }
-      return claimed;
+      const devices: DueDevice[] = rows.map((r: Record<string, any>) => ({ id: r.id, org_id: r.org_id, poll_interval_minutes: r.poll_interval_minutes, transport: r.automation_transport === 'gnmi' ? 'gnmi' : 'ssh', due: r.due }));
+      if (devices.length === 0) return [];
+      const times = await Promise.all(devices.map((d) => nextAt(d)));
+      await trx.raw(
+        'UPDATE devices d SET next_poll_at = v.at FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, at) WHERE d.id = v.id',
+        [devices.map((d) => d.id), times],
+      ).options(PREPARED);
+      // Due devices get a queued poll, none where one is already open.
+      const due = devices.filter((d) => d.due);
+      if (due.length === 0) return [];
+      const inserted = await trx.raw(
+        `INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by)
+         SELECT v.org_id, v.device_id, 'schedule', v.transport, NULL FROM unnest(?::uuid[], ?::uuid[], ?::text[]) AS v(org_id, device_id, transport)
+         ON CONFLICT (device_id) WHERE status = 'queued' DO NOTHING RETURNING ${POLL_RETURNING}`,
+        [due.map((d) => d.org_id), due.map((d) => d.id), due.map((d) => d.transport)],
+      ).options(PREPARED);
+      const byDevice = new Map(devices.map((d) => [d.id, d]));
+      return (inserted.rows as PollRow[]).map((poll) => ({ device: byDevice.get(poll.device_id)!, poll }));
     });
   }
 
