@@ -14,6 +14,7 @@ import {
   importControllerPublicKey,
   isRecipient,
   signJson,
+  signJsonDetached,
   verifyJson,
   type AnyKey,
 } from '../../shared/src/jobs/crypto';
@@ -72,9 +73,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DEADLINE_MARGIN_MS = 1_500;
 const STARTED_AFTER_MS = 2_000;
 const LOG_FLUSH_MS = 2_000;
+/** The abort reason once a job has ended: built once, not a new AbortError per job. */
+const JOB_ENDED = new Error('the job has ended');
 
 export class AgentRuntime {
-  private readonly active = new Set<string>();
+  private readonly active = new Set<DeliveredJob>();
   private readonly slots: Semaphore;
   private readonly connectSlots: Semaphore;
   private slotWaiters: (() => void)[] = [];
@@ -150,14 +153,13 @@ export class AgentRuntime {
       return;
     }
     void this.slots.acquire().then(async () => {
-      const key = `${Math.random()}`;
-      this.active.add(key);
+      this.active.add(delivered);
       try {
         await this.handle(delivered);
       } catch (err) {
         this.o.log.error({ err }, 'job handling failed');
       } finally {
-        this.active.delete(key);
+        this.active.delete(delivered);
         this.slots.release();
         const waiters = this.slotWaiters;
         this.slotWaiters = [];
@@ -204,12 +206,14 @@ export class AgentRuntime {
       const batch = lines.splice(0, lines.length);
       void this.publish({ ...base, type: 'logs', lines: batch }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:logs:${++logSeq}`);
     };
-    let started = false;
+    // A job still running after 2 s is reported started; its log lines follow then and every 2 s.
+    // (A quicker job, most of them, sets up no log timer: its lines go with the result.)
+    let logTimer: NodeJS.Timeout | undefined;
     const startedTimer = setTimeout(() => {
-      started = true;
       void this.publish({ ...base, type: 'started', at: startedAt.toISOString() }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:started`);
+      flushLogs();
+      logTimer = setInterval(flushLogs, LOG_FLUSH_MS);
     }, STARTED_AFTER_MS);
-    const logTimer = setInterval(() => started && flushLogs(), LOG_FLUSH_MS);
     try {
       const outcome = await this.execute(msg, deadline, (level, text) => lines.push({ at: new Date().toISOString(), level, text: text.slice(0, 4000) }));
       clearTimeout(startedTimer);
@@ -266,11 +270,13 @@ export class AgentRuntime {
         hostKey ??= key;
       }),
     };
+    let ended = false;
     const deadlinePassed = new Promise<JobResultOf>((resolve) =>
-      controller.signal.addEventListener('abort', () =>
+      controller.signal.addEventListener('abort', () => {
+        if (ended) return; // the job ended first: nothing to answer for
         // Give the kind a moment to report what it has (sessions are being closed) before answering for it.
-        setTimeout(() => resolve({ status: 'failed', error: `The job did not finish before its deadline (${Math.round(budget / 1000)} s on the agent)`, result: null }), 1_000),
-      ),
+        setTimeout(() => resolve({ status: 'failed', error: `The job did not finish before its deadline (${Math.round(budget / 1000)} s on the agent)`, result: null }), 1_000);
+      }),
     );
     try {
       const outcome = await Promise.race([
@@ -279,8 +285,9 @@ export class AgentRuntime {
       ]);
       return hostKey ? { ...outcome, hostKey } : outcome;
     } finally {
+      ended = true;
       clearTimeout(timer);
-      controller.abort();
+      controller.abort(JOB_ENDED); // closes any session the kind left open
     }
   }
 
@@ -300,9 +307,13 @@ export class AgentRuntime {
     return secrets;
   }
 
-  /** Signs and publishes an event, retrying (the link deduplicates by id) until it is stored. */
+  /**
+   * Signs and publishes an event, retrying (the link deduplicates by id) until it is stored.
+   * Events are signed in the detached form: a result's config and transcript travel as JSON,
+   * not base64url (see shared/src/jobs/crypto.ts).
+   */
   private async publish(event: AgentEvent, id: string): Promise<void> {
-    const token = await signJson(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id);
+    const token = await signJsonDetached(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id);
     this.pendingEvents += 1;
     try {
       for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {

@@ -122,6 +122,23 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     expect(tc.logs()).not.toContain('sw0rdfish-secret');
   });
 
+  it('reports a job still running after 2 s as started and streams its log lines before the result', { timeout: 90_000 }, async () => {
+    const deviceId = await makeDevice(tc, org, { port: slow.port, password: 'sw0rdfish-secret' }); // a few seconds of output
+    const [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId, params: { methods: ['cli'] }, deadlineMs: 60_000 }]);
+    // Both while the job runs: its started event and the log lines sent with it (not with the result).
+    await until('the job to run with its first log lines stored', async () => {
+      const row = await jobRow(tc, jobId);
+      if (row.status !== 'running') return false;
+      const lines = await tc.db('job_logs').where({ job_id: jobId });
+      return JSON.stringify(lines).includes('connected over ssh');
+    }, 30_000);
+    const [outcome] = await tc.services.jobs.wait([jobId], 60_000);
+    expect(outcome.status).toBe('succeeded');
+    const lines = (await tc.db('job_logs').where({ job_id: jobId })).map((l: any) => l.text);
+    expect(lines.filter((t: string) => t.startsWith('connecting to'))).toHaveLength(1); // each line once
+    expect(lines.some((t: string) => t.startsWith('cli: fetched'))).toBe(true);
+  });
+
   it('backs up by method: cli over SSH, structured over the profile\'s NETCONF or gNMI, each reported on its own', async () => {
     const nc = await startNetconfDevice({ username: 'admin', password: 'sw0rdfish-secret' });
     const gn = await startGnmiTarget({ username: 'admin', password: 'sw0rdfish-secret' });

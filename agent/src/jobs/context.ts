@@ -58,7 +58,8 @@ export function makeMask(credentials: DeviceCredentials): (text: string) => stri
   const secrets = [credentials.password, credentials.enable_password, credentials.private_key]
     .filter((s): s is string => typeof s === 'string' && s.length >= 3)
     .sort((a, b) => b.length - a.length);
-  return (text) => secrets.reduce((t, s) => t.split(s).join('********'), text);
+  if (secrets.length === 0) return (text) => text;
+  return (text) => secrets.reduce((t, s) => (t.includes(s) ? t.split(s).join('********') : t), text);
 }
 
 /** Collects a session transcript as text lines ("> " sent, "# " notes, received as is). */

@@ -13,13 +13,21 @@ const JOB_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800]
 const TRACKED_JOBS = 20_000;
 
 /**
- * Top-level string fields of a compact JWS payload, unverified: only for labels (the runner
- * verifies every message). Reads the first bytes only: the fields labelled come before a
- * result's bulk, and a whole result (a config and its transcript) is not worth decoding twice.
+ * Top-level string fields of a JWS payload, unverified: only for labels (the runner verifies
+ * every message). Reads the first bytes only: the fields labelled come before a result's bulk,
+ * and a whole result (a config and its transcript) is not worth reading twice. Events are in the
+ * detached form (JSON after the first line break), job messages in the compact one (base64url
+ * between the first two dots).
  */
 function labelsOf(token: string): Record<string, string> {
-  const payload = token.split('.')[1] ?? '';
-  const head = Buffer.from(payload.slice(0, 1024), 'base64url').toString('utf8');
+  const nl = token.indexOf('\n');
+  let head: string;
+  if (nl >= 0) head = token.slice(nl + 1, nl + 1 + 768);
+  else {
+    const start = token.indexOf('.') + 1;
+    const end = token.indexOf('.', start);
+    head = start > 0 && end > start ? Buffer.from(token.slice(start, Math.min(end, start + 1024)), 'base64url').toString('utf8') : '';
+  }
   const labels: Record<string, string> = {};
   for (const m of head.matchAll(/"(job_id|kind|type|status)":"([^"\\]{1,64})"/g)) labels[m[1]] ??= m[2];
   return labels;

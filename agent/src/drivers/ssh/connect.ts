@@ -123,7 +123,8 @@ export function connectSsh(
       settle();
     });
     client.on('error', (e: SshError) => settle(hostKey.mismatch ?? mapError(e, where, target, limits, tried)));
-    client.once('close', () => settle(hostKey.mismatch ?? new DriverError('protocol', `${where}: connection closed by the device during the SSH handshake`)));
+    // Every client closes in the end: only one that closes before it is ready is an error.
+    client.once('close', () => settled || settle(hostKey.mismatch ?? new DriverError('protocol', `${where}: connection closed by the device during the SSH handshake`)));
     let next = 0;
     client.connect({
       sock,

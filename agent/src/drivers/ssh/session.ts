@@ -411,8 +411,9 @@ class SshCliSession implements SshCliSessionApi {
 
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
+      const closed = () => new DriverError('protocol', `${this.where}: session is closed`);
       if (this.clientClosed) {
-        this.shell.fail(new DriverError('protocol', `${this.where}: session is closed`));
+        this.shell.fail(closed);
         resolve();
         return;
       }
@@ -425,8 +426,8 @@ class SshCliSession implements SshCliSessionApi {
         resolve();
       }, this.closeGraceMs);
       this.client.once('close', done);
-      if (!this.shell.broken) this.shell.send(this.dialect.exitCommand + this.dialect.newline);
-      this.shell.fail(new DriverError('protocol', `${this.where}: session is closed`));
+      if (!this.shell.isBroken) this.shell.send(this.dialect.exitCommand + this.dialect.newline);
+      this.shell.fail(closed);
       this.client.end();
     });
     return this.closing;

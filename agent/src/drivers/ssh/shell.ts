@@ -62,8 +62,11 @@ export class CliShell {
   private transcriptPending = '';
   private waiter?: Waiter;
   private readonly decoder = new StringDecoder('utf8');
-  /** Set once the shell can no longer be used; every later wait fails with it. */
-  broken?: DriverError;
+  /**
+   * Why the shell can no longer be used (every later wait fails with it), or a function making
+   * that error: a shell closed on the happy path never builds an Error nobody reads.
+   */
+  private brokenBy?: DriverError | (() => DriverError);
 
   constructor(
     private readonly stream: Duplex,
@@ -71,20 +74,31 @@ export class CliShell {
     private readonly hooks: ShellHooks,
   ) {
     stream.on('data', (b: Buffer) => this.onData(b));
-    stream.on('close', () =>
-      this.fail(new DriverError('protocol', `${this.where}: connection closed by the device${this.pendingWhat()}`)),
-    );
+    stream.on('close', () => {
+      const what = this.pendingWhat();
+      this.fail(() => new DriverError('protocol', `${this.where}: connection closed by the device${what}`));
+    });
     stream.on('error', (e: Error) => this.fail(new DriverError('protocol', `${this.where}: channel error: ${e.message}`)));
   }
 
+  /** Set once the shell can no longer be used; every later wait fails with it. */
+  get broken(): DriverError | undefined {
+    if (typeof this.brokenBy === 'function') this.brokenBy = this.brokenBy();
+    return this.brokenBy;
+  }
+
+  get isBroken(): boolean {
+    return this.brokenBy !== undefined;
+  }
+
   send(text: string): void {
-    if (this.broken) return;
+    if (this.brokenBy) return;
     this.hooks.sent(text);
     this.stream.write(text);
   }
 
   expect(opts: ExpectOptions): Promise<ExpectResult> {
-    if (this.broken) return Promise.reject(this.broken);
+    if (this.brokenBy) return Promise.reject(this.broken);
     if (this.waiter) return Promise.reject(new Error('CliShell.expect: a wait is already in progress'));
     return new Promise<ExpectResult>((resolve, reject) => {
       const overall = setTimeout(
@@ -104,14 +118,14 @@ export class CliShell {
     });
   }
 
-  /** Fails the current wait (if any) and every later one. */
-  fail(err: DriverError): void {
-    if (!this.broken) this.broken = err;
+  /** Fails the current wait (if any) and every later one; `err` may be a function making the error. */
+  fail(err: DriverError | (() => DriverError)): void {
+    if (!this.brokenBy) this.brokenBy = err;
     this.flushTranscript();
     const w = this.waiter;
     if (!w) return;
     this.clearWaiter();
-    w.reject(err);
+    w.reject(this.brokenBy === err ? this.broken! : typeof err === 'function' ? err() : err);
   }
 
   private pendingWhat(): string {
@@ -147,7 +161,7 @@ export class CliShell {
   }
 
   private onData(b: Buffer): void {
-    if (this.broken) return;
+    if (this.brokenBy) return;
     this.bytes += b.length;
     const text = this.decoder.write(b);
     if (text.length === 0) return;
