@@ -27,6 +27,7 @@ import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { spawnAgent, spawnTs, until, type Proc } from '../agents/helpers';
 import { benchController, option } from './controller';
+import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { driverFloor, NATS_URL } from './fleet';
 
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
@@ -46,13 +47,13 @@ async function stop(proc: Proc): Promise<void> {
 }
 
 /** The gNMI targets in a process of their own (this file run with SB_BENCH_GNMI_SIM=N); resolves with their ports. */
-async function startSimProcess(devices: number): Promise<{ ports: number[]; stop(): Promise<void> }> {
+async function startSimProcess(devices: number): Promise<{ ports: number[]; pid: number; stop(): Promise<void> }> {
   const sim = spawnTs('test/bench/deploy.ts', { SB_BENCH_GNMI_SIM: String(devices) });
   const line = await until('the gNMI simulator', () => {
     if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
     return sim.output().split('\n').find((l) => l.startsWith('PORTS '));
   }, 120_000);
-  return { ports: JSON.parse(line.slice(6)) as number[], stop: () => stop(sim) };
+  return { ports: JSON.parse(line.slice(6)) as number[], pid: sim.child.pid ?? -1, stop: () => stop(sim) };
 }
 
 /** Child side of startSimProcess. */
@@ -95,7 +96,7 @@ export async function run(args: string[] = []): Promise<void> {
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const sim = await startSimProcess(devices + 50);
   const c = await benchController(transport === 'nats' ? { natsUrl: NATS_URL, natsPrefix: prefix } : {});
-  const agents: { stop(): Promise<void> }[] = [];
+  const agents: { pid?: number; stop(): Promise<void> }[] = [];
   try {
     // One profile per target (each listens on its own port); not timed.
     const ids: string[] = [];
@@ -127,7 +128,7 @@ export async function run(args: string[] = []): Promise<void> {
           SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
           SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
         });
-        agents.push({ stop: () => stop(proc) });
+        agents.push({ pid: proc.child.pid, stop: () => stop(proc) });
       }
     } else {
       const { enroll } = await import('../../agent/src/identity');
@@ -196,14 +197,24 @@ export async function run(args: string[] = []): Promise<void> {
 
     console.log(`deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`);
     console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
+    const meter = () => cpuMeter({
+      agents: processCpu(() => agents.flatMap((a) => (a.pid ? [a.pid] : []))), simulator: processCpu(() => [sim.pid]),
+      controller: selfCpu, postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
+    });
+    const cpuNotes: string[] = [];
     for (let round = 1; round <= rounds; round++) {
+      let counting = meter();
       const e2e = await endToEnd(measured);
+      cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
+      counting = meter();
       const floor = await deployFloor(targets.slice(0, devices), changes, sessions, connects);
+      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${counting(devices).text}`);
       console.log([
         round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,
         floor.seconds.toFixed(2), (devices / floor.seconds).toFixed(1), floor.failed, (e2e.seconds / floor.seconds).toFixed(2),
       ].join(','));
       console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
+      console.log(cpuNotes.splice(0).join('\n'));
     }
     console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
     console.log('target: ratio (end to end / floor) ≤ 1.3');
