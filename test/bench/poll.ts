@@ -18,6 +18,7 @@
  * Target: end-to-end / floor ≤ 1.3.
  */
 import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
@@ -25,6 +26,7 @@ import { mapLimit } from '../../shared/src/jobs/limit';
 import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
+import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
 
 /** POST /poll requests in flight at once. */
@@ -86,18 +88,30 @@ export async function run(args: string[] = []): Promise<void> {
     };
 
     console.log(`poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`);
+    // CPU seconds per process: this process is the controller (and the client sending the POSTs) end to end, the driver in the floor.
+    const meter = () => cpuMeter({
+      agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [sim.proc.pid]), 'this process': selfCpu,
+      postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
+    });
     const warm = await endToEnd(); // JIT, connection pools, NATS consumers
+    let counting = meter();
     const e2e = await endToEnd();
+    const e2eCpu = counting(devices).text;
     const targets = simTargets(rows, sim.port);
     const limits = { sessions: concurrency * agentCount, connects: connectSlotsOf(concurrency) * agentCount };
     await pollFloor(targets.slice(0, Math.min(100, targets.length)), limits); // warm-up
+    counting = meter();
     const floor = await pollFloor(targets, limits);
+    const floorCpu = counting(devices).text;
 
     const ratio = e2e.seconds / floor.seconds;
     console.log(`warm-up round: ${warm.seconds.toFixed(2)} s`);
     console.log(`end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s (${via === 'post' ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s` : 'from the moment all became due'}); results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`);
     console.log(`driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ${floor.records} records parsed)`);
     console.log(`ratio end-to-end / floor: ${ratio.toFixed(2)} (target ≤ 1.3)`);
+    console.log(`  CPU s end to end: ${e2eCpu}`);
+    console.log(`  CPU s of the floor: ${floorCpu}`);
+    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (postgres and nats-server are counted machine-wide)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await sim.proc.stop();
