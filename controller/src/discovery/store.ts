@@ -97,8 +97,8 @@ const REQUEST_POLL_SQL = `WITH d AS (
   FROM d LEFT JOIN discovery_polls o ON o.device_id = d.id AND o.status = 'queued' LEFT JOIN jobs j ON j.id = o.job_id
   WHERE NOT EXISTS (SELECT 1 FROM ins)`;
 
-/** The records of many devices' sections, as rows for jsonb_to_recordset (replaceSectionsMany). */
-const RECORD_SET = 'jsonb_to_recordset(?::jsonb) AS r(org_id uuid, device_id uuid, kind text, section text, position integer, poll_id uuid, data jsonb, collected_at timestamptz)';
+/** Many devices' sections with their records (replaceSectionsMany). */
+const SECTION_SET = 'jsonb_to_recordset(?::jsonb) AS s(org_id uuid, device_id uuid, kind text, section text, poll_id uuid, collected_at timestamptz, records jsonb)';
 
 /** A queued poll whose job is running reads as running, with the job's start time. */
 const pollSelect = (db: Db | Knex.Transaction) =>
@@ -213,13 +213,14 @@ export class DiscoveryStore {
       'DELETE FROM discovery_records r USING unnest(?::uuid[], ?::text[]) AS v(device_id, section) WHERE r.device_id = v.device_id AND r.section = v.section',
       [pairs.map(([d]) => d), pairs.map(([, s]) => s)],
     ).options(PREPARED);
-    const rows = list.flatMap((p) => p.sections.flatMap((s) =>
-      s.records.map((data, position) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, position, poll_id: p.pollId, data, collected_at: p.at }))));
-    if (rows.length === 0) return;
+    // One element per section; PostgreSQL unrolls its records with their positions.
+    const sections = list.flatMap((p) => p.sections.filter((s) => s.records.length > 0).map((s) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, poll_id: p.pollId, collected_at: p.at, records: s.records })));
+    if (sections.length === 0) return;
     await trx.raw(
       `INSERT INTO discovery_records (org_id, device_id, kind, section, position, poll_id, data, collected_at)
-       SELECT org_id, device_id, kind, section, position, poll_id, data, collected_at FROM ${RECORD_SET}`,
-      [JSON.stringify(rows)],
+       SELECT s.org_id, s.device_id, s.kind, s.section, e.n - 1, s.poll_id, e.data, s.collected_at FROM ${SECTION_SET}
+       CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)`,
+      [JSON.stringify(sections)],
     ).options(PREPARED);
   }
 
