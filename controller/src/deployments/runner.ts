@@ -2,9 +2,13 @@ import type { Knex } from 'knex';
 import type { FastifyBaseLogger } from 'fastify';
 import { lineCount, sha256 } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
+import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
 import type { JobOutcome, JobService, JobSpec } from '../jobs/types';
-import { NEXT, QUEUED, RUNNING, type DeploymentDeviceRow, type DeploymentRow, type DeploymentStore, type DeviceStatus, type EntryRow, type LogLine } from './store';
+import {
+  NEXT, QUEUED, RUNNING,
+  type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type DeviceWrite, type EntryRow, type LockedDeployment, type LockedDevice, type LogBatch, type LogLine,
+} from './store';
 
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
 export const DEPLOY_DEADLINE_MS = 10 * 60_000;
@@ -32,6 +36,26 @@ interface Claimed {
   spec: JobSpec;
 }
 type DeviceUpdate = { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null };
+
+/** What one outcome does to its device: the changed fields, the log lines, and a backup to store first. */
+interface Recorded {
+  outcome: JobOutcome;
+  device: LockedDevice;
+  fields: Partial<DeploymentDeviceRow>;
+  lines: LogLine[];
+  backup: NewVersion | null;
+}
+
+/**
+ * What the job row keeps of a deploy result: the backup's format, transport and size, not its
+ * text (stored as the device's config version by the handler, in the same transaction).
+ */
+export function deployResultSummary(result: Record<string, unknown>): Record<string, unknown> {
+  const { backup, ...rest } = result as { backup?: unknown } & Record<string, unknown>;
+  if (!backup || typeof backup !== 'object') return result;
+  const { text, ...meta } = backup as { text?: unknown } & Record<string, unknown>;
+  return { ...rest, backup: { ...meta, size_bytes: typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : null } };
+}
 
 /** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
 const failedState = (status: DeviceStatus): DeviceStatus => (status === 'restore_queued' ? 'restore_failed' : status === 'rollback_queued' ? 'rollback_failed' : 'failed');
@@ -63,7 +87,11 @@ export class DeploymentRunner {
 
   register(): void {
     for (const kind of ['deploy', 'rollback'] as const) {
-      this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx));
+      // handleMany records a burst of outcomes with a few set-based statements.
+      this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx), {
+        handleMany: (outcomes, trx) => this.onOutcomes(outcomes, trx),
+        ...(kind === 'deploy' && { storedResult: deployResultSummary }),
+      });
       // Settling and submitting the next jobs lock the deployment row: done after the outcome
       // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
       this.jobs.afterOutcome(kind, (outcome) => outcome.groupId && this.schedule(outcome.groupId));
@@ -115,17 +143,18 @@ export class DeploymentRunner {
    */
   async pump(deploymentId: string): Promise<void> {
     const claimed = await this.store.db.transaction(async (trx) => {
-      const deployment = await this.store.lock(trx, deploymentId);
+      let deployment = await this.store.lock(trx, deploymentId);
       if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
       const lines: LogLine[] = [];
       if (deployment.status === 'pending') {
         await this.store.update(trx, deploymentId, { status: 'in_progress', started_at: trx.fn.now() });
+        deployment = { ...deployment, status: 'in_progress' };
         lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });
       }
-      const devices = (await this.store.devices(deploymentId, trx)).filter((d) => QUEUED.includes(d.status));
+      const devices = await this.store.queuedDevices(trx, deploymentId);
       const specs = devices.length > 0 ? await this.claim(trx, deployment, devices, lines) : [];
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
-      await this.settle(trx, deploymentId);
+      await this.settle(trx, deploymentId, deployment);
       return { deployment, specs };
     });
     if (claimed && claimed.specs.length > 0) await this.submit(claimed.deployment, claimed.specs);
@@ -135,13 +164,14 @@ export class DeploymentRunner {
    * Moves queued devices to their running state: adopting a job already submitted for them, else
    * preparing the job (deploy: the device's services in push order; rollback: its backup).
    */
-  private async claim(trx: Knex.Transaction, deployment: DeploymentRow, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<Claimed[]> {
-    const since = new Date(Math.min(...devices.map((d) => d.status_since.getTime())));
-    const latest = new Map<string, { id: string; created_at: Date }>();
-    for (const j of await this.store.submittedJobs(trx, deployment.id, since)) latest.set(`${j.device_id}/${j.kind}`, j);
+  private async claim(trx: Knex.Transaction, deployment: LockedDeployment, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<Claimed[]> {
+    const latest = new Map<string, { id: string }>();
+    for (const j of await this.store.submittedJobs(trx, deployment.id, devices.map((d) => d.device_id))) latest.set(`${j.device_id}/${j.kind}`, j);
+    // The push phase's changes: only devices queued with their backup need them.
+    const pushing = devices.filter((d) => d.status === 'queued' && d.backup_config_id && !latest.has(`${d.device_id}/deploy`)).map((d) => d.device_id);
     const entries = new Map<string, EntryRow[]>();
-    if (devices.some((d) => d.status === 'queued')) {
-      for (const e of await this.store.entries(deployment.id, undefined, trx)) {
+    if (pushing.length > 0) {
+      for (const e of await this.store.entries(trx, deployment.id, pushing)) {
         const list = entries.get(e.device_id);
         if (list) list.push(e);
         else entries.set(e.device_id, [e]);
@@ -154,7 +184,7 @@ export class DeploymentRunner {
     for (const device of devices) {
       const next = NEXT[device.status]!;
       const job = latest.get(`${device.device_id}/${next.kind}`);
-      if (job && job.created_at >= device.status_since) {
+      if (job) {
         updates.push({ device_id: device.device_id, status: next.running, job_id: job.id, error_message: null });
         continue;
       }
@@ -218,7 +248,7 @@ export class DeploymentRunner {
   }
 
   /** Submits the claimed devices' jobs, then records their ids (or fails them with the reason). */
-  private async submit(deployment: DeploymentRow, claimed: Claimed[]): Promise<void> {
+  private async submit(deployment: LockedDeployment, claimed: Claimed[]): Promise<void> {
     let ids: string[] | null = null;
     let reason = '';
     try {
@@ -227,7 +257,7 @@ export class DeploymentRunner {
       reason = `The ${claimed[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
     }
     await this.store.db.transaction(async (trx) => {
-      await this.store.lock(trx, deployment.id);
+      const locked = await this.store.lock(trx, deployment.id);
       if (ids) {
         await this.store.recordJobs(trx, deployment.id, claimed.map((c, i) => ({ device_id: c.deviceId, job_id: ids![i] })));
         const what = claimed[0].running === 'running' ? 'deploy' : claimed[0].running === 'restoring' ? 'restore' : 'rollback';
@@ -237,7 +267,7 @@ export class DeploymentRunner {
       // Not retried for ever: the devices fail with the reason, and the deployment settles.
       await this.store.failClaimed(trx, deployment.id, claimed.map((c) => ({ device_id: c.deviceId, status: failedState(QUEUED[RUNNING.indexOf(c.running)]), job_id: null, error_message: reason })));
       await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'error', message: reason }]);
-      await this.settle(trx, deployment.id);
+      await this.settle(trx, deployment.id, locked);
     });
   }
 
@@ -253,13 +283,12 @@ export class DeploymentRunner {
         (d) => RUNNING.includes(d.status) && d.job_id === null && Date.now() - d.status_since.getTime() > this.tunables.staleMs,
       );
       if (stale.length === 0) return;
-      const since = new Date(Math.min(...stale.map((d) => d.status_since.getTime())));
-      const latest = new Map<string, { id: string; created_at: Date }>();
-      for (const j of await this.store.submittedJobs(trx, deploymentId, since)) latest.set(`${j.device_id}/${j.kind}`, j);
+      const latest = new Map<string, { id: string }>();
+      for (const j of await this.store.submittedJobs(trx, deploymentId, stale.map((d) => d.device_id))) latest.set(`${j.device_id}/${j.kind}`, j);
       const updates: DeviceUpdate[] = stale.map((d) => {
         const queued = QUEUED[RUNNING.indexOf(d.status)];
         const job = latest.get(`${d.device_id}/${NEXT[queued]!.kind}`);
-        return job && job.created_at >= d.status_since
+        return job
           ? { device_id: d.device_id, status: d.status, job_id: job.id, error_message: null }
           : { device_id: d.device_id, status: queued, job_id: null, error_message: null };
       });
@@ -267,114 +296,158 @@ export class DeploymentRunner {
     });
   }
 
-  /** Records a deploy or rollback job's outcome on its device, then settles the deployment. */
-  async onOutcome(outcome: JobOutcome, trx: Knex.Transaction): Promise<void> {
-    const deploymentId = outcome.groupId;
-    if (!deploymentId) return;
-    // The device row is locked for the device's own record; the deployment row only for the
-    // settle at the end, so that outcomes of one deployment are recorded side by side.
-    const device = await this.store.lockDevice(trx, deploymentId, outcome.deviceId);
-    if (!device || device.org_id !== outcome.orgId) return;
-    const deployment = { org_id: device.org_id };
+  /** Records a deploy or rollback job's outcome on its device (the deployment settles after the commit). */
+  onOutcome(outcome: JobOutcome, trx: Knex.Transaction): Promise<void> {
+    return this.onOutcomes([outcome], trx);
+  }
+
+  /**
+   * Records deploy and rollback outcomes (of any deployments) with a few set-based statements:
+   * device rows locked in one, backups stored in one, device rows written in one, log lines in
+   * one. Exactly what each outcome alone would do: outcomes of the same device (a rare burst
+   * with a stale one) are recorded in order, one pass each.
+   */
+  async onOutcomes(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
+    let rest = outcomes.filter((o) => o.groupId);
+    while (rest.length > 0) {
+      const seen = new Set<string>();
+      const pass: JobOutcome[] = [];
+      const later: JobOutcome[] = [];
+      for (const o of rest) {
+        const key = `${o.groupId}/${o.deviceId}`;
+        (seen.has(key) ? later : pass).push(o);
+        seen.add(key);
+      }
+      await this.recordPass(pass, trx);
+      rest = later;
+    }
+  }
+
+  /** One pass of onOutcomes: at most one outcome per deployment device. */
+  private async recordPass(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
+    // The device rows are locked for the devices' own record; the deployment row only by the
+    // settle after the commit, so that outcomes of one deployment are recorded side by side.
+    const locked = await this.store.lockDevices(trx, outcomes.map((o) => ({ deployment_id: o.groupId!, device_id: o.deviceId })));
+    const devices = new Map(locked.map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
+    const recorded: Recorded[] = [];
+    for (const outcome of outcomes) {
+      const device = devices.get(`${outcome.groupId}/${outcome.deviceId}`);
+      if (!device || device.org_id !== outcome.orgId) continue;
+      const r = this.record(outcome, device);
+      if (r) recorded.push(r);
+    }
+    if (recorded.length === 0) return;
+
+    // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
+    const storing = recorded.filter((r) => r.backup);
+    if (storing.length > 0) {
+      const versions = await this.configs()!.store.insertVersions(trx, storing.map((r) => r.backup!));
+      storing.forEach((r, i) => {
+        const version = versions[i];
+        if (version?.device_id !== r.device.device_id) throw new Error('stored backups came back in another order');
+        r.fields.backup_config_id = version.id;
+        r.lines.unshift({ level: 'info', message: `${r.device.device_name}: pre-deployment backup stored as config version ${version.version}`, device_id: r.device.device_id });
+      });
+    }
+    await this.store.writeDevices(trx, recorded.map(({ device, fields }): DeviceWrite => ({
+      deployment_id: device.deployment_id,
+      device_id: device.device_id,
+      status: fields.status ?? device.status,
+      job_id: fields.job_id === undefined ? device.job_id : fields.job_id,
+      backup_config_id: fields.backup_config_id ?? device.backup_config_id,
+      changed: fields.changed ?? device.changed,
+      error_message: fields.error_message === undefined ? device.error_message : fields.error_message,
+      stamp: fields.status !== undefined,
+    })));
+    // The agent's log lines of each job first, then the controller's: one statement.
+    await this.store.logMany(trx, recorded.map(({ outcome, device, lines }): LogBatch => ({
+      deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: outcome.jobId, lines,
+    })));
+  }
+
+  /**
+   * What one outcome does to its locked device row, or null for a stale or repeated outcome (the
+   * device moved on, or another job is its current one), which is ignored.
+   */
+  private record(outcome: JobOutcome, device: LockedDevice): Recorded | null {
     const expected: DeviceStatus[] = outcome.kind === 'deploy' ? ['queued', 'running'] : ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'];
-    // A stale or repeated outcome (the device moved on, or another job is its current one) is ignored.
-    if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return;
+    if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return null;
 
     const lines: LogLine[] = [];
+    const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
+    const line = (level: LogLine['level'], message: string) => lines.push({ level, message: `${device.device_name}: ${message}`, device_id: device.device_id });
     const ok = outcome.status === 'succeeded';
-    const name = device.device_name;
     if (outcome.kind === 'deploy') {
       const result = (outcome.result ?? {}) as DeployOutcomeResult;
-      const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
-      const backup = result.backup;
-      const configs = this.configs();
       const backupPhase = result.phase === 'backup';
       // A repeated backup-phase outcome after the backup is stored changes nothing.
-      if (backupPhase && device.backup_config_id) return;
+      if (backupPhase && device.backup_config_id) return null;
       // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
-      if (backup && typeof backup.text === 'string' && configs && !device.backup_config_id) {
-        // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
-        const [version] = await configs.store.insertVersions(trx, [{
-          org_id: outcome.orgId,
-          device_id: device.device_id,
-          method: backup.via === 'ssh' ? 'cli' : 'structured',
-          config_format: backup.format,
-          pulled_via: backup.via,
-          source: 'deployment',
-          status: 'success',
-          error_message: null,
-          snapshot_id: null,
-          job_id: outcome.jobId,
-          config_text: backup.text,
-          config_hash: sha256(backup.text),
-          size_bytes: Buffer.byteLength(backup.text, 'utf8'),
-          line_count: lineCount(backup.text),
-          transcript: '',
-        }]);
-        fields.backup_config_id = version.id;
-        lines.push({ level: 'info', message: `${name}: pre-deployment backup stored as config version ${version.version}`, device_id: device.device_id });
-      }
+      const text = result.backup?.text;
+      const backup = typeof text === 'string' && this.configs() && !device.backup_config_id ? this.backupVersion(outcome, result.backup!, text) : null;
       if (ok && backupPhase) {
-        if (!fields.backup_config_id) {
-          fields.status = 'failed';
-          fields.changed = false;
-          fields.error_message = 'The backup job returned no configuration; nothing was pushed';
-          lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
+        if (!backup) {
+          Object.assign(fields, { status: 'failed', changed: false, error_message: 'The backup job returned no configuration; nothing was pushed' });
+          line('error', fields.error_message!);
         } else {
           // Back to the queue with its backup: the pump (after this commits) submits the push job carrying it.
-          fields.status = 'queued';
-          fields.job_id = null;
+          Object.assign(fields, { status: 'queued', job_id: null });
         }
       } else if (ok) {
-        fields.status = 'completed';
-        fields.changed = true;
-        fields.error_message = null;
-        lines.push({ level: 'info', message: `${name}: deployed${result.verified ? ' and verified' : ''}`, device_id: device.device_id });
+        Object.assign(fields, { status: 'completed', changed: true, error_message: null });
+        line('info', `deployed${result.verified ? ' and verified' : ''}`);
       } else {
-        fields.status = 'failed';
-        fields.changed = false;
-        fields.error_message = outcome.error ?? 'The deploy job failed';
-        lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
+        Object.assign(fields, { status: 'failed', changed: false, error_message: outcome.error ?? 'The deploy job failed' });
+        line('error', fields.error_message!);
       }
-      await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
-    } else if (device.status === 'restore_queued' || device.status === 'restoring') {
-      const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
-      if (ok) {
-        fields.status = 'restored';
-        fields.changed = false;
-        fields.error_message = `Restored from its pre-deployment backup because ${device.error_message ?? 'the stack is atomic and another device failed'}`;
-        lines.push({ level: 'info', message: `${name}: restored from its pre-deployment backup`, device_id: device.device_id });
-      } else {
-        fields.status = 'restore_failed';
-        fields.error_message = `Restore from the pre-deployment backup failed: ${outcome.error ?? 'no reason given'}; the device keeps the deployed config`;
-        lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
-      }
-      await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
-    } else {
-      const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
-      if (ok) {
-        fields.status = 'rolled_back';
-        fields.changed = false;
-        fields.error_message = null;
-        lines.push({ level: 'info', message: `${name}: rolled back to its pre-deployment backup`, device_id: device.device_id });
-      } else {
-        fields.status = 'rollback_failed';
-        fields.error_message = `Rollback failed: ${outcome.error ?? 'no reason given'}`;
-        lines.push({ level: 'error', message: `${name}: ${fields.error_message}`, device_id: device.device_id });
-      }
-      await this.store.updateDevice(trx, deploymentId, device.device_id, fields);
+      return { outcome, device, fields, lines, backup };
     }
-    // The agent's log lines of the job first, then the controller's: one statement. The
-    // deployment settles in the pump that afterOutcome schedules once this commits.
-    await this.store.log(trx, deploymentId, deployment.org_id, lines, { jobId: outcome.jobId, deviceId: device.device_id });
+    if (device.status === 'restore_queued' || device.status === 'restoring') {
+      if (ok) {
+        const why = device.error_message ?? 'the stack is atomic and another device failed';
+        Object.assign(fields, { status: 'restored', changed: false, error_message: `Restored from its pre-deployment backup because ${why}` });
+        line('info', 'restored from its pre-deployment backup');
+      } else {
+        Object.assign(fields, { status: 'restore_failed', error_message: `Restore from the pre-deployment backup failed: ${outcome.error ?? 'no reason given'}; the device keeps the deployed config` });
+        line('error', fields.error_message!);
+      }
+    } else if (ok) {
+      Object.assign(fields, { status: 'rolled_back', changed: false, error_message: null });
+      line('info', 'rolled back to its pre-deployment backup');
+    } else {
+      Object.assign(fields, { status: 'rollback_failed', error_message: `Rollback failed: ${outcome.error ?? 'no reason given'}` });
+      line('error', fields.error_message!);
+    }
+    return { outcome, device, fields, lines, backup: null };
+  }
+
+  /** A deploy job's backup as a config version of its device. */
+  private backupVersion(outcome: JobOutcome, backup: NonNullable<DeployOutcomeResult['backup']>, text: string): NewVersion {
+    return {
+      org_id: outcome.orgId,
+      device_id: outcome.deviceId,
+      method: backup.via === 'ssh' ? 'cli' : 'structured',
+      config_format: backup.format,
+      pulled_via: backup.via,
+      source: 'deployment',
+      status: 'success',
+      error_message: null,
+      snapshot_id: null,
+      job_id: outcome.jobId,
+      config_text: text,
+      config_hash: sha256(text),
+      size_bytes: Buffer.byteLength(text, 'utf8'),
+      line_count: lineCount(text),
+      transcript: '',
+    };
   }
 
   /**
    * Moves the deployment on once no device is queued or running: completed, failed, the restore
    * of an atomic stack's changed devices, or the end of a rollback. Keeps the counts current.
    */
-  async settle(trx: Knex.Transaction, deploymentId: string): Promise<void> {
-    const deployment = await this.store.lock(trx, deploymentId);
+  async settle(trx: Knex.Transaction, deploymentId: string, locked?: LockedDeployment): Promise<void> {
+    const deployment = locked ?? (await this.store.lock(trx, deploymentId));
     if (!deployment) return;
     const counts = await this.store.refreshCounts(trx, deploymentId, FAILED_STATES);
     const n = (...states: DeviceStatus[]) => states.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
@@ -391,14 +464,10 @@ export class DeploymentRunner {
       } else if (deployment.atomic && !restoredPhase && n('completed') > 0) {
         const failedNames = (await this.store.devices(deploymentId, trx)).filter((d) => d.status === 'failed').map((d) => d.device_name);
         const reason = `the stack is atomic and ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''} failed`;
-        const moved = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_queued', { withBackup: true });
         // Until the restore ends, each device's message says why it is being restored.
-        for (const id of moved) await this.store.updateDevice(trx, deploymentId, id, { error_message: reason });
+        const moved = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_queued', { withBackup: true, errorMessage: reason });
         // A changed device without a backup cannot be restored: it is reported, not hidden.
-        const unbackedIds = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_failed');
-        for (const id of unbackedIds) {
-          await this.store.updateDevice(trx, deploymentId, id, { error_message: `Not restored: no pre-deployment backup was stored (${reason})` });
-        }
+        const unbackedIds = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_failed', { errorMessage: `Not restored: no pre-deployment backup was stored (${reason})` });
         fields.error_message = `Restoring ${plural(moved.length, 'changed device')} because ${reason}`;
         fields.succeeded_count = 0;
         fields.failed_count = n(...FAILED_STATES) + moved.length + unbackedIds.length;

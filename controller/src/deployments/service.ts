@@ -50,7 +50,7 @@ export class DeploymentService {
   constructor(
     readonly store: DeploymentStore,
     private readonly stacks: StacksService,
-    private readonly runner: DeploymentRunner,
+    readonly runner: DeploymentRunner,
     private readonly audit: AuditService,
   ) {
     this.platforms = new PlatformStore(store.db);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../db/knex';
+import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
 
 export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back';
@@ -82,7 +82,26 @@ export interface LogLine {
   created_at?: Date;
 }
 
+/** What the state machine reads of a deployment it locks (not the targets and variables, large on big stacks). */
+export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 'atomic' | 'total_devices' | 'rollback_attempts'>;
+
+/** A device row locked for recording a job outcome, with its deployment's organization. */
+export type LockedDevice = DeploymentDeviceRow & { org_id: string };
+
+/** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
+export type DeviceWrite = Pick<DeploymentDeviceRow, 'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message'> & { stamp: boolean };
+
+/** Log lines of a deployment, after the lines of job `job_id` (as lines of `device_id`) when set. */
+export interface LogBatch {
+  deployment_id: string;
+  org_id: string;
+  device_id: string | null;
+  job_id: string | null;
+  lines: LogLine[];
+}
+
 type Q = Db | Knex.Transaction;
+const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts'];
 const LIST_COLUMNS = [
   'id', 'org_id', 'stack_id', 'instance_id', 'name', 'status', 'atomic', 'total_devices', 'succeeded_count', 'failed_count',
   'target_devices', 'variable_values', 'error_message', 'rollback_attempts', 'started_at', 'completed_at', 'created_by', 'created_by_name', 'created_at', 'updated_at',
@@ -125,8 +144,8 @@ export class DeploymentStore {
    * UPDATE, not FOR UPDATE: the key-share locks that inserting its log lines takes (foreign key)
    * must not conflict with it, or two outcome handlers would deadlock.
    */
-  lock(trx: Knex.Transaction, id: string): Promise<DeploymentRow | undefined> {
-    return trx('deployments').where({ id }).forNoKeyUpdate().first(LIST_COLUMNS);
+  lock(trx: Knex.Transaction, id: string): Promise<LockedDeployment | undefined> {
+    return trx('deployments').where({ id }).forNoKeyUpdate().first(LOCK_COLUMNS).options(PREPARED);
   }
 
   async update(q: Q, id: string, fields: Record<string, unknown>): Promise<void> {
@@ -137,18 +156,38 @@ export class DeploymentStore {
     return q('deployment_devices').where({ deployment_id: deploymentId }).orderBy('position').select('*');
   }
 
-  /** Locks one device row of a deployment; also answers the deployment's organization. */
-  lockDevice(trx: Knex.Transaction, deploymentId: string, deviceId: string): Promise<(DeploymentDeviceRow & { org_id: string }) | undefined> {
-    return trx('deployment_devices as dd')
-      .join('deployments as d', 'd.id', 'dd.deployment_id')
-      .where({ 'dd.deployment_id': deploymentId, 'dd.device_id': deviceId })
-      .forNoKeyUpdate('dd')
-      .first('dd.*', 'd.org_id');
+  /** The devices of a deployment waiting in a queued state, in position order. */
+  queuedDevices(trx: Knex.Transaction, deploymentId: string): Promise<DeploymentDeviceRow[]> {
+    return trx('deployment_devices').where({ deployment_id: deploymentId }).whereRaw('status = ANY(?::text[])', [QUEUED]).orderBy('position').select('*').options(PREPARED);
   }
 
-  async updateDevice(q: Q, deploymentId: string, deviceId: string, fields: Partial<DeploymentDeviceRow>): Promise<void> {
-    const stamp = fields.status ? { status_since: q.fn.now() } : {};
-    await q('deployment_devices').where({ deployment_id: deploymentId, device_id: deviceId }).update({ ...fields, ...stamp });
+  /**
+   * Locks device rows of deployments (any number, of any deployments) in one statement, in key
+   * order so that two recorders never deadlock; also answers each deployment's organization.
+   */
+  async lockDevices(trx: Knex.Transaction, keys: { deployment_id: string; device_id: string }[]): Promise<LockedDevice[]> {
+    if (keys.length === 0) return [];
+    const { rows } = await trx.raw(
+      `SELECT dd.*, d.org_id FROM deployment_devices dd
+         JOIN unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id) ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
+         JOIN deployments d ON d.id = dd.deployment_id
+        ORDER BY dd.deployment_id, dd.device_id
+        FOR NO KEY UPDATE OF dd`,
+      [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
+    ).options(PREPARED);
+    return rows;
+  }
+
+  /** Writes device rows as outcomes left them (any deployments), in one statement. */
+  async writeDevices(trx: Knex.Transaction, rows: DeviceWrite[]): Promise<void> {
+    if (rows.length === 0) return;
+    await trx.raw(
+      `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
+         error_message = r.error_message, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
+         FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, stamp boolean)
+        WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id`,
+      [JSON.stringify(rows)],
+    ).options(PREPARED);
   }
 
   /** Sets status (and job or error) of many devices in one statement. */
@@ -184,11 +223,12 @@ export class DeploymentStore {
     );
   }
 
-  /** Moves every device of `from` states to `to` (one statement); returns the device ids. */
-  async moveDevices(q: Q, deploymentId: string, from: DeviceStatus[], to: DeviceStatus, extra: { withBackup?: boolean } = {}): Promise<string[]> {
+  /** Moves every device of `from` states to `to` (one statement, optionally with a message); returns the device ids. */
+  async moveDevices(q: Q, deploymentId: string, from: DeviceStatus[], to: DeviceStatus, extra: { withBackup?: boolean; errorMessage?: string } = {}): Promise<string[]> {
     const query = q('deployment_devices').where({ deployment_id: deploymentId }).whereIn('status', from);
     if (extra.withBackup) query.whereNotNull('backup_config_id');
-    const rows: { device_id: string }[] = await query.update({ status: to, status_since: q.fn.now(), job_id: null }).returning('device_id');
+    const message = extra.errorMessage === undefined ? {} : { error_message: extra.errorMessage };
+    const rows: { device_id: string }[] = await query.update({ status: to, status_since: q.fn.now(), job_id: null, ...message }).returning('device_id');
     return rows.map((r) => r.device_id);
   }
 
@@ -203,15 +243,19 @@ export class DeploymentStore {
          failed_count = coalesce((SELECT sum(n) FROM c WHERE status = ANY(?::text[])), 0), updated_at = now()
        WHERE id = ? RETURNING (SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM c) AS counts`,
       [deploymentId, failedStates, deploymentId],
-    );
+    ).options(PREPARED);
     const counts = (rows[0]?.counts ?? {}) as Record<string, number>;
     return new Map(Object.entries(counts) as [DeviceStatus, number][]);
   }
 
-  entries(deploymentId: string, deviceId?: string, q: Q = this.db): Promise<EntryRow[]> {
-    const query = q('deployment_entries').where({ deployment_id: deploymentId }).orderBy([{ column: 'device_id' }, { column: 'service_order' }, { column: 'service_position' }]);
-    if (deviceId) query.where({ device_id: deviceId });
-    return query.select('*');
+  /** The entries of some devices of a deployment, by device then push order. */
+  entries(q: Q, deploymentId: string, deviceIds: string[]): Promise<EntryRow[]> {
+    return q('deployment_entries')
+      .where({ deployment_id: deploymentId })
+      .whereRaw('device_id = ANY(?::uuid[])', [deviceIds])
+      .orderBy([{ column: 'device_id' }, { column: 'service_order' }, { column: 'service_position' }])
+      .select('*')
+      .options(PREPARED);
   }
 
   /** GET one deployment's devices array: one entry per device and service, in device then push order. */
@@ -228,25 +272,35 @@ export class DeploymentStore {
       );
   }
 
+  /** Appends log lines of a deployment. */
+  async log(q: Q, deploymentId: string, orgId: string, lines: LogLine[]): Promise<void> {
+    if (lines.length > 0) await this.logMany(q, [{ deployment_id: deploymentId, org_id: orgId, device_id: null, job_id: null, lines }]);
+  }
+
   /**
-   * Appends log lines; with `fromJob`, the agent's log lines of that job (jobs area's table) go
-   * first, as lines of that device, in the same statement.
+   * Appends the log lines of many deployment devices in one statement, batch by batch in the
+   * order given: a batch with a job id first gets that job's agent lines (jobs area's table).
    */
-  async log(q: Q, deploymentId: string, orgId: string, lines: LogLine[], fromJob?: { jobId: string; deviceId: string }): Promise<void> {
-    if (lines.length === 0 && !fromJob) return;
-    const mine = JSON.stringify(lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })));
-    const agent = fromJob
-      ? `SELECT 0 AS part, id AS seq, ?::uuid AS device_id, level, text AS message, at AS created_at FROM job_logs WHERE job_id = ? UNION ALL `
-      : '';
+  async logMany(q: Q, batches: LogBatch[]): Promise<void> {
+    if (batches.length === 0) return;
+    const input = batches.map((b) => ({
+      ...b,
+      lines: b.lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })),
+    }));
     await q.raw(
-      `INSERT INTO deployment_logs (deployment_id, org_id, device_id, level, message, created_at)
-       SELECT ?, ?, x.device_id, x.level, x.message, coalesce(x.created_at, now()) FROM (
-         ${agent}SELECT 1 AS part, r.ord AS seq, r.device_id, r.level, r.message, r.created_at
-         FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (device_id uuid, level text, message text, created_at timestamptz))
-           WITH ORDINALITY AS r(device_id, level, message, created_at, ord)
-       ) x ORDER BY x.part, x.seq`,
-      [deploymentId, orgId, ...(fromJob ? [fromJob.deviceId, fromJob.jobId] : []), mine],
-    );
+      `WITH b AS (SELECT * FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (deployment_id uuid, org_id uuid, device_id uuid, job_id uuid, lines jsonb))
+                    WITH ORDINALITY AS b(deployment_id, org_id, device_id, job_id, lines, ord))
+       INSERT INTO deployment_logs (deployment_id, org_id, device_id, level, message, created_at)
+       SELECT x.deployment_id, x.org_id, x.device_id, x.level, x.message, coalesce(x.created_at, now()) FROM (
+         SELECT b.ord, 0 AS part, l.id AS seq, b.deployment_id, b.org_id, b.device_id, l.level, l.text AS message, l.at AS created_at
+           FROM b JOIN job_logs l ON l.job_id = b.job_id
+         UNION ALL
+         SELECT b.ord, 1 AS part, r.ord AS seq, b.deployment_id, b.org_id, r.device_id, r.level, r.message, r.created_at
+           FROM b, ROWS FROM (jsonb_to_recordset(b.lines) AS (device_id uuid, level text, message text, created_at timestamptz))
+             WITH ORDINALITY AS r(device_id, level, message, created_at, ord)
+       ) x ORDER BY x.ord, x.part, x.seq`,
+      [JSON.stringify(input)],
+    ).options(PREPARED);
   }
 
   async logs(deploymentId: string, filter: { device_id?: string; limit: number; offset: number }) {
@@ -259,9 +313,20 @@ export class DeploymentStore {
 
   // ---- reads of other areas' tables ------------------------------------------------------
 
-  /** Jobs this deployment submitted since `since` (adopted after a crash between submit and record). */
-  submittedJobs(trx: Knex.Transaction, deploymentId: string, since: Date): Promise<{ id: string; device_id: string; kind: string; created_at: Date }[]> {
-    return trx('jobs').where({ group_id: deploymentId }).where('created_at', '>=', since).orderBy('created_at').select('id', 'device_id', 'kind', 'created_at');
+  /**
+   * The newest job of each kind this deployment submitted for each of `deviceIds` since the
+   * device's status_since (adopted after a crash between submit and record).
+   */
+  async submittedJobs(trx: Knex.Transaction, deploymentId: string, deviceIds: string[]): Promise<{ id: string; device_id: string; kind: string }[]> {
+    if (deviceIds.length === 0) return [];
+    const { rows } = await trx.raw(
+      `SELECT DISTINCT ON (j.device_id, j.kind) j.id, j.device_id, j.kind
+         FROM deployment_devices d JOIN jobs j ON j.group_id = d.deployment_id AND j.device_id = d.device_id AND j.created_at >= d.status_since
+        WHERE d.deployment_id = ? AND d.device_id = ANY(?::uuid[])
+        ORDER BY j.device_id, j.kind, j.created_at DESC, j.id`,
+      [deploymentId, deviceIds],
+    ).options(PREPARED);
+    return rows;
   }
 
   async backupConfigs(q: Q, configIds: string[]): Promise<Map<string, { config_text: string; config_format: string; pulled_via: string }>> {
