@@ -9,6 +9,7 @@ import {
   importAgentPublicKey,
   signJson,
   signerOf,
+  unverifiedPayload,
   verifyJson,
   type AnyKey,
   type ControllerKey,
@@ -549,7 +550,7 @@ export class JobEngine implements JobService {
       deps.log.warn({ reason: v.refused }, 'refused an agent event');
       if (v.agent?.revoked_at) {
         try {
-          const payload = JSON.parse(Buffer.from(incoming.token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { job_id?: unknown; attempt?: unknown; type?: unknown };
+          const payload = unverifiedPayload(incoming.token) as { job_id?: unknown; attempt?: unknown; type?: unknown };
           if (typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && (payload.type === 'result' || payload.type === 'rejected')) {
             revokedJobs.push({ jobId: payload.job_id, attempt: payload.attempt });
           }
