@@ -13,6 +13,13 @@ import {
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
 export const DEPLOY_DEADLINE_MS = 10 * 60_000;
 export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
+/**
+ * The least time between two pumps of one deployment while outcomes keep coming: each pump locks
+ * the deployment, reads its queued devices and recounts them (5 round trips with the transaction),
+ * so pumping once per burst of the engine's results would cost more than recording them.
+ */
+const PUMP_GAP_MS = 50;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface RunnerTunables {
   /** How often the recovery sweep runs. */
@@ -113,8 +120,8 @@ export class DeploymentRunner {
 
   /**
    * Pumps soon, after the caller's transaction (if any) has committed and released the lock.
-   * One pump per deployment at a time: calls meanwhile make it go round once more, so a burst
-   * of outcomes costs a few pumps, not one lock queue entry each.
+   * One pump per deployment at a time: calls meanwhile make it go round once more, PUMP_GAP_MS
+   * after the last, so a stream of outcomes costs a pump per gap, not one lock queue entry each.
    */
   schedule(deploymentId: string): void {
     if (this.stopped) return;
@@ -125,10 +132,11 @@ export class DeploymentRunner {
     this.pumping.set(deploymentId, false);
     setImmediate(async () => {
       try {
-        do {
+        for (let round = 0; round === 0 || (this.pumping.get(deploymentId) && !this.stopped); round++) {
+          if (round > 0) await sleep(PUMP_GAP_MS);
           this.pumping.set(deploymentId, false);
           await this.pump(deploymentId).catch((err) => this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries'));
-        } while (this.pumping.get(deploymentId) && !this.stopped);
+        }
       } finally {
         this.pumping.delete(deploymentId);
       }
@@ -349,7 +357,8 @@ export class DeploymentRunner {
         r.lines.unshift({ level: 'info', message: `${r.device.device_name}: pre-deployment backup stored as config version ${version.version}`, device_id: r.device.device_id });
       });
     }
-    await this.store.writeDevices(trx, recorded.map(({ device, fields }): DeviceWrite => ({
+    // The device rows, then the agent's log lines of each job and the controller's: one statement.
+    const writes = recorded.map(({ device, fields }): DeviceWrite => ({
       deployment_id: device.deployment_id,
       device_id: device.device_id,
       status: fields.status ?? device.status,
@@ -358,9 +367,8 @@ export class DeploymentRunner {
       changed: fields.changed ?? device.changed,
       error_message: fields.error_message === undefined ? device.error_message : fields.error_message,
       stamp: fields.status !== undefined,
-    })));
-    // The agent's log lines of each job first, then the controller's: one statement.
-    await this.store.logMany(trx, recorded.map(({ outcome, device, lines }): LogBatch => ({
+    }));
+    await this.store.recordDevices(trx, writes, recorded.map(({ outcome, device, lines }): LogBatch => ({
       deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: outcome.jobId, lines,
     })));
   }

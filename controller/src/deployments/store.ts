@@ -101,6 +101,22 @@ export interface LogBatch {
 }
 
 type Q = Db | Knex.Transaction;
+
+/** SQL of appending log batches: the batches (one jsonb parameter, see logInput) as CTE b, then the insert. */
+const LOG_BATCHES = `b AS (SELECT * FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (deployment_id uuid, org_id uuid, device_id uuid, job_id uuid, lines jsonb))
+  WITH ORDINALITY AS b(deployment_id, org_id, device_id, job_id, lines, ord))`;
+const INSERT_LOGS = `INSERT INTO deployment_logs (deployment_id, org_id, device_id, level, message, created_at)
+  SELECT x.deployment_id, x.org_id, x.device_id, x.level, x.message, coalesce(x.created_at, now()) FROM (
+    SELECT b.ord, 0 AS part, l.id AS seq, b.deployment_id, b.org_id, b.device_id, l.level, l.text AS message, l.at AS created_at
+      FROM b JOIN job_logs l ON l.job_id = b.job_id
+    UNION ALL
+    SELECT b.ord, 1 AS part, r.ord AS seq, b.deployment_id, b.org_id, r.device_id, r.level, r.message, r.created_at
+      FROM b, ROWS FROM (jsonb_to_recordset(b.lines) AS (device_id uuid, level text, message text, created_at timestamptz))
+        WITH ORDINALITY AS r(device_id, level, message, created_at, ord)
+  ) x ORDER BY x.ord, x.part, x.seq`;
+const logInput = (batches: LogBatch[]) =>
+  JSON.stringify(batches.map((b) => ({ ...b, lines: b.lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })) })));
+
 const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts'];
 const LIST_COLUMNS = [
   'id', 'org_id', 'stack_id', 'instance_id', 'name', 'status', 'atomic', 'total_devices', 'succeeded_count', 'failed_count',
@@ -176,18 +192,6 @@ export class DeploymentStore {
       [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
     ).options(PREPARED);
     return rows;
-  }
-
-  /** Writes device rows as outcomes left them (any deployments), in one statement. */
-  async writeDevices(trx: Knex.Transaction, rows: DeviceWrite[]): Promise<void> {
-    if (rows.length === 0) return;
-    await trx.raw(
-      `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
-         error_message = r.error_message, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
-         FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, stamp boolean)
-        WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id`,
-      [JSON.stringify(rows)],
-    ).options(PREPARED);
   }
 
   /** Sets status (and job or error) of many devices in one statement. */
@@ -283,23 +287,23 @@ export class DeploymentStore {
    */
   async logMany(q: Q, batches: LogBatch[]): Promise<void> {
     if (batches.length === 0) return;
-    const input = batches.map((b) => ({
-      ...b,
-      lines: b.lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })),
-    }));
-    await q.raw(
-      `WITH b AS (SELECT * FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (deployment_id uuid, org_id uuid, device_id uuid, job_id uuid, lines jsonb))
-                    WITH ORDINALITY AS b(deployment_id, org_id, device_id, job_id, lines, ord))
-       INSERT INTO deployment_logs (deployment_id, org_id, device_id, level, message, created_at)
-       SELECT x.deployment_id, x.org_id, x.device_id, x.level, x.message, coalesce(x.created_at, now()) FROM (
-         SELECT b.ord, 0 AS part, l.id AS seq, b.deployment_id, b.org_id, b.device_id, l.level, l.text AS message, l.at AS created_at
-           FROM b JOIN job_logs l ON l.job_id = b.job_id
-         UNION ALL
-         SELECT b.ord, 1 AS part, r.ord AS seq, b.deployment_id, b.org_id, r.device_id, r.level, r.message, r.created_at
-           FROM b, ROWS FROM (jsonb_to_recordset(b.lines) AS (device_id uuid, level text, message text, created_at timestamptz))
-             WITH ORDINALITY AS r(device_id, level, message, created_at, ord)
-       ) x ORDER BY x.ord, x.part, x.seq`,
-      [JSON.stringify(input)],
+    await q.raw(`WITH ${LOG_BATCHES} ${INSERT_LOGS}`, [logInput(batches)]).options(PREPARED);
+  }
+
+  /**
+   * Writes device rows as outcomes left them (any deployments) and appends their log lines (as
+   * logMany), in one statement.
+   */
+  async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
+    if (rows.length === 0 && batches.length === 0) return;
+    await trx.raw(
+      `WITH w AS (
+         UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
+           error_message = r.error_message, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
+           FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, stamp boolean)
+          WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id),
+       ${LOG_BATCHES} ${INSERT_LOGS}`,
+      [JSON.stringify(rows), logInput(batches)],
     ).options(PREPARED);
   }
 
