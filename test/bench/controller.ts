@@ -43,6 +43,9 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   };
   const log = createLogger('warn');
   const db = await createDb(config.databaseUrl, dataDir);
+  // BENCH_SQL_COUNT=1: counts the statements the controller sent through knex and prints the busiest at close.
+  const statements = new Map<string, number>();
+  if (process.env.BENCH_SQL_COUNT) db.on('query', (q: { sql: string }) => statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1));
   await bootstrap(db, ADMIN, log);
   if (options.settings) await new SettingsService(db, new SecretBox(config.secretKey)).update('global', options.settings, true);
   const app = await buildApp({ config, db, log });
@@ -72,6 +75,10 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   return {
     app, db, base, call, request, config, log,
     async close() {
+      if (statements.size > 0) {
+        console.log('statements sent through knex (count, first 160 characters):');
+        for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${String(n).padStart(7)}  ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
+      }
       await app.close();
       await db.destroy();
       await database.drop();

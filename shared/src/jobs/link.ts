@@ -50,7 +50,7 @@ export interface AgentLink {
 
 /** One agent event handed to the controller. */
 export interface IncomingEvent {
-  /** Agent-signed compact JWS of an AgentEvent. */
+  /** Agent-signed JWS of an AgentEvent: detached unencoded payload (RFC 7797), or compact from older agents. */
   token: string;
   /** How many times it was delivered before. */
   redeliveries: number;
