@@ -192,11 +192,11 @@ describe('POST /api/devices/:id/poll under concurrent requests', () => {
     const ids = await devices(24, 'burst');
     const answers = await Promise.all([...ids, ...ids.slice(0, 8)].map(async (id) => {
       const res = await env.u.as('POST', `/api/devices/${id}/poll`);
-      expect(res.status).toBe(202);
+      expect(res.status, res.text).toBe(202);
       // Stored by the time the answer arrived: the poll names its job, whose row exists.
-      const poll = await env.c.db('discovery_polls').where({ id: res.body.poll_id }).first('job_id', 'device_id', 'status');
-      expect(poll).toMatchObject({ device_id: id, status: 'queued' });
-      expect(poll.job_id).toBeTruthy();
+      const poll = await env.c.db('discovery_polls').where({ id: res.body.poll_id }).first('job_id', 'device_id', 'status', 'error');
+      expect(poll, JSON.stringify(poll)).toMatchObject({ device_id: id, status: 'queued', error: null });
+      expect(poll.job_id, JSON.stringify(poll)).toBeTruthy();
       expect(await env.c.db('jobs').where({ id: poll.job_id }).first('group_id', 'device_id', 'kind')).toEqual({ group_id: res.body.poll_id, device_id: id, kind: 'poll' });
       return { id, ...res.body };
     }));
