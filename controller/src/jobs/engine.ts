@@ -624,7 +624,9 @@ export class JobEngine implements JobService {
     let finals: JobRow[];
     try {
       finals = await this.deps.db.transaction(async (trx) => {
-        const rows = await this.store.markFinalMany(trx, [...byJob.values()].map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })));
+        // In id order, so two batches (or replicas) lock the rows they share in the same order.
+        const chunk = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : 1));
+        const rows = await this.store.markFinalMany(trx, chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })));
         const keys = rows.flatMap((row) => {
           const key = byJob.get(row.id)?.fields.hostKey;
           return key ? [{ org_id: row.org_id, device_id: row.device_id, ...key }] : [];
