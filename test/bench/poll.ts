@@ -69,6 +69,7 @@ export async function run(args: string[] = []): Promise<void> {
       await db('discovery_records').delete();
       await db('discovery_polls').delete();
       await db('devices').update({ poll_enabled: false, next_poll_at: null });
+      const [{ now: before }] = (await db.raw('SELECT clock_timestamp() AS now')).rows;
       const started = performance.now();
       if (via === 'post') await mapLimit(rows, POST_IN_FLIGHT, (r) => call('POST', `/api/devices/${r.id}/poll`, token));
       else await db('devices').update({ poll_enabled: true, poll_interval_minutes: 10080, next_poll_at: db.fn.now() });
@@ -82,6 +83,17 @@ export async function run(args: string[] = []): Promise<void> {
         return open === 0;
       }, 900_000, 25);
       const seconds = (performance.now() - started) / 1000;
+      if (process.env.BENCH_DEBUG) {
+        // Per half second: jobs stored, jobs on an agent (started, result not yet recorded), results recorded.
+        const { rows: timeline } = await db.raw(
+          `SELECT t, (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND created_at < ?::timestamptz + t * interval '1 s')::int AS stored,
+                  (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND started_at < ?::timestamptz + t * interval '1 s' AND finished_at >= ?::timestamptz + t * interval '1 s')::int AS running,
+                  (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND finished_at < ?::timestamptz + t * interval '1 s')::int AS recorded
+             FROM generate_series(0.5, ?::numeric + 0.5, 0.5) AS t`,
+          [before, before, before, before, before, before, before, seconds],
+        );
+        console.log(`  timeline (s: stored/running/recorded): ${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`);
+      }
       const byStatus = (await db.raw('SELECT status, count(*)::int AS n FROM discovery_polls GROUP BY status')).rows as { status: string; n: number }[];
       const [{ n: records }] = (await db.raw('SELECT count(*)::int AS n FROM discovery_records')).rows;
       return { seconds, queuedS, byStatus, records };
