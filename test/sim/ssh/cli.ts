@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { CiscoConfigEditor } from './config-edit';
+import { JunosConfigMode, type JunosDatabase, type JunosReply } from './junos-config';
 import type { Mode, Persona } from './personas';
 
 export interface SshFaults {
@@ -65,6 +66,8 @@ export interface SimDeviceState {
   renderConfig(): string;
   /** A clock that moves at least one second on every call. */
   now(): Date;
+  /** Junos-like devices: the shared candidate and the commit history (made by the first configure). */
+  junos?: JunosDatabase;
 }
 
 const registry = new Map<string, Map<string, SimCommand>>();
@@ -193,7 +196,8 @@ export class OutputWriter {
   }
 }
 
-type InputState = 'line' | 'password' | 'paging' | 'confirm' | 'stalled' | 'closed';
+/** `load`: a Junos-like `load … terminal` reading config text until Ctrl-D. */
+type InputState = 'line' | 'password' | 'paging' | 'confirm' | 'stalled' | 'closed' | 'load';
 
 /** Device types whose config mode edits the running config with the IOS-like model of config-edit.ts. */
 const EDITABLE = new Set(['vendor_ios', 'vendor_xe', 'vendor_nxos', 'vendor_eos', 'vendor_xr', 'generic', 'custom']);
@@ -216,6 +220,9 @@ export class CliShellSession {
   private candidate?: CiscoConfigEditor;
   private configLines = 0;
   private onConfirm?: (answer: string) => void;
+  /** Junos-like config mode (set/delete/commit on a shared candidate); undefined for the other CLIs. */
+  private readonly junos?: JunosConfigMode;
+  private loading?: { lines: string[]; finish: (text: string) => string };
 
   constructor(
     private readonly dev: SimDeviceState,
@@ -225,6 +232,7 @@ export class CliShellSession {
   ) {
     this.persona = dev.persona;
     this.mode = this.persona.startMode;
+    if (this.persona.deviceType === 'vendor_junos') this.junos = new JunosConfigMode(dev);
   }
 
   start(): void {
@@ -267,6 +275,10 @@ export class CliShellSession {
         this.state = 'line';
         this.out.write('^C\n');
         this.prompt();
+      } else if (ch === '\x04' && this.state === 'load') {
+        if (this.line !== '') this.loading!.lines.push(this.line);
+        this.line = '';
+        this.endLoad();
       } else if (ch === '\x1a' && this.mode === 'config') {
         this.line = '';
         this.out.write('^Z\n');
@@ -274,7 +286,7 @@ export class CliShellSession {
         this.prompt();
       } else if (ch >= ' ') {
         this.line += ch;
-        if (this.state === 'line') this.out.write(ch);
+        if (this.state === 'line' || this.state === 'load') this.out.write(ch);
       }
     }
   }
@@ -292,12 +304,13 @@ export class CliShellSession {
   }
 
   private prompt(): void {
-    this.out.write((this.persona.beforePrompt?.(this.mode) ?? '') + this.promptText());
+    this.out.write((this.persona.beforePrompt?.(this.mode, this.context.at(-1) ?? '') ?? '') + this.promptText());
   }
 
   private execute(raw: string): void {
     const line = raw.trim();
     if (this.state === 'stalled') return;
+    if (this.state === 'load') return void this.loading!.lines.push(raw);
     if (this.state === 'confirm') {
       this.state = 'line';
       const answer = this.onConfirm;
@@ -355,7 +368,7 @@ export class CliShellSession {
         this.context = [p.configEnter.context];
         this.typed = [];
         this.candidate = EDITABLE.has(p.deviceType) ? CiscoConfigEditor.parse(this.dev.getBody()) : undefined;
-        this.out.write(p.configEnter.text);
+        this.out.write(this.junos ? this.junos.enter() : p.configEnter.text);
         return this.prompt();
       }
       if (!this.dev.ignorePagerOff) this.pagerOn = false;
@@ -405,11 +418,11 @@ export class CliShellSession {
     const p = this.persona;
     const line = raw.trim();
     this.dev.configLog.push(line);
+    if (this.junos) return this.junosLine(line);
     const end = matchCommand(line, p.configEnd);
     if (end && end !== 'ambiguous' && end.args === '') {
       // A candidate CLI leaving with uncommitted changes discards them (the real one asks first).
       this.leaveConfig();
-      if (p.deviceType === 'vendor_junos') this.out.write('Exiting configuration mode\n');
       return this.prompt();
     }
     if (EDITABLE.has(p.deviceType)) {
@@ -427,6 +440,44 @@ export class CliShellSession {
     if (this.context.length === 0) this.leaveConfig();
     if (said) this.out.write(said);
     this.prompt();
+  }
+
+  /** Junos-like config mode: the line goes to the shared candidate (see junos-config.ts). */
+  private junosLine(line: string): void {
+    const stall = this.dev.faults.stallConfigAfter;
+    if (stall !== undefined && ++this.configLines > stall) {
+      this.state = 'stalled';
+      return;
+    }
+    this.junosReply(this.junos!.line(line, this.promptText().length));
+  }
+
+  private junosReply(r: JunosReply): void {
+    this.out.write(r.say);
+    if (r.next === 'ask') {
+      this.state = 'confirm';
+      this.onConfirm = (answer) => this.junosReply(r.answer(answer));
+      return;
+    }
+    if (r.next === 'load') {
+      this.state = 'load';
+      this.loading = { lines: [], finish: r.finish };
+      return;
+    }
+    if (r.next === 'run') return this.reply(this.commandOutput(r.command) ?? this.persona.error(r.command, this.promptText().length + 4));
+    if (r.next === 'leave') {
+      this.leaveConfig();
+      this.out.write('Exiting configuration mode\n');
+    } else this.context = [this.junos!.where()];
+    this.prompt();
+  }
+
+  /** Ctrl-D after `load … terminal`: the text typed so far is loaded. */
+  private endLoad(): void {
+    const { lines, finish } = this.loading!;
+    this.loading = undefined;
+    this.state = 'line';
+    this.junosReply({ say: finish(lines.join('\n')) });
   }
 
   private leaveConfig(): void {

@@ -12,8 +12,8 @@ export interface Persona {
   startMode: 'user' | 'priv';
   /** Prompt for a mode; `context` is the config sub-mode (`config-if`, `interface`, ...). */
   prompt(host: string, user: string, mode: Mode, context: string): string;
-  /** Printed before every prompt (Junos `{master:0}` status line). */
-  beforePrompt?: (mode: Mode) => string;
+  /** Printed before every prompt (Junos `{master:0}` status line, `[edit …]` banner); `context` as for prompt(). */
+  beforePrompt?: (mode: Mode, context: string) => string;
   banner(host: string): string;
   /** Enable command; undefined when the CLI has none. */
   enableCommand?: string;
@@ -171,7 +171,7 @@ export const PERSONAS: Record<string, Persona> = {
     deviceType: 'vendor_junos',
     startMode: 'priv',
     prompt: (h, u, mode) => `${u}@${h}${mode === 'config' ? '#' : '>'} `,
-    beforePrompt: (mode) => (mode === 'config' ? '\n[edit]\n' : '\n{master:0}\n'),
+    beforePrompt: (mode, ctx) => (mode === 'config' ? `\n[${ctx || 'edit'}]\n` : '\n{master:0}\n'),
     banner: () => '--- JUNOS 21.4R3.15 Kernel 64-bit  JNPR-12.1-20220101.abcdef_buil\n',
     pagerOff: { 'set cli screen-length 0': 'Screen length set to 0\n', 'set cli screen-width 0': 'Screen width set to 0\n' },
     pager: { prompt: '---(more 42%)---', erase: '\r                                        \r' },
@@ -184,7 +184,7 @@ export const PERSONAS: Record<string, Persona> = {
     },
     error: (_l, n) => caret(n, 'unknown command.'),
     config: CONFIG_STYLES.junos,
-    configLine: (line) => (/^(set|delete|edit|up|top|show|commit|rollback)\b/.test(line.trim()) ? undefined : `${' '.repeat(9)}^\nunknown command.\n`),
+    // Config mode: junos-config.ts (set/delete/commit on a shared candidate).
   },
   vendor_eos: ciscoPersona('vendor_eos', {
     startMode: 'user',

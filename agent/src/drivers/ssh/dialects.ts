@@ -206,7 +206,10 @@ const DIALECTS: Record<string, SshDialect> = {
     enable: NO_ENABLE,
     configMode: { enter: 'configure', exit: 'exit configuration-mode', commit: 'commit', abort: ['rollback 0', 'exit configuration-mode'] },
     restore: { method: 'load-override', command: 'load override terminal', end: '\x04' },
-    errorPatterns: [/^syntax error/, /^unknown command\.?$/, /^error: /, /^missing argument\.?$/, /^invalid value/],
+    // A failed commit prints its reason (`Missing mandatory statement: 'class'`) before `error: configuration
+    // check-out failed`, and a refused `load … terminal` statement `terminal:<line>:(<col>) syntax error: <word>`
+    // before the bare `syntax error`: listed so the message names the first, more useful line.
+    errorPatterns: [/^syntax error/, /^unknown command\.?$/, /^error: /, /^missing argument\.?$/, /^invalid value/, /^Missing mandatory statement/, /^terminal:\d+:\(\d+\) /],
     pager: [/---\(more( \d+%)?\)---/],
     noiseLines: [/^\{(master|backup|primary|secondary|linecard)(:\d+)?\}$/, /^\[edit[^\]]*\]$/],
     volatileLines: [/^## Last (commit|changed): .*$/, ...COMMON_VOLATILE],
