@@ -122,6 +122,39 @@ describe('Junos-like push over SSH', () => {
   });
 });
 
+describe('a shared candidate with changes nobody committed', () => {
+  it('apply refuses rather than commit them with its own and leaves them alone; restore overrides them', async () => {
+    const dev = await device('jun-dirty');
+    const original = dev.config();
+    await session(dev, async (other) => {
+      // Someone else's half-done edit (or a push cut off before its commit).
+      expect(await other.run('configure')).toBe('Entering configuration mode');
+      expect(await other.run('delete protocols ospf')).toBe('');
+      expect(await other.run('exit configuration-mode')).toBe('Exiting configuration mode');
+    });
+    await session(dev, async (s) => {
+      const backup = await s.fetchConfig();
+      const err = await s.apply([cli('set system ntp server 192.0.2.44')]).catch((e: unknown) => e);
+      expect((err as DriverError).kind).toBe('device');
+      expect((err as DriverError).partial).toBe(false);
+      expect((err as DriverError).message).toMatch(/already holds changes nobody committed .*not committing them with this change/);
+      expect(dev.config()).toBe(original);
+      // Nothing typed: in and straight out again.
+      expect(dev.configLog).toEqual(['delete protocols ospf', 'exit configuration-mode', 'exit configuration-mode']);
+      // Not thrown away by us: the next configure still says so.
+      expect(await s.run('configure')).toBe('Entering configuration mode\nThe configuration has been changed but not committed');
+      expect(await s.run('exit configuration-mode')).toBe('Exiting configuration mode');
+      // A restore replaces the whole candidate, theirs included.
+      await s.restore(backup);
+      expect(dev.config()).toBe(original);
+      expect(await s.run('configure')).toBe('Entering configuration mode');
+      expect(await s.run('exit configuration-mode')).toBe('Exiting configuration mode');
+      await s.apply([cli('set system ntp server 192.0.2.44')]);
+      expect(dev.config()).toContain('        server 192.0.2.44;\n');
+    });
+  });
+});
+
 describe('the Junos-like simulator', () => {
   it('keeps uncommitted changes in the shared candidate until commit or rollback 0, as plain configure does', async () => {
     const dev = await device('jun-cand');

@@ -41,6 +41,12 @@ export interface SshDialect {
     commit?: string;
     /** Throws away uncommitted changes and leaves configuration mode (commit dialects), sent in order. */
     abort?: string[];
+    /**
+     * A line `enter` prints when the candidate already holds changes nobody committed (a shared
+     * candidate: another session's edits, or a push cut off mid-way). apply() then refuses rather
+     * than commit them along with its own, and leaves them alone.
+     */
+    uncommitted?: RegExp;
   };
   /** How SshCliSession.restore() puts a fetched configuration back with replace semantics. */
   restore: RestoreMethod;
@@ -204,7 +210,13 @@ const DIALECTS: Record<string, SshDialect> = {
     pagerOff: ['set cli screen-length 0', 'set cli screen-width 0'],
     showConfig: 'show configuration',
     enable: NO_ENABLE,
-    configMode: { enter: 'configure', exit: 'exit configuration-mode', commit: 'commit', abort: ['rollback 0', 'exit configuration-mode'] },
+    configMode: {
+      enter: 'configure',
+      exit: 'exit configuration-mode',
+      commit: 'commit',
+      abort: ['rollback 0', 'exit configuration-mode'],
+      uncommitted: /^The configuration has been changed but not committed/,
+    },
     restore: { method: 'load-override', command: 'load override terminal', end: '\x04' },
     // A failed commit prints its reason (`Missing mandatory statement: 'class'`) before `error: configuration
     // check-out failed`, and a refused `load … terminal` statement `terminal:<line>:(<col>) syntax error: <word>`

@@ -293,6 +293,7 @@ class SshCliSession implements SshCliSessionApi {
    * one line at a time with the dialect's error patterns checked after each, commit where the
    * dialect has one, and leave. A refused line: commit dialects abort (nothing changed); the
    * others stop at that line and raise a `partial` DriverError when earlier lines were taken.
+   * A shared candidate that already holds uncommitted changes is refused before any line is typed.
    */
   apply(changes: ConfigChange[]): Promise<void> {
     return this.serialize(async () => {
@@ -300,7 +301,16 @@ class SshCliSession implements SshCliSessionApi {
       if (lines.length === 0) return;
       const { commit } = this.dialect.configMode;
       this.info(`applying ${lines.length} line(s) in configuration mode${commit ? ` with '${commit}'` : ''}`);
-      await this.enterConfig();
+      const said = await this.enterConfig();
+      const { uncommitted } = this.dialect.configMode;
+      if (uncommitted && said.some((l) => uncommitted.test(l.trim()))) {
+        await this.leaveConfig(false);
+        throw new DriverError(
+          'device',
+          `${this.where}: the candidate configuration already holds changes nobody committed (another session's, or a push cut off mid-way); ` +
+            'not committing them with this change: commit or discard them on the device, or restore it',
+        );
+      }
       let taken = 0;
       try {
         for (const [i, line] of lines.entries()) {
@@ -371,11 +381,13 @@ class SshCliSession implements SshCliSessionApi {
     return this.level === 'config';
   }
 
-  private async enterConfig(): Promise<void> {
+  /** Enters configuration mode; returns what the device said on the way in (nothing when already there). */
+  private async enterConfig(): Promise<string[]> {
     const { enter } = this.dialect.configMode;
-    if (this.level === 'config') return;
-    await this.exec(enter, true);
+    if (this.level === 'config') return [];
+    const said = await this.exec(enter, true);
     if (!this.inConfig()) throw new DriverError('protocol', `${this.where}: '${enter}' did not reach configuration mode (the prompt is at ${this.level} level)`);
+    return said;
   }
 
   /** Back to the privileged prompt: the dialect's exit (or its abort, discarding uncommitted changes). */
