@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobOutcome } from '../../controller/src/jobs/types';
 import { startTestController, type TestController } from '../helpers/controller';
+import { spawnAgent, type Proc } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { SHARED_NATS, dropNatsNamespace, jobRow, makeDevice, makeSite, natsPrefix, spawnAgent, until, type Org, type Proc } from './helpers';
+import { SHARED_NATS, dropNatsNamespace, jobRow, makeDevice, makeSite, natsPrefix, until, type Org } from './helpers';
 
 const prefix = natsPrefix();
 let tc: TestController;

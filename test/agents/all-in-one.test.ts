@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../helpers/postgres';
+import { freePort } from '../helpers/net';
+import { spawnTs, type Proc } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { SHARED_NATS, apiClient, dropNatsNamespace, freePort, makeDevice, spawnTs, until, type Proc } from './helpers';
+import { SHARED_NATS, apiClient, dropNatsNamespace, makeDevice, until } from './helpers';
 
 let sim: SimSshDevice;
 beforeAll(async () => {

@@ -17,8 +17,10 @@ import { createJobServices } from '../../controller/src/jobs';
 import type { JobEngine } from '../../controller/src/jobs/engine';
 import { SecretBox } from '../../shared/src/crypto/secret-box';
 import { createTestDatabase } from '../helpers/postgres';
+import { freePort } from '../helpers/net';
+import { spawnAgent, spawnTs, type Proc } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { SHARED_NATS, apiClient, dropNatsNamespace, freePort, makeDevice, makeProfile, sleep, spawnAgent, spawnTs, until, type Api, type Org, type Proc } from './helpers';
+import { SHARED_NATS, apiClient, dropNatsNamespace, makeDevice, makeProfile, sleep, until, type Api, type Org } from './helpers';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 const secretKey = randomBytes(32);

@@ -1,12 +1,10 @@
 /**
- * Helpers of the agents suites: inventory set-up through the API, enrolled agents (in the test
- * process or as real `npm run agent` processes), private nats-server instances that tests may
- * kill, and polling without timed assertions.
+ * Helpers of the agents suites: inventory set-up through the API, enrolled agents run inside the
+ * test process, and polling without timed assertions. Real processes (agents, controllers,
+ * nats-server) and free ports come from test/helpers/processes.ts and test/helpers/net.ts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -21,7 +19,6 @@ import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import type { TestController } from '../helpers/controller';
 
-export const ROOT = join(import.meta.dirname, '../..');
 export const SHARED_NATS = process.env.SWITCHBOARD_TEST_NATS ?? 'nats://127.0.0.1:4222';
 const quiet = pino({ level: process.env.TEST_AGENT_LOG ?? 'silent' });
 
@@ -44,17 +41,6 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | n
 }
 
 export const natsPrefix = () => `t${randomBytes(5).toString('hex')}`;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Removes a test's streams from a NATS server. */
 export async function dropNatsNamespace(url: string, prefix: string): Promise<void> {
@@ -153,79 +139,6 @@ export async function startAgent(
   });
   await runtime.start();
   return { runtime, link, stop: () => runtime.stop(2_000) };
-}
-
-// ---- processes ----------------------------------------------------------------------------
-
-export interface Proc {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-  kill(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/** Runs a TypeScript entry point with tsx, capturing its output. */
-export function spawnTs(entry: string, env: Record<string, string | undefined>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env } as NodeJS.ProcessEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += String(d)));
-  child.stderr!.on('data', (d) => (out += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
-  return {
-    child,
-    output: () => out,
-    exited,
-    async kill(signal: NodeJS.Signals = 'SIGKILL') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
-}
-
-/** `npm run agent` as a real process. */
-export function spawnAgent(env: Record<string, string | undefined>): Proc {
-  return spawnTs('agent/src/main.ts', env);
-}
-
-/** A private nats-server (JetStream, file store) that a test may kill and restart on the same port and store. */
-export async function startNatsServer(): Promise<{ url: string; port: number; stop(): Promise<void>; kill(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
-  const port = await freePort();
-  const storeDir = mkdtempSync(join(tmpdir(), 'sb-nats-'));
-  let proc: ChildProcess | null = null;
-  const url = `nats://127.0.0.1:${port}`;
-  const start = async () => {
-    proc = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
-    await until('nats-server to accept connections', async () => {
-      const nc = await connect({ servers: url, reconnect: false });
-      await nc.close();
-      return true;
-    }, 15_000, 50);
-  };
-  const stopWith = async (signal: NodeJS.Signals) => {
-    const p = proc;
-    if (!p || p.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      p.once('exit', () => resolve());
-      p.kill(signal);
-    });
-    proc = null;
-  };
-  await start();
-  return {
-    url,
-    port,
-    start,
-    stop: () => stopWith('SIGTERM'),
-    kill: () => stopWith('SIGKILL'),
-    async close() {
-      await stopWith('SIGKILL');
-      rmSync(storeDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** An API client for a controller running in another process. */

@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { JobOutcome } from '../../controller/src/jobs/types';
 import { startTestController, type TestController } from '../helpers/controller';
+import { spawnAgent, startNats, type NatsServer, type Proc } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { makeDevice, makeProfile, sleep, spawnAgent, startNatsServer, until, type Org, type Proc } from './helpers';
+import { makeDevice, makeProfile, sleep, until, type Org } from './helpers';
 
-let nats: Awaited<ReturnType<typeof startNatsServer>>;
+let nats: NatsServer;
 let tc: TestController;
 let org: Org;
 const sims: SimSshDevice[] = [];
@@ -20,7 +21,7 @@ const procs: Proc[] = [];
 const calls = new Map<string, number>();
 
 beforeAll(async () => {
-  nats = await startNatsServer();
+  nats = await startNats();
   tc = await startTestController({
     settings: { 'agents.heartbeat_seconds': 1, 'agents.offline_after_seconds': 3 },
     config: { natsUrl: nats.url, jobs: { sweepIntervalMs: 200, ackWaitMs: 3_000 } },

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestController, type TestController } from '../helpers/controller';
-import { SHARED_NATS, dropNatsNamespace, enrollAgent, freePort, natsPrefix, startAgent } from '../agents/helpers';
+import { SHARED_NATS, dropNatsNamespace, enrollAgent, natsPrefix, startAgent } from '../agents/helpers';
+import { freePort } from '../helpers/net';
 import { inventoryUser, type InventoryUser } from '../inventory/helpers';
 import { startNetconfDevice, type NetconfDevice } from '../sim/netconf/device';
 import { normalizeConfig, startSshDevice, type SimSshDevice } from '../sim/ssh';

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { SHARED_NATS, dropNatsNamespace, natsPrefix, spawnAgent, until, type Org, type Proc } from '../agents/helpers';
+import { SHARED_NATS, dropNatsNamespace, natsPrefix, until, type Org } from '../agents/helpers';
+import { spawnAgent, type Proc } from '../helpers/processes';
 import { api, sshDevice, waitFor } from './helpers';
 
 const prefix = natsPrefix();

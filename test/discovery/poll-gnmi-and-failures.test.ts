@@ -3,7 +3,7 @@ import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { simModel, simOpenconfigTree } from '../sim/ssh/discovery-data';
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
 import { inventoryUser, type InventoryUser } from '../inventory/helpers';
-import { freePort } from '../agents/helpers';
+import { freePort } from '../helpers/net';
 import { discoveryEnv, pollNow, simInventoryDevice, type DiscoveryEnv } from './helpers';
 
 /**

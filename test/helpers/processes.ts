@@ -34,8 +34,8 @@ export interface Proc {
   signal(sig: NodeJS.Signals): void;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
   stop(graceMs?: number): Promise<number>;
-  /** SIGKILL; resolves once it is gone. */
-  kill(): Promise<number>;
+  /** Sends `sig` (default SIGKILL) unless it has exited; resolves with the exit code once it is gone. */
+  kill(sig?: NodeJS.Signals): Promise<number>;
 }
 
 const live = new Set<Proc>();
@@ -89,9 +89,9 @@ export function spawnProcess(command: string, args: string[], opts: { env?: Reco
       clearTimeout(timer);
       return c;
     },
-    async kill() {
+    async kill(sig = 'SIGKILL') {
       if (code !== null) return code;
-      child.kill('SIGKILL');
+      child.kill(sig);
       return exited;
     },
   };
@@ -104,6 +104,11 @@ export function spawnTs(entry: string, env: Record<string, string | undefined>, 
   // SB_CPU_PROF_DIR=/tmp/prof: every spawned program writes a V8 CPU profile there when it exits (benchmark profiling).
   const profile = process.env.SB_CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.SB_CPU_PROF_DIR] : [];
   return spawnProcess(process.execPath, [...profile, '--import', 'tsx', entry, ...args], { env });
+}
+
+/** `npm run agent` as a real process, not waited for (LOG_LEVEL warn unless `env` says otherwise); startAgentProcess waits until it runs. */
+export function spawnAgent(env: Record<string, string | undefined>): Proc {
+  return spawnTs('agent/src/main.ts', { LOG_LEVEL: 'warn', ...env });
 }
 
 /** Polls until `check` holds; fails with the process output if it exits or time runs out. */
@@ -278,7 +283,7 @@ export async function startAgentProcess(opts: AgentProcessOptions): Promise<Agen
   if (!opts.stateDir) cleanups.add(() => rmSync(stateDir, { recursive: true, force: true }));
   const launch = async (): Promise<AgentProcess> => {
     const healthPort = opts.health === false ? null : await freePort();
-    const proc = spawnTs('agent/src/main.ts', {
+    const proc = spawnAgent({
       NATS_URL: opts.natsUrl,
       SWITCHBOARD_URL: opts.controllerUrl,
       SWITCHBOARD_ENROLL_TOKEN: opts.enrollToken,

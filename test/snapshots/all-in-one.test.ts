@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, until } from '../agents/helpers';
+import { until } from '../agents/helpers';
+import { freePort } from '../helpers/net';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 
 const ROOT = join(import.meta.dirname, '../..');

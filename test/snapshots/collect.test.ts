@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestController, type TestController } from '../helpers/controller';
-import { SHARED_NATS, dropNatsNamespace, natsPrefix, spawnAgent, until, type Proc } from '../agents/helpers';
+import { SHARED_NATS, dropNatsNamespace, natsPrefix, until } from '../agents/helpers';
+import { spawnAgent, type Proc } from '../helpers/processes';
 import { inventoryUser, type InventoryUser } from '../inventory/helpers';
 import { normalizeConfig, startSshDevice, type SimSshDevice } from '../sim/ssh';
 
