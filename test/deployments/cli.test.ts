@@ -4,42 +4,20 @@
  * really changes in configuration mode.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Org } from '../agents/helpers';
-import { startTestController, type TestController } from '../helpers/controller';
-import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { agentFor, api, backupVersionText, sshDevice, waitFor } from './helpers';
+import type { TestController } from '../helpers/controller';
+import { api, cliDeployFixture, sshDevice, waitFor } from './helpers';
 
+let f: Awaited<ReturnType<typeof cliDeployFixture>>;
 let c: TestController;
-let org: Org;
 let token: string;
-let agent: Awaited<ReturnType<typeof agentFor>>;
-const sims: SimSshDevice[] = [];
 let ntp: any;
 let iface: any;
 
 const PASSWORD = 'cli-deploy-pw';
 
-async function sim(hostname: string, dialect = 'vendor_ios'): Promise<SimSshDevice> {
-  const dev = await startSshDevice({ dialect, hostname, password: PASSWORD, configScale: 4 });
-  sims.push(dev);
-  return dev;
-}
-
-function deploy(stackId: string, devices: string[], variable_values?: unknown) {
-  return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name: 'cli rollout', target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
-}
-
-function configText(deviceId: string, configId: string) {
-  return backupVersionText(c, token, deviceId, configId, (entry) =>
-    expect(entry).toMatchObject({ source: 'deployment', pulled_via: 'ssh', config_format: 'cli', status: 'success' }),
-  );
-}
-
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
-  org = await c.createOrgUser(['org_admin']);
-  token = org.token;
-  agent = await agentFor(c, org);
+  f = await cliDeployFixture({ password: PASSWORD, name: 'cli rollout', configScale: 4 });
+  ({ c, token } = f);
   ntp = await api(c, token, 'POST', '/api/config/templates', { name: 'ntp', platform: 'vendor_xe-netconf', config_format: 'cli', target_path: 'ntp', source: '{% for s in servers %}ntp server {{ s }}\n{% endfor %}' }, 201);
   iface = await api(c, token, 'POST', '/api/config/templates', {
     name: 'uplink',
@@ -50,11 +28,7 @@ beforeAll(async () => {
   }, 201);
 });
 
-afterAll(async () => {
-  await agent?.stop();
-  await c?.close();
-  await Promise.all(sims.map((s) => s.close().catch(() => undefined)));
-});
+afterAll(async () => f?.close());
 
 /** What the two services do to an IOS-like config, written by hand. */
 function expectedAfter(original: string, servers: string[], description: string): string {
@@ -70,7 +44,7 @@ function expectedAfter(original: string, servers: string[], description: string)
 
 describe('deploy a cli stack over SSH', () => {
   it('backs up over SSH, types the services in order in configuration mode, verifies; rollback puts the backup back', async () => {
-    const dev = await sim('cli-edge1');
+    const dev = await f.sim('cli-edge1');
     const original = dev.config();
     const device = await sshDevice(c, token, dev, PASSWORD, 'cli-edge1');
     const stack = await api(c, token, 'POST', '/api/config/stacks', {
@@ -80,7 +54,7 @@ describe('deploy a cli stack over SSH', () => {
         { template_id: ntp.id, order: 0, variables: { servers: ['192.0.2.1', '192.0.2.2'] } },
       ],
     }, 201);
-    const res = await deploy(stack.id, [device.id]);
+    const res = await f.deploy(stack.id, [device.id]);
     expect(res.status, res.text).toBe(201);
     const done = await waitFor(c, token, res.body.id);
     expect(done.status, JSON.stringify(done.devices)).toBe('completed');
@@ -90,7 +64,7 @@ describe('deploy a cli stack over SSH', () => {
     expect(dev.config()).toBe(expectedAfter(original, ['192.0.2.1', '192.0.2.2'], 'to core'));
     expect(dev.configLog).toEqual(['ntp server 192.0.2.1', 'ntp server 192.0.2.2', 'interface GigabitEthernet0/1', 'description to core', 'exit', 'end']);
     // The backup, taken over SSH before anything changed, is the original config.
-    expect(await configText(device.id, done.devices[0].backup_config_id)).toBe(original);
+    expect(await f.backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
     const logs = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`)).logs.map((l: any) => l.message).join('\n');
     expect(logs).toMatch(/pre-deployment backup stored as config version/);
     expect(logs).toMatch(/using the stored pre-deployment backup/);
@@ -104,7 +78,7 @@ describe('deploy a cli stack over SSH', () => {
   });
 
   it('a line the device refuses fails the deployment with the device message, and the device is restored', async () => {
-    const dev = await sim('cli-edge2');
+    const dev = await f.sim('cli-edge2');
     const original = dev.config();
     const device = await sshDevice(c, token, dev, PASSWORD, 'cli-edge2');
     const stack = await api(c, token, 'POST', '/api/config/stacks', {
@@ -114,7 +88,7 @@ describe('deploy a cli stack over SSH', () => {
         { template_id: iface.id, order: 1, variables: { description: 'x', extra: 'frobnicate the uplink' } },
       ],
     }, 201);
-    const done = await waitFor(c, token, (await deploy(stack.id, [device.id])).body.id);
+    const done = await waitFor(c, token, (await f.deploy(stack.id, [device.id])).body.id);
     expect(done.status).toBe('failed');
     for (const entry of done.devices) {
       expect(entry.status).toBe('failed');
@@ -122,17 +96,17 @@ describe('deploy a cli stack over SSH', () => {
     }
     expect(dev.config()).toBe(original);
     expect(dev.configLog).toContain('ntp server 192.0.2.9');
-    expect(await configText(device.id, done.devices[0].backup_config_id)).toBe(original);
+    expect(await f.backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
   });
 
   it('atomic: a device that fails restores the other, changed one (XR-like commit dialect)', async () => {
-    const good = await sim('cli-xr1', 'vendor_xr');
-    const bad = await sim('cli-xr2', 'vendor_xr');
+    const good = await f.sim('cli-xr1', 'vendor_xr');
+    const bad = await f.sim('cli-xr2', 'vendor_xr');
     const [goodOriginal, badOriginal] = [good.config(), bad.config()];
     const d1 = await sshDevice(c, token, good, PASSWORD, 'cli-xr1');
     const d2 = await sshDevice(c, token, bad, PASSWORD, 'cli-xr2');
     const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'xr', services: [{ template_id: iface.id, order: 0, variables: { description: 'to core' } }] }, 201);
-    const done = await waitFor(c, token, (await deploy(stack.id, [d1.id, d2.id], {
+    const done = await waitFor(c, token, (await f.deploy(stack.id, [d1.id, d2.id], {
       '0': { devices: [d1.id, d2.id], device_vars: { [d2.id]: { extra: 'frobnicate' } } },
     })).body.id);
     expect(done.status).toBe('failed');
@@ -146,11 +120,11 @@ describe('deploy a cli stack over SSH', () => {
   });
 
   it('refuses a cli template with operation delete before touching anything', async () => {
-    const dev = await sim('cli-edge3');
+    const dev = await f.sim('cli-edge3');
     const device = await sshDevice(c, token, dev, PASSWORD, 'cli-edge3');
     const del = await api(c, token, 'POST', '/api/config/templates', { name: 'del', platform: 'vendor_xe-netconf', config_format: 'cli', operation: 'delete', source: 'ntp server 192.0.2.1' }, 201);
     const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'del', services: [{ template_id: del.id }] }, 201);
-    const res = await deploy(stack.id, [device.id]);
+    const res = await f.deploy(stack.id, [device.id]);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/is a cli template with operation delete; write the 'no …' lines/);
   });

@@ -9,7 +9,7 @@ import { enrollAgent, startAgent, until, type Org } from '../agents/helpers';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
 import type { NetconfDevice } from '../sim/netconf/device';
-import type { SimSshDevice } from '../sim/ssh';
+import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 
 export { until };
 
@@ -94,4 +94,40 @@ export async function backupVersionText(c: TestController, token: string, device
   const entry = versions.find((v: { id: string }) => v.id === configId);
   check(entry);
   return (await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs/${entry.version}`)).config_text as string;
+}
+
+/**
+ * What the cli deployment suites share: a controller with quick sweeps, an org admin, an
+ * in-process agent, SSH simulators of one password (closed with the fixture), deploy() and the
+ * stored pre-deployment backup of a device entry.
+ */
+export async function cliDeployFixture(opts: { password: string; name: string; configScale: number }) {
+  const c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
+  const org = await c.createOrgUser(['org_admin']);
+  const token = org.token;
+  const agent = await agentFor(c, org);
+  const sims: SimSshDevice[] = [];
+  return {
+    c,
+    org,
+    token,
+    async sim(hostname: string, dialect = 'vendor_ios'): Promise<SimSshDevice> {
+      const dev = await startSshDevice({ dialect, hostname, password: opts.password, configScale: opts.configScale });
+      sims.push(dev);
+      return dev;
+    },
+    deploy(stackId: string, devices: string[], variable_values?: unknown) {
+      return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name: opts.name, target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
+    },
+    backupText(deviceId: string, configId: string) {
+      return backupVersionText(c, token, deviceId, configId, (entry) =>
+        expect(entry).toMatchObject({ source: 'deployment', pulled_via: 'ssh', config_format: 'cli', status: 'success' }),
+      );
+    },
+    async close() {
+      await agent.stop();
+      await c.close();
+      await Promise.all(sims.map((s) => s.close().catch(() => undefined)));
+    },
+  };
 }

@@ -5,35 +5,15 @@
  * `rollback 0` on a refused line; `load override terminal` for restore and rollback).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Org } from '../agents/helpers';
-import { startTestController, type TestController } from '../helpers/controller';
-import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { agentFor, api, backupVersionText, sshDevice, waitFor } from './helpers';
+import type { TestController } from '../helpers/controller';
+import { api, cliDeployFixture, sshDevice, waitFor } from './helpers';
 
+let f: Awaited<ReturnType<typeof cliDeployFixture>>;
 let c: TestController;
-let org: Org;
 let token: string;
-let agent: Awaited<ReturnType<typeof agentFor>>;
-const sims: SimSshDevice[] = [];
 let edge: any;
 
 const PASSWORD = 'junos-deploy-pw';
-
-async function sim(hostname: string): Promise<SimSshDevice> {
-  const dev = await startSshDevice({ dialect: 'vendor_junos', hostname, password: PASSWORD, configScale: 3 });
-  sims.push(dev);
-  return dev;
-}
-
-function deploy(stackId: string, devices: string[], variable_values?: unknown) {
-  return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name: 'junos rollout', target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
-}
-
-function backupText(deviceId: string, configId: string) {
-  return backupVersionText(c, token, deviceId, configId, (entry) =>
-    expect(entry).toMatchObject({ source: 'deployment', pulled_via: 'ssh', config_format: 'cli', status: 'success' }),
-  );
-}
 
 /** What the template below does to the simulator's Junos-like config, written by hand. */
 function expectedAfter(original: string, server: string, description: string): string {
@@ -45,10 +25,8 @@ function expectedAfter(original: string, server: string, description: string): s
 }
 
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
-  org = await c.createOrgUser(['org_admin']);
-  token = org.token;
-  agent = await agentFor(c, org);
+  f = await cliDeployFixture({ password: PASSWORD, name: 'junos rollout', configScale: 3 });
+  ({ c, token } = f);
   edge = await api(c, token, 'POST', '/api/config/templates', {
     name: 'junos-edge',
     platform: 'vendor_junos-netconf',
@@ -58,19 +36,15 @@ beforeAll(async () => {
   }, 201);
 });
 
-afterAll(async () => {
-  await agent?.stop();
-  await c?.close();
-  await Promise.all(sims.map((s) => s.close().catch(() => undefined)));
-});
+afterAll(async () => f?.close());
 
 describe('deploy a cli stack to Junos-like devices over SSH', () => {
   it('backs up, types the set lines in one configure session and commits; rollback loads the backup back', async () => {
-    const dev = await sim('jdep-1');
+    const dev = await f.sim('jdep-1', 'vendor_junos');
     const original = dev.config();
     const device = await sshDevice(c, token, dev, PASSWORD, 'jdep-1');
     const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'junos', services: [{ template_id: edge.id, order: 0, variables: { server: '192.0.2.10', description: 'to core' } }] }, 201);
-    const res = await deploy(stack.id, [device.id]);
+    const res = await f.deploy(stack.id, [device.id]);
     expect(res.status, res.text).toBe(201);
     const done = await waitFor(c, token, res.body.id);
     expect(done.status, JSON.stringify(done.devices)).toBe('completed');
@@ -78,7 +52,7 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
 
     expect(dev.config()).toBe(expectedAfter(original, '192.0.2.10', 'to core'));
     expect(dev.configLog).toEqual(['set system ntp server 192.0.2.10', 'set interfaces ge-0/0/1 description "to core"', 'commit', 'exit configuration-mode']);
-    expect(await backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
+    expect(await f.backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
 
     await api(c, token, 'POST', `/api/config/deployments/${done.id}/rollback`);
     const rolled = await waitFor(c, token, done.id);
@@ -88,14 +62,14 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
   });
 
   it('atomic: the second device refuses a line (nothing committed there), the first is restored and equals its backup', async () => {
-    const good = await sim('jdep-2');
-    const bad = await sim('jdep-3');
+    const good = await f.sim('jdep-2', 'vendor_junos');
+    const bad = await f.sim('jdep-3', 'vendor_junos');
     const [goodOriginal, badOriginal] = [good.config(), bad.config()];
     const d1 = await sshDevice(c, token, good, PASSWORD, 'jdep-2');
     const d2 = await sshDevice(c, token, bad, PASSWORD, 'jdep-3');
     const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'junos-atomic', services: [{ template_id: edge.id, order: 0, variables: { server: '192.0.2.20', description: 'to core' } }] }, 201);
     expect(stack.atomic).toBe(true);
-    const done = await waitFor(c, token, (await deploy(stack.id, [d1.id, d2.id], {
+    const done = await waitFor(c, token, (await f.deploy(stack.id, [d1.id, d2.id], {
       '0': { devices: [d1.id, d2.id], device_vars: { [d2.id]: { extra: 'set frobnicate the widgets' } } },
     })).body.id);
     expect(done.status).toBe('failed');
@@ -109,7 +83,7 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
       'set system ntp server 192.0.2.20', 'set interfaces ge-0/0/1 description "to core"', 'commit', 'exit configuration-mode',
       'load override terminal', 'commit', 'exit configuration-mode',
     ]);
-    expect(await backupText(d1.id, byDevice.get(d1.id).backup_config_id)).toBe(goodOriginal);
+    expect(await f.backupText(d1.id, byDevice.get(d1.id).backup_config_id)).toBe(goodOriginal);
     expect(good.config()).toBe(goodOriginal);
     // The second never committed: rollback 0 threw its candidate away.
     expect(bad.configLog.slice(-2)).toEqual(['rollback 0', 'exit configuration-mode']);
