@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net';
+import { spawnTs, stopAll, type Proc } from '../helpers/processes';
 
 /**
  * The controller as a real process, the way `npm run controller` runs it, on the embedded
@@ -12,32 +12,13 @@ import { afterAll, describe, expect, it } from 'vitest';
  * itself (the CLI's signal relay gives the child ~30 ms to answer and exits 143 on a busy machine).
  */
 
-const ROOT = join(import.meta.dirname, '../..');
 const BOOT_TIMEOUT_MS = 240_000;
 
-interface Proc {
-  child: ChildProcess;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-const running = new Set<ChildProcess>();
 const dirs: string[] = [];
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
+afterAll(async () => {
+  await stopAll();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sb-pglite-'));
@@ -45,23 +26,9 @@ function tempDir(): string {
   return dir;
 }
 
-/** The environment of a clean machine: none of the runner's database or Switchboard settings. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(SWITCHBOARD_|DATABASE_URL|NATS_URL|PORT$|HOST$|LOG_LEVEL)/.test(key)));
-  return { ...env, LOG_LEVEL: 'warn', ...extra };
-}
-
+/** The controller on a clean machine's environment: none of the runner's database or Switchboard settings. */
 function launch(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'controller/src/main.ts'], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    running.delete(child);
-    resolve(code);
-  }));
-  return { child, output: () => output, exited };
+  return spawnTs('controller/src/main.ts', { LOG_LEVEL: 'warn', ...env });
 }
 
 /** Waits until the controller answers, or fails with its output if it exits first. */
@@ -81,10 +48,8 @@ async function waitUp(proc: Proc, base: string): Promise<void> {
   throw new Error(`controller did not answer within ${BOOT_TIMEOUT_MS} ms:\n${proc.output()}`);
 }
 
-async function stop(proc: Proc): Promise<number | null> {
-  proc.child.kill('SIGTERM');
-  return proc.exited;
-}
+/** SIGTERM and the exit code (SIGKILL, answered -1, only if it hangs for a minute). */
+const stop = (proc: Proc) => proc.stop(60_000);
 
 async function login(base: string, username: string, password: string) {
   const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });

@@ -4,21 +4,19 @@
  * outside its transaction would deadlock) and the built-in agent reached in-process — pulling
  * from and snapshotting SSH simulators.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../agents/helpers';
 import { freePort } from '../helpers/net';
+import { spawnTs, type Proc } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 
-const ROOT = join(import.meta.dirname, '../..');
 const ADMIN_PASSWORD = 'all-in-one-admin-pw';
 const DEVICE_PASSWORD = 'all-in-one-device-pw';
 
-let child: ChildProcess;
-let output = '';
+let child: Proc;
 let base: string;
 let token: string;
 let dataDir: string;
@@ -38,19 +36,11 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sb-all-in-one-'));
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(SWITCHBOARD_|DATABASE_URL|NATS_URL|PORT$|HOST$|LOG_LEVEL)/.test(key)));
-  // node with the tsx loader, not the tsx CLI: the CLI runs the program in a child process of its
-  // own, which SIGKILL on the CLI would leave running after the suite.
-  child = spawn(process.execPath, ['--import', 'tsx', 'controller/src/start.ts'], {
-    cwd: ROOT,
-    env: { ...env, PORT: String(port), SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  // node with the tsx loader on a clean environment (no DATABASE_URL, no NATS_URL): npm start as a new user runs it.
+  child = spawnTs('controller/src/start.ts', { PORT: String(port), SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'warn' });
   for (let i = 1; i <= 2; i++) sims.push(await startSshDevice({ hostname: `lab-${i}`, username: 'netops', password: DEVICE_PASSWORD }));
   await until('npm start to answer', async () => {
-    if (child.exitCode !== null) throw new Error(`npm start exited: ${output}`);
+    if (!child.running) throw new Error(`npm start exited: ${child.output()}`);
     return (await fetch(`${base}/api/auth/providers`).catch(() => null))?.ok;
   }, 240_000, 500);
   const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
@@ -58,7 +48,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  await child?.kill();
   await Promise.all(sims.map((s) => s.close()));
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
@@ -94,6 +84,6 @@ describe('npm start (PGlite, built-in agent)', () => {
     }, 60_000);
     expect(bulkDone).toMatchObject({ status: 'completed', successful_devices: 2 });
     expect((await api('GET', `/api/config/devices/${ids[1]}/configs`)).body.total).toBe(2);
-    expect(output).not.toMatch(/"level":50/);
+    expect(child.output()).not.toMatch(/"level":50/);
   });
 });
