@@ -31,8 +31,8 @@ import {
   type LogLine,
 } from '../../shared/src/jobs/messages';
 import type { DriverRegistry } from './drivers';
-import type { DeviceCredentials, SessionLimits, SshHostKey } from './drivers/types';
-import { makeMask, sessionOpener, targetOf, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
+import type { DeviceCredentials, SessionLimits } from './drivers/types';
+import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
 import { KIND_RUNNERS } from './jobs';
 
 /** The part of the agent's identity the runtime needs. */
@@ -229,6 +229,7 @@ export class AgentRuntime {
           finished_at: new Date().toISOString(),
           logs: lines.splice(0, lines.length),
           ...(outcome.hostKey ? { host_key: outcome.hostKey } : {}),
+          ...(outcome.gnmiCert ? { gnmi_cert: outcome.gnmiCert } : {}),
         },
         `${msg.job_id}:${msg.attempt}:${identity.agent_id}:result`,
       );
@@ -241,7 +242,7 @@ export class AgentRuntime {
   }
 
   /** Runs the job kind until it ends or its deadline passes. */
-  private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf & { hostKey?: SshHostKey }> {
+  private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf & DeviceIdentity> {
     const runner = KIND_RUNNERS[msg.kind];
     if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
     let credentials: DeviceCredentials;
@@ -253,7 +254,7 @@ export class AgentRuntime {
     }
     const target = targetOf(msg.device, credentials);
     const mask = makeMask(credentials);
-    let hostKey: SshHostKey | undefined;
+    const seen: DeviceIdentity = {};
     const controller = new AbortController();
     const budget = Math.max(100, deadline - Date.now() - Math.min(DEADLINE_MARGIN_MS, (deadline - Date.now()) / 10));
     const timer = setTimeout(() => controller.abort(), budget);
@@ -265,9 +266,11 @@ export class AgentRuntime {
       signal: controller.signal,
       log: (level, text) => log(level, mask(text)),
       mask,
-      open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t)), (key) => {
-        // The first SSH-based session's key is the one reported (and pinned by the controller).
-        hostKey ??= key;
+      open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t)), (identity) => {
+        // The first SSH-based session's key and the first gNMI TLS certificate are the ones
+        // reported (and pinned by the controller).
+        seen.hostKey ??= identity.hostKey;
+        seen.gnmiCert ??= identity.gnmiCert;
       }),
     };
     let ended = false;
@@ -283,7 +286,11 @@ export class AgentRuntime {
         runner(ctx).catch((err): JobResultOf => ({ status: 'failed', error: mask((err as Error).message ?? String(err)), result: null })),
         deadlinePassed,
       ]);
-      return hostKey ? { ...outcome, hostKey } : outcome;
+      return {
+        ...outcome,
+        ...(seen.hostKey ? { hostKey: seen.hostKey } : {}),
+        ...(seen.gnmiCert ? { gnmiCert: seen.gnmiCert } : {}),
+      };
     } finally {
       ended = true;
       clearTimeout(timer);

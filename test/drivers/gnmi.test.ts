@@ -1,10 +1,11 @@
+import { X509Certificate } from 'node:crypto';
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import { buildSetRequest, canonicalJson, formatPath, gnmiDriver, gnmiService, parsePath, PathSyntaxError, type Json } from '../../agent/src/drivers/gnmi';
-import { startGnmiFleet, startGnmiTarget, type GnmiTarget, type GnmiTargetOptions } from '../sim/gnmi/target';
+import { newSelfSignedCert, startGnmiFleet, startGnmiTarget, type GnmiTarget, type GnmiTargetOptions } from '../sim/gnmi/target';
 
 const INITIAL: Json = {
   'openconfig-interfaces:interfaces': {
@@ -220,6 +221,79 @@ describe('gNMI driver against the simulator', () => {
     const err = await driverFailure(gnmiDriver.open(target(t, { gnmi_tls: true, gnmi_skip_verify: false }), { connectTimeoutMs: 3000 }));
     expect(err.kind).toBe('auth');
     expect(err.message).toMatch(/certificate/);
+  });
+
+  it("grpc-js calls checkServerIdentity only once the chain verified: never with rejectUnauthorized false and a self-signed certificate", async () => {
+    // Why the certificate pin wraps the secure connector (agent/src/drivers/gnmi/tls-pin.ts)
+    // instead of using VerifyOptions.checkServerIdentity: Node's tls.connect skips the callback
+    // when chain verification failed, which is every session with gnmi_skip_verify.
+    const t = await targetSim({ tls: true });
+    const capabilities = async (verify: grpc.VerifyOptions, roots: Buffer | null) => {
+      const seen: string[] = [];
+      const creds = grpc.credentials.createSsl(roots, null, null, { ...verify, checkServerIdentity: (_host, cert) => void seen.push(cert.fingerprint256) });
+      const Ctor = gnmiService();
+      const client = new Ctor(`localhost:${t.port}`, creds);
+      const md = new grpc.Metadata();
+      md.set('username', 'admin');
+      md.set('password', 'admin');
+      const err = await new Promise((resolve) => (client as any).Capabilities({}, md, { deadline: Date.now() + 5000 }, (e: unknown) => resolve(e)));
+      client.close();
+      return { err, seen };
+    };
+    const skipVerify = await capabilities({ rejectUnauthorized: false }, null);
+    expect(skipVerify.err).toBeNull();
+    expect(skipVerify.seen).toEqual([]);
+    const trusted = await capabilities({}, Buffer.from(t.certPem!));
+    expect(trusted.err).toBeNull();
+    expect(trusted.seen).toEqual([new X509Certificate(t.certPem!).fingerprint256]);
+  });
+
+  it('reports the TLS certificate it saw (SHA-256 as openssl prints it); plaintext has none', async () => {
+    const t = await targetSim({ tls: true });
+    const s = await session(t, { gnmi_tls: true, gnmi_skip_verify: true });
+    const x = new X509Certificate(t.certPem!);
+    expect(s.gnmiCert).toEqual({ sha256: x.fingerprint256, subject: 'CN=localhost', not_after: new Date(x.validTo).toISOString() });
+    expect(s.gnmiCert!.sha256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+    const plain = await session(await targetSim());
+    expect(plain.gnmiCert).toBeUndefined();
+  });
+
+  it("refuses a certificate other than the pinned one before any RPC → 'hostkey'; the pinned one passes", async () => {
+    const t = await targetSim({ tls: true, cert: newSelfSignedCert() });
+    const good = new X509Certificate(t.certPem!).fingerprint256;
+    const s = await session(t, { gnmi_tls: true, gnmi_skip_verify: true, gnmi_cert_sha256: good });
+    expect(s.gnmiCert?.sha256).toBe(good);
+    expect(t.rpcs).toEqual(['/gnmi.gNMI/Capabilities']);
+
+    const wrong = good.replace(/^../, good.startsWith('00') ? '11' : '00');
+    const transcript: string[] = [];
+    const err = await driverFailure(
+      gnmiDriver.open(target(t, { gnmi_tls: true, gnmi_skip_verify: true, gnmi_cert_sha256: wrong }), { connectTimeoutMs: 3000 }, { write: (_d, text) => transcript.push(text) }),
+    );
+    expect(err.kind).toBe('hostkey');
+    expect(err.message).toBe(
+      `gNMI certificate: mismatch for sim (127.0.0.1:${t.port}): expected SHA-256 ${wrong}, device presented ${good} (CN=localhost). ` +
+        "If the device's certificate was replaced, clear the pinned certificate: DELETE /api/devices/:id/gnmi-certificate",
+    );
+    expect(transcript.join('\n')).toContain('gNMI certificate: mismatch');
+    // The refused session never reached the server's handlers: no credentials were sent.
+    expect(t.rpcs).toEqual(['/gnmi.gNMI/Capabilities']);
+  });
+
+  it('checks every TLS session: a reconnect of an open session to another certificate is refused', async () => {
+    const first = await targetSim({ tls: true, cert: newSelfSignedCert() });
+    const port = first.port;
+    const s = await session(first, { gnmi_tls: true, gnmi_skip_verify: true });
+    const learned = s.gnmiCert!.sha256;
+    await first.close();
+    // Until the client has seen the old connection end, a call would go out on it and be cancelled.
+    const channel = (s as unknown as { client: grpc.Client }).client.getChannel();
+    while (channel.getConnectivityState(false) === grpc.connectivityState.READY) await new Promise((r) => setTimeout(r, 20));
+    const impostor = await targetSim({ tls: true, cert: newSelfSignedCert(), port });
+    const err = await driverFailure(s.fetchConfig());
+    expect(err.kind, err.message).toBe('hostkey');
+    expect(err.message).toContain(`expected SHA-256 ${learned}, device presented ${new X509Certificate(impostor.certPem!).fingerprint256}`);
+    expect(impostor.rpcs).toEqual([]);
   });
 
   it('fails cleanly when TLS and plaintext are mixed up', async () => {

@@ -22,6 +22,14 @@ export interface SshHostKey {
   fingerprint: string;
 }
 
+/** A gNMI server's TLS certificate: SHA-256 fingerprint (upper-case hex pairs joined by colons). */
+export interface GnmiCert {
+  sha256: string;
+  subject: string;
+  /** ISO time the certificate expires (null when it could not be read). */
+  not_after: string | null;
+}
+
 /** Everything a driver needs to reach one device. */
 export interface DeviceTarget {
   id: string;
@@ -38,6 +46,12 @@ export interface DeviceTarget {
    * other key before authenticating; null or absent: any key is accepted and reported.
    */
   ssh_host_key?: SshHostKey | null;
+  /**
+   * SHA-256 fingerprint of the gNMI TLS certificate pinned for this device (trust on first use).
+   * The gNMI driver refuses any other certificate before an RPC (and its credentials) is sent,
+   * gnmi_skip_verify or not; null or absent: any certificate is accepted and reported.
+   */
+  gnmi_cert_sha256?: string | null;
 }
 
 /** Separate limits so one slow or dead device never holds a worker for long. */
@@ -83,6 +97,8 @@ export interface DeviceSession {
   readonly transport: Transport;
   /** SSH-based sessions: the host key the device offered (reported with the job result). */
   readonly hostKey?: SshHostKey;
+  /** gNMI over TLS: the server certificate (reported with the job result). */
+  readonly gnmiCert?: GnmiCert;
   /** Running configuration, cleaned so that an unchanged device gives unchanged text. */
   fetchConfig(): Promise<FetchedConfig>;
   /** CLI transports: one show command's cleaned output. */
@@ -104,7 +120,10 @@ export interface DeviceDriver {
   open(target: DeviceTarget, limits?: Partial<SessionLimits>, transcript?: Transcript): Promise<DeviceSession>;
 }
 
-/** Errors a driver raises carry a cause class so metrics and operators can tell them apart. */
+/**
+ * Errors a driver raises carry a cause class so metrics and operators can tell them apart.
+ * 'hostkey': the device's identity is not the pinned one (SSH host key or gNMI TLS certificate).
+ */
 export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'device' | 'hostkey';
 
 export class DriverError extends Error {

@@ -11,6 +11,7 @@ import {
   type DeviceCredentials,
   type DeviceSession,
   type DeviceTarget,
+  type GnmiCert,
   type SessionLimits,
   type SshHostKey,
   type Transcript,
@@ -51,6 +52,7 @@ export function targetOf(device: JobDevice, credentials: DeviceCredentials): Dev
     gnmi_tls: device.gnmi_tls,
     gnmi_skip_verify: device.gnmi_skip_verify,
     ssh_host_key: device.ssh_host_key ?? null,
+    gnmi_cert_sha256: device.gnmi_cert_sha256 ?? null,
   };
 }
 
@@ -82,6 +84,12 @@ export class TextTranscript implements Transcript {
   }
 }
 
+/** What a session saw of the device's identity; the controller pins the first of each per job. */
+export interface DeviceIdentity {
+  hostKey?: SshHostKey;
+  gnmiCert?: GnmiCert;
+}
+
 export interface OpenDeps {
   drivers: DriverRegistry;
   connectSlots: Semaphore;
@@ -90,14 +98,15 @@ export interface OpenDeps {
 
 /**
  * `open` for one job: bounded set-ups, deadline-aware, never leaks a session opened too late.
- * `onHostKey` hears the SSH host key of each SSH-based session opened.
+ * `onIdentity` hears what each session opened saw of the device's identity (the SSH host key of
+ * SSH-based sessions, the TLS certificate of gNMI over TLS).
  */
 export function sessionOpener(
   deps: OpenDeps,
   target: DeviceTarget,
   signal: AbortSignal,
   log: JobContext['log'],
-  onHostKey?: (key: SshHostKey) => void,
+  onIdentity?: (seen: DeviceIdentity) => void,
 ): JobContext['open'] {
   return async (transport, transcript) => {
     const driver = deps.drivers.get(transport);
@@ -130,7 +139,7 @@ export function sessionOpener(
       deps.connectSlots.release();
     }
     log('info', `connected over ${transport}`);
-    if (session.hostKey) onHostKey?.(session.hostKey);
+    if (session.hostKey || session.gnmiCert) onIdentity?.({ hostKey: session.hostKey, gnmiCert: session.gnmiCert });
     // At the deadline the session is closed, which ends whatever command is running.
     signal.addEventListener('abort', () => void session.close().catch(() => undefined), { once: true });
     return session;

@@ -113,4 +113,17 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
     await devices.clearHostKey(caller(request), request.params.id);
     return reply.code(204).send(null);
   });
+
+  app.delete('/:id/gnmi-certificate', {
+    config,
+    schema: {
+      tags,
+      summary: "Forget the pinned gNMI TLS certificate (after the device's certificate was replaced): the next gNMI-over-TLS session pins the certificate the device presents",
+      params: IdParams,
+      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+    },
+  }, async (request, reply) => {
+    await devices.clearGnmiCert(caller(request), request.params.id);
+    return reply.code(204).send(null);
+  });
 }

@@ -70,6 +70,14 @@ export const DeviceSshHostKey = Type.Object({
   seen_at: Timestamp,
 });
 
+/** The pinned gNMI TLS certificate (trust on first use). */
+export const DeviceGnmiCertificate = Type.Object({
+  sha256: Type.String({ description: 'SHA-256 of the DER certificate, upper-case hex pairs joined by colons (as openssl x509 -fingerprint -sha256 prints it).' }),
+  subject: Type.String({ description: 'Certificate subject, e.g. CN=sw-1.' }),
+  not_after: Nullable(Timestamp),
+  seen_at: Timestamp,
+});
+
 export const Device = Type.Object({
   ...DeviceSummary.properties,
   protocol: Type.String(),
@@ -89,6 +97,7 @@ export const Device = Type.Object({
   created_by: Nullable(Uuid),
   updated_by: Nullable(Uuid),
   ssh_host_key: Nullable(DeviceSshHostKey),
+  gnmi_certificate: Nullable(DeviceGnmiCertificate),
 });
 
 export const DeviceListQuery = Type.Object({

@@ -109,6 +109,13 @@ export class DeviceService {
     await this.record(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
   }
 
+  /** DELETE /api/devices/:id/gnmi-certificate: the next gNMI TLS session pins whatever certificate the device presents. */
+  async clearGnmiCert(me: AuthContext, id: string): Promise<void> {
+    const { found, cleared } = await this.store.clearGnmiCert(me.orgId, id);
+    if (!found) throw appError('DEVICE_NOT_FOUND');
+    await this.record(me, 'device.gnmi_certificate_cleared', { device_id: id, sha256: cleared });
+  }
+
   async bulkUpdate(me: AuthContext, ids: string[], fields: Static<typeof BulkFields>): Promise<number> {
     if (ids.length === 0) throw appError('BULK_EMPTY_IDS');
     if (Object.keys(fields).length === 0) throw appError('BULK_EMPTY_FIELDS');

@@ -13,6 +13,10 @@ const fullColumns = (db: Db) => [
   db.raw(`CASE WHEN ssh_host_key_sha256 IS NOT NULL THEN json_build_object(
       'type', ssh_host_key_type, 'fingerprint', ssh_host_key_sha256,
       'seen_at', to_char(ssh_host_key_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS ssh_host_key`),
+  db.raw(`CASE WHEN gnmi_cert_sha256 IS NOT NULL THEN json_build_object(
+      'sha256', gnmi_cert_sha256, 'subject', COALESCE(gnmi_cert_subject, ''),
+      'not_after', to_char(gnmi_cert_not_after AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'seen_at', to_char(gnmi_cert_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS gnmi_certificate`),
 ];
 
 export interface DeviceFilter {
@@ -117,6 +121,20 @@ export class DeviceStore extends OrgTable {
     const { rows } = await this.db.raw(
       `UPDATE devices d SET ssh_host_key_sha256 = NULL, ssh_host_key_type = NULL, ssh_host_key_seen_at = NULL
          FROM (SELECT id, ssh_host_key_sha256 AS previous FROM devices WHERE org_id = ? AND id = ? FOR UPDATE) p
+        WHERE d.id = p.id RETURNING p.previous`,
+      [orgId, id],
+    );
+    return rows.length === 0 ? { found: false, cleared: null } : { found: true, cleared: rows[0].previous };
+  }
+
+  /**
+   * Clears the device's pinned gNMI TLS certificate, so the next gNMI-over-TLS session learns it
+   * again. Answers whether the device exists in the organization (a device with no pin is no error).
+   */
+  async clearGnmiCert(orgId: string, id: string): Promise<{ found: boolean; cleared: string | null }> {
+    const { rows } = await this.db.raw(
+      `UPDATE devices d SET gnmi_cert_sha256 = NULL, gnmi_cert_subject = NULL, gnmi_cert_not_after = NULL, gnmi_cert_seen_at = NULL
+         FROM (SELECT id, gnmi_cert_sha256 AS previous FROM devices WHERE org_id = ? AND id = ? FOR UPDATE) p
         WHERE d.id = p.id RETURNING p.previous`,
       [orgId, id],
     );

@@ -36,7 +36,7 @@ import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
-import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type JobRow } from './store';
+import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type IdentityPin, type JobRow } from './store';
 import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions } from './types';
 
 export interface JobTunables {
@@ -316,6 +316,7 @@ export class JobEngine implements JobService {
             username: target.credentials.username,
             // Only once pinned: an agent older than pinning never sees the field.
             ...(target.ssh_host_key ? { ssh_host_key: target.ssh_host_key } : {}),
+            ...(target.gnmi_cert_sha256 ? { gnmi_cert_sha256: target.gnmi_cert_sha256 } : {}),
           },
           params: job.params,
           secrets: await this.seal(target, recipients),
@@ -454,9 +455,10 @@ export class JobEngine implements JobService {
     if (!fields) return null;
     const handler = this.handlers.get(job.kind);
     const row = await this.store.markFinal(trx, jobId, fields, this.storedResult(job.kind, fields.result));
-    // Trust on first use: the first SSH host key an agent reported for the device is pinned with
-    // the outcome (a device that already has one keeps it; a mismatch failed the session instead).
-    if (fields.hostKey) await this.store.pinHostKey(trx, row.org_id, row.device_id, fields.hostKey);
+    // Trust on first use: the first SSH host key and gNMI TLS certificate an agent reported for the
+    // device are pinned with the outcome (a device that already has one keeps it; a mismatch failed
+    // the session instead).
+    await this.store.pinIdentities(trx, identityPins([row], () => fields));
     if (handler && withHandler) await handler.handle(outcomeOf(row), trx);
     return row;
   }
@@ -627,11 +629,7 @@ export class JobEngine implements JobService {
         // In id order, so two batches (or replicas) lock the rows they share in the same order.
         const chunk = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : 1));
         const rows = await this.store.markFinalMany(trx, chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })));
-        const keys = rows.flatMap((row) => {
-          const key = byJob.get(row.id)?.fields.hostKey;
-          return key ? [{ org_id: row.org_id, device_id: row.device_id, ...key }] : [];
-        });
-        await this.store.pinHostKeys(trx, keys);
+        await this.store.pinIdentities(trx, identityPins(rows, (row) => byJob.get(row.id)?.fields));
         for (const [kind, group] of groupBy(rows, (row) => row.kind)) {
           const handler = this.handlers.get(kind as JobKind);
           if (!handler) continue;
@@ -762,7 +760,17 @@ function resultFields(e: ResultEvent, agentId: string): FinalFields {
     agentId,
     startedAt: new Date(e.started_at),
     ...(e.host_key ? { hostKey: e.host_key } : {}),
+    ...(e.gnmi_cert ? { gnmiCert: e.gnmi_cert } : {}),
   };
+}
+
+/** The device identities (SSH host key, gNMI TLS certificate) final jobs reported, to pin. */
+function identityPins(rows: JobRow[], fieldsOf: (row: JobRow) => FinalFields | undefined): IdentityPin[] {
+  return rows.flatMap((row) => {
+    const fields = fieldsOf(row);
+    if (!fields?.hostKey && !fields?.gnmiCert) return [];
+    return [{ org_id: row.org_id, device_id: row.device_id, host_key: fields.hostKey ?? null, gnmi_cert: fields.gnmiCert ?? null }];
+  });
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -49,6 +49,16 @@ export interface FinalFields {
   startedAt: Date | null;
   /** The SSH host key the agent saw (result events of agents that report it). */
   hostKey?: { type: string; fingerprint: string };
+  /** The gNMI TLS certificate the agent saw (result events of agents that report it). */
+  gnmiCert?: { sha256: string; subject: string; not_after: string | null };
+}
+
+/** One device identity a final job reported, to pin where none is pinned. */
+export interface IdentityPin {
+  org_id: string;
+  device_id: string;
+  host_key: { type: string; fingerprint: string } | null;
+  gnmi_cert: { sha256: string; subject: string; not_after: string | null } | null;
 }
 
 export function outcomeOf(row: JobRow): JobOutcome {
@@ -188,24 +198,46 @@ export class JobsStore {
     return (rows as JobRow[]).map((row) => ({ ...row, result: results.get(row.id) ?? null }));
   }
 
-  /** pinHostKey for many devices in one statement. */
-  async pinHostKeys(trx: Knex.Transaction, keys: { org_id: string; device_id: string; type: string; fingerprint: string }[]): Promise<void> {
-    if (keys.length === 0) return;
+  /**
+   * Trust on first use: pins each device's SSH host key and gNMI TLS certificate where none is
+   * pinned yet, for any number of devices in one statement (a device keeps a pin it has). Several
+   * reports for one device: the first of each kind counts.
+   */
+  async pinIdentities(trx: Knex.Transaction, pins: IdentityPin[]): Promise<void> {
+    if (pins.length === 0) return;
+    const byDevice = new Map<string, IdentityPin>();
+    for (const p of pins) {
+      const had = byDevice.get(p.device_id);
+      byDevice.set(p.device_id, had ? { ...had, host_key: had.host_key ?? p.host_key, gnmi_cert: had.gnmi_cert ?? p.gnmi_cert } : p);
+    }
+    // In device order, so concurrent batches lock the devices they share in the same order.
+    const rows = [...byDevice.values()]
+      .sort((a, b) => (a.device_id < b.device_id ? -1 : 1))
+      .map((p) => ({
+        org_id: p.org_id,
+        device_id: p.device_id,
+        ssh_fingerprint: p.host_key?.fingerprint ?? null,
+        ssh_type: p.host_key?.type ?? null,
+        cert_sha256: p.gnmi_cert?.sha256 ?? null,
+        cert_subject: p.gnmi_cert?.subject ?? null,
+        cert_not_after: p.gnmi_cert?.not_after ?? null,
+      }));
+    const sshNew = 'd.ssh_host_key_sha256 IS NULL AND k.ssh_fingerprint IS NOT NULL';
+    const certNew = 'd.gnmi_cert_sha256 IS NULL AND k.cert_sha256 IS NOT NULL';
     await trx.raw(
-      `UPDATE devices d SET ssh_host_key_sha256 = k.fingerprint, ssh_host_key_type = k.type, ssh_host_key_seen_at = now()
-         FROM jsonb_to_recordset(?::jsonb) AS k(org_id uuid, device_id uuid, type text, fingerprint text)
-        WHERE d.id = k.device_id AND d.org_id = k.org_id AND d.ssh_host_key_sha256 IS NULL`,
-      [JSON.stringify(keys)],
-    ).options(PREPARED);
-  }
-
-  /** Pins the device's SSH host key unless one is pinned already (trust on first use). */
-  async pinHostKey(trx: Knex.Transaction, orgId: string, deviceId: string, key: { type: string; fingerprint: string }): Promise<void> {
-    await trx('devices')
-      .where({ id: deviceId, org_id: orgId })
-      .whereNull('ssh_host_key_sha256')
-      .update({ ssh_host_key_sha256: key.fingerprint, ssh_host_key_type: key.type, ssh_host_key_seen_at: trx.fn.now() })
-      .options(PREPARED); // runs with every SSH job's outcome
+      `UPDATE devices d SET
+          ssh_host_key_sha256 = CASE WHEN ${sshNew} THEN k.ssh_fingerprint ELSE d.ssh_host_key_sha256 END,
+          ssh_host_key_type = CASE WHEN ${sshNew} THEN k.ssh_type ELSE d.ssh_host_key_type END,
+          ssh_host_key_seen_at = CASE WHEN ${sshNew} THEN now() ELSE d.ssh_host_key_seen_at END,
+          gnmi_cert_sha256 = CASE WHEN ${certNew} THEN k.cert_sha256 ELSE d.gnmi_cert_sha256 END,
+          gnmi_cert_subject = CASE WHEN ${certNew} THEN k.cert_subject ELSE d.gnmi_cert_subject END,
+          gnmi_cert_not_after = CASE WHEN ${certNew} THEN k.cert_not_after ELSE d.gnmi_cert_not_after END,
+          gnmi_cert_seen_at = CASE WHEN ${certNew} THEN now() ELSE d.gnmi_cert_seen_at END
+         FROM jsonb_to_recordset(?::jsonb) AS k(org_id uuid, device_id uuid, ssh_fingerprint text, ssh_type text,
+                                               cert_sha256 text, cert_subject text, cert_not_after timestamptz)
+        WHERE d.id = k.device_id AND d.org_id = k.org_id AND ((${sshNew}) OR (${certNew}))`,
+      [JSON.stringify(rows)],
+    ).options(PREPARED); // runs with every SSH or gNMI-over-TLS job's outcome
   }
 
   async bumpRecordFailures(id: string): Promise<number> {

@@ -26,6 +26,8 @@ export interface DeviceTarget {
   automation_transport: 'gnmi' | 'netconf' | null;
   /** The pinned SSH host key (trust on first use); null until an agent reported one. */
   ssh_host_key: { type: string; fingerprint: string } | null;
+  /** SHA-256 of the pinned gNMI TLS certificate (trust on first use); null until an agent reported one. */
+  gnmi_cert_sha256: string | null;
   credentials: DeviceCredentials;
 }
 
@@ -43,7 +45,7 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
     .whereRaw('d.id = ANY(?::uuid[])', [deviceIds])
     .select(
       'd.id', 'd.name', 'd.host', 'd.device_type', 'd.platform', 'd.protocol', 'd.site_id', 'd.profile_id',
-      'd.ssh_host_key_sha256', 'd.ssh_host_key_type',
+      'd.ssh_host_key_sha256', 'd.ssh_host_key_type', 'd.gnmi_cert_sha256',
       'p.username', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
       'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport',
     );
@@ -70,6 +72,7 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
       gnmi_skip_verify: row.gnmi_skip_verify,
       automation_transport: row.automation_transport,
       ssh_host_key: row.ssh_host_key_sha256 ? { type: row.ssh_host_key_type ?? 'unknown', fingerprint: row.ssh_host_key_sha256 } : null,
+      gnmi_cert_sha256: row.gnmi_cert_sha256 ?? null,
       credentials: {
         username: row.username,
         password: await open(row.password_enc),

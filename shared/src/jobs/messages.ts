@@ -25,6 +25,17 @@ export const SshHostKey = Type.Object({
 });
 export type SshHostKey = Static<typeof SshHostKey>;
 
+/** SHA-256 of a DER certificate, as `openssl x509 -fingerprint -sha256` prints it. */
+const CertSha256 = Type.String({ pattern: '^([0-9A-F]{2}:){31}[0-9A-F]{2}$' });
+
+/** A gNMI server's TLS certificate as the agent saw it. */
+export const GnmiCert = Type.Object({
+  sha256: CertSha256,
+  subject: Type.String({ maxLength: 512 }),
+  not_after: Type.Union([Iso, Type.Null()]),
+});
+export type GnmiCert = Static<typeof GnmiCert>;
+
 /** Everything an agent needs to reach the device, except the secrets. */
 export const JobDevice = Type.Object({
   id: Id,
@@ -41,6 +52,12 @@ export const JobDevice = Type.Object({
    * other before authenticating. Absent or null: none pinned yet (older controllers never send it).
    */
   ssh_host_key: Type.Optional(Type.Union([SshHostKey, Type.Null()])),
+  /**
+   * SHA-256 of the device's pinned gNMI TLS certificate (trust on first use); gNMI over TLS refuses
+   * any other before an RPC carries credentials. Absent or null: none pinned yet (older controllers
+   * never send it; older agents ignore it).
+   */
+  gnmi_cert_sha256: Type.Optional(Type.Union([CertSha256, Type.Null()])),
 });
 export type JobDevice = Static<typeof JobDevice>;
 
@@ -103,6 +120,8 @@ export const ResultEvent = Type.Object({
   logs: Type.Array(LogLine),
   /** The SSH host key the job's first SSH or NETCONF session saw (older agents never send it). */
   host_key: Type.Optional(SshHostKey),
+  /** The TLS certificate the job's first gNMI-over-TLS session saw (older agents never send it). */
+  gnmi_cert: Type.Optional(GnmiCert),
 });
 /** The agent cannot run this job message (it is not among the secrets' recipients). */
 export const RejectedEvent = Type.Object({ ...EventBase, type: Type.Literal('rejected'), reason: Type.Literal('not_recipient') });

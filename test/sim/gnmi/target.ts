@@ -30,6 +30,10 @@ export interface GnmiTargetOptions {
   username?: string;
   password?: string;
   tls?: boolean;
+  /** TLS key and certificate (default: one self-signed certificate shared by the process). */
+  cert?: Cert;
+  /** Listen on this port (default: any free one), e.g. to stand in for another target. */
+  port?: number;
   initialTree?: Json;
   models?: { name: string; organization: string; version: string }[];
   faults?: GnmiFaults;
@@ -41,6 +45,8 @@ export interface GnmiTarget {
   readonly tls: boolean;
   /** PEM certificate when tls is on. */
   readonly certPem?: string;
+  /** RPCs that reached the handlers (their metadata carried the credentials), in order. */
+  readonly rpcs: string[];
   /** Mutable between calls. */
   faults: GnmiFaults;
   tree(): Json;
@@ -50,7 +56,7 @@ export interface GnmiTarget {
   close(): Promise<void>;
 }
 
-interface Cert {
+export interface Cert {
   key: string;
   cert: string;
 }
@@ -58,16 +64,20 @@ let cachedCert: Cert | undefined;
 
 /** A self-signed certificate for localhost / 127.0.0.1, made once per process with openssl. */
 export function selfSignedCert(): Cert {
-  if (cachedCert) return cachedCert;
+  cachedCert ??= newSelfSignedCert();
+  return cachedCert;
+}
+
+/** A fresh self-signed certificate (new key) for localhost / 127.0.0.1, made with openssl. */
+export function newSelfSignedCert(cn = 'localhost'): Cert {
   const dir = mkdtempSync(join(tmpdir(), 'sb-gnmi-cert-'));
   try {
     execFileSync('openssl', [
       'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      '-subj', `/CN=${cn}`, '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
       '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
     ], { stdio: 'pipe' });
-    cachedCert = { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-    return cachedCert;
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -100,6 +110,8 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
   const username = options.username ?? 'admin';
   const password = options.password ?? 'admin';
   const tls = options.tls ?? false;
+  const cert = tls ? (options.cert ?? selfSignedCert()) : undefined;
+  const rpcs: string[] = [];
   let data: Json = structuredClone(options.initialTree ?? {});
   let setCount = 0;
   const setRequests: GnmiTarget['setRequests'] = [];
@@ -111,7 +123,8 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
     host: '127.0.0.1',
     port: 0,
     tls,
-    certPem: tls ? selfSignedCert().cert : undefined,
+    certPem: cert?.cert,
+    rpcs,
     faults: { ...options.faults },
     tree: () => structuredClone(data),
     setTree: (t: Json) => {
@@ -121,7 +134,8 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
     close: async () => server.forceShutdown(),
   } satisfies GnmiTarget;
 
-  const authorize = (md: grpc.Metadata): grpc.ServiceError | undefined => {
+  const authorize = (md: grpc.Metadata, method: string): grpc.ServiceError | undefined => {
+    rpcs.push(method);
     const u = md.get('username')[0];
     const p = md.get('password')[0];
     if (typeof u !== 'string' || typeof p !== 'string' || !safeEqual(u, username) || !safeEqual(p, password)) {
@@ -135,7 +149,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
     return (call, callback) => {
       const run = (): void => {
         if (call.cancelled) return;
-        const denied = authorize(call.metadata);
+        const denied = authorize(call.metadata, call.getPath());
         if (denied) return callback(denied);
         try {
           callback(null, handler(call.request));
@@ -221,7 +235,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
     }),
 
     Subscribe: (call: grpc.ServerDuplexStream<{ subscribe?: { prefix?: ProtoPath; subscription?: { path: ProtoPath }[]; mode?: string } }, unknown>) => {
-      const denied = authorize(call.metadata);
+      const denied = authorize(call.metadata, call.getPath());
       if (denied) {
         call.emit('error', denied);
         return;
@@ -246,9 +260,9 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
   const server = new grpc.Server();
   server.addService(gnmiService().service, handlers as unknown as grpc.UntypedServiceImplementation);
   const creds = tls
-    ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(selfSignedCert().key), cert_chain: Buffer.from(selfSignedCert().cert) }], false)
+    ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(cert!.key), cert_chain: Buffer.from(cert!.cert) }], false)
     : grpc.ServerCredentials.createInsecure();
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', creds, (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`127.0.0.1:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))));
   (target as { port: number }).port = port;
   return target;
 }

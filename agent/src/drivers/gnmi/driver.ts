@@ -2,7 +2,8 @@
  * gNMI driver: Capabilities, Get (JSON_IETF) and Set over grpc-js, with username/password
  * metadata, TLS (optionally accepting any server certificate) or plaintext, per-RPC deadlines
  * and keepalive from the session limits. All changes of one apply() go in ONE SetRequest, which
- * the target applies all-or-nothing.
+ * the target applies all-or-nothing. Over TLS the server certificate is pinned (trust on first
+ * use, ./tls-pin.ts): checked on every TLS session before any RPC carries the credentials.
  */
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -13,6 +14,7 @@ import {
   type DeviceSession,
   type DeviceTarget,
   type FetchedConfig,
+  type GnmiCert,
   type SessionLimits,
   type Transcript,
 } from '../types';
@@ -20,6 +22,7 @@ import { canonicalJson, setAt, type Json } from './json-tree';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
 import { maskSecrets } from '../netconf/client';
+import { certPin, type CertPin } from './tls-pin';
 
 /** Wire shapes (proto-loader with keepCase, enums as strings, oneofs). */
 export interface ProtoPath {
@@ -191,7 +194,13 @@ export class GnmiSession implements DeviceSession {
     private readonly credentials: { username: string; password?: string },
     private readonly limits: SessionLimits,
     private readonly transcript?: Transcript,
+    private readonly pin?: CertPin,
   ) {}
+
+  /** The server's TLS certificate (first TLS session); undefined over plaintext. */
+  get gnmiCert(): GnmiCert | undefined {
+    return this.pin?.seen;
+  }
 
   private metadata(): grpc.Metadata {
     const md = new grpc.Metadata();
@@ -208,7 +217,8 @@ export class GnmiSession implements DeviceSession {
     return new Promise<T>((resolve, reject) => {
       fn(req, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
         if (err) {
-          const e = grpcError(err, `gNMI ${label}`, this.where, timeoutMs);
+          // A certificate that is not the pinned one failed the connection before the RPC was sent.
+          const e = this.pin?.mismatch ?? grpcError(err, `gNMI ${label}`, this.where, timeoutMs);
           this.transcript?.write('info', e.message);
           reject(e);
           return;
@@ -285,10 +295,14 @@ export function createGnmiDriver(): GnmiDriver {
       const host = target.host.includes(':') && !target.host.startsWith('[') ? `[${target.host}]` : target.host;
       const where = `${host}:${target.ports.gnmi}`;
       let creds: grpc.ChannelCredentials;
+      let pin: CertPin | undefined;
       if (target.gnmi_tls) {
-        creds = target.gnmi_skip_verify
-          ? grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined })
-          : grpc.credentials.createSsl();
+        pin = certPin(target.name, where, target.gnmi_cert_sha256);
+        creds = pin.wrap(
+          target.gnmi_skip_verify
+            ? grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined })
+            : grpc.credentials.createSsl(),
+        );
       } else {
         creds = grpc.credentials.createInsecure();
       }
@@ -303,10 +317,13 @@ export function createGnmiDriver(): GnmiDriver {
         'grpc.enable_retries': 0,
       });
       transcript?.write('info', `connecting to ${where} (gnmi, ${target.gnmi_tls ? (target.gnmi_skip_verify ? 'tls, any certificate' : 'tls') : 'plaintext'}) as ${target.credentials.username}`);
-      const session = new GnmiSession(client, where, { username: target.credentials.username, password: target.credentials.password }, l, transcript);
+      const session = new GnmiSession(client, where, { username: target.credentials.username, password: target.credentials.password }, l, transcript, pin);
       try {
         // The first RPC carries TCP connect, TLS and authentication: it gets the connect limit.
         session.capabilities = await session.call<CapabilityResponse>('Capabilities', {}, l.connectTimeoutMs, 'Capabilities (connect)');
+        if (pin?.seen) {
+          transcript?.write('info', `TLS certificate SHA-256 ${pin.seen.sha256} (${pin.seen.subject})${target.gnmi_cert_sha256 ? ' matches the pinned certificate' : ', none pinned yet'}`);
+        }
       } catch (err) {
         client.close();
         throw err;
