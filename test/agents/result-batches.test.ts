@@ -24,6 +24,8 @@ let signKey: AnyKey;
 let profileId: string;
 /** Job ids whose recording throws, in handleMany and in the one-by-one handler alike. */
 const poisoned = new Set<string>();
+/** Job ids whose recording throws in handleMany only: their batch is recorded one by one. */
+const batchPoisoned = new Set<string>();
 const batches: number[] = [];
 
 /** Leaves a mark inside the recording transaction: it survives only if that transaction commits. */
@@ -44,7 +46,7 @@ beforeAll(async () => {
         batches.push(outcomes.length);
         for (const o of outcomes) {
           await mark(trx, o, 'together');
-          if (poisoned.has(o.jobId)) throw new Error('this outcome cannot be recorded');
+          if (poisoned.has(o.jobId) || batchPoisoned.has(o.jobId)) throw new Error('this outcome cannot be recorded');
         }
       },
     },
@@ -72,11 +74,11 @@ async function dispatchedJobs(n: number): Promise<string[]> {
 }
 
 /** The agent's results for `ids`, published back to back (so the controller pulls them as one burst). */
-async function answer(ids: string[]): Promise<void> {
+async function answer(ids: string[], extra: (jobId: string) => Record<string, unknown> = () => ({})): Promise<void> {
   const now = new Date().toISOString();
   await Promise.all(
     ids.map(async (jobId) => {
-      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result: { ok: true, message: 'login ok' }, started_at: now, finished_at: now, logs: [] };
+      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result: { ok: true, message: 'login ok' }, started_at: now, finished_at: now, logs: [], ...extra(jobId) };
       await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
     }),
   );
@@ -113,4 +115,58 @@ it('falls back to one outcome at a time when the batch fails: the others are rec
   expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/^Recording the job's outcome failed \d+ times: this outcome cannot be recorded/) });
   expect((await marks([bad])).get(bad)).toEqual([]);
   expect(tc.logs()).toMatch(/recording job results together failed; recording them one by one/);
+});
+
+it('pins the SSH host keys and gNMI certificates results report the same way together and one by one', { timeout: 60_000 }, async () => {
+  const hex = (i: number) => Array.from({ length: 32 }, (_, j) => ((i * 7 + j) % 256).toString(16).padStart(2, '0').toUpperCase()).join(':');
+  const identities = (i: number) => [
+    { host_key: { type: 'ssh-ed25519', fingerprint: `SHA256:${String(i).repeat(43).slice(0, 43)}` }, gnmi_cert: { sha256: hex(i), subject: `CN=d${i}`, not_after: '2030-01-02T03:04:05.000Z' } },
+    { host_key: { type: 'ssh-rsa', fingerprint: `SHA256:${'A'.repeat(42)}${i}` } },
+    { gnmi_cert: { sha256: hex(i + 100), subject: `CN=g${i}`, not_after: null } },
+    {}, // an older agent: nothing to pin
+  ];
+  const pinRows = async (ids: string[]) =>
+    (await tc.db('jobs as j').join('devices as d', 'd.id', 'j.device_id').whereIn('j.id', ids).orderBy('j.created_at').orderBy('j.id')
+      .select('j.id', 'd.ssh_host_key_type', 'd.ssh_host_key_sha256', 'd.gnmi_cert_sha256', 'd.gnmi_cert_subject', 'd.gnmi_cert_not_after'))
+      .map(({ id, ...pins }: any) => ({ id, pins: { ...pins, gnmi_cert_not_after: pins.gnmi_cert_not_after?.toISOString() ?? null } }));
+  const expected = (extra: Record<string, any>) => ({
+    ssh_host_key_type: extra.host_key?.type ?? null,
+    ssh_host_key_sha256: extra.host_key?.fingerprint ?? null,
+    gnmi_cert_sha256: extra.gnmi_cert?.sha256 ?? null,
+    gnmi_cert_subject: extra.gnmi_cert?.subject ?? null,
+    gnmi_cert_not_after: extra.gnmi_cert?.not_after ?? null,
+  });
+  const round = async (i: number, oneByOne: boolean) => {
+    const ids = await dispatchedJobs(4);
+    const sent = new Map(ids.map((id, k) => [id, identities(i)[k]]));
+    // Every job of the round fails handleMany, so each is recorded alone however the burst is split.
+    if (oneByOne) for (const id of ids) batchPoisoned.add(id);
+    const before = batches.length;
+    await answer(ids, (id) => sent.get(id)!);
+    const outcomes = await tc.services.jobs.wait(ids, 30_000);
+    expect(outcomes.map((o) => o.status)).toEqual(ids.map(() => 'succeeded'));
+    for (const [id, texts] of await marks(ids)) expect(texts, id).toEqual([oneByOne ? 'recorded alone' : 'recorded together']);
+    expect(batches.length).toBeGreaterThan(before);
+    const rows = await pinRows(ids);
+    for (const { id, pins } of rows) expect(pins, id).toEqual(expected(sent.get(id)!));
+    // In the order the identities were sent (the k-th job got the k-th kind of report).
+    return ids.map((id) => rows.find((r) => r.id === id)!.pins);
+  };
+  const together = await round(1, false);
+  const alone = await round(2, true);
+  // The same shape of rows either way (only the fingerprints differ).
+  expect(alone.map((p) => Object.entries(p).map(([k, v]) => [k, v === null]))).toEqual(together.map((p) => Object.entries(p).map(([k, v]) => [k, v === null])));
+
+  // A device keeps the pins it has, whatever a later result reports, together or alone.
+  const again = await dispatchedJobs(1);
+  const device = (await jobRow(tc, again[0])).device_id;
+  const other = identities(3)[0];
+  await answer(again, () => other);
+  await tc.services.jobs.wait(again, 30_000);
+  const [job2] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'test_credential', deviceId: device, params: {}, deadlineMs: 60_000 }]);
+  await until('the job to be dispatched', async () => (await jobRow(tc, job2)).status === 'dispatched');
+  batchPoisoned.add(job2);
+  await answer([job2], () => identities(4)[0]);
+  await tc.services.jobs.wait([job2], 30_000);
+  expect((await pinRows([job2]))[0].pins).toEqual(expected(other));
 });
