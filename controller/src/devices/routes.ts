@@ -110,7 +110,7 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
     },
   }, async (request, reply) => {
-    await devices.clearHostKey(caller(request), request.params.id);
+    await devices.clearPin(caller(request), request.params.id, 'ssh_host_key');
     return reply.code(204).send(null);
   });
 
@@ -123,7 +123,7 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
       response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
     },
   }, async (request, reply) => {
-    await devices.clearGnmiCert(caller(request), request.params.id);
+    await devices.clearPin(caller(request), request.params.id, 'gnmi_certificate');
     return reply.code(204).send(null);
   });
 }

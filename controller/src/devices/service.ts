@@ -8,7 +8,7 @@ import { type ImportRow, validateImportRows } from './import';
 import { DeviceListCache } from './list-cache';
 import { assertDeviceFields } from './rules';
 import type { BulkFields, DeviceBody, DeviceChanges } from './schemas';
-import type { DeviceFilter, DeviceStore } from './store';
+import type { DeviceFilter, DevicePin, DeviceStore } from './store';
 
 /** A profile or site checked a moment ago was deleted before the write: the same 400 as a foreign one. */
 const vanished = (constraint: string) => appError(constraint.includes('site') ? 'UNKNOWN_SITE' : 'UNKNOWN_PROFILE');
@@ -102,18 +102,15 @@ export class DeviceService {
     await this.record(me, 'device.deleted', { device_id: id });
   }
 
-  /** DELETE /api/devices/:id/ssh-host-key: the next session pins whatever key the device offers. */
-  async clearHostKey(me: AuthContext, id: string): Promise<void> {
-    const { found, cleared } = await this.store.clearHostKey(me.orgId, id);
+  /**
+   * DELETE /api/devices/:id/ssh-host-key and /gnmi-certificate: the next SSH (or NETCONF) session,
+   * or gNMI-over-TLS session, pins whatever key or certificate the device offers.
+   */
+  async clearPin(me: AuthContext, id: string, pin: DevicePin): Promise<void> {
+    const { found, cleared } = await this.store.clearPin(me.orgId, id, pin);
     if (!found) throw appError('DEVICE_NOT_FOUND');
-    await this.record(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
-  }
-
-  /** DELETE /api/devices/:id/gnmi-certificate: the next gNMI TLS session pins whatever certificate the device presents. */
-  async clearGnmiCert(me: AuthContext, id: string): Promise<void> {
-    const { found, cleared } = await this.store.clearGnmiCert(me.orgId, id);
-    if (!found) throw appError('DEVICE_NOT_FOUND');
-    await this.record(me, 'device.gnmi_certificate_cleared', { device_id: id, sha256: cleared });
+    if (pin === 'ssh_host_key') await this.record(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
+    else await this.record(me, 'device.gnmi_certificate_cleared', { device_id: id, sha256: cleared });
   }
 
   async bulkUpdate(me: AuthContext, ids: string[], fields: Static<typeof BulkFields>): Promise<number> {

@@ -19,6 +19,13 @@ const fullColumns = (db: Db) => [
       'seen_at', to_char(gnmi_cert_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS gnmi_certificate`),
 ];
 
+/** The device's trust-on-first-use pins and their columns, fingerprint first (migrations 120, 130). */
+const PIN_COLUMNS = {
+  ssh_host_key: ['ssh_host_key_sha256', 'ssh_host_key_type', 'ssh_host_key_seen_at'],
+  gnmi_certificate: ['gnmi_cert_sha256', 'gnmi_cert_subject', 'gnmi_cert_not_after', 'gnmi_cert_seen_at'],
+} as const;
+export type DevicePin = keyof typeof PIN_COLUMNS;
+
 export interface DeviceFilter {
   q?: string;
   vendor?: string;
@@ -114,27 +121,15 @@ export class DeviceStore extends OrgTable {
   }
 
   /**
-   * Clears the device's pinned SSH host key, so the next session learns it again. Answers whether
-   * the device exists in the organization (a device with no pin is no error).
+   * Clears one of the device's trust-on-first-use pins (its SSH host key or its gNMI TLS
+   * certificate), so the next session learns it again. Answers whether the device exists in the
+   * organization (a device with no pin is no error) and the fingerprint cleared.
    */
-  async clearHostKey(orgId: string, id: string): Promise<{ found: boolean; cleared: string | null }> {
+  async clearPin(orgId: string, id: string, pin: DevicePin): Promise<{ found: boolean; cleared: string | null }> {
+    const [fingerprint, ...rest] = PIN_COLUMNS[pin];
     const { rows } = await this.db.raw(
-      `UPDATE devices d SET ssh_host_key_sha256 = NULL, ssh_host_key_type = NULL, ssh_host_key_seen_at = NULL
-         FROM (SELECT id, ssh_host_key_sha256 AS previous FROM devices WHERE org_id = ? AND id = ? FOR UPDATE) p
-        WHERE d.id = p.id RETURNING p.previous`,
-      [orgId, id],
-    );
-    return rows.length === 0 ? { found: false, cleared: null } : { found: true, cleared: rows[0].previous };
-  }
-
-  /**
-   * Clears the device's pinned gNMI TLS certificate, so the next gNMI-over-TLS session learns it
-   * again. Answers whether the device exists in the organization (a device with no pin is no error).
-   */
-  async clearGnmiCert(orgId: string, id: string): Promise<{ found: boolean; cleared: string | null }> {
-    const { rows } = await this.db.raw(
-      `UPDATE devices d SET gnmi_cert_sha256 = NULL, gnmi_cert_subject = NULL, gnmi_cert_not_after = NULL, gnmi_cert_seen_at = NULL
-         FROM (SELECT id, gnmi_cert_sha256 AS previous FROM devices WHERE org_id = ? AND id = ? FOR UPDATE) p
+      `UPDATE devices d SET ${[fingerprint, ...rest].map((c) => `${c} = NULL`).join(', ')}
+         FROM (SELECT id, ${fingerprint} AS previous FROM devices WHERE org_id = ? AND id = ? FOR UPDATE) p
         WHERE d.id = p.id RETURNING p.previous`,
       [orgId, id],
     );
