@@ -101,29 +101,18 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
     return reply.code(204).send(null);
   });
 
-  app.delete('/:id/ssh-host-key', {
-    config,
-    schema: {
-      tags,
-      summary: 'Forget the pinned SSH host key (after a device was replaced or re-keyed): the next SSH or NETCONF session pins the key the device offers',
-      params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
-    },
-  }, async (request, reply) => {
-    await devices.clearPin(caller(request), request.params.id, 'ssh_host_key');
-    return reply.code(204).send(null);
-  });
-
-  app.delete('/:id/gnmi-certificate', {
-    config,
-    schema: {
-      tags,
-      summary: "Forget the pinned gNMI TLS certificate (after the device's certificate was replaced): the next gNMI-over-TLS session pins the certificate the device presents",
-      params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
-    },
-  }, async (request, reply) => {
-    await devices.clearPin(caller(request), request.params.id, 'gnmi_certificate');
-    return reply.code(204).send(null);
-  });
+  // Forgetting a pinned identity (trust on first use): the next session pins what the device presents.
+  const pins = [
+    ['ssh-host-key', 'ssh_host_key', 'Forget the pinned SSH host key (after a device was replaced or re-keyed): the next SSH or NETCONF session pins the key the device offers'],
+    ['gnmi-certificate', 'gnmi_certificate', "Forget the pinned gNMI TLS certificate (after the device's certificate was replaced): the next gNMI-over-TLS session pins the certificate the device presents"],
+  ] as const;
+  for (const [path, pin, summary] of pins) {
+    app.delete(`/:id/${path}`, {
+      config,
+      schema: { tags, summary, params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } },
+    }, async (request, reply) => {
+      await devices.clearPin(caller(request), request.params.id, pin);
+      return reply.code(204).send(null);
+    });
+  }
 }
