@@ -2,6 +2,9 @@ import type { Knex } from 'knex';
 import { hotQuery, PREPARED, type Db } from '../db/knex';
 import { OrgTable } from './org-table';
 
+/** A timestamp column as the ISO text JSON answers carry (built inside PostgreSQL, so no Date round trip). */
+const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 export const SUMMARY_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'site', 'source', 'profile_id', 'created_at', 'updated_at'];
 
 const fullColumns = (db: Db) => [
@@ -12,11 +15,10 @@ const fullColumns = (db: Db) => [
   'netbox_last_synced_at', 'netbox_removed_at', 'created_by', 'updated_by',
   db.raw(`CASE WHEN ssh_host_key_sha256 IS NOT NULL THEN json_build_object(
       'type', ssh_host_key_type, 'fingerprint', ssh_host_key_sha256,
-      'seen_at', to_char(ssh_host_key_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS ssh_host_key`),
+      'seen_at', ${isoText('ssh_host_key_seen_at')}) END AS ssh_host_key`),
   db.raw(`CASE WHEN gnmi_cert_sha256 IS NOT NULL THEN json_build_object(
       'sha256', gnmi_cert_sha256, 'subject', COALESCE(gnmi_cert_subject, ''),
-      'not_after', to_char(gnmi_cert_not_after AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-      'seen_at', to_char(gnmi_cert_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END AS gnmi_certificate`),
+      'not_after', ${isoText('gnmi_cert_not_after')}, 'seen_at', ${isoText('gnmi_cert_seen_at')}) END AS gnmi_certificate`),
 ];
 
 /** The device's trust-on-first-use pins and their columns, fingerprint first (migrations 120, 130). */
@@ -97,7 +99,7 @@ export class DeviceStore extends OrgTable {
     const count = unfiltered
       ? this.db.raw('SELECT COALESCE((SELECT devices FROM device_counts WHERE org_id = ?), 0)', [orgId])
       : this.filtered(orgId, filter).count('*');
-    const iso = (column: string) => this.db.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`);
+    const iso = (column: string) => this.db.raw(`${isoText(column)} AS ${column}`);
     const columns = SUMMARY_COLUMNS.map((c) => (c === 'created_at' || c === 'updated_at' ? iso(c) : c));
     const page = this.filtered(orgId, filter).select(columns).orderBy('name').limit(limit).offset(offset);
     const { rows } = await this.db.raw(

@@ -159,30 +159,18 @@ export class JobsStore {
     return skipLocked ? q.forUpdate().skipLocked() : q.forUpdate();
   }
 
-  /**
-   * Writes the final fields; `stored` is the form of the result kept on the job row (a kind may
-   * keep less than its handler read). Answers the row with `f.result`, not re-read from the database.
-   */
+  /** markFinalMany for one job the caller holds locked open. */
   async markFinal(trx: Knex.Transaction, id: string, f: FinalFields, stored: Record<string, unknown> | null = f.result): Promise<JobRow> {
-    const [row] = await trx('jobs')
-      .where({ id })
-      .update({
-        status: f.status,
-        error: f.error,
-        result: stored === null ? null : JSON.stringify(stored),
-        agent_id: f.agentId,
-        started_at: f.startedAt,
-        finished_at: trx.fn.now(),
-      })
-      .returning(COLUMNS_BUT_RESULT)
-      .options(PREPARED);
-    return { ...row, result: f.result };
+    const [row] = await this.markFinalMany(trx, [{ id, fields: f, stored }]);
+    if (!row) throw new Error(`job ${id} is no longer open`);
+    return row;
   }
 
   /**
-   * markFinal for many open jobs in one statement (no lock taken first: the UPDATE locks each
-   * row and re-checks it is still open, so a job another replica finished meanwhile is left out).
-   * Answers the rows it made final, with each one's `result` as given in `results`.
+   * Writes the final fields of open jobs in one statement; `stored` is the form of the result kept
+   * on the job row (a kind may keep less than its handler read). No lock is needed first: the
+   * UPDATE locks each row and re-checks it is still open, so a job another replica finished
+   * meanwhile is left out. Answers the rows it made final with `fields.result`, not re-read.
    */
   async markFinalMany(trx: Knex.Transaction, finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[]): Promise<JobRow[]> {
     if (finals.length === 0) return [];
