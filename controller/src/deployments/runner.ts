@@ -57,7 +57,7 @@ interface Recorded {
  * What the job row keeps of a deploy result: the backup's format, transport and size, not its
  * text (stored as the device's config version by the handler, in the same transaction).
  */
-export function deployResultSummary(result: Record<string, unknown>): Record<string, unknown> {
+function deployResultSummary(result: Record<string, unknown>): Record<string, unknown> {
   const { backup, ...rest } = result as { backup?: unknown } & Record<string, unknown>;
   if (!backup || typeof backup !== 'object') return result;
   const { text, ...meta } = backup as { text?: unknown } & Record<string, unknown>;
@@ -132,10 +132,11 @@ export class DeploymentRunner {
     this.pumping.set(deploymentId, false);
     setImmediate(async () => {
       try {
-        for (let round = 0; round === 0 || (this.pumping.get(deploymentId) && !this.stopped); round++) {
-          if (round > 0) await sleep(PUMP_GAP_MS);
+        for (;;) {
           this.pumping.set(deploymentId, false);
           await this.pump(deploymentId).catch((err) => this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries'));
+          if (!this.pumping.get(deploymentId) || this.stopped) break;
+          await sleep(PUMP_GAP_MS);
         }
       } finally {
         this.pumping.delete(deploymentId);
@@ -173,8 +174,7 @@ export class DeploymentRunner {
    * preparing the job (deploy: the device's services in push order; rollback: its backup).
    */
   private async claim(trx: Knex.Transaction, deployment: LockedDeployment, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<Claimed[]> {
-    const latest = new Map<string, { id: string }>();
-    for (const j of await this.store.submittedJobs(trx, deployment.id, devices.map((d) => d.device_id))) latest.set(`${j.device_id}/${j.kind}`, j);
+    const latest = await this.latestJobs(trx, deployment.id, devices);
     // The push phase's changes: only devices queued with their backup need them.
     const pushing = devices.filter((d) => d.status === 'queued' && d.backup_config_id && !latest.has(`${d.device_id}/deploy`)).map((d) => d.device_id);
     const entries = new Map<string, EntryRow[]>();
@@ -279,6 +279,12 @@ export class DeploymentRunner {
     });
   }
 
+  /** The jobs submitted for these devices since their status_since, by `device_id/kind` (adopted after a crash). */
+  private async latestJobs(trx: Knex.Transaction, deploymentId: string, devices: DeploymentDeviceRow[]): Promise<Map<string, { id: string }>> {
+    const jobs = await this.store.submittedJobs(trx, deploymentId, devices.map((d) => d.device_id));
+    return new Map(jobs.map((j) => [`${j.device_id}/${j.kind}`, j]));
+  }
+
   /**
    * Devices claimed but never given a job id (the controller stopped between claim and record):
    * the job submitted meanwhile is adopted, or the device goes back to its queue.
@@ -291,8 +297,7 @@ export class DeploymentRunner {
         (d) => RUNNING.includes(d.status) && d.job_id === null && Date.now() - d.status_since.getTime() > this.tunables.staleMs,
       );
       if (stale.length === 0) return;
-      const latest = new Map<string, { id: string }>();
-      for (const j of await this.store.submittedJobs(trx, deploymentId, stale.map((d) => d.device_id))) latest.set(`${j.device_id}/${j.kind}`, j);
+      const latest = await this.latestJobs(trx, deploymentId, stale);
       const updates: DeviceUpdate[] = stale.map((d) => {
         const queued = QUEUED[RUNNING.indexOf(d.status)];
         const job = latest.get(`${d.device_id}/${NEXT[queued]!.kind}`);

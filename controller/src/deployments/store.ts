@@ -276,23 +276,17 @@ export class DeploymentStore {
       );
   }
 
-  /** Appends log lines of a deployment. */
+  /** Appends log lines of a deployment (the statement recordDevices ends with). */
   async log(q: Q, deploymentId: string, orgId: string, lines: LogLine[]): Promise<void> {
-    if (lines.length > 0) await this.logMany(q, [{ deployment_id: deploymentId, org_id: orgId, device_id: null, job_id: null, lines }]);
+    if (lines.length === 0) return;
+    const batch: LogBatch = { deployment_id: deploymentId, org_id: orgId, device_id: null, job_id: null, lines };
+    await q.raw(`WITH ${LOG_BATCHES} ${INSERT_LOGS}`, [logInput([batch])]).options(PREPARED);
   }
 
   /**
-   * Appends the log lines of many deployment devices in one statement, batch by batch in the
-   * order given: a batch with a job id first gets that job's agent lines (jobs area's table).
-   */
-  async logMany(q: Q, batches: LogBatch[]): Promise<void> {
-    if (batches.length === 0) return;
-    await q.raw(`WITH ${LOG_BATCHES} ${INSERT_LOGS}`, [logInput(batches)]).options(PREPARED);
-  }
-
-  /**
-   * Writes device rows as outcomes left them (any deployments) and appends their log lines (as
-   * logMany), in one statement.
+   * Writes device rows as outcomes left them (any deployments) and appends their log lines, in
+   * one statement: batch by batch in the order given, a batch with a job id first getting that
+   * job's agent lines (jobs area's table).
    */
   async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
     if (rows.length === 0 && batches.length === 0) return;

@@ -54,7 +54,7 @@ export function parsePollResult(result: Record<string, unknown> | null): { secti
  * (collected ones with their records, unsupported ones with none, so nothing of an older poll
  * stays), and the poll's final fields.
  */
-export function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; final: PollFinal } {
+function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; final: PollFinal } {
   const { sections, records } = parsePollResult(outcome.result);
   const counts: Partial<Record<RecordKind, number>> = {};
   let replaced: SectionRecords[] | null = null;
