@@ -286,11 +286,7 @@ export class AgentRuntime {
         runner(ctx).catch((err): JobResultOf => ({ status: 'failed', error: mask((err as Error).message ?? String(err)), result: null })),
         deadlinePassed,
       ]);
-      return {
-        ...outcome,
-        ...(seen.hostKey ? { hostKey: seen.hostKey } : {}),
-        ...(seen.gnmiCert ? { gnmiCert: seen.gnmiCert } : {}),
-      };
+      return { ...outcome, ...seen };
     } finally {
       ended = true;
       clearTimeout(timer);

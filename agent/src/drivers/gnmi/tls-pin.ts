@@ -14,12 +14,10 @@ import type { TLSSocket } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import { DriverError, type GnmiCert } from '../types';
 
-/** SHA-256 over the DER certificate, as `openssl x509 -noout -fingerprint -sha256` prints it. */
-export function certFingerprint(der: Buffer): string {
-  return new X509Certificate(der).fingerprint256;
-}
-
-/** What the driver reports (and the controller pins) for one DER certificate. */
+/**
+ * What the driver reports (and the controller pins) for one DER certificate; `sha256` as
+ * `openssl x509 -noout -fingerprint -sha256` prints it.
+ */
 export function describeCert(der: Buffer): GnmiCert {
   const x = new X509Certificate(der);
   const notAfter = new Date(x.validTo);

@@ -2,4 +2,3 @@
 export { sshCliDriver, createSshCliDriver, DEFAULT_MAX_OUTPUT_BYTES, type SshCliDriverOptions, type SshCliDriver, type SshCliSessionApi } from './session';
 export { getDialect, registerDialect, DIALECT_TYPES, type SshDialect, type PromptPatterns } from './dialects';
 export { renderLine, renderLines, stripAnsi } from './text';
-export { hostKeyCheck, hostKeyFingerprint, hostKeyType, type HostKeyCheck } from './host-key';

@@ -125,7 +125,8 @@ export class CliShell {
     const w = this.waiter;
     if (!w) return;
     this.clearWaiter();
-    w.reject(this.brokenBy === err ? this.broken! : typeof err === 'function' ? err() : err);
+    // A wait exists only while the shell was not broken, so `err` is what broke it.
+    w.reject(this.broken!);
   }
 
   private pendingWhat(): string {
