@@ -13,9 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SIGN_ALG, importAgentPrivateKey, signJson } from '../../shared/src/jobs/crypto';
 import type { InProcessHub } from '../../shared/src/jobs/inprocess';
 import { PROTOCOL_VERSION, type JobMessage } from '../../shared/src/jobs/messages';
-import { startTestController, type TestController } from '../helpers/controller';
-import { enrollAgent, startAgent, until } from '../agents/helpers';
-import { inventoryUser, type InventoryUser } from '../inventory/helpers';
+import type { TestController } from '../helpers/controller';
+import { enrollAgent, until } from '../agents/helpers';
+import type { InventoryUser } from '../inventory/helpers';
+import { pinningFixture } from './pinning';
 import { newSelfSignedCert, startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
 
 const PASSWORD = 'gnmi-Pa55word-secret';
@@ -24,37 +25,29 @@ const certA = newSelfSignedCert('gnmi-pin-a');
 const certB = newSelfSignedCert('gnmi-pin-b');
 const sha256 = (pem: string) => new X509Certificate(pem).fingerprint256;
 
+let f: Awaited<ReturnType<typeof pinningFixture>>;
 let c: TestController;
 let u: InventoryUser;
 let other: InventoryUser;
-let agent: Awaited<ReturnType<typeof startAgent>>;
 let target: GnmiTarget;
 let profileId: string;
 let deviceId: string;
 
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 } } });
-  u = await inventoryUser(c, ['org_admin']);
-  other = await inventoryUser(c);
-  const { identity } = await enrollAgent(c, u);
-  agent = await startAgent(c, identity);
+  f = await pinningFixture();
+  ({ c, u, other } = f);
   target = await startGnmiTarget({ tls: true, cert: certA, username: 'netops', password: PASSWORD, initialTree: INITIAL });
   profileId = (await u.profile({ username: 'netops', password: PASSWORD, gnmi_port: target.port, gnmi_tls: true, gnmi_skip_verify: true, automation_transport: 'gnmi' })).id;
   deviceId = (await u.device(profileId, { name: 'gnmi-pin', host: target.host, device_type: 'vendor_eos' })).id;
 }, 60_000);
 
 afterAll(async () => {
-  await agent?.stop();
   await target?.close();
-  await c?.close();
+  await f?.close();
 });
 
-const pull = (id: string) => u.as('POST', `/api/config/devices/${id}/pull?method=structured`);
-const pinOf = async (id: string) => {
-  const res = await u.as('GET', `/api/devices/${id}`);
-  expect(res.status, res.text).toBe(200);
-  return res.body.gnmi_certificate;
-};
+const pull = (id: string) => f.pull(id, 'structured');
+const pinOf = (id: string) => f.pinOf(id, 'gnmi_certificate');
 
 describe('gNMI TLS certificate pinning (gnmi_skip_verify on)', () => {
   it('shows no pin before the first session', async () => {

@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestController, type TestController } from '../helpers/controller';
-import { enrollAgent, startAgent } from '../agents/helpers';
+import type { TestController } from '../helpers/controller';
 import { freePort } from '../helpers/net';
-import { inventoryUser, type InventoryUser } from '../inventory/helpers';
+import type { InventoryUser } from '../inventory/helpers';
+import { pinningFixture } from './pinning';
 import { startNetconfDevice, type NetconfDevice } from '../sim/netconf/device';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { readableKeyPair } from '../sim/ssh/device';
@@ -25,10 +25,10 @@ function fingerprintOf(privateKey: string): { fingerprint: string; type: string 
   return { fingerprint: `SHA256:${createHash('sha256').update(key.getPublicSSH()).digest('base64').replace(/=+$/, '')}`, type: key.type };
 }
 
+let f: Awaited<ReturnType<typeof pinningFixture>>;
 let c: TestController;
 let u: InventoryUser;
 let other: InventoryUser;
-let agent: Awaited<ReturnType<typeof startAgent>>;
 let sim: SimSshDevice;
 let nc: NetconfDevice;
 let ncRekeyed: NetconfDevice;
@@ -41,11 +41,8 @@ const ncKeyA = readableKeyPair().private;
 const ncKeyB = readableKeyPair().private;
 
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 } } });
-  u = await inventoryUser(c, ['org_admin']);
-  other = await inventoryUser(c);
-  const { identity } = await enrollAgent(c, u);
-  agent = await startAgent(c, identity);
+  f = await pinningFixture();
+  ({ c, u, other } = f);
   sim = await startSshDevice({ hostname: 'pin-1', username: 'netops', password: PASSWORD, hostKey: keyA });
   const profile = await u.profile({ username: 'netops', password: PASSWORD, ssh_port: sim.port });
   deviceId = (await u.device(profile.id, { name: 'pin-1', host: sim.host })).id;
@@ -57,17 +54,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await agent?.stop();
   await Promise.all([sim?.close(), nc?.close(), ncRekeyed?.close()]);
-  await c?.close();
+  await f?.close();
 });
 
-const pull = (id: string, method: string) => u.as('POST', `/api/config/devices/${id}/pull?method=${method}`);
-const pinOf = async (id: string) => {
-  const res = await u.as('GET', `/api/devices/${id}`);
-  expect(res.status, res.text).toBe(200);
-  return res.body.ssh_host_key;
-};
+const pull = (id: string, method: 'cli' | 'structured') => f.pull(id, method);
+const pinOf = (id: string) => f.pinOf(id, 'ssh_host_key');
 
 describe('SSH host key pinning (SSH CLI)', () => {
   it('shows no pin before the first session', async () => {
