@@ -65,11 +65,29 @@ export function backupResultSummary(result: Record<string, unknown>): Record<str
   return {
     results: results.map((item) => {
       if (!item || typeof item !== 'object') return item;
-      const { config, ...rest } = item as Record<string, unknown> & { config?: { text?: unknown; format?: unknown; via?: unknown } };
-      if (!config || typeof config !== 'object') return rest;
-      const size = typeof config.text === 'string' ? Buffer.byteLength(config.text, 'utf8') : null;
-      return { ...rest, config: { format: config.format, via: config.via, size_bytes: size } };
+      const { config, ...rest } = item as Record<string, unknown> & { config?: unknown };
+      return config && typeof config === 'object' ? { ...rest, config: configSummary(config as Record<string, unknown>) } : rest;
     }),
+  };
+}
+
+/** A fetched config as a job row keeps it once the config is stored: its size instead of its text. */
+export function configSummary(config: { text?: unknown } & Record<string, unknown>): Record<string, unknown> {
+  const { text, ...meta } = config;
+  return { ...meta, size_bytes: typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : null };
+}
+
+/** The columns of a successfully fetched config as a stored version (everything but whose and where from). */
+export function successfulVersion(config: { text: string; format: string; via: string }) {
+  return {
+    config_format: config.format,
+    pulled_via: config.via,
+    status: 'success' as const,
+    error_message: null,
+    config_text: config.text,
+    config_hash: sha256(config.text),
+    size_bytes: Buffer.byteLength(config.text, 'utf8'),
+    line_count: lineCount(config.text),
   };
 }
 

@@ -7,7 +7,7 @@ import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
 import type { SnapshotStore } from '../snapshots/store';
 import {
-  channelOf, lineCount, methodsOf, parseBackupResult, sha256,
+  channelOf, methodsOf, parseBackupResult, sha256, successfulVersion,
   type BackupJobParams, type BackupMethod, type BackupJobResult, type PullMethod,
 } from './backup-job';
 import { maskSecrets } from './mask';
@@ -303,20 +303,7 @@ function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersi
     const r = b.result.results.find((x) => x.method === method);
     const channel = channelOf(method, b.transport);
     const base = { org_id: b.orgId, device_id: b.deviceId, method, source: b.source, snapshot_id: b.snapshotId, job_id: b.jobId, transcript };
-    if (r?.config && !r.error) {
-      const text = r.config.text;
-      return {
-        ...base,
-        config_format: r.config.format,
-        pulled_via: r.config.via,
-        status: 'success',
-        error_message: null,
-        config_text: text,
-        config_hash: sha256(text),
-        size_bytes: Buffer.byteLength(text, 'utf8'),
-        line_count: lineCount(text),
-      };
-    }
+    if (r?.config && !r.error) return { ...base, ...successfulVersion(r.config) };
     const error = mask(r?.error ?? b.jobError ?? `The agent reported no result for the ${method} method`);
     return {
       ...base,

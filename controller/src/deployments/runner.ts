@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger } from 'fastify';
-import { lineCount, sha256 } from '../configs/backup-job';
+import { configSummary, successfulVersion } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
@@ -59,9 +59,7 @@ interface Recorded {
  */
 function deployResultSummary(result: Record<string, unknown>): Record<string, unknown> {
   const { backup, ...rest } = result as { backup?: unknown } & Record<string, unknown>;
-  if (!backup || typeof backup !== 'object') return result;
-  const { text, ...meta } = backup as { text?: unknown } & Record<string, unknown>;
-  return { ...rest, backup: { ...meta, size_bytes: typeof text === 'string' ? Buffer.byteLength(text, 'utf8') : null } };
+  return backup && typeof backup === 'object' ? { ...rest, backup: configSummary(backup as Record<string, unknown>) } : result;
 }
 
 /** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
@@ -440,17 +438,10 @@ export class DeploymentRunner {
       org_id: outcome.orgId,
       device_id: outcome.deviceId,
       method: backup.via === 'ssh' ? 'cli' : 'structured',
-      config_format: backup.format,
-      pulled_via: backup.via,
       source: 'deployment',
-      status: 'success',
-      error_message: null,
       snapshot_id: null,
       job_id: outcome.jobId,
-      config_text: text,
-      config_hash: sha256(text),
-      size_bytes: Buffer.byteLength(text, 'utf8'),
-      line_count: lineCount(text),
+      ...successfulVersion({ text, format: backup.format, via: backup.via }),
       transcript: '',
     };
   }
