@@ -21,10 +21,20 @@ import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
+import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
-/** The driver alone: open, fetch the running config, close. */
-const pullFloor = (targets: DeviceTarget[], limits: { sessions: number; connects: number }) =>
-  driverFloor(targets, limits, (t) => sshCliDriver.open(t), async (session) => void (await session.fetchConfig()));
+/**
+ * The driver alone: open, fetch the running config, close. Answers what an agent would send
+ * back for each device (the config, and a transcript that shows it) for the protocol floor.
+ */
+async function pullFloor(targets: DeviceTarget[], limits: { sessions: number; connects: number }) {
+  const results: unknown[] = [];
+  const floor = await driverFloor(targets, limits, (t) => sshCliDriver.open(t), async (session) => {
+    const config = await session.fetchConfig();
+    results.push({ results: [{ method: 'cli', config }], transcript: config.text });
+  });
+  return { ...floor, results };
+}
 
 export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 1000);
@@ -54,6 +64,7 @@ export async function run(args: string[] = []): Promise<void> {
     const endToEnd = async (subset: string[]) => {
       const [{ now: before }] = (await db.raw('SELECT clock_timestamp() AS now')).rows;
       const started = performance.now();
+      const windowStart = process.hrtime.bigint() / 1000n;
       const answer = await call('POST', '/api/config/devices/bulk-pull', token, JSON.stringify({ device_ids: subset, method: 'cli' }));
       const acceptedMs = performance.now() - started;
       const snap = await waitFor('the bulk pull to finish', async () => {
@@ -72,6 +83,8 @@ export async function run(args: string[] = []): Promise<void> {
           (await db.raw(`SELECT floor(extract(epoch FROM t - ?::timestamptz))::int AS s, count(*)::int AS n FROM (${sql}) x GROUP BY 1 ORDER BY 1`, [before, answer.snapshot_id]))
             .rows.map((h: { s: number; n: number }) => `${h.s}:${h.n}`).join(' ');
         console.log('  agent starts per second:', await perSecond('SELECT started_at AS t FROM jobs WHERE group_id = ?'));
+        // The monotonic clock of V8 CPU profiles (SB_CPU_PROF_DIR), to read only this run's samples.
+        console.log(`  profile window (µs): ${windowStart},${process.hrtime.bigint() / 1000n}`);
         console.log('  versions stored per second:', await perSecond('SELECT created_at AS t FROM config_versions WHERE snapshot_id = ?'));
       }
       const seconds = (new Date(last).getTime() - new Date(before).getTime()) / 1000;
@@ -101,7 +114,10 @@ export async function run(args: string[] = []): Promise<void> {
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
       counting = meter();
       const floor = await pullFloor(targets, limits);
-      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${counting(devices).text}`);
+      const floorCpu = counting(devices);
+      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
+      const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
+      cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
       console.log([
         round,
         e2e.seconds.toFixed(2),

@@ -30,6 +30,7 @@ import { spawnAgent, spawnTs, type Proc } from '../helpers/processes';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { driverFloor, NATS_URL } from './fleet';
+import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const INITIAL_TREE = { system: { config: { hostname: 'factory', 'domain-name': 'example.net' } }, interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] } };
@@ -77,13 +78,19 @@ function variableValues(ids: string[], names: Map<string, string>) {
   };
 }
 
-/** The driver alone: backup, both services in one apply, verify, at the agents' concurrency. */
-function deployFloor(targets: DeviceTarget[], changes: (t: DeviceTarget) => ConfigChange[], sessions: number, connects: number) {
-  return driverFloor(targets, { sessions, connects }, (t) => gnmiDriver.open(t), async (session, target) => {
-    await session.fetchConfig();
+/**
+ * The driver alone: backup, both services in one apply, verify, at the agents' concurrency.
+ * Answers each device's backup (what an agent sends back with the outcome) for the protocol floor.
+ */
+async function deployFloor(targets: DeviceTarget[], changes: (t: DeviceTarget) => ConfigChange[], sessions: number, connects: number) {
+  const results: unknown[] = [];
+  const floor = await driverFloor(targets, { sessions, connects }, (t) => gnmiDriver.open(t), async (session, target) => {
+    const backup = await session.fetchConfig();
     await session.apply!(changes(target));
     await session.fetchConfig();
+    results.push({ status: 'succeeded', backup });
   });
+  return { ...floor, results };
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -209,7 +216,12 @@ export async function run(args: string[] = []): Promise<void> {
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
       counting = meter();
       const floor = await deployFloor(targets.slice(0, devices), changes, sessions, connects);
-      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${counting(devices).text}`);
+      const floorCpu = counting(devices);
+      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
+      if (transport === 'nats') {
+        const protocol = await protocolFloor(c.db, NATS_URL, floor.results, sessions);
+        cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
+      }
       console.log([
         round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,
         floor.seconds.toFixed(2), (devices / floor.seconds).toFixed(1), floor.failed, (e2e.seconds / floor.seconds).toFixed(2),

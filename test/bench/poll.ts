@@ -28,19 +28,25 @@ import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
+import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
 /** POST /poll requests in flight at once. */
 const POST_IN_FLIGHT = 32;
 
-/** The driver and parsers alone: open, the dialect's show commands, parse, close. */
-async function pollFloor(targets: DeviceTarget[], limits: { sessions: number; connects: number }): Promise<{ seconds: number; failed: number; records: number }> {
+/**
+ * The driver and parsers alone: open, the dialect's show commands, parse, close. Answers each
+ * device's poll result (what an agent would send back) for the protocol floor.
+ */
+async function pollFloor(targets: DeviceTarget[], limits: { sessions: number; connects: number }) {
   let records = 0;
+  const results: unknown[] = [];
   const floor = await driverFloor(targets, limits, (t) => sshCliDriver.open(t), async (session, target) => {
     const r = await pollOverCli(session, target.device_type);
     records += Object.values(r.records).reduce((n, list) => n + list.length, 0);
+    results.push(r);
     return !r.sections.some((s) => s.status === 'failed');
   });
-  return { ...floor, records };
+  return { ...floor, records, results };
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -120,7 +126,8 @@ export async function run(args: string[] = []): Promise<void> {
     await pollFloor(targets.slice(0, Math.min(100, targets.length)), limits); // warm-up
     counting = meter();
     const floor = await pollFloor(targets, limits);
-    const floorCpu = counting(devices).text;
+    const floorCpu = counting(devices);
+    const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
 
     const ratio = e2e.seconds / floor.seconds;
     console.log(`warm-up round: ${warm.seconds.toFixed(2)} s`);
@@ -128,7 +135,8 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(`driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ${floor.records} records parsed)`);
     console.log(`ratio end-to-end / floor: ${ratio.toFixed(2)} (target ≤ 1.3)`);
     console.log(`  CPU s end to end: ${e2eCpu}`);
-    console.log(`  CPU s of the floor: ${floorCpu}`);
+    console.log(`  CPU s of the floor: ${floorCpu.text}`);
+    console.log(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
     console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (postgres and nats-server are counted machine-wide)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));

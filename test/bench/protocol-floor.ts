@@ -1,0 +1,117 @@
+/**
+ * The protocol floor: the least any end-to-end run adds to the driver floor, whatever the
+ * controller and agents do beyond it. Per device, DESIGN.md's protocol needs a durable job
+ * (JetStream publish with its id, pull, ack), a durable result (the same, back) signed by the
+ * agent's key and verified, and the result stored in PostgreSQL. This runs exactly that, with
+ * the real stream settings and signing code, in this one process: no REST call, no job row, no
+ * secrets, no business logic, one text row per device, so it is a lower bound.
+ *
+ * On a machine whose cores the driver floor already keeps busy (the simulated devices run on
+ * the same cores), the end-to-end run cannot take less than (floor CPU + protocol CPU) / cores,
+ * which bounds the ratio from below: `lowestRatio`.
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import type { Knex } from 'knex';
+import type { JsMsg, NatsConnection } from 'nats';
+import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
+import { mapLimit } from '../../shared/src/jobs/limit';
+import { connectNats, deleteStreams, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
+import { jobsSubject, natsNames, poolConsumer, resultsSubject } from '../../shared/src/nats/subjects';
+import { cpuMeter, cpuOfNamed, selfCpu } from './cpu';
+
+const ORG = 'bench';
+const POOL = 'default';
+const FETCH = 64;
+
+export interface ProtocolFloor {
+  /** CPU milliseconds per device: this process, PostgreSQL and nats-server. */
+  cpuMsPerDevice: number;
+  text: string;
+}
+
+/** Pulls `count` messages from a durable consumer in batches, handing each batch to `handle`. */
+async function drain(nc: NatsConnection, stream: string, consumer: string, count: number, handle: (msgs: JsMsg[]) => Promise<void>): Promise<void> {
+  const source = await nc.jetstream().consumers.get(stream, consumer);
+  for (let seen = 0; seen < count;) {
+    const msgs: JsMsg[] = [];
+    for await (const m of await source.fetch({ max_messages: Math.min(FETCH, count - seen), expires: 2_000 })) msgs.push(m);
+    seen += msgs.length;
+    await handle(msgs);
+  }
+}
+
+/**
+ * Runs the protocol for every result (what an agent would send for one device), `concurrency`
+ * results in flight on the agent side, and measures its CPU.
+ */
+export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[], concurrency: number): Promise<ProtocolFloor> {
+  const names = natsNames(`floor${randomBytes(4).toString('hex')}`);
+  const controller = await connectNats(natsUrl, 'protocol-floor-controller');
+  const agent = await connectNats(natsUrl, 'protocol-floor-agent');
+  const table = `protocol_floor_${randomBytes(4).toString('hex')}`;
+  const keys = await generateAgentKeys();
+  const { sign } = await importAgentPrivateKey(keys.privateJwk);
+  const verifyKey = (await import('jose')).importJWK(keys.publicJwk, AGENT_SIGN_ALG);
+  try {
+    const jsm = await controller.jetstreamManager();
+    await ensureStreams(jsm, names);
+    await ensurePoolConsumer(jsm, names, ORG, POOL, 30_000);
+    await ensureResultsConsumer(jsm, names, 30_000);
+    await db.schema.createTable(table, (t) => {
+      t.increments('id');
+      t.integer('device').notNullable();
+      t.text('result').notNullable();
+      t.timestamp('created_at').defaultTo(db.fn.now());
+    });
+    const key = await verifyKey;
+    const encoder = new TextEncoder();
+    const decoder = new TextDecoder();
+    const count = results.length;
+
+    const counting = cpuMeter({ 'this process': selfCpu, postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server') });
+    const controllerJs = controller.jetstream();
+    const agentJs = agent.jetstream();
+    const submit = mapLimit(results, 256, (_, i) =>
+      controllerJs.publish(jobsSubject(names.prefix, ORG, POOL), encoder.encode(JSON.stringify({ job_id: i, kind: 'bench', attempt: 1 })), { msgID: `job-${i}` }));
+    const work = drain(agent, names.jobsStream, poolConsumer(ORG, POOL), count, (jobs) =>
+      mapLimit(jobs, concurrency, async (m) => {
+        const job = JSON.parse(decoder.decode(m.data)) as { job_id: number };
+        const token = await signJsonDetached({ type: 'result', job_id: job.job_id, result: results[job.job_id] }, sign, AGENT_SIGN_ALG, 'agent');
+        await agentJs.publish(resultsSubject(names.prefix, 'agent'), encoder.encode(token), { msgID: `result-${job.job_id}` });
+        m.ack();
+      }).then(() => undefined));
+    const record = drain(controller, names.resultsStream, names.resultsConsumer, count, async (msgs) => {
+      const rows = await Promise.all(msgs.map(async (m) => {
+        const event = (await verifyJson(decoder.decode(m.data), key, AGENT_SIGN_ALG)) as { job_id: number; result: unknown };
+        return { device: event.job_id, result: JSON.stringify(event.result) };
+      }));
+      if (rows.length > 0) await db(table).insert(rows);
+      msgs.forEach((m) => m.ack());
+    });
+    await Promise.all([submit, work, record]);
+    const cpu = counting(count);
+    return { cpuMsPerDevice: (cpu.total * 1000) / count, text: cpu.text };
+  } finally {
+    await deleteStreams(await controller.jetstreamManager(), names).catch(() => undefined);
+    await db.schema.dropTableIfExists(table).catch(() => undefined);
+    await Promise.all([controller.close(), agent.close()]);
+  }
+}
+
+/**
+ * The lowest end-to-end / floor ratio this machine allows: every core busy with the driver
+ * floor's work plus the protocol's, against the floor's measured time.
+ */
+export function lowestRatio(floor: { seconds: number; cpuSeconds: number }, protocol: ProtocolFloor, devices: number): number {
+  const cpuSeconds = floor.cpuSeconds + (protocol.cpuMsPerDevice * devices) / 1000;
+  return cpuSeconds / availableParallelism() / floor.seconds;
+}
+
+/** The lines a benchmark prints after its ratio. */
+export function protocolFloorReport(floor: { seconds: number; cpuSeconds: number }, protocol: ProtocolFloor, devices: number): string {
+  return [
+    `  protocol floor (JetStream job and result, agent-signed and verified, one row per device; no controller or agent logic): ${protocol.cpuMsPerDevice.toFixed(2)} ms CPU per device (${protocol.text})`,
+    `  lowest ratio this ${availableParallelism()}-core machine allows (floor CPU + protocol CPU on every core, against the floor's time): ${lowestRatio(floor, protocol, devices).toFixed(2)}`,
+  ].join('\n');
+}
