@@ -73,7 +73,7 @@ export async function run(args: string[] = []): Promise<void> {
 
     /** Forgets earlier rounds' polls and records (not timed, not counted). */
     const reset = async () => {
-      await db('discovery_records').delete();
+      await db('discovery_sections').delete();
       await db('discovery_polls').delete();
       await db('devices').update({ poll_enabled: false, next_poll_at: null });
     };
@@ -105,7 +105,7 @@ export async function run(args: string[] = []): Promise<void> {
         console.log(`  timeline (s: stored/running/recorded): ${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`);
       }
       const byStatus = (await db.raw('SELECT status, count(*)::int AS n FROM discovery_polls GROUP BY status')).rows as { status: string; n: number }[];
-      const [{ n: records }] = (await db.raw('SELECT count(*)::int AS n FROM discovery_records')).rows;
+      const [{ n: records }] = (await db.raw('SELECT COALESCE(sum(jsonb_array_length(records)), 0)::int AS n FROM discovery_sections')).rows;
       return { seconds, queuedS, byStatus, records };
     };
 

@@ -114,8 +114,13 @@ async function stored(deviceIds: string[]) {
   const db = env.c.db;
   const polls = await db('discovery_polls').whereIn('device_id', deviceIds).orderBy(['created_at', 'id'])
     .select('id', 'device_id', 'trigger', 'transport', 'status', 'error', 'counts', 'sections', 'started_at', 'finished_at', 'job_id', 'requested_by');
-  const records = await db('discovery_records').whereIn('device_id', deviceIds).orderBy(['kind', 'section', 'position'])
-    .select('device_id', 'org_id', 'kind', 'section', 'position', 'poll_id', 'data', 'collected_at');
+  // A record per row, numbered within its section.
+  const records = (await db.raw(
+    `SELECT s.device_id, s.org_id, s.kind, s.section, e.n - 1 AS position, s.poll_id, e.data, s.collected_at
+       FROM discovery_sections s CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)
+      WHERE s.device_id = ANY(?::uuid[]) ORDER BY s.kind, s.section, e.n`,
+    [deviceIds],
+  )).rows as { device_id: string; org_id: string; kind: string; section: string; position: number; poll_id: string; data: unknown; collected_at: Date }[];
   const place = new Map<string, number>();
   const perDevice = new Map<string, number>();
   for (const p of polls) {

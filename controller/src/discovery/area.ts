@@ -46,7 +46,7 @@ export async function discoveryArea(app: FastifyInstance): Promise<void> {
   const attach = () => {
     const j = jobs();
     if (attached || !j) return;
-    // The records live in discovery_records; the job row keeps how each section went.
+    // The records live in discovery_sections; the job row keeps how each section went.
     // handleMany records a burst of outcomes with a few set-based statements.
     j.onOutcome('poll', (outcome, trx) => discovery.recordOutcome(outcome, trx), {
       storedResult: ({ records: _, ...rest }) => rest,

@@ -1,5 +1,6 @@
 /**
- * SQL of discovery: poll rows, the records of the latest polls, and the background schedule.
+ * SQL of discovery: poll rows, the records of the latest polls (a row per device and section),
+ * and the background schedule.
  * Every read is scoped to the organization.
  */
 import type { Knex } from 'knex';
@@ -177,20 +178,12 @@ export class DiscoveryStore {
       .update({ ...final, counts: JSON.stringify(final.counts), sections: JSON.stringify(final.sections) });
   }
 
-  /**
-   * Replaces the device's records of the given sections (for neighbors each protocol is its own
-   * section) with one delete and one insert per 1,000 rows.
-   */
+  /** Replaces the device's records of the given sections (replaceSectionsMany for one poll). */
   async replaceSections(
     trx: Knex.Transaction,
     p: { orgId: string; deviceId: string; pollId: string; at: Date; sections: SectionRecords[] },
   ): Promise<void> {
-    if (p.sections.length === 0) return;
-    await trx('discovery_records').where({ device_id: p.deviceId }).whereIn('section', p.sections.map((s) => s.section)).delete();
-    const rows = p.sections.flatMap((s) =>
-      s.records.map((data, position) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, position, poll_id: p.pollId, data: JSON.stringify(data), collected_at: p.at })),
-    );
-    for (let i = 0; i < rows.length; i += 1000) await trx('discovery_records').insert(rows.slice(i, i + 1000));
+    await this.replaceSectionsMany(trx, [p]);
   }
 
   // ---- many outcomes at once (DiscoveryService.recordOutcomes) --------------------------------
@@ -203,24 +196,24 @@ export class DiscoveryStore {
   }
 
   /**
-   * replaceSections for many devices (each with its own poll): one delete of every device's
-   * replaced sections, then one insert of all their records.
+   * Replaces the given sections of many devices (each with its own poll) in one upsert: a
+   * section's row holds its records as one array, so a poll writes a row per section, not per
+   * record. Rows go in key order (the lock order of concurrent batches); a section named twice
+   * keeps its last records.
    */
   async replaceSectionsMany(trx: Knex.Transaction, list: { orgId: string; deviceId: string; pollId: string; at: Date; sections: SectionRecords[] }[]): Promise<void> {
-    const pairs = list.flatMap((p) => p.sections.map((s) => [p.deviceId, s.section] as const));
-    if (pairs.length === 0) return;
+    const rows = new Map<string, { org_id: string; device_id: string; kind: RecordKind; section: string; poll_id: string; collected_at: Date; records: unknown[] }>();
+    for (const p of list) {
+      for (const s of p.sections) rows.set(`${p.deviceId} ${s.section}`, { org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, poll_id: p.pollId, collected_at: p.at, records: s.records });
+    }
+    if (rows.size === 0) return;
     await trx.raw(
-      'DELETE FROM discovery_records r USING unnest(?::uuid[], ?::text[]) AS v(device_id, section) WHERE r.device_id = v.device_id AND r.section = v.section',
-      [pairs.map(([d]) => d), pairs.map(([, s]) => s)],
-    ).options(PREPARED);
-    // One element per section; PostgreSQL unrolls its records with their positions.
-    const sections = list.flatMap((p) => p.sections.filter((s) => s.records.length > 0).map((s) => ({ org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, poll_id: p.pollId, collected_at: p.at, records: s.records })));
-    if (sections.length === 0) return;
-    await trx.raw(
-      `INSERT INTO discovery_records (org_id, device_id, kind, section, position, poll_id, data, collected_at)
-       SELECT s.org_id, s.device_id, s.kind, s.section, e.n - 1, s.poll_id, e.data, s.collected_at FROM ${SECTION_SET}
-       CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)`,
-      [JSON.stringify(sections)],
+      `INSERT INTO discovery_sections (org_id, device_id, kind, section, poll_id, records, collected_at)
+       SELECT s.org_id, s.device_id, s.kind, s.section, s.poll_id, s.records, s.collected_at FROM ${SECTION_SET}
+       ORDER BY s.device_id, s.section
+       ON CONFLICT (device_id, section) DO UPDATE
+         SET org_id = excluded.org_id, kind = excluded.kind, poll_id = excluded.poll_id, records = excluded.records, collected_at = excluded.collected_at`,
+      [JSON.stringify([...rows.values()])],
     ).options(PREPARED);
   }
 
@@ -237,14 +230,31 @@ export class DiscoveryStore {
 
   // ---- reads ------------------------------------------------------------------------------------
 
+  /**
+   * One page of a device's records of a kind, in section then device order, with the total and
+   * the latest poll that found any (null when none did).
+   */
   async records(orgId: string, deviceId: string, kind: RecordKind, limit: number, offset: number, filter: { section?: string } = {}) {
-    const base = this.db('discovery_records').where({ org_id: orgId, device_id: deviceId, kind }).modify((q) => filter.section && q.where({ section: filter.section }));
+    const sections = () => this.db('discovery_sections as s').where({ 's.org_id': orgId, 's.device_id': deviceId, 's.kind': kind }).modify((q) => filter.section && q.where({ 's.section': filter.section }));
     const [rows, meta] = await Promise.all([
-      base.clone().orderBy([{ column: 'section' }, { column: 'position' }]).limit(limit).offset(offset).select('data'),
-      base.clone().first(this.db.raw('count(*)::int AS total'), this.db.raw('max(collected_at) AS collected_at')),
+      sections()
+        .joinRaw('CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)')
+        .orderBy([{ column: 's.section' }, { column: 'e.n' }])
+        .limit(limit)
+        .offset(offset)
+        .select('e.data'),
+      sections().first(
+        this.db.raw('COALESCE(sum(jsonb_array_length(s.records)), 0)::int AS total'),
+        this.db.raw('max(s.collected_at) FILTER (WHERE jsonb_array_length(s.records) > 0) AS collected_at'),
+        this.db.raw('(array_agg(s.poll_id ORDER BY s.collected_at DESC) FILTER (WHERE jsonb_array_length(s.records) > 0))[1] AS poll_id'),
+      ),
     ]);
-    const latest = meta?.collected_at ? await base.clone().where({ collected_at: meta.collected_at }).first('poll_id') : undefined;
-    return { records: rows.map((r: { data: unknown }) => r.data as Record<string, unknown>), total: (meta?.total as number) ?? 0, collected_at: (meta?.collected_at as Date | null) ?? null, poll_id: (latest?.poll_id as string | undefined) ?? null };
+    return {
+      records: rows.map((r: { data: unknown }) => r.data as Record<string, unknown>),
+      total: (meta?.total as number) ?? 0,
+      collected_at: (meta?.collected_at as Date | null) ?? null,
+      poll_id: (meta?.poll_id as string | null) ?? null,
+    };
   }
 
   async poll(orgId: string, pollId: string): Promise<PollRow | undefined> {

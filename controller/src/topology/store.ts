@@ -22,19 +22,20 @@ export class TopologyStore {
 
   /** Neighbor records of the given devices (all of the organization's when ids is null). */
   async neighbors(orgId: string, deviceIds: string[] | null): Promise<{ device_id: string; data: Record<string, unknown> }[]> {
-    return this.db('discovery_records')
-      .where({ org_id: orgId, kind: 'neighbors' })
-      .modify((q) => deviceIds && q.whereRaw('device_id = ANY(?::uuid[])', [deviceIds]))
-      .orderBy(['device_id', 'section', 'position'])
-      .select('device_id', 'data');
+    return this.db('discovery_sections as s')
+      .joinRaw('CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)')
+      .where({ 's.org_id': orgId, 's.kind': 'neighbors' })
+      .modify((q) => deviceIds && q.whereRaw('s.device_id = ANY(?::uuid[])', [deviceIds]))
+      .orderBy(['s.device_id', 's.section', 'e.n'])
+      .select('s.device_id', 'e.data');
   }
 
   /** Every interface address discovered on the organization's devices (without the prefix length). */
   async interfaceAddresses(orgId: string): Promise<{ device_id: string; address: string }[]> {
     const rows = await this.db.raw(
-      `SELECT DISTINCT r.device_id, split_part(a.value, '/', 1) AS address
-         FROM discovery_records r, jsonb_array_elements_text(r.data->'addresses') AS a(value)
-        WHERE r.org_id = ? AND r.kind = 'interfaces'`,
+      `SELECT DISTINCT s.device_id, split_part(a.value, '/', 1) AS address
+         FROM discovery_sections s, jsonb_array_elements(s.records) AS r(data), jsonb_array_elements_text(r.data->'addresses') AS a(value)
+        WHERE s.org_id = ? AND s.kind = 'interfaces'`,
       [orgId],
     );
     return rows.rows;
