@@ -9,6 +9,13 @@ import { ConfigError } from '../config';
 const sc = StringCodec();
 const BATCH = 256;
 const RECORDING_BATCHES = 2;
+/**
+ * A batch of fewer events than this waits up to GATHER_MS for more. A batch is recorded with a
+ * few statements whatever its size, so under a steady stream of results (each recorded soon
+ * after it arrives) gathering a little cuts the statements, and the database CPU, per result.
+ */
+const GATHER_MIN = 32;
+const GATHER_MS = 20;
 /** How long a controller may take to record a batch before NATS hands its events to another replica. */
 const RESULTS_ACK_WAIT_MS = 60_000;
 
@@ -84,8 +91,16 @@ export class NatsJobTransport implements JobTransport {
     // Batches recorded at once: while one waits on the database, the next is verified and
     // its progress written. Events of one job may land in two batches; the recorder takes
     // them in any order (a late 'started' never reopens a final job).
-    const kick = () => {
+    let gathering: NodeJS.Timeout | null = null;
+    const kick = (gathered = false) => {
       while (inFlight.size < RECORDING_BATCHES && buffer.length > 0) {
+        if (!gathered && buffer.length < GATHER_MIN) {
+          gathering ??= setTimeout(() => {
+            gathering = null;
+            kick(true);
+          }, GATHER_MS);
+          break;
+        }
         const batch = buffer.splice(0, BATCH).map(toEvent);
         const recording: Promise<void> = sink
           .events(batch)
