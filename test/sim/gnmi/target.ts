@@ -5,7 +5,7 @@
  * made on the fly, and failure injection.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
@@ -68,19 +68,49 @@ export function selfSignedCert(): Cert {
   return cachedCert;
 }
 
-/** A fresh self-signed certificate (new key) for localhost / 127.0.0.1, made with openssl. */
-export function newSelfSignedCert(cn = 'localhost'): Cert {
+/** openssl's arguments for a new P-256 key, and for a name devices on loopback answer to. */
+const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+const LOOPBACK_NAMES = ['-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
+
+/** Runs openssl commands in a temporary directory (removed afterwards) and reads files back from it. */
+function withOpenssl<T>(files: Record<string, string>, work: (openssl: (...args: string[]) => void, read: (name: string) => string) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'sb-gnmi-cert-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-      '-subj', `/CN=${cn}`, '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'pipe' });
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text, { mode: 0o600 });
+    return work((...args) => void execFileSync('openssl', args, { stdio: 'pipe', cwd: dir }), (name) => readFileSync(join(dir, name), 'utf8'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A new self-signed certificate for localhost / 127.0.0.1, made with openssl. */
+export function newSelfSignedCert(cn = 'localhost'): Cert {
+  return withOpenssl({}, (openssl, read) => {
+    openssl('req', '-x509', ...EC_KEY, '-days', '2', '-subj', `/CN=${cn}`, ...LOOPBACK_NAMES, '-keyout', 'key.pem', '-out', 'cert.pem');
+    return { key: read('key.pem'), cert: read('cert.pem') };
+  });
+}
+
+/** A certificate authority made with openssl, able to issue certificates for localhost / 127.0.0.1. */
+export interface TestCa {
+  /** The CA certificate (PEM), for the trust store of whoever should trust it. */
+  cert: string;
+  issue(cn: string): Cert;
+}
+
+export function newCertificateAuthority(cn = 'Switchboard Test CA'): TestCa {
+  const ca = withOpenssl({}, (openssl, read) => {
+    openssl('req', '-x509', ...EC_KEY, '-days', '2', '-subj', `/CN=${cn}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign', '-keyout', 'ca.key', '-out', 'ca.pem');
+    return { cert: read('ca.pem'), key: read('ca.key') };
+  });
+  return {
+    cert: ca.cert,
+    issue: (name) => withOpenssl({ 'ca.pem': ca.cert, 'ca.key': ca.key }, (openssl, read) => {
+      openssl('req', '-new', ...EC_KEY, '-subj', `/CN=${name}`, ...LOOPBACK_NAMES, '-keyout', 'key.pem', '-out', 'req.csr');
+      openssl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-copy_extensions', 'copy', '-out', 'cert.pem');
+      return { key: read('key.pem'), cert: read('cert.pem') };
+    }),
+  };
 }
 
 function safeEqual(a: string, b: string): boolean {
