@@ -1,17 +1,17 @@
-import { startBuiltinAgent } from './agents/builtin';
+import { startBuiltinAgents } from './agents/builtin';
 import { runFromEnvironment } from './server';
 
 /**
- * `npm start`: all-in-one. The controller plus a built-in agent in the default pool;
+ * `npm start`: all-in-one. The controller plus a built-in agent in every organization's default pool;
  * with no DATABASE_URL the database is embedded (PGlite) under the data dir.
  */
 const controller = await runFromEnvironment('Switchboard is up; API explorer at /api/docs');
 if (controller && process.env.SWITCHBOARD_BUILTIN_AGENT !== '0') {
   try {
-    const agent = await startBuiltinAgent(controller.app);
+    const agents = await startBuiltinAgents(controller.app);
     const close = controller.close;
     controller.close = async () => {
-      await agent.stop();
+      await agents.stop();
       await close();
     };
   } catch (err) {

@@ -1,8 +1,9 @@
 /**
- * `npm start` (controller/src/start.ts) as a real process: the controller plus its built-in
- * agent in the default pool, reached in-process without NATS_URL and over NATS with it. A
- * config pull goes all the way through the built-in agent; after a restart the built-in agent
- * keeps its identity. The first case is exactly `npm ci && npm start`: no DATABASE_URL, no NATS_URL.
+ * `npm start` (controller/src/start.ts) as a real process: the controller plus a built-in agent
+ * in each organization's default pool, reached in-process without NATS_URL and over NATS with
+ * it. A config pull goes all the way through the built-in agent; an organization created while
+ * running gets its own within seconds and pulls through it; after a restart both agents keep
+ * their identities. The first case is exactly `npm ci && npm start`: no DATABASE_URL, no NATS_URL.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -82,14 +83,29 @@ describe.each([
     expect(latest.status).toBe(200);
     expect(latest.body.config_text).toContain('hostname aio-1');
 
+    // An organization created while running gets a built-in agent of its own, which runs its jobs.
+    const org = await api.request('POST', '/api/admin/organizations', { token, body: { name: 'aio-second' } });
+    expect(org.status, org.text).toBe(201);
+    const token2 = (await api.request('POST', '/api/auth/switch-org', { token, body: { org_id: org.body.id } })).body.access_token;
+    const builtinOf = async (t: string) => (await api.request('GET', '/api/agents', { token: t })).body.agents.filter((a: any) => a.builtin);
+    const second = await until("the second organization's built-in agent", async () => (await builtinOf(token2)).find((a: any) => a.status === 'online'), 60_000);
+    expect(second).toMatchObject({ name: 'built-in', site_id: null, pool: 'default' });
+    expect(second.id).not.toBe(builtin.id);
+    expect(statSync(join(dataDir, 'agent', 'orgs', org.body.id, 'identity.json')).mode & 0o777).toBe(0o600);
+    const deviceId2 = await makeDevice(api, { orgId: org.body.id, token: token2 }, { port: sim.port, password: 'aio-pw', name: 'aio-device-2' });
+    const pull2 = await api.request('POST', `/api/config/devices/${deviceId2}/pull?method=cli`, { token: token2 });
+    expect(pull2.status, pull2.text).toBe(201);
+    expect((await builtinOf(token)).map((a: any) => a.id)).toEqual([builtin.id]); // each organization sees its own
+
     expect(await first.kill('SIGTERM')).toBe(0);
     await start();
-    const again = await until('the built-in agent to be back', async () => {
-      const list = await api.request('GET', '/api/agents', { token });
-      const agents = list.body.agents.filter((a: any) => a.builtin);
+    const back = async (t: string) => until('the built-in agents to be back', async () => {
+      const agents = await builtinOf(t);
       return agents.length === 1 && agents[0].status === 'online' ? agents[0] : null;
     }, 60_000);
+    const again = await back(token);
     expect(again.id).toBe(builtin.id);
     expect(again.completed_jobs).toBeGreaterThanOrEqual(2);
+    expect((await back(token2)).id).toBe(second.id);
   });
 });

@@ -4,7 +4,7 @@ import { stopOnSignals as onSignals } from '../../../shared/src/ops/signals';
 
 export interface StoppableController {
   app: FastifyInstance;
-  /** Read at signal time: `npm start` wraps it to stop the built-in agent first. */
+  /** Read at signal time: `npm start` wraps it to stop the built-in agents first. */
   close(): Promise<void>;
 }
 
@@ -12,7 +12,7 @@ export interface StoppableController {
  * SIGTERM / SIGINT: a bounded, graceful stop.
  *  1. Readiness answers 503 at once (load balancers stop sending traffic here) and answers
  *     close their connections.
- *  2. close(): the built-in agent (npm start) stops taking jobs and finishes or hands back its
+ *  2. close(): the built-in agents (npm start) stop taking jobs and finish or hand back their
  *     own; the server stops accepting connections and answers 503 on kept-alive ones while the
  *     requests in flight finish; the job engine stops dispatching, records the agent events it
  *     already took and closes NATS (events not taken stay in JetStream for another replica);
