@@ -231,8 +231,8 @@ export class DiscoveryStore {
   // ---- reads ------------------------------------------------------------------------------------
 
   /**
-   * One page of a device's records of a kind, in section then device order, with the total and
-   * the latest poll that found any (null when none did).
+   * One page of a device's records of a kind (by section, then in the order the device listed
+   * them), with the total and the latest poll that found any (null when none did).
    */
   async records(orgId: string, deviceId: string, kind: RecordKind, limit: number, offset: number, filter: { section?: string } = {}) {
     const sections = () => this.db('discovery_sections as s').where({ 's.org_id': orgId, 's.device_id': deviceId, 's.kind': kind }).modify((q) => filter.section && q.where({ 's.section': filter.section }));
