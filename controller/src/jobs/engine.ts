@@ -36,7 +36,7 @@ import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
-import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type IdentityPin, type JobRow } from './store';
+import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
 import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions } from './types';
 
 export interface JobTunables {
@@ -408,7 +408,7 @@ export class JobEngine implements JobService {
    */
   private async finishAll(items: FinishItem[], opts: { skipLocked?: boolean; retract?: boolean } = {}): Promise<FinishResult[]> {
     const results: FinishResult[] = items.map(() => 'retry');
-    const finals: JobRow[] = [];
+    const finals: FinalRow[] = [];
     const failed = new Map<number, Error>();
     try {
       await this.deps.db.transaction(async (trx) => {
@@ -448,7 +448,7 @@ export class JobEngine implements JobService {
     return results;
   }
 
-  private async finishIn(trx: Knex.Transaction, jobId: string, decide: Decide, skipLocked: boolean, withHandler: boolean): Promise<JobRow | null> {
+  private async finishIn(trx: Knex.Transaction, jobId: string, decide: Decide, skipLocked: boolean, withHandler: boolean): Promise<FinalRow | null> {
     const job = await this.store.lockOpen(trx, jobId, skipLocked);
     if (!job) return null;
     const fields = await decide(job, trx);
@@ -464,7 +464,7 @@ export class JobEngine implements JobService {
   }
 
   /** After the commit: listeners, stream clean-up, waiters, counts, the device's next job. */
-  private async afterFinal(row: JobRow, retract: boolean): Promise<void> {
+  private async afterFinal(row: FinalRow, retract: boolean): Promise<void> {
     const hear = (listener: () => void) => {
       try {
         listener();
@@ -481,7 +481,9 @@ export class JobEngine implements JobService {
     if (retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
     for (const wake of [...this.waiters]) wake();
     if (row.agent_id) this.count(row.agent_id, row.status === 'succeeded');
-    this.kickSoon(); // the device is free for its next job
+    // The device is free for its next job. With none queued there is nothing to dispatch: a job
+    // submitted meanwhile is dispatched by its submitter, or by the next sweep.
+    if (row.next_queued) this.kickSoon();
   }
 
   // ---- agent events -------------------------------------------------------------------------
@@ -623,7 +625,7 @@ export class JobEngine implements JobService {
    */
   private async recordResults(results: { jobId: string; kind: JobKind; fields: FinalFields }[]): Promise<FinishResult[]> {
     const byJob = new Map(results.map((r) => [r.jobId, r])); // a redelivered duplicate counts once
-    let finals: JobRow[];
+    let finals: FinalRow[];
     try {
       finals = await this.deps.db.transaction(async (trx) => {
         // In id order, so two batches (or replicas) lock the rows they share in the same order.

@@ -30,6 +30,11 @@ export interface JobRow {
   finished_at: Date | null;
 }
 
+/** A job just made final, and whether another job of its device is queued behind it. */
+export interface FinalRow extends JobRow {
+  next_queued: boolean;
+}
+
 export type NewJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'group_id' | 'params' | 'deadline_at'>;
 
 export interface Dispatched {
@@ -160,7 +165,7 @@ export class JobsStore {
   }
 
   /** markFinalMany for one job the caller holds locked open. */
-  async markFinal(trx: Knex.Transaction, id: string, f: FinalFields, stored: Record<string, unknown> | null = f.result): Promise<JobRow> {
+  async markFinal(trx: Knex.Transaction, id: string, f: FinalFields, stored: Record<string, unknown> | null = f.result): Promise<FinalRow> {
     const [row] = await this.markFinalMany(trx, [{ id, fields: f, stored }]);
     if (!row) throw new Error(`job ${id} is no longer open`);
     return row;
@@ -172,18 +177,19 @@ export class JobsStore {
    * UPDATE locks each row and re-checks it is still open, so a job another replica finished
    * meanwhile is left out. Answers the rows it made final with `fields.result`, not re-read.
    */
-  async markFinalMany(trx: Knex.Transaction, finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[]): Promise<JobRow[]> {
+  async markFinalMany(trx: Knex.Transaction, finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[]): Promise<FinalRow[]> {
     if (finals.length === 0) return [];
     const input = finals.map(({ id, fields: f, stored }) => ({ id, status: f.status, error: f.error, result: stored, agent_id: f.agentId, started_at: f.startedAt }));
     const { rows } = await trx.raw(
       `UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
          FROM jsonb_to_recordset(?::jsonb) AS i(id uuid, status text, error text, result jsonb, agent_id uuid, started_at timestamptz)
         WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running')
-        RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')}`,
+        RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')},
+          EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued`,
       [JSON.stringify(input)],
     ).options(PREPARED);
     const results = new Map(finals.map((f) => [f.id, f.fields.result]));
-    return (rows as JobRow[]).map((row) => ({ ...row, result: results.get(row.id) ?? null }));
+    return (rows as FinalRow[]).map((row) => ({ ...row, result: results.get(row.id) ?? null }));
   }
 
   /**
