@@ -40,6 +40,7 @@ export const SETTING_DEFINITIONS: Record<string, SettingDefinition> = {
   'oidc.scopes': { scope: 'global', schema: Type.String({ pattern: '(^|\\s)openid(\\s|$)', maxLength: 1024 }), default: 'openid profile email', description: 'Scopes requested from the provider; must include openid.' },
   'oidc.username_claim': { scope: 'global', schema: Type.String({ minLength: 1, maxLength: 256 }), default: 'preferred_username', description: 'ID token or userinfo claim used as the username (falls back to email, then sub).' },
   'discovery.default_poll_interval_minutes': { scope: 'org', schema: Type.Integer({ minimum: 1, maximum: 10080 }), default: 60, description: 'Poll interval for devices with poll_enabled and no interval of their own.' },
+  'discovery.poll_history_days': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 3650 }), default: 30, description: "Finished polls older than this are forgotten, except each device's latest and those whose records are still the latest shown." },
   // Agents (controller/src/agents, controller/src/jobs).
   'agents.heartbeat_seconds': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 3600 }), default: 10, description: 'How often agents send a heartbeat (told to agents in each heartbeat reply).' },
   'agents.offline_after_seconds': { scope: 'global', schema: Type.Integer({ minimum: 2, maximum: 86400 }), default: 30, description: 'An agent with no heartbeat for this long is offline; after two missed beats it is degraded.' },

@@ -4,7 +4,8 @@
  * next_poll_at one interval on with ±10 % jitter and queues a poll; a device never scheduled
  * before gets a first time spread uniformly over one interval, so enabling polling on many
  * devices at once does not poll them all at once. The one-open-poll index keeps a slow
- * device from being polled twice at the same time.
+ * device from being polled twice at the same time. About once an hour a pass also forgets poll
+ * history older than discovery.poll_history_days.
  */
 import type { Logger } from 'pino';
 import type { SettingsService } from '../admin/settings-service';
@@ -25,10 +26,13 @@ export interface SchedulerOptions {
 
 export const DEFAULT_SCHEDULER: SchedulerOptions = { tickMs: 15_000, minuteMs: 60_000, batch: 500, jitter: 0.1 };
 
+const PRUNE_EVERY_MS = 3_600_000;
+
 export class PollScheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private lastPrune = 0;
 
   constructor(
     private readonly service: DiscoveryService,
@@ -64,6 +68,10 @@ export class PollScheduler {
     const jobs = this.jobs();
     if (!jobs) return;
     await this.recover(jobs);
+    if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
+      this.lastPrune = Date.now();
+      await this.service.pruneHistory();
+    }
     const intervals = new Map<string, Promise<number>>();
     const intervalOf = (d: DueDevice) => {
       if (d.poll_interval_minutes) return Promise.resolve(d.poll_interval_minutes);

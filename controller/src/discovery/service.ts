@@ -192,6 +192,20 @@ export class DiscoveryService {
     await this.store.finishPolls(trx, finals);
   }
 
+  /** Forgets poll history older than the setting discovery.poll_history_days; answers how many polls went. */
+  async pruneHistory(): Promise<number> {
+    const days = await this.settings.get<number>('discovery.poll_history_days');
+    const before = new Date(Date.now() - days * 86_400_000);
+    let pruned = 0;
+    for (;;) {
+      const n = await this.store.pruneHistory(before);
+      pruned += n;
+      if (n === 0) break;
+    }
+    if (pruned > 0) this.log.info({ polls: pruned, days }, 'forgot old poll history');
+    return pruned;
+  }
+
   // ---- reads ------------------------------------------------------------------------------------
 
   async records(orgId: string, deviceId: string, kind: RecordKind, limit: number, offset: number, filter: { section?: string } = {}) {

@@ -228,6 +228,24 @@ export class DiscoveryStore {
     ).options(PREPARED);
   }
 
+  /**
+   * Forgets up to `limit` finished polls created before `before`, keeping each device's latest
+   * poll (its /status) and any poll whose records are still the device's latest (the records
+   * would go with it). Answers how many went.
+   */
+  async pruneHistory(before: Date, limit = 1000): Promise<number> {
+    const result = await this.db.raw(
+      `DELETE FROM discovery_polls WHERE id IN (
+         SELECT p.id FROM discovery_polls p
+          WHERE p.status <> 'queued' AND p.created_at < ?
+            AND EXISTS (SELECT 1 FROM discovery_polls n WHERE n.org_id = p.org_id AND n.device_id = p.device_id AND n.created_at > p.created_at)
+            AND NOT EXISTS (SELECT 1 FROM discovery_sections s WHERE s.poll_id = p.id)
+          LIMIT ?)`,
+      [before, limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
   // ---- reads ------------------------------------------------------------------------------------
 
   /**
