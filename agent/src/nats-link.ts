@@ -67,7 +67,7 @@ export async function natsAgentLink(url: string, identity: NatsLinkIdentity): Pr
     async publish(token, id) {
       await js.publish(identity.nats.results_subject, sc.encode(token), { msgID: id, timeout: 5_000 });
     },
-    async heartbeat(token, timeoutMs) {
+    async request(token, timeoutMs) {
       try {
         const reply = await nc.request(identity.nats.heartbeat_subject, sc.encode(token), { timeout: timeoutMs });
         return sc.decode(reply.data);

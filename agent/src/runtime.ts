@@ -21,17 +21,19 @@ import {
 import { LinkClosedError, type AgentLink, type DeliveredJob } from '../../shared/src/jobs/link';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import {
+  BackupStoreReply,
   HeartbeatReply,
   JobMessage,
   PROTOCOL_VERSION,
   checkMessage,
+  type BackupStoreRequest,
   type AgentEvent,
   type GeneralJwe,
   type HeartbeatHealth,
   type LogLine,
 } from '../../shared/src/jobs/messages';
 import type { DriverRegistry } from './drivers';
-import type { DeviceCredentials, SessionLimits } from './drivers/types';
+import type { DeviceCredentials, FetchedConfig, SessionLimits } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
 import { KIND_RUNNERS } from './jobs';
 
@@ -266,6 +268,7 @@ export class AgentRuntime {
       signal: controller.signal,
       log: (level, text) => log(level, mask(text)),
       mask,
+      storeBackup: (backup) => this.storeBackup(msg, backup, deadline),
       open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t)), (identity) => {
         // The first SSH-based session's key and the first gNMI TLS certificate are the ones
         // reported (and pinned by the controller).
@@ -291,6 +294,30 @@ export class AgentRuntime {
       ended = true;
       clearTimeout(timer);
       controller.abort(JOB_ENDED); // closes any session the kind left open
+    }
+  }
+
+  /**
+   * Has the controller store a deploy job's pre-deployment backup (see JobContext.storeBackup);
+   * asks again while no controller answers, until the job's time is nearly up.
+   */
+  private async storeBackup(msg: JobMessage, backup: FetchedConfig, deadline: number): Promise<FetchedConfig> {
+    const agentId = this.o.identity.agent_id;
+    const request: BackupStoreRequest = { v: PROTOCOL_VERSION, type: 'backup_store', agent_id: agentId, job_id: msg.job_id, attempt: msg.attempt, at: new Date().toISOString(), backup };
+    const token = await signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId);
+    for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
+      const answer = await this.o.link.request(token, 10_000);
+      if (answer) {
+        const reply = (await verifyJson(answer, this.keys.controller, CONTROLLER_SIGN_ALG)) as BackupStoreReply & { error?: string | null };
+        // A refused agent gets a heartbeat reply saying why.
+        if ((reply as { type?: unknown }).type !== 'backup_stored') throw new Error(`the controller refused it: ${reply.error ?? 'no reason given'}`);
+        const stored = checkMessage(BackupStoreReply, reply, 'backup store reply');
+        if (stored.job_id !== msg.job_id) throw new Error('the controller answered for another job');
+        if (stored.ok && stored.backup) return stored.backup;
+        if (!stored.retry) throw new Error(`the controller did not store it: ${stored.error ?? 'no reason given'}`);
+      }
+      if (Date.now() + delay > deadline - DEADLINE_MARGIN_MS) throw new Error('no controller stored it in time; nothing was changed');
+      await sleep(delay);
     }
   }
 
@@ -352,7 +379,7 @@ export class AgentRuntime {
           pending_events: this.pendingEvents,
           ...(this.o.health ? { health: this.o.health() } : {}),
         };
-        const answer = await this.o.link.heartbeat(await signJson(beat, this.keys.sign, AGENT_SIGN_ALG, identity.agent_id), 5_000);
+        const answer = await this.o.link.request(await signJson(beat, this.keys.sign, AGENT_SIGN_ALG, identity.agent_id), 5_000);
         if (answer) {
           const reply = checkMessage(HeartbeatReply, await verifyJson(answer, this.keys.controller, CONTROLLER_SIGN_ALG), 'heartbeat reply');
           if (reply.agent_id === identity.agent_id) {

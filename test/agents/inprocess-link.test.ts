@@ -23,7 +23,7 @@ const sink: EventSink = {
   async events(batch) {
     for (const e of batch) e.ack();
   },
-  async heartbeat() {
+  async request() {
     return 'unused';
   },
 };
@@ -98,7 +98,7 @@ describe('in-process agent link', () => {
         return p;
       },
       publish: (token, id) => inner.publish(token, id),
-      heartbeat: async () => null,
+      request: async () => null,
       close: async () => {
         parked.resolve();
         await inner.close();

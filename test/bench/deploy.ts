@@ -169,6 +169,10 @@ export async function run(args: string[] = []): Promise<void> {
         const row = await c.db('deployments').where({ id: created.id }).first('status', 'completed_at', 'succeeded_count', 'failed_count', 'error_message');
         return ['completed', 'failed'].includes(row.status) ? row : null;
       }, 600_000, 20);
+      if (done.failed_count > 0) {
+        const sample = await c.db('deployment_devices').where({ deployment_id: created.id }).whereNotNull('error_message').first('device_name', 'status', 'error_message');
+        console.log(`  deployment ${done.status}: ${done.error_message}; for example ${sample?.device_name} (${sample?.status}): ${sample?.error_message}`);
+      }
       const [p] = (await c.db.raw(
         'SELECT max(created_at) AS submitted, min(started_at) AS first_start, max(started_at) AS last_start, max(finished_at) AS last_finish FROM jobs WHERE group_id = ?',
         [created.id],

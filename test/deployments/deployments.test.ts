@@ -96,6 +96,14 @@ describe('deploy over gNMI', () => {
 
     // The backup is the config before the change, stored as a version of the device.
     expect(JSON.parse(await backupText(device.id, done.devices[0].backup_config_id))).toEqual(INITIAL);
+    // All in one job and one session: read, stored by the controller before the push, push, verify.
+    const jobs = await c.db('jobs').where({ group_id: done.id }).select('kind', 'params');
+    expect(jobs.map((j: any) => [j.kind, j.params.phase])).toEqual([['deploy', 'single']]);
+    expect(target.rpcs).toEqual(['/gnmi.gNMI/Capabilities', '/gnmi.gNMI/Get', '/gnmi.gNMI/Set', '/gnmi.gNMI/Get']);
+    const messages = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`)).logs.map((l: any) => l.message as string);
+    const at = (re: RegExp) => messages.findIndex((m: string) => re.test(m));
+    expect(at(/pre-deployment backup stored as config version/)).toBeGreaterThanOrEqual(0);
+    expect(at(/pre-deployment backup stored as config version/)).toBeLessThan(at(/pushing 2 services as one change set/));
 
     const list = await api(c, token, 'GET', '/api/config/deployments');
     expect(list[0]).toMatchObject({ id: done.id, status: 'completed' });

@@ -11,6 +11,7 @@ import {
   type DeviceCredentials,
   type DeviceSession,
   type DeviceTarget,
+  type FetchedConfig,
   type GnmiCert,
   type SessionLimits,
   type SshHostKey,
@@ -31,6 +32,11 @@ export interface JobContext {
   open(transport: Transport, transcript?: Transcript): Promise<DeviceSession>;
   /** Replaces every secret in text with ********. */
   mask(text: string): string;
+  /**
+   * Has the controller store a deploy job's pre-deployment backup before anything changes;
+   * resolves to the backup it keeps for the job (an earlier attempt's, on a redelivery).
+   */
+  storeBackup(backup: FetchedConfig): Promise<FetchedConfig>;
 }
 
 export interface JobResultOf {

@@ -5,17 +5,17 @@ import { describeError, type JobContext, type JobResultOf } from './context';
  * Deployment job kinds, run on the agent of the device's site, over the device's deploy
  * transport: gNMI or NETCONF for structured templates, SSH CLI for cli templates.
  *
- * `deploy` runs in two phases, each its own job, so that a job redelivered after an agent died
- * never takes a "backup" of a config it may already have changed:
- * - `phase: 'backup'`: read the running config and return it; nothing on the device changes.
- *   The controller stores it (a config version, backup_config_id) before any push job exists.
- * - `phase: 'push'`: the params carry that stored backup. Apply every service of the device as
- *   ONE change set (one SetRequest, one candidate commit, or the CLI lines in one configuration
- *   session), then read the running config again to verify. Every attempt of the push job, first
- *   or redelivered, compares with and restores to that same pre-change backup. When a CLI
- *   without commit refuses a line after taking earlier ones, the backup is put back in the same
- *   session before the job reports the failure.
- * A deploy job without a phase (from an older controller) backs up and pushes in one session.
+ * `deploy` (`phase: 'single'`) runs in one session: read the running config, have the
+ * controller store it (ctx.storeBackup, answered before anything changes), then apply every
+ * service of the device as ONE change set (one SetRequest, one candidate commit, or the CLI lines
+ * in one configuration session) and read the running config again to verify. The controller
+ * keeps the first backup of the job, so a job redelivered after its agent died mid-push compares
+ * with and restores to the config from before the change, never its own half-changed reading.
+ * When a CLI without commit refuses a line after taking earlier ones, the backup is put back in
+ * the same session before the job reports the failure.
+ * Older controllers split it into two jobs: `phase: 'backup'` (read only; the controller stores
+ * it) and `phase: 'push'` (the params carry the stored backup). A deploy job without a phase
+ * backs up and pushes in one session without having the backup stored first.
  *
  * `rollback`: one session: put a backup back with replace semantics (used for the restore of an
  * atomic stack after a failure, and for POST /deployments/:id/rollback).
@@ -26,7 +26,7 @@ type DeployTransport = 'gnmi' | 'netconf' | 'ssh';
 export interface DeployParams {
   deployment_id: string;
   transport: DeployTransport;
-  phase?: 'backup' | 'push';
+  phase?: 'single' | 'backup' | 'push';
   changes?: ConfigChange[];
   /** push: the pre-deployment backup the controller stored from the backup phase. */
   backup?: FetchedConfig;
@@ -82,7 +82,19 @@ export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
   try {
     session = await ctx.open(transport);
     if (phase === 'push' && !session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
-    if (!backup) {
+    if (!backup && params.phase === 'single') {
+      step = 'backup';
+      const fresh = await session.fetchConfig();
+      ctx.log('info', `backup: ${fresh.text.length} bytes of ${fresh.format} running config over ${transport}`);
+      step = 'storing the backup';
+      backup = await ctx.storeBackup(fresh);
+      ctx.log(
+        backup.text === fresh.text ? 'info' : 'warn',
+        backup.text === fresh.text
+          ? 'backup: stored by the controller before any change'
+          : "backup: the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and restoring to that one",
+      );
+    } else if (!backup) {
       step = 'backup';
       backup = result.backup = await session.fetchConfig();
       ctx.log('info', `backup: ${backup.text.length} bytes of ${backup.format} running config over ${transport}`);

@@ -182,9 +182,9 @@ export class AgentMetrics {
           if (job) this.duration.observe({ kind, status }, (Date.now() - job.at) / 1000);
         }
       },
-      heartbeat: async (token, timeoutMs) => {
-        const answer = await link.heartbeat(token, timeoutMs);
-        this.heartbeats.inc({ answered: answer ? 'yes' : 'no' });
+      request: async (token, timeoutMs) => {
+        const answer = await link.request(token, timeoutMs);
+        if (labelsOf(token).type === 'heartbeat') this.heartbeats.inc({ answered: answer ? 'yes' : 'no' });
         if (answer) this.lastAnswerAt = Date.now();
         return answer;
       },

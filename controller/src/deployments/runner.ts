@@ -5,6 +5,7 @@ import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
 import type { JobOutcome, JobService, JobSpec } from '../jobs/types';
+import { BackupStoreRequest, PROTOCOL_VERSION, checkMessage, type BackupStoreReply } from '../../../shared/src/jobs/messages';
 import {
   NEXT, QUEUED, RUNNING,
   type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type DeviceWrite, type EntryRow, type LockedDeployment, type LockedDevice, type LogBatch, type LogLine,
@@ -29,7 +30,7 @@ export interface RunnerTunables {
 }
 
 interface DeployOutcomeResult {
-  /** 'backup': the first phase (read only); 'push' (or absent from older agents): the change. */
+  /** 'push' (or absent from older agents): the change; 'backup': read only (older controllers' first job). */
   phase?: 'backup' | 'push';
   backup?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' } | null;
   applied?: boolean;
@@ -101,6 +102,7 @@ export class DeploymentRunner {
       // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
       this.jobs.afterOutcome(kind, (outcome) => outcome.groupId && this.schedule(outcome.groupId));
     }
+    this.jobs.onRequest('backup_store', (agent, payload) => this.storeBackup(agent, payload));
   }
 
   start(): void {
@@ -173,11 +175,11 @@ export class DeploymentRunner {
    */
   private async claim(trx: Knex.Transaction, deployment: LockedDeployment, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<Claimed[]> {
     const latest = await this.latestJobs(trx, deployment.id, devices);
-    // The push phase's changes: only devices queued with their backup need them.
-    const pushing = devices.filter((d) => d.status === 'queued' && d.backup_config_id && !latest.has(`${d.device_id}/deploy`)).map((d) => d.device_id);
+    // The changes of every device whose deploy job is prepared now.
+    const preparing = devices.filter((d) => d.status === 'queued' && !latest.has(`${d.device_id}/deploy`)).map((d) => d.device_id);
     const entries = new Map<string, EntryRow[]>();
-    if (pushing.length > 0) {
-      for (const e of await this.store.entries(trx, deployment.id, pushing)) {
+    if (preparing.length > 0) {
+      for (const e of await this.store.entries(trx, deployment.id, preparing)) {
         const list = entries.get(e.device_id);
         if (list) list.push(e);
         else entries.set(e.device_id, [e]);
@@ -195,12 +197,15 @@ export class DeploymentRunner {
         continue;
       }
       let params: Record<string, unknown>;
+      const changes = () => (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
       if (next.kind === 'deploy' && !device.backup_config_id) {
-        // Phase 1: the backup alone. The push job is prepared only once it is stored (see onOutcome).
-        params = { deployment_id: deployment.id, transport: device.transport, phase: 'backup' };
+        // One session: the agent reads the running config, has it stored (storeBackup) before it
+        // changes anything, then pushes and verifies against the stored backup.
+        params = { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true };
       } else if (next.kind === 'deploy') {
-        // Phase 2: the push carries the stored backup, so every attempt of it (a redelivery after
-        // an agent died mid-push included) verifies against and restores to the pre-change config.
+        // Queued with its backup stored by a backup-phase job (a deployment an older controller
+        // started): the push carries that backup, so every attempt of it verifies against and
+        // restores to the pre-change config.
         const backup = backups.get(device.backup_config_id!);
         if (!backup) {
           const error = `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists; nothing was pushed`;
@@ -208,12 +213,11 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        const changes = (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
         params = {
           deployment_id: deployment.id,
           transport: device.transport,
           phase: 'push',
-          changes,
+          changes: changes(),
           verify: true,
           backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
           backup_config_id: device.backup_config_id,
@@ -307,6 +311,45 @@ export class DeploymentRunner {
     });
   }
 
+  /**
+   * A deploy job's pre-deployment backup, sent by its agent before it changes anything: the
+   * first of the job is stored (a config version, the device's backup_config_id, a log line) and
+   * every attempt is answered with the stored one, so a redelivered job (its agent died mid-push)
+   * verifies against and restores to the config from before the change, never a half-changed one.
+   */
+  async storeBackup(agent: { id: string; org_id: string }, payload: unknown): Promise<BackupStoreReply> {
+    const jobId = typeof (payload as { job_id?: unknown })?.job_id === 'string' ? (payload as { job_id: string }).job_id : '';
+    const answer = (ok: boolean, backup: BackupStoreReply['backup'], error: string | null): BackupStoreReply => ({ v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok, backup, error });
+    let request: BackupStoreRequest;
+    try {
+      request = checkMessage(BackupStoreRequest, payload, 'backup store request');
+    } catch (err) {
+      return answer(false, null, (err as Error).message);
+    }
+    if (request.agent_id !== agent.id) return answer(false, null, 'agent_id does not match the signer');
+    const configs = this.configs();
+    if (!configs) return answer(false, null, 'this controller stores no configurations');
+    return this.store.db.transaction(async (trx) => {
+      const job = await trx('jobs').where({ id: request.job_id, org_id: agent.org_id, kind: 'deploy' }).first('group_id', 'device_id', 'status', 'attempt');
+      // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
+      if (job?.status === 'queued' && job.attempt === request.attempt - 1) return { ...answer(false, null, 'the job is still being dispatched'), retry: true };
+      if (!job?.group_id || !['dispatched', 'running'].includes(job.status)) return answer(false, null, 'the deploy job is not open');
+      if (job.attempt !== request.attempt) return answer(false, null, `attempt ${request.attempt} is not the job's current attempt (${job.attempt})`);
+      const [device] = await this.store.lockDevices(trx, [{ deployment_id: job.group_id, device_id: job.device_id }]);
+      // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
+      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== request.job_id)) return answer(false, null, 'the job is no longer the device\'s current deploy job');
+      if (device.backup_config_id) {
+        const stored = (await this.store.backupConfigs(trx, [device.backup_config_id])).get(device.backup_config_id);
+        if (!stored) return answer(false, null, `the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
+        return answer(true, { text: stored.config_text, format: stored.config_format as 'cli' | 'xml' | 'json', via: stored.pulled_via as 'ssh' | 'netconf' | 'gnmi' }, null);
+      }
+      const [version] = await configs.store.insertVersions(trx, [this.backupVersion({ orgId: agent.org_id, deviceId: job.device_id, jobId: request.job_id }, request.backup)]);
+      const line: LogLine = { level: 'info', message: `${device.device_name}: pre-deployment backup stored as config version ${version.version}`, device_id: device.device_id };
+      await this.store.recordDevices(trx, [{ ...device, backup_config_id: version.id, stamp: false }], [{ deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: null, lines: [line] }]);
+      return answer(true, request.backup, null);
+    });
+  }
+
   /** Records a deploy or rollback job's outcome on its device (the deployment settles after the commit). */
   onOutcome(outcome: JobOutcome, trx: Knex.Transaction): Promise<void> {
     return this.onOutcomes([outcome], trx);
@@ -395,7 +438,7 @@ export class DeploymentRunner {
       if (backupPhase && device.backup_config_id) return null;
       // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
       const text = result.backup?.text;
-      const backup = typeof text === 'string' && this.configs() && !device.backup_config_id ? this.backupVersion(outcome, result.backup!, text) : null;
+      const backup = typeof text === 'string' && this.configs() && !device.backup_config_id ? this.backupVersion(outcome, result.backup!) : null;
       if (ok && backupPhase) {
         if (!backup) {
           Object.assign(fields, { status: 'failed', changed: false, error_message: 'The backup job returned no configuration; nothing was pushed' });
@@ -433,15 +476,15 @@ export class DeploymentRunner {
   }
 
   /** A deploy job's backup as a config version of its device. */
-  private backupVersion(outcome: JobOutcome, backup: NonNullable<DeployOutcomeResult['backup']>, text: string): NewVersion {
+  private backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobId'>, backup: NonNullable<DeployOutcomeResult['backup']>): NewVersion {
     return {
-      org_id: outcome.orgId,
-      device_id: outcome.deviceId,
+      org_id: job.orgId,
+      device_id: job.deviceId,
       method: backup.via === 'ssh' ? 'cli' : 'structured',
       source: 'deployment',
       snapshot_id: null,
-      job_id: outcome.jobId,
-      ...successfulVersion({ text, format: backup.format, via: backup.via }),
+      job_id: job.jobId,
+      ...successfulVersion({ text: backup.text, format: backup.format, via: backup.via }),
       transcript: '',
     };
   }

@@ -37,7 +37,7 @@ import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
 import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
-import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions } from './types';
+import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
 
 export interface JobTunables {
   /** Deadline of a job submitted without one. */
@@ -108,6 +108,7 @@ export class JobEngine implements JobService {
   private readonly handlers = new Map<JobKind, { handle: OutcomeHandler } & OutcomeOptions>();
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly outcomeListeners = new Map<JobKind, ((outcome: JobOutcome) => void)[]>();
+  private readonly requestHandlers = new Map<string, RequestHandler>();
   private readonly waiters = new Set<() => void>();
   private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
   private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
@@ -139,6 +140,10 @@ export class JobEngine implements JobService {
 
   onOutcome(kind: JobKind, handler: OutcomeHandler, options: OutcomeOptions = {}): void {
     this.handlers.set(kind, { handle: handler, ...options });
+  }
+
+  onRequest(type: string, handler: RequestHandler): void {
+    this.requestHandlers.set(type, handler);
   }
 
   afterOutcome(kind: JobKind, listener: (outcome: JobOutcome) => void): void {
@@ -490,7 +495,7 @@ export class JobEngine implements JobService {
 
   readonly sink: EventSink = {
     events: (batch) => this.recordEvents(batch),
-    heartbeat: (token) => this.recordHeartbeat(token),
+    request: (token) => this.answerRequest(token),
   };
 
   private async liveness(): Promise<Liveness> {
@@ -656,10 +661,21 @@ export class JobEngine implements JobService {
     return result && handler?.storedResult ? handler.storedResult(result) : result;
   }
 
-  private async recordHeartbeat(token: string): Promise<string> {
+  /**
+   * An agent request: a registered handler answers its type (a verified agent's only); anything
+   * else is a heartbeat, whose reply also tells a refused or revoked agent why.
+   */
+  private async answerRequest(token: string): Promise<string> {
     const kid = signerOf(token);
     const agents = kid && UUID.test(kid) ? await this.deps.agents.identities([kid]) : new Map<string, AgentIdentityRow>();
     const v = await this.verify(token, agents);
+    const type = 'payload' in v ? (v.payload as { type?: unknown } | null)?.type : undefined;
+    const handler = typeof type === 'string' ? this.requestHandlers.get(type) : undefined;
+    if (handler && 'payload' in v) return signJson(await handler(v.agent, v.payload), this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
+    return this.recordHeartbeat(kid, v);
+  }
+
+  private async recordHeartbeat(kid: string | null, v: Awaited<ReturnType<JobEngine['verify']>>): Promise<string> {
     const live = await this.liveness();
     let reply: HeartbeatReply;
     if ('payload' in v) {

@@ -76,7 +76,7 @@ export class NatsJobTransport implements JobTransport {
       queue: this.names.controllerQueue,
       callback: (err, msg) => {
         if (err) return;
-        sink.heartbeat(sc.decode(msg.data)).then(
+        sink.request(sc.decode(msg.data)).then(
           (reply) => msg.respond(sc.encode(reply)),
           (e) => this.log.warn({ err: e }, 'heartbeat not recorded'),
         );

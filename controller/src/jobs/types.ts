@@ -54,6 +54,9 @@ export interface OutcomeOptions {
   handleMany?(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void>;
 }
 
+/** An agent request's answer: `agent` signed `payload` (checked against the agent's key, not yet against a schema). */
+export type RequestHandler = (agent: { id: string; org_id: string }, payload: unknown) => Promise<Record<string, unknown>>;
+
 export interface JobService {
   /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
   submit(specs: JobSpec[]): Promise<string[]>;
@@ -68,6 +71,11 @@ export interface JobService {
    * transaction (a crash in between is for the area's own sweep to repair).
    */
   afterOutcome(kind: JobKind, listener: (outcome: JobOutcome) => void): void;
+  /**
+   * Answers agent requests of one message type (beyond heartbeats) from an agent whose signature
+   * checked out; the handler's answer is signed and sent back.
+   */
+  onRequest(type: string, handler: RequestHandler): void;
   /** For request-bound waits (a single pull): resolves when every job is final. */
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }

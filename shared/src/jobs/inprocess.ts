@@ -106,8 +106,8 @@ export class InProcessHub implements JobTransport {
           hub.scheduleFlush();
         });
       },
-      async heartbeat(token) {
-        return hub.sink ? hub.sink.heartbeat(token) : null;
+      async request(token) {
+        return hub.sink ? hub.sink.request(token) : null;
       },
       async close() {
         closed = true;

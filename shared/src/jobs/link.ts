@@ -43,8 +43,11 @@ export interface AgentLink {
   pull(max: number, waitMs: number, onJob: (job: DeliveredJob) => void): Promise<void>;
   /** Durable publish of an agent event (resolves once stored); `id` deduplicates retries. */
   publish(token: string, id: string): Promise<void>;
-  /** A heartbeat; resolves to the controller's signed reply, or null when none answered. */
-  heartbeat(token: string, timeoutMs: number): Promise<string | null>;
+  /**
+   * A request to the controllers (a heartbeat, or a pre-deployment backup to store); resolves to
+   * the controller's signed reply, or null when none answered.
+   */
+  request(token: string, timeoutMs: number): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -62,8 +65,8 @@ export interface IncomingEvent {
 export interface EventSink {
   /** Records a batch of events; acks or naks each one. */
   events(batch: IncomingEvent[]): Promise<void>;
-  /** Answers a heartbeat with a signed reply. */
-  heartbeat(token: string): Promise<string>;
+  /** Answers an agent request (heartbeat, pre-deployment backup) with a signed reply. */
+  request(token: string): Promise<string>;
 }
 
 export interface JobTransport {

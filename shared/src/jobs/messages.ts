@@ -1,7 +1,7 @@
 /**
  * The job protocol between controller and agents, as TypeBox schemas (one source for the
  * types and the runtime checks). Every message travels as a JWS: job messages signed by the
- * controller (EdDSA, compact), agent events and heartbeats signed by the agent (ES256, kid =
+ * controller (EdDSA, compact), agent events and requests (heartbeats, backups to store) signed by the agent (ES256, kid =
  * agent id; events with their JSON unencoded and detached, RFC 7797, see crypto.ts). Device
  * secrets inside a job are a general JWE with one recipient per agent of the pool, so nobody
  * else on NATS can read them.
@@ -170,10 +170,47 @@ export const HeartbeatReply = Type.Object({
 });
 export type HeartbeatReply = Static<typeof HeartbeatReply>;
 
+/** A configuration as a driver fetched it. */
+export const FetchedConfigSchema = Type.Object({
+  text: Type.String(),
+  format: Type.Union([Type.Literal('cli'), Type.Literal('xml'), Type.Literal('json')]),
+  via: Type.Union([Type.Literal('ssh'), Type.Literal('netconf'), Type.Literal('gnmi')]),
+});
+
+/**
+ * A deploy job's pre-deployment backup, sent by the agent (over the request channel, like
+ * heartbeats) before it changes anything. The controller stores the first one of the job and
+ * answers with the stored one, so every attempt of the job (a redelivery after an agent died
+ * mid-push included) compares with and restores to the config from before the change.
+ */
+export const BackupStoreRequest = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('backup_store'),
+  agent_id: Id,
+  job_id: Id,
+  attempt: Type.Integer({ minimum: 1 }),
+  at: Iso,
+  backup: FetchedConfigSchema,
+});
+export type BackupStoreRequest = Static<typeof BackupStoreRequest>;
+
+/** The controller's answer (signed by the controller): ok with the stored backup, or why not. */
+export const BackupStoreReply = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('backup_stored'),
+  job_id: Id,
+  ok: Type.Boolean(),
+  backup: Type.Union([FetchedConfigSchema, Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  /** Not yet: the job's dispatch has not committed (the agent was quicker); ask again shortly. */
+  retry: Type.Optional(Type.Boolean()),
+});
+export type BackupStoreReply = Static<typeof BackupStoreReply>;
+
 /** `backup` result, as JobOutcome.result. */
 export interface BackupMethodResult {
   method: 'cli' | 'structured';
-  config?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' };
+  config?: Static<typeof FetchedConfigSchema>;
   error?: string;
   /** DriverError cause (auth, timeout, refused, protocol, device) when the method failed. */
   error_cause?: string;

@@ -7,7 +7,8 @@
  *   <prefix>.results.<agent>        events from agents (started, logs, result, rejected); JetStream
  *                                   work queue <PREFIX>_RESULTS, one durable consumer shared by
  *                                   every controller replica
- *   <prefix>.heartbeat              agent heartbeats (core NATS request/reply, controller queue group)
+ *   <prefix>.heartbeat              agent requests: heartbeats and pre-deployment backups to store
+ *                                   (core NATS request/reply, controller queue group)
  *
  * A pool is a site id, or `default` for devices without a site or whose site has no agents.
  * Pools are per organization: the default pool of one organization is not another's.
