@@ -77,6 +77,26 @@ describe('storing a deploy job\'s pre-deployment backup', () => {
     expect(await versions()).toHaveLength(1);
   });
 
+  it('stores the requests of the moment together: one backup per job, a repeated request answered with the first', async () => {
+    const profile = await api(c, org.token, 'POST', '/api/profiles', { name: 'store-many', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' }, 201);
+    const ids: string[] = [];
+    for (const name of ['store-a', 'store-b']) ids.push((await api(c, org.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)).id);
+    const stackId = (await api(c, org.token, 'GET', '/api/config/stacks'))[0].id;
+    const run = (await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stackId, name: 'store-many', target_devices: ids.map((device_id) => ({ device_id })) }, 201)).id;
+    const jobs = await until('both deploy jobs', async () => {
+      const rows = await c.db('deployment_devices').where({ deployment_id: run }).orderBy('position').select('job_id');
+      return rows.every((r) => r.job_id) ? rows.map((r) => r.job_id as string) : undefined;
+    }, 30_000, 50);
+    await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
+    const ask = (job: string, text: string) => store({ ...request(text), job_id: job });
+    const [a, b, again] = await Promise.all([ask(jobs[0], '{"a": 1}'), ask(jobs[1], '{"b": 1}'), ask(jobs[0], '{"a": "half"}')]);
+    expect([a.backup?.text, b.backup?.text, again.backup?.text]).toEqual(['{"a": 1}', '{"b": 1}', '{"a": 1}']);
+    const stored = await c.db('config_versions').whereIn('device_id', ids).where({ source: 'deployment' }).orderBy('config_text').pluck('config_text');
+    expect(stored).toEqual(['{"a": 1}', '{"b": 1}']);
+    const rows = await c.db('deployment_devices').where({ deployment_id: run }).whereNotNull('backup_config_id');
+    expect(rows).toHaveLength(2);
+  });
+
   it('refuses once the job has ended', async () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'failed', finished_at: new Date() });
     expect(await store(request('{"hostname": "late"}'))).toMatchObject({ ok: false, error: 'the deploy job is not open' });

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { configSummary, successfulVersion } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
+import { Batcher } from '../../../shared/src/jobs/limit';
 import { outcomeOf } from '../jobs/store';
 import type { JobOutcome, JobService, JobSpec } from '../jobs/types';
 import { BackupStoreRequest, PROTOCOL_VERSION, checkMessage, type BackupStoreReply } from '../../../shared/src/jobs/messages';
@@ -63,6 +64,15 @@ function deployResultSummary(result: Record<string, unknown>): Record<string, un
   return backup && typeof backup === 'object' ? { ...rest, backup: configSummary(backup as Record<string, unknown>) } : result;
 }
 
+/** Who sent an agent request (its signature checked out). */
+type AgentRef = { id: string; org_id: string };
+type FetchedConfig = NonNullable<BackupStoreReply['backup']>;
+
+/** The answer to a backup store request: the backup kept for the job, or why not. */
+const storeReply = (jobId: string, backup: FetchedConfig | null, error: string | null): BackupStoreReply => ({
+  v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: backup !== null, backup, error,
+});
+
 /** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
 const failedState = (status: DeviceStatus): DeviceStatus => (status === 'restore_queued' ? 'restore_failed' : status === 'rollback_queued' ? 'rollback_failed' : 'failed');
 
@@ -82,6 +92,8 @@ export class DeploymentRunner {
   private stopped = false;
   /** Deployments with a pump under way, and whether another was asked for meanwhile. */
   private readonly pumping = new Map<string, boolean>();
+  /** Backup store requests of the moment, stored together. */
+  private readonly stores = new Batcher<{ agent: AgentRef; payload: unknown }, BackupStoreReply>((items) => this.storeBackups(items), 256);
 
   constructor(
     private readonly store: DeploymentStore,
@@ -316,38 +328,94 @@ export class DeploymentRunner {
    * first of the job is stored (a config version, the device's backup_config_id, a log line) and
    * every attempt is answered with the stored one, so a redelivered job (its agent died mid-push)
    * verifies against and restores to the config from before the change, never a half-changed one.
+   * Requests of the moment are stored together (storeBackups).
    */
-  async storeBackup(agent: { id: string; org_id: string }, payload: unknown): Promise<BackupStoreReply> {
-    const jobId = typeof (payload as { job_id?: unknown })?.job_id === 'string' ? (payload as { job_id: string }).job_id : '';
-    const answer = (ok: boolean, backup: BackupStoreReply['backup'], error: string | null): BackupStoreReply => ({ v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok, backup, error });
-    let request: BackupStoreRequest;
-    try {
-      request = checkMessage(BackupStoreRequest, payload, 'backup store request');
-    } catch (err) {
-      return answer(false, null, (err as Error).message);
-    }
-    if (request.agent_id !== agent.id) return answer(false, null, 'agent_id does not match the signer');
-    const configs = this.configs();
-    if (!configs) return answer(false, null, 'this controller stores no configurations');
-    return this.store.db.transaction(async (trx) => {
-      const job = await trx('jobs').where({ id: request.job_id, org_id: agent.org_id, kind: 'deploy' }).first('group_id', 'device_id', 'status', 'attempt');
-      // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
-      if (job?.status === 'queued' && job.attempt === request.attempt - 1) return { ...answer(false, null, 'the job is still being dispatched'), retry: true };
-      if (!job?.group_id || !['dispatched', 'running'].includes(job.status)) return answer(false, null, 'the deploy job is not open');
-      if (job.attempt !== request.attempt) return answer(false, null, `attempt ${request.attempt} is not the job's current attempt (${job.attempt})`);
-      const [device] = await this.store.lockDevices(trx, [{ deployment_id: job.group_id, device_id: job.device_id }]);
-      // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
-      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== request.job_id)) return answer(false, null, 'the job is no longer the device\'s current deploy job');
-      if (device.backup_config_id) {
-        const stored = (await this.store.backupConfigs(trx, [device.backup_config_id])).get(device.backup_config_id);
-        if (!stored) return answer(false, null, `the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
-        return answer(true, { text: stored.config_text, format: stored.config_format as 'cli' | 'xml' | 'json', via: stored.pulled_via as 'ssh' | 'netconf' | 'gnmi' }, null);
+  storeBackup(agent: AgentRef, payload: unknown): Promise<BackupStoreReply> {
+    return this.stores.add({ agent, payload });
+  }
+
+  /** storeBackup for many requests: jobs read, devices locked (key order), versions and device rows written, one statement each. */
+  private async storeBackups(items: { agent: AgentRef; payload: unknown }[]): Promise<BackupStoreReply[]> {
+    const replies: BackupStoreReply[] = [];
+    const valid: { i: number; agent: AgentRef; request: BackupStoreRequest }[] = [];
+    items.forEach(({ agent, payload }, i) => {
+      const jobId = typeof (payload as { job_id?: unknown })?.job_id === 'string' ? (payload as { job_id: string }).job_id : '';
+      try {
+        const request = checkMessage(BackupStoreRequest, payload, 'backup store request');
+        if (request.agent_id !== agent.id) replies[i] = storeReply(jobId, null, 'agent_id does not match the signer');
+        else valid.push({ i, agent, request });
+      } catch (err) {
+        replies[i] = storeReply(jobId, null, (err as Error).message);
       }
-      const [version] = await configs.store.insertVersions(trx, [this.backupVersion({ orgId: agent.org_id, deviceId: job.device_id, jobId: request.job_id }, request.backup)]);
-      const line: LogLine = { level: 'info', message: `${device.device_name}: pre-deployment backup stored as config version ${version.version}`, device_id: device.device_id };
-      await this.store.recordDevices(trx, [{ ...device, backup_config_id: version.id, stamp: false }], [{ deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: null, lines: [line] }]);
-      return answer(true, request.backup, null);
     });
+    const configs = this.configs();
+    if (valid.length === 0) return replies;
+    if (!configs) {
+      for (const v of valid) replies[v.i] = storeReply(v.request.job_id, null, 'this controller stores no configurations');
+      return replies;
+    }
+    try {
+      await this.store.db.transaction((trx) => this.storeValid(trx, configs, valid, replies));
+    } catch (err) {
+      // Nothing of the batch was stored: each agent asks again.
+      for (const v of valid) replies[v.i] = { ...storeReply(v.request.job_id, null, `the backup could not be stored yet: ${(err as Error).message}`), retry: true };
+    }
+    return replies;
+  }
+
+  private async storeValid(trx: Knex.Transaction, configs: ConfigService, valid: { i: number; agent: AgentRef; request: BackupStoreRequest }[], replies: BackupStoreReply[]): Promise<void> {
+    const jobs: { id: string; org_id: string; group_id: string | null; device_id: string; status: string; attempt: number }[] = await trx('jobs')
+      .whereRaw('id = ANY(?::uuid[])', [[...new Set(valid.map((v) => v.request.job_id))]])
+      .where({ kind: 'deploy' })
+      .select('id', 'org_id', 'group_id', 'device_id', 'status', 'attempt');
+    const byId = new Map(jobs.map((j) => [j.id, j]));
+    const accepted: { i: number; agent: AgentRef; request: BackupStoreRequest; key: string; deployment_id: string; device_id: string }[] = [];
+    for (const v of valid) {
+      const job = byId.get(v.request.job_id);
+      const refuse = (error: string) => void (replies[v.i] = storeReply(v.request.job_id, null, error));
+      if (!job || job.org_id !== v.agent.org_id || !job.group_id) refuse('the deploy job is not open');
+      // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
+      else if (job.status === 'queued' && job.attempt === v.request.attempt - 1) replies[v.i] = { ...storeReply(v.request.job_id, null, 'the job is still being dispatched'), retry: true };
+      else if (!['dispatched', 'running'].includes(job.status)) refuse('the deploy job is not open');
+      else if (job.attempt !== v.request.attempt) refuse(`attempt ${v.request.attempt} is not the job's current attempt (${job.attempt})`);
+      else accepted.push({ ...v, key: `${job.group_id}/${job.device_id}`, deployment_id: job.group_id, device_id: job.device_id });
+    }
+    if (accepted.length === 0) return;
+    const keys = [...new Map(accepted.map((a) => [a.key, { deployment_id: a.deployment_id, device_id: a.device_id }])).values()];
+    const devices = new Map((await this.store.lockDevices(trx, keys)).map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
+    const existing = await this.store.backupConfigs(trx, [...devices.values()].flatMap((d) => (d.backup_config_id ? [d.backup_config_id] : [])));
+    const kept = new Map<string, FetchedConfig>();
+    const storing: { a: (typeof accepted)[number]; device: LockedDevice }[] = [];
+    for (const a of accepted) {
+      const device = devices.get(a.key);
+      const answer = (backup: FetchedConfig | null, error: string | null) => void (replies[a.i] = storeReply(a.request.job_id, backup, error));
+      // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
+      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== a.request.job_id)) answer(null, "the job is no longer the device's current deploy job");
+      else if (kept.has(a.key)) answer(kept.get(a.key)!, null);
+      else if (device.backup_config_id) {
+        const stored = existing.get(device.backup_config_id);
+        if (!stored) answer(null, `the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
+        else {
+          kept.set(a.key, { text: stored.config_text, format: stored.config_format as FetchedConfig['format'], via: stored.pulled_via as FetchedConfig['via'] });
+          answer(kept.get(a.key)!, null);
+        }
+      } else {
+        kept.set(a.key, a.request.backup);
+        storing.push({ a, device });
+        answer(a.request.backup, null);
+      }
+    }
+    if (storing.length === 0) return;
+    const versions = await configs.store.insertVersions(trx, storing.map(({ a }) => this.backupVersion({ orgId: a.agent.org_id, deviceId: a.device_id, jobId: a.request.job_id }, a.request.backup)));
+    if (versions.some((v, i) => v?.device_id !== storing[i].device.device_id)) throw new Error('stored backups came back in another order');
+    await this.store.recordDevices(
+      trx,
+      storing.map(({ device }, i) => ({ ...device, backup_config_id: versions[i].id, stamp: false })),
+      storing.map(({ device }, i) => ({
+        deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: null,
+        lines: [{ level: 'info', message: `${device.device_name}: pre-deployment backup stored as config version ${versions[i].version}`, device_id: device.device_id }],
+      })),
+    );
   }
 
   /** Records a deploy or rollback job's outcome on its device (the deployment settles after the commit). */

@@ -10,6 +10,7 @@ import type { AuthContext } from '../auth/auth-service';
 import type { SettingsService } from '../admin/settings-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
+import { Batcher } from '../../../shared/src/jobs/limit';
 import { DiscoveryStore, type PollFinal, type PollFinalOf, type PollRow, type PollTrigger, type RecordKind, type SectionRecords } from './store';
 
 /** A poll job may take this long from submission (queueing behind other jobs included). */
@@ -106,38 +107,20 @@ export class DiscoveryService {
     return { poll: pollView(found.row), created: found.created };
   }
 
-  private waiting: { poll: PollRow; done: () => void; failed: (err: unknown) => void }[] = [];
-  private submitting = false;
-
   /**
-   * Submits the poll's job together with those of the other requests of the moment: the first
-   * waits one turn of the event loop, later ones gather while a submission is in flight, so
+   * Submits the poll's job together with those of the other requests of the moment (Batcher), so
    * concurrent requests share one jobs.submit (and one setJobs) instead of three round trips each.
    * Resolves once the job row is stored (or the poll ended failed because it could not be).
    */
-  private queueJob(poll: PollRow): Promise<void> {
-    return new Promise((done, failed) => {
-      this.waiting.push({ poll, done, failed });
-      if (!this.submitting) {
-        this.submitting = true;
-        setImmediate(() => void this.submitWaiting());
-      }
-    });
-  }
+  private readonly submissions = new Batcher<PollRow, void>(async (polls) => {
+    const jobs = this.jobs();
+    if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
+    await this.submit(jobs, polls);
+    return polls.map(() => undefined);
+  }, SUBMIT_BATCH);
 
-  private async submitWaiting(): Promise<void> {
-    while (this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, SUBMIT_BATCH);
-      try {
-        const jobs = this.jobs();
-        if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
-        await this.submit(jobs, batch.map((w) => w.poll));
-        for (const w of batch) w.done();
-      } catch (err) {
-        for (const w of batch) w.failed(err);
-      }
-    }
-    this.submitting = false;
+  private queueJob(poll: PollRow): Promise<void> {
+    return this.submissions.add(poll);
   }
 
   /** Hands queued polls to the job service in one submission; polls it refuses end failed with the reason. */

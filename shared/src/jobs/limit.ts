@@ -50,3 +50,39 @@ export async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, in
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/**
+ * Gathers concurrent calls into batches: the first call waits one turn of the event loop, later
+ * ones gather while a batch is in flight, so a burst of requests shares a few round trips instead
+ * of making its own each. `run` answers a batch with one result per item, in order; when it
+ * throws, every call of that batch rejects with the error.
+ */
+export class Batcher<I, R> {
+  private waiting: { item: I; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
+  private draining = false;
+
+  constructor(private readonly run: (items: I[]) => Promise<R[]>, private readonly max = 500) {}
+
+  add(item: I): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      if (!this.draining) {
+        this.draining = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.waiting.splice(0, this.max);
+      try {
+        const results = await this.run(batch.map((w) => w.item));
+        batch.forEach((w, i) => w.resolve(results[i]));
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+      }
+    }
+    this.draining = false;
+  }
+}
