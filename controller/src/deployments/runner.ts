@@ -66,6 +66,8 @@ function deployResultSummary(result: Record<string, unknown>): Record<string, un
 
 /** Who sent an agent request (its signature checked out). */
 type AgentRef = { id: string; org_id: string };
+/** A well-formed backup store request, with its place in the batch. */
+type StoreRequest = { i: number; agent: AgentRef; request: BackupStoreRequest };
 type FetchedConfig = NonNullable<BackupStoreReply['backup']>;
 
 /** The answer to a backup store request: the backup kept for the job, or why not. */
@@ -337,7 +339,7 @@ export class DeploymentRunner {
   /** storeBackup for many requests: jobs read, devices locked (key order), versions and device rows written, one statement each. */
   private async storeBackups(items: { agent: AgentRef; payload: unknown }[]): Promise<BackupStoreReply[]> {
     const replies: BackupStoreReply[] = [];
-    const valid: { i: number; agent: AgentRef; request: BackupStoreRequest }[] = [];
+    const valid: StoreRequest[] = [];
     items.forEach(({ agent, payload }, i) => {
       const jobId = typeof (payload as { job_id?: unknown })?.job_id === 'string' ? (payload as { job_id: string }).job_id : '';
       try {
@@ -363,13 +365,17 @@ export class DeploymentRunner {
     return replies;
   }
 
-  private async storeValid(trx: Knex.Transaction, configs: ConfigService, valid: { i: number; agent: AgentRef; request: BackupStoreRequest }[], replies: BackupStoreReply[]): Promise<void> {
+  /**
+   * The requests whose job is an open deploy job of the agent's organization, at the attempt the
+   * agent runs, with the deployment device each is about; the others are answered here.
+   */
+  private async openJobRequests(trx: Knex.Transaction, valid: StoreRequest[], replies: BackupStoreReply[]) {
     const jobs: { id: string; org_id: string; group_id: string | null; device_id: string; status: string; attempt: number }[] = await trx('jobs')
       .whereRaw('id = ANY(?::uuid[])', [[...new Set(valid.map((v) => v.request.job_id))]])
       .where({ kind: 'deploy' })
       .select('id', 'org_id', 'group_id', 'device_id', 'status', 'attempt');
     const byId = new Map(jobs.map((j) => [j.id, j]));
-    const accepted: { i: number; agent: AgentRef; request: BackupStoreRequest; key: string; deployment_id: string; device_id: string }[] = [];
+    const accepted: (StoreRequest & { key: string; deployment_id: string; device_id: string })[] = [];
     for (const v of valid) {
       const job = byId.get(v.request.job_id);
       const refuse = (error: string) => void (replies[v.i] = storeReply(v.request.job_id, null, error));
@@ -380,6 +386,12 @@ export class DeploymentRunner {
       else if (job.attempt !== v.request.attempt) refuse(`attempt ${v.request.attempt} is not the job's current attempt (${job.attempt})`);
       else accepted.push({ ...v, key: `${job.group_id}/${job.device_id}`, deployment_id: job.group_id, device_id: job.device_id });
     }
+    return accepted;
+  }
+
+  /** For the requests whose job is open (openJobRequests): keeps the first backup of each device, an existing one or this request's (stored now). */
+  private async storeValid(trx: Knex.Transaction, configs: ConfigService, valid: StoreRequest[], replies: BackupStoreReply[]): Promise<void> {
+    const accepted = await this.openJobRequests(trx, valid, replies);
     if (accepted.length === 0) return;
     const keys = [...new Map(accepted.map((a) => [a.key, { deployment_id: a.deployment_id, device_id: a.device_id }])).values()];
     const devices = new Map((await this.store.lockDevices(trx, keys)).map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
