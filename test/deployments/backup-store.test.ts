@@ -1,8 +1,8 @@
 /**
- * The controller's side of a deploy job's pre-deployment backup (DeploymentRunner.storeBackup,
- * what an agent's backup_store request reaches once its signature checked out): the first
- * backup of the job is stored before anything changes and every later attempt is answered with
- * that one; requests for another organization, another agent, a stale attempt, a malformed body
+ * The controller's side of a deploy job's pre-deployment backup (PreDeploymentBackups, reached
+ * through DeploymentRunner.storeBackup once an agent's backup_store request checked out): the
+ * first backup of the job is stored before anything changes and every later attempt is answered
+ * with that one; requests for another organization, another agent, a stale attempt, a malformed body
  * or a job that ended are refused, storing nothing. No agent runs: the test moves the job.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
