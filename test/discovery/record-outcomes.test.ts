@@ -68,9 +68,9 @@ async function devices(n: number, tag: string): Promise<string[]> {
 async function openPolls(deviceIds: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const id of deviceIds) {
-    const { row, created } = await discovery.store.createPoll({ org_id: env.u.orgId, device_id: id, trigger: 'manual', transport: 'ssh', requested_by: null });
-    expect(created).toBe(true);
-    ids.push(row.id);
+    const found = await discovery.store.requestPoll({ orgId: env.u.orgId, deviceId: id, trigger: 'manual', requestedBy: null });
+    expect(found?.created).toBe(true);
+    ids.push(found!.row.id);
   }
   return ids;
 }

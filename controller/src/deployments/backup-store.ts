@@ -10,11 +10,9 @@ import { BackupStoreRequest, PROTOCOL_VERSION, checkMessage, type BackupStoreRep
 import { successfulVersion } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
-import type { JobOutcome } from '../jobs/types';
+import type { AgentRef, JobOutcome } from '../jobs/types';
 import type { DeploymentStore, LockedDevice } from './store';
 
-/** Who sent an agent request (its signature checked out). */
-export type AgentRef = { id: string; org_id: string };
 /** A well-formed backup store request, with its place in the batch. */
 type StoreRequest = { i: number; agent: AgentRef; request: BackupStoreRequest };
 type FetchedConfig = NonNullable<BackupStoreReply['backup']>;

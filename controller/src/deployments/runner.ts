@@ -4,9 +4,9 @@ import { configSummary } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
-import type { JobOutcome, JobService, JobSpec } from '../jobs/types';
+import type { AgentRef, JobOutcome, JobService, JobSpec } from '../jobs/types';
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
-import { backupVersion, PreDeploymentBackups, type AgentRef } from './backup-store';
+import { backupVersion, PreDeploymentBackups } from './backup-store';
 import {
   NEXT, QUEUED, RUNNING,
   type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type DeviceWrite, type EntryRow, type LockedDeployment, type LockedDevice, type LogBatch, type LogLine,

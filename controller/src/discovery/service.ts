@@ -11,7 +11,7 @@ import type { SettingsService } from '../admin/settings-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
 import { Batcher } from '../../../shared/src/jobs/limit';
-import { DiscoveryStore, type PollFinal, type PollFinalOf, type PollRow, type PollTrigger, type RecordKind, type SectionRecords } from './store';
+import { DiscoveryStore, type PollFinal, type PollFinalOf, type PollRow, type PollTrigger, type RecordKind, type SectionRecords, type SectionReplacement } from './store';
 
 /** A poll job may take this long from submission (queueing behind other jobs included). */
 export const POLL_DEADLINE_MS = 5 * 60_000;
@@ -76,6 +76,18 @@ function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; fi
 }
 
 export class DiscoveryService {
+  /**
+   * Submits the poll's job together with those of the other requests of the moment (Batcher), so
+   * concurrent requests share one jobs.submit (and one setJobs) instead of three round trips each.
+   * Resolves once the job row is stored (or the poll ended failed because it could not be).
+   */
+  private readonly submissions = new Batcher<PollRow, void>(async (polls) => {
+    const jobs = this.jobs();
+    if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
+    await this.submit(jobs, polls);
+    return polls.map(() => undefined);
+  }, SUBMIT_BATCH);
+
   constructor(
     readonly store: DiscoveryStore,
     private readonly settings: SettingsService,
@@ -92,7 +104,7 @@ export class DiscoveryService {
   /**
    * Queues a poll now; when one is already queued or running, answers that one. The device read
    * and the poll insert are one statement; the job is submitted with those of the requests
-   * arriving meanwhile (queueJob), and the answer waits until its job row is stored.
+   * arriving meanwhile (submissions), and the answer waits until its job row is stored.
    */
   async requestPoll(auth: Pick<AuthContext, 'orgId' | 'userId'>, deviceId: string, trigger: PollTrigger = 'manual'): Promise<{ poll: PollView; created: boolean }> {
     if (!this.jobs()) {
@@ -103,24 +115,8 @@ export class DiscoveryService {
     const found = await this.store.requestPoll({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
     if (!found) throw appError('DEVICE_NOT_FOUND');
     if (found.deviceType === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
-    if (found.created) await this.queueJob(found.row);
+    if (found.created) await this.submissions.add(found.row);
     return { poll: pollView(found.row), created: found.created };
-  }
-
-  /**
-   * Submits the poll's job together with those of the other requests of the moment (Batcher), so
-   * concurrent requests share one jobs.submit (and one setJobs) instead of three round trips each.
-   * Resolves once the job row is stored (or the poll ended failed because it could not be).
-   */
-  private readonly submissions = new Batcher<PollRow, void>(async (polls) => {
-    const jobs = this.jobs();
-    if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
-    await this.submit(jobs, polls);
-    return polls.map(() => undefined);
-  }, SUBMIT_BATCH);
-
-  private queueJob(poll: PollRow): Promise<void> {
-    return this.submissions.add(poll);
   }
 
   /** Hands queued polls to the job service in one submission; polls it refuses end failed with the reason. */
@@ -154,14 +150,14 @@ export class DiscoveryService {
 
   /**
    * recordOutcome for many outcomes at once (the engine's handleMany): the open polls locked in
-   * one statement, every device's replaced sections deleted and their records inserted in one
-   * statement each, and every poll finished in one. Outcomes are taken in order as recordOutcome
+   * one statement, every device's replaced sections upserted in one, and every poll finished in
+   * one. Outcomes are taken in order as recordOutcome
    * would take them one by one: one whose poll is not open (or ended by an earlier outcome of
    * the batch) or names another device records nothing.
    */
   async recordOutcomes(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
     const polls = new Map((await this.store.lockOpenPolls(trx, [...new Set(outcomes.flatMap((o) => (o.groupId ? [o.groupId] : [])))])).map((p) => [p.id, p]));
-    const replacing: Parameters<DiscoveryStore['replaceSectionsMany']>[1] = [];
+    const replacing: SectionReplacement[] = [];
     const finals: PollFinalOf[] = [];
     for (const outcome of outcomes) {
       const poll = outcome.groupId ? polls.get(outcome.groupId) : undefined;

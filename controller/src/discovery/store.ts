@@ -29,14 +29,6 @@ export interface PollRow {
   finished_at: Date | null;
 }
 
-export interface NewPoll {
-  org_id: string;
-  device_id: string;
-  trigger: PollTrigger;
-  transport: PollTransport;
-  requested_by: string | null;
-}
-
 export interface PollFinal {
   status: 'succeeded' | 'partial' | 'failed';
   error: string | null;
@@ -67,6 +59,15 @@ export interface SectionRecords {
   kind: RecordKind;
   section: string;
   records: unknown[];
+}
+
+/** One poll's sections that replace what its device had. */
+export interface SectionReplacement {
+  orgId: string;
+  deviceId: string;
+  pollId: string;
+  at: Date;
+  sections: SectionRecords[];
 }
 
 const POLL_RETURNING = POLL_COLUMNS.join(', ');
@@ -125,20 +126,6 @@ export class DiscoveryStore {
     return { ...rest, transport: automation_transport === 'gnmi' ? 'gnmi' : 'ssh' };
   }
 
-  /** Inserts a queued poll unless the device already has one; returns the new row or the open one. */
-  async createPoll(poll: NewPoll, trx: Db | Knex.Transaction = this.db): Promise<{ row: PollRow; created: boolean }> {
-    const inserted = await trx.raw(
-      `INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (device_id) WHERE status = 'queued' DO NOTHING RETURNING ${POLL_COLUMNS.join(', ')}`,
-      [poll.org_id, poll.device_id, poll.trigger, poll.transport, poll.requested_by],
-    );
-    if (inserted.rows.length > 0) return { row: inserted.rows[0] as PollRow, created: true };
-    const open = await trx('discovery_polls').where({ device_id: poll.device_id, status: 'queued' }).first(POLL_COLUMNS);
-    if (open) return { row: open as PollRow, created: false };
-    // It finished between the insert and the read: try once more.
-    return this.createPoll(poll, trx);
-  }
-
   /**
    * A manual poll request in one round trip (REQUEST_POLL_SQL, a prepared statement): undefined
    * when the organization has no such device; otherwise its type and either the new queued poll
@@ -179,10 +166,7 @@ export class DiscoveryStore {
   }
 
   /** Replaces the device's records of the given sections (replaceSectionsMany for one poll). */
-  async replaceSections(
-    trx: Knex.Transaction,
-    p: { orgId: string; deviceId: string; pollId: string; at: Date; sections: SectionRecords[] },
-  ): Promise<void> {
+  async replaceSections(trx: Knex.Transaction, p: SectionReplacement): Promise<void> {
     await this.replaceSectionsMany(trx, [p]);
   }
 
@@ -201,7 +185,7 @@ export class DiscoveryStore {
    * record. Rows go in key order (the lock order of concurrent batches); a section named twice
    * keeps its last records.
    */
-  async replaceSectionsMany(trx: Knex.Transaction, list: { orgId: string; deviceId: string; pollId: string; at: Date; sections: SectionRecords[] }[]): Promise<void> {
+  async replaceSectionsMany(trx: Knex.Transaction, list: SectionReplacement[]): Promise<void> {
     const rows = new Map<string, { org_id: string; device_id: string; kind: RecordKind; section: string; poll_id: string; collected_at: Date; records: unknown[] }>();
     for (const p of list) {
       for (const s of p.sections) rows.set(`${p.deviceId} ${s.section}`, { org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, poll_id: p.pollId, collected_at: p.at, records: s.records });
@@ -273,10 +257,6 @@ export class DiscoveryStore {
       collected_at: (meta?.collected_at as Date | null) ?? null,
       poll_id: (meta?.poll_id as string | null) ?? null,
     };
-  }
-
-  async poll(orgId: string, pollId: string): Promise<PollRow | undefined> {
-    return pollSelect(this.db).where({ 'p.org_id': orgId, 'p.id': pollId }).first();
   }
 
   async history(orgId: string, deviceId: string, limit: number, offset: number): Promise<{ polls: PollRow[]; total: number }> {

@@ -54,8 +54,14 @@ export interface OutcomeOptions {
   handleMany?(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void>;
 }
 
+/** The agent a request came from (its signature checked out). */
+export interface AgentRef {
+  id: string;
+  org_id: string;
+}
+
 /** An agent request's answer: `agent` signed `payload` (checked against the agent's key, not yet against a schema). */
-export type RequestHandler = (agent: { id: string; org_id: string }, payload: unknown) => Promise<Record<string, unknown>>;
+export type RequestHandler = (agent: AgentRef, payload: unknown) => Promise<Record<string, unknown>>;
 
 export interface JobService {
   /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
