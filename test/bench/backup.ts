@@ -14,27 +14,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { sshCliDriver } from '../../agent/src/drivers/ssh';
-import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
+import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAgents, startSshSim } from './fleet';
+import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
-
-/**
- * The driver alone: open, fetch the running config, close. Answers what an agent would send
- * back for each device (the config, and a transcript that shows it) for the protocol floor.
- */
-async function pullFloor(targets: DeviceTarget[], limits: { sessions: number; connects: number }) {
-  const results: unknown[] = [];
-  const floor = await driverFloor(targets, limits, (t) => sshCliDriver.open(t), async (session) => {
-    const config = await session.fetchConfig();
-    results.push({ results: [{ method: 'cli', config }], transcript: config.text });
-  });
-  return { ...floor, results };
-}
 
 export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 1000);
@@ -99,7 +85,7 @@ export async function run(args: string[] = []): Promise<void> {
     // Warm-up for both paths (JIT, connection pools, prepared plans), not timed.
     const warm = ids.slice(0, Math.min(50, ids.length));
     await endToEnd(warm);
-    await pullFloor(targets.slice(0, warm.length), limits);
+    await workFloor('backup', targets.slice(0, warm.length), limits);
 
     console.log(`backup benchmark: ${devices} simulated SSH devices (vendor_ios), ${agentCount} agents × concurrency ${concurrency}, NATS ${NATS_URL}`);
     console.log('round,end_to_end_s,end_to_end_devices_per_s,accepted_ms,successful,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
@@ -113,11 +99,13 @@ export async function run(args: string[] = []): Promise<void> {
       const e2e = await endToEnd(ids);
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
       counting = meter();
-      const floor = await pullFloor(targets, limits);
+      const floor = await workFloor('backup', targets, limits);
       const floorCpu = counting(devices);
       cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
       const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
       cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
+      const pipeline = await pipelineFloor(db, NATS_URL, targets, { work: 'backup', agents: agentCount, sessions: concurrency, connects: connectSlotsOf(concurrency), simulatorPid: sim.proc.pid });
+      cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
       console.log([
         round,
         e2e.seconds.toFixed(2),

@@ -20,8 +20,7 @@ import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
-import { gnmiDriver } from '../../agent/src/drivers/gnmi';
-import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
+import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
@@ -29,17 +28,19 @@ import { until } from '../agents/helpers';
 import { spawnAgent, spawnTs, type Proc } from '../helpers/processes';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import { driverFloor, NATS_URL } from './fleet';
+import { NATS_URL, workFloor } from './fleet';
+import { DEPLOY_PATHS } from './floor-work';
+import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const INITIAL_TREE = { system: { config: { hostname: 'factory', 'domain-name': 'example.net' } }, interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const SYSTEM = { name: 'system', target_path: '/system/config', source: '{"hostname": "{{ hostname }}", "domain-name": "{{ domain }}"}' };
+const SYSTEM = { name: 'system', target_path: DEPLOY_PATHS.system, source: '{"hostname": "{{ hostname }}", "domain-name": "{{ domain }}"}' };
 const INTERFACES = {
   name: 'interfaces',
-  target_path: '/interfaces',
+  target_path: DEPLOY_PATHS.interfaces,
   source: '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
 };
 
@@ -76,21 +77,6 @@ function variableValues(ids: string[], names: Map<string, string>) {
     '0': { devices: ids, shared_vars: { domain: 'dc1.example.net' }, device_vars: perDevice((id) => ({ hostname: names.get(id) })) },
     '1': { devices: ids, shared_vars: { mtu: 9214 }, device_vars: perDevice((_id, i) => ({ interfaces: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, description: `uplink ${p} of ${i}` })) })) },
   };
-}
-
-/**
- * The driver alone: backup, both services in one apply, verify, at the agents' concurrency.
- * Answers each device's backup (what an agent sends back with the outcome) for the protocol floor.
- */
-async function deployFloor(targets: DeviceTarget[], changes: (t: DeviceTarget) => ConfigChange[], sessions: number, connects: number) {
-  const results: unknown[] = [];
-  const floor = await driverFloor(targets, { sessions, connects }, (t) => gnmiDriver.open(t), async (session, target) => {
-    const backup = await session.fetchConfig();
-    await session.apply!(changes(target));
-    await session.fetchConfig();
-    results.push({ status: 'succeeded', backup });
-  });
-  return { ...floor, results };
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -193,10 +179,6 @@ export async function run(args: string[] = []): Promise<void> {
         phases: `jobs submitted ${sec(p.submitted)} s, agents started ${sec(p.first_start)}–${sec(p.last_start)} s, last job final ${sec(p.last_finish)} s, completed ${sec(done.completed_at)} s`,
       };
     };
-    const changes = (t: DeviceTarget): ConfigChange[] => [
-      { target_path: SYSTEM.target_path, operation: 'replace', config_format: 'json', config: JSON.stringify({ hostname: t.name, 'domain-name': 'dc1.example.net' }) },
-      { target_path: INTERFACES.target_path, operation: 'replace', config_format: 'json', config: JSON.stringify({ interface: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, config: { mtu: 9214, description: `uplink ${p}` } })) }) },
-    ];
     const sessions = agents.length * concurrency;
     const connects = agents.length * Math.min(concurrency, 16);
     const measured = ids.slice(0, devices);
@@ -205,7 +187,7 @@ export async function run(args: string[] = []): Promise<void> {
     // Warm-up on 50 other targets for both paths (JIT, pools, render workers), not timed.
     const warmRun = await endToEnd(warm);
     if (warmRun.done.status !== 'completed') throw new Error(`warm-up deployment ${warmRun.done.status}: ${warmRun.done.error_message}`);
-    await deployFloor(targets.slice(devices), changes, sessions, connects);
+    await workFloor('deploy', targets.slice(devices), { sessions, connects });
 
     console.log(`deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`);
     console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
@@ -219,12 +201,14 @@ export async function run(args: string[] = []): Promise<void> {
       const e2e = await endToEnd(measured);
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
       counting = meter();
-      const floor = await deployFloor(targets.slice(0, devices), changes, sessions, connects);
+      const floor = await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
       const floorCpu = counting(devices);
       cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
       if (transport === 'nats') {
         const protocol = await protocolFloor(c.db, NATS_URL, floor.results, sessions);
         cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
+        const pipeline = await pipelineFloor(c.db, NATS_URL, targets.slice(0, devices), { work: 'deploy', agents: agents.length, sessions: concurrency, connects: Math.min(concurrency, 16), simulatorPid: sim.pid });
+        cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agents.length));
       }
       console.log([
         round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,

@@ -11,6 +11,7 @@ import { until } from '../agents/helpers';
 import { freePort } from '../helpers/net';
 import { spawnTs, waitUntil, type Proc } from '../helpers/processes';
 import type { benchController } from './controller';
+import { FLOOR_WORK, type FloorWorkName } from './floor-work';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 export const DEVICE_LOGIN = { username: 'netops', password: 'bench-Device-pw' };
@@ -84,4 +85,21 @@ export async function driverFloor<S extends { close(): Promise<void> }>(
     }
   });
   return { seconds: (performance.now() - started) / 1000, failed };
+}
+
+/**
+ * The floor of a benchmark: its floor work (floor-work.ts) on every target, in this process.
+ * Answers what the agents would have sent back (for the protocol floor) and the records parsed.
+ */
+export async function workFloor(name: FloorWorkName, targets: DeviceTarget[], limits: { sessions: number; connects: number }) {
+  const work = FLOOR_WORK[name];
+  const results: unknown[] = [];
+  let records = 0;
+  const floor = await driverFloor(targets, limits, work.open, async (session, target) => {
+    const outcome = await work.run(session, target);
+    results.push(outcome.result);
+    records += outcome.records ?? 0;
+    return outcome.ok;
+  });
+  return { ...floor, results, records };
 }

@@ -19,35 +19,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
-import { sshCliDriver } from '../../agent/src/drivers/ssh';
-import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import { connectSlotsOf, DEVICE_LOGIN, driverFloor, NATS_URL, simTargets, startAgents, startSshSim } from './fleet';
+import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAgents, startSshSim } from './fleet';
+import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
 /** POST /poll requests in flight at once. */
 const POST_IN_FLIGHT = 32;
-
-/**
- * The driver and parsers alone: open, the dialect's show commands, parse, close. Answers each
- * device's poll result (what an agent would send back) for the protocol floor.
- */
-async function pollFloor(targets: DeviceTarget[], limits: { sessions: number; connects: number }) {
-  let records = 0;
-  const results: unknown[] = [];
-  const floor = await driverFloor(targets, limits, (t) => sshCliDriver.open(t), async (session, target) => {
-    const r = await pollOverCli(session, target.device_type);
-    records += Object.values(r.records).reduce((n, list) => n + list.length, 0);
-    results.push(r);
-    return !r.sections.some((s) => s.status === 'failed');
-  });
-  return { ...floor, records, results };
-}
 
 export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 1000);
@@ -123,9 +105,9 @@ export async function run(args: string[] = []): Promise<void> {
     const e2eCpu = counting(devices).text;
     const targets = simTargets(rows, sim.port);
     const limits = { sessions: concurrency * agentCount, connects: connectSlotsOf(concurrency) * agentCount };
-    await pollFloor(targets.slice(0, Math.min(100, targets.length)), limits); // warm-up
+    await workFloor('poll', targets.slice(0, Math.min(100, targets.length)), limits); // warm-up
     counting = meter();
-    const floor = await pollFloor(targets, limits);
+    const floor = await workFloor('poll', targets, limits);
     const floorCpu = counting(devices);
     const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
 
@@ -137,6 +119,8 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(`  CPU s end to end: ${e2eCpu}`);
     console.log(`  CPU s of the floor: ${floorCpu.text}`);
     console.log(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
+    const pipeline = await pipelineFloor(db, NATS_URL, targets, { work: 'poll', agents: agentCount, sessions: concurrency, connects: connectSlotsOf(concurrency), simulatorPid: sim.proc.pid });
+    console.log(pipelineFloorReport(pipeline, floor.seconds, agentCount));
     console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (postgres and nats-server are counted machine-wide)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));

@@ -13,16 +13,44 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { Knex } from 'knex';
-import type { JsMsg, NatsConnection } from 'nats';
+import type { JetStreamManager, JsMsg, NatsConnection } from 'nats';
 import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { connectNats, deleteStreams, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
-import { jobsSubject, natsNames, poolConsumer, resultsSubject } from '../../shared/src/nats/subjects';
+import { jobsSubject, natsNames, poolConsumer, resultsSubject, type NatsNames } from '../../shared/src/nats/subjects';
 import { cpuMeter, cpuOfNamed, selfCpu } from './cpu';
 
-const ORG = 'bench';
-const POOL = 'default';
+export const FLOOR_ORG = 'bench';
+export const FLOOR_POOL = 'default';
 const FETCH = 64;
+
+/**
+ * The scratch space of one floor run: the job protocol's streams and consumers under a prefix of
+ * their own, and a table for the results (one row per device). `drop` removes both.
+ */
+export async function floorScratch(db: Knex, jsm: JetStreamManager, stem: string): Promise<{ names: NatsNames; table: string; drop(): Promise<void> }> {
+  const names = natsNames(`${stem}${randomBytes(4).toString('hex')}`);
+  const table = `${stem}_floor_${randomBytes(4).toString('hex')}`;
+  const drop = async () => {
+    await deleteStreams(jsm, names).catch(() => undefined);
+    await db.schema.dropTableIfExists(table).catch(() => undefined);
+  };
+  try {
+    await ensureStreams(jsm, names);
+    await ensurePoolConsumer(jsm, names, FLOOR_ORG, FLOOR_POOL, 30_000);
+    await ensureResultsConsumer(jsm, names, 30_000);
+    await db.schema.createTable(table, (t) => {
+      t.increments('id');
+      t.integer('device').notNullable();
+      t.boolean('ok').notNullable().defaultTo(true);
+      t.text('result').notNullable();
+    });
+  } catch (err) {
+    await drop();
+    throw err;
+  }
+  return { names, table, drop };
+}
 
 export interface ProtocolFloor {
   /** CPU milliseconds per device: this process, PostgreSQL and nats-server. */
@@ -46,24 +74,14 @@ async function drain(nc: NatsConnection, stream: string, consumer: string, count
  * results in flight on the agent side, and measures its CPU.
  */
 export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[], concurrency: number): Promise<ProtocolFloor> {
-  const names = natsNames(`floor${randomBytes(4).toString('hex')}`);
   const controller = await connectNats(natsUrl, 'protocol-floor-controller');
   const agent = await connectNats(natsUrl, 'protocol-floor-agent');
-  const table = `protocol_floor_${randomBytes(4).toString('hex')}`;
   const keys = await generateAgentKeys();
   const { sign } = await importAgentPrivateKey(keys.privateJwk);
   const verifyKey = (await import('jose')).importJWK(keys.publicJwk, AGENT_SIGN_ALG);
+  const scratch = await floorScratch(db, await controller.jetstreamManager(), 'protocol');
+  const { names, table } = scratch;
   try {
-    const jsm = await controller.jetstreamManager();
-    await ensureStreams(jsm, names);
-    await ensurePoolConsumer(jsm, names, ORG, POOL, 30_000);
-    await ensureResultsConsumer(jsm, names, 30_000);
-    await db.schema.createTable(table, (t) => {
-      t.increments('id');
-      t.integer('device').notNullable();
-      t.text('result').notNullable();
-      t.timestamp('created_at').defaultTo(db.fn.now());
-    });
     const key = await verifyKey;
     const encoder = new TextEncoder();
     const decoder = new TextDecoder();
@@ -73,8 +91,8 @@ export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[
     const controllerJs = controller.jetstream();
     const agentJs = agent.jetstream();
     const submit = mapLimit(results, 256, (_, i) =>
-      controllerJs.publish(jobsSubject(names.prefix, ORG, POOL), encoder.encode(JSON.stringify({ job_id: i, kind: 'bench', attempt: 1 })), { msgID: `job-${i}` }));
-    const work = drain(agent, names.jobsStream, poolConsumer(ORG, POOL), count, (jobs) =>
+      controllerJs.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), encoder.encode(JSON.stringify({ job_id: i, kind: 'bench', attempt: 1 })), { msgID: `job-${i}` }));
+    const work = drain(agent, names.jobsStream, poolConsumer(FLOOR_ORG, FLOOR_POOL), count, (jobs) =>
       mapLimit(jobs, concurrency, async (m) => {
         const job = JSON.parse(decoder.decode(m.data)) as { job_id: number };
         const token = await signJsonDetached({ type: 'result', job_id: job.job_id, result: results[job.job_id] }, sign, AGENT_SIGN_ALG, 'agent');
@@ -93,8 +111,7 @@ export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[
     const cpu = counting(count);
     return { cpuMsPerDevice: (cpu.total * 1000) / count, text: cpu.text };
   } finally {
-    await deleteStreams(await controller.jetstreamManager(), names).catch(() => undefined);
-    await db.schema.dropTableIfExists(table).catch(() => undefined);
+    await scratch.drop();
     await Promise.all([controller.close(), agent.close()]);
   }
 }

@@ -1,0 +1,113 @@
+/**
+ * The pipeline floor: the least this architecture can take end to end, measured rather than
+ * bounded. The driver floor's sessions run where DESIGN.md puts them, in agent processes of
+ * their own (`--agents` of them, the same sessions and set-ups each), and each device travels
+ * the protocol every implementation needs: a durable job (JetStream publish with its id, pull,
+ * ack) and a durable result signed by the agent's key, verified and stored as one row. Nothing
+ * else: no REST call, job rows, secrets, deadlines, logs or business logic.
+ *
+ * Its time against the driver floor's is the lowest end-to-end / floor ratio any controller and
+ * agents could reach on this machine: the sessions now share the cores with NATS, PostgreSQL
+ * and each other's processes, and the protocol's CPU comes on top.
+ */
+import type { Knex } from 'knex';
+import { StringCodec, type JsMsg } from 'nats';
+import type { DeviceTarget } from '../../agent/src/drivers/types';
+import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPublicKey, signerOf, verifyJson, type AnyKey } from '../../shared/src/jobs/crypto';
+import { mapLimit } from '../../shared/src/jobs/limit';
+import { connectNats } from '../../shared/src/nats/jetstream';
+import { jobsSubject, poolConsumer } from '../../shared/src/nats/subjects';
+import { spawnTs, waitUntil, type Proc } from '../helpers/processes';
+import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
+import type { FloorWorkName } from './floor-work';
+import { FLOOR_ORG, FLOOR_POOL, floorScratch } from './protocol-floor';
+
+export const PIPELINE_CONSUMER = poolConsumer(FLOOR_ORG, FLOOR_POOL);
+
+/** A job of the pipeline floor: the device, in the clear (there are no secrets to seal here). */
+export interface PipelineJob {
+  id: number;
+  target: DeviceTarget;
+}
+
+export interface PipelineFloorOptions {
+  work: FloorWorkName;
+  agents: number;
+  /** Sessions and connection set-ups at once, per agent process. */
+  sessions: number;
+  connects: number;
+  /** The simulator's process, for the CPU figures. */
+  simulatorPid: number;
+}
+
+const sc = StringCodec();
+
+/**
+ * Runs the pipeline over `targets` once to warm up (not timed: JIT, NATS consumers), then
+ * again timed. Answers the timed run's seconds, failed devices and CPU figures.
+ */
+export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTarget[], o: PipelineFloorOptions): Promise<{ seconds: number; failed: number; cpuText: string }> {
+  const nc = await connectNats(natsUrl, 'pipeline-floor-controller');
+  const scratch = await floorScratch(db, await nc.jetstreamManager(), 'pipeline');
+  const { names, table } = scratch;
+  const agents: Proc[] = [];
+  try {
+    const keys = new Map<string, AnyKey>();
+    for (let i = 0; i < o.agents; i++) {
+      const agentId = `pipeline-agent-${i + 1}`;
+      const pair = await generateAgentKeys();
+      keys.set(agentId, await importAgentPublicKey(pair.publicJwk));
+      agents.push(spawnTs('test/bench/pipeline-agent.ts', {
+        NATS_URL: natsUrl, FLOOR_PREFIX: names.prefix, FLOOR_WORK: o.work, FLOOR_SESSIONS: String(o.sessions), FLOOR_CONNECTS: String(o.connects),
+        FLOOR_AGENT_ID: agentId, FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk),
+      }));
+    }
+    for (const a of agents) await waitUntil('a pipeline agent', () => a.output().includes('pipeline agent ready'), a, 60_000);
+
+    const results = (await nc.jetstream().consumers.get(names.resultsStream, names.resultsConsumer));
+    /** Publishes the jobs of `batch` (ids from `first`) and stores their results; answers the failed count. */
+    const round = async (batch: DeviceTarget[], first: number): Promise<number> => {
+      const js = nc.jetstream();
+      const submit = mapLimit(batch, 256, (target, i) =>
+        js.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), sc.encode(JSON.stringify({ id: first + i, target } satisfies PipelineJob)), { msgID: `job-${first + i}` }));
+      let failed = 0;
+      for (let stored = 0; stored < batch.length;) {
+        const msgs: JsMsg[] = [];
+        for await (const m of await results.fetch({ max_messages: Math.min(64, batch.length - stored), expires: 2_000 })) msgs.push(m);
+        const rows = await Promise.all(msgs.map(async (m) => {
+          const token = sc.decode(m.data);
+          const key = keys.get(signerOf(token) ?? '');
+          if (!key) throw new Error('a result from an unknown agent');
+          const event = (await verifyJson(token, key, AGENT_SIGN_ALG)) as { job_id: number; ok: boolean; result: unknown };
+          if (!event.ok) failed += 1;
+          return { device: event.job_id, ok: event.ok, result: JSON.stringify(event.result) };
+        }));
+        if (rows.length > 0) await db(table).insert(rows);
+        msgs.forEach((m) => m.ack());
+        stored += msgs.length;
+      }
+      await submit;
+      return failed;
+    };
+
+    await round(targets.slice(0, Math.min(50, targets.length)), 1_000_000);
+    const counting = cpuMeter({
+      agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [o.simulatorPid]), 'this process': selfCpu,
+      postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
+    });
+    const started = performance.now();
+    const failed = await round(targets, 0);
+    const seconds = (performance.now() - started) / 1000;
+    return { seconds, failed, cpuText: counting(targets.length).text };
+  } finally {
+    await Promise.all(agents.map((a) => a.stop(2_000)));
+    await scratch.drop();
+    await nc.close();
+  }
+}
+
+/** The line a benchmark prints for it. */
+export function pipelineFloorReport(pipeline: { seconds: number; failed: number; cpuText: string }, floorSeconds: number, agents: number): string {
+  return `  pipeline floor (the driver in ${agents} agent process(es), JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
+    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ${pipeline.cpuText}`;
+}
