@@ -25,7 +25,9 @@ import { mapLimit } from '../../shared/src/jobs/limit';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { until } from '../agents/helpers';
+import { freePort } from '../helpers/net';
 import { spawnAgent, spawnTs, type Proc } from '../helpers/processes';
+import { loopbackAddress } from '../sim/loopback';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { NATS_URL, workFloor } from './fleet';
@@ -49,21 +51,26 @@ async function stop(proc: Proc): Promise<void> {
   await Promise.race([proc.kill('SIGTERM'), sleep(5_000).then(() => proc.kill('SIGKILL'))]);
 }
 
-/** The gNMI targets in a process of their own (this file run with SB_BENCH_GNMI_SIM=N); resolves with their ports. */
-async function startSimProcess(devices: number): Promise<{ ports: number[]; pid: number; stop(): Promise<void> }> {
-  const sim = spawnTs('test/bench/deploy.ts', { SB_BENCH_GNMI_SIM: String(devices) });
+/**
+ * The gNMI targets in a process of their own (this file run with SB_BENCH_GNMI_SIM=N), one
+ * loopback address each on one port, so every device shares one connection profile as a real
+ * fleet does; resolves with the port and the addresses.
+ */
+async function startSimProcess(devices: number): Promise<{ port: number; hosts: string[]; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const sim = spawnTs('test/bench/deploy.ts', { SB_BENCH_GNMI_SIM: String(devices), SB_BENCH_GNMI_PORT: String(port) });
   const line = await until('the gNMI simulator', () => {
     if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
-    return sim.output().split('\n').find((l) => l.startsWith('PORTS '));
+    return sim.output().split('\n').find((l) => l.startsWith('HOSTS '));
   }, 120_000);
-  return { ports: JSON.parse(line.slice(6)) as number[], pid: sim.child.pid ?? -1, stop: () => stop(sim) };
+  return { port, hosts: JSON.parse(line.slice(6)) as string[], pid: sim.child.pid ?? -1, stop: () => stop(sim) };
 }
 
 /** Child side of startSimProcess. */
-async function simMain(devices: number): Promise<void> {
+async function simMain(devices: number, port: number): Promise<void> {
   const { startGnmiFleet } = await import('../sim/gnmi/target');
-  const fleet = await startGnmiFleet(devices, { ...LOGIN, initialTree: INITIAL_TREE });
-  console.log(`PORTS ${JSON.stringify(fleet.targets.map((t) => t.port))}`);
+  const fleet = await startGnmiFleet(devices, (i) => ({ ...LOGIN, initialTree: INITIAL_TREE, host: loopbackAddress(i), port }));
+  console.log(`HOSTS ${JSON.stringify(fleet.targets.map((t) => t.host))}`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -92,18 +99,18 @@ export async function run(args: string[] = []): Promise<void> {
   const c = await benchController(transport === 'nats' ? { natsUrl: NATS_URL, natsPrefix: prefix } : {});
   const agents: { pid?: number; stop(): Promise<void> }[] = [];
   try {
-    // One profile per target (each listens on its own port); not timed.
+    // One profile for the fleet, a device per target; not timed.
     const ids: string[] = [];
     const names = new Map<string, string>();
     const targets: DeviceTarget[] = [];
-    await mapLimit(sim.ports.map((port, i) => ({ port, i })), 16, async ({ port, i }) => {
-      const profile = (await c.call('POST', '/api/profiles', { name: `gnmi-${i}`, ...LOGIN, gnmi_port: port, automation_transport: 'gnmi' })).body;
-      const device = (await c.call('POST', '/api/devices', { name: `leaf${i}`, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id })).body;
+    const profile = (await c.call('POST', '/api/profiles', { name: 'gnmi-fleet', ...LOGIN, gnmi_port: sim.port, automation_transport: 'gnmi' })).body;
+    await mapLimit(sim.hosts.map((host, i) => ({ host, i })), 16, async ({ host, i }) => {
+      const device = (await c.call('POST', '/api/devices', { name: `leaf${i}`, host, device_type: 'vendor_eos', profile_id: profile.id })).body;
       ids[i] = device.id;
       names.set(device.id, device.name);
       targets[i] = {
-        id: device.id, name: device.name, host: '127.0.0.1', device_type: 'vendor_eos', credentials: { ...LOGIN },
-        ports: { ssh: 22, netconf: 830, gnmi: port }, gnmi_tls: false, gnmi_skip_verify: false,
+        id: device.id, name: device.name, host, device_type: 'vendor_eos', credentials: { ...LOGIN },
+        ports: { ssh: 22, netconf: 830, gnmi: sim.port }, gnmi_tls: false, gnmi_skip_verify: false,
       };
     });
     const templates = [];
@@ -149,6 +156,7 @@ export async function run(args: string[] = []): Promise<void> {
     const endToEnd = async (subset: string[]) => {
       const [{ now: before }] = (await c.db.raw('SELECT clock_timestamp() AS now')).rows;
       const started = performance.now();
+      const windowStart = process.hrtime.bigint() / 1000n;
       const created = (await c.call('POST', '/api/config/deployments', { stack_id: stack.id, name: 'bench', target_devices: subset.map((device_id) => ({ device_id })), variable_values: variableValues(subset, names) })).body;
       const acceptedMs = performance.now() - started;
       const done = await until('the deployment to end', async () => {
@@ -170,6 +178,8 @@ export async function run(args: string[] = []): Promise<void> {
           [created.id],
         )).rows;
         console.log(`  jobs: mean run ${d.run_s?.toFixed(2)} s on the agent, mean wait ${d.wait_s?.toFixed(2)} s from submit to start, mean dispatch ${d.dispatch_s?.toFixed(2)} s`);
+        // The monotonic clock of V8 CPU profiles (SB_CPU_PROF_DIR), to read only this run's samples.
+        console.log(`  profile window (µs): ${windowStart},${process.hrtime.bigint() / 1000n}`);
       }
       const sec = (t: Date | string | null) => (t ? ((new Date(t).getTime() - new Date(before).getTime()) / 1000).toFixed(2) : '-');
       return {
@@ -235,7 +245,7 @@ export async function run(args: string[] = []): Promise<void> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sim = process.env.SB_BENCH_GNMI_SIM;
-  const main = sim ? simMain(Number(sim)) : run(process.argv.slice(2));
+  const main = sim ? simMain(Number(sim), Number(process.env.SB_BENCH_GNMI_PORT)) : run(process.argv.slice(2));
   main.then(
     () => process.exit(0),
     (err) => {

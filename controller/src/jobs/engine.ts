@@ -16,7 +16,7 @@ import {
   type PublicJwk,
 } from '../../../shared/src/jobs/crypto';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
-import { mapLimit } from '../../../shared/src/jobs/limit';
+import { Batcher, mapLimit } from '../../../shared/src/jobs/limit';
 import {
   AgentEvent,
   Heartbeat,
@@ -109,6 +109,11 @@ export class JobEngine implements JobService {
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly outcomeListeners = new Map<JobKind, ((outcome: JobOutcome) => void)[]>();
   private readonly requestHandlers = new Map<string, RequestHandler>();
+  /** Signers of agent requests, read fresh (revocation included) and together for the requests of the moment. */
+  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(async (ids) => {
+    const rows = await this.deps.agents.identities([...new Set(ids)]);
+    return ids.map((id) => rows.get(id));
+  });
   private readonly waiters = new Set<() => void>();
   private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
   private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
@@ -667,8 +672,8 @@ export class JobEngine implements JobService {
    */
   private async answerRequest(token: string): Promise<string> {
     const kid = signerOf(token);
-    const agents = kid && UUID.test(kid) ? await this.deps.agents.identities([kid]) : new Map<string, AgentIdentityRow>();
-    const v = await this.verify(token, agents);
+    const signer = kid && UUID.test(kid) ? await this.requestSigners.add(kid) : undefined;
+    const v = await this.verify(token, new Map(signer ? [[signer.id, signer]] : []));
     const type = 'payload' in v ? (v.payload as { type?: unknown } | null)?.type : undefined;
     const handler = typeof type === 'string' ? this.requestHandlers.get(type) : undefined;
     if (handler && 'payload' in v) return signJson(await handler(v.agent, v.payload), this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);

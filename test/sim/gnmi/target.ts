@@ -34,6 +34,8 @@ export interface GnmiTargetOptions {
   cert?: Cert;
   /** Listen on this port (default: any free one), e.g. to stand in for another target. */
   port?: number;
+  /** Listen on this loopback address (default 127.0.0.1): a fleet on one port, a device per address, as real networks are. */
+  host?: string;
   initialTree?: Json;
   models?: { name: string; organization: string; version: string }[];
   faults?: GnmiFaults;
@@ -150,7 +152,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
     { name: 'openconfig-system', organization: 'OpenConfig working group', version: '1.0.0' },
   ];
   const target = {
-    host: '127.0.0.1',
+    host: options.host ?? '127.0.0.1',
     port: 0,
     tls,
     certPem: cert?.cert,
@@ -292,7 +294,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
   const creds = tls
     ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(cert!.key), cert_chain: Buffer.from(cert!.cert) }], false)
     : grpc.ServerCredentials.createInsecure();
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`127.0.0.1:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${target.host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))));
   (target as { port: number }).port = port;
   return target;
 }

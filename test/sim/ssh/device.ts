@@ -3,6 +3,7 @@
  * are handed to an ssh2 Server with injectSocket, which lets slow-accept and transport garbage
  * happen before the SSH version line). All devices of a process share one host key.
  */
+import { loopbackAddress } from '../loopback';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import ssh2 from 'ssh2';
@@ -342,10 +343,7 @@ export interface SshFleetOptions extends Omit<SshDeviceOptions, 'port' | 'hostna
   spreadHosts?: boolean;
 }
 
-/** 127.0.0.1, 127.0.0.2, … 127.0.0.254, 127.0.1.1, … */
-export function loopbackAddress(i: number): string {
-  return `127.0.${Math.floor(i / 254)}.${(i % 254) + 1}`;
-}
+export { loopbackAddress };
 
 export interface SimSshFleet {
   devices: SimSshDevice[];
