@@ -41,6 +41,8 @@ export interface PipelineFloorOptions {
 }
 
 const sc = StringCodec();
+/** No result for this long: an agent process is stuck or gone. */
+const STALL_MS = 120_000;
 
 /**
  * Runs the pipeline over `targets` once to warm up (not timed: JIT, NATS consumers), then
@@ -71,9 +73,14 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
       const submit = mapLimit(batch, 256, (target, i) =>
         js.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), sc.encode(JSON.stringify({ id: first + i, target } satisfies PipelineJob)), { msgID: `job-${first + i}` }));
       let failed = 0;
+      let progressAt = Date.now();
       for (let stored = 0; stored < batch.length;) {
         const msgs: JsMsg[] = [];
         for await (const m of await results.fetch({ max_messages: Math.min(64, batch.length - stored), expires: 2_000 })) msgs.push(m);
+        if (msgs.length > 0) progressAt = Date.now();
+        else if (Date.now() - progressAt > STALL_MS) {
+          throw new Error(`the pipeline floor stalled at ${stored} of ${batch.length} results; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}`);
+        }
         const rows = await Promise.all(msgs.map(async (m) => {
           const token = sc.decode(m.data);
           const key = keys.get(signerOf(token) ?? '');
