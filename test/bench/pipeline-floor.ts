@@ -44,6 +44,31 @@ const sc = StringCodec();
 /** No result for this long: an agent process is stuck or gone. */
 const STALL_MS = 120_000;
 
+/** The controller side's view of one result: which device, whether it worked, what to store. */
+async function verifiedRow(m: JsMsg, keys: Map<string, AnyKey>): Promise<{ device: number; ok: boolean; result: string }> {
+  const token = sc.decode(m.data);
+  const key = keys.get(signerOf(token) ?? '');
+  if (!key) throw new Error('a result from an unknown agent');
+  const event = (await verifyJson(token, key, AGENT_SIGN_ALG)) as { job_id: number; ok: boolean; result: unknown };
+  return { device: event.job_id, ok: event.ok, result: JSON.stringify(event.result) };
+}
+
+/** Starts the agent processes (each with its own key); answers them with the keys to verify their results. */
+async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineFloorOptions, agents: Proc[]): Promise<Map<string, AnyKey>> {
+  const keys = new Map<string, AnyKey>();
+  for (let i = 0; i < o.agents; i++) {
+    const agentId = `pipeline-agent-${i + 1}`;
+    const pair = await generateAgentKeys();
+    keys.set(agentId, await importAgentPublicKey(pair.publicJwk));
+    agents.push(spawnTs('test/bench/pipeline-agent.ts', {
+      NATS_URL: natsUrl, FLOOR_PREFIX: prefix, FLOOR_WORK: o.work, FLOOR_SESSIONS: String(o.sessions), FLOOR_CONNECTS: String(o.connects),
+      FLOOR_AGENT_ID: agentId, FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk),
+    }));
+  }
+  for (const a of agents) await waitUntil('a pipeline agent', () => a.output().includes('pipeline agent ready'), a, 60_000);
+  return keys;
+}
+
 /**
  * Runs the pipeline over `targets` once to warm up (not timed: JIT, NATS consumers), then
  * again timed. Answers the timed run's seconds, failed devices and CPU figures.
@@ -54,22 +79,11 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
   const { names, table } = scratch;
   const agents: Proc[] = [];
   try {
-    const keys = new Map<string, AnyKey>();
-    for (let i = 0; i < o.agents; i++) {
-      const agentId = `pipeline-agent-${i + 1}`;
-      const pair = await generateAgentKeys();
-      keys.set(agentId, await importAgentPublicKey(pair.publicJwk));
-      agents.push(spawnTs('test/bench/pipeline-agent.ts', {
-        NATS_URL: natsUrl, FLOOR_PREFIX: names.prefix, FLOOR_WORK: o.work, FLOOR_SESSIONS: String(o.sessions), FLOOR_CONNECTS: String(o.connects),
-        FLOOR_AGENT_ID: agentId, FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk),
-      }));
-    }
-    for (const a of agents) await waitUntil('a pipeline agent', () => a.output().includes('pipeline agent ready'), a, 60_000);
-
-    const results = (await nc.jetstream().consumers.get(names.resultsStream, names.resultsConsumer));
+    const keys = await startPipelineAgents(natsUrl, names.prefix, o, agents);
+    const js = nc.jetstream();
+    const results = await js.consumers.get(names.resultsStream, names.resultsConsumer);
     /** Publishes the jobs of `batch` (ids from `first`) and stores their results; answers the failed count. */
     const round = async (batch: DeviceTarget[], first: number): Promise<number> => {
-      const js = nc.jetstream();
       const submit = mapLimit(batch, 256, (target, i) =>
         js.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), sc.encode(JSON.stringify({ id: first + i, target } satisfies PipelineJob)), { msgID: `job-${first + i}` }));
       let failed = 0;
@@ -81,14 +95,8 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
         else if (Date.now() - progressAt > STALL_MS) {
           throw new Error(`the pipeline floor stalled at ${stored} of ${batch.length} results; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}`);
         }
-        const rows = await Promise.all(msgs.map(async (m) => {
-          const token = sc.decode(m.data);
-          const key = keys.get(signerOf(token) ?? '');
-          if (!key) throw new Error('a result from an unknown agent');
-          const event = (await verifyJson(token, key, AGENT_SIGN_ALG)) as { job_id: number; ok: boolean; result: unknown };
-          if (!event.ok) failed += 1;
-          return { device: event.job_id, ok: event.ok, result: JSON.stringify(event.result) };
-        }));
+        const rows = await Promise.all(msgs.map((m) => verifiedRow(m, keys)));
+        failed += rows.filter((r) => !r.ok).length;
         if (rows.length > 0) await db(table).insert(rows);
         msgs.forEach((m) => m.ack());
         stored += msgs.length;
