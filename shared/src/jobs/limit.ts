@@ -61,14 +61,16 @@ export class Batcher<I, R> {
   private waiting: { item: I; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
   private draining = false;
 
-  constructor(private readonly run: (items: I[]) => Promise<R[]>, private readonly max = 500) {}
+  /** `gatherMs`: how long the first call of a batch waits for others (0: one turn of the event loop). */
+  constructor(private readonly run: (items: I[]) => Promise<R[]>, private readonly max = 500, private readonly gatherMs = 0) {}
 
   add(item: I): Promise<R> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
       if (!this.draining) {
         this.draining = true;
-        setImmediate(() => void this.drain());
+        if (this.gatherMs > 0) setTimeout(() => void this.drain(), this.gatherMs);
+        else setImmediate(() => void this.drain());
       }
     });
   }

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher, mapLimit, Semaphore } from '../../shared/src/jobs/limit';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('Batcher', () => {
+  it('gathers the calls of one turn into one batch and answers each with its own result', async () => {
+    const batches: number[][] = [];
+    const doubler = new Batcher<number, number>(async (items) => {
+      batches.push(items);
+      return items.map((i) => i * 2);
+    });
+    expect(await Promise.all([1, 2, 3].map((i) => doubler.add(i)))).toEqual([2, 4, 6]);
+    expect(batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('gathers calls that arrive while a batch is in flight into the next one, up to max', async () => {
+    const batches: number[][] = [];
+    const slow = new Batcher<number, number>(async (items) => {
+      batches.push(items);
+      await sleep(30);
+      return items;
+    }, 2);
+    const first = slow.add(1);
+    await sleep(5); // the first batch is in flight now
+    const later = [2, 3, 4].map((i) => slow.add(i));
+    expect(await Promise.all([first, ...later])).toEqual([1, 2, 3, 4]);
+    expect(batches).toEqual([[1], [2, 3], [4]]);
+  });
+
+  it('with a gather window, calls spread over it share the batch', async () => {
+    const batches: number[][] = [];
+    const gathering = new Batcher<number, number>(async (items) => {
+      batches.push(items);
+      return items;
+    }, 100, 300);
+    const first = gathering.add(1);
+    await sleep(10); // well inside the 300 ms window
+    const second = gathering.add(2);
+    expect(await Promise.all([first, second])).toEqual([1, 2]);
+    expect(batches).toEqual([[1, 2]]);
+  });
+
+  it('rejects every call of a batch whose run throws, and keeps serving later batches', async () => {
+    let fail = true;
+    const flaky = new Batcher<number, number>(async (items) => {
+      if (fail) throw new Error('database unavailable');
+      return items;
+    });
+    const failed = await Promise.allSettled([flaky.add(1), flaky.add(2)]);
+    expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((failed[0] as PromiseRejectedResult).reason.message).toBe('database unavailable');
+    fail = false;
+    expect(await flaky.add(3)).toBe(3);
+  });
+});
+
+describe('Semaphore and mapLimit', () => {
+  it('never runs more than the limit at once and answers in input order', async () => {
+    let running = 0;
+    let peak = 0;
+    const results = await mapLimit([5, 1, 4, 2, 3], 2, async (ms, i) => {
+      running += 1;
+      peak = Math.max(peak, running);
+      await sleep(ms);
+      running -= 1;
+      return i;
+    });
+    expect(results).toEqual([0, 1, 2, 3, 4]);
+    expect(peak).toBe(2);
+  });
+
+  it('hands a released slot to the longest waiter', async () => {
+    const slots = new Semaphore(1);
+    const order: string[] = [];
+    await slots.acquire();
+    const a = slots.use(async () => void order.push('a'));
+    const b = slots.use(async () => void order.push('b'));
+    expect(slots.free).toBe(0);
+    slots.release();
+    await Promise.all([a, b]);
+    expect(order).toEqual(['a', 'b']);
+    expect(slots.free).toBe(1);
+  });
+});
