@@ -18,9 +18,14 @@ export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
 /**
  * The least time between two pumps of one deployment while outcomes keep coming: each pump locks
  * the deployment, reads its queued devices and recounts them (5 round trips with the transaction),
- * so pumping once per burst of the engine's results would cost more than recording them.
+ * so pumping once per burst of the engine's results would cost more than recording them. While
+ * many devices are still open a pump only refreshes the counts, so it waits longer; near the end
+ * it comes quickly, so the deployment completes promptly after its last device.
  */
 const PUMP_GAP_MS = 50;
+const PUMP_GAP_BUSY_MS = 250;
+/** More devices open than this after a pump: the next waits PUMP_GAP_BUSY_MS. */
+const BUSY_OPEN_DEVICES = 64;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface RunnerTunables {
@@ -139,9 +144,12 @@ export class DeploymentRunner {
       try {
         for (;;) {
           this.pumping.set(deploymentId, false);
-          await this.pump(deploymentId).catch((err) => this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries'));
+          const open = await this.pump(deploymentId).catch((err) => {
+            this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries');
+            return null;
+          });
           if (!this.pumping.get(deploymentId) || this.stopped) break;
-          await sleep(PUMP_GAP_MS);
+          await sleep(open !== null && open > BUSY_OPEN_DEVICES ? PUMP_GAP_BUSY_MS : PUMP_GAP_MS);
         }
       } finally {
         this.pumping.delete(deploymentId);
@@ -153,9 +161,10 @@ export class DeploymentRunner {
    * Starts a pending deployment and submits a job for every queued device. Devices are claimed
    * (moved to their running state) in one transaction and their jobs submitted after it commits,
    * never inside it (the job service has its own connection; embedded PGlite has only one). A job
-   * submitted just before a crash is found and adopted by the sweep, never sent twice.
+   * submitted just before a crash is found and adopted by the sweep, never sent twice. Answers how
+   * many devices are still queued or running (null when the deployment is not running).
    */
-  async pump(deploymentId: string): Promise<void> {
+  async pump(deploymentId: string): Promise<number | null> {
     const claimed = await this.store.db.transaction(async (trx) => {
       let deployment = await this.store.lock(trx, deploymentId);
       if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
@@ -168,10 +177,11 @@ export class DeploymentRunner {
       const devices = await this.store.queuedDevices(trx, deploymentId);
       const specs = devices.length > 0 ? await this.claim(trx, deployment, devices, lines) : [];
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
-      await this.settle(trx, deploymentId, deployment);
-      return { deployment, specs };
+      const open = await this.settle(trx, deploymentId, deployment);
+      return { deployment, specs, open };
     });
     if (claimed && claimed.specs.length > 0) await this.submit(claimed.deployment, claimed.specs);
+    return claimed?.open ?? null;
   }
 
   /**
@@ -450,10 +460,11 @@ export class DeploymentRunner {
   /**
    * Moves the deployment on once no device is queued or running: completed, failed, the restore
    * of an atomic stack's changed devices, or the end of a rollback. Keeps the counts current.
+   * Answers how many devices were still queued or running (null: no such deployment).
    */
-  async settle(trx: Knex.Transaction, deploymentId: string, locked?: LockedDeployment): Promise<void> {
+  async settle(trx: Knex.Transaction, deploymentId: string, locked?: LockedDeployment): Promise<number | null> {
     const deployment = locked ?? (await this.store.lock(trx, deploymentId));
-    if (!deployment) return;
+    if (!deployment) return null;
     const counts = await this.store.refreshCounts(trx, deploymentId, FAILED_STATES);
     const n = (...states: DeviceStatus[]) => states.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
     // Counts are stored already; fields holds what a transition changes.
@@ -502,6 +513,7 @@ export class DeploymentRunner {
     }
     if (Object.keys(fields).length > 0) await this.store.update(trx, deploymentId, fields);
     await this.store.log(trx, deploymentId, deployment.org_id, lines);
+    return open;
   }
 
   /** Recovery: pumps stale deployments, records outcomes a device row missed, settles idle ones. */
