@@ -26,6 +26,11 @@ const PUMP_GAP_MS = 50;
 const PUMP_GAP_BUSY_MS = 250;
 /** More devices open than this after a pump: the next waits PUMP_GAP_BUSY_MS. */
 const BUSY_OPEN_DEVICES = 64;
+/**
+ * Devices one pump claims and submits jobs for. A big deployment starts on its first devices
+ * while the next pumps claim the rest (back to back), instead of waiting for every job of it.
+ */
+const CLAIM_PER_PUMP = 100;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export interface RunnerTunables {
@@ -144,12 +149,14 @@ export class DeploymentRunner {
       try {
         for (;;) {
           this.pumping.set(deploymentId, false);
-          const open = await this.pump(deploymentId).catch((err) => {
+          const pumped = await this.pump(deploymentId).catch((err) => {
             this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries');
             return null;
           });
-          if (!this.pumping.get(deploymentId) || this.stopped) break;
-          await sleep(open !== null && open > BUSY_OPEN_DEVICES ? PUMP_GAP_BUSY_MS : PUMP_GAP_MS);
+          if (this.stopped) break;
+          if (pumped?.moreQueued) continue;
+          if (!this.pumping.get(deploymentId)) break;
+          await sleep(pumped && pumped.open > BUSY_OPEN_DEVICES ? PUMP_GAP_BUSY_MS : PUMP_GAP_MS);
         }
       } finally {
         this.pumping.delete(deploymentId);
@@ -161,10 +168,11 @@ export class DeploymentRunner {
    * Starts a pending deployment and submits a job for every queued device. Devices are claimed
    * (moved to their running state) in one transaction and their jobs submitted after it commits,
    * never inside it (the job service has its own connection; embedded PGlite has only one). A job
-   * submitted just before a crash is found and adopted by the sweep, never sent twice. Answers how
-   * many devices are still queued or running (null when the deployment is not running).
+   * submitted just before a crash is found and adopted by the sweep, never sent twice. Claims at
+   * most CLAIM_PER_PUMP devices; answers how many devices are still queued or running and whether
+   * more are queued than it claimed (null when the deployment is not running).
    */
-  async pump(deploymentId: string): Promise<number | null> {
+  async pump(deploymentId: string): Promise<{ open: number; moreQueued: boolean } | null> {
     const claimed = await this.store.db.transaction(async (trx) => {
       let deployment = await this.store.lock(trx, deploymentId);
       if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
@@ -174,14 +182,15 @@ export class DeploymentRunner {
         deployment = { ...deployment, status: 'in_progress' };
         lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });
       }
-      const devices = await this.store.queuedDevices(trx, deploymentId);
+      const devices = await this.store.queuedDevices(trx, deploymentId, CLAIM_PER_PUMP);
       const specs = devices.length > 0 ? await this.claim(trx, deployment, devices, lines) : [];
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
       const open = await this.settle(trx, deploymentId, deployment);
-      return { deployment, specs, open };
+      return { deployment, specs, open: open ?? 0, moreQueued: devices.length === CLAIM_PER_PUMP };
     });
-    if (claimed && claimed.specs.length > 0) await this.submit(claimed.deployment, claimed.specs);
-    return claimed?.open ?? null;
+    if (!claimed) return null;
+    if (claimed.specs.length > 0) await this.submit(claimed.deployment, claimed.specs);
+    return { open: claimed.open, moreQueued: claimed.moreQueued };
   }
 
   /**
@@ -525,7 +534,13 @@ export class DeploymentRunner {
         await this.recoverClaims(id).catch((err) => this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment claim recovery failed'));
       }
       for (const id of await this.store.needingPump(this.tunables.staleMs)) {
-        await this.pump(id).catch((err) => this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed'));
+        try {
+          while ((await this.pump(id))?.moreQueued) {
+            // claims the next CLAIM_PER_PUMP devices
+          }
+        } catch (err) {
+          this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed');
+        }
       }
       for (const job of await this.store.orphanedOutcomes(this.tunables.staleMs)) {
         await this.store.db

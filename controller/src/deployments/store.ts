@@ -173,8 +173,9 @@ export class DeploymentStore {
   }
 
   /** The devices of a deployment waiting in a queued state, in position order. */
-  queuedDevices(trx: Knex.Transaction, deploymentId: string): Promise<DeploymentDeviceRow[]> {
-    return trx('deployment_devices').where({ deployment_id: deploymentId }).whereRaw('status = ANY(?::text[])', [QUEUED]).orderBy('position').select('*').options(PREPARED);
+  /** The first `limit` queued devices of a deployment, in push order. */
+  queuedDevices(trx: Knex.Transaction, deploymentId: string, limit: number): Promise<DeploymentDeviceRow[]> {
+    return trx('deployment_devices').where({ deployment_id: deploymentId }).whereRaw('status = ANY(?::text[])', [QUEUED]).orderBy('position').limit(limit).select('*').options(PREPARED);
   }
 
   /**
