@@ -535,9 +535,8 @@ export class DeploymentRunner {
       }
       for (const id of await this.store.needingPump(this.tunables.staleMs)) {
         try {
-          while ((await this.pump(id))?.moreQueued) {
-            // claims the next CLAIM_PER_PUMP devices
-          }
+          // A pump claims CLAIM_PER_PUMP devices: pump until none are left queued.
+          for (let more = true; more; ) more = (await this.pump(id))?.moreQueued ?? false;
         } catch (err) {
           this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed');
         }

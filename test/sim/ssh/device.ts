@@ -343,7 +343,6 @@ export interface SshFleetOptions extends Omit<SshDeviceOptions, 'port' | 'hostna
   spreadHosts?: boolean;
 }
 
-export { loopbackAddress };
 
 export interface SimSshFleet {
   devices: SimSshDevice[];
