@@ -28,12 +28,20 @@ export function usage(pid: number): { cpu: number; rssMb: number; peakMb: number
   }
 }
 
-/** CPU seconds of every process named `name` on the machine (PostgreSQL's backends, nats-server). */
+/**
+ * CPU seconds of every process named `name` on the machine (PostgreSQL's backends, nats-server),
+ * with their reaped children's: a backend that exits during the measurement moves its time into
+ * the postmaster's, instead of vanishing from the sum (which once read "postgres -0.8").
+ */
 export function cpuOfNamed(name: string): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
     try {
-      if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes(`(${name})`)) total += usage(Number(pid)).cpu;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes(`(${name})`)) continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime, cutime, cstime
+      total += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / TICK;
     } catch {
       // ended while reading
     }

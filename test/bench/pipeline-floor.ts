@@ -38,6 +38,11 @@ export interface PipelineFloorOptions {
   connects: number;
   /** The simulator's process, for the CPU figures. */
   simulatorPid: number;
+  /**
+   * Untimed warm-up rounds over all the targets before the timed one; default: one round over
+   * 50 of them.
+   */
+  warmupRounds?: number;
 }
 
 const sc = StringCodec();
@@ -70,8 +75,8 @@ async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineF
 }
 
 /**
- * Runs the pipeline over `targets` once to warm up (not timed: JIT, NATS consumers), then
- * again timed. Answers the timed run's seconds, failed devices and CPU figures.
+ * Runs the pipeline untimed to warm up (`o.warmupRounds`; JIT, NATS consumers), then over all
+ * the targets timed. Answers the timed run's seconds, failed devices and CPU figures.
  */
 export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTarget[], o: PipelineFloorOptions): Promise<{ seconds: number; failed: number; cpuText: string }> {
   const nc = await connectNats(natsUrl, 'pipeline-floor-controller');
@@ -105,7 +110,8 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
       return failed;
     };
 
-    await round(targets.slice(0, Math.min(50, targets.length)), 1_000_000);
+    if (o.warmupRounds === undefined) await round(targets.slice(0, 50), 1_000_000);
+    for (let i = 1; i <= (o.warmupRounds ?? 0); i++) await round(targets, i * 1_000_000);
     const counting = cpuMeter({
       agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [o.simulatorPid]), 'this process': selfCpu,
       postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
