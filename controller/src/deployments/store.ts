@@ -108,7 +108,7 @@ const LOG_BATCHES = `b AS (SELECT * FROM ROWS FROM (jsonb_to_recordset(?::jsonb)
 const INSERT_LOGS = `INSERT INTO deployment_logs (deployment_id, org_id, device_id, level, message, created_at)
   SELECT x.deployment_id, x.org_id, x.device_id, x.level, x.message, coalesce(x.created_at, now()) FROM (
     SELECT b.ord, 0 AS part, l.id AS seq, b.deployment_id, b.org_id, b.device_id, l.level, l.text AS message, l.at AS created_at
-      FROM b JOIN job_logs l ON l.job_id = b.job_id
+      FROM b CROSS JOIN LATERAL (SELECT l.id, l.level, l.text, l.at FROM job_logs l WHERE l.job_id = b.job_id ORDER BY l.id) l
     UNION ALL
     SELECT b.ord, 1 AS part, r.ord AS seq, b.deployment_id, b.org_id, r.device_id, r.level, r.message, r.created_at
       FROM b, ROWS FROM (jsonb_to_recordset(b.lines) AS (device_id uuid, level text, message text, created_at timestamptz))
@@ -185,9 +185,8 @@ export class DeploymentStore {
   async lockDevices(trx: Knex.Transaction, keys: { deployment_id: string; device_id: string }[]): Promise<LockedDevice[]> {
     if (keys.length === 0) return [];
     const { rows } = await trx.raw(
-      `SELECT dd.*, d.org_id FROM deployment_devices dd
+      `SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id FROM deployment_devices dd
          JOIN unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id) ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
-         JOIN deployments d ON d.id = dd.deployment_id
         ORDER BY dd.deployment_id, dd.device_id
         FOR NO KEY UPDATE OF dd`,
       [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
@@ -320,8 +319,8 @@ export class DeploymentStore {
     if (deviceIds.length === 0) return [];
     const { rows } = await trx.raw(
       `SELECT DISTINCT ON (j.device_id, j.kind) j.id, j.device_id, j.kind
-         FROM deployment_devices d JOIN jobs j ON j.group_id = d.deployment_id AND j.device_id = d.device_id AND j.created_at >= d.status_since
-        WHERE d.deployment_id = ? AND d.device_id = ANY(?::uuid[])
+         FROM jobs j JOIN deployment_devices d ON d.deployment_id = j.group_id AND d.device_id = j.device_id
+        WHERE j.group_id = ? AND j.device_id = ANY(?::uuid[]) AND j.created_at >= d.status_since
         ORDER BY j.device_id, j.kind, j.created_at DESC, j.id`,
       [deploymentId, deviceIds],
     ).options(PREPARED);
