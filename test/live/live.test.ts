@@ -95,6 +95,24 @@ describe('GET /api/live', () => {
     client.close();
   });
 
+  it('streams every line of a statement that writes many long ones, in order, cut to 1,000 characters', async () => {
+    const client = await connect(c, { authorization: `Bearer ${org.token}` });
+    await client.next((e) => e.type === 'ready', 'ready');
+    const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'many lines', target_devices: [{ device_id: device.id }] }, 201);
+    await waitFor(c, org.token, created.id);
+    // One statement, 150 lines: plain, multibyte and control characters (6 bytes each in JSON), each
+    // far longer than a notification could hold in one piece with its neighbours.
+    const bodies = ['plain '.repeat(300), 'é'.repeat(1_800), '\u0001'.repeat(1_500), 'short'];
+    const rows = Array.from({ length: 150 }, (_, i) => ({ deployment_id: created.id, org_id: org.orgId, level: 'info', message: `${i}:${bodies[i % bodies.length]}` }));
+    const inserted: { id: string }[] = await c.db('deployment_logs').insert(rows).returning('id');
+    await client.next((e) => e.type === 'deployment_log' && String(e.id) === String(inserted[149].id), 'the last line');
+    const ids = new Set(inserted.map((r) => String(r.id)));
+    const heard = client.events.filter((e) => e.type === 'deployment_log' && ids.has(String(e.id)));
+    expect(heard.map((e) => e.message)).toEqual(rows.map((r) => r.message.slice(0, 1_000)));
+    expect(heard[1].message).toBe(`1:${'é'.repeat(998)}`);
+    client.close();
+  });
+
   it('streams snapshot status changes', async () => {
     const client = await connect(c, { authorization: `Bearer ${org.token}` });
     await client.next((e) => e.type === 'ready', 'ready');

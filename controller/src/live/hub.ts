@@ -2,11 +2,18 @@ import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/knex';
 
-/** One live event, as the database announced it (see migration 071's sb_live_notify). */
+/** One live event, as the database announced it (migration 071's sb_live_notify, or in a batch of 160's). */
 export interface LiveEvent {
   type: 'deployment' | 'deployment_device' | 'deployment_log' | 'snapshot';
   org_id: string;
   [field: string]: unknown;
+}
+
+/** Events of one statement, in row order (migration 160: log lines and device states). */
+interface LiveBatch {
+  type: 'batch';
+  org_id: string;
+  events: LiveEvent[];
 }
 
 export type LiveListener = (event: LiveEvent) => void;
@@ -49,13 +56,20 @@ export class LiveHub {
   }
 
   private deliver(payload: string | undefined): void {
-    if (!payload) return;
-    let event: LiveEvent;
+    // Nobody on this replica is watching: the notification is not even parsed.
+    if (!payload || this.listeners.size === 0) return;
+    let event: LiveEvent | LiveBatch;
     try {
-      event = JSON.parse(payload) as LiveEvent;
+      event = JSON.parse(payload) as LiveEvent | LiveBatch;
     } catch {
       return;
     }
+    if (event.type === 'batch') {
+      for (const e of (event as LiveBatch).events) this.emit(e);
+    } else this.emit(event as LiveEvent);
+  }
+
+  private emit(event: LiveEvent): void {
     for (const listener of this.listeners.get(event.org_id) ?? []) {
       try {
         listener(event);
