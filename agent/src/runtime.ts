@@ -303,7 +303,7 @@ export class AgentRuntime {
    */
   private async storeBackup(msg: JobMessage, backup: FetchedConfig, deadline: number): Promise<FetchedConfig> {
     const agentId = this.o.identity.agent_id;
-    const request: BackupStoreRequest = { v: PROTOCOL_VERSION, type: 'backup_store', agent_id: agentId, job_id: msg.job_id, attempt: msg.attempt, at: new Date().toISOString(), backup };
+    const request: BackupStoreRequest = { v: PROTOCOL_VERSION, type: 'backup_store', agent_id: agentId, job_id: msg.job_id, attempt: msg.attempt, at: new Date().toISOString(), backup, echo: false };
     const token = await signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId);
     for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
       const answer = await this.o.link.request(token, 10_000);
@@ -313,6 +313,7 @@ export class AgentRuntime {
         if ((reply as { type?: unknown }).type !== 'backup_stored') throw new Error(`the controller refused it: ${reply.error ?? 'no reason given'}`);
         const stored = checkMessage(BackupStoreReply, reply, 'backup store reply');
         if (stored.job_id !== msg.job_id) throw new Error('the controller answered for another job');
+        if (stored.ok && stored.same) return backup;
         if (stored.ok && stored.backup) return stored.backup;
         if (!stored.retry) throw new Error(`the controller did not store it: ${stored.error ?? 'no reason given'}`);
       }

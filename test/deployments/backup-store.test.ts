@@ -74,6 +74,14 @@ describe('storing a deploy job\'s pre-deployment backup', () => {
     // A redelivered attempt read the half-changed device: it gets the first backup back.
     const again = await store(request('{"hostname": "half changed"}'));
     expect(again).toMatchObject({ ok: true, backup: { text: '{"hostname": "before"}' } });
+    // An agent that keeps its copy (echo: false) hears `same` when the kept backup is its own,
+    // and gets the kept one whenever it differs.
+    expect(await store(request('{"hostname": "before"}', { echo: false }))).toEqual({
+      v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: true, backup: null, error: null, same: true,
+    });
+    const differs = await store(request('{"hostname": "half changed"}', { echo: false }));
+    expect(differs).toMatchObject({ ok: true, backup: { text: '{"hostname": "before"}' } });
+    expect(differs).not.toHaveProperty('same');
     expect(await versions()).toHaveLength(1);
   });
 

@@ -29,6 +29,15 @@ const storeReply = (jobId: string, backup: FetchedConfig | null, error: string |
   v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: backup !== null, backup, error,
 });
 
+/** The backup kept for the request's job; `same` instead of the backup when it is the request's own and the agent keeps it. */
+function keptReply(request: BackupStoreRequest, kept: FetchedConfig): BackupStoreReply {
+  const own = request.backup;
+  if (request.echo === false && kept.text === own.text && kept.format === own.format && kept.via === own.via) {
+    return { ...storeReply(request.job_id, null, null), ok: true, same: true };
+  }
+  return storeReply(request.job_id, kept, null);
+}
+
 /** A deploy job's backup as a config version of its device. */
 export function backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobId'>, backup: FetchedConfig): NewVersion {
   return {
@@ -126,21 +135,22 @@ export class PreDeploymentBackups {
     const storing: { a: (typeof accepted)[number]; device: LockedDevice }[] = [];
     for (const a of accepted) {
       const device = devices.get(a.key);
-      const answer = (backup: FetchedConfig | null, error: string | null) => void (replies[a.i] = storeReply(a.request.job_id, backup, error));
+      const refuse = (error: string) => void (replies[a.i] = storeReply(a.request.job_id, null, error));
+      const answer = (backup: FetchedConfig) => void (replies[a.i] = keptReply(a.request, backup));
       // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
-      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== a.request.job_id)) answer(null, "the job is no longer the device's current deploy job");
-      else if (kept.has(a.key)) answer(kept.get(a.key)!, null);
+      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== a.request.job_id)) refuse("the job is no longer the device's current deploy job");
+      else if (kept.has(a.key)) answer(kept.get(a.key)!);
       else if (device.backup_config_id) {
         const stored = existing.get(device.backup_config_id);
-        if (!stored) answer(null, `the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
+        if (!stored) refuse(`the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
         else {
           kept.set(a.key, { text: stored.config_text, format: stored.config_format as FetchedConfig['format'], via: stored.pulled_via as FetchedConfig['via'] });
-          answer(kept.get(a.key)!, null);
+          answer(kept.get(a.key)!);
         }
       } else {
         kept.set(a.key, a.request.backup);
         storing.push({ a, device });
-        answer(a.request.backup, null);
+        answer(a.request.backup);
       }
     }
     if (storing.length === 0) return;

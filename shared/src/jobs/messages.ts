@@ -191,6 +191,12 @@ export const BackupStoreRequest = Type.Object({
   attempt: Type.Integer({ minimum: 1 }),
   at: Iso,
   backup: FetchedConfigSchema,
+  /**
+   * false: the agent keeps its copy, so when the backup kept for the job is this one the reply
+   * says `same` instead of sending it back (a large config crosses NATS and is signed once, not
+   * twice). Absent (older agents): the reply always carries the backup.
+   */
+  echo: Type.Optional(Type.Boolean()),
 });
 export type BackupStoreRequest = Static<typeof BackupStoreRequest>;
 
@@ -204,6 +210,8 @@ export const BackupStoreReply = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   /** Not yet: the job's dispatch has not committed (the agent was quicker); ask again shortly. */
   retry: Type.Optional(Type.Boolean()),
+  /** The backup kept for the job is the request's own (asked with `echo: false`); `backup` is null. */
+  same: Type.Optional(Type.Boolean()),
 });
 export type BackupStoreReply = Static<typeof BackupStoreReply>;
 
