@@ -93,9 +93,12 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
       port: peer.port,
       username: peer.username,
       privateKey: peer.privateKey,
-      limits: { connectTimeoutMs: 10_000, commandTimeoutMs: 10_000, idleTimeoutMs: 10_000, keepaliveIntervalMs: 10_000 },
+      // Generous: on a loaded CI machine netconfd once took over 10 s to answer the lock.
+      limits: { connectTimeoutMs: 30_000, commandTimeoutMs: 30_000, idleTimeoutMs: 30_000, keepaliveIntervalMs: 10_000 },
     });
-    await raw.rpc('<lock><target><candidate/></target></lock>', 'lock');
+    await raw.rpc('<lock><target><candidate/></target></lock>', 'lock').catch((err) => {
+      throw new Error(`${String(err)}\nnetconfd and sshd said:\n${peer.logs()}`);
+    });
     await raw.rpc(`<edit-config><target><candidate/></target><config><settings xmlns="${NS}"><hostname>unconfirmed</hostname></settings></config></edit-config>`, 'edit-config');
     await raw.rpc('<commit><confirmed/><confirm-timeout>600</confirm-timeout></commit>', 'confirmed commit');
     expect((await s.fetchConfig()).text).toContain('<hostname>unconfirmed</hostname>');
@@ -107,7 +110,7 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
       now = (await s.fetchConfig()).text;
     }
     expect(now).toBe(before);
-  });
+  }, 90_000);
 
   it("surfaces netconfd's rpc-error with its details and leaves the running config alone", async () => {
     const before = (await s.fetchConfig()).text;
