@@ -1,15 +1,17 @@
 /**
  * The agent side of the pipeline floor (test/bench/pipeline-floor.ts), a process of its own as
- * an agent is: pulls jobs from the pool's JetStream consumer as free sessions allow, does the
- * floor's work on the device (floor-work.ts), signs the answer with its key as agents sign
- * results, publishes it with its id and acks the job. No secrets, deadlines, logs or retries.
+ * an agent is: pulls jobs from the pool's JetStream consumer as free sessions allow, checks the
+ * controller's signature, does the floor's work on the device (floor-work.ts), signs the answer
+ * with its key as agents sign results, publishes it with its id and acks the job. No secrets,
+ * deadlines, logs or retries.
  *
  * Environment: NATS_URL, FLOOR_PREFIX, FLOOR_WORK (backup|poll|deploy), FLOOR_SESSIONS, FLOOR_CONNECTS,
- * FLOOR_AGENT_ID, FLOOR_AGENT_JWK (the private key, JWK JSON).
+ * FLOOR_AGENT_ID, FLOOR_AGENT_JWK (the private key, JWK JSON), FLOOR_CONTROLLER_JWK (the controller's
+ * public key, JWK JSON).
  */
 import { StringCodec, type JsMsg } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import { AGENT_SIGN_ALG, importAgentPrivateKey, signJsonDetached } from '../../shared/src/jobs/crypto';
+import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, importAgentPrivateKey, importControllerPublicKey, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { natsNames, resultsSubject } from '../../shared/src/nats/subjects';
@@ -28,6 +30,7 @@ const sessions = Number(env('FLOOR_SESSIONS'));
 const connectSlots = new Semaphore(Number(env('FLOOR_CONNECTS')));
 const agentId = env('FLOOR_AGENT_ID');
 const { sign } = await importAgentPrivateKey(JSON.parse(env('FLOOR_AGENT_JWK')));
+const controllerKey = importControllerPublicKey(JSON.parse(env('FLOOR_CONTROLLER_JWK')));
 
 const nc = await connectNats(env('NATS_URL'), `pipeline-floor ${agentId}`);
 const js = nc.jetstream();
@@ -52,7 +55,7 @@ let slotFreed: (() => void) | null = null;
 async function handle(m: JsMsg): Promise<void> {
   active += 1;
   try {
-    const job = JSON.parse(sc.decode(m.data)) as PipelineJob;
+    const job = (await verifyJson(sc.decode(m.data), controllerKey, CONTROLLER_SIGN_ALG)) as PipelineJob;
     const outcome = await outcomeOf(job.target);
     const token = await signJsonDetached({ type: 'result', job_id: job.id, ok: outcome.ok, result: outcome.result }, sign, AGENT_SIGN_ALG, agentId);
     await js.publish(resultsSubject(names.prefix, agentId), sc.encode(token), { msgID: `result-${job.id}` });

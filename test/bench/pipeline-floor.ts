@@ -2,18 +2,20 @@
  * The pipeline floor: the least this architecture can take end to end, measured rather than
  * bounded. The driver floor's sessions run where DESIGN.md puts them, in agent processes of
  * their own (`--agents` of them, the same sessions and set-ups each), and each device travels
- * the protocol every implementation needs: a durable job (JetStream publish with its id, pull,
- * ack) and a durable result signed by the agent's key, verified and stored as one row. Nothing
- * else: no REST call, job rows, secrets, deadlines, logs or business logic.
+ * the protocol every implementation needs: a durable job signed by the controller's key
+ * (JetStream publish with its id, pull, signature checked, ack) and a durable result signed by
+ * the agent's key, verified and stored as one row. Nothing else: no REST call, job rows, secrets,
+ * deadlines, logs or business logic.
  *
  * Its time against the driver floor's is the lowest end-to-end / floor ratio any controller and
  * agents could reach on this machine: the sessions now share the cores with NATS, PostgreSQL
  * and each other's processes, and the protocol's CPU comes on top.
  */
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { StringCodec, type JsMsg } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPublicKey, signerOf, verifyJson, type AnyKey } from '../../shared/src/jobs/crypto';
+import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, controllerKeyFromSecret, generateAgentKeys, importAgentPublicKey, signJson, signerOf, verifyJson, type AnyKey, type ControllerKey } from '../../shared/src/jobs/crypto';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { jobsSubject, poolConsumer } from '../../shared/src/nats/subjects';
@@ -24,7 +26,7 @@ import { FLOOR_ORG, FLOOR_POOL, floorScratch } from './protocol-floor';
 
 export const PIPELINE_CONSUMER = poolConsumer(FLOOR_ORG, FLOOR_POOL);
 
-/** A job of the pipeline floor: the device, in the clear (there are no secrets to seal here). */
+/** A job of the pipeline floor (signed by the controller key): the device, in the clear (no secrets to seal here). */
 export interface PipelineJob {
   id: number;
   target: DeviceTarget;
@@ -59,7 +61,7 @@ async function verifiedRow(m: JsMsg, keys: Map<string, AnyKey>): Promise<{ devic
 }
 
 /** Starts the agent processes (each with its own key); answers them with the keys to verify their results. */
-async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineFloorOptions, agents: Proc[]): Promise<Map<string, AnyKey>> {
+async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineFloorOptions, controllerKey: ControllerKey, agents: Proc[]): Promise<Map<string, AnyKey>> {
   const keys = new Map<string, AnyKey>();
   for (let i = 0; i < o.agents; i++) {
     const agentId = `pipeline-agent-${i + 1}`;
@@ -67,7 +69,7 @@ async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineF
     keys.set(agentId, await importAgentPublicKey(pair.publicJwk));
     agents.push(spawnTs('test/bench/pipeline-agent.ts', {
       NATS_URL: natsUrl, FLOOR_PREFIX: prefix, FLOOR_WORK: o.work, FLOOR_SESSIONS: String(o.sessions), FLOOR_CONNECTS: String(o.connects),
-      FLOOR_AGENT_ID: agentId, FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk),
+      FLOOR_AGENT_ID: agentId, FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk), FLOOR_CONTROLLER_JWK: JSON.stringify(controllerKey.publicJwk),
     }));
   }
   for (const a of agents) await waitUntil('a pipeline agent', () => a.output().includes('pipeline agent ready'), a, 60_000);
@@ -84,13 +86,15 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
   const { names, table } = scratch;
   const agents: Proc[] = [];
   try {
-    const keys = await startPipelineAgents(natsUrl, names.prefix, o, agents);
+    // Jobs are signed by a controller key and checked by the agents, as DESIGN.md has them.
+    const controllerKey = controllerKeyFromSecret(randomBytes(32));
+    const keys = await startPipelineAgents(natsUrl, names.prefix, o, controllerKey, agents);
     const js = nc.jetstream();
     const results = await js.consumers.get(names.resultsStream, names.resultsConsumer);
     /** Publishes the jobs of `batch` (ids from `first`) and stores their results; answers the failed count. */
     const round = async (batch: DeviceTarget[], first: number): Promise<number> => {
-      const submit = mapLimit(batch, 256, (target, i) =>
-        js.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), sc.encode(JSON.stringify({ id: first + i, target } satisfies PipelineJob)), { msgID: `job-${first + i}` }));
+      const submit = mapLimit(batch, 256, async (target, i) =>
+        js.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), sc.encode(await signJson({ id: first + i, target } satisfies PipelineJob, controllerKey.privateKey, CONTROLLER_SIGN_ALG)), { msgID: `job-${first + i}` }));
       let failed = 0;
       let progressAt = Date.now();
       for (let stored = 0; stored < batch.length;) {
@@ -129,6 +133,6 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
 
 /** The line a benchmark prints for it. */
 export function pipelineFloorReport(pipeline: { seconds: number; failed: number; cpuText: string }, floorSeconds: number, agents: number): string {
-  return `  pipeline floor (the driver in ${agents} agent process(es), JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
+  return `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
     `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ${pipeline.cpuText}`;
 }

@@ -1,8 +1,9 @@
 /**
  * The protocol floor: the least any end-to-end run adds to the driver floor, whatever the
  * controller and agents do beyond it. Per device, DESIGN.md's protocol needs a durable job
- * (JetStream publish with its id, pull, ack), a durable result (the same, back) signed by the
- * agent's key and verified, and the result stored in PostgreSQL. This runs exactly that, with
+ * signed by the controller's key (JetStream publish with its id, pull, signature checked, ack),
+ * a durable result (the same, back) signed by the agent's key and verified, and the result
+ * stored in PostgreSQL. This runs exactly that, with
  * the real stream settings and signing code, in this one process: no REST call, no job row, no
  * secrets, no business logic, one text row per device, so it is a lower bound.
  *
@@ -14,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { Knex } from 'knex';
 import type { JetStreamManager, JsMsg, NatsConnection } from 'nats';
-import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
+import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, controllerKeyFromSecret, generateAgentKeys, importAgentPrivateKey, signJson, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { connectNats, deleteStreams, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
 import { jobsSubject, natsNames, poolConsumer, resultsSubject, type NatsNames } from '../../shared/src/nats/subjects';
@@ -77,6 +78,7 @@ export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[
   const controller = await connectNats(natsUrl, 'protocol-floor-controller');
   const agent = await connectNats(natsUrl, 'protocol-floor-agent');
   const keys = await generateAgentKeys();
+  const controllerKey = controllerKeyFromSecret(randomBytes(32));
   const { sign } = await importAgentPrivateKey(keys.privateJwk);
   const verifyKey = (await import('jose')).importJWK(keys.publicJwk, AGENT_SIGN_ALG);
   const scratch = await floorScratch(db, await controller.jetstreamManager(), 'protocol');
@@ -90,11 +92,12 @@ export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[
     const counting = cpuMeter({ 'this process': selfCpu, postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server') });
     const controllerJs = controller.jetstream();
     const agentJs = agent.jetstream();
-    const submit = mapLimit(results, 256, (_, i) =>
-      controllerJs.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), encoder.encode(JSON.stringify({ job_id: i, kind: 'bench', attempt: 1 })), { msgID: `job-${i}` }));
+    // Jobs signed by the controller's key and checked by the agent, as DESIGN.md has them.
+    const submit = mapLimit(results, 256, async (_, i) =>
+      controllerJs.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), encoder.encode(await signJson({ job_id: i, kind: 'bench', attempt: 1 }, controllerKey.privateKey, CONTROLLER_SIGN_ALG)), { msgID: `job-${i}` }));
     const work = drain(agent, names.jobsStream, poolConsumer(FLOOR_ORG, FLOOR_POOL), count, (jobs) =>
       mapLimit(jobs, concurrency, async (m) => {
-        const job = JSON.parse(decoder.decode(m.data)) as { job_id: number };
+        const job = (await verifyJson(decoder.decode(m.data), controllerKey.publicKey, CONTROLLER_SIGN_ALG)) as { job_id: number };
         const token = await signJsonDetached({ type: 'result', job_id: job.job_id, result: results[job.job_id] }, sign, AGENT_SIGN_ALG, 'agent');
         await agentJs.publish(resultsSubject(names.prefix, 'agent'), encoder.encode(token), { msgID: `result-${job.job_id}` });
         m.ack();
@@ -128,7 +131,7 @@ export function lowestRatio(floor: { seconds: number; cpuSeconds: number }, prot
 /** The lines a benchmark prints after its ratio. */
 export function protocolFloorReport(floor: { seconds: number; cpuSeconds: number }, protocol: ProtocolFloor, devices: number): string {
   return [
-    `  protocol floor (JetStream job and result, agent-signed and verified, one row per device; no controller or agent logic): ${protocol.cpuMsPerDevice.toFixed(2)} ms CPU per device (${protocol.text})`,
+    `  protocol floor (signed JetStream job and agent-signed result, each verified, one row per device; no controller or agent logic): ${protocol.cpuMsPerDevice.toFixed(2)} ms CPU per device (${protocol.text})`,
     `  lowest ratio this ${availableParallelism()}-core machine allows (floor CPU + protocol CPU on every core, against the floor's time): ${lowestRatio(floor, protocol, devices).toFixed(2)}`,
   ].join('\n');
 }
