@@ -33,26 +33,25 @@ const batchesOf = (events: string) => `
   SELECT json_build_object('type', 'batch', 'org_id', org_id, 'events', json_agg(event ORDER BY ord))::text
     FROM g GROUP BY org_id, chunk ORDER BY min(ord)`;
 
+/** PL/pgSQL sending each batch of `events` on sb_live (`payload` is the function's variable). */
+const notifyBatches = (events: string) => `FOR payload IN ${batchesOf(events)} LOOP
+          PERFORM pg_notify('sb_live', payload);
+        END LOOP;`;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     CREATE FUNCTION sb_live_notify_rows() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE payload text;
     BEGIN
       IF TG_TABLE_NAME = 'deployment_logs' THEN
-        FOR payload IN ${batchesOf(EVENTS_OF.deployment_logs)} LOOP
-          PERFORM pg_notify('sb_live', payload);
-        END LOOP;
+        ${notifyBatches(EVENTS_OF.deployment_logs)}
       ELSIF TG_OP = 'INSERT' THEN
-        FOR payload IN ${batchesOf(EVENTS_OF.deployment_devices)} LOOP
-          PERFORM pg_notify('sb_live', payload);
-        END LOOP;
+        ${notifyBatches(EVENTS_OF.deployment_devices)}
       ELSE
         -- Updates announce a device only when its status changed.
-        FOR payload IN ${batchesOf(`${EVENTS_OF.deployment_devices}
+        ${notifyBatches(`${EVENTS_OF.deployment_devices}
             JOIN old_rows o ON o.deployment_id = n.deployment_id AND o.device_id = n.device_id
-           WHERE n.status IS DISTINCT FROM o.status`)} LOOP
-          PERFORM pg_notify('sb_live', payload);
-        END LOOP;
+           WHERE n.status IS DISTINCT FROM o.status`)}
       END IF;
       RETURN NULL;
     END $$`);

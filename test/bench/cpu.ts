@@ -14,12 +14,22 @@ const TICK = (() => {
   }
 })();
 
+/**
+ * A process's name and CPU seconds from /proc/<pid>/stat: its own (utime + stime) and with its
+ * reaped children's (+ cutime + cstime). Throws once the process is gone.
+ */
+function statOf(pid: number | string): { name: string; cpu: number; withChildren: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const end = stat.lastIndexOf(')');
+  // The fields after the name, from the state on: utime, stime, cutime and cstime are 11 to 14.
+  const [utime, stime, cutime, cstime] = stat.slice(end + 2).split(' ').slice(11, 15).map(Number);
+  return { name: stat.slice(stat.indexOf('(') + 1, end), cpu: (utime + stime) / TICK, withChildren: (utime + stime + cutime + cstime) / TICK };
+}
+
 /** CPU seconds and resident memory of one process; zeros once it is gone. */
 export function usage(pid: number): { cpu: number; rssMb: number; peakMb: number } {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cpu = (Number(fields[11]) + Number(fields[12])) / TICK;
+    const { cpu } = statOf(pid);
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
     return { cpu, rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
@@ -37,11 +47,8 @@ export function cpuOfNamed(name: string): number {
   let total = 0;
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes(`(${name})`)) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime, stime, cutime, cstime
-      total += [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / TICK;
+      const stat = statOf(pid);
+      if (stat.name === name) total += stat.withChildren;
     } catch {
       // ended while reading
     }

@@ -40,11 +40,8 @@ export interface PipelineFloorOptions {
   connects: number;
   /** The simulator's process, for the CPU figures. */
   simulatorPid: number;
-  /**
-   * Untimed warm-up rounds over all the targets before the timed one; default: one round over
-   * 50 of them.
-   */
-  warmupRounds?: number;
+  /** Untimed warm-up rounds over all the targets before the timed one. */
+  warmupRounds: number;
 }
 
 const sc = StringCodec();
@@ -114,8 +111,7 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
       return failed;
     };
 
-    if (o.warmupRounds === undefined) await round(targets.slice(0, 50), 1_000_000);
-    for (let i = 1; i <= (o.warmupRounds ?? 0); i++) await round(targets, i * 1_000_000);
+    for (let i = 1; i <= o.warmupRounds; i++) await round(targets, i * 1_000_000);
     const counting = cpuMeter({
       agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [o.simulatorPid]), 'this process': selfCpu,
       postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { Knex } from 'knex';
 import type { JetStreamManager, JsMsg, NatsConnection } from 'nats';
-import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, controllerKeyFromSecret, generateAgentKeys, importAgentPrivateKey, signJson, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
+import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, controllerKeyFromSecret, generateAgentKeys, importAgentPrivateKey, importAgentPublicKey, signJson, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { connectNats, deleteStreams, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
 import { jobsSubject, natsNames, poolConsumer, resultsSubject, type NatsNames } from '../../shared/src/nats/subjects';
@@ -80,11 +80,10 @@ export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[
   const keys = await generateAgentKeys();
   const controllerKey = controllerKeyFromSecret(randomBytes(32));
   const { sign } = await importAgentPrivateKey(keys.privateJwk);
-  const verifyKey = (await import('jose')).importJWK(keys.publicJwk, AGENT_SIGN_ALG);
+  const key = await importAgentPublicKey(keys.publicJwk);
   const scratch = await floorScratch(db, await controller.jetstreamManager(), 'protocol');
   const { names, table } = scratch;
   try {
-    const key = await verifyKey;
     const encoder = new TextEncoder();
     const decoder = new TextDecoder();
     const count = results.length;

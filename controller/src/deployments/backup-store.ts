@@ -24,16 +24,16 @@ const GATHER_MS = 15;
 type StoreRequest = { i: number; agent: AgentRef; request: BackupStoreRequest };
 type FetchedConfig = NonNullable<BackupStoreReply['backup']>;
 
-/** The answer to a backup store request: the backup kept for the job, or why not. */
-const storeReply = (jobId: string, backup: FetchedConfig | null, error: string | null): BackupStoreReply => ({
-  v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: backup !== null, backup, error,
+/** The answer to a backup store request: the backup kept for the job (or `same`: the request's own), or why not. */
+const storeReply = (jobId: string, backup: FetchedConfig | null, error: string | null, same = false): BackupStoreReply => ({
+  v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: backup !== null || same, backup, error, ...(same && { same }),
 });
 
 /** The backup kept for the request's job; `same` instead of the backup when it is the request's own and the agent keeps it. */
 function keptReply(request: BackupStoreRequest, kept: FetchedConfig): BackupStoreReply {
   const own = request.backup;
   if (request.echo === false && kept.text === own.text && kept.format === own.format && kept.via === own.via) {
-    return { ...storeReply(request.job_id, null, null), ok: true, same: true };
+    return storeReply(request.job_id, null, null, true);
   }
   return storeReply(request.job_id, kept, null);
 }

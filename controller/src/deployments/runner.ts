@@ -465,7 +465,6 @@ export class DeploymentRunner {
     return { outcome, device, fields, lines, backup: null };
   }
 
-
   /**
    * Moves the deployment on once no device is queued or running: completed, failed, the restore
    * of an atomic stack's changed devices, or the end of a rollback. Keeps the counts current.
