@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
@@ -32,6 +32,7 @@ import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { NATS_URL, workFloor } from './fleet';
 import { DEPLOY_PATHS } from './floor-work';
+import { persistenceFloor } from './persistence-floor';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
@@ -84,6 +85,25 @@ function variableValues(ids: string[], names: Map<string, string>) {
     '0': { devices: ids, shared_vars: { domain: 'dc1.example.net' }, device_vars: perDevice((id) => ({ hostname: names.get(id) })) },
     '1': { devices: ids, shared_vars: { mtu: 9214 }, device_vars: perDevice((_id, i) => ({ interfaces: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, description: `uplink ${p} of ${i}` })) })) },
   };
+}
+
+/**
+ * What the target leaves once the pipeline floor (the driver work plus the protocol) and the
+ * persistence floor (the rows) are paid: every core busy for 1.3 times the floor's time is the
+ * most CPU a run meeting the target can use, so (pipeline + persistence CPU) / cores / floor time
+ * is the lowest ratio any implementation of this design can reach here.
+ */
+function budgetReport(floorSeconds: number, floorCpu: number, pipelineCpu: number, persistence: { cpuSeconds: number; text: string }, devices: number): string {
+  const cores = availableParallelism();
+  const budget = cores * 1.3 * floorSeconds;
+  const perDevice = (s: number) => `${((s * 1000) / devices).toFixed(2)} ms per device`;
+  const left = budget - pipelineCpu;
+  return [
+    `  persistence floor (per device a job row inserted and finished, the backup as a config version, the device's state, one log line; in bulk, one statement per step for all devices): ${persistence.cpuSeconds.toFixed(2)} CPU s, ${perDevice(persistence.cpuSeconds)} (${persistence.text})`,
+    `  CPU budget at ratio 1.3: ${cores} cores × 1.3 × ${floorSeconds.toFixed(2)} s = ${budget.toFixed(1)} CPU s; the floor's own work ${floorCpu.toFixed(1)}, the pipeline floor ${pipelineCpu.toFixed(1)}, ` +
+      `leaving ${left.toFixed(2)} CPU s (${perDevice(left)}) for everything else, of which the persistence floor alone takes ${persistence.cpuSeconds.toFixed(2)}`,
+    `  lowest ratio of this design here (pipeline + persistence floor CPU on every core, against the floor's time): ${((pipelineCpu + persistence.cpuSeconds) / cores / floorSeconds).toFixed(2)}`,
+  ].join('\n');
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -184,6 +204,7 @@ export async function run(args: string[] = []): Promise<void> {
       }
       const sec = (t: Date | string | null) => (t ? ((new Date(t).getTime() - new Date(before).getTime()) / 1000).toFixed(2) : '-');
       return {
+        id: created.id as string,
         seconds: (new Date(done.completed_at).getTime() - new Date(before).getTime()) / 1000,
         acceptedMs,
         done,
@@ -224,6 +245,9 @@ export async function run(args: string[] = []): Promise<void> {
         cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
         const pipeline = await pipelineFloor(c.db, NATS_URL, targets.slice(0, devices), { work: 'deploy', agents: agents.length, sessions: concurrency, connects: Math.min(concurrency, 16), simulatorPid: sim.pid, warmupRounds });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agents.length));
+        const backups = floor.results.map((r) => (r as { backup: { text: string; format: string } }).backup);
+        const persistence = await persistenceFloor(c.db, e2e.id, new Map(measured.map((id, i) => [id, backups[i % backups.length]])));
+        cpuNotes.push(budgetReport(floor.seconds, floorCpu.total, pipeline.cpuSeconds, persistence, devices));
       }
       console.log([
         round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,

@@ -73,11 +73,19 @@ async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineF
   return keys;
 }
 
+/** A timed pipeline floor run: seconds, failed devices, CPU seconds in all and by process. */
+export interface PipelineFloorRun {
+  seconds: number;
+  failed: number;
+  cpuText: string;
+  cpuSeconds: number;
+}
+
 /**
  * Runs the pipeline untimed to warm up (`o.warmupRounds`; JIT, NATS consumers), then over all
  * the targets timed. Answers the timed run's seconds, failed devices and CPU figures.
  */
-export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTarget[], o: PipelineFloorOptions): Promise<{ seconds: number; failed: number; cpuText: string }> {
+export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTarget[], o: PipelineFloorOptions): Promise<PipelineFloorRun> {
   const nc = await connectNats(natsUrl, 'pipeline-floor-controller');
   const scratch = await floorScratch(db, await nc.jetstreamManager(), 'pipeline');
   const { names, table } = scratch;
@@ -119,7 +127,8 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
     const started = performance.now();
     const failed = await round(targets, 0);
     const seconds = (performance.now() - started) / 1000;
-    return { seconds, failed, cpuText: counting(targets.length).text };
+    const cpu = counting(targets.length);
+    return { seconds, failed, cpuText: cpu.text, cpuSeconds: cpu.total };
   } finally {
     await Promise.all(agents.map((a) => a.stop(2_000)));
     await scratch.drop();
@@ -128,7 +137,7 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
 }
 
 /** The line a benchmark prints for it. */
-export function pipelineFloorReport(pipeline: { seconds: number; failed: number; cpuText: string }, floorSeconds: number, agents: number): string {
+export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: number, agents: number): string {
   return `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
     `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ${pipeline.cpuText}`;
 }
