@@ -1,41 +1,22 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
-import {
-  AGENT_SIGN_ALG,
-  CONTROLLER_SIGN_ALG,
-  encryptSecrets,
-  importAgentPublicKey,
-  signJson,
-  signerOf,
-  unverifiedPayload,
-  verifyJson,
-  type AnyKey,
-  type ControllerKey,
-  type PublicJwk,
-} from '../../../shared/src/jobs/crypto';
+import { CONTROLLER_SIGN_ALG, signJson, signerOf, unverifiedPayload, type ControllerKey } from '../../../shared/src/jobs/crypto';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
-import { Batcher, mapLimit } from '../../../shared/src/jobs/limit';
-import {
-  AgentEvent,
-  Heartbeat,
-  JOB_KINDS,
-  PROTOCOL_VERSION,
-  checkMessage,
-  type GeneralJwe,
-  type HeartbeatReply,
-  type JobMessage,
-  type LogLine,
-  type ResultEvent,
-} from '../../../shared/src/jobs/messages';
+import { mapLimit } from '../../../shared/src/jobs/limit';
+import { AgentEvent, JOB_KINDS, checkMessage, type LogLine, type ResultEvent } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../admin/settings-service';
-import { statusOf, type Liveness } from '../agents/service';
+import type { Liveness } from '../agents/service';
 import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
+import { AgentSigners, UUID } from './agent-signers';
+import { deadlineFailure, inSeconds } from './deadline';
+import { answerHeartbeat } from './heartbeat';
+import { SecretSealer, jobMessage } from './job-message';
 import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
 import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
 
@@ -85,7 +66,6 @@ type FinishResult = 'final' | 'skipped' | 'retry';
 const OUTCOMES_PER_TRANSACTION = 32;
 /** After this many failed attempts to record an outcome, the job ends failed with the reason. */
 const MAX_RECORD_FAILURES = 5;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PUBLISH_CONCURRENCY = 64;
 
 interface VerifiedEvent {
@@ -94,8 +74,6 @@ interface VerifiedEvent {
   agent: AgentIdentityRow;
 }
 
-const iso = (d: Date) => d.toISOString();
-const seconds = (ms: number) => `${Math.max(1, Math.round(ms / 1000))} s`;
 
 /**
  * The durable job machinery of the controller. Every piece of job state lives in PostgreSQL:
@@ -109,14 +87,9 @@ export class JobEngine implements JobService {
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly outcomeListeners = new Map<JobKind, ((outcome: JobOutcome) => void)[]>();
   private readonly requestHandlers = new Map<string, RequestHandler>();
-  /** Signers of agent requests, read fresh (revocation included) and together for the requests of the moment. */
-  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(async (ids) => {
-    const rows = await this.deps.agents.identities([...new Set(ids)]);
-    return ids.map((id) => rows.get(id));
-  });
   private readonly waiters = new Set<() => void>();
-  private readonly agentKeys = new Map<string, { x: string; key: Promise<AnyKey> }>();
-  private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
+  private readonly signers: AgentSigners;
+  private readonly sealer = new SecretSealer();
   private liveCache: { at: number; value: Promise<Liveness> } | null = null;
   private dispatching: Promise<void> | null = null;
   private dispatchAgain = false;
@@ -131,6 +104,7 @@ export class JobEngine implements JobService {
 
   constructor(private readonly deps: JobEngineDeps) {
     this.store = new JobsStore(deps.db);
+    this.signers = new AgentSigners(deps.agents);
   }
 
   get transport(): JobTransport {
@@ -198,7 +172,7 @@ export class JobEngine implements JobService {
         return jobIds.map((id) => byId.get(id)!);
       }
       const left = end - Date.now();
-      if (left <= 0) throw appError('JOBS_WAIT_TIMEOUT', `${unique.length - finals.length} of ${unique.length} jobs did not finish within ${seconds(timeoutMs)}`);
+      if (left <= 0) throw appError('JOBS_WAIT_TIMEOUT', `${unique.length - finals.length} of ${unique.length} jobs did not finish within ${inSeconds(timeoutMs)}`);
       // Woken at once when this replica finishes a job; other replicas' jobs are seen by polling.
       await new Promise<void>((resolve) => {
         const wake = () => {
@@ -307,32 +281,7 @@ export class JobEngine implements JobService {
 
       const sent = await mapLimit(toSend, PUBLISH_CONCURRENCY, async ({ job, target, pool, recipients }): Promise<Dispatched> => {
         const attempt = job.attempt + 1;
-        const message: JobMessage = {
-          v: PROTOCOL_VERSION,
-          job_id: job.id,
-          attempt,
-          kind: job.kind,
-          org_id: job.org_id,
-          pool,
-          device: {
-            id: target.device_id,
-            name: target.name,
-            host: target.host,
-            device_type: target.device_type,
-            ports: target.ports,
-            gnmi_tls: target.gnmi_tls,
-            gnmi_skip_verify: target.gnmi_skip_verify,
-            automation_transport: target.automation_transport,
-            username: target.credentials.username,
-            // Only once pinned: an agent older than pinning never sees the field.
-            ...(target.ssh_host_key ? { ssh_host_key: target.ssh_host_key } : {}),
-            ...(target.gnmi_cert_sha256 ? { gnmi_cert_sha256: target.gnmi_cert_sha256 } : {}),
-          },
-          params: job.params,
-          secrets: await this.seal(target, recipients),
-          deadline_at: iso(job.deadline_at),
-          issued_at: iso(new Date()),
-        };
+        const message = jobMessage(job, attempt, target, pool, await this.sealer.seal(target, recipients));
         const token = await signJson(message, deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
         const seq = await this.transport.publishJob(job.org_id, pool, token, `${job.id}:${attempt}`);
         return { id: job.id, attempt, pool, site_id: target.site_id, stream_seq: seq, transport: this.transport.name };
@@ -347,24 +296,6 @@ export class JobEngine implements JobService {
       );
     }
     return full;
-  }
-
-  /** Device secrets sealed to the pool's agents; profiles are shared, so one JWE serves many jobs. */
-  private seal(target: DeviceTarget, recipients: AgentIdentityRow[]): Promise<GeneralJwe> {
-    const c = target.credentials;
-    const secrets = Object.fromEntries(
-      Object.entries({ password: c.password, private_key: c.private_key, enable_password: c.enable_password }).filter(([, v]) => v !== null && v !== undefined),
-    );
-    const digest = createHash('sha256').update(JSON.stringify(secrets)).digest('base64url');
-    const key = `${target.profile_id}:${digest}:${recipients.map((r) => `${r.id}.${r.public_key!.x}`).join(',')}`;
-    const now = Date.now();
-    const hit = this.sealed.get(key);
-    if (hit && now - hit.at < 60_000) return hit.jwe;
-    if (this.sealed.size > 1000) this.sealed.clear();
-    const jwe = encryptSecrets(secrets, recipients.map((r) => ({ kid: r.id, jwk: r.public_key as PublicJwk })));
-    this.sealed.set(key, { at: now, jwe });
-    jwe.catch(() => this.sealed.delete(key));
-    return jwe;
   }
 
   /** Dispatch shortly: outcomes arrive in bursts, one pass serves a burst. */
@@ -516,67 +447,42 @@ export class JobEngine implements JobService {
     return this.liveCache.value;
   }
 
-  private agentKey(agent: AgentIdentityRow): Promise<AnyKey> {
-    const jwk = agent.public_key as PublicJwk;
-    const hit = this.agentKeys.get(agent.id);
-    if (hit && hit.x === jwk.x) return hit.key;
-    const key = importAgentPublicKey(jwk);
-    this.agentKeys.set(agent.id, { x: jwk.x, key });
-    return key;
-  }
-
-  /** Checks the signature against the agent's stored key; revoked and unknown agents are refused. */
-  private async verify(token: string, agents: Map<string, AgentIdentityRow>): Promise<{ agent: AgentIdentityRow; payload: unknown } | { refused: string; agent?: AgentIdentityRow }> {
-    const kid = signerOf(token);
-    const agent = kid ? agents.get(kid) : undefined;
-    if (!agent || !agent.public_key) return { refused: `unknown agent ${kid ?? '(no kid)'}` };
-    if (agent.revoked_at) return { refused: `agent ${agent.name} is revoked`, agent };
-    try {
-      return { agent, payload: await verifyJson(token, await this.agentKey(agent), AGENT_SIGN_ALG) };
-    } catch {
-      return { refused: `bad signature claiming to be agent ${agent.name}` };
-    }
-  }
-
-  private async recordEvents(batch: IncomingEvent[]): Promise<void> {
-    const { store, deps } = this;
-    const kids = [...new Set(batch.map((e) => signerOf(e.token)).filter((k): k is string => k !== null && UUID.test(k)))];
-    const agents = await deps.agents.identities(kids);
+  /**
+   * The events whose signature, shape and signer check out; the others are acked and dropped
+   * (never recorded), and a revoked agent's jobs go back to the pool's other agents.
+   */
+  private async verifiedEvents(batch: IncomingEvent[]): Promise<VerifiedEvent[]> {
+    const agents = await this.signers.ofTokens(batch.map((e) => e.token));
+    const checked = await Promise.all(batch.map((incoming) => this.signers.verify(incoming.token, agents)));
     const verified: VerifiedEvent[] = [];
     const revokedJobs: { jobId: string; attempt: number }[] = [];
-    const checked = await Promise.all(batch.map((incoming) => this.verify(incoming.token, agents)));
     for (const [i, incoming] of batch.entries()) {
       const v = checked[i];
-      let event: AgentEvent | null = null;
       if ('payload' in v) {
         try {
-          event = checkMessage(AgentEvent, v.payload, 'agent event');
+          const event = checkMessage(AgentEvent, v.payload, 'agent event');
           if (event.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
-        } catch (err) {
-          deps.log.warn({ err: (err as Error).message, agent: v.agent.id }, 'refused an agent event');
-          incoming.ack();
+          verified.push({ incoming, event, agent: v.agent });
           continue;
+        } catch (err) {
+          this.deps.log.warn({ err: (err as Error).message, agent: v.agent.id }, 'refused an agent event');
         }
-        verified.push({ incoming, event, agent: v.agent });
-        continue;
-      }
-      // Refused: never recorded. A revoked agent's job goes back to the pool's other agents.
-      deps.log.warn({ reason: v.refused }, 'refused an agent event');
-      if (v.agent?.revoked_at) {
-        try {
-          const payload = unverifiedPayload(incoming.token) as { job_id?: unknown; attempt?: unknown; type?: unknown };
-          if (typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && (payload.type === 'result' || payload.type === 'rejected')) {
-            revokedJobs.push({ jobId: payload.job_id, attempt: payload.attempt });
-          }
-        } catch {
-          /* unreadable: nothing to requeue */
-        }
+      } else {
+        this.deps.log.warn({ reason: v.refused }, 'refused an agent event');
+        const job = v.agent?.revoked_at ? jobOfToken(incoming.token) : null;
+        if (job) revokedJobs.push(job);
       }
       incoming.ack();
     }
     for (const r of revokedJobs) {
-      if (await store.requeue(r.jobId, r.attempt)) void this.kick();
+      if (await this.store.requeue(r.jobId, r.attempt)) void this.kick();
     }
+    return verified;
+  }
+
+  private async recordEvents(batch: IncomingEvent[]): Promise<void> {
+    const { store, deps } = this;
+    const verified = await this.verifiedEvents(batch);
 
     // Events must come from an agent of the job's own organization and pool.
     const jobs = await store.jobsById([...new Set(verified.map((v) => v.event.job_id).filter((id) => UUID.test(id)))]);
@@ -671,38 +577,10 @@ export class JobEngine implements JobService {
    * else is a heartbeat, whose reply also tells a refused or revoked agent why.
    */
   private async answerRequest(token: string): Promise<string> {
-    const kid = signerOf(token);
-    const signer = kid && UUID.test(kid) ? await this.requestSigners.add(kid) : undefined;
-    const v = await this.verify(token, new Map(signer ? [[signer.id, signer]] : []));
+    const v = await this.signers.verify(token, await this.signers.ofRequest(token));
     const type = 'payload' in v ? (v.payload as { type?: unknown } | null)?.type : undefined;
     const handler = typeof type === 'string' ? this.requestHandlers.get(type) : undefined;
-    if (handler && 'payload' in v) return signJson(await handler(v.agent, v.payload), this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
-    return this.recordHeartbeat(kid, v);
-  }
-
-  private async recordHeartbeat(kid: string | null, v: Awaited<ReturnType<JobEngine['verify']>>): Promise<string> {
-    const live = await this.liveness();
-    let reply: HeartbeatReply;
-    if ('payload' in v) {
-      try {
-        const beat = checkMessage(Heartbeat, v.payload, 'heartbeat');
-        if (beat.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
-        await this.deps.agents.heartbeat(v.agent.id, {
-          version: beat.version,
-          capabilities: beat.capabilities,
-          active_jobs: beat.active_jobs,
-          max_jobs: beat.max_jobs,
-          pending_events: beat.pending_events,
-          health: beat.health ?? null,
-        });
-        reply = { v: PROTOCOL_VERSION, agent_id: v.agent.id, ok: true, revoked: false, heartbeat_interval_ms: live.heartbeatMs, error: null };
-      } catch (err) {
-        reply = { v: PROTOCOL_VERSION, agent_id: v.agent.id, ok: false, revoked: false, heartbeat_interval_ms: live.heartbeatMs, error: (err as Error).message };
-      }
-    } else {
-      const revoked = Boolean(v.agent?.revoked_at) || v.refused.startsWith('unknown agent');
-      reply = { v: PROTOCOL_VERSION, agent_id: kid ?? '', ok: false, revoked, heartbeat_interval_ms: live.heartbeatMs, error: v.refused };
-    }
+    const reply = handler && 'payload' in v ? await handler(v.agent, v.payload) : await answerHeartbeat(signerOf(token), v, await this.liveness(), this.deps.agents);
     return signJson(reply, this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
   }
 
@@ -716,7 +594,7 @@ export class JobEngine implements JobService {
       const expired = await this.store.expired(500);
       const live = expired.length > 0 ? await this.liveness() : null;
       for (let i = 0; i < expired.length; i += OUTCOMES_PER_TRANSACTION) {
-        const items = expired.slice(i, i + OUTCOMES_PER_TRANSACTION).map((jobId): FinishItem => ({ jobId, decide: (job, trx) => this.timedOut(job, trx, live!) }));
+        const items = expired.slice(i, i + OUTCOMES_PER_TRANSACTION).map((jobId): FinishItem => ({ jobId, decide: (job, trx) => deadlineFailure(job, trx, { agents: this.deps.agents, store: this.store, transport: this.transport.name, live: live! }) }));
         await this.finishAll(items, { skipLocked: true, retract: true });
       }
       await this.kick();
@@ -731,38 +609,6 @@ export class JobEngine implements JobService {
     }
   }
 
-  /** Why a job missed its deadline, in words an operator can act on. */
-  private async timedOut(job: JobRow, trx: Knex.Transaction, live: Liveness): Promise<FinalFields | null> {
-    if (job.deadline_at.getTime() > Date.now()) return null;
-    const { agents } = this.deps;
-    const waited = seconds(job.deadline_at.getTime() - job.created_at.getTime());
-    const pool = job.pool ?? DEFAULT_POOL;
-    const members = await agents.poolMembers(job.org_id, pool, trx);
-    const online = members.filter((m) => statusOf({ last_seen_at: m.last_seen_at, pending_events: 0, revoked_at: null }, live) !== 'offline');
-    const siteIds = [...new Set([pool === DEFAULT_POOL ? null : pool, job.site_id].filter((s): s is string => s !== null))];
-    const names = await agents.siteNames(siteIds, trx);
-    const siteName = (id: string) => `"${names.get(id) ?? id}"`;
-    const where =
-      pool === DEFAULT_POOL
-        ? `the default pool (devices without a site, or whose site has no agents${job.site_id ? `; this device's site ${siteName(job.site_id)} has none` : ''})`
-        : `site ${siteName(pool)}`;
-    let error: string;
-    if (job.status === 'running' && job.agent_id) {
-      const agent = await agents.agentName(job.agent_id, trx);
-      const gone = !agent || statusOf({ last_seen_at: agent.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
-      error = `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} deadline${gone ? '; the agent has stopped sending heartbeats' : ''}`;
-    } else if (job.status === 'queued' && (await this.store.deviceBusy(job.device_id, job.id, trx))) {
-      error = `The job waited for another job on this device to finish and its ${waited} deadline passed`;
-    } else if (job.pool === null) {
-      error = `The job could not be handed to an agent within its ${waited} deadline: the job transport (${this.transport.name === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;
-    } else if (online.length === 0) {
-      error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
-    } else {
-      error = `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or unable to reach NATS`;
-    }
-    return { status: 'failed', error, result: null, agentId: job.status === 'running' ? job.agent_id : null, startedAt: job.started_at };
-  }
-
   // ---- reading ------------------------------------------------------------------------------
 
   async job(jobId: string): Promise<JobRow | undefined> {
@@ -771,6 +617,17 @@ export class JobEngine implements JobService {
 
   async logs(jobId: string) {
     return this.store.logs(jobId);
+  }
+}
+
+/** The job a refused result or rejection was about, read without trusting it (to requeue it). */
+function jobOfToken(token: string): { jobId: string; attempt: number } | null {
+  try {
+    const payload = unverifiedPayload(token) as { job_id?: unknown; attempt?: unknown; type?: unknown };
+    const about = typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && (payload.type === 'result' || payload.type === 'rejected');
+    return about ? { jobId: payload.job_id as string, attempt: payload.attempt as number } : null;
+  } catch {
+    return null; // unreadable: nothing to requeue
   }
 }
 

@@ -1,0 +1,58 @@
+/**
+ * Who signed an agent's message: the agent rows behind the signatures (read fresh, so a revoked
+ * agent is refused at once) and their public keys, imported once per key.
+ */
+import { AGENT_SIGN_ALG, importAgentPublicKey, signerOf, verifyJson, type AnyKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
+import { Batcher } from '../../../shared/src/jobs/limit';
+import type { AgentIdentityRow, AgentsStore } from '../agents/store';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A checked signature: the agent and what it signed, or why it was refused. */
+export type Verified = { agent: AgentIdentityRow; payload: unknown } | { refused: string; agent?: AgentIdentityRow };
+
+export class AgentSigners {
+  private readonly keys = new Map<string, { x: string; key: Promise<AnyKey> }>();
+  /** Signers of requests, read together for the requests of the moment. */
+  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(async (ids) => {
+    const rows = await this.agents.identities([...new Set(ids)]);
+    return ids.map((id) => rows.get(id));
+  });
+
+  constructor(private readonly agents: AgentsStore) {}
+
+  /** The agent rows behind a batch of tokens, by id (unknown signers are simply absent). */
+  async ofTokens(tokens: string[]): Promise<Map<string, AgentIdentityRow>> {
+    const kids = [...new Set(tokens.map(signerOf).filter((k): k is string => k !== null && UUID.test(k)))];
+    return this.agents.identities(kids);
+  }
+
+  /** The agent row behind one request's token, read with the other requests of the moment. */
+  async ofRequest(token: string): Promise<Map<string, AgentIdentityRow>> {
+    const kid = signerOf(token);
+    const signer = kid && UUID.test(kid) ? await this.requestSigners.add(kid) : undefined;
+    return new Map(signer ? [[signer.id, signer]] : []);
+  }
+
+  /** Checks the signature against the agent's stored key; revoked and unknown agents are refused. */
+  async verify(token: string, agents: Map<string, AgentIdentityRow>): Promise<Verified> {
+    const kid = signerOf(token);
+    const agent = kid ? agents.get(kid) : undefined;
+    if (!agent || !agent.public_key) return { refused: `unknown agent ${kid ?? '(no kid)'}` };
+    if (agent.revoked_at) return { refused: `agent ${agent.name} is revoked`, agent };
+    try {
+      return { agent, payload: await verifyJson(token, await this.keyOf(agent), AGENT_SIGN_ALG) };
+    } catch {
+      return { refused: `bad signature claiming to be agent ${agent.name}` };
+    }
+  }
+
+  private keyOf(agent: AgentIdentityRow): Promise<AnyKey> {
+    const jwk = agent.public_key as PublicJwk;
+    const hit = this.keys.get(agent.id);
+    if (hit && hit.x === jwk.x) return hit.key;
+    const key = importAgentPublicKey(jwk);
+    this.keys.set(agent.id, { x: jwk.x, key });
+    return key;
+  }
+}

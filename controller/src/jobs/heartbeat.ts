@@ -1,0 +1,31 @@
+/**
+ * An agent's heartbeat, recorded, and the reply that tells it how often to beat — or, when its
+ * signature was refused, why (a revoked or unknown agent stops and says so).
+ */
+import { Heartbeat, PROTOCOL_VERSION, checkMessage, type HeartbeatReply } from '../../../shared/src/jobs/messages';
+import type { Liveness } from '../agents/service';
+import type { AgentsStore } from '../agents/store';
+import type { Verified } from './agent-signers';
+
+export async function answerHeartbeat(kid: string | null, v: Verified, live: Liveness, agents: AgentsStore): Promise<HeartbeatReply> {
+  const reply = { v: PROTOCOL_VERSION, heartbeat_interval_ms: live.heartbeatMs } as const;
+  if (!('payload' in v)) {
+    const revoked = Boolean(v.agent?.revoked_at) || v.refused.startsWith('unknown agent');
+    return { ...reply, agent_id: kid ?? '', ok: false, revoked, error: v.refused };
+  }
+  try {
+    const beat = checkMessage(Heartbeat, v.payload, 'heartbeat');
+    if (beat.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
+    await agents.heartbeat(v.agent.id, {
+      version: beat.version,
+      capabilities: beat.capabilities,
+      active_jobs: beat.active_jobs,
+      max_jobs: beat.max_jobs,
+      pending_events: beat.pending_events,
+      health: beat.health ?? null,
+    });
+    return { ...reply, agent_id: v.agent.id, ok: true, revoked: false, error: null };
+  } catch (err) {
+    return { ...reply, agent_id: v.agent.id, ok: false, revoked: false, error: (err as Error).message };
+  }
+}
