@@ -157,9 +157,12 @@ describe('GET /api/config/devices/:device_id/diff-versions', () => {
     const res = await u.as('GET', `/api/config/devices/${deviceId}/diff-versions?old_version=2&new_version=3`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ old_version: 2, new_version: 3, identical: false, additions: 4, deletions: 1 });
-    const lines = res.body.diff.split('\n');
-    expect(lines).toContain('--- version 2');
-    expect(lines).toContain('+++ version 3');
+    const lines: string[] = res.body.diff.split('\n');
+    // API.md's line kinds only: hunk ranges, then removed (-), added (+) and unchanged (space) lines.
+    expect(lines[0]).toMatch(/^@@ -\d+,\d+ \+\d+,\d+ @@$/);
+    expect(lines.every((l) => /^[-+ ]/.test(l) || /^@@ .* @@$/.test(l))).toBe(true);
+    expect(lines.filter((l) => l.startsWith('+'))).toHaveLength(4);
+    expect(lines.filter((l) => l.startsWith('-'))).toHaveLength(1);
     expect(lines).toContain('- description uplink');
     expect(lines).toContain('+ description core uplink');
     expect(lines).toContain('+interface Gi0/2');
@@ -187,6 +190,10 @@ describe('GET /api/devices/with-backup-info', () => {
     expect(r1).toMatchObject({ name: 'r1', backup_count: 4 });
     expect(r1.last_backup).toMatchObject({ version: 4, status: 'failed', error_message: 'Authentication failed for netops' });
     expect(r1.last_successful_backup).toMatchObject({ version: 3, status: 'success', size_bytes: Buffer.byteLength(CONFIG_B) });
+    // Times as every other route gives them: ISO 8601 in UTC, whatever the server's TimeZone.
+    const v4 = await u.as('GET', `/api/config/devices/${deviceId}/configs/4`);
+    expect(r1.last_backup.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(r1.last_backup.created_at).toBe(v4.body.created_at);
     const fresh = res.body.devices.find((d: any) => d.backup_count === 0);
     expect(fresh.last_backup).toBeNull();
     expect(res.body.devices.some((d: any) => d.id === otherDeviceId)).toBe(false);

@@ -49,6 +49,9 @@ describe('stack CRUD', () => {
     expect(res.body.services).toHaveLength(1);
     const services = await c.request('PUT', `/api/config/stacks/${stack.id}`, { token, body: { services: [], variable_config: null } });
     expect(services.body).toMatchObject({ services: [], variable_config: {}, shared: true });
+    const same = await c.request('PUT', `/api/config/stacks/${stack.id}`, { token, body: {} });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ name: 'partial', description: 'd', atomic: false, shared: true, services: [] });
   });
 
   it('lists stacks with paging', async () => {

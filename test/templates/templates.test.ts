@@ -177,7 +177,10 @@ describe('template versions', () => {
     expect(res.body).toMatchObject({ target_path: null, operation: 'replace' });
     const merge = await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { operation: 'delete' } });
     expect(merge.body.operation).toBe('delete');
-    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: {} })).status).toBe(400);
+    // All fields optional (API.md): an empty update changes nothing, and makes no version.
+    const same = await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: {} });
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ name: 'ops', operation: 'delete', target_path: null, current_version: merge.body.current_version, source: merge.body.source });
     expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { config_format: 'xml' } })).body.code).toBe('TEMPLATE_FORMAT_MISMATCH');
     // cli templates render on any platform (deployments do not push them).
     expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { platform: 'ietf-netconf' } })).body.platform).toBe('ietf-netconf');

@@ -5,11 +5,13 @@
  */
 export const MASK = '********';
 
-// keyword [type digit] value — e.g. "enable secret 5 $1$abc", "snmp-server community public RO",
+// keyword [type digit] value on one line — e.g. "enable secret 5 $1$abc", "snmp-server community public RO",
 // "pre-shared-key 0 s3cret", "authentication-key \"$9$x\"", "set system root-authentication encrypted-password ...".
+// Never a key fingerprint ("host key SHA256:…" in our own session notes): it is public, and pinned
+// keys are checked by it.
 const CONFIG_SECRET = new RegExp(
   String.raw`\b(password|secret|passwd|key-string|pre-shared-key|authentication-key|auth-key|md5|community|encrypted-password|shared-secret|key|psk)` +
-    String.raw`(\s+(?:\d{1,2}|encrypted|hidden|cipher|sha512|md5)?)?(\s+)("[^"\n]*"|\S+)`,
+    String.raw`([ \t]+(?:\d{1,2}|encrypted|hidden|cipher|sha512|md5)?)?([ \t]+)(?!SHA256:)("[^"\n]*"|\S+)`,
   'gi',
 );
 

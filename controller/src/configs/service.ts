@@ -1,4 +1,4 @@
-import { formatPatch, structuredPatch } from 'diff';
+import { structuredPatch, type StructuredPatchHunk } from 'diff';
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
@@ -251,7 +251,7 @@ export class ConfigService {
           else if (line.startsWith('-')) deletions += 1;
         }
       }
-      diff = formatPatch(patch);
+      diff = hunksText(patch.hunks);
     }
     return {
       old_version: oldVersion,
@@ -294,6 +294,22 @@ export class ConfigService {
   withBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
     return this.store.devicesWithBackupInfo(orgId, filter, limit, offset);
   }
+}
+
+/**
+ * The hunks of a patch as API.md's diff: "@@" ranges, then lines starting with -, + or a space.
+ * No file header ("--- version 1" would read as a removed line: the versions are in the answer's
+ * own fields) and no "\\ No newline at end of file" notes.
+ */
+function hunksText(hunks: StructuredPatchHunk[]): string {
+  return hunks
+    .flatMap((h) => {
+      // A range of no lines names the line before it (as diff -u writes it).
+      const oldStart = h.oldLines === 0 ? h.oldStart - 1 : h.oldStart;
+      const newStart = h.newLines === 0 ? h.newStart - 1 : h.newStart;
+      return [`@@ -${oldStart},${h.oldLines} +${newStart},${h.newLines} @@`, ...h.lines.filter((line) => !line.startsWith('\\'))];
+    })
+    .join('\n');
 }
 
 /** One version per method tried (failed ones too), transcript and errors masked. */

@@ -222,7 +222,10 @@ export class ConfigStore {
     return this.db('config_pulls').where({ id }).update({ job_id: jobId });
   }
 
-  /** Devices of an organization with their newest version and newest successful backup. */
+  /**
+   * Devices of an organization with their newest version and newest successful backup. The
+   * versions are built as JSON here, so their times are formatted here too (UTC, as everywhere).
+   */
   async devicesWithBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
     const base = this.db('devices as d').where('d.org_id', orgId);
     if (filter.site_id) base.where('d.site_id', filter.site_id);
@@ -230,7 +233,7 @@ export class ConfigStore {
     const [{ count }] = await base.clone().count<{ count: number }[]>({ count: '*' });
     const lateral = (alias: string, onlySuccess: boolean) =>
       `LEFT JOIN LATERAL (SELECT v.id, v.version, v.status, v.method, v.config_format, v.config_hash, v.size_bytes,
-         v.line_count, v.error_message, v.created_at FROM config_versions v
+         v.line_count, v.error_message, to_char(v.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at FROM config_versions v
          WHERE v.device_id = d.id${onlySuccess ? " AND v.status = 'success'" : ''} ORDER BY v.version DESC LIMIT 1) ${alias} ON true`;
     const rows = await base
       .joinRaw(lateral('lb', false))

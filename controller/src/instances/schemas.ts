@@ -22,7 +22,7 @@ export const InstanceChanges = Type.Object(
     variable_values: Type.Optional(VariableValues),
     description: Type.Optional(Type.String({ maxLength: 4000 })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 
 export const Instance = Type.Object({

@@ -50,7 +50,7 @@ export const StackChanges = Type.Object(
     description: Type.Optional(stackFields.description),
     variable_config: Type.Optional(Nullable(stackFields.variable_config)),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 
 export const Stack = Type.Object({

@@ -54,7 +54,7 @@ export const TemplateChanges = Type.Object(
     target_path: Type.Optional(Nullable(TargetPath)),
     description: Type.Optional(Type.String({ maxLength: 4000 })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 
 export const TemplateQuery = Type.Object({ platform: Type.Optional(Type.String()), ...Paging(100, 1000) });
