@@ -20,6 +20,18 @@ export type LiveListener = (event: LiveEvent) => void;
 
 export const CHANNEL = 'sb_live';
 
+/** Fields that hold times: the triggers' JSON gives them in the server's TimeZone with microseconds. */
+const TIME_FIELD = /(_at|_since)$/;
+
+/** Reads a notification, its times as the REST answers give them (ISO 8601 UTC, milliseconds). */
+function parseNotification(payload: string): LiveEvent | LiveBatch {
+  return JSON.parse(payload, (key, value) => {
+    if (typeof value !== 'string' || !TIME_FIELD.test(key)) return value;
+    const time = new Date(value);
+    return Number.isNaN(time.getTime()) ? value : time.toISOString();
+  }) as LiveEvent | LiveBatch;
+}
+
 /**
  * Fans the database's sb_live notifications out to this controller's WebSocket clients, by
  * organization. Triggers announce committed changes of deployments, their devices and log lines,
@@ -60,7 +72,7 @@ export class LiveHub {
     if (!payload || this.listeners.size === 0) return;
     let event: LiveEvent | LiveBatch;
     try {
-      event = JSON.parse(payload) as LiveEvent | LiveBatch;
+      event = parseNotification(payload);
     } catch {
       return;
     }
