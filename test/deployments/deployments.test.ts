@@ -128,7 +128,12 @@ describe('deploy over gNMI', () => {
     const messages = logs.logs.map((l: any) => l.message).join('\n');
     expect(messages).toMatch(/Deployment created/);
     expect(messages).toMatch(/backup/);
-    expect(messages).toMatch(/Deployment completed/);
+    expect(messages).toMatch(/Deployment completed: 2 devices changed$/m);
+    // The same stack again: the devices already run it, and the log says so.
+    const again = await waitFor(c, token, (await deploy(done.stack_id, [d1.id, d2.id])).body.id);
+    expect(again.status).toBe('completed');
+    const second = (await api(c, token, 'GET', `/api/config/deployments/${again.id}/logs`)).logs.map((l: any) => l.message).join('\n');
+    expect(second).toMatch(/Deployment completed: 0 devices changed, 2 already as rendered$/m);
     const mine = await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?device_id=${d1.id}&limit=1000`);
     expect(mine.logs.length).toBeGreaterThan(0);
     expect(mine.logs.every((l: any) => l.device_id === d1.id)).toBe(true);

@@ -438,7 +438,8 @@ export class DeploymentRunner {
           Object.assign(fields, { status: 'queued', job_id: null });
         }
       } else if (ok) {
-        Object.assign(fields, { status: 'completed', changed: true, error_message: null });
+        // changed: unless the agent found the running config already as rendered (older agents say nothing).
+        Object.assign(fields, { status: 'completed', changed: result.changed !== false, error_message: null });
         line('info', `deployed${result.verified ? ' and verified' : ''}`);
       } else {
         Object.assign(fields, { status: 'failed', changed: false, error_message: outcome.error ?? 'The deploy job failed' });
@@ -484,7 +485,9 @@ export class DeploymentRunner {
       const restoredPhase = n('restored', 'restore_failed') > 0;
       if (failed === 0 && !restoredPhase) {
         Object.assign(fields, { status: 'completed', completed_at: trx.fn.now(), error_message: null });
-        lines.push({ level: 'info', message: `Deployment completed: ${plural(n('completed'), 'device')} changed` });
+        const changed = await this.store.changedCount(trx, deploymentId);
+        const matched = n('completed') - changed;
+        lines.push({ level: 'info', message: `Deployment completed: ${plural(changed, 'device')} changed${matched > 0 ? `, ${matched} already as rendered` : ''}` });
       } else if (deployment.atomic && !restoredPhase && n('completed') > 0) {
         const failedNames = (await this.store.devices(deploymentId, trx)).filter((d) => d.status === 'failed').map((d) => d.device_name);
         const reason = `the stack is atomic and ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''} failed`;

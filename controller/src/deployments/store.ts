@@ -252,6 +252,12 @@ export class DeploymentStore {
     return new Map(Object.entries(counts) as [DeviceStatus, number][]);
   }
 
+  /** How many completed devices of a deployment the push changed (the others already matched). */
+  async changedCount(q: Q, deploymentId: string): Promise<number> {
+    const [{ n }] = await q('deployment_devices').where({ deployment_id: deploymentId, status: 'completed', changed: true }).count<{ n: number }[]>({ n: '*' });
+    return Number(n);
+  }
+
   /** The entries of some devices of a deployment, by device then push order. */
   entries(q: Q, deploymentId: string, deviceIds: string[]): Promise<EntryRow[]> {
     return q('deployment_entries')
