@@ -141,13 +141,16 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(identical.body).toMatchObject({ identical: true, old_format: 'xml', new_format: 'xml' });
   });
 
-  it('answers 400 for method=structured when the profile has no automation_transport, storing nothing', async () => {
+  it('stores a failed version and answers 502 for method=structured when the profile has no automation_transport', async () => {
     const before = (await u.as('GET', `/api/config/devices/${edgeId}/configs`)).body.total;
     const res = await pull(edgeId, 'structured');
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe('CONFIG_STRUCTURED_UNAVAILABLE');
+    expect(res.status, res.text).toBe(502);
+    expect(res.body.code).toBe('CONFIG_PULL_FAILED');
     expect(res.body.error).toContain('automation_transport');
-    expect((await u.as('GET', `/api/config/devices/${edgeId}/configs`)).body.total).toBe(before);
+    const list = (await u.as('GET', `/api/config/devices/${edgeId}/configs`)).body;
+    expect(list.total).toBe(before + 1);
+    expect(list.configs[0]).toMatchObject({ method: 'structured', status: 'failed', size_bytes: 0 });
+    expect(list.configs[0].error_message).toContain('automation_transport');
   });
 
   it('404 for an unknown device and for another organization\'s device', async () => {
@@ -185,7 +188,9 @@ describe('GET /api/devices/with-backup-info', () => {
   it('shows each device\'s newest backup after real pulls', async () => {
     const res = await u.as('GET', '/api/devices/with-backup-info');
     const byName = Object.fromEntries(res.body.devices.map((d: any) => [d.name, d]));
-    expect(byName['edge-1'].last_backup).toMatchObject({ version: 3, status: 'success' });
+    // edge-1's newest is the failed structured attempt; its newest good one the cli version before.
+    expect(byName['edge-1'].last_backup).toMatchObject({ version: 4, status: 'failed', method: 'structured' });
+    expect(byName['edge-1'].last_successful_backup).toMatchObject({ version: 3, status: 'success', method: 'cli' });
     expect(byName['edge-2'].last_backup).toMatchObject({ version: 1, status: 'failed' });
     expect(byName['edge-2'].last_successful_backup).toBeNull();
   });

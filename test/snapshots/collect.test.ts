@@ -224,6 +224,22 @@ describe('POST /api/config/devices/bulk-pull', () => {
   });
 });
 
+describe('method structured', () => {
+  it('fails each device without an automation transport with a failed version saying why', async () => {
+    const res = await u.as('POST', '/api/devices/snapshots', { body: { name: 'structured A', method: 'structured', device_filter: { site_id: siteA.id } } });
+    expect(res.status, res.text).toBe(201);
+    const id = res.body.snapshot.id as string;
+    expect((await u.as('POST', `/api/devices/snapshots/${id}/collect`, { body: {} })).body.devices_queued).toBe(4);
+    expect(await finished(id)).toMatchObject({ status: 'failed', total_devices: 4, successful_devices: 0, failed_devices: 4 });
+    const backups = (await u.as('GET', `/api/devices/snapshots/${id}/backups`)).body.backups;
+    expect(backups).toHaveLength(4);
+    for (const b of backups) {
+      expect(b).toMatchObject({ backup_method: 'structured', status: 'failed', size_bytes: 0 });
+      expect(b.error_message).toContain('automation_transport');
+    }
+  });
+});
+
 describe('another organization', () => {
   it('sees none of these snapshots and gets 404 on their routes', async () => {
     const mine = (await u.as('GET', '/api/devices/snapshots')).body.snapshots;

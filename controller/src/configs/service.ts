@@ -28,20 +28,18 @@ declare module '../services' {
 export interface BackupPlan {
   methods: BackupMethod[];
   structured_transport: StructuredTransport | null;
-  /** Set when nothing can be tried (structured asked, no transport on the profile). */
-  error: string | null;
 }
 
-/** Which methods a device's backup tries. `both` quietly skips structured when the profile has no transport. */
+/**
+ * Which methods a device's backup tries. `both` skips structured when the profile has no
+ * automation transport: every default pull of an SSH-only device would otherwise store a failed
+ * structured version, and `latest` (the newest version) would be that empty one. Asked for alone,
+ * structured is tried and fails like any attempt (a failed version saying why; a pull answers 502).
+ */
 export function planBackup(device: BackupDevice, method: PullMethod): BackupPlan {
   const transport = device.automation_transport;
-  if (transport || method === 'cli') return { methods: methodsOf(method), structured_transport: transport, error: null };
-  if (method === 'both') return { methods: ['cli'], structured_transport: null, error: null };
-  return {
-    methods: [],
-    structured_transport: null,
-    error: `Device ${device.name}: its connection profile has no automation_transport (gnmi or netconf), so there is no structured transport to pull over. Set one on the profile, or pull with method=cli.`,
-  };
+  if (method === 'both' && !transport) return { methods: ['cli'], structured_transport: null };
+  return { methods: methodsOf(method), structured_transport: transport };
 }
 
 /** What one recorded outcome stored. */
@@ -108,7 +106,6 @@ export class ConfigService {
     const device = await this.device(me.orgId, deviceId);
     const jobs = this.jobs();
     const plan = planBackup(device, method);
-    if (plan.error) throw appError('CONFIG_STRUCTURED_UNAVAILABLE', plan.error);
     const pullId = await this.store.insertPullRequest({
       org_id: me.orgId,
       device_id: device.id,

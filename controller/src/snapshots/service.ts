@@ -102,8 +102,8 @@ export class SnapshotService {
       const devices = await pick(trx, snapshot);
       return devices.map((d): RunDevice => {
         const plan = planBackup(d, snapshot.method as PullMethod);
-        if (!plan.error) plans.set(d.id, { methods: plan.methods, structured_transport: plan.structured_transport });
-        return { device_id: d.id, device_name: d.name, methods: plan.methods, structured_transport: plan.structured_transport, error_message: plan.error };
+        plans.set(d.id, { methods: plan.methods, structured_transport: plan.structured_transport });
+        return { device_id: d.id, device_name: d.name, methods: plan.methods, structured_transport: plan.structured_transport };
       });
     }, mode);
     if (run === 'not_found') throw appError('SNAPSHOT_NOT_FOUND');

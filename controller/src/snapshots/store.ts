@@ -33,8 +33,6 @@ export interface RunDevice {
   device_name: string;
   methods: string[];
   structured_transport: string | null;
-  /** Set when the device fails before any job (e.g. structured asked without a transport). */
-  error_message?: string | null;
 }
 
 /** What a run ends as, from its device counts (c.ok, c.failed). */
@@ -122,8 +120,8 @@ export class SnapshotStore {
         device_name: d.device_name,
         methods: d.methods,
         structured_transport: d.structured_transport,
-        status: d.error_message ? 'failed' : 'pending',
-        error_message: d.error_message ?? null,
+        status: 'pending',
+        error_message: null,
         job_id: null,
         updated_at: trx.fn.now(),
       }));
@@ -147,8 +145,7 @@ export class SnapshotStore {
           deadline_at: trx.raw('now() + make_interval(secs => ?)', [timeoutSeconds]),
           updated_at: trx.fn.now(),
         });
-      await this.tryFinish(trx, id); // every device may have failed before any job
-      return { snapshot: (await this.get(orgId, id, trx)) as SnapshotRow, devices: chosen.filter((d) => !d.error_message), planned: chosen.length };
+      return { snapshot: (await this.get(orgId, id, trx)) as SnapshotRow, devices: chosen, planned: chosen.length };
     });
   }
 

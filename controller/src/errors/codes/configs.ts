@@ -4,7 +4,6 @@ export const configsErrors = {
   CONFIG_DEVICE_NOT_FOUND: { status: 404, message: 'Device not found', doc: 'The device does not exist in the caller\'s organization.' },
   CONFIG_DEVICES_NOT_FOUND: { status: 404, message: 'Some devices were not found', doc: 'A bulk request named devices that do not exist in the caller\'s organization; `missing` lists them.' },
   CONFIG_VERSION_NOT_FOUND: { status: 404, message: 'Config version not found', doc: 'The device has no stored config version with that number (or none at all, for latest).' },
-  CONFIG_STRUCTURED_UNAVAILABLE: { status: 400, message: 'Structured pull needs an automation transport', doc: 'method=structured was asked for a device whose connection profile has no automation_transport (gnmi or netconf). Set one on the profile, or pull with method=cli.' },
   CONFIG_PULL_FAILED: { status: 502, message: 'Config pull failed', doc: 'Every requested method of a single pull failed; each attempt is stored as a failed version with its error_message.' },
   CONFIG_PULL_TIMEOUT: { status: 504, message: 'Config pull did not finish in time', doc: 'The pull job is still running; its result is stored as a version when it ends. List the device\'s configs to see it.' },
   JOBS_UNAVAILABLE: { status: 503, message: 'The job service is not running', doc: 'The controller started without its job dispatcher, so no device work can be queued.' },
