@@ -97,4 +97,15 @@ describe('failed-login lockout', () => {
     expect(res.body.retry_after_secs).toBeGreaterThan(4 * 60);
     expect(res.body.retry_after_secs).toBeLessThanOrEqual(5 * 60);
   });
+
+  it('takes a changed limit after the API restarts (API.md), not before', async () => {
+    await c.db('failed_logins').delete();
+    const admin = (await c.login(ADMIN.username, ADMIN.password)).body.access_token as string;
+    const put = await c.request('PUT', '/api/admin/settings', { token: admin, body: { settings: { 'security.rate_limit.failed_login_limit': LIMIT + 2 } } });
+    expect(put.status, put.text).toBe(200);
+    for (let i = 0; i < LIMIT; i++) expect((await c.login(ADMIN.username, 'wrong-password')).status).toBe(401);
+    expectLockedOut(await c.login(ADMIN.username, ADMIN.password)); // still the limit read at start
+    await c.restart();
+    expect((await c.login(ADMIN.username, ADMIN.password)).status).toBe(200); // now LIMIT + 2
+  });
 });

@@ -36,6 +36,7 @@ const DAY = 86400;
 /** Sign-in, token rotation, sessions and the failed-login lockout. */
 export class AuthService {
   readonly store: AuthStore;
+  private lockout: Promise<{ limit: number; windowMs: number }> | null = null;
 
   constructor(
     private readonly db: Db,
@@ -51,9 +52,19 @@ export class AuthService {
     return { access: (lifetimes['session.access_token_hours'] as number) * HOUR, refresh: (lifetimes['session.refresh_token_days'] as number) * DAY };
   }
 
-  private async lockoutPolicy(): Promise<{ limit: number; windowMs: number }> {
-    const policy = await this.settings.getMany(['security.rate_limit.failed_login_limit', 'security.rate_limit.failed_login_window_minutes']);
-    return { limit: policy['security.rate_limit.failed_login_limit'] as number, windowMs: (policy['security.rate_limit.failed_login_window_minutes'] as number) * 60_000 };
+  /**
+   * The failed-login limit and window, read once (API.md: changes to the rate limit settings take
+   * effect after the API restarts), like the request rate limit.
+   */
+  private lockoutPolicy(): Promise<{ limit: number; windowMs: number }> {
+    this.lockout ??= this.settings.getMany(['security.rate_limit.failed_login_limit', 'security.rate_limit.failed_login_window_minutes']).then(
+      (policy) => ({ limit: policy['security.rate_limit.failed_login_limit'] as number, windowMs: (policy['security.rate_limit.failed_login_window_minutes'] as number) * 60_000 }),
+      (err: unknown) => {
+        this.lockout = null; // not read: the next login tries again
+        throw err;
+      },
+    );
+    return this.lockout;
   }
 
   /**
