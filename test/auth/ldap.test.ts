@@ -234,7 +234,9 @@ describe('POST /api/auth/ldap against slapd (StartTLS, service account)', () => 
   });
 
   it('locks the client out after the failed-login limit, LDAP failures included', async () => {
+    // Rate limit settings take effect after the API restarts (API.md).
     await configure({ 'security.rate_limit.failed_login_limit': 3 });
+    await c.restart();
     try {
       for (let i = 0; i < 3; i += 1) expect((await ldapLogin('alice', `wrong-${i}`)).status).toBe(401);
       const locked = await ldapLogin('alice', ALICE.password);
@@ -245,6 +247,7 @@ describe('POST /api/auth/ldap against slapd (StartTLS, service account)', () => 
     } finally {
       await c.db('failed_logins').delete();
       await configure({ 'security.rate_limit.failed_login_limit': 1000 });
+      await c.restart();
     }
   });
 
