@@ -61,7 +61,7 @@ export class SnapshotService {
   /** POST /collect: backs up every device matching the filter. */
   async collect(me: AuthContext, id: string, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) {
     const started = await this.start(me, id, timeoutSeconds, 'full', (trx, snapshot) => this.configs.store.matchDevices(me.orgId, snapshot.device_filter, trx));
-    if (started.planned === 0) throw appError('SNAPSHOT_NO_DEVICES');
+    if (started.devices_queued === 0) throw appError('SNAPSHOT_NO_DEVICES');
     return started;
   }
 
@@ -71,7 +71,7 @@ export class SnapshotService {
       const failed = await this.store.failedDevices(trx, snapshot.id);
       return failed.length ? this.configs.store.findDevices(me.orgId, failed.map((f) => f.device_id), trx) : [];
     });
-    if (started.planned === 0) throw appError('SNAPSHOT_NO_FAILED_DEVICES');
+    if (started.devices_queued === 0) throw appError('SNAPSHOT_NO_FAILED_DEVICES');
     return started;
   }
 
@@ -129,7 +129,7 @@ export class SnapshotService {
         throw appError('JOBS_UNAVAILABLE', `Snapshot collection stopped: ${reason}`);
       }
     }
-    return { snapshot: run.snapshot, devices_queued: specs.length, planned: run.planned };
+    return { snapshot: run.snapshot, devices_queued: specs.length };
   }
 
   backups(orgId: string, id: string) {

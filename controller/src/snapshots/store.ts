@@ -105,7 +105,7 @@ export class SnapshotStore {
     timeoutSeconds: number,
     devices: (trx: Knex.Transaction, snapshot: SnapshotRow) => Promise<RunDevice[]>,
     mode: 'full' | 'failed_only',
-  ): Promise<{ snapshot: SnapshotRow; devices: RunDevice[]; planned: number } | 'busy' | 'not_found'> {
+  ): Promise<{ snapshot: SnapshotRow; devices: RunDevice[] } | 'busy' | 'not_found'> {
     return this.db.transaction(async (trx) => {
       if (!(await trx('snapshots').where({ org_id: orgId, id }).forUpdate().first('id'))) return 'not_found';
       // A run whose devices have all reported is over even if nobody has closed it yet.
@@ -113,7 +113,7 @@ export class SnapshotStore {
       const snapshot = (await this.get(orgId, id, trx)) as SnapshotRow;
       if (snapshot.status === 'collecting') return 'busy';
       const chosen = await devices(trx, snapshot);
-      if (chosen.length === 0) return { snapshot, devices: [], planned: 0 };
+      if (chosen.length === 0) return { snapshot, devices: [] };
       const rows = chosen.map((d) => ({
         snapshot_id: id,
         device_id: d.device_id,
@@ -145,7 +145,7 @@ export class SnapshotStore {
           deadline_at: trx.raw('now() + make_interval(secs => ?)', [timeoutSeconds]),
           updated_at: trx.fn.now(),
         });
-      return { snapshot: (await this.get(orgId, id, trx)) as SnapshotRow, devices: chosen, planned: chosen.length };
+      return { snapshot: (await this.get(orgId, id, trx)) as SnapshotRow, devices: chosen };
     });
   }
 
