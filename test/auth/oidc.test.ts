@@ -34,17 +34,21 @@ const oidcSettings = () => ({
   'oidc.redirect_uris': [APP_URI, 'http://127.0.0.1:9/other'],
 });
 
-/** GET /oidc/authorize; returns the provider URL it redirects to. */
+/** The test browser's cookie for the OIDC routes: set by /oidc/authorize, sent to the callback. */
+let browserCookie: string | undefined;
+
+/** GET /oidc/authorize; returns the provider URL it redirects to and keeps its state cookie. */
 async function authorize(redirectUri = APP_URI, base?: string): Promise<string> {
   const res = await fetch(`${base ?? c.url}/api/auth/oidc/authorize?redirect_uri=${encodeURIComponent(redirectUri)}`, { redirect: 'manual' });
   expect(res.status, await res.clone().text()).toBe(302);
   expect(res.headers.get('cache-control')).toBe('no-store');
+  browserCookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
   return res.headers.get('location') as string;
 }
 
-/** Calls the controller's callback as the browser would; returns status, Location and body. */
-async function callback(url: string): Promise<{ status: number; location: string | null; body: any; headers: Headers }> {
-  const res = await fetch(url, { redirect: 'manual' });
+/** Calls the controller's callback as the browser would (with its cookie); returns status, Location and body. */
+async function callback(url: string, cookie = browserCookie): Promise<{ status: number; location: string | null; body: any; headers: Headers }> {
+  const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
   const text = await res.text();
   return { status: res.status, location: res.headers.get('location'), body: text ? JSON.parse(text) : null, headers: res.headers };
 }
@@ -224,6 +228,52 @@ describe('refusals', () => {
     expect(tampered.body).toMatchObject({ code: 'OIDC_INVALID_STATE', error: 'Unknown, expired or already used sign-in state; start the sign-in again' });
     expect(tampered.location).toBeNull();
     expect((await callback(back)).status).toBe(302);
+  });
+
+  it('binds the state to the browser: an HttpOnly, SameSite=Lax cookie limited to the OIDC routes', async () => {
+    const providerUrl = await authorize();
+    const res = await fetch(`${c.url}/api/auth/oidc/authorize?redirect_uri=${encodeURIComponent(APP_URI)}`, { redirect: 'manual' });
+    const setCookie = res.headers.get('set-cookie') as string;
+    const state = new URL(res.headers.get('location') as string).searchParams.get('state');
+    expect(setCookie).toBe(`switchboard_oidc_state=${state}; Max-Age=600; Path=/api/auth/oidc; HttpOnly; SameSite=Lax`);
+    // Plain http here: no Secure flag (the https case is checked below).
+    expect(setCookie).not.toContain('Secure');
+    expect(providerUrl).not.toBe(res.headers.get('location'));
+  });
+
+  it('refuses a callback from a browser that did not start the sign-in (login CSRF) with 400, and spends that state', async () => {
+    // The attacker starts a sign-in with their own account and stops before the callback...
+    const attackerBack = await idp.signIn(await authorize(), 'sub-peter');
+    const attackerCookie = browserCookie;
+    // ...and lures a victim whose browser has no cookie, or a cookie of its own sign-in.
+    const noCookie = await callback(attackerBack, '');
+    expect(noCookie.status).toBe(400);
+    expect(noCookie.body.code).toBe('OIDC_STATE_NOT_BOUND');
+    expect(noCookie.body.error).toMatch(/did not start this sign-in.*start the sign-in again/);
+    expect(noCookie.location).toBeNull();
+    expect(noCookie.headers.get('set-cookie')).toContain('switchboard_oidc_state=; Max-Age=0');
+
+    const attackerBack2 = await idp.signIn(await authorize(), 'sub-peter');
+    await authorize(); // the victim's own flow sets the victim's cookie
+    const otherCookie = await callback(attackerBack2);
+    expect(otherCookie.status).toBe(400);
+    expect(otherCookie.body.code).toBe('OIDC_STATE_NOT_BOUND');
+    expect(otherCookie.body.error).toMatch(/another browser or tab/);
+    // The refused state is spent: not even the attacker's own browser can finish it now.
+    const again = await callback(attackerBack2, attackerCookie);
+    expect(again.body.code).toBe('OIDC_INVALID_STATE');
+  });
+
+  it('marks the state cookie Secure when the public URL is https', async () => {
+    const sink = new Writable({ write(_chunk, _enc, done) { done(); } });
+    const replica: FastifyInstance = await buildApp({ config: { ...c.config, publicUrl: 'https://switchboard.example.test' }, db: c.db, log: createLogger('info', sink) });
+    try {
+      const res = await replica.inject({ method: 'GET', url: `/api/auth/oidc/authorize?redirect_uri=${encodeURIComponent(APP_URI)}` });
+      expect(res.statusCode, res.body).toBe(302);
+      expect(res.headers['set-cookie']).toMatch(/^switchboard_oidc_state=[\w-]+; Max-Age=600; Path=\/api\/auth\/oidc; HttpOnly; SameSite=Lax; Secure$/);
+    } finally {
+      await replica.close();
+    }
   });
 
   it('a missing state is a 400', async () => {

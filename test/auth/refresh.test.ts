@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFRESH_GRACE_SECONDS } from '../../controller/src/auth/auth-service';
 import { hashToken } from '../../controller/src/auth/tokens';
 import { ADMIN, startTestController, type TestController } from '../helpers/controller';
 
@@ -11,6 +12,10 @@ afterAll(async () => c?.close());
 const refresh = (refresh_token: string, headers?: Record<string, string>) =>
   c.request('POST', '/api/auth/refresh', { body: { refresh_token }, headers });
 const me = (token: string) => c.request('GET', '/api/auth/me', { token });
+/** Moves a spent token's used_at into the past (what waiting would do, without waiting). */
+const spentSecondsAgo = (token: string, seconds: number) =>
+  c.db('refresh_tokens').where({ token_hash: hashToken(token) }).update({ used_at: c.db.raw('now() - make_interval(secs => ?)', [seconds]) });
+const sessionOf = async (token: string) => (await c.db('refresh_tokens').where({ token_hash: hashToken(token) }).first('session_id')).session_id as string;
 
 describe('POST /api/auth/refresh', () => {
   it('rotates: a new pair, the old refresh token rejected, no Authorization header needed', async () => {
@@ -38,6 +43,7 @@ describe('POST /api/auth/refresh', () => {
     const first = (await c.login(ADMIN.username, ADMIN.password)).body;
     const other = (await c.login(ADMIN.username, ADMIN.password)).body;
     const second = (await refresh(first.refresh_token)).body;
+    await spentSecondsAgo(first.refresh_token, REFRESH_GRACE_SECONDS + 1);
 
     const replay = await refresh(first.refresh_token);
     expect(replay.status).toBe(401);
@@ -57,6 +63,47 @@ describe('POST /api/auth/refresh', () => {
 
     const audit = await c.request('GET', '/api/admin/audit?kind=auth.refresh_reuse', { token: other.access_token });
     expect(audit.body.total).toBeGreaterThanOrEqual(1);
+  });
+
+  it('two tabs refreshing with the same token at once both get a working pair for the same session', async () => {
+    const first = (await c.login(ADMIN.username, ADMIN.password)).body;
+    const [a, b] = await Promise.all([refresh(first.refresh_token), refresh(first.refresh_token)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.refresh_token).not.toBe(b.body.refresh_token);
+    const session = await sessionOf(first.refresh_token);
+    expect(await sessionOf(a.body.refresh_token)).toBe(session);
+    expect(await sessionOf(b.body.refresh_token)).toBe(session);
+    expect((await c.db('sessions').where({ id: session }).first('revoked_at')).revoked_at).toBeNull();
+    for (const pair of [a.body, b.body]) expect((await me(pair.access_token)).status).toBe(200);
+    // Each tab carries on with its own new token.
+    expect((await refresh(a.body.refresh_token)).status).toBe(200);
+    expect((await refresh(b.body.refresh_token)).status).toBe(200);
+  });
+
+  it(`takes the just-spent token again within ${REFRESH_GRACE_SECONDS} s, but not once a newer token was spent`, async () => {
+    const first = (await c.login(ADMIN.username, ADMIN.password)).body;
+    const second = await refresh(first.refresh_token);
+    const late = await refresh(first.refresh_token); // the slower tab, a moment later
+    expect(late.status).toBe(200);
+    expect(await sessionOf(late.body.refresh_token)).toBe(await sessionOf(first.refresh_token));
+
+    // The session moved on (second spent): first is no longer the latest spent token, so it is a replay.
+    expect((await refresh(second.body.refresh_token)).status).toBe(200);
+    const replay = await refresh(first.refresh_token);
+    expect(replay.status).toBe(401);
+    expect(replay.body.code).toBe('REFRESH_TOKEN_REUSED');
+    expect((await me(late.body.access_token)).status).toBe(401);
+  });
+
+  it('still treats the just-spent token as stolen once the grace is over: 401 and the session revoked', async () => {
+    const first = (await c.login(ADMIN.username, ADMIN.password)).body;
+    const second = (await refresh(first.refresh_token)).body;
+    await spentSecondsAgo(first.refresh_token, REFRESH_GRACE_SECONDS + 1);
+    const replay = await refresh(first.refresh_token);
+    expect(replay.status).toBe(401);
+    expect(replay.body.code).toBe('REFRESH_TOKEN_REUSED');
+    expect((await me(second.access_token)).status).toBe(401);
+    expect((await refresh(second.refresh_token)).status).toBe(401);
   });
 
   it('answers 401 for an unknown token and 400 for a missing or mistyped one', async () => {

@@ -162,3 +162,43 @@ describe('the scheduler', () => {
     expect(done).toMatchObject({ last_status: 'succeeded', last_result: { snapshot_id: expect.any(String), devices_queued: 1 } });
   });
 });
+
+describe('the user a task runs as', () => {
+  /** Makes the task due now and returns it once its run is recorded. */
+  async function runNow(taskId: string): Promise<any> {
+    const before = (await c.db('scheduled_task_runs').where({ task_id: taskId }).count<{ count: string }[]>({ count: '*' }))[0].count;
+    await c.db('scheduled_tasks').where({ id: taskId }).update({ next_run_at: c.db.fn.now() });
+    await until('the run', async () => {
+      const runs = await c.db('scheduled_task_runs').where({ task_id: taskId }).whereNotNull('finished_at').count<{ count: string }[]>({ count: '*' });
+      return Number(runs[0].count) > Number(before);
+    });
+    return api(c, token, 'GET', `/api/tasks/${taskId}`);
+  }
+
+  it('stops running (skipped, with the reason) while its creator is disabled or lacks devices.access, and resumes after', async () => {
+    const operator = await api(c, token, 'POST', '/api/admin/users', { username: `op-${Date.now()}`, password: 'operator-password-long', roles: ['operator'] }, 201);
+    const operatorToken = (await c.login(operator.username, 'operator-password-long')).body.access_token;
+    const task = await api(c, operatorToken, 'POST', '/api/tasks', { name: 'ops backup', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_ids: [device.id] }, method: 'cli' }, 201);
+    const pulls = () => c.db('snapshots').where({ org_id: orgId }).count<{ count: string }[]>({ count: '*' }).then((r) => Number(r[0].count));
+
+    await api(c, token, 'PUT', `/api/admin/users/${operator.id}`, { is_active: false });
+    const before = await pulls();
+    const disabled = await runNow(task.id);
+    expect(disabled).toMatchObject({ last_status: 'skipped', last_result: null });
+    expect(disabled.last_error).toBe(`not run: ${operator.username} is disabled; the task runs again once the account is enabled`);
+    expect(disabled.next_run_at).toEqual(expect.any(String)); // the schedule goes on
+    const [run] = await api(c, token, 'GET', `/api/tasks/${task.id}/runs`);
+    expect(run).toMatchObject({ status: 'skipped', error: disabled.last_error, result: null });
+    expect(await pulls()).toBe(before);
+
+    await api(c, token, 'PUT', `/api/admin/users/${operator.id}`, { is_active: true });
+    await api(c, token, 'PUT', `/api/admin/users/${operator.id}/roles`, { roles: ['auditor'] });
+    const demoted = await runNow(task.id);
+    expect(demoted).toMatchObject({ last_status: 'skipped', last_error: `not run: ${operator.username} no longer has the devices.access permission` });
+    expect(await pulls()).toBe(before);
+
+    await api(c, token, 'PUT', `/api/admin/users/${operator.id}/roles`, { roles: ['operator'] });
+    const resumed = await runNow(task.id);
+    expect(resumed).toMatchObject({ last_status: 'succeeded', last_error: null, last_result: { devices_queued: 1 } });
+  });
+});

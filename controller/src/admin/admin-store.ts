@@ -1,5 +1,6 @@
 import type { Db } from '../db/knex';
 
+const ORG_COLUMNS = ['id', 'name', 'is_default', 'created_at', 'updated_at'];
 const USER_COLUMNS = ['id', 'home_org_id', 'username', 'email', 'display_name', 'auth_provider', 'roles', 'is_active', 'is_platform_admin', 'created_at', 'updated_at'];
 
 /** SQL for organizations and user administration. */
@@ -7,12 +8,23 @@ export class AdminStore {
   constructor(private readonly db: Db) {}
 
   listOrganizations() {
-    return this.db('organizations').orderBy('name').select('id', 'name', 'is_default', 'created_at', 'updated_at');
+    return this.db('organizations').orderBy('name').select(ORG_COLUMNS);
   }
 
   async createOrganization(name: string) {
-    const [row] = await this.db('organizations').insert({ name }).onConflict('name').ignore().returning(['id', 'name', 'is_default', 'created_at', 'updated_at']);
+    const [row] = await this.db('organizations').insert({ name }).onConflict('name').ignore().returning(ORG_COLUMNS);
     return row;
+  }
+
+  /** Undefined when no organization has the id; null when another one already has the name. */
+  async renameOrganization(id: string, name: string) {
+    try {
+      const [row] = await this.db('organizations').where({ id }).update({ name, updated_at: this.db.fn.now() }).returning(ORG_COLUMNS);
+      return row;
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return null; // the unique name index
+      throw err;
+    }
   }
 
   async listUsers(orgId: string, limit: number, offset: number) {

@@ -10,6 +10,13 @@ import { UsersService } from './users-service';
 
 const tags = ['admin'];
 
+/** The trimmed name; one of only spaces would show as a blank entry in every organization list. */
+function organizationName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw appError('INVALID_ORG_NAME', 'The organization name is empty once leading and trailing spaces are removed; give a name with visible characters');
+  return trimmed;
+}
+
 /** Organizations, users and roles, settings and the audit log. */
 export async function adminRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -26,12 +33,24 @@ export async function adminRoutes(parent: FastifyInstance): Promise<void> {
     config: { permission: 'platform.admin' },
     schema: { tags, summary: 'Create an organization', body: OrganizationBody, response: { 201: Organization, ...errorResponses(400, 401, 403, 409) } },
   }, async (request, reply) => {
-    const org = await store.createOrganization(request.body.name.trim());
+    const org = await store.createOrganization(organizationName(request.body.name));
     if (!org) throw appError('ORG_NAME_TAKEN');
     const me = caller(request);
     // Recorded where the administrator acts, like every other entry of theirs.
     await audit.record({ kind: 'admin.org_created', orgId: me.orgId, userId: me.userId, username: me.username, ip: request.ip, details: { org_id: org.id, name: org.name } });
     return reply.code(201).send(org);
+  });
+
+  app.put('/organizations/:id', {
+    config: { permission: 'platform.admin' },
+    schema: { tags, summary: 'Rename an organization', params: IdParams, body: OrganizationBody, response: { 200: Organization, ...errorResponses(400, 401, 403, 404, 409) } },
+  }, async (request) => {
+    const org = await store.renameOrganization(request.params.id, organizationName(request.body.name));
+    if (org === undefined) throw appError('ORG_NOT_FOUND');
+    if (org === null) throw appError('ORG_NAME_TAKEN');
+    const me = caller(request);
+    await audit.record({ kind: 'admin.org_renamed', orgId: me.orgId, userId: me.userId, username: me.username, ip: request.ip, details: { org_id: org.id, name: org.name } });
+    return org;
   });
 
   app.get('/roles', {

@@ -2,7 +2,7 @@ import type { AuditService } from '../admin/audit-service';
 import type { SettingsService } from '../admin/settings-service';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
-import { AuthStore, type UserRow } from './auth-store';
+import { AuthStore, type RefreshRow, type UserRow } from './auth-store';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
 import { TokenSigner, hashToken, newRefreshToken } from './tokens';
@@ -31,6 +31,8 @@ export interface AuthContext {
 }
 
 const HOUR = 3600;
+/** How long the session's latest spent refresh token is still taken (two tabs refreshing at once). */
+export const REFRESH_GRACE_SECONDS = 10;
 const DAY = 86400;
 
 /** Sign-in, token rotation, sessions and the failed-login lockout. */
@@ -127,9 +129,14 @@ export class AuthService {
     return { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access };
   }
 
-  /** Single use with rotation; a replayed token revokes its whole session (stolen-token detection). */
+  /**
+   * Single use with rotation; a replayed token revokes its whole session (stolen-token detection).
+   * One exception: the session's latest spent token is taken again for REFRESH_GRACE_SECONDS, so
+   * two tabs refreshing at once both get a pair for the session instead of logging the user out.
+   */
   async refresh(refreshToken: string, client: ClientInfo): Promise<TokenPair> {
-    const row = await this.store.findRefreshToken(hashToken(refreshToken));
+    const hash = hashToken(refreshToken);
+    const row = await this.store.findRefreshToken(hash, REFRESH_GRACE_SECONDS);
     if (!row || row.session_revoked_at || row.expires_at.getTime() <= Date.now()) throw appError('INVALID_REFRESH_TOKEN');
     const reuse = async (): Promise<never> => {
       await this.store.revokeSession(row.session_id, 'refresh token reuse');
@@ -137,20 +144,30 @@ export class AuthService {
       await this.audit.record({ kind: 'auth.refresh_reuse', orgId: owner?.home_org_id, userId: row.user_id, username: owner?.username, ip: client.ip, details: { session_id: row.session_id } });
       throw appError('REFRESH_TOKEN_REUSED');
     };
-    if (row.used_at) return reuse();
+    if (row.used_at && !row.in_grace) return reuse();
     const user = await this.store.findUserById(row.user_id);
     if (!user?.is_active) throw appError('INVALID_REFRESH_TOKEN');
     const { access, refresh } = await this.lifetimes();
     const next = newRefreshToken();
-    const consumed = await this.db.transaction(async (trx) => {
-      if (!(await this.store.consumeRefreshToken(trx, row.id))) return false;
-      await this.store.addRefreshToken(trx, row.session_id, hashToken(next), new Date(Date.now() + refresh * 1000));
-      return true;
-    });
-    if (!consumed) return reuse();
+    const nextExpiry = new Date(Date.now() + refresh * 1000);
+    if (!(await this.rotate(row, hashToken(next), nextExpiry))) {
+      // Another request spent it between our read and our update: the same grace applies.
+      const spent = await this.store.findRefreshToken(hash, REFRESH_GRACE_SECONDS);
+      if (!spent?.in_grace) return reuse();
+      await this.rotate(spent, hashToken(next), nextExpiry);
+    }
     // A refresh always lands in the home organization (API.md: it puts an admin back home).
     const accessToken = await this.signer.sign({ sub: user.id, sid: row.session_id, org: user.home_org_id }, access);
     return { access_token: accessToken, refresh_token: next, token_type: 'Bearer', expires_in: access };
+  }
+
+  /** Spends the token (unless already spent, in the grace) and adds its successor; false when it lost a race. */
+  private async rotate(row: RefreshRow, nextHash: string, expiresAt: Date): Promise<boolean> {
+    return this.db.transaction(async (trx) => {
+      if (!row.used_at && !(await this.store.consumeRefreshToken(trx, row.id))) return false;
+      await this.store.addRefreshToken(trx, row.session_id, nextHash, expiresAt);
+      return true;
+    });
   }
 
   /** Resolves an access token to its caller, refusing revoked sessions and disabled users at once. */

@@ -33,6 +33,8 @@ export interface RefreshRow {
   session_revoked_at: Date | null;
   user_id: string;
   client_type: string;
+  /** Spent, but moments ago and as the session's latest token: another tab refreshing at once. */
+  in_grace: boolean | null;
 }
 
 const sessionUserTexts = new Map<string, string>();
@@ -87,11 +89,22 @@ export class AuthStore {
     await db('sessions').where({ id: sessionId }).update({ expires_at: expiresAt });
   }
 
-  findRefreshToken(tokenHash: string): Promise<RefreshRow | undefined> {
+  /**
+   * The token with its session; in_grace tells whether it was spent less than `graceSeconds` ago
+   * (database time) and is the session's most recently spent token.
+   */
+  findRefreshToken(tokenHash: string, graceSeconds: number): Promise<RefreshRow | undefined> {
     return this.db('refresh_tokens as r')
       .join('sessions as s', 's.id', 'r.session_id')
       .where('r.token_hash', tokenHash)
-      .first('r.id', 'r.session_id', 'r.used_at', 'r.expires_at', 's.revoked_at as session_revoked_at', 's.user_id', 's.client_type');
+      .first(
+        'r.id', 'r.session_id', 'r.used_at', 'r.expires_at', 's.revoked_at as session_revoked_at', 's.user_id', 's.client_type',
+        this.db.raw(
+          `(r.used_at > now() - make_interval(secs => ?) AND NOT EXISTS (
+            SELECT 1 FROM refresh_tokens later WHERE later.session_id = r.session_id AND later.used_at > r.used_at)) AS in_grace`,
+          [graceSeconds],
+        ),
+      );
   }
 
   /** Marks a refresh token used; false when another request already used it (a race or a replay). */

@@ -7,7 +7,8 @@ import { enterpriseSettingsFromEnv } from './ldap-oidc-env';
 import { EnterpriseStore } from './ldap-oidc-store';
 import { ExternalUsers } from './ldap-oidc-users';
 import { LdapService, ldapEnabled } from './ldap-service';
-import { OidcService, oidcEnabled } from './oidc-service';
+import { clearedStateCookie, readStateCookie, stateCookie } from './oidc-cookie';
+import { OidcService, REQUEST_TTL_MS, oidcEnabled } from './oidc-service';
 import { TokenPairSchema } from './schemas';
 import { SshCertificateAuthority } from './ssh-ca';
 
@@ -106,13 +107,16 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
     schema: {
       tags,
       summary: 'Start an OIDC sign-in (browser)',
-      description: 'Redirects to the identity provider (authorization code flow with PKCE). After sign-in the browser comes back to redirect_uri with #access_token, refresh_token, token_type=Bearer and expires_in.',
+      description: 'Redirects to the identity provider (authorization code flow with PKCE) and sets an HttpOnly state cookie (Path=/api/auth/oidc) that the callback checks. After sign-in the browser comes back to redirect_uri with #access_token, refresh_token, token_type=Bearer and expires_in.',
       querystring: AuthorizeQuery,
       response: { 302: Redirect('To the identity provider.'), ...errorResponses(400, 429, 503) },
     },
   }, async (request, reply) => {
-    const location = await oidc.authorizationUrl(request.query.redirect_uri);
-    return reply.header('cache-control', 'no-store').redirect(location, 302);
+    const { url, state } = await oidc.authorizationUrl(request.query.redirect_uri);
+    return reply
+      .header('cache-control', 'no-store')
+      .header('set-cookie', stateCookie(state, REQUEST_TTL_MS / 1000, config.publicUrl))
+      .redirect(url, 302);
   });
 
   app.get('/oidc/callback', {
@@ -120,13 +124,15 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
     schema: {
       tags,
       summary: 'OIDC redirect target (called by the identity provider)',
-      description: 'Register <SWITCHBOARD_PUBLIC_URL>/api/auth/oidc/callback at the provider. Redirects to the redirect_uri given to /oidc/authorize with the token pair in the URL fragment.',
+      description: 'Register <SWITCHBOARD_PUBLIC_URL>/api/auth/oidc/callback at the provider. Redirects to the redirect_uri given to /oidc/authorize with the token pair in the URL fragment. 400 OIDC_STATE_NOT_BOUND when the browser does not send the state cookie set by /oidc/authorize.',
       querystring: CallbackQuery,
       response: { 302: Redirect('To redirect_uri with the token pair in the fragment.'), ...errorResponses(400, 401, 403, 409, 429, 503) },
     },
   }, async (request, reply) => {
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-    const location = await oidc.finish(request.query, rawQuery, clientInfo(request));
+    // The cookie has done its job whatever the outcome; the error handler keeps this header.
+    reply.header('set-cookie', clearedStateCookie(config.publicUrl));
+    const location = await oidc.finish(request.query, rawQuery, readStateCookie(request.headers.cookie), clientInfo(request));
     // The callback URL carries the code: keep it out of the Referer of the next page.
     return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(location, 302);
   });

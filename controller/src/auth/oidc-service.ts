@@ -6,6 +6,7 @@ import { AppError, appError } from '../errors/app-error';
 import type { AuthService, ClientInfo } from './auth-service';
 import type { EnterpriseStore } from './ldap-oidc-store';
 import type { ExternalUsers } from './ldap-oidc-users';
+import { assertSameBrowser } from './oidc-cookie';
 
 export interface OidcConfig {
   issuer: string;
@@ -17,7 +18,7 @@ export interface OidcConfig {
 }
 
 /** How long a started sign-in may take at the provider. */
-const REQUEST_TTL_MS = 10 * 60_000;
+export const REQUEST_TTL_MS = 10 * 60_000;
 /** Provider metadata is re-read this often (and whenever the settings change). */
 const DISCOVERY_TTL_MS = 10 * 60_000;
 const HTTP_TIMEOUT_SECONDS = 10;
@@ -130,8 +131,8 @@ export class OidcService {
     return discovered;
   }
 
-  /** GET /api/auth/oidc/authorize: the provider URL to send the browser to. */
-  async authorizationUrl(redirectUri: string): Promise<string> {
+  /** GET /api/auth/oidc/authorize: the provider URL to send the browser to, and the state to bind it with. */
+  async authorizationUrl(redirectUri: string): Promise<{ url: string; state: string }> {
     const config = await this.enabledConfig();
     // Exact match only: no prefixes, no wildcards, so the tokens can go nowhere else.
     if (!config.redirectUris.includes(redirectUri)) {
@@ -148,7 +149,7 @@ export class OidcService {
       redirect_uri: redirectUri,
       expires_at: new Date(Date.now() + REQUEST_TTL_MS),
     });
-    return oidc.buildAuthorizationUrl(provider, {
+    const url = oidc.buildAuthorizationUrl(provider, {
       redirect_uri: this.callbackUrl(),
       scope: config.scopes,
       response_type: 'code',
@@ -157,6 +158,7 @@ export class OidcService {
       state,
       nonce,
     }).href;
+    return { url, state };
   }
 
   /**
@@ -164,10 +166,12 @@ export class OidcService {
    * tokens, validates the ID token, signs the user in and returns where to send the browser:
    * redirect_uri with the token pair in the fragment.
    */
-  async finish(query: Record<string, string | undefined>, rawQuery: string, client: ClientInfo): Promise<string> {
+  async finish(query: Record<string, string | undefined>, rawQuery: string, stateCookie: string | undefined, client: ClientInfo): Promise<string> {
     if (!query.state) throw appError('OIDC_INVALID_STATE', 'The callback has no state parameter; start the sign-in again at /api/auth/oidc/authorize');
+    // Taken before the browser check: a state lured into another browser is spent, not left for later.
     const pending = await this.store.takeOidcRequest(sha256(query.state));
     if (!pending) throw appError('OIDC_INVALID_STATE');
+    assertSameBrowser(query.state, stateCookie);
     if (query.error) {
       throw appError('OIDC_LOGIN_FAILED', `The identity provider answered ${query.error}${query.error_description ? `: ${query.error_description}` : ''}`);
     }

@@ -4,7 +4,7 @@ import { IdParams, errorResponses } from '../http/schemas';
 import { instanceService } from '../instances/service';
 import { caller } from '../plugins/auth';
 import { RunQuery, Task, TaskBody, TaskChanges, TaskQuery, TaskRun } from './schemas';
-import { TaskService } from './service';
+import { TASK_PERMISSION, TaskService } from './service';
 import { TaskStore } from './store';
 
 declare module '../config' {
@@ -15,7 +15,7 @@ declare module '../config' {
 }
 
 const tags = ['tasks'];
-const permission = 'devices.access' as const;
+const permission = TASK_PERMISSION;
 
 /** Scheduled tasks under /api/tasks: deployment (an instance), snapshot, backup; cron; last and next run. */
 export async function taskRoutes(parent: FastifyInstance): Promise<void> {

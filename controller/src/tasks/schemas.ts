@@ -46,7 +46,7 @@ export const Task = Type.Object({
   method: Type.String(),
   last_run_at: Nullable(Timestamp),
   next_run_at: Nullable(Timestamp),
-  last_status: Nullable(Type.String({ description: 'running, succeeded or failed' })),
+  last_status: Nullable(Type.String({ description: 'running, succeeded, failed, or skipped (not run: last_error says why, e.g. its creator is disabled)' })),
   last_error: Nullable(Type.String()),
   last_result: Nullable(Type.Record(Type.String(), Type.Unknown())),
   created_by_name: Type.String(),

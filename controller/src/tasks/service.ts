@@ -3,6 +3,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
+import { permissionsFor } from '../auth/permissions';
 import { appError } from '../errors/app-error';
 import type { InstanceService } from '../instances/service';
 import type { Services } from '../services';
@@ -19,6 +20,9 @@ export interface TaskInput {
   device_filter?: TaskRow['device_filter'];
   method?: 'cli' | 'structured' | 'both';
 }
+
+/** What every task type needs of the user it runs as (the permission of the /api/tasks routes). */
+export const TASK_PERMISSION = 'devices.access' as const;
 
 const MACROS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly'];
 
@@ -157,17 +161,38 @@ export class TaskService {
     return fired;
   }
 
-  private async fire(task: TaskRow): Promise<void> {
-    const me: AuthContext = {
-      userId: task.created_by ?? '',
-      username: task.created_by_name ? `${task.created_by_name} (scheduled task ${task.name})` : `scheduled task ${task.name}`,
+  /**
+   * The caller a run acts as: the task's creator with the permissions they hold now, or why the
+   * run may not happen (creator gone, disabled, moved out of the organization, or without the
+   * permission), so disabling a user or taking a role away also stops what they scheduled.
+   */
+  private async runAs(task: TaskRow): Promise<AuthContext | string> {
+    const who = task.created_by_name || 'its creator';
+    const creator = task.created_by ? await this.store.creator(task.created_by) : undefined;
+    if (!creator) return `not run: ${who} no longer exists; an administrator recreates the task under an active user`;
+    if (!creator.is_active) return `not run: ${who} is disabled; the task runs again once the account is enabled`;
+    if (creator.home_org_id !== task.org_id && !creator.is_platform_admin) return `not run: ${who} no longer belongs to this organization`;
+    const permissions = permissionsFor(creator.roles, creator.is_platform_admin);
+    if (!permissions.includes(TASK_PERMISSION)) return `not run: ${who} no longer has the ${TASK_PERMISSION} permission`;
+    return {
+      userId: task.created_by!,
+      username: `${creator.username} (scheduled task ${task.name})`,
       orgId: task.org_id,
       homeOrgId: task.org_id,
       sessionId: `task:${task.id}`,
       isPlatformAdmin: false,
-      roles: [],
-      permissions: ['devices.access'],
+      roles: creator.roles,
+      permissions,
     };
+  }
+
+  private async fire(task: TaskRow): Promise<void> {
+    const me = await this.runAs(task).catch((err: Error) => `not run: the creator could not be read (${err.message})`);
+    if (typeof me === 'string') {
+      await this.store.finishRun(task, 'skipped', me, null).catch(() => undefined);
+      this.log.warn({ task: task.id, reason: me }, 'scheduled task skipped');
+      return;
+    }
     try {
       let result: Record<string, unknown>;
       const snapshots = this.services.snapshots;

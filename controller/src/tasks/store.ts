@@ -53,6 +53,11 @@ export class TaskStore extends OrgTable<TaskRow> {
     return rows.map((r) => r.id);
   }
 
+  /** The task creator's account as it is now (the scheduler checks it before every run). */
+  creator(userId: string): Promise<{ username: string; is_active: boolean; roles: string[]; is_platform_admin: boolean; home_org_id: string } | undefined> {
+    return this.db('users').where({ id: userId }).first('username', 'is_active', 'roles', 'is_platform_admin', 'home_org_id');
+  }
+
   due(limit: number): Promise<TaskRow[]> {
     return this.db('scheduled_tasks').where({ enabled: true }).where('next_run_at', '<=', this.db.fn.now()).orderBy('next_run_at').limit(limit).select('*');
   }
@@ -76,7 +81,7 @@ export class TaskStore extends OrgTable<TaskRow> {
     });
   }
 
-  async finishRun(task: TaskRow, status: 'succeeded' | 'failed', error: string | null, result: Record<string, unknown> | null): Promise<void> {
+  async finishRun(task: TaskRow, status: 'succeeded' | 'failed' | 'skipped', error: string | null, result: Record<string, unknown> | null): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx('scheduled_task_runs')
         .where({ task_id: task.id, scheduled_for: task.next_run_at })
