@@ -89,4 +89,30 @@ describe('PUT /api/admin/settings', () => {
     expect(await c.services.settings.get(key, a.orgId)).toBe(7);
     expect(await c.services.settings.get(key, b.orgId)).toBe(before);
   });
+
+  it("refuses another organization's connection profile for devices.default_profile_id (400), accepting its own and null", async () => {
+    const a = await c.createOrgUser(['org_admin']);
+    const b = await c.createOrgUser(['org_admin']);
+    const profile = async (token: string) => {
+      const res = await c.request('POST', '/api/profiles', { token, body: { name: `p-${Math.random().toString(16).slice(2)}`, username: 'netops', password: 'secret' } });
+      expect(res.status, res.text).toBe(201);
+      return res.body.id as string;
+    };
+    const theirs = await profile(b.token);
+    const mine = await profile(a.token);
+    const key = 'devices.default_profile_id';
+    for (const id of [theirs, '00000000-0000-4000-8000-000000000000']) {
+      const res = await putSettings(a.token, { [key]: id });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ code: 'UNKNOWN_REFERENCE', error: `Setting '${key}': no connection profile ${id} in this organization` });
+    }
+    // Nothing of a refused request is stored, not even its valid keys.
+    const mixed = await putSettings(a.token, { 'discovery.default_poll_interval_minutes': 9, [key]: theirs });
+    expect(mixed.status).toBe(400);
+    expect(await c.services.settings.get(key, a.orgId)).toBeNull();
+    expect(await c.services.settings.get('discovery.default_poll_interval_minutes', a.orgId)).not.toBe(9);
+
+    expect((await putSettings(a.token, { [key]: mine })).body.settings[key]).toBe(mine);
+    expect((await putSettings(a.token, { [key]: null })).body.settings[key]).toBeNull();
+  });
 });

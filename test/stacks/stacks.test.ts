@@ -218,9 +218,27 @@ describe('organization scoping', () => {
     expect((await c.request('GET', '/api/config/stacks', { token: otherToken })).body).toEqual([]);
   });
 
-  it("cannot render another organization's template through its own stack", async () => {
+  it("refuses another organization's template_id with 400 on create and update, storing nothing", async () => {
     const theirs = fixtures(c, otherToken);
-    const stack = await theirs.stack({ services: [{ template_id: hostname.id }] });
+    const before = await c.db('stacks').count<{ count: string }[]>({ count: '*' });
+    const created = await c.request('POST', '/api/config/stacks', { token: otherToken, body: { name: 'borrowed', services: [{ template_id: hostname.id }] } });
+    expect(created.status).toBe(400);
+    expect(created.body).toEqual({ code: 'UNKNOWN_REFERENCE', error: `No template ${hostname.id} in this organization: services[].template_id must name one of your templates` });
+    expect(await c.db('stacks').count<{ count: string }[]>({ count: '*' })).toEqual(before);
+
+    const own = await theirs.template({ name: 'their own' });
+    const stack = await theirs.stack({ services: [{ template_id: own.id }] });
+    const updated = await c.request('PUT', `/api/config/stacks/${stack.id}`, { token: otherToken, body: { services: [{ template_id: own.id }, { template_id: hostname.id }] } });
+    expect(updated.status).toBe(400);
+    expect(updated.body.code).toBe('UNKNOWN_REFERENCE');
+    expect((await c.db('stacks').where({ id: stack.id }).first('services')).services).toEqual([{ template_id: own.id, order: 0 }]);
+  });
+
+  it("cannot render another organization's template through a stack stored before the check", async () => {
+    const theirs = fixtures(c, otherToken);
+    const own = await theirs.template({ name: 'placeholder' });
+    const stack = await theirs.stack({ services: [{ template_id: own.id }] });
+    await c.db('stacks').where({ id: stack.id }).update({ services: JSON.stringify([{ template_id: hostname.id, order: 0 }]) });
     const device = await theirs.device((await theirs.profile()).id);
     const res = await c.request('POST', `/api/config/stacks/${stack.id}/render`, { token: otherToken, body: { variable_values: { '0': { devices: [device.id] } } } });
     expect(res.status).toBe(400);

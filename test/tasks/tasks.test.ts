@@ -109,6 +109,36 @@ describe('scheduled task CRUD', () => {
   });
 });
 
+describe("another organization's ids", () => {
+  it('refuses foreign or unknown device ids and site ids in a backup filter with 400, on create and update', async () => {
+    const other = await c.createOrgUser(['org_admin']);
+    const theirProfile = await api(c, other.token, 'POST', '/api/profiles', { name: 'theirs', username: 'u', password: 'p' }, 201);
+    const theirDevice = await api(c, other.token, 'POST', '/api/devices', { name: 'theirs', host: '127.0.0.2', device_type: 'vendor_eos', profile_id: theirProfile.id }, 201);
+    const theirSite = await api(c, other.token, 'POST', '/api/sites', { name: 'their site' }, 201);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const create = (filter: unknown) => c.request('POST', '/api/tasks', { token, body: { name: 'b', type: 'backup', cron: '@daily', device_filter: filter } });
+    const count = async () => Number((await c.db('scheduled_tasks').where({ org_id: orgId }).count<{ count: string }[]>({ count: '*' }))[0].count);
+    const before = await count();
+
+    for (const [filter, message] of [
+      [{ device_ids: [device.id, theirDevice.id] }, `device_filter.device_ids: no device ${theirDevice.id} in this organization`],
+      [{ device_ids: [unknown] }, `device_filter.device_ids: no device ${unknown} in this organization`],
+      [{ site_id: theirSite.id }, `device_filter.site_id: no site ${theirSite.id} in this organization`],
+    ] as [unknown, string][]) {
+      const res = await create(filter);
+      expect(res.status, JSON.stringify(filter)).toBe(400);
+      expect(res.body).toEqual({ code: 'UNKNOWN_REFERENCE', error: message });
+    }
+    expect(await count()).toBe(before);
+
+    const task = await api(c, token, 'POST', '/api/tasks', { name: 'mine', type: 'backup', cron: '@daily', device_filter: { device_ids: [device.id] } }, 201);
+    const update = await c.request('PUT', `/api/tasks/${task.id}`, { token, body: { device_filter: { device_ids: [theirDevice.id] } } });
+    expect(update.status).toBe(400);
+    expect(update.body.code).toBe('UNKNOWN_REFERENCE');
+    expect((await api(c, token, 'GET', `/api/tasks/${task.id}`)).device_filter).toEqual({ device_ids: [device.id] });
+  });
+});
+
 describe('the scheduler', () => {
   it('fires a due run once with two controllers running, records the last run and moves the next one', async () => {
     const task = await api(c, token, 'POST', '/api/tasks', { name: 'once', type: 'deployment', cron: '0 0 1 1 *', instance_id: instance.id }, 201);

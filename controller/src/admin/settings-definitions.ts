@@ -11,6 +11,8 @@ export interface SettingDefinition {
   default: unknown;
   description: string;
   secret?: boolean;
+  /** An id of this table that must be a row of the organization the setting is written for. */
+  references?: { table: string; what: string };
 }
 
 const hours = Type.Integer({ minimum: 1, maximum: 8760 });
@@ -23,7 +25,7 @@ export const SETTING_DEFINITIONS: Record<string, SettingDefinition> = {
   'security.rate_limit.failed_login_window_minutes': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 1440 }), default: 15, description: 'Length of the failed-login window in minutes.' },
   'licenses.terminal_seats': { scope: 'global', schema: Type.Integer({ minimum: 0, maximum: 100000 }), default: 5, description: 'Concurrent terminal (client_type terminal) sessions allowed.' },
   // A pattern, not format 'uuid': settings are checked with TypeBox's Value.Check, which knows no formats.
-  'devices.default_profile_id': { scope: 'org', schema: Type.Union([Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }), Type.Null()]), default: null, description: 'Connection profile used by imports when none is given.' },
+  'devices.default_profile_id': { scope: 'org', schema: Type.Union([Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' }), Type.Null()]), default: null, references: { table: 'connection_profiles', what: 'connection profile' }, description: 'Connection profile used by imports when none is given.' },
   // Enterprise sign-in (controller/src/auth/ldap*, oidc*): seeded from SWITCHBOARD_LDAP_* / SWITCHBOARD_OIDC_* on start.
   'ldap.url': { scope: 'global', schema: Type.String({ pattern: '^(ldaps?://\\S+)?$', maxLength: 1024 }), default: '', description: 'LDAP server, ldap://host:389 or ldaps://host:636; empty turns LDAP sign-in off.' },
   'ldap.bind_dn': { scope: 'global', schema: Type.String({ maxLength: 1024 }), default: '', description: 'DN of the service account that searches for users; empty searches anonymously.' },

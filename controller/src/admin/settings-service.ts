@@ -66,6 +66,7 @@ export class SettingsService {
       }
       const ok = definition.secret ? value === null || typeof value === 'string' : Value.Check(definition.schema, value);
       if (!ok) throw appError('INVALID_SETTING', `Setting '${key}': ${describe(definition.schema, value)}`);
+      if (definition.references && value !== null) await this.assertReference(key, definition.references, value as string, orgId);
       const stored = definition.secret && typeof value === 'string' ? await this.secrets.seal(value) : value;
       writes.push({ scope: definition.scope === 'org' ? orgId : GLOBAL, key, value: JSON.stringify(stored) });
     }
@@ -74,6 +75,12 @@ export class SettingsService {
       .insert(writes.map((w) => ({ ...w, updated_at: this.db.fn.now() })))
       .onConflict(['scope', 'key'])
       .merge();
+  }
+
+  /** An id setting must name a row of the organization itself, never another one's (a dangling reference). */
+  private async assertReference(key: string, target: { table: string; what: string }, id: string, orgId: string): Promise<void> {
+    if (await this.db(target.table).where({ id, org_id: orgId }).first('id')) return;
+    throw appError('UNKNOWN_REFERENCE', `Setting '${key}': no ${target.what} ${id} in this organization`);
   }
 
   /** Seeds values from the environment at start without overwriting what admins changed. */

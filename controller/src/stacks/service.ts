@@ -92,7 +92,16 @@ export class StacksService {
     }));
   }
 
+  /** Every service's template must be one of the organization's: 400 rather than a dangling id. */
+  private async assertTemplates(orgId: string, services: NonNullable<StackInput['services']>): Promise<void> {
+    const ids = [...new Set(services.map((s) => s.template_id))];
+    const found = new Set((await this.templates.store.findMany(orgId, ids)).map((t) => t.id));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length) throw appError('UNKNOWN_REFERENCE', `No template ${missing.join(', ')} in this organization: services[].template_id must name one of your templates`);
+  }
+
   async create(me: AuthContext, input: StackInput & { name: string; services: NonNullable<StackInput['services']> }): Promise<StackRow> {
+    await this.assertTemplates(me.orgId, input.services);
     const stack = await this.store.insert({
       org_id: me.orgId,
       name: input.name.trim(),
@@ -112,7 +121,10 @@ export class StacksService {
     const fields: Record<string, unknown> = { updated_by: me.userId };
     if (input.name !== undefined) fields.name = input.name.trim();
     if (input.description !== undefined) fields.description = input.description;
-    if (input.services !== undefined) fields.services = this.normalizeServices(input.services);
+    if (input.services !== undefined) {
+      await this.assertTemplates(me.orgId, input.services);
+      fields.services = this.normalizeServices(input.services);
+    }
     if (input.atomic !== undefined) fields.atomic = input.atomic;
     if (input.shared !== undefined) fields.shared = input.shared;
     if (input.variable_config !== undefined) fields.variable_config = input.variable_config ?? {};

@@ -70,12 +70,23 @@ export class TaskService {
   }
 
   private async checkTarget(orgId: string, type: TaskRow['type'], input: TaskInput): Promise<void> {
+    if (type === 'backup' && input.device_filter) await this.checkFilter(orgId, input.device_filter);
     if (type === 'deployment') {
       if (!input.instance_id) throw appError('INVALID_TASK_TARGET', 'A deployment task needs instance_id (the instance to deploy)');
       if (!(await this.store.instanceExists(orgId, input.instance_id))) throw appError('INVALID_TASK_TARGET', `Instance ${input.instance_id} not found`);
     } else if (type === 'snapshot') {
       if (!input.snapshot_id) throw appError('INVALID_TASK_TARGET', 'A snapshot task needs snapshot_id (the snapshot to collect)');
       if (!(await this.store.snapshotExists(orgId, input.snapshot_id))) throw appError('INVALID_TASK_TARGET', `Snapshot ${input.snapshot_id} not found`);
+    }
+  }
+
+  /** A backup filter's ids must be the organization's own: 400 rather than a filter that silently matches less. */
+  private async checkFilter(orgId: string, filter: NonNullable<TaskInput['device_filter']>): Promise<void> {
+    if (filter.site_id && !(await this.store.siteExists(orgId, filter.site_id))) throw appError('UNKNOWN_REFERENCE', `device_filter.site_id: no site ${filter.site_id} in this organization`);
+    const missing = filter.device_ids ? await this.store.missingDevices(orgId, filter.device_ids) : [];
+    if (missing.length) {
+      const shown = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
+      throw appError('UNKNOWN_REFERENCE', `device_filter.device_ids: no device ${shown} in this organization`);
     }
   }
 
@@ -107,7 +118,7 @@ export class TaskService {
     const current = await this.get(me.orgId, id);
     const merged = { ...current, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as TaskRow;
     const next = nextRun(merged.cron, merged.timezone);
-    if (input.instance_id !== undefined || input.snapshot_id !== undefined) await this.checkTarget(me.orgId, current.type, merged as TaskInput);
+    if (input.instance_id !== undefined || input.snapshot_id !== undefined || input.device_filter !== undefined) await this.checkTarget(me.orgId, current.type, merged as TaskInput);
     const fields: Record<string, unknown> = {};
     for (const key of ['name', 'cron', 'timezone', 'enabled', 'device_filter', 'method'] as const) if (input[key] !== undefined) fields[key] = input[key];
     if (current.type === 'deployment' && input.instance_id) fields.instance_id = input.instance_id;

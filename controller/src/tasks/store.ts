@@ -43,6 +43,19 @@ export class TaskStore extends OrgTable<TaskRow> {
     return this.db('snapshots').where({ org_id: orgId, id }).first('id');
   }
 
+  siteExists(orgId: string, id: string) {
+    return this.db('sites').where({ org_id: orgId, id }).first('id');
+  }
+
+  /** The ids among `ids` that are not devices of the organization. */
+  async missingDevices(orgId: string, ids: string[]): Promise<string[]> {
+    const rows: { id: string }[] = await this.db
+      .select('wanted.id')
+      .fromRaw(this.db.raw('unnest(?::uuid[]) AS wanted(id)', [ids]))
+      .whereNotExists(this.db('devices').where('devices.org_id', orgId).whereRaw('devices.id = wanted.id'));
+    return rows.map((r) => r.id);
+  }
+
   /** Device ids of a backup task's filter (all of the organization's devices when empty). */
   async filterDevices(orgId: string, filter: TaskRow['device_filter']): Promise<string[]> {
     const q = this.db('devices').where({ org_id: orgId });
