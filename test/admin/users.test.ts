@@ -23,7 +23,7 @@ describe('POST /api/admin/users', () => {
     const login = await c.login('alice', PASSWORD);
     expect(login.status).toBe(200);
     const me = await c.request('GET', '/api/auth/me', { token: login.body.access_token });
-    expect(me.body.permissions).toEqual(['devices.access']);
+    expect(me.body.permissions).toEqual(['devices.access', 'ssh.certificate']);
   });
 
   it('answers 409 for a taken username, whatever its case', async () => {
@@ -209,7 +209,8 @@ describe('GET /api/admin/roles', () => {
     const byName = Object.fromEntries(res.body.roles.map((r: { name: string }) => [r.name, r]));
     expect(Object.keys(byName)).toEqual(expect.arrayContaining(['platform_admin', 'org_admin', 'operator', 'auditor']));
     expect(byName.platform_admin.permissions).toContain('platform.admin');
-    expect(byName.operator.permissions).toEqual(['devices.access']);
+    expect(byName.operator.permissions).toEqual(['devices.access', 'ssh.certificate']);
+    expect(byName.auditor.permissions).not.toContain('ssh.certificate');
     for (const role of res.body.roles) expect(typeof role.description).toBe('string');
   });
 });

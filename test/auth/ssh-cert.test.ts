@@ -82,7 +82,7 @@ describe('the SSH CA', () => {
 });
 
 describe('ssh_certificate on POST /api/auth/login', () => {
-  it('is an OpenSSH user certificate for the key, principal = username, signed by the CA, valid for the access token lifetime', async () => {
+  it('is an OpenSSH user certificate for the key, principal = username, signed by the CA, valid 8 hours by default (shorter than the access token)', async () => {
     const key = newKey('admin-key');
     const res = await c.login(ADMIN.username, ADMIN.password, { public_key: key.publicKey });
     expect(res.status, res.text).toBe(200);
@@ -95,11 +95,42 @@ describe('ssh_certificate on POST /api/auth/login', () => {
     expect(cert.text).toContain('permit-pty');
     const lifetime = (cert.validUntil.getTime() - Date.now()) / 1000;
     expect(res.body.expires_in).toBe(86400);
-    expect(Math.abs(lifetime - res.body.expires_in)).toBeLessThan(120);
+    expect(Math.abs(lifetime - 8 * 3600)).toBeLessThan(120);
     expect(cert.validFrom.getTime()).toBeLessThanOrEqual(Date.now());
   });
 
-  it('follows session.access_token_hours', async () => {
+  it('caps the validity at ssh.certificate_max_hours (1 to 24 hours)', async () => {
+    const set = (hours: unknown) => c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'ssh.certificate_max_hours': hours } } });
+    for (const bad of [0, 25, 1.5, '8']) {
+      const res = await set(bad);
+      expect(res.status, String(bad)).toBe(400);
+      expect(res.body.code).toBe('INVALID_SETTING');
+    }
+    expect((await set(1)).status).toBe(200);
+    try {
+      const res = await c.login(ADMIN.username, ADMIN.password, { public_key: newKey('capped-key').publicKey });
+      const lifetime = (inspect(res.body.ssh_certificate).validUntil.getTime() - Date.now()) / 1000;
+      expect(Math.abs(lifetime - 3600)).toBeLessThan(120);
+      expect(res.body.expires_in).toBe(86400); // the access token keeps its own lifetime
+    } finally {
+      await set(8);
+    }
+  });
+
+  it('needs the ssh.certificate permission: 403 for an auditor with public_key and no session opened; without public_key the login works', async () => {
+    const auditor = await c.createOrgUser(['auditor']);
+    const sessions = async () => Number((await c.db('sessions').where({ user_id: auditor.userId }).count({ n: '*' }))[0].n);
+    const before = await sessions();
+    const res = await c.login(auditor.username, auditor.password, { public_key: newKey('auditor-key').publicKey });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('SSH_CERTIFICATE_NOT_PERMITTED');
+    expect(res.body.error).toMatch(/ssh\.certificate permission: sign in without public_key/);
+    expect(await sessions()).toBe(before);
+    expect(await c.db('ssh_certificates').where({ user_id: auditor.userId })).toEqual([]);
+    expect((await c.login(auditor.username, auditor.password)).status).toBe(200);
+  });
+
+  it('never outlives the access token (session.access_token_hours below the cap)', async () => {
     await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'session.access_token_hours': 2 } } });
     try {
       const res = await c.login(ADMIN.username, ADMIN.password, { public_key: newKey('short-key').publicKey });
@@ -168,5 +199,107 @@ describe('ssh_certificate on POST /api/auth/login', () => {
     const res = await c.login(ADMIN.username, ADMIN.password);
     expect(res.status).toBe(200);
     expect(res.body).not.toHaveProperty('ssh_certificate');
+  });
+});
+
+describe('the key revocation list, GET /api/auth/ssh/krl', () => {
+  const PASSWORD = 'operator-password-for-ssh';
+  let guarded: CaTrustingSshd;
+  let krlFile: string;
+  const names = { out: 'krl-logout', pw: 'krl-password', off: 'krl-disabled' };
+  const ids: Record<string, string> = {};
+
+  /** Fetches the KRL as a server's cron job would and installs it where sshd's RevokedKeys points. */
+  async function publish(): Promise<Buffer> {
+    const res = await fetch(`${c.url}/api/auth/ssh/krl`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/octet-stream');
+    const krl = Buffer.from(await res.arrayBuffer());
+    writeFileSync(krlFile, krl);
+    return krl;
+  }
+
+  /** `ssh-keygen -Q`: true when the published KRL revokes the certificate. */
+  function revokedByKrl(certificateFile: string): boolean {
+    try {
+      keygen(['-Q', '-f', krlFile, certificateFile]);
+      return false;
+    } catch (err) {
+      if ((err as { status?: number }).status !== 1) throw err;
+      expect(String((err as { stdout?: string }).stdout)).toMatch(/REVOKED/);
+      return true;
+    }
+  }
+
+  async function certified(username: string, keyName: string) {
+    const key = guarded.newUserKey(keyName);
+    const res = await c.login(username, PASSWORD, { public_key: key.publicKey });
+    expect(res.status, res.text).toBe(200);
+    return { key, token: res.body.access_token as string, certFile: guarded.saveCertificate(key.privateKeyFile, res.body.ssh_certificate) };
+  }
+
+  const signsIn = async (cert: { key: { privateKeyFile: string }; certFile: string }) => (await guarded.ssh(cert.key.privateKeyFile, cert.certFile, 'echo in')).code === 0;
+
+  beforeAll(async () => {
+    for (const username of Object.values(names)) {
+      const res = await c.request('POST', '/api/admin/users', { token: c.adminToken, body: { username, password: PASSWORD, roles: ['operator'] } });
+      expect(res.status, res.text).toBe(201);
+      ids[username] = res.body.id;
+    }
+    krlFile = join(scratch, 'revoked.krl');
+    await publish();
+    guarded = await startCaTrustingSshd(caPublicKey(), Object.values(names), { revokedKeysFile: krlFile });
+  });
+  afterAll(async () => guarded?.close());
+
+  it('is an OpenSSH KRL for the CA that ssh-keygen reads; a live certificate is not on it and sshd lets it in', async () => {
+    const krl = await publish();
+    expect(krl.subarray(0, 8).toString('latin1')).toBe('SSHKRL\n\0');
+    const live = await certified(names.out, 'krl-live');
+    expect(revokedByKrl(live.certFile)).toBe(false);
+    expect(await signsIn(live)).toBe(true);
+  });
+
+  it('logout revokes the certificate: sshd refuses it once the published KRL is installed', async () => {
+    const cert = await certified(names.out, 'krl-out');
+    await publish();
+    expect(await signsIn(cert)).toBe(true);
+    expect((await c.request('POST', '/api/auth/logout', { token: cert.token })).status).toBe(200);
+    await publish();
+    expect(revokedByKrl(cert.certFile)).toBe(true);
+    const run = await guarded.ssh(cert.key.privateKeyFile, cert.certFile, 'echo in');
+    expect(run.code).toBe(255);
+    expect(guarded.logs()).toMatch(/revoked/i);
+    // A new sign-in gets a new certificate, which is not on the list.
+    const again = await certified(names.out, 'krl-out-again');
+    await publish();
+    expect(await signsIn(again)).toBe(true);
+  });
+
+  it("a password change revokes the other sessions' certificates and keeps the current one's", async () => {
+    const other = await certified(names.pw, 'krl-pw-other');
+    const current = await certified(names.pw, 'krl-pw-current');
+    const changed = await c.request('PUT', '/api/auth/password', { token: current.token, body: { current_password: PASSWORD, new_password: `${PASSWORD}-2` } });
+    expect(changed.status, changed.text).toBe(200);
+    await publish();
+    expect(revokedByKrl(other.certFile)).toBe(true);
+    expect(await signsIn(other)).toBe(false);
+    expect(revokedByKrl(current.certFile)).toBe(false);
+    expect(await signsIn(current)).toBe(true);
+  });
+
+  it('disabling the user revokes their certificates', async () => {
+    const cert = await certified(names.off, 'krl-off');
+    expect((await c.request('PUT', `/api/admin/users/${ids[names.off]}`, { token: c.adminToken, body: { is_active: false } })).status).toBe(200);
+    await publish();
+    expect(revokedByKrl(cert.certFile)).toBe(true);
+    expect(await signsIn(cert)).toBe(false);
+  });
+
+  it('drops a revoked certificate once it has expired (sshd refuses it by date anyway)', async () => {
+    const before = (await publish()).length;
+    const revoked = await c.db('ssh_certificates').whereNotNull('revoked_at').first('serial');
+    await c.db('ssh_certificates').where({ serial: revoked.serial }).update({ valid_until: c.db.raw("now() - interval '1 second'") });
+    expect((await publish()).length).toBe(before - 8);
   });
 });

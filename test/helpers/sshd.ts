@@ -126,8 +126,9 @@ export interface CaTrustingSshd {
 /**
  * sshd trusting `caPublicKey` (TrustedUserCAKeys); certificates with one of `principals` may log
  * in as the current user (AuthorizedPrincipalsFile). `ssh()` runs the OpenSSH client against it.
+ * With `revokedKeysFile`, sshd refuses keys and certificates that file (a KRL) revokes.
  */
-export async function startCaTrustingSshd(caPublicKey: string, principals: string[]): Promise<CaTrustingSshd> {
+export async function startCaTrustingSshd(caPublicKey: string, principals: string[], options: { revokedKeysFile?: string } = {}): Promise<CaTrustingSshd> {
   requireInstalled('SSH certificate tests', [SSHD, SSH, KEYGEN], ['openssh-server', 'openssh-client']);
   const account = userInfo().username;
   const sshd = await startSshd({
@@ -137,7 +138,12 @@ export async function startCaTrustingSshd(caPublicKey: string, principals: strin
       writeFileSync(join(dir, 'ca.pub'), `${caPublicKey.trim()}\n`);
       writeFileSync(join(dir, 'principals', account), `${principals.join('\n')}\n`, { mode: 0o644 });
     },
-    extraConfig: (dir) => [`TrustedUserCAKeys ${join(dir, 'ca.pub')}`, `AuthorizedPrincipalsFile ${join(dir, 'principals')}/%u`],
+    extraConfig: (dir) => [
+      `TrustedUserCAKeys ${join(dir, 'ca.pub')}`,
+      `AuthorizedPrincipalsFile ${join(dir, 'principals')}/%u`,
+      // sshd reads the file at every authentication, so a test can replace it while sshd runs.
+      ...(options.revokedKeysFile ? [`RevokedKeys ${options.revokedKeysFile}`] : []),
+    ],
   });
   const { port, dir } = sshd;
 

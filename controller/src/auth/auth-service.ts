@@ -93,16 +93,22 @@ export class AuthService {
     });
   }
 
-  async loginLocal(username: string, password: string, clientType: string, client: ClientInfo): Promise<{ pair: TokenPair; user: UserRow }> {
+  /** `beforeSession` may refuse a user whose password is right, before any session opens. */
+  async loginLocal(username: string, password: string, clientType: string, client: ClientInfo, beforeSession?: (user: UserRow) => void): Promise<{ pair: TokenPair; user: UserRow; sessionId: string }> {
     const user = await this.store.findUserByUsername(username);
     const local = user?.auth_provider === 'local' ? user : undefined;
     const ok = await verifyPassword(local?.password_hash ?? null, password);
     if (!local || !ok || !local.is_active) return this.failLogin(client, username);
-    return { pair: await this.startSession(local, clientType, client), user: local };
+    beforeSession?.(local);
+    return { ...(await this.openSession(local, clientType, client)), user: local };
   }
 
   /** Opens a session for an authenticated user (local, LDAP or OIDC) and returns its first token pair. */
   async startSession(user: UserRow, clientType: string, client: ClientInfo): Promise<TokenPair> {
+    return (await this.openSession(user, clientType, client)).pair;
+  }
+
+  private async openSession(user: UserRow, clientType: string, client: ClientInfo): Promise<{ pair: TokenPair; sessionId: string }> {
     const { access, refresh } = await this.lifetimes();
     const refreshToken = newRefreshToken();
     const expiresAt = new Date(Date.now() + refresh * 1000);
@@ -126,7 +132,7 @@ export class AuthService {
     await this.store.clearFailedLogins(client.ip, user.username);
     await this.audit.record({ kind: 'auth.login', orgId: user.home_org_id, userId: user.id, username: user.username, ip: client.ip, details: { client_type: clientType, provider: user.auth_provider } });
     const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, org: user.home_org_id }, access);
-    return { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access };
+    return { pair: { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access }, sessionId };
   }
 
   /**

@@ -114,19 +114,32 @@ export class AuthStore {
   }
 
   async revokeSession(sessionId: string, reason: string, userId?: string): Promise<number> {
-    return this.db('sessions')
-      .where({ id: sessionId })
-      .modify((q) => (userId ? q.where({ user_id: userId }) : q))
-      .whereNull('revoked_at')
-      .update({ revoked_at: this.db.fn.now(), revoked_reason: reason });
+    return this.revokeSessionsWhere((q) => q.where({ id: sessionId }).modify((w) => (userId ? w.where({ user_id: userId }) : w)), reason);
   }
 
   async revokeUserSessions(userId: string, reason: string, exceptSessionId?: string): Promise<number> {
-    return this.db('sessions')
-      .where({ user_id: userId })
-      .whereNull('revoked_at')
-      .modify((q) => (exceptSessionId ? q.whereNot({ id: exceptSessionId }) : q))
-      .update({ revoked_at: this.db.fn.now(), revoked_reason: reason });
+    return this.revokeSessionsWhere((q) => q.where({ user_id: userId }).modify((w) => (exceptSessionId ? w.whereNot({ id: exceptSessionId }) : w)), reason);
+  }
+
+  /**
+   * Revokes the matching live sessions and, in the same transaction, the SSH certificates issued
+   * to them, which puts those on the key revocation list: a session's end is its certificate's.
+   */
+  private async revokeSessionsWhere(match: (q: Knex.QueryBuilder) => void, reason: string): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const revoked: { id: string }[] = await trx('sessions')
+        .modify(match)
+        .whereNull('revoked_at')
+        .update({ revoked_at: trx.fn.now(), revoked_reason: reason })
+        .returning('id');
+      if (revoked.length) {
+        await trx('ssh_certificates')
+          .whereIn('session_id', revoked.map((r) => r.id))
+          .whereNull('revoked_at')
+          .update({ revoked_at: trx.fn.now() });
+      }
+      return revoked.length;
+    });
   }
 
   listActiveSessions(userId: string) {

@@ -6,6 +6,8 @@ export const PERMISSIONS = [
   'settings.manage',
   'audit.read',
   'platform.admin',
+  // An SSH user certificate from /login (public_key): people who work on devices, not auditors.
+  'ssh.certificate',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
@@ -14,9 +16,9 @@ export const ROLES: Record<string, { description: string; permissions: Permissio
   platform_admin: { description: 'Everything, in every organization', permissions: [...PERMISSIONS] },
   org_admin: {
     description: 'Runs one organization: inventory, agents, users, settings, audit',
-    permissions: ['devices.access', 'agents.manage', 'users.manage', 'settings.manage', 'audit.read'],
+    permissions: ['devices.access', 'agents.manage', 'users.manage', 'settings.manage', 'audit.read', 'ssh.certificate'],
   },
-  operator: { description: 'Inventory, backups, templates and deployments', permissions: ['devices.access'] },
+  operator: { description: 'Inventory, backups, templates and deployments; SSH certificates', permissions: ['devices.access', 'ssh.certificate'] },
   auditor: { description: 'Reads the audit log', permissions: ['audit.read'] },
 };
 

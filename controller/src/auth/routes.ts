@@ -5,6 +5,8 @@ import { clientInfo } from '../http/client-info';
 import { IdParams, Message, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { enterpriseRoutes } from './enterprise-routes';
+import { SshCertificateAuthority } from './ssh-ca';
+import { SshCertificates } from './ssh-certificates';
 import {
   LoginBody,
   LogoutSchema,
@@ -26,17 +28,32 @@ const tags = ['auth'];
  */
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth } = app.services;
+  const { auth, sshCa, db, settings } = app.services;
   await app.register(enterpriseRoutes); // LDAP, OIDC and /login's public_key check (enterprise-routes.ts)
+  const certificates = sshCa instanceof SshCertificateAuthority ? new SshCertificates(sshCa, db, settings) : null;
 
   app.post('/login', {
     config: { public: true },
     schema: { tags, summary: 'Sign in with a local account', body: LoginBody, response: { 200: TokenPairSchema, ...errorResponses(400, 401, 409, 429) } },
   }, async (request) => {
     const { username, password, client_type = 'admin_ui', public_key } = request.body;
-    const { pair, user } = await auth.loginLocal(username, password, client_type, clientInfo(request));
-    const certificate = public_key ? await app.services.sshCa?.certify(public_key, user.username, pair.expires_in) : undefined;
-    return certificate ? { ...pair, ssh_certificate: certificate } : pair;
+    const wantsCertificate = public_key !== undefined && certificates !== null;
+    const { pair, user, sessionId } = await auth.loginLocal(username, password, client_type, clientInfo(request), wantsCertificate ? (u) => certificates.assertPermitted(u) : undefined);
+    if (!wantsCertificate || !public_key) return pair;
+    return { ...pair, ssh_certificate: await certificates.issue(public_key, user, sessionId, pair.expires_in) };
+  });
+
+  app.get('/ssh/krl', {
+    config: { public: true },
+    schema: {
+      tags,
+      summary: 'Key revocation list of the SSH CA (OpenSSH KRL, binary)',
+      description: "For sshd's RevokedKeys: lists the certificates of sessions that ended (logout, password change, disabled user, revoked session) until they expire. Fetch it regularly, e.g. every minute.",
+      response: { 200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'OpenSSH KRL (PROTOCOL.krl)' }), ...errorResponses(404, 429) },
+    },
+  }, async (_request, reply) => {
+    if (!certificates) throw appError('NOT_FOUND', 'This service has no SSH CA');
+    return reply.header('content-type', 'application/octet-stream').header('cache-control', 'no-store').send(await certificates.krl());
   });
 
   app.post('/refresh', {

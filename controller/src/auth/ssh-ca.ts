@@ -17,7 +17,8 @@ const BACKDATE_SECONDS = 60;
 
 /**
  * The service's SSH certificate authority: signs OpenSSH user certificates for the public key a
- * user sends to /login, with the username as the only principal, valid as long as the access token.
+ * user sends to /login, with the username as the only principal (ssh-certificates.ts decides who
+ * gets one, for how long, and lists revoked ones).
  */
 export class SshCertificateAuthority {
   constructor(
@@ -49,14 +50,19 @@ export class SshCertificateAuthority {
     return key;
   }
 
+  /** The CA public key in SSH wire format, as a key revocation list names it. */
+  get publicKeyBlob(): Buffer {
+    return this.key.toPublic().toBuffer('rfc4253');
+  }
+
   /** An OpenSSH user certificate ("<type>-cert-v01@openssh.com base64 comment") for the key. */
-  async certify(publicKey: string, principal: string, lifetimeSeconds: number): Promise<string> {
+  async certify(publicKey: string, principal: string, lifetimeSeconds: number, serial: Buffer = randomSerial()): Promise<string> {
     const subjectKey = this.parsePublicKey(publicKey);
     const now = Date.now();
     const cert = sshpk.createCertificate(sshpk.identityForUser(principal), subjectKey, sshpk.identityForUser('switchboard-ssh-ca'), this.key, {
       validFrom: new Date(now - BACKDATE_SECONDS * 1000),
       validUntil: new Date(now + lifetimeSeconds * 1000),
-      serial: randomBytes(8),
+      serial,
     });
     // Key id and extensions are set on the OpenSSH signature, then the certificate is signed again.
     cert.signatures = {
@@ -67,6 +73,14 @@ export class SshCertificateAuthority {
     };
     cert.signWith(this.key);
     return cert.toString('openssh', { comment: `switchboard:${principal}` } as sshpk.Format.WriteOptions);
+  }
+}
+
+/** 8 random bytes, never all zero (a KRL cannot revoke serial 0). */
+export function randomSerial(): Buffer {
+  for (;;) {
+    const serial = randomBytes(8);
+    if (serial.some((b) => b !== 0)) return serial;
   }
 }
 

@@ -12,6 +12,7 @@ export const enterpriseAuthErrors = {
   OIDC_STATE_NOT_BOUND: { status: 400, message: 'This browser did not start this sign-in; start the sign-in again from this browser', doc: 'The callback came without the HttpOnly state cookie /oidc/authorize set, or with another flow\'s: the sign-in was started elsewhere (login CSRF) or cookies are blocked.' },
   OIDC_LOGIN_FAILED: { status: 401, message: 'The identity provider did not confirm the sign-in', doc: 'The provider answered with an error, rejected the authorization code, or returned an ID token that failed validation.' },
   OIDC_PROVIDER_UNAVAILABLE: { status: 503, message: 'The OpenID provider cannot be reached', doc: 'Discovery or the token request to oidc.issuer failed at the network level or timed out.' },
+  SSH_CERTIFICATE_NOT_PERMITTED: { status: 403, message: 'Your roles do not allow an SSH certificate', doc: 'POST /api/auth/login with public_key by a user whose roles lack the ssh.certificate permission; no session is opened.' },
   ACCOUNT_DISABLED: { status: 403, message: 'This account is disabled', doc: 'An OIDC sign-in for a user an administrator disabled.' },
   INVALID_SSH_PUBLIC_KEY: { status: 400, message: 'public_key is not a valid OpenSSH public key', doc: 'POST /api/auth/login with a public_key that is not one line of "type base64 [comment]" of an RSA (2048 bits or more), ECDSA or Ed25519 key.' },
 } satisfies Record<string, ErrorSpec>;

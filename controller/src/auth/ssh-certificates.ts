@@ -1,0 +1,62 @@
+import type { SettingsService } from '../admin/settings-service';
+import type { Db } from '../db/knex';
+import { appError } from '../errors/app-error';
+import type { UserRow } from './auth-store';
+import { permissionsFor } from './permissions';
+import { randomSerial, type SshCertificateAuthority } from './ssh-ca';
+import { encodeKrl } from './ssh-krl';
+
+export const SSH_CERTIFICATE_PERMISSION = 'ssh.certificate' as const;
+const HOUR = 3600;
+
+/**
+ * Who gets an SSH user certificate and for how long, the record of each one issued, and the key
+ * revocation list sshd reads (RevokedKeys): certificates of sessions that ended (logout, password
+ * change, a disabled user, a revoked session) until they expire.
+ */
+export class SshCertificates {
+  constructor(
+    private readonly ca: SshCertificateAuthority,
+    private readonly db: Db,
+    private readonly settings: SettingsService,
+  ) {}
+
+  /** 403 before any session opens when the user's roles do not grant ssh.certificate. */
+  assertPermitted(user: UserRow): void {
+    if (permissionsFor(user.roles, user.is_platform_admin).includes(SSH_CERTIFICATE_PERMISSION)) return;
+    throw appError('SSH_CERTIFICATE_NOT_PERMITTED', `Your roles do not include the ${SSH_CERTIFICATE_PERMISSION} permission: sign in without public_key, or ask an administrator for the operator role`);
+  }
+
+  /** Valid for the access token's lifetime, capped by ssh.certificate_max_hours. */
+  async issue(publicKey: string, user: UserRow, sessionId: string, accessLifetimeSeconds: number): Promise<string> {
+    const capHours = await this.settings.get<number>('ssh.certificate_max_hours');
+    const lifetime = Math.min(accessLifetimeSeconds, capHours * HOUR);
+    const serial = randomSerial();
+    const certificate = await this.ca.certify(publicKey, user.username, lifetime, serial);
+    await this.db('ssh_certificates').insert({
+      serial: serial.toString('hex'),
+      user_id: user.id,
+      session_id: sessionId,
+      key_id: `switchboard:${user.username}`,
+      valid_until: new Date(Date.now() + lifetime * 1000),
+    });
+    return certificate;
+  }
+
+  /** The KRL: serials of revoked certificates still inside their validity (expired ones sshd refuses anyway). */
+  async krl(): Promise<Buffer> {
+    const rows: { serial: string }[] = await this.db('ssh_certificates')
+      .whereNotNull('revoked_at')
+      .where('valid_until', '>', this.db.fn.now())
+      .select('serial');
+    const [{ latest }] = await this.db('ssh_certificates').max({ latest: 'revoked_at' });
+    return encodeKrl({
+      caKey: this.ca.publicKeyBlob,
+      serials: rows.map((r) => BigInt(`0x${r.serial}`)),
+      // Milliseconds of the latest revocation: grows whenever a certificate is revoked.
+      version: BigInt(latest ? new Date(latest).getTime() : 0),
+      generatedAt: new Date(),
+      comment: 'switchboard SSH CA: revoked user certificates',
+    });
+  }
+}
