@@ -116,7 +116,7 @@ describe('GET /api/auth/me', () => {
   it('computes permissions from the roles of an ordinary user', async () => {
     const operator = await c.createOrgUser(['operator']);
     const res = await c.request('GET', '/api/auth/me', { token: operator.token });
-    expect(res.body).toMatchObject({ roles: ['operator'], permissions: ['devices.access'], is_platform_admin: false, org_id: operator.orgId, home_org_id: operator.orgId });
+    expect(res.body).toMatchObject({ roles: ['operator'], permissions: ['devices.access', 'ssh.certificate'], is_platform_admin: false, org_id: operator.orgId, home_org_id: operator.orgId });
   });
 
   it('answers 401 Authentication required without a token', async () => {
