@@ -302,4 +302,12 @@ describe('the key revocation list, GET /api/auth/ssh/krl', () => {
     await c.db('ssh_certificates').where({ serial: revoked.serial }).update({ valid_until: c.db.raw("now() - interval '1 second'") });
     expect((await publish()).length).toBe(before - 8);
   });
+
+  it('forgets certificates a day past their expiry at the next issue', async () => {
+    const [old] = await c.db('ssh_certificates').whereNotNull('revoked_at').select('serial');
+    await c.db('ssh_certificates').where({ serial: old.serial }).update({ valid_until: c.db.raw("now() - interval '25 hours'") });
+    await certified(names.out, 'krl-purge');
+    expect(await c.db('ssh_certificates').where({ serial: old.serial })).toEqual([]);
+    expect(Number((await c.db('ssh_certificates').count({ n: '*' }))[0].n)).toBeGreaterThan(0);
+  });
 });

@@ -40,6 +40,8 @@ export class SshCertificates {
       key_id: `switchboard:${user.username}`,
       valid_until: new Date(Date.now() + lifetime * 1000),
     });
+    // Expired certificates need no listing (sshd checks the dates); a day's margin covers clock skew.
+    await this.db('ssh_certificates').where('valid_until', '<', this.db.raw("now() - interval '1 day'")).delete();
     return certificate;
   }
 
