@@ -31,9 +31,9 @@ export interface AuthContext {
 }
 
 const HOUR = 3600;
+const DAY = 86400;
 /** How long the session's latest spent refresh token is still taken (two tabs refreshing at once). */
 export const REFRESH_GRACE_SECONDS = 10;
-const DAY = 86400;
 
 /** Sign-in, token rotation, sessions and the failed-login lockout. */
 export class AuthService {

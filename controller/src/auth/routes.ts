@@ -34,13 +34,14 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/login', {
     config: { public: true },
-    schema: { tags, summary: 'Sign in with a local account', body: LoginBody, response: { 200: TokenPairSchema, ...errorResponses(400, 401, 409, 429) } },
+    schema: { tags, summary: 'Sign in with a local account', body: LoginBody, response: { 200: TokenPairSchema, ...errorResponses(400, 401, 403, 409, 429) } },
   }, async (request) => {
     const { username, password, client_type = 'admin_ui', public_key } = request.body;
-    const wantsCertificate = public_key !== undefined && certificates !== null;
-    const { pair, user, sessionId } = await auth.loginLocal(username, password, client_type, clientInfo(request), wantsCertificate ? (u) => certificates.assertPermitted(u) : undefined);
-    if (!wantsCertificate || !public_key) return pair;
-    return { ...pair, ssh_certificate: await certificates.issue(public_key, user, sessionId, pair.expires_in) };
+    // A certificate is issued only by a service with an SSH CA, and only to holders of ssh.certificate.
+    const issuer = public_key !== undefined ? certificates : null;
+    const { pair, user, sessionId } = await auth.loginLocal(username, password, client_type, clientInfo(request), issuer ? (u) => issuer.assertPermitted(u) : undefined);
+    if (!issuer || public_key === undefined) return pair;
+    return { ...pair, ssh_certificate: await issuer.issue(public_key, user, sessionId, pair.expires_in) };
   });
 
   app.get('/ssh/krl', {
