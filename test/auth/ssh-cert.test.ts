@@ -97,6 +97,10 @@ describe('ssh_certificate on POST /api/auth/login', () => {
     expect(res.body.expires_in).toBe(86400);
     expect(Math.abs(lifetime - 8 * 3600)).toBeLessThan(120);
     expect(cert.validFrom.getTime()).toBeLessThanOrEqual(Date.now());
+    // The audit log ties the serial sshd logs to the user.
+    const serial = /Serial: (\d+)/.exec(cert.text)?.[1];
+    const audit = await c.request('GET', '/api/admin/audit?kind=auth.ssh_certificate_issued', { token: c.adminToken });
+    expect(audit.body.entries.some((e: { username: string; details: { serial: string } }) => e.username === ADMIN.username && e.details.serial === serial)).toBe(true);
   });
 
   it('caps the validity at ssh.certificate_max_hours (1 to 24 hours)', async () => {

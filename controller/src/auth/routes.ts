@@ -28,9 +28,9 @@ const tags = ['auth'];
  */
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, sshCa, db, settings } = app.services;
+  const { auth, sshCa, db, settings, audit } = app.services;
   await app.register(enterpriseRoutes); // LDAP, OIDC and /login's public_key check (enterprise-routes.ts)
-  const certificates = sshCa instanceof SshCertificateAuthority ? new SshCertificates(sshCa, db, settings) : null;
+  const certificates = sshCa instanceof SshCertificateAuthority ? new SshCertificates(sshCa, db, settings, audit) : null;
 
   app.post('/login', {
     config: { public: true },

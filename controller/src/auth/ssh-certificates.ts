@@ -1,3 +1,4 @@
+import type { AuditService } from '../admin/audit-service';
 import type { SettingsService } from '../admin/settings-service';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
@@ -19,6 +20,7 @@ export class SshCertificates {
     private readonly ca: SshCertificateAuthority,
     private readonly db: Db,
     private readonly settings: SettingsService,
+    private readonly audit: AuditService,
   ) {}
 
   /** 403 before any session opens when the user's roles do not grant ssh.certificate. */
@@ -33,12 +35,15 @@ export class SshCertificates {
     const lifetime = Math.min(accessLifetimeSeconds, capHours * HOUR);
     const serial = randomSerial();
     const certificate = await this.ca.certify(publicKey, user.username, lifetime, serial);
-    await this.db('ssh_certificates').insert({
-      serial: serial.toString('hex'),
-      user_id: user.id,
-      session_id: sessionId,
-      key_id: `switchboard:${user.username}`,
-      valid_until: new Date(Date.now() + lifetime * 1000),
+    const validUntil = new Date(Date.now() + lifetime * 1000);
+    await this.db('ssh_certificates').insert({ serial: serial.toString('hex'), user_id: user.id, session_id: sessionId, key_id: `switchboard:${user.username}`, valid_until: validUntil });
+    // The serial ties what sshd logs ("serial N") to the person and session.
+    await this.audit.record({
+      kind: 'auth.ssh_certificate_issued',
+      orgId: user.home_org_id,
+      userId: user.id,
+      username: user.username,
+      details: { serial: BigInt(`0x${serial.toString('hex')}`).toString(), session_id: sessionId, valid_until: validUntil.toISOString() },
     });
     // Expired certificates need no listing (sshd checks the dates); a day's margin covers clock skew.
     await this.db('ssh_certificates').where('valid_until', '<', this.db.raw("now() - interval '1 day'")).delete();
