@@ -11,6 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../controller/src/auth/tokens';
 import { createDb, type Db } from '../../controller/src/db/knex';
 import { createTestDatabase } from '../helpers/postgres';
 import { startAgentProcess, startControllerProcess, startNats, stopAll, type ControllerProcess, type NatsServer } from '../helpers/processes';
@@ -82,7 +83,8 @@ describe('two controllers on one database and one NATS', () => {
     const refreshed = await c2.request('POST', '/api/auth/refresh', { body: { refresh_token: login.body.refresh_token } });
     expect(refreshed.status).toBe(200);
     expect((await c1.request('GET', '/api/auth/me', { token: refreshed.body.access_token })).status).toBe(200);
-    // The refresh token was spent on the second: the first refuses it too.
+    // The refresh token was spent on the second: past the two-tab grace, the first refuses it too.
+    await db('refresh_tokens').where({ token_hash: hashToken(login.body.refresh_token) }).update({ used_at: db.raw("now() - interval '1 minute'") });
     expect((await c1.request('POST', '/api/auth/refresh', { body: { refresh_token: login.body.refresh_token } })).status).toBe(401);
     const other = await c2.request('POST', '/api/auth/login', { body: { username: user.username, password: user.password } });
     expect((await c1.request('POST', '/api/auth/logout', { token: other.body.access_token })).status).toBeLessThan(300);
