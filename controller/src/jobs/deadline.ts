@@ -20,16 +20,21 @@ export interface DeadlineContext {
   /** Agent events stored but not yet recorded when the sweep began. */
   backlog: number;
   /**
-   * How long past its deadline a job is left open while events wait: the ack wait after which
-   * events a crashed controller held reach another replica, with room to record them.
+   * How long past its deadline (or this controller's start) a job is left open while events
+   * wait: the ack wait after which events a crashed controller held reach another replica, with
+   * room to record them.
    */
   graceMs: number;
+  /** When this controller started: events a crashed one held reach it only after the ack wait. */
+  upSince: number;
 }
 
 /** The final fields of a job whose deadline passed (null while it has not). */
 export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: DeadlineContext): Promise<FinalFields | null> {
-  const overdueMs = Date.now() - job.deadline_at.getTime();
-  if (overdueMs < 0 || (ctx.backlog > 0 && overdueMs < ctx.graceMs)) return null;
+  const now = Date.now();
+  if (job.deadline_at.getTime() > now) return null;
+  // The grace runs from the deadline, or from this controller's start after an outage.
+  if (ctx.backlog > 0 && now - Math.max(job.deadline_at.getTime(), ctx.upSince) < ctx.graceMs) return null;
   const { agents, live } = ctx;
   const waiting =
     ctx.backlog > 0

@@ -94,6 +94,8 @@ interface VerifiedEvent {
 export class JobEngine implements JobService {
   readonly store: JobsStore;
   private readonly handlers = new Map<JobKind, { handle: OutcomeHandler } & OutcomeOptions>();
+  /** When this engine was built (the grace of deadlines after a controller restart runs from it). */
+  private readonly createdAt = Date.now();
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly outcomeListeners = new Map<JobKind, ((outcome: JobOutcome) => void)[]>();
   private readonly requestHandlers = new Map<string, RequestHandler>();
@@ -641,7 +643,8 @@ export class JobEngine implements JobService {
   private async deadlineContext(): Promise<DeadlineContext> {
     const backlog = (await this.transport.resultsBacklog?.().catch(() => 0)) ?? 0;
     const { tunables } = this.deps;
-    return { agents: this.deps.agents, store: this.store, transport: this.transport.name, live: await this.liveness(), backlog, graceMs: 3 * tunables.resultsAckWaitMs };
+    const live = await this.liveness();
+    return { agents: this.deps.agents, store: this.store, transport: this.transport.name, live, backlog, graceMs: 3 * tunables.resultsAckWaitMs, upSince: this.createdAt };
   }
 
   // ---- reading ------------------------------------------------------------------------------
