@@ -39,7 +39,7 @@ export async function floorScratch(db: Knex, jsm: JetStreamManager, stem: string
   try {
     await ensureStreams(jsm, names);
     await ensurePoolConsumer(jsm, names, FLOOR_ORG, FLOOR_POOL, 30_000);
-    await ensureResultsConsumer(jsm, names, 30_000);
+    await ensureResultsConsumer(jsm, names, 30_000, 1024);
     await db.schema.createTable(table, (t) => {
       t.increments('id');
       t.integer('device').notNullable();

@@ -17,12 +17,29 @@ export interface DeadlineContext {
   /** The job transport's name (nats or inprocess). */
   transport: string;
   live: Liveness;
+  /** Agent events stored but not yet recorded when the sweep began. */
+  backlog: number;
+  /**
+   * How long past its deadline (or this controller's start) a job is left open while events
+   * wait: the ack wait after which events a crashed controller held reach another replica, with
+   * room to record them.
+   */
+  graceMs: number;
+  /** When this controller started: events a crashed one held reach it only after the ack wait. */
+  upSince: number;
 }
 
 /** The final fields of a job whose deadline passed (null while it has not). */
 export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: DeadlineContext): Promise<FinalFields | null> {
-  if (job.deadline_at.getTime() > Date.now()) return null;
+  const now = Date.now();
+  if (job.deadline_at.getTime() > now) return null;
+  // The grace runs from the deadline, or from this controller's start after an outage.
+  if (ctx.backlog > 0 && now - Math.max(job.deadline_at.getTime(), ctx.upSince) < ctx.graceMs) return null;
   const { agents, live } = ctx;
+  const waiting =
+    ctx.backlog > 0
+      ? `; ${ctx.backlog} agent event(s) were still waiting to be recorded (a controller may have stopped while holding them), so its result may yet arrive: a late result is logged with this job's id`
+      : '';
   const isOffline = (a: { last_seen_at: Date | null }) => statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
   const waited = inSeconds(job.deadline_at.getTime() - job.created_at.getTime());
   const pool = job.pool ?? DEFAULT_POOL;
@@ -39,7 +56,7 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
   if (job.status === 'running' && job.agent_id) {
     const agent = await agents.agentName(job.agent_id, trx);
     const gone = !agent || isOffline(agent);
-    error = `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} deadline${gone ? '; the agent has stopped sending heartbeats' : ''}`;
+    error = `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} deadline${gone ? '; the agent has stopped sending heartbeats' : ''}${waiting}`;
   } else if (job.status === 'queued' && (await ctx.store.deviceBusy(job.device_id, job.id, trx))) {
     error = `The job waited for another job on this device to finish and its ${waited} deadline passed`;
   } else if (job.pool === null) {
@@ -47,7 +64,9 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
   } else if (online.length === 0) {
     error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
   } else {
-    error = `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or unable to reach NATS`;
+    error = waiting
+      ? `${online.length} agent(s) of ${where} are online, but neither a start nor a result of the job was recorded within its ${waited} deadline${waiting}`
+      : `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or unable to reach NATS`;
   }
   return { status: 'failed', error, result: null, agentId: job.status === 'running' ? job.agent_id : null, startedAt: job.started_at };
 }

@@ -14,10 +14,10 @@ import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
 import { AgentSigners, UUID } from './agent-signers';
-import { deadlineFailure, inSeconds } from './deadline';
+import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { answerHeartbeat } from './heartbeat';
 import { SecretSealer, jobMessage } from './job-message';
-import { JobsStore, outcomeOf, type Dispatched, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
+import { JobsStore, outcomeOf, type Dispatched, type EventJob, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
 import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
 
 export interface JobTunables {
@@ -27,6 +27,11 @@ export interface JobTunables {
   sweepIntervalMs: number;
   /** NATS: a job whose agent stops reporting progress goes to another agent of the pool after this. */
   ackWaitMs: number;
+  /** NATS: agent events a crashed controller held go to another (or its restarted) replica after this. */
+  resultsAckWaitMs: number;
+  /** NATS: age and size limits of the job and result streams. */
+  streamMaxAgeMs: number;
+  streamMaxBytes: number;
   /** Jobs looked at per dispatch pass. */
   dispatchBatch: number;
   /** Outcomes recorded at once. */
@@ -39,6 +44,10 @@ export const DEFAULT_TUNABLES: JobTunables = {
   defaultDeadlineMs: 10 * 60_000,
   sweepIntervalMs: 1_000,
   ackWaitMs: 30_000,
+  resultsAckWaitMs: 5_000,
+  // The longest job deadline (a snapshot's) is 24 h.
+  streamMaxAgeMs: 26 * 3600_000,
+  streamMaxBytes: 1024 ** 3,
   dispatchBatch: 2_000,
   resultConcurrency: 8,
   retentionDays: 30,
@@ -67,6 +76,7 @@ const OUTCOMES_PER_TRANSACTION = 32;
 /** After this many failed attempts to record an outcome, the job ends failed with the reason. */
 const MAX_RECORD_FAILURES = 5;
 const PUBLISH_CONCURRENCY = 64;
+const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 
 interface VerifiedEvent {
   incoming: IncomingEvent;
@@ -84,6 +94,8 @@ interface VerifiedEvent {
 export class JobEngine implements JobService {
   readonly store: JobsStore;
   private readonly handlers = new Map<JobKind, { handle: OutcomeHandler } & OutcomeOptions>();
+  /** When this engine was built (the grace of deadlines after a controller restart runs from it). */
+  private readonly createdAt = Date.now();
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
   private readonly outcomeListeners = new Map<JobKind, ((outcome: JobOutcome) => void)[]>();
   private readonly requestHandlers = new Map<string, RequestHandler>();
@@ -529,8 +541,27 @@ export class JobEngine implements JobService {
     for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
     await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
       const outcome = await this.recordResults(chunk.map(({ event, agent }) => ({ jobId: event.job_id, kind: jobs.get(event.job_id)!.kind, fields: resultFields(event as ResultEvent, agent.id) })));
-      chunk.forEach((v, i) => (outcome[i] === 'retry' ? v.incoming.nak(1000) : v.incoming.ack()));
+      chunk.forEach((v, i) => {
+        if (outcome[i] === 'skipped') this.noteUnrecorded(jobs.get(v.event.job_id)!, v);
+        if (outcome[i] === 'retry') v.incoming.nak(1000);
+        else v.incoming.ack();
+      });
     });
+  }
+
+  /**
+   * A result that was not recorded because its job was already final: a redelivered copy of the
+   * result that finished it is expected after a crash, anything else arrived too late (its job
+   * was failed at its deadline, or another attempt finished it) and is logged, never dropped silently.
+   */
+  private noteUnrecorded(job: EventJob, v: VerifiedEvent): void {
+    if (!FINAL_STATUSES.has(job.status)) return;
+    const e = v.event as ResultEvent;
+    const fields = resultFields(e, v.agent.id);
+    const copy = job.status === fields.status && job.agent_id === v.agent.id && job.error === fields.error;
+    const about = { job: job.id, device: job.device_id, kind: job.kind, agent: v.agent.id, attempt: e.attempt, job_status: job.status, job_error: job.error, result_status: e.status };
+    if (copy) this.deps.log.debug(about, 'a result already recorded was delivered again');
+    else this.deps.log.warn(about, 'a result arrived after its job was finalised; it was not recorded');
   }
 
   /**
@@ -592,9 +623,9 @@ export class JobEngine implements JobService {
     this.sweeping = true;
     try {
       const expired = await this.store.expired(500);
-      const live = expired.length > 0 ? await this.liveness() : null;
+      const ctx = expired.length > 0 ? await this.deadlineContext() : null;
       for (let i = 0; i < expired.length; i += OUTCOMES_PER_TRANSACTION) {
-        const items = expired.slice(i, i + OUTCOMES_PER_TRANSACTION).map((jobId): FinishItem => ({ jobId, decide: (job, trx) => deadlineFailure(job, trx, { agents: this.deps.agents, store: this.store, transport: this.transport.name, live: live! }) }));
+        const items = expired.slice(i, i + OUTCOMES_PER_TRANSACTION).map((jobId): FinishItem => ({ jobId, decide: (job, trx) => deadlineFailure(job, trx, ctx!) }));
         await this.finishAll(items, { skipLocked: true, retract: true });
       }
       await this.kick();
@@ -607,6 +638,13 @@ export class JobEngine implements JobService {
     } finally {
       this.sweeping = false;
     }
+  }
+
+  private async deadlineContext(): Promise<DeadlineContext> {
+    const backlog = (await this.transport.resultsBacklog?.().catch(() => 0)) ?? 0;
+    const { tunables } = this.deps;
+    const live = await this.liveness();
+    return { agents: this.deps.agents, store: this.store, transport: this.transport.name, live, backlog, graceMs: 3 * tunables.resultsAckWaitMs, upSince: this.createdAt };
   }
 
   // ---- reading ------------------------------------------------------------------------------

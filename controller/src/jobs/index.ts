@@ -14,7 +14,7 @@ import { AgentsStore } from '../agents/store';
 import { ConfigError, type ControllerConfig } from '../config';
 import type { Db } from '../db/knex';
 import { DEFAULT_TUNABLES, JobEngine, type JobTunables } from './engine';
-import { NatsJobTransport } from './nats-transport';
+import { NatsJobTransport, type ResultsIntake } from './nats-transport';
 
 export type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler } from './types';
 export type { BackupMethodResult, BackupResult, TestCredentialResult } from '../../../shared/src/jobs/messages';
@@ -49,12 +49,22 @@ function envInt(name: string, min: number, max: number): number | undefined {
 export function jobTunables(config: ControllerConfig): JobTunables {
   const ackWait = envInt('SWITCHBOARD_JOB_ACK_WAIT_SECONDS', 1, 3600);
   const sweep = envInt('SWITCHBOARD_JOB_SWEEP_MS', 50, 60_000);
+  const resultsAckWait = envInt('SWITCHBOARD_RESULTS_ACK_WAIT_SECONDS', 1, 600);
+  const maxAge = envInt('SWITCHBOARD_NATS_STREAM_MAX_AGE_HOURS', 25, 24 * 365);
+  const maxMb = envInt('SWITCHBOARD_NATS_STREAM_MAX_MB', 16, 1024 * 1024);
   return {
     ...DEFAULT_TUNABLES,
     ...(ackWait !== undefined ? { ackWaitMs: ackWait * 1000 } : {}),
     ...(sweep !== undefined ? { sweepIntervalMs: sweep } : {}),
+    ...(resultsAckWait !== undefined ? { resultsAckWaitMs: resultsAckWait * 1000 } : {}),
+    ...(maxAge !== undefined ? { streamMaxAgeMs: maxAge * 3600_000 } : {}),
+    ...(maxMb !== undefined ? { streamMaxBytes: maxMb * 1024 ** 2 } : {}),
     ...config.jobs,
   };
+}
+
+function resultsIntake(t: JobTunables): ResultsIntake {
+  return { ackWaitMs: t.resultsAckWaitMs, limits: { maxAgeMs: t.streamMaxAgeMs, maxBytes: t.streamMaxBytes } };
 }
 
 export function natsPrefixOf(config: ControllerConfig): string {
@@ -68,7 +78,7 @@ export function createJobServices(deps: { config: ControllerConfig; db: Db; log:
   const tunables = jobTunables(config);
   const names = natsNames(natsPrefixOf(config));
   const controllerKey = controllerKeyFromSecret(config.secretKey);
-  const transport = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, log) : new InProcessHub();
+  const transport = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log) : new InProcessHub();
   const agentsStore = new AgentsStore(db);
   const engine = new JobEngine({ db, secrets: deps.secrets, settings: deps.settings, log, agents: agentsStore, transport, controllerKey, tunables });
   const agents = new AgentsService(agentsStore, deps.settings, deps.audit, {

@@ -1,7 +1,15 @@
 import type { Logger } from 'pino';
 import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
-import { connectNats, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../../shared/src/nats/jetstream';
+import {
+  connectNats,
+  ensurePoolConsumer,
+  ensureResultsConsumer,
+  ensureStreams,
+  streamDepth,
+  type StreamDepth,
+  type StreamLimits,
+} from '../../../shared/src/nats/jetstream';
 import { redactUrls } from '../../../shared/src/ops/redact';
 import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
 import { ConfigError } from '../config';
@@ -16,8 +24,22 @@ const RECORDING_BATCHES = 2;
  */
 const GATHER_MIN = 32;
 const GATHER_MS = 20;
-/** How long a controller may take to record a batch before NATS hands its events to another replica. */
-const RESULTS_ACK_WAIT_MS = 60_000;
+/**
+ * Results the controllers may hold unacknowledged at once (all replicas together): what a
+ * crashed controller can strand, until the ack wait hands it to another replica.
+ */
+const RESULTS_HELD = 1024;
+
+/** How this controller takes agent events off the results stream. */
+export interface ResultsIntake {
+  /**
+   * How long NATS waits for a taken event's acknowledgement before handing it to another
+   * replica. Events held here are kept alive with in-progress acks every third of it, so this
+   * bounds only how long a crashed controller strands what it held, not how long recording may take.
+   */
+  ackWaitMs: number;
+  limits: StreamLimits;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,11 +58,15 @@ export class NatsJobTransport implements JobTransport {
   private loop: Promise<void> | null = null;
   /** The batch of agent events being recorded right now (close() lets it finish). */
   private recording: Promise<void> | null = null;
+  /** Events taken off the stream and not yet acked or naked: kept alive while they wait. */
+  private readonly held = new Set<JsMsg>();
+  private keepAlive: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly url: string,
     private readonly names: NatsNames,
     private readonly ackWaitMs: number,
+    private readonly intake: ResultsIntake,
     private readonly log: Logger,
   ) {}
 
@@ -61,12 +87,23 @@ export class NatsJobTransport implements JobTransport {
     this.nc = nc;
     this.jsm = await nc.jetstreamManager();
     this.js = nc.jetstream();
-    await ensureStreams(this.jsm, this.names);
+    await ensureStreams(this.jsm, this.names, this.intake.limits, true);
+  }
+
+  async resultsBacklog(): Promise<number> {
+    const depth = await this.depth();
+    return depth ? depth.resultsPending + depth.resultsUnacked : 0;
+  }
+
+  /** Depth of the job and result streams (metrics); undefined before connecting. */
+  async depth(): Promise<StreamDepth | undefined> {
+    return this.nc ? streamDepth(this.jsm, this.names) : undefined;
   }
 
   async start(sink: EventSink): Promise<void> {
     await this.connect();
-    await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS);
+    await ensureResultsConsumer(this.jsm, this.names, this.intake.ackWaitMs, RESULTS_HELD);
+    this.keepAlive = setInterval(() => this.held.forEach((m) => m.working()), Math.max(100, Math.floor(this.intake.ackWaitMs / 3)));
     void (async () => {
       for await (const status of this.nc!.status()) {
         if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type }, 'NATS connection ' + status.type);
@@ -101,7 +138,7 @@ export class NatsJobTransport implements JobTransport {
           }, GATHER_MS);
           break;
         }
-        const batch = buffer.splice(0, BATCH).map(toEvent);
+        const batch = buffer.splice(0, BATCH).map((m) => this.toEvent(m));
         const recording: Promise<void> = sink
           .events(batch)
           .catch((err) => {
@@ -119,21 +156,23 @@ export class NatsJobTransport implements JobTransport {
     while (!this.closed) {
       try {
         const consumer = await this.js.consumers.get(this.names.resultsStream, this.names.resultsConsumer);
-        // Held at once: the batches being recorded and one more waiting (a result is ~30 KB).
-        const messages = await consumer.consume({ max_messages: BATCH * RECORDING_BATCHES });
+        // Every event taken is held (kept alive) at once: nats.js keeps pulling as events arrive,
+        // not as they are recorded, so an event left waiting inside the iterator would expire
+        // and go to another replica. The consumer's max_ack_pending bounds what is held.
+        const messages = await consumer.consume({ max_messages: BATCH });
         this.current = messages;
         for await (const m of messages) {
+          this.held.add(m);
           buffer.push(m);
           kick();
-          while (buffer.length >= BATCH && !this.closed) await sleep(10);
         }
       } catch (err) {
         if (this.closed) break;
         this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
         await sleep(500);
         // The stream or consumer may be gone (a NATS without its store): set them up again.
-        await ensureStreams(this.jsm, this.names).catch(() => undefined);
-        await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS).catch(() => undefined);
+        await ensureStreams(this.jsm, this.names, this.intake.limits, true).catch(() => undefined);
+        await ensureResultsConsumer(this.jsm, this.names, this.intake.ackWaitMs, RESULTS_HELD).catch(() => undefined);
       }
     }
   }
@@ -153,6 +192,21 @@ export class NatsJobTransport implements JobTransport {
     await this.jsm?.streams.deleteMessage(this.names.jobsStream, seq, false).catch(() => undefined);
   }
 
+  private toEvent(m: JsMsg): IncomingEvent {
+    return {
+      token: sc.decode(m.data),
+      redeliveries: Math.max(0, m.info.redeliveryCount - 1),
+      ack: () => {
+        this.held.delete(m);
+        m.ack();
+      },
+      nak: (delayMs) => {
+        this.held.delete(m);
+        m.nak(delayMs);
+      },
+    };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.current?.stop();
@@ -166,6 +220,7 @@ export class NatsJobTransport implements JobTransport {
       await this.nc.close();
     }
     await this.loop?.catch(() => undefined);
+    if (this.keepAlive) clearInterval(this.keepAlive);
   }
 }
 
@@ -175,13 +230,4 @@ async function within(promise: Promise<unknown> | null, ms: number): Promise<voi
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([promise.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
-}
-
-function toEvent(m: JsMsg): IncomingEvent {
-  return {
-    token: sc.decode(m.data),
-    redeliveries: Math.max(0, m.info.redeliveryCount - 1),
-    ack: () => m.ack(),
-    nak: (delayMs) => m.nak(delayMs),
-  };
 }

@@ -30,6 +30,9 @@ export interface JobRow {
   finished_at: Date | null;
 }
 
+/** What the recording of agent events reads of their jobs. */
+export type EventJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'pool' | 'status' | 'attempt' | 'agent_id' | 'error'>;
+
 /** A job just made final, and whether another job of its device is queued behind it. */
 export interface FinalRow extends JobRow {
   next_queued: boolean;
@@ -270,9 +273,9 @@ export class JobsStore {
       .update({ status: 'queued', agent_id: null, started_at: null, stream_seq: null });
   }
 
-  async jobsById(ids: string[]): Promise<Map<string, Pick<JobRow, 'id' | 'org_id' | 'kind' | 'pool' | 'status' | 'attempt' | 'agent_id'>>> {
+  async jobsById(ids: string[]): Promise<Map<string, EventJob>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'kind', 'pool', 'status', 'attempt', 'agent_id').options(PREPARED);
+    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'kind', 'device_id', 'pool', 'status', 'attempt', 'agent_id', 'error').options(PREPARED);
     return new Map(rows.map((r: JobRow) => [r.id, r]));
   }
 

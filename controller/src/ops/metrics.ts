@@ -15,6 +15,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
 import { statusOf, type AgentsService } from '../agents/service';
 import type { Db } from '../db/knex';
+import type { StreamDepth } from '../../../shared/src/nats/jetstream';
 import type { JobRow } from '../jobs/store';
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -70,6 +71,8 @@ export class ControllerMetrics {
   private readonly sessionErrors: Counter<'cause' | 'kind'>;
   private readonly natsReconnects: Counter;
   private natsState: (() => boolean) | null = null;
+  private streams: (() => Promise<StreamDepth | undefined>) | null = null;
+  private streamRead: Promise<StreamDepth | undefined> | null = null;
   private draining = false;
 
   constructor(private readonly deps: MetricsDeps) {
@@ -128,6 +131,30 @@ export class ControllerMetrics {
         if (self.natsState) this.set(self.natsState() ? 1 : 0);
       },
     });
+    const streamGauge = (name: string, help: string, label: string, values: (d: StreamDepth) => Record<string, number>) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers,
+        async collect() {
+          this.reset();
+          const depth = await self.streamDepth();
+          if (depth) for (const [value, n] of Object.entries(values(depth))) this.set({ [label]: value }, n);
+        },
+      });
+    streamGauge(
+      'switchboard_nats_stream_messages',
+      "Messages in the job protocol's JetStream streams: jobs not yet taken or acknowledged by an agent, agent events not yet recorded (cluster-wide; absent without NATS_URL).",
+      'stream',
+      (d) => ({ jobs: d.jobs, results: d.results }),
+    );
+    streamGauge(
+      'switchboard_nats_results_unrecorded',
+      'Agent events not yet recorded: pending (taken by no controller) or unacked (held by a controller, perhaps one that crashed, until the results ack wait passes).',
+      'state',
+      (d) => ({ pending: d.resultsPending, unacked: d.resultsUnacked }),
+    );
     new Gauge({
       name: 'switchboard_draining',
       help: '1 once this replica is shutting down (readiness answers 503).',
@@ -254,6 +281,21 @@ export class ControllerMetrics {
     this.natsState = connected;
   }
 
+  /** The job transport's stream depths, once it is up. */
+  trackStreams(depth: () => Promise<StreamDepth | undefined>): void {
+    this.streams = depth;
+  }
+
+  /** One read of the stream depths per scrape, shared by the gauges; undefined when unknown. */
+  private streamDepth(): Promise<StreamDepth | undefined> {
+    if (!this.streams) return Promise.resolve(undefined);
+    this.streamRead ??= withTimeout(this.streams(), QUERY_TIMEOUT_MS).catch((err) => {
+      this.deps.log.warn({ err: (err as Error).message }, 'metrics: reading the NATS stream depths failed');
+      return undefined;
+    });
+    return this.streamRead;
+  }
+
   natsReconnected(): void {
     this.natsReconnects.inc();
   }
@@ -265,6 +307,14 @@ export class ControllerMetrics {
   /** Prometheus text exposition. */
   async text(): Promise<{ contentType: string; body: string }> {
     this.clusterRead = null;
+    this.streamRead = null;
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
+}
+
+/** The promise, or a rejection once `ms` passed (a slow NATS never hangs a scrape). */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -53,5 +53,6 @@ export class OpsService {
     if (!nc) return;
     const watch = watchNats(nc, () => this.metrics.natsReconnected());
     this.metrics.trackNats(() => watch.connected);
+    this.metrics.trackStreams(() => (engine.transport as NatsJobTransport).depth());
   }
 }

@@ -60,6 +60,9 @@ const LIVE_COLUMNS = [
   's.created_by', 's.created_by_name', 's.created_at', 's.updated_at',
 ].join(', ');
 
+/** Past its deadline by this much, a snapshot fails its pending devices even while their jobs are open. */
+const OPEN_JOB_LIMIT_SECONDS = 600;
+
 const DEADLINE_REASON = 'No result before the snapshot deadline (timeout_seconds); the device or its agent did not answer in time';
 
 /** The only SQL of snapshots: the snapshot rows and the per-device rows of their runs. */
@@ -240,7 +243,18 @@ export class SnapshotStore {
     for (const { id, expired } of open) {
       await this.db.transaction(async (trx) => {
         if (expired) {
-          await trx('snapshot_devices').where({ snapshot_id: id, status: 'pending' }).update({ status: 'failed', error_message: DEADLINE_REASON, updated_at: trx.fn.now() });
+          // A device whose job is still open is left to the job's own deadline, which waits for
+          // results a crashed controller held and then fails the job with the real reason; the
+          // hard limit catches a job that never ends all the same.
+          await trx('snapshot_devices as sd')
+            .where({ 'sd.snapshot_id': id, 'sd.status': 'pending' })
+            .where((w) =>
+              w
+                .whereRaw(`? > (SELECT deadline_at FROM snapshots WHERE id = ?) + make_interval(secs => ?)`, [trx.fn.now(), id, OPEN_JOB_LIMIT_SECONDS])
+                .orWhereNull('sd.job_id')
+                .orWhereNotExists((q) => q.from('jobs as j').whereRaw('j.id = sd.job_id').whereIn('j.status', ['queued', 'dispatched', 'running'])),
+            )
+            .update({ status: 'failed', error_message: DEADLINE_REASON, updated_at: trx.fn.now() });
         }
         if (await this.tryFinish(trx, id)) ended += 1;
       });

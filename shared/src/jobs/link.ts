@@ -77,5 +77,10 @@ export interface JobTransport {
   publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number | null>;
   /** Removes a job message that no agent should run any more (best effort). */
   retractJob(seq: number): Promise<void>;
+  /**
+   * Agent events stored but not yet recorded (taken by no controller, or held by one, perhaps
+   * one that crashed); absent where events cannot wait outside the controller's process.
+   */
+  resultsBacklog?(): Promise<number>;
   close(): Promise<void>;
 }

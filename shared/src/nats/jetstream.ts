@@ -56,15 +56,37 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
 
 const notFound = (err: unknown) => /not found/i.test(String((err as Error)?.message ?? err));
 
-/** Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message. */
-export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Promise<void> {
+/**
+ * Age and size limits of the two work-queue streams. A job message outlives its deadline only
+ * when NATS lost the controller's retraction (a crash between the two); a result outlives its
+ * job only when no controller ran for as long. Either is dead weight after the longest job
+ * deadline (a snapshot may take 24 h), so the streams drop messages older than that, and refuse
+ * new ones once full (the publisher sees the error and retries) instead of dropping old ones.
+ */
+export interface StreamLimits {
+  maxAgeMs: number;
+  maxBytes: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxAgeMs: 26 * 3600_000, maxBytes: 1024 ** 3 };
+
+/**
+ * Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message.
+ * With `enforce` (the controller), an existing stream whose limits differ is updated to them.
+ */
+export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, limits: StreamLimits = DEFAULT_STREAM_LIMITS, enforce = false): Promise<void> {
   const streams = [
     { name: names.jobsStream, subjects: [jobsWildcard(names.prefix)] },
     { name: names.resultsStream, subjects: [resultsWildcard(names.prefix)] },
   ];
+  const bounds = { max_age: nanos(limits.maxAgeMs), max_bytes: limits.maxBytes, discard: DiscardPolicy.New };
   for (const s of streams) {
     try {
-      await jsm.streams.info(s.name);
+      const info = await jsm.streams.info(s.name);
+      const c = info.config;
+      if (enforce && (c.max_age !== bounds.max_age || c.max_bytes !== bounds.max_bytes || c.discard !== bounds.discard)) {
+        await jsm.streams.update(s.name, { ...c, ...bounds });
+      }
       continue;
     } catch (err) {
       if (!notFound(err)) throw err;
@@ -75,9 +97,9 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Pr
         subjects: s.subjects,
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
-        discard: DiscardPolicy.Old,
         duplicate_window: nanos(120_000),
         num_replicas: 1,
+        ...bounds,
       });
     } catch (err) {
       // Another process created it between our look and our add.
@@ -86,20 +108,41 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Pr
   }
 }
 
-async function ensureConsumer(jsm: JetStreamManager, stream: string, name: string, filter: string | undefined, ackWaitMs: number): Promise<void> {
+/** Messages waiting in the two streams, and results handed to a controller but not yet acknowledged. */
+export interface StreamDepth {
+  jobs: number;
+  results: number;
+  /** Results no controller has taken yet. */
+  resultsPending: number;
+  /** Results taken by a controller and not yet acknowledged (being recorded, or stranded by a crash). */
+  resultsUnacked: number;
+}
+
+export async function streamDepth(jsm: JetStreamManager, names: NatsNames): Promise<StreamDepth> {
+  const [jobs, results, consumer] = await Promise.all([
+    jsm.streams.info(names.jobsStream),
+    jsm.streams.info(names.resultsStream),
+    jsm.consumers.info(names.resultsStream, names.resultsConsumer),
+  ]);
+  return { jobs: jobs.state.messages, results: results.state.messages, resultsPending: consumer.num_pending, resultsUnacked: consumer.num_ack_pending };
+}
+
+async function ensureConsumer(jsm: JetStreamManager, stream: string, name: string, filter: string | undefined, ackWaitMs: number, maxAckPending: number): Promise<void> {
   const config = {
     durable_name: name,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(ackWaitMs),
     max_deliver: -1,
-    max_ack_pending: 20_000,
+    max_ack_pending: maxAckPending,
     max_waiting: 2_048,
     ...(filter ? { filter_subject: filter } : {}),
   };
   try {
     const info = await jsm.consumers.info(stream, name);
-    if (info.config.ack_wait !== config.ack_wait) await jsm.consumers.update(stream, name, { ack_wait: config.ack_wait });
+    if (info.config.ack_wait !== config.ack_wait || info.config.max_ack_pending !== maxAckPending) {
+      await jsm.consumers.update(stream, name, { ack_wait: config.ack_wait, max_ack_pending: maxAckPending });
+    }
     return;
   } catch (err) {
     if (!notFound(err)) throw err;
@@ -111,14 +154,17 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, name: strin
   }
 }
 
+/** Jobs a pool's agents may hold at once: far above any pool's sessions, it only stops a runaway. */
+const POOL_MAX_ACK_PENDING = 20_000;
+
 /** The durable pull consumer of one pool: its agents share it, so each job goes to one of them. */
 export function ensurePoolConsumer(jsm: JetStreamManager, names: NatsNames, orgId: string, pool: string, ackWaitMs: number): Promise<void> {
-  return ensureConsumer(jsm, names.jobsStream, poolConsumer(orgId, pool), jobsSubject(names.prefix, orgId, pool), ackWaitMs);
+  return ensureConsumer(jsm, names.jobsStream, poolConsumer(orgId, pool), jobsSubject(names.prefix, orgId, pool), ackWaitMs, POOL_MAX_ACK_PENDING);
 }
 
 /** The results consumer every controller replica shares: each event is recorded once. */
-export function ensureResultsConsumer(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number): Promise<void> {
-  return ensureConsumer(jsm, names.resultsStream, names.resultsConsumer, undefined, ackWaitMs);
+export function ensureResultsConsumer(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number, maxAckPending: number): Promise<void> {
+  return ensureConsumer(jsm, names.resultsStream, names.resultsConsumer, undefined, ackWaitMs, maxAckPending);
 }
 
 /** Removes both streams (tests clean up their own namespace). */
