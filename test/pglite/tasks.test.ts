@@ -1,3 +1,0 @@
-// Scheduled task CRUD, deletes and isolation, on PGlite (the embedded database of `npm start`): the same suite as on PostgreSQL.
-import './use-pglite';
-import '../tasks/tasks.test';
