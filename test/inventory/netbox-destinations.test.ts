@@ -202,6 +202,8 @@ describe('permissions', () => {
     const moved = await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { url: 'http://192.0.2.10' } });
     expect(moved.status).toBe(403);
     expect((await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { timeout_seconds: 5 } })).status).toBe(200);
+    // Sending back the url the source already has (as an edit form does) changes nothing.
+    expect((await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { url: `${sim.url}/api/`, verify_ssl: true } })).status).toBe(200);
     expect((await operator('POST', `/api/devices/sources/netbox/${id}/test`)).body.ok).toBe(true);
     expect((await admin.as('GET', `/api/devices/sources/netbox/${id}`)).body).toMatchObject({ url: sim.url, timeout_seconds: 5 });
   });

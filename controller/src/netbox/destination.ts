@@ -26,6 +26,16 @@ const SPECIAL: { what: string; blocks: BlockList }[] = [
   { what: 'an unspecified address (this host)', blocks: ranges([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]) },
 ];
 
+/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:hhhh:hhhh) as the IPv4 address it is. */
+function unmapped(address: string): string {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted) return dotted[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return address;
+  const [high, low] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
 /** One netbox.allowed_hosts entry: a host name (or *.domain), an address, or a CIDR, with an optional :port. */
 type Entry = { port: number | null } & ({ name: string } | { blocks: BlockList });
 
@@ -89,7 +99,8 @@ export class DestinationPolicy {
   }
 
   /** Why connecting to address:port for a URL naming `hostname` is refused, or null when allowed. */
-  refusal(hostname: string, address: string, port: number): string | null {
+  refusal(hostname: string, connected: string, port: number): string | null {
+    const address = unmapped(connected);
     const family = familyOf(address);
     const subject = isIP(hostname) ? `${address} is` : `${hostname} resolves to`;
     const portOk = (e: Entry) => e.port === null || e.port === port;

@@ -70,12 +70,14 @@ export class NetboxService {
   /**
    * A source's URL decides where the controller connects (with the token): setting it needs an
    * organization administrator (settings.manage), and the URL must pass the destination rules.
+   * Sending the URL a source already has changes nothing, so it needs neither.
    */
-  private async checkUrl(me: AuthContext, url: string): Promise<string> {
+  private async checkUrl(me: AuthContext, url: string, current?: string): Promise<string> {
+    const normalized = normalizeNetboxUrl(url);
+    if (normalized === current) return normalized;
     if (!me.permissions.includes('settings.manage')) {
       throw appError('FORBIDDEN', 'Setting a NetBox source\'s url needs the settings.manage permission (an organization administrator)');
     }
-    const normalized = normalizeNetboxUrl(url);
     try {
       await (await this.policy()).check(normalized);
     } catch (err) {
@@ -86,7 +88,7 @@ export class NetboxService {
     return normalized;
   }
 
-  private async columns(me: AuthContext, body: Static<typeof SourceChanges>): Promise<Record<string, unknown>> {
+  private async columns(me: AuthContext, body: Static<typeof SourceChanges>, currentUrl?: string): Promise<Record<string, unknown>> {
     const { orgId } = me;
     const { token, url, name, ...rest } = body;
     if (rest.default_device_type !== undefined && !isDeviceType(rest.default_device_type)) {
@@ -102,7 +104,7 @@ export class NetboxService {
     return {
       ...rest,
       ...(name !== undefined && { name: name.trim() }),
-      ...(url !== undefined && { url: await this.checkUrl(me, url) }),
+      ...(url !== undefined && { url: await this.checkUrl(me, url, currentUrl) }),
       ...(token !== undefined && { token_enc: await this.secrets.seal(token) }),
     };
   }
@@ -120,7 +122,8 @@ export class NetboxService {
   }
 
   async update(me: AuthContext, id: string, body: Static<typeof SourceChanges>) {
-    const row = await this.columns(me, body);
+    const current = body.url === undefined ? undefined : (await this.get(me.orgId, id)).url;
+    const row = await this.columns(me, body, current);
     const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('NETBOX_SOURCE_NAME_TAKEN'));
     if (changed === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
     await this.record(me, 'netbox.source_updated', { source_id: id, fields: Object.keys(body) });
