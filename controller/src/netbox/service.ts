@@ -6,8 +6,8 @@ import { uniqueOr } from '../devices/db-errors';
 import { isDeviceType } from '../devices/rules';
 import type { DeviceStore } from '../devices/store';
 import { appError } from '../errors/app-error';
-import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import type { FastifyBaseLogger } from 'fastify';
+import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { type DeviceFilters, NetboxClient, NetboxError } from './client';
 import { type DestinationPolicy, DestinationRefused } from './destination';
 import { type MappedDevice, mapNetboxDevice } from './mapping';
@@ -78,12 +78,14 @@ export class NetboxService {
     if (!me.permissions.includes('settings.manage')) {
       throw appError('FORBIDDEN', 'Setting a NetBox source\'s url needs the settings.manage permission (an organization administrator)');
     }
+    const policy = await this.policy();
     try {
-      await (await this.policy()).check(normalized);
+      await policy.check(normalized);
     } catch (err) {
       if (err instanceof DestinationRefused) throw appError('NETBOX_URL_NOT_ALLOWED', err.message);
       const code = (err as NodeJS.ErrnoException).code;
-      throw appError('NETBOX_URL_NOT_ALLOWED', `The host of url '${normalized}' does not resolve${code ? ` (${code})` : ''}; check the name`);
+      if (typeof code !== 'string') throw err;
+      throw appError('NETBOX_URL_NOT_ALLOWED', `The host of url '${normalized}' does not resolve (${code}); check the name`);
     }
     return normalized;
   }
