@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DestinationPolicy } from '../../controller/src/netbox/destination';
 import { startTestController, type TestController } from '../helpers/controller';
 import { type NetboxSim, startNetboxSim } from '../sim/netbox/server';
 import { inventoryUser, type InventoryUser } from './helpers';
@@ -206,5 +207,44 @@ describe('permissions', () => {
     expect((await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { url: `${sim.url}/api/`, verify_ssl: true } })).status).toBe(200);
     expect((await operator('POST', `/api/devices/sources/netbox/${id}/test`)).body.ok).toBe(true);
     expect((await admin.as('GET', `/api/devices/sources/netbox/${id}`)).body).toMatchObject({ url: sim.url, timeout_seconds: 5 });
+  });
+});
+
+describe('netbox.allowed_hosts entries', () => {
+  const ownPort = 8080;
+  const allows = (entries: string[], hostname: string, address: string, port: number) =>
+    new DestinationPolicy(entries, () => [ownPort]).refusal(hostname, address, port) === null;
+
+  it('names, wildcard names, addresses and CIDRs, each with an optional port', () => {
+    expect(allows(['netbox.example.com'], 'netbox.example.com', '192.0.2.5', 443)).toBe(true);
+    expect(allows(['netbox.example.com'], 'NetBox.Example.com.', '192.0.2.5', 443)).toBe(true);
+    expect(allows(['netbox.example.com'], 'other.example.com', '192.0.2.5', 443)).toBe(false);
+    expect(allows(['*.example.com'], 'nb.dc1.example.com', '192.0.2.5', 443)).toBe(true);
+    expect(allows(['*.example.com'], 'example.com.evil.test', '192.0.2.5', 443)).toBe(false);
+    expect(allows(['netbox.example.com:443'], 'netbox.example.com', '192.0.2.5', 8443)).toBe(false);
+    expect(allows(['10.0.0.0/8'], 'nb', '10.20.30.40', 80)).toBe(true);
+    expect(allows(['10.0.0.0/8:443'], 'nb', '10.20.30.40', 80)).toBe(false);
+    expect(allows(['10.0.0.0/8:443'], 'nb', '10.20.30.40', 443)).toBe(true);
+    expect(allows(['fd00::/8'], 'nb', 'fd12::1', 443)).toBe(true);
+    expect(allows(['[fd00::/8]:443'], 'nb', 'fd12::1', 80)).toBe(false);
+    // Unusable entries match nothing, and do not make the list read as empty.
+    expect(allows(['not a host', '10.0.0.0/99'], 'nb', '10.0.0.1', 80)).toBe(false);
+  });
+
+  it('loopback, link-local and unspecified need an address entry; a name or a wider rule is not enough', () => {
+    expect(allows([], 'nb', '192.0.2.5', 80)).toBe(true);
+    for (const address of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '169.254.169.254', 'fe80::1', '0.0.0.0', '::']) {
+      expect(allows([], 'nb', address, 80), address).toBe(false);
+      expect(allows(['nb'], 'nb', address, 80), address).toBe(false);
+    }
+    expect(allows(['127.0.0.0/8'], 'localhost', '::ffff:127.0.0.1', 80)).toBe(true);
+    expect(allows(['169.254.169.254'], 'metadata', '169.254.169.254', 80)).toBe(true);
+  });
+
+  it("the controller's own port needs an entry naming that port", () => {
+    expect(allows(['127.0.0.1'], '127.0.0.1', '127.0.0.1', ownPort)).toBe(false);
+    expect(allows(['127.0.0.1'], '127.0.0.1', '127.0.0.1', ownPort + 1)).toBe(true);
+    expect(allows([`127.0.0.1:${ownPort}`], '127.0.0.1', '127.0.0.1', ownPort)).toBe(true);
+    expect(allows([], 'nb', '192.0.2.5', ownPort)).toBe(true); // another host's 8080 is not ours
   });
 });

@@ -93,9 +93,12 @@ const bareHost = (hostname: string) => hostname.replace(/^\[|\]$/g, '');
  */
 export class DestinationPolicy {
   private readonly entries: Entry[];
+  /** Any entry at all, usable or not: a list of only mistyped entries must not read as empty (allow all). */
+  private readonly listed: boolean;
 
   constructor(entries: readonly string[], private readonly ownPorts: () => number[]) {
     this.entries = entries.map(parseEntry).filter((e): e is Entry => e !== undefined);
+    this.listed = entries.length > 0;
   }
 
   /** Why connecting to address:port for a URL naming `hostname` is refused, or null when allowed. */
@@ -113,7 +116,7 @@ export class DestinationPolicy {
     if (self && this.ownPorts().includes(port) && !byAddress.some((e) => e.port === port)) {
       return `port ${port} of this host is the controller's own; a NetBox source may use it only when an entry of ${ALLOWED_HOSTS_SETTING} names that port`;
     }
-    if (this.entries.length > 0 && byAddress.length === 0 && !this.entries.some((e) => 'name' in e && portOk(e) && nameMatches(e.name, hostname))) {
+    if (this.listed && byAddress.length === 0 && !this.entries.some((e) => 'name' in e && portOk(e) && nameMatches(e.name, hostname))) {
       return `${hostname}:${port} is not in the setting ${ALLOWED_HOSTS_SETTING}; a platform administrator can add it`;
     }
     return null;
