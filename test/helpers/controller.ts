@@ -12,6 +12,7 @@ import type { ControllerConfig } from '../../controller/src/config';
 import { createDb, type Db } from '../../controller/src/db/knex';
 import { createLogger } from '../../controller/src/logger';
 import type { Services } from '../../controller/src/services';
+import { seedPgliteDataDir, testDatabaseKind } from './pglite';
 import { createTestDatabase } from './postgres';
 
 export const ADMIN = { username: 'admin', password: 'bootstrap-admin-password' };
@@ -55,12 +56,21 @@ export interface TestControllerOptions {
   /** Settings applied before the app starts (e.g. lowered rate limits). */
   settings?: Record<string, unknown>;
   config?: Partial<ControllerConfig>;
+  /** Default: SWITCHBOARD_TEST_DB (pglite, else PostgreSQL); see test/helpers/pglite.ts. */
+  database?: 'postgres' | 'pglite';
 }
 
-/** A real controller on a fresh PostgreSQL database, listening on a free loopback port. */
+/** A fresh database of the kind asked for: a PostgreSQL clone, or PGlite in the data dir (no URL). */
+async function freshDatabase(kind: 'postgres' | 'pglite', dataDir: string): Promise<{ url: string | null; drop(): Promise<void> }> {
+  if (kind === 'postgres') return createTestDatabase();
+  await seedPgliteDataDir(dataDir);
+  return { url: null, drop: async () => {} };
+}
+
+/** A real controller on a fresh PostgreSQL (or PGlite) database, listening on a free loopback port. */
 export async function startTestController(options: TestControllerOptions = {}): Promise<TestController> {
-  const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-test-'));
+  const database = await freshDatabase(options.database ?? testDatabaseKind(), dataDir);
   const config: ControllerConfig = {
     port: 0,
     host: '127.0.0.1',

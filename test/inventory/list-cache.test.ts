@@ -43,8 +43,8 @@ async function version(orgId: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  c = await startTestController();
-  a = await inventoryUser(c);
+  c = await startTestController({ settings: { 'netbox.allowed_hosts': ['127.0.0.1'] } }); // the NetBox simulator is on loopback
+  a = await inventoryUser(c, ['org_admin']); // creating a NetBox source needs settings.manage
   other = await inventoryUser(c);
   profileId = (await a.profile({ name: 'cache' })).id;
   // A second controller on the same database, with its own pool and its own list cache.

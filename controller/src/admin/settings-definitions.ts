@@ -44,6 +44,13 @@ export const SETTING_DEFINITIONS: Record<string, SettingDefinition> = {
   'oidc.username_claim': { scope: 'global', schema: Type.String({ minLength: 1, maxLength: 256 }), default: 'preferred_username', description: 'ID token or userinfo claim used as the username (falls back to email, then sub).' },
   'discovery.default_poll_interval_minutes': { scope: 'org', schema: Type.Integer({ minimum: 1, maximum: 10080 }), default: 60, description: 'Poll interval for devices with poll_enabled and no interval of their own.' },
   'discovery.poll_history_days': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 3650 }), default: 30, description: "Finished polls older than this are forgotten, except each device's latest and those whose records are still the latest shown." },
+  // NetBox sources (controller/src/netbox/destination.ts): global, so only a platform administrator opens the controller's network to them.
+  'netbox.allowed_hosts': {
+    scope: 'global',
+    schema: Type.Array(Type.String({ pattern: '^(\\[[0-9a-fA-F:.]+(/[0-9]{1,3})?\\](:[0-9]{1,5})?|[0-9a-fA-F:.]+(/[0-9]{1,3})?|(\\*\\.)?[A-Za-z0-9.-]+(/[0-9]{1,2})?(:[0-9]{1,5})?)$', maxLength: 300 }), { maxItems: 500 }),
+    default: [],
+    description: 'Hosts NetBox sources may connect to: names (netbox.example.com, *.example.com), addresses or CIDRs (10.0.0.0/8, [fd00::/8]), each with an optional :port. Empty: any host but loopback, link-local and the controller\'s own port. Loopback and link-local need an address or CIDR entry; the controller\'s own port an entry naming it.',
+  },
   // Agents (controller/src/agents, controller/src/jobs).
   'agents.heartbeat_seconds': { scope: 'global', schema: Type.Integer({ minimum: 1, maximum: 3600 }), default: 10, description: 'How often agents send a heartbeat (told to agents in each heartbeat reply).' },
   'agents.offline_after_seconds': { scope: 'global', schema: Type.Integer({ minimum: 2, maximum: 86400 }), default: 30, description: 'An agent with no heartbeat for this long is offline; after two missed beats it is degraded.' },

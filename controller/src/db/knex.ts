@@ -77,6 +77,33 @@ export async function hotQuery<T>(db: Db, sql: string, values: unknown[]): Promi
   }
 }
 
+interface PgLiteResult {
+  rows?: unknown[];
+  affectedRows?: number;
+}
+type PgLiteQuery = { method?: string; response: PgLiteResult };
+type PgLiteClientClass = new (config: Knex.Config) => { processResponse(obj: PgLiteQuery, runner: unknown): unknown };
+
+/**
+ * knex-pglite derives the statement kind from knex's method name, and knex calls a delete `del`:
+ * a delete answered the whole result object where pg answers the count of deleted rows, so every
+ * `if (deleted === 0) → 404` passed on PGlite. Raw statements answered rowCount 0 for a SELECT
+ * where pg counts the rows. Both now answer what pg answers, for every store at once.
+ */
+function withPgCounts(Base: PgLiteClientClass): typeof knexFactory.Client {
+  class PgLiteWithPgCounts extends Base {
+    override processResponse(obj: PgLiteQuery, runner: unknown): unknown {
+      if (obj.method === 'del') obj = { ...obj, method: 'delete' };
+      if (obj.method === 'raw' && obj.response) {
+        const { rows = [], affectedRows = 0 } = obj.response;
+        obj = { ...obj, response: { ...obj.response, affectedRows: affectedRows || rows.length } };
+      }
+      return super.processResponse(obj, runner);
+    }
+  }
+  return PgLiteWithPgCounts as unknown as typeof knexFactory.Client;
+}
+
 /** DATABASE_URL → PostgreSQL through pg; none → embedded PostgreSQL (PGlite) under the data dir. */
 export async function createDb(databaseUrl: string | null, dataDir: string): Promise<Db> {
   if (databaseUrl) {
@@ -100,7 +127,7 @@ export async function createDb(databaseUrl: string | null, dataDir: string): Pro
   const dir = join(dataDir, 'pglite');
   mkdirSync(dir, { recursive: true });
   return knexFactory({
-    client: ClientPgLite as unknown as typeof knexFactory.Client,
+    client: withPgCounts(ClientPgLite as unknown as PgLiteClientClass),
     dialect: 'postgres',
     connection: { connectionString: `file://${dir}` },
   } as Knex.Config);

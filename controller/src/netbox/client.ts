@@ -1,8 +1,16 @@
-import { Agent, fetch } from 'undici';
+import { Agent, buildConnector, fetch } from 'undici';
+import { defaultPort, DestinationRefused, type DestinationPolicy } from './destination';
 
-/** A NetBox request that failed, worded for the person reading the sync result. Never holds the token. */
+/**
+ * A NetBox request that failed, worded for the person reading the sync result. Never holds the
+ * token, nor what the remote answered: `remoteBody` is for the server log only, so a source
+ * pointed at some other service cannot read that service's answers back through the API.
+ */
 export class NetboxError extends Error {
   override name = 'NetboxError';
+  constructor(message: string, readonly remoteBody?: string) {
+    super(message);
+  }
 }
 
 export interface NetboxConnection {
@@ -11,6 +19,8 @@ export interface NetboxConnection {
   token: string;
   verifySsl: boolean;
   timeoutMs: number;
+  /** Where the source may connect; checked on each resolved address before the socket connects. */
+  policy: DestinationPolicy;
 }
 
 type Named = { name?: string | null; slug?: string | null } | null | undefined;
@@ -53,13 +63,35 @@ export function authorizationHeader(token: string): string {
   return token.startsWith('nbt_') ? `Bearer ${token}` : `Token ${token}`;
 }
 
+function causes(err: unknown): { code?: unknown; message?: string }[] {
+  const chain = [];
+  let current = err as { code?: unknown; cause?: unknown; message?: string } | undefined;
+  for (let depth = 0; current && depth < 5; depth++, current = current.cause as typeof current) chain.push(current);
+  return chain;
+}
+
 function causeCode(err: unknown): string | undefined {
-  let current = err as { code?: string; cause?: unknown } | undefined;
-  for (let depth = 0; current && depth < 5; depth++) {
-    if (typeof current.code === 'string' && !current.code.startsWith('UND_ERR_')) return current.code;
-    current = current.cause as typeof current;
-  }
-  return undefined;
+  const found = causes(err).find((c) => typeof c.code === 'string' && !c.code.startsWith('UND_ERR_'));
+  return found?.code as string | undefined;
+}
+
+/**
+ * Connects only where the policy allows: a name through the policy's lookup (the socket uses the
+ * address that was checked), an address literal (which net connects to without a lookup) here.
+ */
+function guardedDispatcher(connection: NetboxConnection): Agent {
+  const port = defaultPort(new URL(connection.url));
+  const connector = buildConnector({ rejectUnauthorized: connection.verifySsl, lookup: connection.policy.lookup(port) });
+  return new Agent({
+    connect: (options, callback) => {
+      try {
+        connection.policy.checkLiteral(options.hostname, Number(options.port) || port);
+      } catch (err) {
+        return callback(err as Error, null);
+      }
+      return connector(options, callback);
+    },
+  });
 }
 
 /** Reads NetBox's REST API with the source's token, TLS setting and per-request time limit. */
@@ -67,7 +99,7 @@ export class NetboxClient {
   private readonly dispatcher: Agent;
 
   constructor(private readonly connection: NetboxConnection) {
-    this.dispatcher = new Agent({ connect: { rejectUnauthorized: connection.verifySsl } });
+    this.dispatcher = guardedDispatcher(connection);
   }
 
   close(): Promise<void> {
@@ -78,6 +110,11 @@ export class NetboxClient {
     const seconds = this.connection.timeoutMs / 1000;
     const name = (err as Error)?.name;
     if (name === 'TimeoutError' || name === 'AbortError') return `NetBox did not answer within ${seconds} s (${this.connection.url})`;
+    const refused = causes(err).find((c) => c instanceof DestinationRefused);
+    if (refused) return refused.message!;
+    if (causes(err).some((c) => c.message === 'unexpected redirect')) {
+      return `NetBox at ${this.connection.url} answered a redirect, which is not followed; give the URL it redirects to`;
+    }
     const code = causeCode(err);
     if (code && TLS_CODES.has(code)) {
       return `The TLS certificate of ${this.connection.url} is not trusted (${code}); install its CA or set verify_ssl to false`;
@@ -110,13 +147,13 @@ export class NetboxClient {
     } catch {
       body = undefined;
     }
-    const detail = typeof (body as { detail?: unknown })?.detail === 'string' ? `: ${(body as { detail: string }).detail.slice(0, 200)}` : '';
-    if (status === 401 || status === 403) throw new NetboxError(`NetBox refused the API token (HTTP ${status}${detail}); check the source's token`);
-    if (status === 400) throw new NetboxError(`NetBox refused the device filters (HTTP 400): ${text.slice(0, 300)}`);
-    if (status === 404) throw new NetboxError(`NetBox answered HTTP 404 for ${path}; check that the URL is the NetBox base URL`);
-    if (status >= 500) throw new NetboxError(`NetBox failed with HTTP ${status} (server error)${detail}`);
-    if (status !== 200) throw new NetboxError(`NetBox answered HTTP ${status}${detail}`);
-    if (body === undefined) throw new NetboxError(`NetBox answered something that is not JSON for ${path}; check that the URL is the NetBox base URL`);
+    const fail = (message: string) => new NetboxError(message, text.slice(0, 2000));
+    if (status === 401 || status === 403) throw fail(`NetBox refused the API token (HTTP ${status}); check the source's token`);
+    if (status === 400) throw fail('NetBox refused the device filters (HTTP 400); check device_filters against the NetBox API');
+    if (status === 404) throw fail(`NetBox answered HTTP 404 for ${path}; check that the URL is the NetBox base URL`);
+    if (status >= 500) throw fail(`NetBox failed with HTTP ${status} (server error)`);
+    if (status !== 200) throw fail(`NetBox answered HTTP ${status}`);
+    if (body === undefined) throw fail(`NetBox answered something that is not JSON for ${path}; check that the URL is the NetBox base URL`);
     return { body, apiVersion };
   }
 

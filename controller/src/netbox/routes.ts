@@ -4,18 +4,26 @@ import { DeviceStore } from '../devices/store';
 import { errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { History, HistoryQuery, Source, SourceBody, SourceChanges, SourceList, SourceParams, SourceTest, SyncResult } from './schemas';
+import { ALLOWED_HOSTS_SETTING, DestinationPolicy } from './destination';
 import { NetboxService } from './service';
 import { NetboxStore } from './store';
 
 const tags = ['netbox'];
 const config = { permission: 'devices.access' } as const;
 
+/** The ports this controller listens on (none before it listens). */
+function listeningPorts(app: FastifyInstance): number[] {
+  const address = app.server.address();
+  return address && typeof address === 'object' ? [address.port] : [];
+}
+
 /** NetBox sources and syncs. Mounted at /api/devices (paths /sources/netbox… and /sync/history). */
 export async function netboxRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { db, secrets, settings, audit } = app.services;
   const store = new NetboxStore(db);
-  const netbox = new NetboxService(store, new DeviceStore(db), secrets, settings, audit);
+  const policy = async () => new DestinationPolicy(await settings.get<string[]>(ALLOWED_HOSTS_SETTING), () => listeningPorts(app));
+  const netbox = new NetboxService(store, new DeviceStore(db), secrets, settings, audit, policy, app.log);
 
   app.get('/sources/netbox', {
     config,
@@ -24,7 +32,7 @@ export async function netboxRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/sources/netbox', {
     config,
-    schema: { tags, summary: 'Create a NetBox source', body: SourceBody, response: { 201: Source, ...errorResponses(400, 401, 403, 409) } },
+    schema: { tags, summary: 'Create a NetBox source (needs settings.manage too; the url must pass netbox.allowed_hosts)', body: SourceBody, response: { 201: Source, ...errorResponses(400, 401, 403, 409) } },
   }, async (request, reply) => reply.code(201).send(await netbox.create(caller(request), request.body)));
 
   app.get('/sources/netbox/:source_id', {
@@ -34,7 +42,7 @@ export async function netboxRoutes(parent: FastifyInstance): Promise<void> {
 
   app.put('/sources/netbox/:source_id', {
     config,
-    schema: { tags, summary: 'Change a NetBox source: only fields sent change; an omitted token is kept', params: SourceParams, body: SourceChanges, response: { 200: Source, ...errorResponses(400, 401, 403, 404, 409) } },
+    schema: { tags, summary: 'Change a NetBox source: only fields sent change; an omitted token is kept; changing url needs settings.manage', params: SourceParams, body: SourceChanges, response: { 200: Source, ...errorResponses(400, 401, 403, 404, 409) } },
   }, async (request) => netbox.update(caller(request), request.params.source_id, request.body));
 
   app.delete('/sources/netbox/:source_id', {

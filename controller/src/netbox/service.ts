@@ -6,8 +6,10 @@ import { uniqueOr } from '../devices/db-errors';
 import { isDeviceType } from '../devices/rules';
 import type { DeviceStore } from '../devices/store';
 import { appError } from '../errors/app-error';
+import type { FastifyBaseLogger } from 'fastify';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { type DeviceFilters, NetboxClient, NetboxError } from './client';
+import { type DestinationPolicy, DestinationRefused } from './destination';
 import { type MappedDevice, mapNetboxDevice } from './mapping';
 import type { SourceBody, SourceChanges } from './schemas';
 import type { NetboxStore, SyncedDeviceRow } from './store';
@@ -54,6 +56,9 @@ export class NetboxService {
     private readonly secrets: SecretBox,
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
+    /** The destination rules as they stand now (the setting may change between requests). */
+    private readonly policy: () => Promise<DestinationPolicy>,
+    private readonly log: FastifyBaseLogger,
   ) {}
 
   async get(orgId: string, id: string) {
@@ -62,7 +67,31 @@ export class NetboxService {
     return source;
   }
 
-  private async columns(orgId: string, body: Static<typeof SourceChanges>): Promise<Record<string, unknown>> {
+  /**
+   * A source's URL decides where the controller connects (with the token): setting it needs an
+   * organization administrator (settings.manage), and the URL must pass the destination rules.
+   * Sending the URL a source already has changes nothing, so it needs neither.
+   */
+  private async checkUrl(me: AuthContext, url: string, current?: string): Promise<string> {
+    const normalized = normalizeNetboxUrl(url);
+    if (normalized === current) return normalized;
+    if (!me.permissions.includes('settings.manage')) {
+      throw appError('FORBIDDEN', 'Setting a NetBox source\'s url needs the settings.manage permission (an organization administrator)');
+    }
+    const policy = await this.policy();
+    try {
+      await policy.check(normalized);
+    } catch (err) {
+      if (err instanceof DestinationRefused) throw appError('NETBOX_URL_NOT_ALLOWED', err.message);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (typeof code !== 'string') throw err;
+      throw appError('NETBOX_URL_NOT_ALLOWED', `The host of url '${normalized}' does not resolve (${code}); check the name`);
+    }
+    return normalized;
+  }
+
+  private async columns(me: AuthContext, body: Static<typeof SourceChanges>, currentUrl?: string): Promise<Record<string, unknown>> {
+    const { orgId } = me;
     const { token, url, name, ...rest } = body;
     if (rest.default_device_type !== undefined && !isDeviceType(rest.default_device_type)) {
       throw appError('NETBOX_INVALID_SETTING', `default_device_type '${rest.default_device_type}' is not a device_type`);
@@ -77,7 +106,7 @@ export class NetboxService {
     return {
       ...rest,
       ...(name !== undefined && { name: name.trim() }),
-      ...(url !== undefined && { url: normalizeNetboxUrl(url) }),
+      ...(url !== undefined && { url: await this.checkUrl(me, url, currentUrl) }),
       ...(token !== undefined && { token_enc: await this.secrets.seal(token) }),
     };
   }
@@ -87,7 +116,7 @@ export class NetboxService {
   }
 
   async create(me: AuthContext, body: Static<typeof SourceBody>) {
-    const row = await this.columns(me.orgId, body);
+    const row = await this.columns(me, body);
     const id = await this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId });
     if (!id) throw appError('NETBOX_SOURCE_NAME_TAKEN');
     await this.record(me, 'netbox.source_created', { source_id: id, name: row.name, url: row.url });
@@ -95,7 +124,8 @@ export class NetboxService {
   }
 
   async update(me: AuthContext, id: string, body: Static<typeof SourceChanges>) {
-    const row = await this.columns(me.orgId, body);
+    const current = body.url === undefined ? undefined : (await this.get(me.orgId, id)).url;
+    const row = await this.columns(me, body, current);
     const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('NETBOX_SOURCE_NAME_TAKEN'));
     if (changed === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
     await this.record(me, 'netbox.source_updated', { source_id: id, fields: Object.keys(body) });
@@ -111,7 +141,9 @@ export class NetboxService {
   private async client(orgId: string, id: string) {
     const source = await this.store.findForSync(orgId, id);
     if (!source) throw appError('NETBOX_SOURCE_NOT_FOUND');
-    const client = new NetboxClient({ url: source.url, token: await this.secrets.open(source.token_enc), verifySsl: source.verify_ssl, timeoutMs: source.timeout_seconds * 1000 });
+    const client = new NetboxClient({
+      url: source.url, token: await this.secrets.open(source.token_enc), verifySsl: source.verify_ssl, timeoutMs: source.timeout_seconds * 1000, policy: await this.policy(),
+    });
     return { source, client };
   }
 
@@ -122,11 +154,17 @@ export class NetboxService {
       const { count, apiVersion } = await client.count(source.device_filters);
       return { ok: true, count, ...(apiVersion && { netbox_version: apiVersion }) };
     } catch (err) {
-      if (err instanceof NetboxError) return { ok: false, error: err.message };
+      if (err instanceof NetboxError) return { ok: false, error: this.failed(source.id, err) };
       throw err;
     } finally {
       await client.close();
     }
+  }
+
+  /** The failure's message for the caller; what NetBox answered goes to the server log only. */
+  private failed(sourceId: string, err: NetboxError): string {
+    this.log.warn({ source_id: sourceId, remote_body: err.remoteBody }, `NetBox source failed: ${err.message}`);
+    return err.message;
   }
 
   /** Import rule 3 for syncs: the source's profile, else the organization's default, else none. */
@@ -162,7 +200,7 @@ export class NetboxService {
     try {
       listed = await client.devices(source.device_filters as DeviceFilters);
     } catch (err) {
-      if (err instanceof NetboxError) return finish({ added: 0, updated: 0, unchanged: 0, removed: 0 }, [{ error: err.message }], true);
+      if (err instanceof NetboxError) return finish({ added: 0, updated: 0, unchanged: 0, removed: 0 }, [{ error: this.failed(source.id, err) }], true);
       throw err;
     } finally {
       await client.close();

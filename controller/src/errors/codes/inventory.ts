@@ -31,5 +31,6 @@ export const inventoryErrors = {
   NETBOX_SOURCE_NOT_FOUND: { status: 404, message: 'NetBox source not found', doc: "No NetBox source with that id in the caller's organization." },
   NETBOX_SOURCE_NAME_TAKEN: { status: 409, message: 'NetBox source with this name already exists', doc: 'NetBox source names are unique within an organization.' },
   NETBOX_INVALID_URL: { status: 400, message: 'url must be an http or https URL', doc: 'The NetBox base URL, such as https://netbox.example.com (no user:password part: the token authenticates).' },
+  NETBOX_URL_NOT_ALLOWED: { status: 400, message: 'The NetBox URL is not allowed', doc: 'The url resolves to an address NetBox sources may not reach (loopback, link-local, the controller\'s own port, or a host missing from the setting netbox.allowed_hosts), or does not resolve; the message says which.' },
   NETBOX_INVALID_SETTING: { status: 400, message: 'Invalid NetBox source setting', doc: 'default_device_type or a platform_map value is not a device_type, or a device filter is not usable; the message names it.' },
 } satisfies Record<string, ErrorSpec>;

@@ -1,0 +1,3 @@
+// Connection profile CRUD, deletes and isolation, on PGlite (the embedded database of `npm start`): the same suite as on PostgreSQL.
+import './use-pglite';
+import '../inventory/profiles.test';
