@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
+import { JETSTREAM_REQUIRED, jetStreamMissing } from '../../../shared/src/nats/jetstream-check';
 import { connectNats, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../../shared/src/nats/jetstream';
 import { redactUrls } from '../../../shared/src/ops/redact';
 import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
@@ -59,7 +60,11 @@ export class NatsJobTransport implements JobTransport {
       throw new ConfigError(`NATS_URL: cannot connect to ${redactUrls(this.url)}: ${(err as Error).message}`);
     }
     this.nc = nc;
-    this.jsm = await nc.jetstreamManager();
+    this.jsm = await nc.jetstreamManager().catch((err: unknown) => {
+      void nc.close();
+      this.nc = null;
+      throw jetStreamMissing(err) ? new ConfigError(`NATS_URL: ${JETSTREAM_REQUIRED(redactUrls(this.url))}`) : err;
+    });
     this.js = nc.jetstream();
     await ensureStreams(this.jsm, this.names);
   }
