@@ -46,6 +46,14 @@ afterAll(async () => {
 });
 
 describe('docs/api-tour.md', () => {
+  it('starts from the README\'s one-machine commands', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(readme).toContain('npm ci && npm start');
+    expect(readme).toMatch(/^npm run sim$/m);
+    expect(readme).toContain(`SWITCHBOARD_ADMIN_PASSWORD='${documentedAdminPassword()}' npm start`);
+    expect(readme).toContain('](docs/api-tour.md)');
+  });
+
   it('npm run sim prints the device table the page shows', () => {
     const page = readFileSync(TOUR, 'utf8');
     const documented = /```text\n(NAME +ADDRESS[\s\S]*?)```/.exec(page)![1];
