@@ -55,6 +55,22 @@ describe('the controller at start', () => {
     }
   });
 
+  it('stops with one line when no NATS answers at NATS_URL, rather than waiting in silence', { timeout: 120_000 }, async () => {
+    const nowhere = `nats://127.0.0.1:${await freePort()}`;
+    const dataDir = mkdtempSync(join(tmpdir(), 'sb-first-hour-'));
+    try {
+      const ctl = spawnTs('controller/src/main.ts', {
+        PORT: '0', DATABASE_URL: database.url, NATS_URL: nowhere, SWITCHBOARD_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      });
+      expect(await ctl.exited).toBe(1);
+      expect(plainLines(ctl.output())).toEqual([
+        `switchboard: NATS_URL: no NATS server answered at ${nowhere} within 8 s; start one with JetStream (nats-server -js) or correct NATS_URL`,
+      ]);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a second process on one data directory, naming it and the holder; a dead holder\'s lock is taken over', { timeout: 180_000 }, async () => {
     const first = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url });
     const lock = JSON.parse(readFileSync(join(first.dataDir, 'switchboard.lock'), 'utf8'));

@@ -23,6 +23,28 @@ const RESULTS_ACK_WAIT_MS = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * The client retries a NATS that does not answer for ever, which at start would hold the start hook
+ * until fastify gives up with a stack trace (10 s). A start says instead, in one line, what to do;
+ * a connection that comes up after that is closed.
+ */
+const FIRST_CONNECT_MS = 8_000;
+
+async function firstConnect(connecting: Promise<NatsConnection>, url: string): Promise<NatsConnection> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void connecting.then((late) => late.close(), () => undefined);
+      reject(new ConfigError(`NATS_URL: no NATS server answered at ${url} within ${FIRST_CONNECT_MS / 1000} s; start one with JetStream (nats-server -js) or correct NATS_URL`));
+    }, FIRST_CONNECT_MS);
+  });
+  try {
+    return await Promise.race([connecting, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * JetStream transport of the controller: publishes jobs to the pools' work queues and records
  * agent events from the results work queue through the durable consumer all replicas share.
  */
@@ -55,8 +77,9 @@ export class NatsJobTransport implements JobTransport {
     if (this.nc) return;
     let nc: NatsConnection;
     try {
-      nc = await connectNats(this.url, 'switchboard-controller');
+      nc = await firstConnect(connectNats(this.url, 'switchboard-controller'), redactUrls(this.url));
     } catch (err) {
+      if (err instanceof ConfigError) throw err;
       throw new ConfigError(`NATS_URL: cannot connect to ${redactUrls(this.url)}: ${(err as Error).message}`);
     }
     this.nc = nc;
