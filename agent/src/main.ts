@@ -7,6 +7,8 @@
 import { AgentConfigError, loadAgentConfig } from './config';
 import { loadAgentOpsConfig } from './ops/config';
 import { redactUrls } from '../../shared/src/ops/redact';
+import { JETSTREAM_REQUIRED, jetStreamMissing } from '../../shared/src/nats/jetstream-check';
+import { whileWaiting } from './waiting';
 
 try {
   const config = loadAgentConfig();
@@ -29,11 +31,16 @@ try {
     log.info({ agent: identity.agent_id, name: identity.name, pool: identity.pool }, 'enrolled');
   }
   let link;
+  const natsUrl = redactUrls(config.natsUrl);
+  const waiting = whileWaiting(10_000, () => log.warn({ nats: natsUrl }, `cannot reach NATS at ${natsUrl} yet; retrying (is nats-server running, with -js?)`));
   try {
     link = await natsAgentLink(config.natsUrl, identity);
   } catch (err) {
-    throw new AgentConfigError(`NATS_URL: cannot use ${redactUrls(config.natsUrl)}: ${(err as Error).message}`);
+    throw new AgentConfigError(`NATS_URL: ${jetStreamMissing(err) ? JETSTREAM_REQUIRED(natsUrl) : `cannot use ${natsUrl}: ${(err as Error).message}`}`);
+  } finally {
+    waiting.stop();
   }
+  log.info({ nats: natsUrl }, 'connected to NATS');
   const ops = new AgentOps({ config: opsConfig, identity, version: AGENT_VERSION, link, drivers: DRIVERS, controllerUrl: config.controllerUrl ?? identity.controller_url, log });
   const runtime = new AgentRuntime({
     identity,

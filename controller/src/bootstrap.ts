@@ -28,6 +28,11 @@ export async function bootstrap(db: Db, admin: { username: string; password: str
         is_platform_admin: true,
       });
       log.info({ username: admin.username }, 'created the bootstrap platform administrator');
+    } else if (admin.password) {
+      log.warn(
+        'SWITCHBOARD_ADMIN_PASSWORD was ignored: the platform administrator already exists (the variable is read on the first start only). ' +
+          'Change the password with PUT /api/auth/password signed in as that user, or have another administrator set one with PUT /api/admin/users/:id',
+      );
     }
     return org.id as string;
   });

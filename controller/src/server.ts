@@ -7,6 +7,7 @@ import { createDb, type Db } from './db/knex';
 import { migrateLatest } from './db/migrate';
 import { createLogger } from './logger';
 import { stopOnSignals } from './ops/shutdown';
+import { lockDataDir } from './startup/data-dir-lock';
 import { issueServerCertificate, loadOrCreateCa } from './tls/ca';
 
 export interface RunningController {
@@ -26,6 +27,16 @@ function explain(err: unknown, setting: string, what: string): unknown {
 
 /** Migrates, bootstraps, builds the app and listens: everything `npm run controller` does. */
 export async function startController(config: ControllerConfig, log: Logger): Promise<RunningController> {
+  const lock = lockDataDir(config.dataDir);
+  try {
+    return await startLocked(config, log, lock.release);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startLocked(config: ControllerConfig, log: Logger, releaseLock: () => void): Promise<RunningController> {
   const db = await createDb(config.databaseUrl, config.dataDir);
   try {
     await migrateLatest(db);
@@ -55,6 +66,7 @@ export async function startController(config: ControllerConfig, log: Logger): Pr
     async close() {
       await app.close();
       await db.destroy();
+      releaseLock();
     },
   };
 }

@@ -23,7 +23,7 @@ type BenchController = Awaited<ReturnType<typeof benchController>>;
 /** `npm run sim` devices (one loopback address each) in their own process, with the CSV it prints for the import. */
 export async function startSshSim(devices: number, login = DEVICE_LOGIN): Promise<{ proc: Proc; port: number; csv: string }> {
   const port = await freePort();
-  const proc = spawnTs('test/sim/main.ts', {}, ['--devices', String(devices), '--spread-hosts', '--base-port', String(port), '--username', login.username, '--password', login.password, '--csv']);
+  const proc = spawnTs('test/sim/main.ts', {}, ['--kind', 'ssh', '--devices', String(devices), '--spread-hosts', '--base-port', String(port), '--username', login.username, '--password', login.password, '--csv']);
   const csvLines = () => proc.output().split('\n').filter((l) => /^name,|,simulator,/.test(l));
   await waitUntil('the simulator and its CSV', () => /device\(s\) up in/.test(proc.output()) && csvLines().length === devices + 1, proc, 300_000);
   return { proc, port, csv: csvLines().join('\n') + '\n' };

@@ -148,15 +148,19 @@ export class AgentsStore {
     return new Map(rows.map((r) => [r.id, r]));
   }
 
-  async heartbeat(id: string, fields: HeartbeatFields): Promise<void> {
-    await this.db('agents')
+  /** Records a heartbeat; answers when the agent was last seen before it (null: never), to tell an agent coming online. */
+  async heartbeat(id: string, fields: HeartbeatFields): Promise<Date | null> {
+    // A sub-select in RETURNING reads the row as it was before this statement changed it.
+    const [row]: { previous_seen_at: Date | null }[] = await this.db('agents')
       .where({ id })
       .update({
         ...fields,
         capabilities: JSON.stringify(fields.capabilities),
         ...(fields.health !== undefined ? { health: fields.health === null ? null : JSON.stringify(fields.health) } : {}),
         last_seen_at: this.db.fn.now(),
-      });
+      })
+      .returning(this.db.raw('(SELECT last_seen_at FROM agents p WHERE p.id = agents.id) AS previous_seen_at') as never);
+    return row?.previous_seen_at ?? null;
   }
 
   async addJobCounts(agentId: string, completed: number, failed: number): Promise<void> {

@@ -15,7 +15,7 @@ import { appError } from '../errors/app-error';
 import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
 import { AgentSigners, UUID } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
-import { answerHeartbeat } from './heartbeat';
+import { answerHeartbeat, type OnlineListener } from './heartbeat';
 import { SecretSealer, jobMessage } from './job-message';
 import { JobsStore, outcomeOf, type Dispatched, type EventJob, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
 import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
@@ -607,11 +607,14 @@ export class JobEngine implements JobService {
    * An agent request: a registered handler answers its type (a verified agent's only); anything
    * else is a heartbeat, whose reply also tells a refused or revoked agent why.
    */
+  private readonly logOnline: OnlineListener = (a) =>
+    this.deps.log.info({ agent_id: a.id, agent: a.name, org_id: a.org_id, pool: a.site_id ?? DEFAULT_POOL, version: a.version }, `agent online: ${a.name}`);
+
   private async answerRequest(token: string): Promise<string> {
     const v = await this.signers.verify(token, await this.signers.ofRequest(token));
     const type = 'payload' in v ? (v.payload as { type?: unknown } | null)?.type : undefined;
     const handler = typeof type === 'string' ? this.requestHandlers.get(type) : undefined;
-    const reply = handler && 'payload' in v ? await handler(v.agent, v.payload) : await answerHeartbeat(signerOf(token), v, await this.liveness(), this.deps.agents);
+    const reply = handler && 'payload' in v ? await handler(v.agent, v.payload) : await answerHeartbeat(signerOf(token), v, await this.liveness(), this.deps.agents, this.logOnline);
     return signJson(reply, this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
   }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
+import { JETSTREAM_REQUIRED, jetStreamMissing } from '../../../shared/src/nats/jetstream-check';
 import {
   connectNats,
   ensurePoolConsumer,
@@ -44,6 +45,28 @@ export interface ResultsIntake {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * The client retries a NATS that does not answer for ever, which at start would hold the start hook
+ * until fastify gives up with a stack trace (10 s). A start says instead, in one line, what to do;
+ * a connection that comes up after that is closed.
+ */
+const FIRST_CONNECT_MS = 8_000;
+
+async function firstConnect(connecting: Promise<NatsConnection>, url: string): Promise<NatsConnection> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void connecting.then((late) => late.close(), () => undefined);
+      reject(new ConfigError(`NATS_URL: no NATS server answered at ${url} within ${FIRST_CONNECT_MS / 1000} s; start one with JetStream (nats-server -js) or correct NATS_URL`));
+    }, FIRST_CONNECT_MS);
+  });
+  try {
+    return await Promise.race([connecting, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * JetStream transport of the controller: publishes jobs to the pools' work queues and records
  * agent events from the results work queue through the durable consumer all replicas share.
  */
@@ -80,12 +103,17 @@ export class NatsJobTransport implements JobTransport {
     if (this.nc) return;
     let nc: NatsConnection;
     try {
-      nc = await connectNats(this.url, 'switchboard-controller');
+      nc = await firstConnect(connectNats(this.url, 'switchboard-controller'), redactUrls(this.url));
     } catch (err) {
+      if (err instanceof ConfigError) throw err;
       throw new ConfigError(`NATS_URL: cannot connect to ${redactUrls(this.url)}: ${(err as Error).message}`);
     }
     this.nc = nc;
-    this.jsm = await nc.jetstreamManager();
+    this.jsm = await nc.jetstreamManager().catch((err: unknown) => {
+      void nc.close();
+      this.nc = null;
+      throw jetStreamMissing(err) ? new ConfigError(`NATS_URL: ${JETSTREAM_REQUIRED(redactUrls(this.url))}`) : err;
+    });
     this.js = nc.jetstream();
     await ensureStreams(this.jsm, this.names, this.intake.limits, true);
   }

@@ -56,6 +56,9 @@ export interface NetconfDeviceOptions {
   writeSplit?: number;
   /** Shared OpenSSH private host key (default: one ed25519 key per process). */
   hostKey?: string;
+  /** Listen on this port (default: any free one) and address (default 127.0.0.1). */
+  port?: number;
+  host?: string;
 }
 
 export interface NetconfDevice {
@@ -66,6 +69,8 @@ export interface NetconfDevice {
   faults: NetconfFaults;
   running(): string;
   candidate(): string;
+  /** Replace the running (and candidate) configuration from outside, as another operator would. */
+  setRunning(xml: string): void;
   /** Operation names of every rpc received, in order (e.g. lock, edit-config, commit). */
   readonly rpcLog: string[];
   /** Number of NETCONF sessions currently open. */
@@ -202,6 +207,11 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
     faults: { ...options.faults },
     running: () => running.text(),
     candidate: () => candidate.text(),
+    setRunning: (xml: string) => {
+      revertPending();
+      running = new Datastore(parseXml(xml));
+      candidate = running.clone();
+    },
     rpcLog,
     activeSessions: () => sessions.size,
     lockHolder: (ds) => locks[ds],
@@ -469,7 +479,11 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
     });
   });
   server.on('error', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  (device as { host: string }).host = options.host ?? '127.0.0.1';
   (device as { port: number }).port = (server.address() as AddressInfo).port;
   return device;
 }
