@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
 import { clientInfo } from '../http/client-info';
 import { IdParams, Message, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller, routeDefaults } from '../plugins/auth';
 import { enterpriseRoutes } from './enterprise-routes';
 import {
   LoginBody,
@@ -27,6 +27,9 @@ const tags = ['auth'];
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { auth } = app.services;
+  // API.md: every /api/auth/* request counts toward the per-address rate limit and is refused
+  // during a lockout, whichever spelling of the path reached the route.
+  routeDefaults(app, { authLimits: { requests: true, lockout: true } });
   await app.register(enterpriseRoutes); // LDAP, OIDC and /login's public_key check (enterprise-routes.ts)
 
   app.post('/login', {
@@ -50,6 +53,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   }, async () => ({ providers: await app.services.providers() }));
 
   app.get('/me', {
+    config: { authenticated: true },
     schema: { tags, summary: 'The signed-in user', response: { 200: MeSchema, ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
@@ -60,6 +64,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.post('/logout', {
+    config: { authenticated: true },
     schema: { tags, summary: 'Revoke every session of the caller and free the license seat', response: { 200: LogoutSchema, ...errorResponses(401, 429) } },
   }, async (request) => ({
     message: 'Logged out; all sessions revoked',
@@ -67,6 +72,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   }));
 
   app.put('/password', {
+    config: { authenticated: true },
     schema: { tags, summary: 'Change the password of a local account', body: PasswordBody, response: { 200: Message, ...errorResponses(400, 401, 429) } },
   }, async (request) => {
     await auth.changePassword(caller(request), request.body.current_password, request.body.new_password, clientInfo(request));
@@ -74,6 +80,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.get('/sessions', {
+    config: { authenticated: true },
     schema: { tags, summary: "The caller's active sessions", response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }), ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
@@ -82,6 +89,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.delete('/sessions/other', {
+    config: { authenticated: true },
     schema: { tags, summary: "Revoke all the caller's other sessions", response: { 200: Type.Object({ message: Type.String(), sessions_revoked: Type.Integer() }), ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
@@ -90,6 +98,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.delete('/sessions/:id', {
+    config: { authenticated: true },
     schema: { tags, summary: "Revoke one of the caller's sessions", params: IdParams, response: { 200: Message, ...errorResponses(400, 401, 404, 429) } },
   }, async (request) => {
     const me = caller(request);

@@ -48,6 +48,8 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
 
 function send(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   reply.code(error.status);
+  // Rate limit and lockout answers say when to come back, wherever they were decided.
+  if (typeof error.extra.retry_after_secs === 'number') reply.header('Retry-After', String(error.extra.retry_after_secs));
   if (request.routeOptions.config?.plainTextErrors) {
     return reply.type('text/plain; charset=utf-8').send(error.message);
   }
