@@ -80,5 +80,5 @@ describe('access follows the matched route', () => {
     expect(attempts.length).toBeGreaterThan(routes.length * 6);
     const after = await dbFingerprint(c.db);
     expect(changedTables(before, after)).toEqual([]);
-  });
+  }, 180_000);
 });
