@@ -13,20 +13,30 @@ export interface InputProblem {
   message: string;
 }
 
-const pointer = (path: string, key: string | number) => `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+const segment = (key: string | number) => `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+const under = (key: string | number, problem: InputProblem): InputProblem => ({ ...problem, instancePath: segment(key) + problem.instancePath });
 
-/** The first NUL character or over-deep nesting in a parsed value, or null when there is none. */
-export function inputProblem(value: unknown, path = '', depth = 0): InputProblem | null {
+/**
+ * The first NUL character or over-deep nesting in a parsed value, or null when there is none.
+ * Plain loops, and a path built only for a problem: this runs on every body, query and params.
+ */
+export function inputProblem(value: unknown, depth = 0): InputProblem | null {
   if (typeof value === 'string') {
-    return value.includes('\u0000') ? { instancePath: path, message: 'must not contain NUL (\\u0000) characters' } : null;
+    return value.includes('\u0000') ? { instancePath: '', message: 'must not contain NUL (\\u0000) characters' } : null;
   }
   if (value === null || typeof value !== 'object') return null;
-  if (depth >= MAX_JSON_DEPTH) return { instancePath: path, message: `is nested too deeply (more than ${MAX_JSON_DEPTH} levels)` };
-  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, i) => [i, item]) : Object.entries(value);
-  for (const [key, item] of entries) {
-    if (typeof key === 'string' && key.includes('\u0000')) return { instancePath: pointer(path, key), message: 'has a property name with a NUL (\\u0000) character' };
-    const found = inputProblem(item, pointer(path, key), depth + 1);
-    if (found) return found;
+  if (depth >= MAX_JSON_DEPTH) return { instancePath: '', message: `is nested too deeply (more than ${MAX_JSON_DEPTH} levels)` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = inputProblem(value[i], depth + 1);
+      if (found) return under(i, found);
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000')) return under(key, { instancePath: '', message: 'has a property name with a NUL (\\u0000) character' });
+    const found = inputProblem((value as Record<string, unknown>)[key], depth + 1);
+    if (found) return under(key, found);
   }
   return null;
 }
