@@ -13,7 +13,7 @@ const encodeAllLetters = (segment: string) => segment.replace(/[a-z]/gi, (ch) =>
 /**
  * Ways to write the same path that a router may match while a string test on the raw URL does
  * not: a percent-encoded letter in each static segment, every letter of the first one encoded,
- * upper case, a doubled slash and a trailing slash.
+ * upper case, a doubled slash, a trailing slash, an encoded slash and a ';' suffix.
  */
 export function spellings(path: string): string[] {
   const segments = path.split('/');
@@ -29,6 +29,8 @@ export function spellings(path: string): string[] {
   variants.add(path.replace('/', '//'));
   variants.add(segments.length > 2 ? `/${segments[1]}//${segments.slice(2).join('/')}` : `${path}//`);
   if (!path.endsWith('/')) variants.add(`${path}/`);
+  if (segments.length > 2) variants.add(`/${segments[1]}%2F${segments.slice(2).join('/')}`);
+  variants.add(`${path};x=1`); // find-my-way reads ';' as the start of the query string
   return [...variants];
 }
 
