@@ -10,11 +10,13 @@ import { loadSshCa } from './auth/ssh-ca';
 import { TokenSigner } from './auth/tokens';
 import { createJobServices } from './jobs';
 import type { ControllerConfig } from './config';
+import { fastifyTrustProxy } from './http/trust-proxy';
 import type { Db } from './db/knex';
-import { authPlugin } from './plugins/auth';
+import { accessRuleOf, authPlugin, type AccessRule } from './plugins/auth';
 import { authLimitsPlugin } from './plugins/auth-limits';
 import { errorHandlerPlugin } from './plugins/error-handler';
 import { openapiPlugin } from './plugins/openapi';
+import { securityHeadersPlugin } from './plugins/security-headers';
 import { opsPlugin } from './ops/plugin';
 import { validationPlugin } from './plugins/validation';
 import type { Services } from './services';
@@ -57,6 +59,8 @@ export interface RegisteredRoute {
   public: boolean;
   /** A WebSocket endpoint (@fastify/websocket keeps these out of the OpenAPI document). */
   websocket: boolean;
+  /** Who may call it: 'public', 'authenticated' or the permission it needs (plugins/auth.ts). */
+  access?: string;
 }
 
 declare module 'fastify' {
@@ -66,20 +70,24 @@ declare module 'fastify' {
   }
 }
 
+function recordRoutes(app: FastifyInstance): void {
+  const routes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    const access = accessRuleOf(route.config as AccessRule | undefined) ?? undefined;
+    const websocket = Boolean((route as { websocket?: boolean }).websocket);
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, public: access === 'public', websocket, access });
+  });
+}
+
 /** Builds the controller's HTTP app; the caller listens and closes it. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.log,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    trustProxy: fastifyTrustProxy(options.config.trustProxy),
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
-  const routes: RegisteredRoute[] = [];
-  app.decorate('registeredRoutes', routes);
-  app.addHook('onRoute', (route) => {
-    const isPublic = Boolean((route.config as { public?: boolean } | undefined)?.public);
-    const websocket = Boolean((route as { websocket?: boolean }).websocket);
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, public: isPublic, websocket });
-  });
   app.decorate('services', createServices(options));
   // Job machinery: starts once every area registered its outcome handlers, stops with the app.
   app.addHook('onReady', async () => app.services.jobEngine.start());
@@ -88,6 +96,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await errorHandlerPlugin(app);
   await authLimitsPlugin(app);
   await authPlugin(app);
+  recordRoutes(app); // after authPlugin, which settles each route's access rule
+  await securityHeadersPlugin(app);
   await openapiPlugin(app);
   await opsPlugin(app); // /healthz, /readyz, /metrics and request metrics
   await registerAreas(app);

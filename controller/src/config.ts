@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { intFrom, urlFrom } from '../../shared/src/config/env';
+import { trustProxyFrom, type TrustProxy } from './http/trust-proxy';
 
 /** Controller settings read once from the environment at start. */
 export interface ControllerConfig {
@@ -23,6 +24,8 @@ export interface ControllerConfig {
   metricsToken?: string | null;
   /** SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS (25): on SIGTERM, the longest a clean stop may take before the process exits anyway. */
   shutdownTimeoutMs?: number;
+  /** SWITCHBOARD_TRUST_PROXY (off): the proxies whose X-Forwarded-For gives the client address (http/trust-proxy.ts). */
+  trustProxy?: TrustProxy;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -130,5 +133,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     tlsCa,
     metricsToken: metricsTokenFrom(env),
     shutdownTimeoutMs: intFrom(ConfigError, env, 'SWITCHBOARD_SHUTDOWN_TIMEOUT_SECONDS', 25, 1, 3600) * 1000,
+    trustProxy: trustProxyFrom(env.SWITCHBOARD_TRUST_PROXY, (message) => new ConfigError(message)),
   };
 }

@@ -4,6 +4,7 @@ import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { SETTING_DEFINITIONS } from './settings-definitions';
+import { own } from '../../../shared/src/own';
 
 const GLOBAL = 'global';
 
@@ -15,7 +16,7 @@ export class SettingsService {
   ) {}
 
   private definition(key: string) {
-    const definition = SETTING_DEFINITIONS[key];
+    const definition = own(SETTING_DEFINITIONS, key);
     if (!definition) throw appError('UNKNOWN_SETTING', `Unknown setting '${key}'`);
     return definition;
   }

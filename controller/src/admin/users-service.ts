@@ -1,4 +1,5 @@
 import { hashPassword, passwordProblem } from '../auth/passwords';
+import { own } from '../../../shared/src/own';
 import type { AuthContext } from '../auth/auth-service';
 import { ROLES } from '../auth/permissions';
 import type { AuthStore } from '../auth/auth-store';
@@ -30,7 +31,7 @@ export class UsersService {
   ) {}
 
   private checkRoles(roles: string[], actor: AuthContext): void {
-    const unknown = roles.filter((role) => !ROLES[role]);
+    const unknown = roles.filter((role) => !own(ROLES, role));
     if (unknown.length) throw appError('UNKNOWN_ROLE', `Unknown role(s): ${unknown.join(', ')}; built-in roles are ${Object.keys(ROLES).join(', ')}`);
     if (roles.includes('platform_admin') && !actor.isPlatformAdmin) {
       throw appError('FORBIDDEN', 'Only a platform administrator can grant platform_admin');

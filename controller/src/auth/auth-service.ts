@@ -2,7 +2,7 @@ import type { AuditService } from '../admin/audit-service';
 import type { SettingsService } from '../admin/settings-service';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
-import { AuthStore, type RefreshRow, type UserRow } from './auth-store';
+import { AuthStore, type LockoutKey, type RefreshRow, type UserRow } from './auth-store';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
 import { TokenSigner, hashToken, newRefreshToken } from './tokens';
@@ -70,12 +70,14 @@ export class AuthService {
   }
 
   /**
-   * 429 when this IP reached the failed-login limit inside the window. The lockout ends when
-   * enough failures have left the window to bring the count under the limit again.
+   * 429 when this IP, or this username from any address, reached the failed-login limit inside
+   * the window. The lockout ends when enough failures have left the window to bring the count
+   * under the limit again. Unknown usernames count and lock the same way, so the answer never
+   * tells whether an account exists.
    */
-  async assertNotLockedOut(ip: string): Promise<void> {
+  async assertNotLockedOut(key: LockoutKey): Promise<void> {
     const { limit, windowMs } = await this.lockoutPolicy();
-    const unlocksAt = await this.store.lockoutEnds(ip, new Date(Date.now() - windowMs), limit, windowMs);
+    const unlocksAt = await this.store.lockoutEnds(key, new Date(Date.now() - windowMs), limit, windowMs);
     if (!unlocksAt) return;
     const retryAfter = Math.max(1, Math.ceil((unlocksAt.getTime() - Date.now()) / 1000));
     throw appError('LOGIN_LOCKED_OUT', undefined, { retry_after_secs: retryAfter });
@@ -86,8 +88,10 @@ export class AuthService {
     await this.store.recordFailedLogin(client.ip, username);
     await this.audit.record({ kind: 'auth.login_failed', username, ip: client.ip });
     const { limit, windowMs } = await this.lockoutPolicy();
-    const count = await this.store.countFailedLogins(client.ip, new Date(Date.now() - windowMs));
-    const remaining = Math.max(0, limit - count);
+    const since = new Date(Date.now() - windowMs);
+    const byAddress = await this.store.countFailedLogins({ ip: client.ip }, since);
+    const byUsername = username ? await this.store.countFailedLogins({ username }, since) : 0;
+    const remaining = Math.max(0, limit - Math.max(byAddress, byUsername));
     throw appError('INVALID_CREDENTIALS', `Invalid credentials (${remaining} attempt${remaining === 1 ? '' : 's'} remaining before lockout)`, {
       attempts_remaining: remaining,
     });
@@ -95,6 +99,7 @@ export class AuthService {
 
   /** `beforeSession` may refuse a user whose password is right, before any session opens. */
   async loginLocal(username: string, password: string, clientType: string, client: ClientInfo, beforeSession?: (user: UserRow) => void): Promise<{ pair: TokenPair; user: UserRow; sessionId: string }> {
+    await this.assertNotLockedOut({ username });
     const user = await this.store.findUserByUsername(username);
     const local = user?.auth_provider === 'local' ? user : undefined;
     const ok = await verifyPassword(local?.password_hash ?? null, password);

@@ -53,6 +53,13 @@ function sessionUserSql(along = ''): string {
 const ACTIVE = (q: Knex.QueryBuilder) => q.whereNull('revoked_at').where('expires_at', '>', new Date());
 
 /** SQL for users, sessions, refresh tokens and failed logins. */
+/** Failed logins are counted per client address and, separately, per username (any address). */
+export type LockoutKey = { ip: string } | { username: string };
+
+function failuresOf(query: Knex.QueryBuilder, key: LockoutKey): Knex.QueryBuilder {
+  return 'ip' in key ? query.where('ip_address', key.ip) : query.whereRaw('lower(username) = lower(?)', [key.username]);
+}
+
 export class AuthStore {
   constructor(private readonly db: Db) {}
 
@@ -161,18 +168,17 @@ export class AuthStore {
     await this.db('failed_logins').insert({ ip_address: ip, username });
   }
 
-  async countFailedLogins(ip: string, since: Date): Promise<number> {
-    const [row] = await this.db('failed_logins').where('ip_address', ip).where('created_at', '>', since).count<{ count: number }[]>({ count: '*' });
+  async countFailedLogins(key: LockoutKey, since: Date): Promise<number> {
+    const [row] = await failuresOf(this.db('failed_logins'), key).where('created_at', '>', since).count<{ count: number }[]>({ count: '*' });
     return Number(row.count);
   }
 
   /**
-   * When an IP at or over the limit is let in again: the moment the failure that brings the
-   * count under the limit leaves the window. Null when the IP is not locked out.
+   * When an IP or username at or over the limit is let in again: the moment the failure that
+   * brings the count under the limit leaves the window. Null when it is not locked out.
    */
-  async lockoutEnds(ip: string, since: Date, limit: number, windowMs: number): Promise<Date | null> {
-    const rows: { created_at: Date }[] = await this.db('failed_logins')
-      .where('ip_address', ip)
+  async lockoutEnds(key: LockoutKey, since: Date, limit: number, windowMs: number): Promise<Date | null> {
+    const rows: { created_at: Date }[] = await failuresOf(this.db('failed_logins'), key)
       .where('created_at', '>', since)
       .orderBy('created_at', 'desc')
       .offset(limit - 1)

@@ -94,6 +94,7 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.post('/ldap/test', {
+    config: { authenticated: true },
     schema: {
       tags,
       summary: 'Test the configured LDAP service bind',

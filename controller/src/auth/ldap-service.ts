@@ -185,6 +185,7 @@ export class LdapService {
     const config = await readLdapConfig(this.settings);
     if (!ldapEnabled(config)) throw appError('LDAP_NOT_CONFIGURED', 'LDAP sign-in is not enabled on this service: a platform administrator sets ldap.url and ldap.base_dn');
     const name = username.trim();
+    await this.auth.assertNotLockedOut({ username: name || username });
     // An empty password would be an unauthenticated bind, which LDAP servers answer with success.
     const identity = name && password ? await this.findAndBind(config, name, password) : null;
     if (!identity) return this.auth.failLogin(client, name || username);

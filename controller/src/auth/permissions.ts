@@ -1,3 +1,5 @@
+import { own } from '../../../shared/src/own';
+
 /** Permissions named by the API, and the built-in roles that bundle them. */
 export const PERMISSIONS = [
   'devices.access',
@@ -25,6 +27,6 @@ export const ROLES: Record<string, { description: string; permissions: Permissio
 export function permissionsFor(roles: string[], isPlatformAdmin: boolean): Permission[] {
   if (isPlatformAdmin) return [...PERMISSIONS];
   const granted = new Set<Permission>();
-  for (const role of roles) for (const permission of ROLES[role]?.permissions ?? []) granted.add(permission);
+  for (const role of roles) for (const permission of own(ROLES, role)?.permissions ?? []) granted.add(permission);
   return PERMISSIONS.filter((p) => granted.has(p));
 }

@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
 import { clientInfo } from '../http/client-info';
 import { IdParams, Message, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller, routeDefaults } from '../plugins/auth';
 import { enterpriseRoutes } from './enterprise-routes';
 import { SshCertificateAuthority } from './ssh-ca';
 import { SshCertificates } from './ssh-certificates';
@@ -29,6 +29,9 @@ const tags = ['auth'];
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { auth, sshCa, db, settings, audit } = app.services;
+  // API.md: every /api/auth/* request counts toward the per-address rate limit and is refused
+  // during a lockout, whichever spelling of the path reached the route.
+  routeDefaults(app, { authLimits: { requests: true, lockout: true } });
   await app.register(enterpriseRoutes); // LDAP, OIDC and /login's public_key check (enterprise-routes.ts)
   const certificates = sshCa instanceof SshCertificateAuthority ? new SshCertificates(sshCa, db, settings, audit) : null;
 
@@ -68,6 +71,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   }, async () => ({ providers: await app.services.providers() }));
 
   app.get('/me', {
+    config: { authenticated: true },
     schema: { tags, summary: 'The signed-in user', response: { 200: MeSchema, ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
@@ -78,6 +82,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.post('/logout', {
+    config: { authenticated: true },
     schema: { tags, summary: 'Revoke every session of the caller and free the license seat', response: { 200: LogoutSchema, ...errorResponses(401, 429) } },
   }, async (request) => ({
     message: 'Logged out; all sessions revoked',
@@ -85,6 +90,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   }));
 
   app.put('/password', {
+    config: { authenticated: true },
     schema: { tags, summary: 'Change the password of a local account', body: PasswordBody, response: { 200: Message, ...errorResponses(400, 401, 429) } },
   }, async (request) => {
     await auth.changePassword(caller(request), request.body.current_password, request.body.new_password, clientInfo(request));
@@ -92,6 +98,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.get('/sessions', {
+    config: { authenticated: true },
     schema: { tags, summary: "The caller's active sessions", response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }), ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
@@ -100,6 +107,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.delete('/sessions/other', {
+    config: { authenticated: true },
     schema: { tags, summary: "Revoke all the caller's other sessions", response: { 200: Type.Object({ message: Type.String(), sessions_revoked: Type.Integer() }), ...errorResponses(401, 429) } },
   }, async (request) => {
     const me = caller(request);
@@ -108,6 +116,7 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
   });
 
   app.delete('/sessions/:id', {
+    config: { authenticated: true },
     schema: { tags, summary: "Revoke one of the caller's sessions", params: IdParams, response: { 200: Message, ...errorResponses(400, 401, 404, 429) } },
   }, async (request) => {
     const me = caller(request);

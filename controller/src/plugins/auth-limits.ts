@@ -1,13 +1,26 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, appError } from '../errors/app-error';
+import { appError } from '../errors/app-error';
 
-const AUTH_PREFIX = '/api/auth/';
+/** API.md's Limits, declared per route (every /api/auth/* route declares both). */
+export interface AuthLimits {
+  /** Counts toward the per-address requests-per-minute limit (one budget shared by every such route). */
+  requests?: boolean;
+  /** Refused while the client address is locked out after failed logins. */
+  lockout?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    authLimits?: AuthLimits;
+  }
+}
 
 /**
- * API.md's Limits for /api/auth/* only: requests per minute per client IP (in memory, read
- * from settings at start: "changes take effect after the API restarts") and the failed-login
- * lockout (kept in the database, so it holds across restarts and replicas).
+ * The request rate limit per client IP (in memory, read from settings at start: "changes take
+ * effect after the API restarts") and the failed-login lockout (kept in the database, so it holds
+ * across restarts and replicas), for the routes whose config declares them. Decided from the
+ * matched route, so every spelling of a path (/api/%61uth/login) gets the same limits.
  *
  * Both run as one root onRequest hook registered before authentication, so a flood of bad
  * tokens or bad passwords is counted and refused before any token or password work is done.
@@ -22,18 +35,14 @@ export async function authLimitsPlugin(app: FastifyInstance): Promise<void> {
       appError('RATE_LIMITED', undefined, { retry_after_secs: Math.max(1, Math.ceil(context.ttl / 1000)) }),
   });
 
-  const check = async (request: FastifyRequest, reply: FastifyReply) => {
-    await limit.call(app, request, reply);
-    try {
-      await auth.assertNotLockedOut(request.ip);
-    } catch (err) {
-      if (err instanceof AppError && err.code === 'LOGIN_LOCKED_OUT') reply.header('Retry-After', String(err.extra.retry_after_secs));
-      throw err;
-    }
+  const check = async (request: FastifyRequest, reply: FastifyReply, limits: AuthLimits) => {
+    if (limits.requests) await limit.call(app, request, reply);
+    if (limits.lockout) await auth.assertNotLockedOut({ ip: request.ip });
   };
   // Callback style: every other request passes straight through, without a promise of its own.
   app.addHook('onRequest', (request, reply, done) => {
-    if (!request.url.startsWith(AUTH_PREFIX)) return done();
-    check(request, reply).then(() => done(), done);
+    const limits = request.routeOptions.config?.authLimits;
+    if (!limits) return done();
+    check(request, reply, limits).then(() => done(), done);
   });
 }

@@ -24,6 +24,15 @@ function describeValidation(error: FastifyError): string {
   return `${subject} ${first.message ?? 'is invalid'}`;
 }
 
+/**
+ * PostgreSQL refused a value (class 22: out of range, bad encoding, bad format; class 54: too
+ * long for an index, too complex). Requests are checked before they reach the database, so this
+ * is the net under a field whose schema was too loose: the value was the problem, not the server.
+ */
+function isRefusedValue(err: { code?: unknown; severity?: unknown }): boolean {
+  return typeof err.code === 'string' && typeof err.severity === 'string' && /^(22|54)[0-9A-Z]{3}$/.test(err.code);
+}
+
 /** Maps anything thrown in a route to the catalogue's status, message and code. */
 export function toAppError(error: FastifyError | AppError | Error): AppError {
   if (error instanceof AppError) return error;
@@ -38,6 +47,9 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return appError('UNSUPPORTED_MEDIA_TYPE', err.message);
   }
+  if (isRefusedValue(err as { code?: unknown; severity?: unknown })) {
+    return appError('VALIDATION_FAILED', 'A value in the request is out of range, too long or not valid for its field');
+  }
   if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) {
     return appError('INVALID_JSON', `Request body is not valid JSON: ${err.message}`);
   }
@@ -48,6 +60,8 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
 
 function send(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   reply.code(error.status);
+  // Rate limit and lockout answers say when to come back, wherever they were decided.
+  if (typeof error.extra.retry_after_secs === 'number') reply.header('Retry-After', String(error.extra.retry_after_secs));
   if (request.routeOptions.config?.plainTextErrors) {
     return reply.type('text/plain; charset=utf-8').send(error.message);
   }
@@ -58,6 +72,7 @@ export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error, request, reply) => {
     const appErr = toAppError(error as FastifyError);
     if (appErr.status >= 500) request.log.error({ err: error }, 'request failed');
+    else if (isRefusedValue(error as { code?: unknown; severity?: unknown })) request.log.warn({ pg_code: (error as { code?: string }).code }, 'the database refused a request value its schema let through');
     return send(request, reply, appErr);
   });
   app.setNotFoundHandler((request, reply) =>

@@ -1,7 +1,29 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { appError } from '../errors/app-error';
+import { boundIntegers, inputProblem } from '../http/input-limits';
+
+type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
+
+/**
+ * Every validated part (body, query string, params, headers) is checked for NUL characters and
+ * over-deep nesting first, whichever content-type parser produced it: a failure is the same 400
+ * as a schema failure, naming the field.
+ */
+function withInputLimits(validate: Validate): Validate {
+  const checked: Validate = (data) => {
+    const problem = inputProblem(data);
+    if (problem) {
+      checked.errors = [{ keyword: 'input', instancePath: problem.instancePath, schemaPath: '#', params: {}, message: problem.message }];
+      return false;
+    }
+    const ok = validate(data);
+    checked.errors = validate.errors as FastifySchemaValidationError[] | null | undefined;
+    return ok;
+  };
+  return checked;
+}
 
 /**
  * Bodies are validated strictly (a string is not a number, unknown fields of closed schemas
@@ -12,7 +34,10 @@ export async function validationPlugin(app: FastifyInstance): Promise<void> {
   const strict = addFormats(new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false }));
   const coercing = addFormats(new Ajv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false, allErrors: false, strict: false }));
   for (const ajv of [strict, coercing]) ajv.addKeyword({ keyword: 'x-example' });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    boundIntegers(schema);
+    return withInputLimits((httpPart === 'body' ? strict : coercing).compile(schema));
+  });
 
   // Fastify's JSON parser (with its prototype-poisoning guard), except that an empty body is
   // no body: `curl -X POST -H 'Content-Type: application/json' .../logout` is a fair request.
