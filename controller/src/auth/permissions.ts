@@ -1,6 +1,8 @@
 /** Permissions named by the API, and the built-in roles that bundle them. */
 export const PERMISSIONS = [
   'devices.access',
+  /** Read stored configs with the device's own secrets unmasked (?reveal=true, audited). */
+  'configs.secrets',
   'agents.manage',
   'users.manage',
   'settings.manage',
@@ -14,7 +16,7 @@ export const ROLES: Record<string, { description: string; permissions: Permissio
   platform_admin: { description: 'Everything, in every organization', permissions: [...PERMISSIONS] },
   org_admin: {
     description: 'Runs one organization: inventory, agents, users, settings, audit',
-    permissions: ['devices.access', 'agents.manage', 'users.manage', 'settings.manage', 'audit.read'],
+    permissions: ['devices.access', 'configs.secrets', 'agents.manage', 'users.manage', 'settings.manage', 'audit.read'],
   },
   operator: { description: 'Inventory, backups, templates and deployments', permissions: ['devices.access'] },
   auditor: { description: 'Reads the audit log', permissions: ['audit.read'] },

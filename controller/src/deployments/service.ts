@@ -5,6 +5,7 @@ import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import type { VariableValuesT } from '../stacks/schemas';
 import type { ResolvedJob, StacksService } from '../stacks/service';
+import { isEmptyPayload } from './empty-payload';
 import type { DeploymentRunner } from './runner';
 import type { DeploymentRow, DeploymentStore } from './store';
 
@@ -15,7 +16,15 @@ declare module '../services' {
   }
 }
 
-export interface DeploymentInput {
+/** How a deployment runs (POST /deployments and instance runs). */
+export interface RunOptions {
+  /** Send a replace whose rendered payload is empty (which wipes its target) anyway. */
+  allow_empty_replace?: boolean;
+  /** Compute each device's diff (job kind dry_run) and change nothing. */
+  dry_run?: boolean;
+}
+
+export interface DeploymentInput extends RunOptions {
   stack_id: string;
   name: string;
   target_devices: { device_id: string }[];
@@ -41,6 +50,17 @@ function checkPayload(job: ResolvedJob, transport: 'gnmi' | 'netconf'): string |
     if (valid !== true) return `${where} does not render well-formed XML: line ${valid.err.line}: ${valid.err.msg}`;
   }
   return null;
+}
+
+/** The 400 for replaces that would wipe their target, naming them. */
+function emptyReplaceRefused(jobs: ResolvedJob[]) {
+  const first = jobs[0];
+  const more = jobs.length > 1 ? ` (and ${jobs.length - 1} more)` : '';
+  return appError(
+    'EMPTY_REPLACE_REFUSED',
+    `Refused: template '${first.template_name}' (service ${first.position}) renders an empty ${first.config_format} payload for device ${first.device_name} with operation replace${first.target_path ? ` on ${first.target_path}` : ''}, which would empty that part of the device's config${more}. Check the variables, or send allow_empty_replace: true if that is what you mean`,
+    { empty_replaces: jobs.slice(0, 100).map((j) => ({ service: String(j.position), template: j.template_name, device_id: j.device_id, device_name: j.device_name, target_path: j.target_path })) },
+  );
 }
 
 /** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
@@ -78,6 +98,10 @@ export class DeploymentService {
     const targets = [...new Set(input.target_devices.map((t) => t.device_id))];
     if (targets.length === 0) throw failed('target_devices is empty');
     const jobs = await this.stacks.resolve(me.orgId, stack, input.variable_values ?? {}, targets);
+    const emptyReplaces = jobs.filter((j) => j.operation === 'replace' && isEmptyPayload(j.rendered_config, j.config_format));
+    // A dry run changes nothing: it shows what the empty replace would do instead of refusing it.
+    if (emptyReplaces.length > 0 && !input.allow_empty_replace && !input.dry_run) throw emptyReplaceRefused(emptyReplaces);
+    const dryRun = input.dry_run === true;
 
     const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
     const byDevice = new Map<string, ResolvedJob[]>();
@@ -124,6 +148,7 @@ export class DeploymentService {
           total_devices: targets.length,
           target_devices: targets.map((device_id) => ({ device_id })),
           variable_values: input.variable_values ?? {},
+          dry_run: dryRun,
           created_by: me.userId,
           created_by_name: me.username,
         },
@@ -143,8 +168,17 @@ export class DeploymentService {
       await this.store.log(trx, row.id, me.orgId, [
         {
           level: 'info',
-          message: `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
+          message: dryRun
+            ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's diff is computed, nothing is changed and no backup is taken`
+            : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
         },
+        ...emptyReplaces.map((j) => ({
+          level: 'warn' as const,
+          device_id: j.device_id,
+          message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${j.target_path ? ` on ${j.target_path}` : ''}, which empties that part of the config; ${
+            input.allow_empty_replace ? 'sent because the request set allow_empty_replace' : 'a real run is refused unless it sets allow_empty_replace'
+          }`,
+        })),
       ]);
       return row;
     });
@@ -153,7 +187,7 @@ export class DeploymentService {
       orgId: me.orgId,
       userId: me.userId,
       username: me.username,
-      details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length },
+      details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length, dry_run: dryRun },
     });
     this.runner.schedule(deployment.id);
     return deployment;
