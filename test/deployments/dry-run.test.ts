@@ -194,4 +194,19 @@ describe('dry run over SSH CLI', () => {
     expect(sim.config()).not.toBe(original);
     expect(diff).toBe(unifiedDiff(original, sim.config()).diff);
   });
+
+  it("shows the device's secrets in the diff masked, as stored configs are", async () => {
+    const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_ios', hostname: 'dry-m', password: SSH_PASSWORD, configScale: 1 });
+    sims.push(sim);
+    const device = await sshDevice(c, token, sim, SSH_PASSWORD, 'dry-m');
+    const tpl = await api(c, token, 'POST', '/api/config/templates', { name: 'dry-snmp', platform: 'vendor_xe-netconf', config_format: 'cli', target_path: 'snmp', source: 'snmp-server community {{ community }} RO\n' }, 201);
+    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-m', services: [{ template_id: tpl.id }] }, 201);
+    const done = await dryRun(stack.id, device.id, { community: 'Sup3r-c0mmunity' });
+    expect(done.status).toBe('dry_run_completed');
+    const diff: string = done.devices[0].dry_run_diff;
+    expect(diff).toMatch(/^\+snmp-server community <secret:[0-9a-f]{8}> RO$/m);
+    expect(diff).not.toContain('Sup3r-c0mmunity');
+    const stored = await c.db('deployment_devices').where({ deployment_id: done.id, device_id: device.id }).first('dry_run_diff');
+    expect(stored.dry_run_diff).toContain('+snmp-server community Sup3r-c0mmunity RO');
+  });
 });

@@ -135,3 +135,12 @@ export function maskConfigSecrets(text: string, format: string, deviceType: stri
   if (format === 'json') return maskJson(text, mask);
   return maskCli(text, deviceType, mask);
 }
+
+/** A unified diff with each line's text masked (its leading -, + or space kept). */
+export function maskDiffSecrets(diff: string, format: string, deviceType: string | null | undefined, mask: SecretMasker): string {
+  if (!diff) return diff;
+  return diff
+    .split('\n')
+    .map((line) => (line.startsWith('@@') ? line : line.slice(0, 1) + maskConfigSecrets(line.slice(1), format, deviceType, mask)))
+    .join('\n');
+}

@@ -12,7 +12,7 @@ import {
   channelOf, methodsOf, parseBackupResult, sha256, successfulVersion,
   type BackupJobParams, type BackupMethod, type BackupJobResult, type PullMethod,
 } from './backup-job';
-import { maskConfigSecrets, secretMasker, type SecretMasker } from './config-secrets';
+import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
 import { maskSecrets } from './mask';
 import type { BackupDevice, ConfigStore, NewVersion, SealedSecrets, StructuredTransport } from './store';
 
@@ -232,6 +232,11 @@ export class ConfigService {
   async version(orgId: string, deviceId: string, version: number | null, reveal = false) {
     const [device, row] = await Promise.all([this.device(orgId, deviceId), this.rawVersion(orgId, deviceId, version)]);
     return reveal ? row : { ...row, config_text: maskConfigSecrets(row.config_text, row.config_format, device.device_type, this.shown.mask) };
+  }
+
+  /** A dry run's diff as shown: the device's secrets masked like in stored configs. */
+  maskDiff(diff: string, format: string, deviceType: string): string {
+    return maskDiffSecrets(diff, format, deviceType, this.shown.mask);
   }
 
   /** Reads raw text for a caller with configs.secrets (403 otherwise) and records that they did. */

@@ -1,6 +1,7 @@
 import { XMLValidator } from 'fast-xml-parser';
 import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
+import type { ConfigService } from '../configs/service';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import type { VariableValuesT } from '../stacks/schemas';
@@ -32,6 +33,9 @@ export interface DeploymentInput extends RunOptions {
 }
 
 const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);
+
+/** The config format each deploy transport's dry run diffs. */
+const DIFF_FORMAT: Record<string, string> = { ssh: 'cli', netconf: 'xml', gnmi: 'json' };
 
 /** What one structured transport carries: gNMI JSON, NETCONF XML (cli templates go over SSH, unchecked). */
 function checkPayload(job: ResolvedJob, transport: 'gnmi' | 'netconf'): string | null {
@@ -72,6 +76,8 @@ export class DeploymentService {
     private readonly stacks: StacksService,
     readonly runner: DeploymentRunner,
     private readonly audit: AuditService,
+    /** The configs area (masks the device secrets in dry-run diffs), when it is mounted. */
+    private readonly configs: () => ConfigService | undefined = () => undefined,
   ) {
     this.platforms = new PlatformStore(store.db);
   }
@@ -82,9 +88,15 @@ export class DeploymentService {
     return deployment;
   }
 
+  /** One deployment with its device entries; a dry run's diffs masked like stored configs. */
   async getWithDevices(orgId: string, id: string) {
     const deployment = await this.get(orgId, id);
-    return { ...deployment, devices: await this.store.deviceEntries(id) };
+    const configs = this.configs();
+    const devices = (await this.store.deviceEntries(id)).map(({ device_type, ...entry }) => ({
+      ...entry,
+      dry_run_diff: entry.dry_run_diff && configs ? configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '') : entry.dry_run_diff,
+    }));
+    return { ...deployment, devices };
   }
 
   /**

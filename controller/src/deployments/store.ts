@@ -278,11 +278,12 @@ export class DeploymentStore {
       .join('deployment_devices as d', function join() {
         this.on('d.deployment_id', 'e.deployment_id').andOn('d.device_id', 'e.device_id');
       })
+      .leftJoin('devices as dv', 'dv.id', 'e.device_id')
       .where('e.deployment_id', deploymentId)
       .orderBy([{ column: 'd.position' }, { column: 'e.service_order' }, { column: 'e.service_position' }])
       .select(
         'e.device_id', 'd.device_name', 'e.service_name', 'e.service_order', 'e.template_id', 'd.status', 'e.rendered_config', 'e.target_path', 'e.operation', 'e.config_format',
-        'd.backup_config_id', 'd.error_message', 'd.transport', 'd.dry_run_diff',
+        'd.backup_config_id', 'd.error_message', 'd.transport', 'd.dry_run_diff', 'dv.device_type',
       );
   }
 
