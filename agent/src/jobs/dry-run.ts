@@ -1,4 +1,4 @@
-import type { DryRunExactness, DryRunParams, DryRunResult } from '../../../shared/src/jobs/dry-run';
+import type { DryRunExactness, DryRunParams, DryRunResult } from '../../../shared/src/jobs/deploy';
 import { unifiedDiff } from '../../../shared/src/diff/unified';
 import type { ConfigChange, ConfigPreview, DeviceSession } from '../drivers/types';
 import { applyCliLines, approximateSetLines } from './cli-preview';

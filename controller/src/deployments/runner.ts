@@ -5,7 +5,7 @@ import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
 import type { AgentRef, JobOutcome, JobService, JobSpec } from '../jobs/types';
-import type { DryRunParams, DryRunResult } from '../../../shared/src/jobs/dry-run';
+import type { DeployResult, DryRunParams, DryRunResult } from '../../../shared/src/jobs/deploy';
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { backupVersion, PreDeploymentBackups } from './backup-store';
 import {
@@ -41,14 +41,8 @@ export interface RunnerTunables {
   staleMs: number;
 }
 
-interface DeployOutcomeResult {
-  /** 'push' (or absent from older agents): the change; 'backup': read only (older controllers' first job). */
-  phase?: 'backup' | 'push';
-  backup?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' } | null;
-  applied?: boolean;
-  verified?: boolean;
-  changed?: boolean | null;
-}
+/** A deploy result as recorded: every field may be absent (older agents; phase absent means 'push'). */
+type DeployOutcomeResult = Partial<DeployResult>;
 
 interface Claimed {
   deviceId: string;
