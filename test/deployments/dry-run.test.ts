@@ -195,6 +195,21 @@ describe('dry run over SSH CLI', () => {
     expect(diff).toBe(unifiedDiff(original, sim.config()).diff);
   });
 
+  it('Junos in braces: lists the set lines that would be typed (approximate), changing nothing', async () => {
+    const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_junos', hostname: 'dry-j', password: SSH_PASSWORD, configScale: 1 });
+    sims.push(sim);
+    const device = await sshDevice(c, token, sim, SSH_PASSWORD, 'dry-j');
+    const tpl = await api(c, token, 'POST', '/api/config/templates', { name: 'dry-junos', platform: 'vendor_junos-netconf', config_format: 'cli', target_path: 'ntp', source: 'set system ntp server {{ server }}\n' }, 201);
+    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-j', services: [{ template_id: tpl.id }] }, 201);
+    const original = sim.config();
+    const done = await dryRun(stack.id, device.id, { server: '192.0.2.77' });
+    expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
+    expect(done.devices[0].dry_run_diff.split('\n').filter((l: string) => /^[-+]/.test(l))).toEqual(['+set system ntp server 192.0.2.77']);
+    expect(sim.config()).toBe(original);
+    const logs = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs`)).logs.map((l: any) => l.message);
+    expect(logs).toContainEqual(expect.stringContaining('(approximate: typed the CLI lines into a model of the running config'));
+  });
+
   it("shows the device's secrets in the diff masked, as stored configs are", async () => {
     const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_ios', hostname: 'dry-m', password: SSH_PASSWORD, configScale: 1 });
     sims.push(sim);
