@@ -169,16 +169,19 @@ describe('dry run over NETCONF', () => {
   });
 });
 
+/** An SSH CLI simulator of `dialect`, its device, and a stack of one cli template. */
+async function cliOnSim(name: string, dialect: string, source: string, configScale = 1) {
+  const sim: SimSshDevice = await startSshDevice({ dialect, hostname: name, password: SSH_PASSWORD, configScale });
+  sims.push(sim);
+  const device = await sshDevice(c, token, sim, SSH_PASSWORD, name);
+  const tpl = await api(c, token, 'POST', '/api/config/templates', { name, platform: 'vendor_xe-netconf', config_format: 'cli', target_path: name, source }, 201);
+  const stack = await api(c, token, 'POST', '/api/config/stacks', { name, services: [{ template_id: tpl.id }] }, 201);
+  return { sim, device, stack };
+}
+
 describe('dry run over SSH CLI', () => {
   it('types the lines into a model of the running config, never into the device; the real run gives that diff', async () => {
-    const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_ios', hostname: 'dry-s', password: SSH_PASSWORD, configScale: 2 });
-    sims.push(sim);
-    const device = await sshDevice(c, token, sim, SSH_PASSWORD, 'dry-s');
-    const tpl = await api(c, token, 'POST', '/api/config/templates', {
-      name: 'dry-cli', platform: 'vendor_xe-netconf', config_format: 'cli', target_path: 'uplink',
-      source: '{% for s in servers %}ntp server {{ s }}\n{% endfor %}interface GigabitEthernet0/1\n description {{ description }}\nexit\n',
-    }, 201);
-    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-s', services: [{ template_id: tpl.id }] }, 201);
+    const { sim, device, stack } = await cliOnSim('dry-s', 'vendor_ios', '{% for s in servers %}ntp server {{ s }}\n{% endfor %}interface GigabitEthernet0/1\n description {{ description }}\nexit\n', 2);
     const original = sim.config();
     const vars = { servers: ['192.0.2.10', '192.0.2.11'], description: 'to core (dry)' };
 
@@ -196,11 +199,7 @@ describe('dry run over SSH CLI', () => {
   });
 
   it('Junos in braces: lists the set lines that would be typed (approximate), changing nothing', async () => {
-    const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_junos', hostname: 'dry-j', password: SSH_PASSWORD, configScale: 1 });
-    sims.push(sim);
-    const device = await sshDevice(c, token, sim, SSH_PASSWORD, 'dry-j');
-    const tpl = await api(c, token, 'POST', '/api/config/templates', { name: 'dry-junos', platform: 'vendor_junos-netconf', config_format: 'cli', target_path: 'ntp', source: 'set system ntp server {{ server }}\n' }, 201);
-    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-j', services: [{ template_id: tpl.id }] }, 201);
+    const { sim, device, stack } = await cliOnSim('dry-j', 'vendor_junos', 'set system ntp server {{ server }}\n');
     const original = sim.config();
     const done = await dryRun(stack.id, device.id, { server: '192.0.2.77' });
     expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
@@ -211,11 +210,7 @@ describe('dry run over SSH CLI', () => {
   });
 
   it("shows the device's secrets in the diff masked, as stored configs are", async () => {
-    const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_ios', hostname: 'dry-m', password: SSH_PASSWORD, configScale: 1 });
-    sims.push(sim);
-    const device = await sshDevice(c, token, sim, SSH_PASSWORD, 'dry-m');
-    const tpl = await api(c, token, 'POST', '/api/config/templates', { name: 'dry-snmp', platform: 'vendor_xe-netconf', config_format: 'cli', target_path: 'snmp', source: 'snmp-server community {{ community }} RO\n' }, 201);
-    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-m', services: [{ template_id: tpl.id }] }, 201);
+    const { device, stack } = await cliOnSim('dry-m', 'vendor_ios', 'snmp-server community {{ community }} RO\n');
     const done = await dryRun(stack.id, device.id, { community: 'Sup3r-c0mmunity' });
     expect(done.status).toBe('dry_run_completed');
     const diff: string = done.devices[0].dry_run_diff;
