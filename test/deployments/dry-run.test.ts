@@ -111,6 +111,20 @@ describe('dry run over gNMI', () => {
     expect(again.devices[0].dry_run_diff).toBe('');
   });
 
+  it('runs from an instance with the body {"dry_run": true}', async () => {
+    const instance = await api(c, token, 'POST', '/api/config/instances', {
+      stack_id: stack.id, name: 'dry-instance', target_devices: [{ device_id: device.id }], variable_values: { '0': { devices: [device.id], shared_vars: { interfaces: [{ name: 'eth0', mtu: 1400 }] } } },
+    }, 201);
+    const before = target.tree();
+    const res = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token, body: { dry_run: true } });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ dry_run: true, instance_id: instance.id });
+    const done = await waitFor(c, token, res.body.id, DRY_FINAL);
+    expect(done.status).toBe('dry_run_completed');
+    expect(done.devices[0].dry_run_diff).toContain('+          "mtu": 1400,');
+    expect(target.tree()).toEqual(before);
+  });
+
   it('shows an empty replace instead of refusing it, and says a real run would be refused', async () => {
     const done = await dryRun(stack.id, device.id, { interfaces: [] });
     expect(done.status).toBe('dry_run_completed');
@@ -198,15 +212,21 @@ describe('dry run over SSH CLI', () => {
     expect(diff).toBe(unifiedDiff(original, sim.config()).diff);
   });
 
-  it('Junos in braces: lists the set lines that would be typed (approximate), changing nothing', async () => {
-    const { sim, device, stack } = await cliOnSim('dry-j', 'vendor_junos', 'set system ntp server {{ server }}\n');
+  it('Junos in braces: applies the set lines to the statement tree, changing nothing; the real run gives that diff', async () => {
+    const { sim, device, stack } = await cliOnSim('dry-j', 'vendor_junos', 'set system ntp server {{ server }}\nset interfaces ge-0/0/1 description "{{ description }}"\n', 3);
     const original = sim.config();
-    const done = await dryRun(stack.id, device.id, { server: '192.0.2.77' });
+    const vars = { server: '192.0.2.77', description: 'to core (dry)' };
+    const done = await dryRun(stack.id, device.id, vars);
     expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
-    expect(done.devices[0].dry_run_diff.split('\n').filter((l: string) => /^[-+]/.test(l))).toEqual(['+set system ntp server 192.0.2.77']);
+    const diff: string = done.devices[0].dry_run_diff;
+    expect(diff).toMatch(/^\+ {8}server 192\.0\.2\.77;$/m);
+    expect(diff).toMatch(/^\+ {8}description "to core \(dry\)";$/m);
     expect(sim.config()).toBe(original);
     const logs = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs`)).logs.map((l: any) => l.message);
     expect(logs).toContainEqual(expect.stringContaining('(approximate: typed the CLI lines into a model of the running config'));
+
+    await realRun(stack.id, device.id, vars);
+    expect(diff).toBe(unifiedDiff(original, sim.config()).diff);
   });
 
   it("shows the device's secrets in the diff masked, as stored configs are", async () => {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyCliLines, approximateSetLines } from '../../agent/src/jobs/cli-preview';
+import { applyJunosSetLines } from '../../agent/src/jobs/junos-preview';
 import { isEmptyPayload } from '../../controller/src/deployments/empty-payload';
 
 describe('isEmptyPayload', () => {
@@ -49,5 +50,24 @@ describe('approximateSetLines', () => {
       'set system host-name r1\nset system ntp server 192.0.2.1\n',
     );
     expect(approximateSetLines('system {\n    host-name r1;\n}\n', 'set system ntp server 192.0.2.1\n')).toBe('system {\n    host-name r1;\n}\nset system ntp server 192.0.2.1\n');
+  });
+});
+
+describe('applyJunosSetLines (braces)', () => {
+  const running = ['version 20.4R1;', 'system {', '    host-name r1;', '    ntp {', '        server 10.0.0.1;', '    }', '}', 'interfaces {', '    ge-0/0/1 {', '        description "old"; ## note', '    }', '}', ''].join('\n');
+
+  it('replaces value statements, adds beside same-keyword siblings, creates named blocks, deletes', () => {
+    const after = applyJunosSetLines(running, [
+      'set system host-name r2',
+      'set system ntp server 10.0.0.2',
+      'set interfaces ge-0/0/2 unit 0 family inet address 10.2.2.2/24',
+      'delete interfaces ge-0/0/1 description',
+    ].join('\n'));
+    expect(after).toBe([
+      'version 20.4R1;', 'system {', '    host-name r2;', '    ntp {', '        server 10.0.0.1;', '        server 10.0.0.2;', '    }', '}',
+      'interfaces {', '    ge-0/0/1 {', '    }', '    ge-0/0/2 {', '        unit 0 {', '            family inet {', '                address 10.2.2.2/24;', '            }', '        }', '    }', '}', '',
+    ].join('\n'));
+    // Setting what is there changes nothing, comments included.
+    expect(applyJunosSetLines(running, 'set system ntp server 10.0.0.1\nset interfaces ge-0/0/1 description "old"\n')).toBe(running);
   });
 });

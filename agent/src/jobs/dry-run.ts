@@ -2,6 +2,7 @@ import type { DryRunExactness, DryRunParams, DryRunResult } from '../../../share
 import { unifiedDiff } from '../../../shared/src/diff/unified';
 import type { ConfigChange, ConfigPreview, DeviceSession } from '../drivers/types';
 import { applyCliLines, approximateSetLines } from './cli-preview';
+import { applyJunosSetLines } from './junos-preview';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
@@ -14,7 +15,8 @@ const SET_DIALECTS = /junos|panos|pan-os|palo/i;
 
 async function cliPreview(session: DeviceSession, deviceType: string, changes: ConfigChange[]): Promise<ConfigPreview> {
   const running = await session.fetchConfig();
-  const apply = SET_DIALECTS.test(deviceType) ? approximateSetLines : applyCliLines;
+  const braces = /^\S[^\n]*\{\s*$/m.test(running.text);
+  const apply = !SET_DIALECTS.test(deviceType) ? applyCliLines : braces && /junos/i.test(deviceType) ? applyJunosSetLines : approximateSetLines;
   return { before: running.text, after: changes.reduce((text, c) => apply(text, c.config), running.text) };
 }
 
