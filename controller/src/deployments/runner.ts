@@ -78,7 +78,8 @@ function dryRunFields(outcome: JobOutcome): Partial<DeploymentDeviceRow> {
   if (outcome.status === 'succeeded' && typeof result?.diff === 'string') {
     return { status: 'completed', changed: result.changed === true, error_message: null, dry_run_diff: result.diff };
   }
-  return { status: 'failed', changed: false, error_message: outcome.error ?? 'The dry run job reported no diff', dry_run_diff: null };
+  // A succeeded outcome without its diff: recorded late from the job row, which does not keep it.
+  return { status: 'failed', changed: false, error_message: outcome.error ?? 'The dry run\'s diff was not recorded; run the dry run again', dry_run_diff: null };
 }
 
 function dryRunSummary(result: DryRunResult): string {
@@ -126,6 +127,8 @@ export class DeploymentRunner {
       this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx), {
         handleMany: (outcomes, trx) => this.onOutcomes(outcomes, trx),
         ...(kind === 'deploy' && { storedResult: deployResultSummary }),
+        // The diff is kept on the device row; the job row keeps the rest.
+        ...(kind === 'dry_run' && { storedResult: ({ diff: _diff, ...rest }: Record<string, unknown>) => rest }),
       });
       // Settling and submitting the next jobs lock the deployment row: done after the outcome
       // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
@@ -443,7 +446,8 @@ export class DeploymentRunner {
     const ok = outcome.status === 'succeeded';
     if (outcome.kind === 'dry_run') {
       Object.assign(fields, dryRunFields(outcome));
-      line(ok ? 'info' : 'error', ok ? dryRunSummary(outcome.result as unknown as DryRunResult) : fields.error_message!);
+      const computed = fields.status === 'completed';
+      line(computed ? 'info' : 'error', computed ? dryRunSummary(outcome.result as unknown as DryRunResult) : fields.error_message!);
       return { outcome, device, fields, lines, backup: null };
     }
     if (outcome.kind === 'deploy') {

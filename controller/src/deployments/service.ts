@@ -67,6 +67,17 @@ function emptyReplaceRefused(jobs: ResolvedJob[]) {
   );
 }
 
+/** The log line of an empty replace a request let through (allow_empty_replace, or a dry run). */
+function emptyReplaceLine(j: ResolvedJob, options: RunOptions) {
+  const why = !options.dry_run
+    ? 'sent because the request set allow_empty_replace'
+    : options.allow_empty_replace
+      ? 'a real run with allow_empty_replace would send it'
+      : 'a real run is refused unless it sets allow_empty_replace';
+  const where = j.target_path ? ` on ${j.target_path}` : '';
+  return { level: 'warn' as const, device_id: j.device_id, message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that part of the config; ${why}` };
+}
+
 /** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
 export class DeploymentService {
   private readonly platforms: PlatformStore;
@@ -184,13 +195,7 @@ export class DeploymentService {
             ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's diff is computed, nothing is changed and no backup is taken`
             : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
         },
-        ...emptyReplaces.map((j) => ({
-          level: 'warn' as const,
-          device_id: j.device_id,
-          message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${j.target_path ? ` on ${j.target_path}` : ''}, which empties that part of the config; ${
-            input.allow_empty_replace ? 'sent because the request set allow_empty_replace' : 'a real run is refused unless it sets allow_empty_replace'
-          }`,
-        })),
+        ...emptyReplaces.map((j) => emptyReplaceLine(j, input)),
       ]);
       return row;
     });
