@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Org } from '../agents/helpers';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { agentFor, api, sshDevice } from '../deployments/helpers';
+import { startNetconfDevice } from '../sim/netconf/device';
+import { agentFor, api, netconfDevice, sshDevice } from '../deployments/helpers';
 
 const PASSWORD = 'secrets-api-pw';
 const MASK = /<secret:[0-9a-f]{8}>/;
@@ -99,5 +100,50 @@ describe('stored configs are shown with the device secrets masked', () => {
     const raw = await api(c, org.token, 'GET', `/api/config/devices/${device.id}/diff-versions?old_version=1&new_version=2&reveal=true`);
     expect(raw.diff).toContain(`-enable secret 9 ${enableSecret}`);
     expect(raw.diff).toContain(`+enable secret 9 ${changed}`);
+  });
+});
+
+describe('every dialect of the SSH simulator', () => {
+  // The password hash each persona's running config holds.
+  const HASHES: Record<string, string> = {
+    vendor_nxos: '$5$ABCD$0123456789abcdef',
+    vendor_eos: '$6$abc$0123456789',
+    vendor_xr: '$6$abc/def$0123456789',
+    vendor_junos: '$6$abc$0123456789abcdef',
+    vendor_panos: '$5$abcdef$0123456789',
+    vendor_fw: 'SH2abcdef0123456789',
+  };
+  it.each(Object.keys(HASHES))('%s: the pulled config is shown masked, and stored as pulled', async (dialect) => {
+    const dev = await startSshDevice({ dialect, hostname: `sec-${dialect.slice(7)}`, password: PASSWORD, configScale: 1 });
+    try {
+      expect(dev.config()).toContain(HASHES[dialect]);
+      const d = await sshDevice(c, org.token, dev, PASSWORD, `sec-${dialect.slice(7)}`);
+      await api(c, org.token, 'POST', `/api/config/devices/${d.id}/pull?method=cli`, undefined, 201);
+      const shown = (await api(c, operator, 'GET', `/api/config/devices/${d.id}/configs/latest`)).config_text as string;
+      expect(shown).not.toContain(HASHES[dialect]);
+      expect(shown).toMatch(MASK);
+      expect((await api(c, org.token, 'GET', `/api/config/devices/${d.id}/configs/latest?reveal=true`)).config_text).toContain(HASHES[dialect]);
+    } finally {
+      await dev.close();
+    }
+  });
+});
+
+describe('structured configs', () => {
+  it('NETCONF (Junos XML): encrypted-password and the SNMP community are shown masked', async () => {
+    const nc = await startNetconfDevice({
+      initialConfig: '<configuration xmlns="urn:sb:junos"><system><host-name>nc-sec</host-name><root-authentication><encrypted-password>$6$nc$0123456789</encrypted-password></root-authentication></system><snmp><community><name>nc-c0mm</name></community></snmp></configuration>',
+    });
+    try {
+      const d = await netconfDevice(c, org.token, nc, 'nc-sec');
+      await api(c, org.token, 'POST', `/api/config/devices/${d.id}/pull?method=structured`, undefined, 201);
+      const shown = (await api(c, operator, 'GET', `/api/config/devices/${d.id}/configs/latest`)).config_text as string;
+      expect(shown).toContain('<host-name>nc-sec</host-name>');
+      expect(shown).not.toContain('$6$nc$0123456789');
+      expect(shown).not.toContain('nc-c0mm');
+      expect(shown).toMatch(/<encrypted-password><secret:[0-9a-f]{8}><\/encrypted-password>/);
+    } finally {
+      await nc.close();
+    }
   });
 });
