@@ -18,62 +18,59 @@ export function secretMasker(key: Buffer): SecretMasker {
 }
 
 /**
- * One CLI rule: `before` matches what precedes the value (kept as is), then the value: a quoted
- * string, or one word. A rule's regex is applied per line.
+ * CLI rules: each matches what precedes a secret value (kept as is); the value after it (a quoted
+ * string, or one word) is masked. Applied per line.
  */
-interface CliRule {
-  before: string;
-}
 
 // An optional encryption type or algorithm between a keyword and its value: "7", "5", "sha512",
 // "0x", "ascii-text", "hidden" …
 const KIND = String.raw`(?:(?:\d{1,2}|sha512|sha256|md5|encrypted|hidden|cipher|ascii-text|hexadecimal|unencrypted|clear|plain-text)\s+)?`;
 
 /** Cisco-like CLIs (IOS, IOS-XE, IOS-XR, NX-OS, EOS): keyword lines. */
-const CISCO_LIKE: CliRule[] = [
-  { before: String.raw`^\s*enable\s+(?:secret|password)\s+(?:level\s+\d+\s+)?${KIND}` },
-  { before: String.raw`^\s*username\s+\S+(?:\s+privilege\s+\d+)?(?:\s+role\s+\S+)?\s+(?:secret|password)\s+${KIND}` },
-  { before: String.raw`^\s*snmp-server\s+community\s+` },
-  { before: String.raw`^\s*snmp-server\s+user\b.*?\sauth\s+(?:md5|sha\d*)\s+` },
-  { before: String.raw`^\s*snmp-server\s+user\b.*?\spriv\s+(?:(?:aes-?\d*|des|3des)(?:\s+\d+)?\s+)?` },
-  { before: String.raw`^\s*(?:tacacs-server|radius-server)\s+(?:host\s+\S+\s+)?key\s+${KIND}` },
-  { before: String.raw`^\s*(?:server-)?key\s+[067]\s+` },
-  { before: String.raw`\bneighbor\s+\S+\s+password\s+${KIND}` },
-  { before: String.raw`\bip\s+ospf\s+authentication-key\s+${KIND}` },
-  { before: String.raw`\bip\s+ospf\s+message-digest-key\s+\d+\s+md5\s+${KIND}` },
-  { before: String.raw`\bkey-string\s+${KIND}` },
-  { before: String.raw`\bcrypto\s+isakmp\s+key\s+${KIND}` },
-  { before: String.raw`\bpre-shared-key\s+(?:local\s+|remote\s+)?${KIND}` },
-  { before: String.raw`\bwpa-psk\s+ascii\s+${KIND}` },
-  { before: String.raw`^\s*password\s+${KIND}` },
+const CISCO_LIKE = [
+  String.raw`^\s*enable\s+(?:secret|password)\s+(?:level\s+\d+\s+)?${KIND}`,
+  String.raw`^\s*username\s+\S+(?:\s+privilege\s+\d+)?(?:\s+role\s+\S+)?\s+(?:secret|password)\s+${KIND}`,
+  String.raw`^\s*snmp-server\s+community\s+`,
+  String.raw`^\s*snmp-server\s+user\b.*?\sauth\s+(?:md5|sha\d*)\s+`,
+  String.raw`^\s*snmp-server\s+user\b.*?\spriv\s+(?:(?:aes-?\d*|des|3des)(?:\s+\d+)?\s+)?`,
+  String.raw`^\s*(?:tacacs-server|radius-server)\s+(?:host\s+\S+\s+)?key\s+${KIND}`,
+  String.raw`^\s*(?:server-)?key\s+[067]\s+`,
+  String.raw`\bneighbor\s+\S+\s+password\s+${KIND}`,
+  String.raw`\bip\s+ospf\s+authentication-key\s+${KIND}`,
+  String.raw`\bip\s+ospf\s+message-digest-key\s+\d+\s+md5\s+${KIND}`,
+  String.raw`\bkey-string\s+${KIND}`,
+  String.raw`\bcrypto\s+isakmp\s+key\s+${KIND}`,
+  String.raw`\bpre-shared-key\s+(?:local\s+|remote\s+)?${KIND}`,
+  String.raw`\bwpa-psk\s+ascii\s+${KIND}`,
+  String.raw`^\s*password\s+${KIND}`,
   // IOS-XR: `username admin` then an indented ` secret 10 $6$…`.
-  { before: String.raw`^\s+secret\s+${KIND}` },
-]
+  String.raw`^\s+secret\s+${KIND}`,
+];
 
 /** Junos (curly braces and `set` lines alike): the keyword then the value. */
-const JUNOS: CliRule[] = [
-  { before: String.raw`\bencrypted-password\s+` },
-  { before: String.raw`\b(?:secret|authentication-key|simple-password|pre-shared-key\s+(?:ascii-text|hexadecimal))\s+` },
-  { before: String.raw`\bsnmp\s+community\s+` },
-  { before: String.raw`^\s*community\s+(?=\S+\s*\{)` },
-  { before: String.raw`\bmd5\s+\d+\s+key\s+` },
+const JUNOS = [
+  String.raw`\bencrypted-password\s+`,
+  String.raw`\b(?:secret|authentication-key|simple-password|pre-shared-key\s+(?:ascii-text|hexadecimal))\s+`,
+  String.raw`\bsnmp\s+community\s+`,
+  String.raw`^\s*community\s+(?=\S+\s*\{)`,
+  String.raw`\bmd5\s+\d+\s+key\s+`,
 ];
 
 /** PAN-OS `set` lines. */
-const PANOS: CliRule[] = [
-  { before: String.raw`\b(?:phash|password-hash)\s+` },
-  { before: String.raw`\bpre-shared-key\s+key\s+` },
-  { before: String.raw`\b(?:snmp-community-string|community-string|secret|auth-password|priv-password|authpwd|privpwd)\s+` },
-  { before: String.raw`\bset\s+mgt-config\s+users\s+\S+\s+password\s+` },
+const PANOS = [
+  String.raw`\b(?:phash|password-hash)\s+`,
+  String.raw`\bpre-shared-key\s+key\s+`,
+  String.raw`\b(?:snmp-community-string|community-string|secret|auth-password|priv-password|authpwd|privpwd)\s+`,
+  String.raw`\bset\s+mgt-config\s+users\s+\S+\s+password\s+`,
 ];
 
 /** FortiOS `set` lines inside `config` blocks. */
-const FORTIOS: CliRule[] = [{ before: String.raw`^\s*set\s+(?:password|passwd|psksecret|secret|key|auth-password|priv-password)\s+(?:ENC\s+)?` }];
+const FORTIOS = [String.raw`^\s*set\s+(?:password|passwd|psksecret|secret|key|auth-password|priv-password)\s+(?:ENC\s+)?`];
 
 const VALUE = String.raw`("[^"\n]*"|[^\s;{}]+)`;
 
-function compile(rules: CliRule[]): RegExp[] {
-  return rules.map((r) => new RegExp(`(${r.before})${VALUE}`, 'gim'));
+function compile(rules: string[]): RegExp[] {
+  return rules.map((before) => new RegExp(`(${before})${VALUE}`, 'gim'));
 }
 
 const DIALECTS = {
