@@ -64,7 +64,8 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ cli: true, structured: false });
     expect(res.body.message).toContain('cli stored as version 1');
-    const v = await u.as('GET', `/api/config/devices/${edgeId}/configs/1`);
+    // reveal: the text as stored, which size_bytes and line_count describe (secrets unmasked).
+    const v = await u.as('GET', `/api/config/devices/${edgeId}/configs/1?reveal=true`);
     expect(v.body).toMatchObject({ version: 1, status: 'success', source: 'pull', pulled_via: 'ssh', config_format: 'cli', method: 'cli', error_message: null });
     expect(normalizeConfig(v.body.config_text)).toBe(edge.config());
     expect(v.body.size_bytes).toBe(Buffer.byteLength(v.body.config_text));

@@ -93,7 +93,8 @@ export async function backupVersionText(c: TestController, token: string, device
   const versions = Array.isArray(list) ? list : list.versions ?? list.configs;
   const entry = versions.find((v: { id: string }) => v.id === configId);
   check(entry);
-  return (await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs/${entry.version}`)).config_text as string;
+  // reveal: the text as stored (the device's secrets unmasked; the org admin has configs.secrets).
+  return (await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs/${entry.version}?reveal=true`)).config_text as string;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import { CAP, NetconfClient, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
+import { unifiedDiff } from '../../shared/src/diff/unified';
 import { startNetconfd, type NetconfdPeer } from '../sim/netconf/netconfd';
 
 const NS = 'urn:switchboard:test';
@@ -127,5 +128,23 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
     // The candidate was discarded and unlocked: a following change goes through.
     await s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>after-error</hostname></settings>` }]);
     expect((await s.fetchConfig()).text).toContain('<hostname>after-error</hostname>');
+  });
+});
+
+// Deployments' dry run (docs/deployments.md): preview() edits the candidate and discards it.
+describe('NETCONF dry run against netconfd', () => {
+  it('previews a merge in the candidate and discards it: running and candidate unchanged', async () => {
+    const running = await s.getConfig('running');
+    const preview = await s.preview([
+      { operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>dry-run-host</hostname></settings>` },
+    ]);
+    expect(preview.before).toBe(running);
+    expect(preview.after).toContain('<hostname>dry-run-host</hostname>');
+    expect(unifiedDiff(preview.before, preview.after).diff).toMatch(/^\+\s*<hostname>dry-run-host<\/hostname>$/m);
+    expect(await s.getConfig('running')).toBe(running);
+    expect(await s.getConfig('candidate')).toBe(running);
+    // The candidate lock is released: a real change can follow in the same session.
+    await s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>after-dry-run</hostname></settings>` }]);
+    expect(await s.getConfig('running')).toContain('<hostname>after-dry-run</hostname>');
   });
 });

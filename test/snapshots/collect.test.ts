@@ -111,7 +111,8 @@ describe('collect', () => {
     const byName = Object.fromEntries(res.body.backups.map((b: any) => [b.device_name, b]));
     for (const g of good) {
       expect(byName[g.name]).toMatchObject({ version: 1, backup_method: 'cli', status: 'success', error_message: null });
-      const version = await u.as('GET', `/api/config/devices/${g.id}/configs/1`);
+      // reveal: the text as stored (size_bytes describes it; secrets unmasked for the org admin).
+      const version = await u.as('GET', `/api/config/devices/${g.id}/configs/1?reveal=true`);
       expect(version.body).toMatchObject({ snapshot_id: snap.id, source: 'snapshot', status: 'success' });
       expect(normalizeConfig(version.body.config_text)).toBe(g.sim.config());
       expect(byName[g.name].size_bytes).toBe(Buffer.byteLength(version.body.config_text));

@@ -192,7 +192,10 @@ describe('stack render', () => {
 
     const broken = await render({ variable_values: { '0': { devices: [leaf1.id], shared_vars: { domain: 'y' } } } });
     expect(broken.status).toBe(400);
-    expect(broken.body.error).toBe("Stack resolution failed: template 'hostname' (service 0) does not render for device leaf1: line 1, column 15: undefined value: variable 'hostname' not provided");
+    expect(broken.body).toMatchObject({
+      code: 'REQUIRED_VARIABLE_MISSING',
+      error: "Stack resolution failed: template 'hostname' (service 0) needs required variable 'hostname' for device leaf1; give it in variable_values['0'] shared_vars or device_vars, or as the service's default",
+    });
 
     expect((await render({ variable_values: { '0': { devices: ['nope'] } } })).status).toBe(400);
     expect((await render({ variable_values: { '0': { devices: [leaf1.id], extra: 1 } } })).status).toBe(400);

@@ -204,11 +204,11 @@ describe('render', () => {
     expect((await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { version: 7 } })).status).toBe(404);
   });
 
-  it('answers 400 Render error naming the missing variable and its line', async () => {
+  it('answers 400 Render error naming the missing required variable, before rendering', async () => {
     const t = await createTemplate({ name: 'missing' });
     const res = await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables: { interfaces: [] } } });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^Render error: line 1, column \d+: undefined value: variable 'hostname' not provided$/);
+    expect(res.body).toMatchObject({ code: 'REQUIRED_VARIABLE_MISSING', error: "Render error: required variable 'hostname' not provided", missing: ['hostname'] });
     const noBody = await c.request('POST', `/api/config/templates/${t.id}/render`, { token });
     expect(noBody.status).toBe(400);
   });

@@ -93,6 +93,12 @@ export interface ConfigChange {
   config: string;
 }
 
+/** A change computed but not made: the running config now, and as it would be after the change. */
+export interface ConfigPreview {
+  before: string;
+  after: string;
+}
+
 export interface DeviceSession {
   readonly transport: Transport;
   /** SSH-based sessions: the host key the device offered (reported with the job result). */
@@ -111,6 +117,11 @@ export interface DeviceSession {
   apply?(changes: ConfigChange[]): Promise<void>;
   /** Put a previously fetched configuration back with replace semantics. */
   restore?(config: FetchedConfig): Promise<void>;
+  /**
+   * Dry run: what apply(changes) would make of the running config, leaving the device as it was
+   * (texts in fetchConfig's form, so they diff line by line).
+   */
+  preview?(changes: ConfigChange[]): Promise<ConfigPreview>;
   close(): Promise<void>;
 }
 

@@ -1,4 +1,5 @@
-import { DriverError, type ConfigChange, type DeviceSession, type FetchedConfig, type Transport } from '../drivers/types';
+import type { DeployParams, DeployResult, RollbackParams } from '../../../shared/src/jobs/deploy';
+import { DriverError, type DeviceSession, type FetchedConfig, type Transport } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
@@ -20,41 +21,6 @@ import { describeError, type JobContext, type JobResultOf } from './context';
  * `rollback`: one session: put a backup back with replace semantics (used for the restore of an
  * atomic stack after a failure, and for POST /deployments/:id/rollback).
  */
-
-type DeployTransport = 'gnmi' | 'netconf' | 'ssh';
-
-export interface DeployParams {
-  deployment_id: string;
-  transport: DeployTransport;
-  phase?: 'single' | 'backup' | 'push';
-  changes?: ConfigChange[];
-  /** push: the pre-deployment backup the controller stored from the backup phase. */
-  backup?: FetchedConfig;
-  /** Read the running config after the push (default true). */
-  verify?: boolean;
-}
-
-export interface DeployResult {
-  phase: 'backup' | 'push';
-  /** backup phase (or a push without a stored backup): the running config before anything changed. */
-  backup: FetchedConfig | null;
-  /** True once the device accepted the change set. */
-  applied: boolean;
-  verified: boolean;
-  /** Whether the running config differs from the backup after the push. */
-  changed: boolean | null;
-  /** A partly applied change was undone from the backup in the same session (true), or could not be (false). */
-  restored?: boolean;
-  /** DriverError cause when something failed (auth, timeout, refused, protocol, device). */
-  error_cause?: string;
-}
-
-export interface RollbackParams {
-  deployment_id: string;
-  transport: DeployTransport;
-  backup: FetchedConfig;
-  purpose: 'restore' | 'rollback';
-}
 
 function transportOf(params: Record<string, unknown>): Transport | null {
   return params.transport === 'gnmi' || params.transport === 'netconf' || params.transport === 'ssh' ? params.transport : null;

@@ -6,6 +6,7 @@ import type { JobKindName } from '../../../shared/src/jobs/messages';
 import { runPoll } from '../discovery/poll-job';
 import { runBackup } from './backup';
 import { runDeploy, runRollback } from './deploy';
+import { runDryRun } from './dry-run';
 import type { JobKindRunner } from './context';
 import { runTestCredential } from './test-credential';
 
@@ -15,6 +16,7 @@ export const KIND_RUNNERS: Partial<Record<JobKindName, JobKindRunner>> = {
   deploy: runDeploy,
   rollback: runRollback,
   poll: runPoll,
+  dry_run: runDryRun,
 };
 
 export type { JobContext, JobKindRunner, JobResultOf } from './context';

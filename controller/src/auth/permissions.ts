@@ -3,6 +3,8 @@ import { own } from '../../../shared/src/own';
 /** Permissions named by the API, and the built-in roles that bundle them. */
 export const PERMISSIONS = [
   'devices.access',
+  /** Read stored configs with the device's own secrets unmasked (?reveal=true, audited). */
+  'configs.secrets',
   'agents.manage',
   'users.manage',
   'settings.manage',
@@ -18,7 +20,7 @@ export const ROLES: Record<string, { description: string; permissions: Permissio
   platform_admin: { description: 'Everything, in every organization', permissions: [...PERMISSIONS] },
   org_admin: {
     description: 'Runs one organization: inventory, agents, users, settings, audit',
-    permissions: ['devices.access', 'agents.manage', 'users.manage', 'settings.manage', 'audit.read', 'ssh.certificate'],
+    permissions: ['devices.access', 'configs.secrets', 'agents.manage', 'users.manage', 'settings.manage', 'audit.read', 'ssh.certificate'],
   },
   operator: { description: 'Inventory, backups, templates and deployments; SSH certificates', permissions: ['devices.access', 'ssh.certificate'] },
   auditor: { description: 'Reads the audit log', permissions: ['audit.read'] },

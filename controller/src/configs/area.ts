@@ -1,3 +1,4 @@
+import { hkdfSync } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { JobService } from '../jobs/types';
 import { snapshotRoutes } from '../snapshots/routes';
@@ -5,6 +6,7 @@ import { SnapshotService } from '../snapshots/service';
 import { SnapshotStore } from '../snapshots/store';
 import { backupDeviceRoutes } from './device-routes';
 import { configRoutes } from './routes';
+import { secretMasker } from './config-secrets';
 import { ConfigService } from './service';
 import { ConfigStore } from './store';
 import { backupResultSummary } from './backup-job';
@@ -25,7 +27,8 @@ export interface BackupServices {
 export async function configsArea(app: FastifyInstance): Promise<void> {
   const { db, secrets } = app.services;
   const log = app.log.child({ area: 'configs' });
-  const configs = new ConfigService(new ConfigStore(db), new SnapshotStore(db), secrets, () => app.services.jobs as JobService | undefined, log);
+  const mask = secretMasker(Buffer.from(hkdfSync('sha256', app.services.config.secretKey, 'switchboard', 'config-secret-mask', 32)));
+  const configs = new ConfigService(new ConfigStore(db), new SnapshotStore(db), secrets, () => app.services.jobs as JobService | undefined, log, { mask, audit: app.services.audit });
   const snapshots = new SnapshotService(new SnapshotStore(db), configs, log);
   app.services.configs = configs;
   app.services.snapshots = snapshots;

@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import type { BackupServices } from './area';
 import {
   BulkPullBody, BulkPullResult, ConfigList, ConfigListQuery, ConfigVersion, ConfigVersionWithText, DeviceParams,
-  DiffQuery, NotesBody, PullQuery, PullResult, VersionDiff, VersionParams,
+  DiffQuery, NotesBody, PullQuery, PullResult, RevealQuery, VersionDiff, VersionParams,
 } from './schemas';
 
 const tags = ['configs'];
@@ -14,6 +14,13 @@ const config = { permission: 'devices.access' } as const;
 /** Config backups under /api/config/devices: pull, bulk-pull, versions, notes, diff. */
 export async function configRoutes(parent: FastifyInstance, { configs, snapshots }: BackupServices): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  /** A version as shown: masked, or raw for reveal=true (permission checked and audited first). */
+  const shownVersion = async (request: FastifyRequest, device_id: string, reveal: boolean | undefined, version: number | null) => {
+    const me = caller(request);
+    if (reveal !== true) return configs.version(me.orgId, device_id, version);
+    return configs.revealed(me, device_id, version === null ? 'latest version' : `version ${version}`, () => configs.version(me.orgId, device_id, version, true));
+  };
 
   app.post('/:device_id/pull', {
     config,
@@ -43,13 +50,13 @@ export async function configRoutes(parent: FastifyInstance, { configs, snapshots
 
   app.get('/:device_id/configs/latest', {
     config,
-    schema: { tags, summary: 'The newest stored version, with config_text', params: DeviceParams, response: { 200: ConfigVersionWithText, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => configs.version(caller(request).orgId, request.params.device_id, null));
+    schema: { tags, summary: "The newest stored version, with config_text (the device's secrets masked unless reveal=true)", params: DeviceParams, querystring: RevealQuery, response: { 200: ConfigVersionWithText, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => shownVersion(request, request.params.device_id, request.query.reveal, null));
 
   app.get('/:device_id/configs/:version', {
     config,
-    schema: { tags, summary: 'One stored version, with config_text', params: VersionParams, response: { 200: ConfigVersionWithText, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => configs.version(caller(request).orgId, request.params.device_id, request.params.version));
+    schema: { tags, summary: "One stored version, with config_text (the device's secrets masked unless reveal=true)", params: VersionParams, querystring: RevealQuery, response: { 200: ConfigVersionWithText, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => shownVersion(request, request.params.device_id, request.query.reveal, request.params.version));
 
   app.put('/:device_id/configs/:version/notes', {
     config,
@@ -58,6 +65,12 @@ export async function configRoutes(parent: FastifyInstance, { configs, snapshots
 
   app.get('/:device_id/diff-versions', {
     config,
-    schema: { tags, summary: 'Unified diff between two stored versions', params: DeviceParams, querystring: DiffQuery, response: { 200: VersionDiff, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => configs.diff(caller(request).orgId, request.params.device_id, request.query.old_version, request.query.new_version));
+    schema: { tags, summary: "Unified diff between two stored versions (the device's secrets masked unless reveal=true)", params: DeviceParams, querystring: DiffQuery, response: { 200: VersionDiff, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request) => {
+    const { old_version, new_version, reveal = false } = request.query;
+    const me = caller(request);
+    const { device_id } = request.params;
+    if (!reveal) return configs.diff(me.orgId, device_id, old_version, new_version);
+    return configs.revealed(me, device_id, `diff of versions ${old_version} and ${new_version}`, () => configs.diff(me.orgId, device_id, old_version, new_version, true));
+  });
 }

@@ -56,8 +56,14 @@ export const ConfigListQuery = Type.Object(Paging(50, 500), { additionalProperti
 
 export const NotesBody = Type.Object({ notes: Type.String({ maxLength: 10000 }) }, { additionalProperties: false });
 
+const reveal = Type.Optional(
+  Type.Boolean({ description: "true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as <secret:xxxxxxxx>, a keyed hash stable across versions." }),
+);
+
+export const RevealQuery = Type.Object({ reveal }, { additionalProperties: false });
+
 export const DiffQuery = Type.Object(
-  { old_version: Type.Integer({ minimum: 1, maximum: 2147483647 }), new_version: Type.Integer({ minimum: 1, maximum: 2147483647 }) },
+  { old_version: Type.Integer({ minimum: 1, maximum: 2147483647 }), new_version: Type.Integer({ minimum: 1, maximum: 2147483647 }), reveal },
   { additionalProperties: false },
 );
 

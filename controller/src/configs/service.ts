@@ -1,7 +1,9 @@
-import { structuredPatch, type StructuredPatchHunk } from 'diff';
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+import { unifiedDiff } from '../../../shared/src/diff/unified';
+import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
@@ -10,6 +12,7 @@ import {
   channelOf, methodsOf, parseBackupResult, sha256, successfulVersion,
   type BackupJobParams, type BackupMethod, type BackupJobResult, type PullMethod,
 } from './backup-job';
+import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
 import { maskSecrets } from './mask';
 import type { BackupDevice, ConfigStore, NewVersion, SealedSecrets, StructuredTransport } from './store';
 
@@ -75,6 +78,8 @@ export class ConfigService {
     private readonly secrets: SecretBox,
     private readonly jobsRef: () => JobService | undefined,
     private readonly log: Logger,
+    /** How configs are shown: the secret masker (keyed HMAC, config-secrets.ts) and the audit of reveals. */
+    private readonly shown: { mask: SecretMasker; audit?: AuditService } = { mask: secretMasker(randomBytes(32)) },
   ) {}
 
   jobs(): JobService {
@@ -210,13 +215,38 @@ export class ConfigService {
     return (text) => maskSecrets(text, known);
   }
 
-  async version(orgId: string, deviceId: string, version: number | null) {
+  /** The raw stored version (restore, rollback and the reads below). */
+  async rawVersion(orgId: string, deviceId: string, version: number | null) {
     await this.device(orgId, deviceId);
     const row = await this.store.getVersion(orgId, deviceId, version);
     if (!row) {
       throw appError('CONFIG_VERSION_NOT_FOUND', version === null ? 'The device has no stored config versions yet' : `Config version ${version} not found for this device`);
     }
     return row;
+  }
+
+  /**
+   * A stored version as shown: the device's own secrets masked, unless `reveal` (permission
+   * configs.secrets, checked and audited by revealing()).
+   */
+  async version(orgId: string, deviceId: string, version: number | null, reveal = false) {
+    const [device, row] = await Promise.all([this.device(orgId, deviceId), this.rawVersion(orgId, deviceId, version)]);
+    return reveal ? row : { ...row, config_text: maskConfigSecrets(row.config_text, row.config_format, device.device_type, this.shown.mask) };
+  }
+
+  /** A dry run's diff as shown: the device's secrets masked like in stored configs. */
+  maskDiff(diff: string, format: string, deviceType: string): string {
+    return maskDiffSecrets(diff, format, deviceType, this.shown.mask);
+  }
+
+  /** Reads raw text for a caller with configs.secrets (403 otherwise) and records that they did. */
+  async revealed<T>(me: AuthContext, deviceId: string, what: string, read: () => Promise<T>): Promise<T> {
+    if (!me.permissions.includes('configs.secrets')) {
+      throw appError('FORBIDDEN', 'Insufficient permissions: reveal=true needs the configs.secrets permission; without it the secrets in the config are masked');
+    }
+    const shown = await read();
+    await this.shown.audit?.record({ kind: 'config.secrets_revealed', orgId: me.orgId, userId: me.userId, username: me.username, details: { device_id: deviceId, what } });
+    return shown;
   }
 
   async list(orgId: string, deviceId: string, limit: number, offset: number) {
@@ -232,24 +262,12 @@ export class ConfigService {
   }
 
   /** Unified line diff between two versions of a device. */
-  async diff(orgId: string, deviceId: string, oldVersion: number, newVersion: number) {
-    const [older, newer] = await Promise.all([this.version(orgId, deviceId, oldVersion), this.version(orgId, deviceId, newVersion)]);
+  async diff(orgId: string, deviceId: string, oldVersion: number, newVersion: number, reveal = false) {
+    const [older, newer] = await Promise.all([this.version(orgId, deviceId, oldVersion, reveal), this.version(orgId, deviceId, newVersion, reveal)]);
     const oldText: string = older.config_text;
     const newText: string = newer.config_text;
     const identical = oldText === newText;
-    let additions = 0;
-    let deletions = 0;
-    let diff = '';
-    if (!identical) {
-      const patch = structuredPatch(`version ${oldVersion}`, `version ${newVersion}`, oldText, newText, undefined, undefined, { context: 3 });
-      for (const hunk of patch.hunks) {
-        for (const line of hunk.lines) {
-          if (line.startsWith('+')) additions += 1;
-          else if (line.startsWith('-')) deletions += 1;
-        }
-      }
-      diff = hunksText(patch.hunks);
-    }
+    const { diff, additions, deletions } = unifiedDiff(oldText, newText);
     return {
       old_version: oldVersion,
       new_version: newVersion,
@@ -291,22 +309,6 @@ export class ConfigService {
   withBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
     return this.store.devicesWithBackupInfo(orgId, filter, limit, offset);
   }
-}
-
-/**
- * The hunks of a patch as API.md's diff: "@@" ranges, then lines starting with -, + or a space.
- * No file header ("--- version 1" would read as a removed line: the versions are in the answer's
- * own fields) and no "\\ No newline at end of file" notes.
- */
-function hunksText(hunks: StructuredPatchHunk[]): string {
-  return hunks
-    .flatMap((h) => {
-      // A range of no lines names the line before it (as diff -u writes it).
-      const oldStart = h.oldLines === 0 ? h.oldStart - 1 : h.oldStart;
-      const newStart = h.newLines === 0 ? h.newStart - 1 : h.newStart;
-      return [`@@ -${oldStart},${h.oldLines} +${newStart},${h.newLines} @@`, ...h.lines.filter((line) => !line.startsWith('\\'))];
-    })
-    .join('\n');
 }
 
 /** One version per method tried (failed ones too), transcript and errors masked. */

@@ -30,7 +30,7 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
     ...services.config.deployments,
   });
   runner.register();
-  const deployments = new DeploymentService(store, stacksService(services), runner, services.audit);
+  const deployments = new DeploymentService(store, stacksService(services), runner, services.audit, () => services.configs);
   services.deployments = deployments;
   app.addHook('onReady', async () => runner.start());
   app.addHook('onClose', async () => runner.stop());

@@ -5,6 +5,7 @@ import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
 import type { AgentRef, JobOutcome, JobService, JobSpec } from '../jobs/types';
+import type { DeployResult, DryRunParams, DryRunResult } from '../../../shared/src/jobs/deploy';
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { backupVersion, PreDeploymentBackups } from './backup-store';
 import {
@@ -40,14 +41,8 @@ export interface RunnerTunables {
   staleMs: number;
 }
 
-interface DeployOutcomeResult {
-  /** 'push' (or absent from older agents): the change; 'backup': read only (older controllers' first job). */
-  phase?: 'backup' | 'push';
-  backup?: { text: string; format: 'cli' | 'xml' | 'json'; via: 'ssh' | 'netconf' | 'gnmi' } | null;
-  applied?: boolean;
-  verified?: boolean;
-  changed?: boolean | null;
-}
+/** A deploy result as recorded: every field may be absent (older agents; phase absent means 'push'). */
+type DeployOutcomeResult = Partial<DeployResult>;
 
 interface Claimed {
   deviceId: string;
@@ -72,6 +67,26 @@ interface Recorded {
 function deployResultSummary(result: Record<string, unknown>): Record<string, unknown> {
   const { backup, ...rest } = result as { backup?: unknown } & Record<string, unknown>;
   return backup && typeof backup === 'object' ? { ...rest, backup: configSummary(backup as Record<string, unknown>) } : result;
+}
+
+/** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
+const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): JobSpec['kind'] => (deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind);
+
+/** A dry_run outcome's device fields: completed with its diff, or failed with the reason. */
+function dryRunFields(outcome: JobOutcome): Partial<DeploymentDeviceRow> {
+  const result = outcome.result as unknown as DryRunResult | null;
+  if (outcome.status === 'succeeded' && typeof result?.diff === 'string') {
+    return { status: 'completed', changed: result.changed === true, error_message: null, dry_run_diff: result.diff };
+  }
+  // A succeeded outcome without its diff: recorded late from the job row, which does not keep it.
+  return { status: 'failed', changed: false, error_message: outcome.error ?? 'The dry run\'s diff was not recorded; run the dry run again', dry_run_diff: null };
+}
+
+function dryRunSummary(result: DryRunResult): string {
+  const how = `${result.exactness}: ${result.method}`;
+  return result.changed
+    ? `dry run: would add ${plural(result.additions, 'line')} and remove ${plural(result.deletions, 'line')} (${how}); nothing was changed`
+    : `dry run: nothing would change (${how})`;
 }
 
 /** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
@@ -107,11 +122,13 @@ export class DeploymentRunner {
   }
 
   register(): void {
-    for (const kind of ['deploy', 'rollback'] as const) {
+    for (const kind of ['deploy', 'rollback', 'dry_run'] as const) {
       // handleMany records a burst of outcomes with a few set-based statements.
       this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx), {
         handleMany: (outcomes, trx) => this.onOutcomes(outcomes, trx),
         ...(kind === 'deploy' && { storedResult: deployResultSummary }),
+        // The diff is kept on the device row; the job row keeps the rest.
+        ...(kind === 'dry_run' && { storedResult: ({ diff: _diff, ...rest }: Record<string, unknown>) => rest }),
       });
       // Settling and submitting the next jobs lock the deployment row: done after the outcome
       // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
@@ -200,7 +217,8 @@ export class DeploymentRunner {
   private async claim(trx: Knex.Transaction, deployment: LockedDeployment, devices: DeploymentDeviceRow[], lines: LogLine[]): Promise<Claimed[]> {
     const latest = await this.latestJobs(trx, deployment.id, devices);
     // The changes of every device whose deploy job is prepared now.
-    const preparing = devices.filter((d) => d.status === 'queued' && !latest.has(`${d.device_id}/deploy`)).map((d) => d.device_id);
+    const deployKind = jobKind(deployment, 'deploy');
+    const preparing = devices.filter((d) => d.status === 'queued' && !latest.has(`${d.device_id}/${deployKind}`)).map((d) => d.device_id);
     const entries = new Map<string, EntryRow[]>();
     if (preparing.length > 0) {
       for (const e of await this.store.entries(trx, deployment.id, preparing)) {
@@ -215,14 +233,18 @@ export class DeploymentRunner {
     const claimed: Claimed[] = [];
     for (const device of devices) {
       const next = NEXT[device.status]!;
-      const job = latest.get(`${device.device_id}/${next.kind}`);
+      const kind = jobKind(deployment, next.kind);
+      const job = latest.get(`${device.device_id}/${kind}`);
       if (job) {
         updates.push({ device_id: device.device_id, status: next.running, job_id: job.id, error_message: null });
         continue;
       }
       let params: Record<string, unknown>;
       const changes = () => (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
-      if (next.kind === 'deploy' && !device.backup_config_id) {
+      if (kind === 'dry_run') {
+        // Read only: no backup is taken, stored or needed.
+        params = { deployment_id: deployment.id, transport: device.transport, changes: changes() } satisfies DryRunParams;
+      } else if (next.kind === 'deploy' && !device.backup_config_id) {
         // One session: the agent reads the running config, has it stored (storeBackup) before it
         // changes anything, then pushes and verifies against the stored backup.
         params = { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true };
@@ -269,7 +291,7 @@ export class DeploymentRunner {
         running: next.running,
         spec: {
           orgId: deployment.org_id,
-          kind: next.kind,
+          kind,
           deviceId: device.device_id,
           groupId: deployment.id,
           params,
@@ -294,7 +316,7 @@ export class DeploymentRunner {
       const locked = await this.store.lock(trx, deployment.id);
       if (ids) {
         await this.store.recordJobs(trx, deployment.id, claimed.map((c, i) => ({ device_id: c.deviceId, job_id: ids![i] })));
-        const what = claimed[0].running === 'running' ? 'deploy' : claimed[0].running === 'restoring' ? 'restore' : 'rollback';
+        const what = claimed[0].spec.kind === 'dry_run' ? 'dry run' : claimed[0].running === 'running' ? 'deploy' : claimed[0].running === 'restoring' ? 'restore' : 'rollback';
         await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` }]);
         return;
       }
@@ -326,7 +348,7 @@ export class DeploymentRunner {
       const latest = await this.latestJobs(trx, deploymentId, stale);
       const updates: DeviceUpdate[] = stale.map((d) => {
         const queued = QUEUED[RUNNING.indexOf(d.status)];
-        const job = latest.get(`${d.device_id}/${NEXT[queued]!.kind}`);
+        const job = latest.get(`${d.device_id}/${jobKind(deployment, NEXT[queued]!.kind)}`);
         return job
           ? { device_id: d.device_id, status: d.status, job_id: job.id, error_message: null }
           : { device_id: d.device_id, status: queued, job_id: null, error_message: null };
@@ -402,6 +424,7 @@ export class DeploymentRunner {
       backup_config_id: fields.backup_config_id ?? device.backup_config_id,
       changed: fields.changed ?? device.changed,
       error_message: fields.error_message === undefined ? device.error_message : fields.error_message,
+      dry_run_diff: fields.dry_run_diff === undefined ? device.dry_run_diff : fields.dry_run_diff,
       stamp: fields.status !== undefined,
     }));
     await this.store.recordDevices(trx, writes, recorded.map(({ outcome, device, lines }): LogBatch => ({
@@ -414,13 +437,19 @@ export class DeploymentRunner {
    * device moved on, or another job is its current one), which is ignored.
    */
   private record(outcome: JobOutcome, device: LockedDevice): Recorded | null {
-    const expected: DeviceStatus[] = outcome.kind === 'deploy' ? ['queued', 'running'] : ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'];
+    const expected: DeviceStatus[] = outcome.kind === 'rollback' ? ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'] : ['queued', 'running'];
     if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return null;
 
     const lines: LogLine[] = [];
     const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
     const line = (level: LogLine['level'], message: string) => lines.push({ level, message: `${device.device_name}: ${message}`, device_id: device.device_id });
     const ok = outcome.status === 'succeeded';
+    if (outcome.kind === 'dry_run') {
+      Object.assign(fields, dryRunFields(outcome));
+      const computed = fields.status === 'completed';
+      line(computed ? 'info' : 'error', computed ? dryRunSummary(outcome.result as unknown as DryRunResult) : fields.error_message!);
+      return { outcome, device, fields, lines, backup: null };
+    }
     if (outcome.kind === 'deploy') {
       const result = (outcome.result ?? {}) as DeployOutcomeResult;
       const backupPhase = result.phase === 'backup';
@@ -480,7 +509,11 @@ export class DeploymentRunner {
     const fields: Record<string, unknown> = {};
     const open = n(...QUEUED, ...RUNNING);
     const lines: LogLine[] = [];
-    if (open === 0 && deployment.status === 'in_progress') {
+    if (open === 0 && deployment.status === 'in_progress' && deployment.dry_run) {
+      const end = await this.dryRunEnd(trx, deploymentId, n('completed'), n('failed'));
+      Object.assign(fields, end.fields);
+      lines.push(end.line);
+    } else if (open === 0 && deployment.status === 'in_progress') {
       const failed = n('failed');
       const restoredPhase = n('restored', 'restore_failed') > 0;
       if (failed === 0 && !restoredPhase) {
@@ -525,6 +558,17 @@ export class DeploymentRunner {
     if (Object.keys(fields).length > 0) await this.store.update(trx, deploymentId, fields);
     await this.store.log(trx, deploymentId, deployment.org_id, lines);
     return open;
+  }
+
+  /** How a dry run ends: dry_run_completed, or dry_run_failed when a device could not be previewed. */
+  private async dryRunEnd(trx: Knex.Transaction, deploymentId: string, done: number, failed: number) {
+    const changed = await this.store.changedCount(trx, deploymentId);
+    const counts = `${plural(changed, 'device')} would change, ${done - changed} would not`;
+    if (failed === 0) {
+      return { fields: { status: 'dry_run_completed', completed_at: trx.fn.now(), error_message: null }, line: { level: 'info', message: `Dry run completed: ${counts}; nothing was changed` } as LogLine };
+    }
+    const reason = `dry run failed on ${plural(failed, 'device')} (${counts}); nothing was changed`;
+    return { fields: { status: 'dry_run_failed', completed_at: trx.fn.now(), error_message: reason }, line: { level: 'error', message: `Dry run failed: ${reason}` } as LogLine };
   }
 
   /** Recovery: pumps stale deployments, records outcomes a device row missed, settles idle ones. */

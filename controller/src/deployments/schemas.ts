@@ -4,22 +4,45 @@ import { VariableValues } from '../stacks/schemas';
 
 export const TargetDevices = Type.Array(Type.Object({ device_id: Uuid }, { additionalProperties: false }), { minItems: 1, maxItems: 10_000 });
 
+/** Run options shared by POST /deployments and POST /instances/:id/deploy. */
+const runOptions = {
+  allow_empty_replace: Type.Optional(
+    Type.Boolean({ description: 'Send a replace whose rendered payload is empty (no leaves, empty list or object, blank text) anyway; such a replace empties its target. Default false: refused with 400 EMPTY_REPLACE_REFUSED.' }),
+  ),
+  dry_run: Type.Optional(
+    Type.Boolean({ description: "Compute each device's diff against its running config and change nothing (no backup either). Ends dry_run_completed or dry_run_failed; the diffs are the devices' dry_run_diff." }),
+  ),
+};
+
 export const DeploymentBody = Type.Object(
   {
     stack_id: Uuid,
     name: Type.String({ minLength: 1, maxLength: 200 }),
     target_devices: TargetDevices,
     variable_values: Type.Optional(VariableValues),
+    ...runOptions,
   },
   { additionalProperties: false },
 );
+
+/**
+ * The optional body of POST /instances/:id/deploy. No `type`: API.md's call sends no body at all,
+ * which an object schema would refuse.
+ */
+export type RunOptionsT = { allow_empty_replace?: boolean; dry_run?: boolean };
+export const RunOptionsBody = Type.Unsafe<RunOptionsT>({
+  ...Type.Object(runOptions, { additionalProperties: false }),
+  type: undefined,
+  description: 'Optional. Run options (as on POST /deployments).',
+});
 
 const deploymentFields = {
   id: Uuid,
   stack_id: Uuid,
   instance_id: Nullable(Uuid),
   name: Type.String(),
-  status: Type.String({ description: 'pending, in_progress, completed, failed, rolling_back or rolled_back' }),
+  status: Type.String({ description: 'pending, in_progress, completed, failed, rolling_back or rolled_back; a dry run ends dry_run_completed or dry_run_failed' }),
+  dry_run: Type.Boolean({ description: 'Started with dry_run: nothing is changed on the devices.' }),
   atomic: Type.Boolean(),
   total_devices: Type.Integer(),
   succeeded_count: Type.Integer(),
@@ -51,6 +74,9 @@ export const DeploymentDevice = Type.Object({
   transport: Type.String(),
   backup_config_id: Nullable(Uuid),
   error_message: Nullable(Type.String()),
+  dry_run_diff: Nullable(
+    Type.String({ description: "Dry runs: unified diff of the device's config after the change against its running config ('' when nothing would change); the same on each service entry of the device. null otherwise." }),
+  ),
 });
 
 export const DeploymentWithDevices = Type.Object({ ...deploymentFields, devices: Type.Array(DeploymentDevice) });

@@ -1,10 +1,12 @@
 import { XMLValidator } from 'fast-xml-parser';
 import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
+import type { ConfigService } from '../configs/service';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import type { VariableValuesT } from '../stacks/schemas';
 import type { ResolvedJob, StacksService } from '../stacks/service';
+import { isEmptyPayload } from './empty-payload';
 import type { DeploymentRunner } from './runner';
 import type { DeploymentRow, DeploymentStore } from './store';
 
@@ -15,7 +17,15 @@ declare module '../services' {
   }
 }
 
-export interface DeploymentInput {
+/** How a deployment runs (POST /deployments and instance runs). */
+export interface RunOptions {
+  /** Send a replace whose rendered payload is empty (which wipes its target) anyway. */
+  allow_empty_replace?: boolean;
+  /** Compute each device's diff (job kind dry_run) and change nothing. */
+  dry_run?: boolean;
+}
+
+export interface DeploymentInput extends RunOptions {
   stack_id: string;
   name: string;
   target_devices: { device_id: string }[];
@@ -23,6 +33,9 @@ export interface DeploymentInput {
 }
 
 const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);
+
+/** The config format each deploy transport's dry run diffs. */
+const DIFF_FORMAT: Record<string, string> = { ssh: 'cli', netconf: 'xml', gnmi: 'json' };
 
 /** What one structured transport carries: gNMI JSON, NETCONF XML (cli templates go over SSH, unchecked). */
 function checkPayload(job: ResolvedJob, transport: 'gnmi' | 'netconf'): string | null {
@@ -43,6 +56,28 @@ function checkPayload(job: ResolvedJob, transport: 'gnmi' | 'netconf'): string |
   return null;
 }
 
+/** The 400 for replaces that would wipe their target, naming them. */
+function emptyReplaceRefused(jobs: ResolvedJob[]) {
+  const first = jobs[0];
+  const more = jobs.length > 1 ? ` (and ${jobs.length - 1} more)` : '';
+  return appError(
+    'EMPTY_REPLACE_REFUSED',
+    `Refused: template '${first.template_name}' (service ${first.position}) renders an empty ${first.config_format} payload for device ${first.device_name} with operation replace${first.target_path ? ` on ${first.target_path}` : ''}, which would empty that part of the device's config${more}. Check the variables, or send allow_empty_replace: true if that is what you mean`,
+    { empty_replaces: jobs.slice(0, 100).map((j) => ({ service: String(j.position), template: j.template_name, device_id: j.device_id, device_name: j.device_name, target_path: j.target_path })) },
+  );
+}
+
+/** The log line of an empty replace a request let through (allow_empty_replace, or a dry run). */
+function emptyReplaceLine(j: ResolvedJob, options: RunOptions) {
+  const why = !options.dry_run
+    ? 'sent because the request set allow_empty_replace'
+    : options.allow_empty_replace
+      ? 'a real run with allow_empty_replace would send it'
+      : 'a real run is refused unless it sets allow_empty_replace';
+  const where = j.target_path ? ` on ${j.target_path}` : '';
+  return { level: 'warn' as const, device_id: j.device_id, message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that part of the config; ${why}` };
+}
+
 /** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
 export class DeploymentService {
   private readonly platforms: PlatformStore;
@@ -52,6 +87,8 @@ export class DeploymentService {
     private readonly stacks: StacksService,
     readonly runner: DeploymentRunner,
     private readonly audit: AuditService,
+    /** The configs area (masks the device secrets in dry-run diffs), when it is mounted. */
+    private readonly configs: () => ConfigService | undefined = () => undefined,
   ) {
     this.platforms = new PlatformStore(store.db);
   }
@@ -62,9 +99,15 @@ export class DeploymentService {
     return deployment;
   }
 
+  /** One deployment with its device entries; a dry run's diffs masked like stored configs. */
   async getWithDevices(orgId: string, id: string) {
     const deployment = await this.get(orgId, id);
-    return { ...deployment, devices: await this.store.deviceEntries(id) };
+    const configs = this.configs();
+    const devices = (await this.store.deviceEntries(id)).map(({ device_type, ...entry }) => ({
+      ...entry,
+      dry_run_diff: entry.dry_run_diff && configs ? configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '') : entry.dry_run_diff,
+    }));
+    return { ...deployment, devices };
   }
 
   /**
@@ -78,6 +121,10 @@ export class DeploymentService {
     const targets = [...new Set(input.target_devices.map((t) => t.device_id))];
     if (targets.length === 0) throw failed('target_devices is empty');
     const jobs = await this.stacks.resolve(me.orgId, stack, input.variable_values ?? {}, targets);
+    const emptyReplaces = jobs.filter((j) => j.operation === 'replace' && isEmptyPayload(j.rendered_config, j.config_format));
+    // A dry run changes nothing: it shows what the empty replace would do instead of refusing it.
+    if (emptyReplaces.length > 0 && !input.allow_empty_replace && !input.dry_run) throw emptyReplaceRefused(emptyReplaces);
+    const dryRun = input.dry_run === true;
 
     const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
     const byDevice = new Map<string, ResolvedJob[]>();
@@ -124,6 +171,7 @@ export class DeploymentService {
           total_devices: targets.length,
           target_devices: targets.map((device_id) => ({ device_id })),
           variable_values: input.variable_values ?? {},
+          dry_run: dryRun,
           created_by: me.userId,
           created_by_name: me.username,
         },
@@ -143,8 +191,11 @@ export class DeploymentService {
       await this.store.log(trx, row.id, me.orgId, [
         {
           level: 'info',
-          message: `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
+          message: dryRun
+            ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's diff is computed, nothing is changed and no backup is taken`
+            : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
         },
+        ...emptyReplaces.map((j) => emptyReplaceLine(j, input)),
       ]);
       return row;
     });
@@ -153,7 +204,7 @@ export class DeploymentService {
       orgId: me.orgId,
       userId: me.userId,
       username: me.username,
-      details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length },
+      details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length, dry_run: dryRun },
     });
     this.runner.schedule(deployment.id);
     return deployment;

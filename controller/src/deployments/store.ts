@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
 
-export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back';
+export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back' | 'dry_run_completed' | 'dry_run_failed';
 
 /**
  * Device states. Deploy: queued → running (backup job) → queued with backup_config_id set →
@@ -39,6 +39,8 @@ export interface DeploymentRow {
   variable_values: Record<string, unknown>;
   error_message: string | null;
   rollback_attempts: number;
+  /** Computes each device's diff without changing it (job kind dry_run); ends dry_run_completed or dry_run_failed. */
+  dry_run: boolean;
   started_at: Date | null;
   completed_at: Date | null;
   created_by: string | null;
@@ -60,6 +62,8 @@ export interface DeploymentDeviceRow {
   backup_config_id: string | null;
   changed: boolean;
   error_message: string | null;
+  /** Dry runs: the unified diff of the device's config after the change against before ('' when none). */
+  dry_run_diff: string | null;
 }
 
 export interface EntryRow {
@@ -83,13 +87,13 @@ export interface LogLine {
 }
 
 /** What the state machine reads of a deployment it locks (not the targets and variables, large on big stacks). */
-export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 'atomic' | 'total_devices' | 'rollback_attempts'>;
+export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 'atomic' | 'total_devices' | 'rollback_attempts' | 'dry_run'>;
 
 /** A device row locked for recording a job outcome, with its deployment's organization. */
 export type LockedDevice = DeploymentDeviceRow & { org_id: string };
 
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
-export type DeviceWrite = Pick<DeploymentDeviceRow, 'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message'> & { stamp: boolean };
+export type DeviceWrite = Pick<DeploymentDeviceRow, 'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'> & { stamp: boolean };
 
 /** Log lines of a deployment, after the lines of job `job_id` (as lines of `device_id`) when set. */
 export interface LogBatch {
@@ -117,10 +121,10 @@ const INSERT_LOGS = `INSERT INTO deployment_logs (deployment_id, org_id, device_
 const logInput = (batches: LogBatch[]) =>
   JSON.stringify(batches.map((b) => ({ ...b, lines: b.lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })) })));
 
-const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts'];
+const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts', 'dry_run'];
 const LIST_COLUMNS = [
   'id', 'org_id', 'stack_id', 'instance_id', 'name', 'status', 'atomic', 'total_devices', 'succeeded_count', 'failed_count',
-  'target_devices', 'variable_values', 'error_message', 'rollback_attempts', 'started_at', 'completed_at', 'created_by', 'created_by_name', 'created_at', 'updated_at',
+  'target_devices', 'variable_values', 'error_message', 'rollback_attempts', 'dry_run', 'started_at', 'completed_at', 'created_by', 'created_by_name', 'created_at', 'updated_at',
 ];
 
 /** The only SQL of deployments: their rows, devices, entries and logs, and the reads of jobs and backups they need. */
@@ -130,7 +134,7 @@ export class DeploymentStore {
   async insert(
     trx: Knex.Transaction,
     deployment: Record<string, unknown>,
-    devices: Omit<DeploymentDeviceRow, 'deployment_id' | 'status' | 'status_since' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message'>[],
+    devices: Omit<DeploymentDeviceRow, 'deployment_id' | 'status' | 'status_since' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'>[],
     entries: Omit<EntryRow, 'deployment_id'>[],
   ): Promise<DeploymentRow> {
     const [row] = await trx('deployments')
@@ -274,11 +278,12 @@ export class DeploymentStore {
       .join('deployment_devices as d', function join() {
         this.on('d.deployment_id', 'e.deployment_id').andOn('d.device_id', 'e.device_id');
       })
+      .leftJoin('devices as dv', 'dv.id', 'e.device_id')
       .where('e.deployment_id', deploymentId)
       .orderBy([{ column: 'd.position' }, { column: 'e.service_order' }, { column: 'e.service_position' }])
       .select(
         'e.device_id', 'd.device_name', 'e.service_name', 'e.service_order', 'e.template_id', 'd.status', 'e.rendered_config', 'e.target_path', 'e.operation', 'e.config_format',
-        'd.backup_config_id', 'd.error_message', 'd.transport',
+        'd.backup_config_id', 'd.error_message', 'd.transport', 'd.dry_run_diff', 'dv.device_type',
       );
   }
 
@@ -299,8 +304,8 @@ export class DeploymentStore {
     await trx.raw(
       `WITH w AS (
          UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
-           error_message = r.error_message, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
-           FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, stamp boolean)
+           error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
+           FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, dry_run_diff text, stamp boolean)
           WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id),
        ${LOG_BATCHES} ${INSERT_LOGS}`,
       [JSON.stringify(rows), logInput(batches)],

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Deployment } from '../deployments/schemas';
+import { Deployment, RunOptionsBody, type RunOptionsT } from '../deployments/schemas';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
@@ -10,6 +10,11 @@ import { InstanceService } from './service';
 import { InstanceStore } from './store';
 
 const tags = ['instances'];
+
+/** The run options of a body that may be absent (or, schema-less, not an object). */
+function runOptionsOf(body: unknown): RunOptionsT {
+  return body && typeof body === 'object' ? (body as RunOptionsT) : {};
+}
 const permission = 'devices.access' as const;
 
 /** Instances under /api/config: CRUD and deploy. */
@@ -52,6 +57,6 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
 
   app.post('/instances/:id/deploy', {
     config: { permission },
-    schema: { tags, summary: 'Deploy the instance: 201 with a deployment in status pending', params: IdParams, response: { 201: Deployment, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request, reply) => reply.code(201).send(await instances.deploy(caller(request), request.params.id)));
+    schema: { tags, summary: 'Deploy the instance: 201 with a deployment in status pending', params: IdParams, body: RunOptionsBody, response: { 201: Deployment, ...errorResponses(400, 401, 403, 404) } },
+  }, async (request, reply) => reply.code(201).send(await instances.deploy(caller(request), request.params.id, '', runOptionsOf(request.body))));
 }

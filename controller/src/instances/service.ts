@@ -1,6 +1,6 @@
 import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
-import type { DeploymentService } from '../deployments/service';
+import type { DeploymentService, RunOptions } from '../deployments/service';
 import type { DeploymentRow } from '../deployments/store';
 import { appError } from '../errors/app-error';
 import type { Services } from '../services';
@@ -92,11 +92,11 @@ export class InstanceService {
   }
 
   /** Deploys the instance as saved: a new deployment (201 pending), like POST /deployments. */
-  async deploy(me: AuthContext, id: string, nameSuffix = ''): Promise<DeploymentRow> {
+  async deploy(me: AuthContext, id: string, nameSuffix = '', options: RunOptions = {}): Promise<DeploymentRow> {
     const instance = await this.get(me.orgId, id);
     const deployment = await this.deployments.create(
       me,
-      { stack_id: instance.stack_id, name: `${instance.name}${nameSuffix}`, target_devices: instance.target_devices, variable_values: instance.variable_values as VariableValuesT },
+      { ...options, stack_id: instance.stack_id, name: `${instance.name}${nameSuffix}`, target_devices: instance.target_devices, variable_values: instance.variable_values as VariableValuesT },
       instance.id,
     );
     await this.store.update(me.orgId, id, { last_deployment_id: deployment.id });

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
  * agents directly: they submit durable jobs and record outcomes in handlers.
  */
 
-export type JobKind = 'backup' | 'test_credential' | 'deploy' | 'rollback' | 'poll';
+export type JobKind = 'backup' | 'test_credential' | 'deploy' | 'rollback' | 'poll' | 'dry_run';
 
 export interface JobSpec {
   orgId: string;

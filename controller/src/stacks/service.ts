@@ -7,6 +7,7 @@ import type { TemplateError } from '../templates/engine';
 import { RenderAborted, type RenderResult } from '../templates/render-pool';
 import type { TemplateService } from '../templates/service';
 import type { TemplateRow } from '../templates/store';
+import { missingRequired, quoteNames } from '../templates/variables';
 import { lookupValue, serviceLookups, type Lookup } from './lookups';
 import type { VariableValuesT } from './schemas';
 import { StackStore, type StackDevice, type StackRow, type StackService } from './store';
@@ -203,6 +204,7 @@ export class StacksService {
    */
   async resolve(orgId: string, stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Promise<ResolvedJob[]> {
     const planned = await this.plan(orgId, stack, values, targetDevices);
+    refuseMissing(planned);
     let results: RenderResult[];
     const describe = (p: Planned, error: TemplateError) =>
       failed(`template '${p.template.name}' (service ${p.position}) does not render for device ${p.device.name}: ${error.message}`);
@@ -272,6 +274,21 @@ export class StacksService {
     });
     return { variable_values: out, resolved, unresolved };
   }
+}
+
+/** Refuses, before anything renders, a (service, device) pair that lacks a required variable. */
+function refuseMissing(planned: Planned[]): void {
+  const missing = planned
+    .map((p) => ({ service: String(p.position), template: p.template.name, device_id: p.device.id, device_name: p.device.name, variables: missingRequired(p.template.variables, p.variables) }))
+    .filter((m) => m.variables.length > 0);
+  if (missing.length === 0) return;
+  const first = missing[0];
+  const more = missing.length > 1 ? ` (and ${missing.length - 1} more service/device pair${missing.length > 2 ? 's' : ''})` : '';
+  throw appError(
+    'REQUIRED_VARIABLE_MISSING',
+    `Stack resolution failed: template '${first.template}' (service ${first.service}) needs required variable${first.variables.length > 1 ? 's' : ''} ${quoteNames(first.variables)} for device ${first.device_name}; give ${first.variables.length > 1 ? 'them' : 'it'} in variable_values['${first.service}'] shared_vars or device_vars, or as the service's default${more}`,
+    { missing: missing.slice(0, 100) },
+  );
 }
 
 function describeSpec(spec: unknown): string {

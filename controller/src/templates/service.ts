@@ -8,6 +8,7 @@ import { PlatformStore } from '../platforms/store';
 import { TemplateError, analyzeTemplate } from './engine';
 import { RenderPool, type RenderRequest, type RenderResult } from './render-pool';
 import { TemplateStore, type TemplateRow } from './store';
+import { missingRequired, quoteNames, type TemplateVariable } from './variables';
 
 declare module '../services' {
   interface Services {
@@ -146,8 +147,12 @@ export class TemplateService {
   /** Renders the current source, or an older version; nothing is sent to devices. */
   async render(orgId: string, id: string, variables: Record<string, unknown>, version?: number): Promise<{ rendered: string; format: string }> {
     const template = await this.get(orgId, id);
-    let source = template.source;
-    if (version !== undefined && version !== template.current_version) source = (await this.version(orgId, id, version)).source;
+    let { source, variables: declared } = template as { source: string; variables: TemplateVariable[] };
+    if (version !== undefined && version !== template.current_version) ({ source, variables: declared } = await this.version(orgId, id, version));
+    const missing = missingRequired(declared ?? [], variables);
+    if (missing.length) {
+      throw appError('REQUIRED_VARIABLE_MISSING', `Render error: required variable${missing.length > 1 ? 's' : ''} ${quoteNames(missing)} not provided`, { missing });
+    }
     try {
       return { rendered: await this.renderer.render(source, variables), format: template.config_format };
     } catch (err) {

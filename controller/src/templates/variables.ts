@@ -225,3 +225,16 @@ export function templateVariables(ast: AstNode): TemplateVariable[] {
   collector.visit(ast);
   return collector.result();
 }
+
+/**
+ * The required variables `given` leaves out (absent or null). Checked before rendering: a missing
+ * list renders as an empty one, and an empty replace would wipe the target.
+ */
+export function missingRequired(variables: readonly TemplateVariable[], given: Record<string, unknown>): string[] {
+  return variables.filter((v) => v.required && (given[v.name] === undefined || given[v.name] === null)).map((v) => v.name);
+}
+
+/** `'a'` or `'a', 'b'` for a message. */
+export function quoteNames(names: readonly string[]): string {
+  return names.map((n) => `'${n}'`).join(', ');
+}

@@ -11,7 +11,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 
 export const PROTOCOL_VERSION = 1;
 
-export const JOB_KINDS = ['backup', 'test_credential', 'deploy', 'rollback', 'poll'] as const;
+export const JOB_KINDS = ['backup', 'test_credential', 'deploy', 'rollback', 'poll', 'dry_run'] as const;
 export const JobKindSchema = Type.Union(JOB_KINDS.map((k) => Type.Literal(k)));
 export type JobKindName = Static<typeof JobKindSchema>;
 

@@ -10,6 +10,7 @@ import {
   DEFAULT_LIMITS,
   DriverError,
   type ConfigChange,
+  type ConfigPreview,
   type DeviceDriver,
   type DeviceSession,
   type DeviceTarget,
@@ -18,7 +19,7 @@ import {
   type SessionLimits,
   type Transcript,
 } from '../types';
-import { canonicalJson, setAt, type Json } from './json-tree';
+import { canonicalJson, deleteAt, setAt, type Json } from './json-tree';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
 import { maskSecrets } from '../netconf/client';
@@ -267,6 +268,24 @@ export class GnmiSession implements DeviceSession {
     if (changes.length === 0) return;
     const req = buildSetRequest(changes);
     await this.call('Set', req, undefined, `Set (${changes.length} change(s))`);
+  }
+
+  /**
+   * Dry run without touching the device: Get the config, then apply the SetRequest to that JSON
+   * as the target would (deletes, then replaces, then updates, RFC-like gNMI Set semantics).
+   */
+  async preview(changes: ConfigChange[]): Promise<ConfigPreview> {
+    const current = await this.get('/', 'CONFIG');
+    let tree: Json = structuredClone(current);
+    const paths = changes.map((c, i) => parseTargetPath(c, i).elem);
+    for (const op of ['delete', 'replace', 'merge'] as const) {
+      changes.forEach((c, i) => {
+        if (c.operation !== op) return;
+        if (op === 'delete') tree = deleteAt(tree, paths[i]);
+        else tree = setAt(tree, paths[i], JSON.parse(jsonValue(c.config, changeLabel(c, i)).toString('utf8')) as Json, op === 'replace' ? 'replace' : 'update');
+      });
+    }
+    return { before: canonicalJson(current), after: canonicalJson(tree) };
   }
 
   async restore(config: FetchedConfig): Promise<void> {

@@ -2,6 +2,7 @@ import {
   DEFAULT_LIMITS,
   DriverError,
   type ConfigChange,
+  type ConfigPreview,
   type DeviceDriver,
   type DeviceSession,
   type DeviceTarget,
@@ -90,6 +91,31 @@ export class NetconfSession implements DeviceSession {
         return { name: c.name, attrs: { ...decls, 'xmlns:nc': NS_BASE, 'nc:operation': 'remove' }, children: [] };
       });
     await this.editCycle(config.text + serializeXml(removals, null), 'replace', 'restore');
+  }
+
+  /**
+   * Dry run on the device itself: lock the candidate, edit it as apply() would, read it back,
+   * then discard-changes and unlock, so running never changes. Needs :candidate.
+   */
+  async preview(changes: ConfigChange[]): Promise<ConfigPreview> {
+    const c = this.client;
+    if (!c.has(CAP.candidate)) {
+      throw new DriverError('device', `${c.where} has no :candidate datastore; a NETCONF dry run edits the candidate and discards it, so it cannot run on this device`);
+    }
+    const before = await this.getConfig('running');
+    if (changes.length === 0) return { before, after: before };
+    this.transcript?.write('info', `dry run: ${changes.length} change(s) into the candidate, then discarded`);
+    await c.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
+    try {
+      const edit = `<edit-config><target><candidate/></target><default-operation>merge</default-operation><config>${buildEditContent(changes)}</config></edit-config>`;
+      await c.rpc(edit, 'edit-config candidate (dry run)');
+      return { before, after: await this.getConfig('candidate') };
+    } finally {
+      if (!c.broken) {
+        await c.rpc('<discard-changes/>', 'discard-changes').catch((e) => this.transcript?.write('info', `discard-changes failed: ${String(e)}`));
+        await c.rpc('<unlock><target><candidate/></target></unlock>', 'unlock candidate').catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
+      }
+    }
   }
 
   /**

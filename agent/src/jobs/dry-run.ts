@@ -1,0 +1,52 @@
+import type { DryRunExactness, DryRunParams, DryRunResult } from '../../../shared/src/jobs/deploy';
+import { unifiedDiff } from '../../../shared/src/diff/unified';
+import type { ConfigChange, ConfigPreview, DeviceSession } from '../drivers/types';
+import { applyCliLines, approximateSetLines } from './cli-preview';
+import { applyJunosSetLines } from './junos-preview';
+import { describeError, type JobContext, type JobResultOf } from './context';
+
+/**
+ * `dry_run`: what a deployment would change on one device, without changing it. NETCONF edits
+ * the candidate and discards it; gNMI applies the Set to the fetched JSON locally; CLI types the
+ * lines into a model of the running config (cli-preview.ts). No backup is taken or stored.
+ */
+
+const SET_DIALECTS = /junos|panos|pan-os|palo/i;
+
+async function cliPreview(session: DeviceSession, deviceType: string, changes: ConfigChange[]): Promise<ConfigPreview> {
+  const running = await session.fetchConfig();
+  const braces = /^\S[^\n]*\{\s*$/m.test(running.text);
+  const apply = !SET_DIALECTS.test(deviceType) ? applyCliLines : braces && /junos/i.test(deviceType) ? applyJunosSetLines : approximateSetLines;
+  return { before: running.text, after: changes.reduce((text, c) => apply(text, c.config), running.text) };
+}
+
+const METHODS: Record<DryRunParams['transport'], { exactness: DryRunExactness; method: string }> = {
+  netconf: { exactness: 'device', method: 'edited the candidate datastore, read it back against running, then discarded it' },
+  gnmi: { exactness: 'local', method: 'applied the Set (deletes, replaces, updates) to the JSON of a Get, on the agent' },
+  ssh: { exactness: 'approximate', method: 'typed the CLI lines into a model of the running config, on the agent' },
+};
+
+export async function runDryRun(ctx: JobContext): Promise<JobResultOf> {
+  const params = ctx.params as unknown as DryRunParams;
+  const transport = params.transport;
+  if (!METHODS[transport]) return { status: 'failed', error: 'dry_run job without a gnmi, netconf or ssh transport', result: null };
+  const changes = (Array.isArray(params.changes) ? params.changes : []) as ConfigChange[];
+  let session: DeviceSession | undefined;
+  try {
+    session = await ctx.open(transport);
+    let preview: ConfigPreview;
+    if (transport === 'ssh') preview = await cliPreview(session, ctx.device.device_type, changes);
+    else if (session.preview) preview = await session.preview(changes);
+    else throw new Error(`the ${transport} driver cannot compute a dry run`);
+    const { diff, additions, deletions } = unifiedDiff(preview.before, preview.after);
+    const result: DryRunResult = { diff, changed: diff !== '', additions, deletions, ...METHODS[transport] };
+    ctx.log('info', result.changed ? `dry run: ${additions} line(s) would be added, ${deletions} removed; nothing was changed` : 'dry run: the running config already matches; nothing was changed');
+    return { status: 'succeeded', error: null, result: { ...result } };
+  } catch (err) {
+    const message = ctx.mask(describeError(err, ctx.signal).message);
+    ctx.log('error', `dry run failed: ${message}`);
+    return { status: 'failed', error: `dry run failed: ${message}`, result: null };
+  } finally {
+    await session?.close().catch(() => undefined);
+  }
+}
