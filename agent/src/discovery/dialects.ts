@@ -5,11 +5,14 @@
  * no VLAN database on an IOS-XR router) and is reported as unsupported, not failed.
  */
 import type { ParseSpec } from './engine';
+import type { LocalInterfaceSource } from './local-interfaces';
 import type { SectionName } from './records';
 
 export interface SectionSpec {
   command: string;
   parse: ParseSpec;
+  /** Where neighbors whose detail does not name the local interface find it (local-interfaces.ts). */
+  localInterfaces?: LocalInterfaceSource;
 }
 
 export type DiscoveryDialect = Record<SectionName, SectionSpec | null>;
@@ -24,11 +27,13 @@ const IFNAME = String.raw`[A-Za-z][\w\-\/.:]*\d`;
 /** "X is up, line protocol is up": IOS, IOS-XE, IOS-XR, EOS and the generic CLI. */
 const SHOW_INTERFACES_IOS: ParseSpec = {
   kind: 'blocks',
-  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|deleted)(?:, line protocol is (?<oper>\w+))?`),
+  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|deleted|reset)(?:, line protocol is (?<oper>\w+))?`),
   fields: [
     new RegExp(String.raw`address is (?<mac>${MAC_DOTTED})`),
     /^\s+Description: (?<description>.*)$/,
-    /MTU (?<mtu>\d+) bytes(?:, |\s*,\s*)BW (?<bw_kbit>\d+) kbit/i,
+    // "MTU 1500 bytes, BW …", EOS "IP MTU 1500 bytes (default), BW …" and lines without BW.
+    /\bMTU (?<mtu>\d+) bytes/,
+    /\bBW (?<bw_kbit>\d+) kbit/i,
     /^\s+(?<duplex>Full|Half|Auto)[- ]duplex, (?<speed>\d+(?:\.\d+)? ?[KMG]b\/s|Auto-speed|auto)/i,
   ],
   lists: { addr: [new RegExp(String.raw`^\s+(?:Internet|Secondary) address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
@@ -37,13 +42,16 @@ const SHOW_INTERFACES_IOS: ParseSpec = {
 /** NX-OS: "Ethernet1/1 is up" then "admin state is up". */
 const SHOW_INTERFACE_NXOS: ParseSpec = {
   kind: 'blocks',
-  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>up|down)\b`),
+  // "Vlan20 is down (Administratively down), line protocol is down", "fc1/1 is trunking".
+  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|trunking)\b(?: \((?<reason>[^)]*)\))?`),
   fields: [
     /^admin state is (?<admin>up|down)/,
     new RegExp(String.raw`address(?: is|:)\s+(?<mac>${MAC_DOTTED})`),
-    /^\s+Description: (?<description>.*)$/,
-    /MTU (?<mtu>\d+) bytes, BW (?<bw_kbit>\d+) Kbit/,
+    /^\s+(?:Description:|Port description is) (?<description>.*)$/,
+    /\bMTU (?<mtu>\d+) bytes/,
+    /\bBW (?<bw_kbit>\d+) Kbit/,
     /^\s+(?<duplex>full|half|auto)-duplex, (?<speed>\d+ [KMG]b\/s|auto-speed)/i,
+    /^\s+Operating Speed is (?<speed>\d+ ?[KMG]bps)/,
   ],
   lists: { addr: [new RegExp(String.raw`^\s+Internet Address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
 };
@@ -68,14 +76,20 @@ const SHOW_INTERFACES_JUNOS: ParseSpec = {
 };
 
 /** PAN-OS: a hardware table and a logical table, merged by interface name. */
+const PANOS_IFNAME = String.raw`(?:ethernet\d|ae\d|ha\d|hsci|loopback|tunnel|vlan|mgmt)[\w\/.\-]*`;
+/** speed/duplex/state, and /fec since PAN-OS 10; aggregates print [n/a] for speed and duplex. */
+const PANOS_SDS = String.raw`(?<speed>\w+|\[n\/a\])\/(?<duplex>\w+|\[n\/a\])\/(?<oper>\w+)(?:\([^)]*\))?(?:\/[\w-]+)?(?:\([^)]*\))?`;
 const SHOW_INTERFACE_PANOS: ParseSpec = {
   kind: 'table',
   mergeBy: 'name',
   row: [
-    new RegExp(String.raw`^(?<name>(?:ethernet|ae|loopback|tunnel|vlan)[\d\/.]*)\s+\d+\s+(?<speed>\w+)\/(?<duplex>\w+)\/(?<oper>\w+)(?:\([^)]*\))?\s+(?<mac>${MAC_COLON})\s*$`),
-    new RegExp(String.raw`^(?<name>(?:ethernet|ae|loopback|tunnel|vlan)[\d\/.]*)\s+\d+\s+\d+\s+(?:\S+\s+)?\S+\s+\d+\s+(?:(?<ip>${IPV4}\/\d+)|N\/A)\s*$`),
+    new RegExp(String.raw`^(?<name>${PANOS_IFNAME})\s+\d+\s+${PANOS_SDS}\s+(?<mac>${MAC_COLON})\s*$`),
+    new RegExp(String.raw`^(?<name>${PANOS_IFNAME})\s+\d+\s+\d+\s+(?:\S+\s+)?\S+\s+\d+\s+(?:(?<ip>${IPV4}\/\d+)|N\/A)\s*$`),
   ],
-  candidate: /^(ethernet|ae|loopback|tunnel|vlan)\d/,
+  // A second address of an interface goes on a line of its own under the first.
+  continuation: new RegExp(String.raw`^\s{20,}(?<ip>${IPV4})\/(?<prefix>\d+)\s*$`),
+  candidate: /^(ethernet|ae|ha\d|hsci|loopback|tunnel|vlan|mgmt)|^\s+\d/,
+  ignore: [/^(total configured|aggregation groups)/i],
 };
 
 /** FortiOS: "== [ port1 ]" then one long line of settings. */
@@ -112,10 +126,24 @@ const LLDP_FIELDS = [
   /^System Name: (?<remote_name>.+)$/,
 ];
 
+/**
+ * IOS 15 opens a neighbor with "Local Intf:"; 12.2 switches print no such line, so a neighbor
+ * opens at "Chassis id:" and its local interface comes from the `show lldp neighbors` table.
+ */
 const LLDP_DETAIL_IOS: ParseSpec = {
   kind: 'blocks',
   start: /^Local Intf: (?<local_interface>\S+)/,
+  opens: [/^Chassis id: (?<remote_chassis_id>\S+)/],
   fields: [...LLDP_FIELDS, new RegExp(String.raw`^\s+IP(?:v4)?: (?<remote_address>${IPV4})`)],
+};
+
+/** IOS `show lldp neighbors`: the device id is cut to 20 characters and may touch the local interface. */
+const LLDP_SUMMARY_IOS: LocalInterfaceSource = {
+  command: 'show lldp neighbors',
+  parse: {
+    kind: 'table',
+    row: /^(?<remote_name>\S.{0,19}?)\s*(?<local_interface>(?:Gi|Fa|Te|Tw|Twe|Fo|Hu|Et|Eth|Po|Mg|mgmt)[\w\/.]*\d)\s+\d+\s+(?:[A-Z](?:,[A-Z])*\s+)?(?<remote_interface>\S+)\s*$/,
+  },
 };
 
 const LLDP_DETAIL_NXOS: ParseSpec = {
@@ -137,6 +165,7 @@ const LLDP_DETAIL_XR: ParseSpec = {
 
 const LLDP_DETAIL_EOS: ParseSpec = {
   kind: 'blocks',
+  ignore: [/^(Last table change time|Number of table [\w-]+)\s*:/],
   context: [/^Interface (?<local_interface>\S+) detected \d+ LLDP neighbors:/],
   start: /^\s+Neighbor (?<remote_chassis_id>[^/\s]+)\/(?<remote_interface>\S+), age/,
   fields: [
@@ -151,16 +180,17 @@ const LLDP_JUNOS: ParseSpec = {
   row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s*$`),
 };
 
+/** PAN-OS: an interface heading (and on the firewalls a "Local interface:" line), then its peers. */
 const LLDP_PANOS: ParseSpec = {
   kind: 'blocks',
-  context: [/^(?<local_interface>(?:ethernet|ae)\d+\/\d+(?:\.\d+)?)\s*$/],
-  start: /^\s+Peer\s+\d+:/,
+  context: [/^(?<local_interface>(?:ethernet|ae)\d+\/\d+(?:\.\d+)?)\s*$/, /^\s*Local interface:\s*(?<local_interface>\S+)/i],
+  start: /^\s*Peer\s+\d+(?::| information)/i,
   fields: [
-    /^\s+Chassis ID: (?<remote_chassis_id>\S+)/,
-    /^\s+Port ID: (?<remote_interface>\S+)/,
-    /^\s+System Name: (?<remote_name>.+)$/,
-    /^\s+System Description: (?<remote_platform>.+)$/,
-    new RegExp(String.raw`^\s+Management Address: (?<remote_address>${IPV4})`),
+    /^\s*Chassis ID: (?<remote_chassis_id>\S+)/i,
+    /^\s*Port ID: (?<remote_interface>\S+)/i,
+    /^\s*System Name: (?<remote_name>.+)$/i,
+    /^\s*System Description: (?<remote_platform>.+)$/i,
+    new RegExp(String.raw`^\s*(?:Management Address|IPv4)\s*: (?<remote_address>${IPV4})`, 'i'),
   ],
 };
 
@@ -202,10 +232,26 @@ const ARP_FW: ParseSpec = {
 
 // ---- MAC tables -------------------------------------------------------------------------------
 
-/** IOS and EOS (EOS adds Moves and Last Move columns). */
+/** Port lists: "Gi1/0/1", "Gi3/1,Gi3/2,Router", "Et1, Et2", "CPU". */
+const PORTS = String.raw`[A-Za-z][\w\/.:\-]*(?:,?\s*[A-Za-z][\w\/.:\-]*)*`;
+/**
+ * IOS, IOS-XE and EOS: "vlan mac type ports" (EOS adds Moves and Last Move), the Cat6500 forms
+ * with a primary-entry flag and learn/age or protocols columns, and the Cat2950/3550
+ * "Destination Address / Address Type / VLAN / Destination Port" form. A multicast or static
+ * entry on several ports gives one record per port; more ports wrap onto indented lines.
+ */
 const MAC_IOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^\s*(?<vlan>\d+|All)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+(?<interface>\S+)(?:\s+\d+\s+.*ago)?\s*$`),
+  row: [
+    new RegExp(
+      String.raw`^[*+RGO ]?\s*(?<vlan>\d+|All|---|N\/A)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+` +
+        String.raw`(?:(?:Yes|No|-)\s+(?:\d+|-|n\/a|N\/A)\s+)?(?:(?:ip|ipx|assigned|other)(?:,(?:ip|ipx|assigned|other))*\s+)?` +
+        String.raw`(?<interfaces>${PORTS})(?:\s+\d+\s+.*ago)?\s*$`,
+    ),
+    new RegExp(String.raw`^(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>Self|Dynamic|Static|Secure\w*)\s+(?<vlan>\d+)\s+(?<interfaces>${PORTS})\s*$`),
+  ],
+  continuation: new RegExp(String.raw`^\s{30,}(?<interfaces>${PORTS}),?\s*$`),
+  ignore: [/^\s*(?:Legend|Codes):/i, /^\s*(?:age|n\/a)\s+-\s+/i, /^\s*Total Mac Addresses/i],
 };
 const MAC_NXOS: ParseSpec = {
   kind: 'table',
@@ -218,6 +264,7 @@ const MAC_JUNOS: ParseSpec = {
 const MAC_PANOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<interface>\S+)\s+(?<entry_type>[sci])\s+\d+\s*$`),
+  ignore: [/^(maximum of entries supported|default timeout)\s*:/],
 };
 
 // ---- VLANs ------------------------------------------------------------------------------------
@@ -229,10 +276,15 @@ const VLAN_IOS: ParseSpec = {
   continuation: /^\s{20,}(?<interfaces>[A-Za-z][\w/.\-]*(?:,\s*[A-Za-z][\w/.\-]*)*),?\s*$/,
   candidate: /^\d{1,4}\s/,
 };
+const JUNOS_PORT = String.raw`(?:[a-z]{2,4}-\d+\/\d+\/\d+|ae\d+|irb|vtep)[\w.*]*`;
+/** ELS switches print "instance name tag", older ones "name tag"; members wrap onto indented lines. */
 const VLAN_JUNOS: ParseSpec = {
   kind: 'table',
-  row: /^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>\S.*)?$/,
-  continuation: /^\s{20,}(?<interfaces>[a-z]{2,4}-\d+\/\d+\/\d+\S*(?:,\s*\S+)*)\s*$/,
+  row: [
+    new RegExp(String.raw`^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
+    new RegExp(String.raw`^(?<name>[A-Za-z][\w\-]*)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
+  ],
+  continuation: new RegExp(String.raw`^\s{10,}(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*),?\s*$`),
   candidate: /^\S+\s+\S+\s+\d{1,4}\b/,
 };
 
@@ -241,7 +293,7 @@ const VLAN_JUNOS: ParseSpec = {
 const IOS_LIKE: DiscoveryDialect = {
   interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
   cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
-  lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_IOS },
+  lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_IOS, localInterfaces: LLDP_SUMMARY_IOS },
   arp: { command: 'show ip arp', parse: ARP_IOS },
   mac: { command: 'show mac address-table', parse: MAC_IOS },
   vlans: { command: 'show vlan brief', parse: VLAN_IOS },
