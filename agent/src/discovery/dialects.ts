@@ -7,13 +7,22 @@
 import type { ParseSpec } from './engine';
 import type { LocalInterfaceSource } from './local-interfaces';
 import type { SectionName } from './records';
+import { STRUCTURED_READERS, type StructuredReader } from './structured';
 
 export interface SectionSpec {
   command: string;
   parse: ParseSpec;
   /** Where neighbors whose detail does not name the local interface find it (local-interfaces.ts). */
   localInterfaces?: LocalInterfaceSource;
+  /** The same table as JSON, tried first; a device that refuses it or prints text gets `command`. */
+  structured?: { command: string; read: StructuredReader };
 }
+
+/** A text section that EOS or NX-OS also answers as `<command> | json`. */
+const withJson = (section: SectionName, os: keyof typeof STRUCTURED_READERS, spec: SectionSpec): SectionSpec => ({
+  ...spec,
+  structured: { command: `${spec.command} | json`, read: STRUCTURED_READERS[os][section] },
+});
 
 export type DiscoveryDialect = Record<SectionName, SectionSpec | null>;
 
@@ -305,12 +314,12 @@ const DIALECTS: Record<string, DiscoveryDialect> = {
   generic: IOS_LIKE,
   custom: IOS_LIKE,
   vendor_nxos: {
-    interfaces: { command: 'show interface', parse: SHOW_INTERFACE_NXOS },
-    cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
-    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_NXOS },
-    arp: { command: 'show ip arp', parse: ARP_NXOS },
-    mac: { command: 'show mac address-table', parse: MAC_NXOS },
-    vlans: { command: 'show vlan brief', parse: VLAN_IOS },
+    interfaces: withJson('interfaces', 'nxos', { command: 'show interface', parse: SHOW_INTERFACE_NXOS }),
+    cdp: withJson('cdp', 'nxos', { command: 'show cdp neighbors detail', parse: CDP_DETAIL }),
+    lldp: withJson('lldp', 'nxos', { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_NXOS }),
+    arp: withJson('arp', 'nxos', { command: 'show ip arp', parse: ARP_NXOS }),
+    mac: withJson('mac', 'nxos', { command: 'show mac address-table', parse: MAC_NXOS }),
+    vlans: withJson('vlans', 'nxos', { command: 'show vlan brief', parse: VLAN_IOS }),
   },
   vendor_xr: {
     interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
@@ -321,12 +330,12 @@ const DIALECTS: Record<string, DiscoveryDialect> = {
     vlans: null,
   },
   vendor_eos: {
-    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
+    interfaces: withJson('interfaces', 'eos', { command: 'show interfaces', parse: SHOW_INTERFACES_IOS }),
     cdp: null,
-    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_EOS },
-    arp: { command: 'show ip arp', parse: ARP_EOS },
-    mac: { command: 'show mac address-table', parse: MAC_IOS },
-    vlans: { command: 'show vlan', parse: VLAN_IOS },
+    lldp: withJson('lldp', 'eos', { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_EOS }),
+    arp: withJson('arp', 'eos', { command: 'show ip arp', parse: ARP_EOS }),
+    mac: withJson('mac', 'eos', { command: 'show mac address-table', parse: MAC_IOS }),
+    vlans: withJson('vlans', 'eos', { command: 'show vlan', parse: VLAN_IOS }),
   },
   vendor_junos: {
     interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_JUNOS },

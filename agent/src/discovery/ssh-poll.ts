@@ -7,6 +7,7 @@ import { DriverError } from '../drivers/types';
 import { discoveryDialect, type SectionSpec } from './dialects';
 import { SAMPLE_LINES, type ParseOutcome } from './engine';
 import { fillLocalInterfaces, lacksLocal } from './local-interfaces';
+import { parseJsonOutput } from './structured';
 import { parseWith } from './parse';
 import { emptyRecords, SECTION_RECORDS, type DiscoveryRecords, type NeighborRecord, type SectionName, type SectionResult } from './records';
 
@@ -15,6 +16,23 @@ export interface CliRunner {
 }
 
 const ORDER: SectionName[] = ['interfaces', 'cdp', 'lldp', 'arp', 'vlans', 'mac'];
+
+/**
+ * One section: its structured form when the dialect has one and the device answers it with JSON,
+ * else its text form. A refused `| json` (older releases, commands without JSON) falls back;
+ * a lost session does not.
+ */
+async function readSection(session: CliRunner, name: SectionName, spec: SectionSpec, vlanIds?: ReadonlyMap<string, number>): Promise<{ parsed: ParseOutcome<unknown>; source: string }> {
+  if (spec.structured) {
+    const json = await session.run(spec.structured.command).then(parseJsonOutput, (err: unknown) => {
+      if (err instanceof DriverError && err.kind === 'device') return null;
+      throw err;
+    });
+    if (json !== null) return { parsed: spec.structured.read(json), source: spec.structured.command };
+  }
+  const text = await session.run(spec.command);
+  return { parsed: await completeNeighbors(session, spec, parseWith(name, spec, text, vlanIds)), source: spec.command };
+}
 
 /**
  * Neighbors printed without their local interface get it from the dialect's summary table; any
@@ -70,12 +88,11 @@ export async function pollOverCli(
       continue;
     }
     try {
-      const text = await session.run(spec.command);
       const vlanIds = name === 'mac' ? new Map(records.vlans.map((v) => [v.name, v.vlan_id])) : undefined;
-      const parsed = await completeNeighbors(session, spec, parseWith(name, spec, text, vlanIds));
+      const { parsed, source } = await readSection(session, name, spec, vlanIds);
       (records[SECTION_RECORDS[name]] as unknown[]).push(...parsed.records);
-      sections.push(parsedSection(name, spec.command, parsed, mask));
-      opts.log?.(`${name}: ${parsed.records.length} record(s) from '${spec.command}'${parsed.skipped ? `, ${parsed.skipped} line(s) not understood` : ''}`);
+      sections.push(parsedSection(name, source, parsed, mask));
+      opts.log?.(`${name}: ${parsed.records.length} record(s) from '${source}'${parsed.skipped ? `, ${parsed.skipped} line(s) not understood` : ''}`);
     } catch (err) {
       const message = mask((err as Error).message ?? String(err));
       sections.push({ name, status: 'failed', source: spec.command, records: 0, error: message, skipped_lines: 0 });
