@@ -8,7 +8,8 @@ import { DriverError } from '../../agent/src/drivers/types';
 
 /**
  * The corpus of real-layout captures: test/fixtures/discovery/<dialect>/<command>/<name>.txt is
- * what a device printed for that command and <name>.json the records an engineer reads off it,
+ * what a device printed for that command (text, or JSON for a `| json` folder) and <name>.json the
+ * records an engineer reads off it,
  * with the section status the poll must report (ok unless stated) and the captures of any other
  * command the poll runs for it (`also`). Each capture goes through a whole CLI poll, so what is
  * checked is what would be stored, partial status included.
@@ -24,14 +25,16 @@ interface Case {
   also?: Record<string, string>;
 }
 
-function sectionOf(dialect: string, folder: string): SectionName {
-  const found = Object.entries(discoveryDialect(dialect)).find(([, spec]) => spec && slug(spec.command) === folder);
-  if (!found) throw new Error(`${dialect}/${folder}: no section of ${dialect} runs this command`);
-  return found[0] as SectionName;
+/** The section whose text or structured (`| json`) command the folder is named after, and that command. */
+function sectionOf(dialect: string, folder: string): { section: SectionName; command: string } {
+  for (const [section, spec] of Object.entries(discoveryDialect(dialect))) {
+    const command = [spec?.command, spec?.structured?.command].find((c) => c !== undefined && slug(c) === folder);
+    if (command) return { section: section as SectionName, command };
+  }
+  throw new Error(`${dialect}/${folder}: no section of ${dialect} runs this command`);
 }
 
-async function pollCapture(dialect: string, section: SectionName, dir: string, name: string, c: Case) {
-  const command = discoveryDialect(dialect)[section]!.command;
+async function pollCapture(dialect: string, { section, command }: ReturnType<typeof sectionOf>, dir: string, name: string, c: Case) {
   const outputs: Record<string, string> = { [command]: readFileSync(join(dir, `${name}.txt`), 'utf8') };
   for (const [cmd, file] of Object.entries(c.also ?? {})) outputs[cmd] = readFileSync(join(dir, file), 'utf8');
   const run = async (cmd: string) => {
@@ -69,8 +72,9 @@ describe('discovery corpus', () => {
         const name = file.replace(/\.json$/, '');
         const c = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Case;
         it(`${dialect} ${folder} ${name}: ${c.about}`, async () => {
-          const section = sectionOf(dialect, folder);
-          const { result, records } = await pollCapture(dialect, section, dir, name, c);
+          const found = sectionOf(dialect, folder);
+          const { result, records } = await pollCapture(dialect, found, dir, name, c);
+          expect(result.source).toBe(found.command);
           expect(records).toEqual(c.records);
           expect(result.status).toBe(c.status ?? 'ok');
           expect(result.skipped_lines).toBe(c.skipped_lines ?? 0);
