@@ -184,9 +184,10 @@ const LLDP_DETAIL_EOS: ParseSpec = {
   ],
 };
 
+/** Port info is the neighbor's port description when it sends one, spaces and all; the system name is the last word. */
 const LLDP_JUNOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s*$`),
+  row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`),
 };
 
 /** PAN-OS: an interface heading (and on the firewalls a "Local interface:" line), then its peers. */
@@ -221,6 +222,8 @@ const ARP_NXOS: ParseSpec = {
 const ARP_XR: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED})\s+\w+\s+ARPA\s+(?<interface>\S+)\s*$`),
+  // The table is headed by its line card: "0/0/CPU0".
+  ignore: [/^\d+\/\w+\/CPU\d+$/],
 };
 const ARP_EOS: ParseSpec = {
   kind: 'table',
@@ -233,6 +236,7 @@ const ARP_JUNOS: ParseSpec = {
 const ARP_PANOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<interface>\S+)\s+(?<ip_address>${IPV4})\s+(?<mac_address>${MAC_COLON}|\(incomplete\))\s+\S+\s+[scei]\s+\d+\s*$`),
+  ignore: [/^(maximum of entries supported|default timeout)\s*:/],
 };
 const ARP_FW: ParseSpec = {
   kind: 'table',
@@ -266,9 +270,14 @@ const MAC_NXOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S.*?)\s*$`),
 };
+/** ELS: "vlan mac flags age interface NH RTR"; before ELS: "VLAN MAC Type Age Interfaces" with Learn/Static types. */
 const MAC_JUNOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`),
+  row: [
+    new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`),
+    new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>Learn|Static|Persistent)\s+(?:[\d:]+|-)\s+(?<interface>\S+)\s*$`),
+  ],
+  ignore: [/^Ethernet[- ]switching table\s*:/i],
 };
 const MAC_PANOS: ParseSpec = {
   kind: 'table',
