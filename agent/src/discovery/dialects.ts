@@ -218,6 +218,8 @@ const ARP_IOS: ParseSpec = {
 const ARP_NXOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED}|INCOMPLETE)\s+(?<interface>\S+)(?:\s+\S+)?\s*$`),
+  // The flags legend ("CP - Added via L2RIB, …").
+  ignore: [/^\s*(?:Flags:\s*)?[\w*+#]{1,2} - /],
 };
 const ARP_XR: ParseSpec = {
   kind: 'table',
