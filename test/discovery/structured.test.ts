@@ -8,11 +8,12 @@ import { SIM_DISCOVERY_COMMANDS, simModel } from '../sim/ssh/discovery-data';
 import { SIM_JSON_COMMANDS } from '../sim/ssh/discovery-json';
 
 /**
- * EOS and NX-OS: the poll reads each section from `<command> | json` when the device answers
+ * EOS, NX-OS and Junos: the poll reads each section from `<command> | json` (Junos
+ * `| display json`) when the device answers
  * with JSON, and from the text command when it refuses `| json` (an older release) or prints
  * text; both paths give the same records from the same simulated device.
  */
-const STRUCTURED = ['vendor_eos', 'vendor_nxos'];
+const STRUCTURED = ['vendor_eos', 'vendor_nxos', 'vendor_junos'];
 
 function simSession(dialect: string, hostname: string, withJson: boolean): CliRunner & { ran: string[] } {
   const commands = { ...SIM_DISCOVERY_COMMANDS[dialect], ...(withJson ? SIM_JSON_COMMANDS[dialect] : {}) };
@@ -23,7 +24,7 @@ function simSession(dialect: string, hostname: string, withJson: boolean): CliRu
     run: async (command: string) => {
       ran.push(command);
       const m = matchCommand(command, Object.keys(commands));
-      if (!m || m === 'ambiguous' || (!withJson && command.endsWith('| json'))) throw new DriverError('device', `the device rejected '${command}': % Invalid input`);
+      if (!m || m === 'ambiguous' || (!withJson && command.endsWith(' json'))) throw new DriverError('device', `the device rejected '${command}': % Invalid input`);
       return commands[m.key](model);
     },
   };
@@ -38,11 +39,11 @@ describe('structured output first, text as the fallback', () => {
       const session = simSession(dialect, 'sim-7', true);
       const { sections } = await pollOverCli(session, dialect);
       for (const s of sections.filter((x) => x.status !== 'unsupported')) {
-        expect(s.source, s.name).toBe(`${discoveryDialect(dialect)[s.name]!.command} | json`);
+        expect(s.source, s.name).toBe(discoveryDialect(dialect)[s.name]!.structured!.command);
         expect(s.status, s.name).toBe('ok');
         expect(s.records, s.name).toBeGreaterThan(0);
       }
-      expect(session.ran.every((c) => c.endsWith('| json'))).toBe(true);
+      expect(session.ran.every((c) => c.endsWith(' json'))).toBe(true);
     });
 
     it(`${dialect}: a device refusing | json is read from text, section by section, to the same records`, async () => {
@@ -72,7 +73,7 @@ describe('structured output first, text as the fallback', () => {
   it('a dialect without structured forms never asks for them', async () => {
     const session = simSession('vendor_ios', 'sim-7', true);
     await pollOverCli(session, 'vendor_ios');
-    expect(session.ran.some((c) => c.includes('| json'))).toBe(false);
+    expect(session.ran.some((c) => c.endsWith(' json'))).toBe(false);
     expect(SECTIONS.filter((s) => discoveryDialect('vendor_ios')[s]?.structured)).toEqual([]);
   });
 });

@@ -18,10 +18,10 @@ export interface SectionSpec {
   structured?: { command: string; read: StructuredReader };
 }
 
-/** A text section that EOS or NX-OS also answers as `<command> | json`. */
+/** A text section that EOS and NX-OS also answer as `<command> | json`, Junos as `<command> | display json`. */
 const withJson = (section: SectionName, os: keyof typeof STRUCTURED_READERS, spec: SectionSpec): SectionSpec => ({
   ...spec,
-  structured: { command: `${spec.command} | json`, read: STRUCTURED_READERS[os][section] },
+  structured: { command: `${spec.command} | ${os === 'junos' ? 'display json' : 'json'}`, read: STRUCTURED_READERS[os][section] },
 });
 
 export type DiscoveryDialect = Record<SectionName, SectionSpec | null>;
@@ -349,12 +349,12 @@ const DIALECTS: Record<string, DiscoveryDialect> = {
     vlans: withJson('vlans', 'eos', { command: 'show vlan', parse: VLAN_IOS }),
   },
   vendor_junos: {
-    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_JUNOS },
+    interfaces: withJson('interfaces', 'junos', { command: 'show interfaces', parse: SHOW_INTERFACES_JUNOS }),
     cdp: null,
-    lldp: { command: 'show lldp neighbors', parse: LLDP_JUNOS },
-    arp: { command: 'show arp no-resolve', parse: ARP_JUNOS },
-    mac: { command: 'show ethernet-switching table', parse: MAC_JUNOS },
-    vlans: { command: 'show vlans', parse: VLAN_JUNOS },
+    lldp: withJson('lldp', 'junos', { command: 'show lldp neighbors', parse: LLDP_JUNOS }),
+    arp: withJson('arp', 'junos', { command: 'show arp no-resolve', parse: ARP_JUNOS }),
+    mac: withJson('mac', 'junos', { command: 'show ethernet-switching table', parse: MAC_JUNOS }),
+    vlans: withJson('vlans', 'junos', { command: 'show vlans', parse: VLAN_JUNOS }),
   },
   vendor_panos: {
     interfaces: { command: 'show interface all', parse: SHOW_INTERFACE_PANOS },

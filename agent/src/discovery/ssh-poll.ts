@@ -28,7 +28,7 @@ async function readSection(session: CliRunner, name: SectionName, spec: SectionS
       if (err instanceof DriverError && err.kind === 'device') return null;
       throw err;
     });
-    if (json !== null) return { parsed: spec.structured.read(json), source: spec.structured.command };
+    if (json !== null) return { parsed: spec.structured.read(json, vlanIds), source: spec.structured.command };
   }
   const text = await session.run(spec.command);
   return { parsed: await completeNeighbors(session, spec, parseWith(name, spec, text, vlanIds)), source: spec.command };

@@ -1,6 +1,7 @@
 /**
- * Structured show output: EOS and NX-OS answer `<show command> | json` with the same table as
- * JSON, which reads without guessing at column layouts. Each reader maps one command's JSON to
+ * Structured show output: EOS and NX-OS answer `<show command> | json`, Junos
+ * `<show command> | display json`, with the same table as JSON, which reads without guessing at
+ * column layouts. Each reader maps one command's JSON to
  * records; an entry it cannot make a record of counts as skipped, so a structured section is
  * partial exactly when a text one would be. ssh-poll.ts prefers these and falls back to text.
  */
@@ -10,7 +11,8 @@ import type { ArpRecord, InterfaceRecord, MacRecord, NeighborRecord, VlanRecord 
 
 type Json = unknown;
 type Obj = Record<string, Json>;
-export type StructuredReader = (json: Json) => ParseOutcome<unknown>;
+/** `vlanIds` resolves VLAN names (the Junos switching table names its VLANs) to ids. */
+export type StructuredReader = (json: Json, vlanIds?: ReadonlyMap<string, number>) => ParseOutcome<unknown>;
 
 const isObj = (v: Json): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: Json): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : typeof v === 'number' ? String(v) : null);
@@ -202,7 +204,82 @@ const NXOS: Record<string, StructuredReader> = {
     }),
 };
 
-export const STRUCTURED_READERS: Record<'eos' | 'nxos', Record<string, StructuredReader>> = { eos: EOS, nxos: NXOS };
+// ---- Junos ------------------------------------------------------------------------------------
+
+/** Junos JSON wraps every element in an array of objects and every leaf in [{"data": …}]. */
+const jl = (o: Json, key: string): Obj[] => (isObj(o) && Array.isArray(o[key]) ? (o[key] as Json[]).filter(isObj) : []);
+const jv = (o: Json, key: string): string | null => str(jl(o, key)[0]?.data);
+const jpath = (o: Json, ...keys: string[]): Obj[] => keys.reduce<Obj[]>((cur, k) => cur.flatMap((c) => jl(c, k)), isObj(o) ? [o] : []);
+
+function junosInterface(p: Obj): InterfaceRecord | null {
+  const name = jv(p, 'name');
+  if (!name) return null;
+  const addresses = jl(p, 'logical-interface')
+    .flatMap((l) => jl(l, 'address-family'))
+    .filter((f) => /^inet6?$/.test(jv(f, 'address-family-name') ?? ''))
+    .flatMap((f) => jl(f, 'interface-address'))
+    .map((a) => {
+      const local = jv(a, 'ifa-local');
+      const prefix = jv(a, 'ifa-destination')?.split('/')[1];
+      return local ? cidr(local, prefix ?? (local.includes(':') ? null : 32)) : null;
+    })
+    .filter((a): a is string => a !== null);
+  const mtu = num(jv(p, 'mtu'));
+  return {
+    name,
+    description: jv(p, 'description') ?? '',
+    admin_status: normalizeStatus(jv(p, 'admin-status')),
+    oper_status: normalizeStatus(jv(p, 'oper-status')),
+    speed_mbps: parseSpeed(jv(p, 'speed')),
+    duplex: parseDuplex(jv(p, 'link-mode') ?? jv(p, 'duplex')),
+    mtu,
+    mac_address: normalizeMac(jv(p, 'current-physical-address')),
+    addresses: [...new Set(addresses)],
+  };
+}
+
+const JUNOS: Record<string, StructuredReader> = {
+  interfaces: (j) => readAll(jpath(j, 'interface-information', 'physical-interface'), (p) => junosInterface(p as Obj)),
+  lldp: (j) =>
+    readAll(jpath(j, 'lldp-neighbors-information', 'lldp-neighbor-information'), (n) => {
+      const chassis = jv(n, 'lldp-remote-chassis-id');
+      return neighbor({
+        protocol: 'lldp',
+        local_interface: jv(n, 'lldp-local-port-id') ?? jv(n, 'lldp-local-interface') ?? '',
+        remote_name: jv(n, 'lldp-remote-system-name'),
+        remote_interface: jv(n, 'lldp-remote-port-id') ?? jv(n, 'lldp-remote-port-description'),
+        remote_address: null,
+        remote_platform: null,
+        remote_chassis_id: normalizeMac(chassis) ?? chassis,
+      });
+    }),
+  arp: (j) =>
+    readAll(jpath(j, 'arp-table-information', 'arp-table-entry'), (a): ArpRecord | null => {
+      const ip = jv(a, 'ip-address');
+      return ip ? { ip_address: ip, mac_address: normalizeMac(jv(a, 'mac-address')), interface: jv(a, 'interface-name'), age_seconds: null } : null;
+    }),
+  mac: (j, vlanIds = new Map()) =>
+    readAll(jpath(j, 'l2ng-l2ald-rtb-macdb', 'l2ng-l2ald-mac-entry-vlan', 'l2ng-mac-entry'), (e): MacRecord | null => {
+      const mac = normalizeMac(jv(e, 'l2ng-l2-mac-address'));
+      if (!mac) return null;
+      const flags = jv(e, 'l2ng-l2-mac-flags') ?? '';
+      return {
+        mac_address: mac,
+        vlan: vlanIds.get(jv(e, 'l2ng-l2-mac-vlan-name') ?? '') ?? null,
+        interface: jv(e, 'l2ng-l2-mac-logical-interface'),
+        entry_type: /\bD\b|^D/.test(flags) ? 'dynamic' : /\bS\b|^S/.test(flags) ? 'static' : 'other',
+      };
+    }),
+  vlans: (j) =>
+    readAll(jpath(j, 'l2ng-l2ald-vlan-instance-information', 'l2ng-l2ald-vlan-instance-group'), (g): VlanRecord | null => {
+      const id = num(jv(g, 'l2ng-l2rtb-vlan-tag'));
+      if (id === null) return null;
+      const members = jl(g, 'l2ng-l2rtb-vlan-member').map((m) => jv(m, 'l2ng-l2rtb-vlan-member-interface')).filter((m): m is string => !!m);
+      return { vlan_id: id, name: jv(g, 'l2ng-l2rtb-vlan-name') ?? '', status: 'active', interfaces: splitInterfaces(members.join(' ')) };
+    }),
+};
+
+export const STRUCTURED_READERS: Record<'eos' | 'nxos' | 'junos', Record<string, StructuredReader>> = { eos: EOS, nxos: NXOS, junos: JUNOS };
 
 /** Reads `| json` output: the JSON document, or null when the text is not one (an older release printed text). */
 export function parseJsonOutput(text: string): Json | null {

@@ -1,5 +1,5 @@
 /**
- * The `| json` forms of the EOS and NX-OS discovery commands, rendered from the same model as the
+ * The `| json` forms of the EOS and NX-OS discovery commands (Junos: `| display json`), rendered from the same model as the
  * text forms (discovery-data.ts) in the shapes those systems print. A device whose hostname is in
  * SIM_TEXT_ONLY answers them as an older release does, with an invalid-input error, so the
  * agent's fallback to text is exercised against the simulator too.
@@ -119,13 +119,94 @@ const NXOS: Record<string, Render> = {
     }),
 };
 
-/** The structured discovery commands of the dialects that have them. */
-export const SIM_JSON_COMMANDS: Record<string, Record<string, Render>> = { vendor_eos: EOS, vendor_nxos: NXOS };
+/** Junos `| display json`: every element an array of objects, every leaf [{"data": …}]. */
+const d = (v: string | number) => [{ data: String(v) }];
+const unit = (name: string) => (name.includes('.') ? name : `${name}.0`);
 
-const REFUSED = "% Invalid input detected at '^' marker.\n";
+const JUNOS: Record<string, Render> = {
+  'show interfaces | display json': (m) =>
+    json({
+      'interface-information': [
+        {
+          'physical-interface': allInterfaces(m).map((i) => {
+            const [ip, plen] = (i.address ?? '/').split('/');
+            return {
+              name: d(i.name),
+              'admin-status': [{ data: i.admin ? 'up' : 'down', attributes: { 'junos:format': i.admin ? 'Enabled' : 'Disabled' } }],
+              'oper-status': d(i.admin && i.oper ? 'up' : 'down'),
+              ...(i.description ? { description: d(i.description) } : {}),
+              mtu: d(1514),
+              speed: d(i.speed ? `${i.speed}mbps` : 'Unlimited'),
+              'link-mode': d('Full-duplex'),
+              ...(i.mac ? { 'current-physical-address': d(i.mac) } : {}),
+              ...(i.address
+                ? { 'logical-interface': [{ name: d(unit(i.name)), 'address-family': [{ 'address-family-name': d('inet'), 'interface-address': [{ 'ifa-local': d(ip), ...(plen === '32' ? {} : { 'ifa-destination': d(`${ip}/${plen}`) }) }] }] }] }
+                : {}),
+            };
+          }),
+        },
+      ],
+    }),
+  'show lldp neighbors | display json': (m) =>
+    json({
+      'lldp-neighbors-information': [
+        {
+          'lldp-neighbor-information': m.neighbors.map((nb) => ({
+            'lldp-local-port-id': d(nb.port.name),
+            'lldp-local-parent-interface-name': d('-'),
+            'lldp-remote-chassis-id-subtype': d('Mac address'),
+            'lldp-remote-chassis-id': d(nb.remoteChassis),
+            'lldp-remote-port-id-subtype': d('Interface name'),
+            'lldp-remote-port-id': d(nb.remotePort),
+            'lldp-remote-system-name': d(nb.remoteName),
+          })),
+        },
+      ],
+    }),
+  'show arp no-resolve | display json': (m) =>
+    json({ 'arp-table-information': [{ 'arp-table-entry': m.arp.map((a) => ({ 'mac-address': d(a.mac), 'ip-address': d(a.ip), 'interface-name': d(unit(a.iface)) })), 'arp-entry-count': d(m.arp.length) }] }),
+  'show ethernet-switching table | display json': (m) =>
+    json({
+      'l2ng-l2ald-rtb-macdb': [
+        {
+          'l2ng-l2ald-mac-entry-vlan': [
+            {
+              'l2ng-l2-mac-routing-instance': d('default-switch'),
+              'l2ng-mac-entry': m.macs.map((e) => ({
+                'l2ng-l2-mac-vlan-name': d(m.vlans.find((v) => v.id === e.vlan)?.name ?? String(e.vlan)),
+                'l2ng-l2-mac-address': d(e.mac),
+                'l2ng-l2-mac-flags': d(e.type === 'static' ? 'S' : 'D'),
+                'l2ng-l2-mac-age': d('-'),
+                'l2ng-l2-mac-logical-interface': d(unit(fullName(m, e.port))),
+              })),
+            },
+          ],
+        },
+      ],
+    }),
+  'show vlans | display json': (m) =>
+    json({
+      'l2ng-l2ald-vlan-instance-information': [
+        {
+          'l2ng-l2ald-vlan-instance-group': m.vlans.map((v) => ({
+            'l2ng-l2rtb-name': d('default-switch'),
+            'l2ng-l2rtb-vlan-name': d(v.name),
+            'l2ng-l2rtb-vlan-tag': d(v.id),
+            'l2ng-l2rtb-vlan-member': v.ports.map((p) => ({ 'l2ng-l2rtb-vlan-member-interface': d(`${unit(fullName(m, p))}*`) })),
+          })),
+        },
+      ],
+    }),
+};
+
+/** The structured discovery commands of the dialects that have them. */
+export const SIM_JSON_COMMANDS: Record<string, Record<string, Render>> = { vendor_eos: EOS, vendor_nxos: NXOS, vendor_junos: JUNOS };
+
+const REFUSED: Record<string, string> = { vendor_junos: 'syntax error.\n' };
+const REFUSED_DEFAULT = "% Invalid input detected at '^' marker.\n";
 
 for (const [deviceType, commands] of Object.entries(SIM_JSON_COMMANDS)) {
   for (const [command, render] of Object.entries(commands)) {
-    registerSshCommand(deviceType, command, (ctx) => (SIM_TEXT_ONLY.has(ctx.hostname) ? REFUSED : render(simModel(ctx.hostname, ctx.deviceType))));
+    registerSshCommand(deviceType, command, (ctx) => (SIM_TEXT_ONLY.has(ctx.hostname) ? (REFUSED[deviceType] ?? REFUSED_DEFAULT) : render(simModel(ctx.hostname, ctx.deviceType))));
   }
 }
