@@ -20,6 +20,8 @@ let env: DiscoveryEnv;
 let odd: SimSshDevice;
 let eosJson: SimSshDevice;
 let eosText: SimSshDevice;
+let junos: SimSshDevice;
+let junosText: SimSshDevice;
 
 beforeAll(async () => {
   // A 'custom' device (IOS-like commands) whose MAC table is in a layout no parser knows and whose
@@ -33,11 +35,14 @@ beforeAll(async () => {
   odd = await startSshDevice({ dialect: 'custom', hostname: 'odd-1' });
   eosJson = await startSshDevice({ dialect: 'vendor_eos', hostname: 'eos-json-1' });
   eosText = await startSshDevice({ dialect: 'vendor_eos', hostname: 'eos-text-1' });
+  junos = await startSshDevice({ dialect: 'vendor_junos', hostname: 'junos-json-1' });
+  junosText = await startSshDevice({ dialect: 'vendor_junos', hostname: 'junos-text-1' });
   SIM_TEXT_ONLY.add('eos-text-1');
+  SIM_TEXT_ONLY.add('junos-text-1');
 });
 afterAll(async () => {
   await env?.close();
-  await Promise.all([odd?.close(), eosJson?.close(), eosText?.close()]);
+  await Promise.all([odd?.close(), eosJson?.close(), eosText?.close(), junos?.close(), junosText?.close()]);
   SIM_TEXT_ONLY.clear();
 });
 
@@ -78,5 +83,18 @@ describe('EOS over a real SSH session', () => {
     expect(text.status).toBe('succeeded');
     expect(text.sections.filter((s: any) => s.status !== 'unsupported').map((s: any) => s.source)).toEqual(['show interfaces', 'show lldp neighbors detail', 'show ip arp', 'show mac address-table', 'show vlan']);
     expect(text.sections.every((s: any) => s.status === 'ok' || s.status === 'unsupported')).toBe(true);
+  });
+});
+
+describe('Junos over a real SSH session', () => {
+  const commands = ['show interfaces', 'show lldp neighbors', 'show arp no-resolve', 'show vlans', 'show ethernet-switching table'];
+  it('reads every section from | display json, and from text when the release refuses it', async () => {
+    const structured = await pollNow(env.u, (await simInventoryDevice(env.u, junos)).id);
+    const text = await pollNow(env.u, (await simInventoryDevice(env.u, junosText)).id);
+    for (const poll of [structured, text]) expect(poll.status).toBe('succeeded');
+    const sources = (poll: any) => poll.sections.filter((s: any) => s.status !== 'unsupported').map((s: any) => s.source).sort();
+    expect(sources(structured)).toEqual(commands.map((c) => `${c} | display json`).sort());
+    expect(sources(text)).toEqual([...commands].sort());
+    expect(structured.counts.mac).toBeGreaterThan(0);
   });
 });
