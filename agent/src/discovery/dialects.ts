@@ -43,7 +43,8 @@ const SHOW_INTERFACES_IOS: ParseSpec = {
     // "MTU 1500 bytes, BW …", EOS "IP MTU 1500 bytes (default), BW …" and lines without BW.
     /\bMTU (?<mtu>\d+) bytes/,
     /\bBW (?<bw_kbit>\d+) kbit/i,
-    /^\s+(?<duplex>Full|Half|Auto)[- ]duplex, (?<speed>\d+(?:\.\d+)? ?[KMG]b\/s|Auto-speed|auto)/i,
+    // "Full-duplex, 1000Mb/s", IOS-XE 17 on virtual NICs "Full Duplex, 1000Mbps".
+    /^\s+(?<duplex>Full|Half|Auto)[- ]duplex, (?<speed>\d+(?:\.\d+)? ?[KMG]b(?:\/s|ps)|Auto-speed|auto)/i,
   ],
   lists: { addr: [new RegExp(String.raw`^\s+(?:Internet|Secondary) address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
 };
