@@ -12,6 +12,12 @@
  * admin, oper, speed, bw_kbit, mask, prefix, ip, age_min …). Output is cleaned first of pager
  * residue, ANSI sequences, backspaces and carriage returns, so text captured with a pager still
  * on, or cut short, parses to the rows that are whole.
+ *
+ * Nothing is dropped silently: a line that is neither a record, part of a record's block, nor
+ * furniture (blank, rules, headers without digits, totals, the spec's `ignore` list) counts as
+ * unparsed and the first few are kept (`skipped`, `samples`); the poll reports such a section as
+ * partial. Table output that gives no record at all counts all its non-furniture lines, so an
+ * unknown layout never passes for an empty table.
  */
 import {
   cidr,
