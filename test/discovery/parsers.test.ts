@@ -81,7 +81,7 @@ describe('records read from captured output', () => {
 
   it('LLDP: a neighbor without a system name falls back to its chassis id; "null" and "not advertised" are null', () => {
     const ios = parse('vendor_ios', 'lldp.txt').records;
-    expect(ios[0]).toEqual({ protocol: 'lldp', local_interface: 'Gi1/0/1', remote_name: 'core-sw1.corp.example.com', remote_interface: 'Te1/1/1', remote_address: '10.0.0.1', remote_platform: null, remote_chassis_id: '00:a7:42:01:8c:00' });
+    expect(ios[0]).toEqual({ protocol: 'lldp', local_interface: 'Gi1/0/1', remote_name: 'core-sw1.corp.example.com', remote_interface: 'Te1/1/1', remote_address: '10.0.0.1', remote_platform: 'Cisco IOS Software [Fuji], Catalyst L3 Switch Software (CAT3K_CAA-UNIVERSALK9-M), Version 16.9.5', remote_chassis_id: '00:a7:42:01:8c:00' });
     expect(ios[1]).toMatchObject({ local_interface: 'Gi1/0/5', remote_name: '3c08.f6aa.0011', remote_address: null });
     expect(parse('vendor_nxos', 'lldp.txt').records[1]).toMatchObject({ local_interface: 'Eth1/5', remote_name: 'b4a9.fc11.2233', remote_platform: null });
     const eos = parse('vendor_eos', 'lldp.txt').records;

@@ -145,6 +145,8 @@ const LLDP_DETAIL_IOS: ParseSpec = {
   start: /^Local Intf: (?<local_interface>\S+)/,
   opens: [/^Chassis id: (?<remote_chassis_id>\S+)/],
   fields: [...LLDP_FIELDS, new RegExp(String.raw`^\s+IP(?:v4)?: (?<remote_address>${IPV4})`)],
+  // The description starts on the line after its heading; its first line names the platform.
+  following: [{ after: /^System Description:\s*$/, group: 'remote_platform' }],
 };
 
 /** IOS `show lldp neighbors`: the device id is cut to 20 characters and may touch the local interface. */

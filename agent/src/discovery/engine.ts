@@ -64,6 +64,8 @@ export interface BlockSpec {
   fields?: RegExp[];
   /** Every match, per list name (addresses). */
   lists?: Record<string, RegExp[]>;
+  /** A heading whose value is the next non-blank line (IOS "System Description:" then the text). */
+  following?: { after: RegExp; group: string }[];
 }
 
 export type ParseSpec = TableSpec | BlockSpec;
@@ -190,8 +192,15 @@ function parseBlocks(lines: string[], spec: BlockSpec): ParseOutcome<RawRecord> 
   const unparsed = new Unparsed();
   let context: Groups = {};
   let current: RawRecord | null = null;
+  let pending: string | null = null;
   for (const line of lines) {
     const start = groupsOf(spec.start.exec(line)) ?? reopens(spec, line, current);
+    if (start) pending = null;
+    if (pending && current && line.trim() !== '') {
+      fill(current.groups, { [pending]: line.trim() });
+      pending = null;
+      continue;
+    }
     if (start) {
       current = { groups: { ...context }, lists: {} };
       for (const [k, v] of Object.entries(start)) if (v !== undefined) current.groups[k] = v;
@@ -220,6 +229,7 @@ function parseBlocks(lines: string[], spec: BlockSpec): ParseOutcome<RawRecord> 
       const g = firstMatch(res, line);
       if (g) (current.lists[list] ??= []).push(g);
     }
+    pending = spec.following?.find((f) => f.after.test(line))?.group ?? null;
   }
   return { records, skipped: unparsed.skipped, samples: unparsed.samples };
 }
