@@ -12,13 +12,15 @@ import { SIM_DISCOVERY_COMMANDS, simModel } from '../sim/ssh/discovery-data';
 import { matchCommand } from '../sim/ssh/cli';
 
 /**
- * The per-dialect parsers on captured-style output (test/discovery/fixtures/<dialect>/<section>.txt):
+ * The per-dialect parsers on captured-style output (test/fixtures/discovery/<dialect>/<command>/<section>.txt):
  * normal tables, empty tables (<section>-empty.txt), pager residue left in the text (the IOS
  * MAC table, XE, NX-OS, Junos and EOS captures carry it) and output cut short.
  */
-const FIXTURES = join(import.meta.dirname, 'fixtures');
-const read = (dialect: string, file: string) => readFileSync(join(FIXTURES, dialect, file), 'utf8');
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'discovery');
 const sectionOf = (file: string) => file.replace(/(-[a-z]+)?\.txt$/, '') as SectionName;
+/** The corpus folder of the command a section runs (test/fixtures/discovery/<dialect>/<command>/). */
+const folderOf = (dialect: string, file: string) => discoveryDialect(dialect)[sectionOf(file)]!.command.replace(/[^A-Za-z0-9]+/g, '-').toLowerCase();
+const read = (dialect: string, file: string) => readFileSync(join(FIXTURES, dialect, folderOf(dialect, file), file), 'utf8');
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const parse = (dialect: string, file: string, vlanIds?: Map<string, number>): { records: any[]; skipped: number } => parseSection(dialect, sectionOf(file), read(dialect, file), vlanIds);
 
@@ -39,7 +41,7 @@ const COUNTS: Record<string, Record<string, number>> = {
 describe('fixtures', () => {
   it('cover every dialect, and every supported section of the distinct formats', () => {
     expect(readdirSync(FIXTURES).sort()).toEqual([...DISCOVERY_DIALECT_TYPES].sort());
-    for (const dialect of Object.keys(COUNTS)) expect(readdirSync(join(FIXTURES, dialect)).sort()).toEqual(Object.keys(COUNTS[dialect]).sort());
+    for (const dialect of Object.keys(COUNTS)) for (const file of Object.keys(COUNTS[dialect])) expect(read(dialect, file).length, `${dialect}/${file}`).toBeGreaterThan(0);
     for (const dialect of DISCOVERY_DIALECT_TYPES.filter((d) => d.startsWith('vendor_'))) {
       const supported = Object.entries(discoveryDialect(dialect)).filter(([, spec]) => spec).map(([s]) => s);
       const covered = new Set(Object.keys(COUNTS[dialect]).map(sectionOf));
@@ -79,7 +81,7 @@ describe('records read from captured output', () => {
 
   it('LLDP: a neighbor without a system name falls back to its chassis id; "null" and "not advertised" are null', () => {
     const ios = parse('vendor_ios', 'lldp.txt').records;
-    expect(ios[0]).toEqual({ protocol: 'lldp', local_interface: 'Gi1/0/1', remote_name: 'core-sw1.corp.example.com', remote_interface: 'Te1/1/1', remote_address: '10.0.0.1', remote_platform: null, remote_chassis_id: '00:a7:42:01:8c:00' });
+    expect(ios[0]).toEqual({ protocol: 'lldp', local_interface: 'Gi1/0/1', remote_name: 'core-sw1.corp.example.com', remote_interface: 'Te1/1/1', remote_address: '10.0.0.1', remote_platform: 'Cisco IOS Software [Fuji], Catalyst L3 Switch Software (CAT3K_CAA-UNIVERSALK9-M), Version 16.9.5', remote_chassis_id: '00:a7:42:01:8c:00' });
     expect(ios[1]).toMatchObject({ local_interface: 'Gi1/0/5', remote_name: '3c08.f6aa.0011', remote_address: null });
     expect(parse('vendor_nxos', 'lldp.txt').records[1]).toMatchObject({ local_interface: 'Eth1/5', remote_name: 'b4a9.fc11.2233', remote_platform: null });
     const eos = parse('vendor_eos', 'lldp.txt').records;

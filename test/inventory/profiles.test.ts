@@ -153,7 +153,7 @@ describe('connection profiles', () => {
     expect(targets).toEqual([{
       device_id: d.id, name: d.name, host: 'sw1.example.net', device_type: 'vendor_junos', platform: 'junos', protocol: 'ssh',
       site_id: null, profile_id: profile.id, ports: { ssh: 22, netconf: 2830, gnmi: 9339 }, gnmi_tls: false, gnmi_skip_verify: false,
-      automation_transport: 'netconf', ssh_host_key: null, gnmi_cert_sha256: null,
+      automation_transport: 'netconf', ca_certificate: null, ssh_host_key: null, gnmi_cert_sha256: null,
       credentials: { username: 'robot', ...SECRETS },
     }]);
     expect(await c.services.inventory!.loadDeviceTargets(a.orgId, [d.id])).toHaveLength(1);

@@ -5,12 +5,24 @@
  * no VLAN database on an IOS-XR router) and is reported as unsupported, not failed.
  */
 import type { ParseSpec } from './engine';
+import type { LocalInterfaceSource } from './local-interfaces';
 import type { SectionName } from './records';
+import { STRUCTURED_READERS, type StructuredReader } from './structured';
 
 export interface SectionSpec {
   command: string;
   parse: ParseSpec;
+  /** Where neighbors whose detail does not name the local interface find it (local-interfaces.ts). */
+  localInterfaces?: LocalInterfaceSource;
+  /** The same table as JSON, tried first; a device that refuses it or prints text gets `command`. */
+  structured?: { command: string; read: StructuredReader };
 }
+
+/** A text section that EOS and NX-OS also answer as `<command> | json`, Junos as `<command> | display json`. */
+const withJson = (section: SectionName, os: keyof typeof STRUCTURED_READERS, spec: SectionSpec): SectionSpec => ({
+  ...spec,
+  structured: { command: `${spec.command} | ${os === 'junos' ? 'display json' : 'json'}`, read: STRUCTURED_READERS[os][section] },
+});
 
 export type DiscoveryDialect = Record<SectionName, SectionSpec | null>;
 
@@ -24,12 +36,15 @@ const IFNAME = String.raw`[A-Za-z][\w\-\/.:]*\d`;
 /** "X is up, line protocol is up": IOS, IOS-XE, IOS-XR, EOS and the generic CLI. */
 const SHOW_INTERFACES_IOS: ParseSpec = {
   kind: 'blocks',
-  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|deleted)(?:, line protocol is (?<oper>\w+))?`),
+  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|deleted|reset)(?:, line protocol is (?<oper>\w+))?`),
   fields: [
     new RegExp(String.raw`address is (?<mac>${MAC_DOTTED})`),
     /^\s+Description: (?<description>.*)$/,
-    /MTU (?<mtu>\d+) bytes(?:, |\s*,\s*)BW (?<bw_kbit>\d+) kbit/i,
-    /^\s+(?<duplex>Full|Half|Auto)[- ]duplex, (?<speed>\d+(?:\.\d+)? ?[KMG]b\/s|Auto-speed|auto)/i,
+    // "MTU 1500 bytes, BW …", EOS "IP MTU 1500 bytes (default), BW …" and lines without BW.
+    /\bMTU (?<mtu>\d+) bytes/,
+    /\bBW (?<bw_kbit>\d+) kbit/i,
+    // "Full-duplex, 1000Mb/s", IOS-XE 17 on virtual NICs "Full Duplex, 1000Mbps".
+    /^\s+(?<duplex>Full|Half|Auto)[- ]duplex, (?<speed>\d+(?:\.\d+)? ?[KMG]b(?:\/s|ps)|Auto-speed|auto)/i,
   ],
   lists: { addr: [new RegExp(String.raw`^\s+(?:Internet|Secondary) address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
 };
@@ -37,13 +52,16 @@ const SHOW_INTERFACES_IOS: ParseSpec = {
 /** NX-OS: "Ethernet1/1 is up" then "admin state is up". */
 const SHOW_INTERFACE_NXOS: ParseSpec = {
   kind: 'blocks',
-  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>up|down)\b`),
+  // "Vlan20 is down (Administratively down), line protocol is down", "fc1/1 is trunking".
+  start: new RegExp(String.raw`^(?<name>${IFNAME}) is (?<link>administratively down|up|down|trunking)\b(?: \((?<reason>[^)]*)\))?`),
   fields: [
     /^admin state is (?<admin>up|down)/,
     new RegExp(String.raw`address(?: is|:)\s+(?<mac>${MAC_DOTTED})`),
-    /^\s+Description: (?<description>.*)$/,
-    /MTU (?<mtu>\d+) bytes, BW (?<bw_kbit>\d+) Kbit/,
+    /^\s+(?:Description:|Port description is) (?<description>.*)$/,
+    /\bMTU (?<mtu>\d+) bytes/,
+    /\bBW (?<bw_kbit>\d+) Kbit/,
     /^\s+(?<duplex>full|half|auto)-duplex, (?<speed>\d+ [KMG]b\/s|auto-speed)/i,
+    /^\s+Operating Speed is (?<speed>\d+ ?[KMG]bps)/,
   ],
   lists: { addr: [new RegExp(String.raw`^\s+Internet Address is (?<ip>${IPV4})\/(?<prefix>\d+)`, 'i')] },
 };
@@ -68,14 +86,20 @@ const SHOW_INTERFACES_JUNOS: ParseSpec = {
 };
 
 /** PAN-OS: a hardware table and a logical table, merged by interface name. */
+const PANOS_IFNAME = String.raw`(?:ethernet\d|ae\d|ha\d|hsci|loopback|tunnel|vlan|mgmt)[\w\/.\-]*`;
+/** speed/duplex/state, and /fec since PAN-OS 10; aggregates print [n/a] for speed and duplex. */
+const PANOS_SDS = String.raw`(?<speed>\w+|\[n\/a\])\/(?<duplex>\w+|\[n\/a\])\/(?<oper>\w+)(?:\([^)]*\))?(?:\/[\w-]+)?(?:\([^)]*\))?`;
 const SHOW_INTERFACE_PANOS: ParseSpec = {
   kind: 'table',
   mergeBy: 'name',
   row: [
-    new RegExp(String.raw`^(?<name>(?:ethernet|ae|loopback|tunnel|vlan)[\d\/.]*)\s+\d+\s+(?<speed>\w+)\/(?<duplex>\w+)\/(?<oper>\w+)(?:\([^)]*\))?\s+(?<mac>${MAC_COLON})\s*$`),
-    new RegExp(String.raw`^(?<name>(?:ethernet|ae|loopback|tunnel|vlan)[\d\/.]*)\s+\d+\s+\d+\s+(?:\S+\s+)?\S+\s+\d+\s+(?:(?<ip>${IPV4}\/\d+)|N\/A)\s*$`),
+    new RegExp(String.raw`^(?<name>${PANOS_IFNAME})\s+\d+\s+${PANOS_SDS}\s+(?<mac>${MAC_COLON})\s*$`),
+    new RegExp(String.raw`^(?<name>${PANOS_IFNAME})\s+\d+\s+\d+\s+(?:\S+\s+)?\S+\s+\d+\s+(?:(?<ip>${IPV4}\/\d+)|N\/A)\s*$`),
   ],
-  candidate: /^(ethernet|ae|loopback|tunnel|vlan)\d/,
+  // A second address of an interface goes on a line of its own under the first.
+  continuation: new RegExp(String.raw`^\s{20,}(?<ip>${IPV4})\/(?<prefix>\d+)\s*$`),
+  candidate: /^(ethernet|ae|ha\d|hsci|loopback|tunnel|vlan|mgmt)|^\s+\d/,
+  ignore: [/^(total configured|aggregation groups)/i],
 };
 
 /** FortiOS: "== [ port1 ]" then one long line of settings. */
@@ -112,10 +136,26 @@ const LLDP_FIELDS = [
   /^System Name: (?<remote_name>.+)$/,
 ];
 
+/**
+ * IOS 15 opens a neighbor with "Local Intf:"; 12.2 switches print no such line, so a neighbor
+ * opens at "Chassis id:" and its local interface comes from the `show lldp neighbors` table.
+ */
 const LLDP_DETAIL_IOS: ParseSpec = {
   kind: 'blocks',
   start: /^Local Intf: (?<local_interface>\S+)/,
+  opens: [/^Chassis id: (?<remote_chassis_id>\S+)/],
   fields: [...LLDP_FIELDS, new RegExp(String.raw`^\s+IP(?:v4)?: (?<remote_address>${IPV4})`)],
+  // The description starts on the line after its heading; its first line names the platform.
+  following: [{ after: /^System Description:\s*$/, group: 'remote_platform' }],
+};
+
+/** IOS `show lldp neighbors`: the device id is cut to 20 characters and may touch the local interface. */
+const LLDP_SUMMARY_IOS: LocalInterfaceSource = {
+  command: 'show lldp neighbors',
+  parse: {
+    kind: 'table',
+    row: /^(?<remote_name>\S.{0,19}?)\s*(?<local_interface>(?:Gi|Fa|Te|Tw|Twe|Fo|Hu|Et|Eth|Po|Mg|mgmt)[\w\/.]*\d)\s+\d+\s+(?:[A-Z](?:,[A-Z])*\s+)?(?<remote_interface>\S+)\s*$/,
+  },
 };
 
 const LLDP_DETAIL_NXOS: ParseSpec = {
@@ -137,6 +177,7 @@ const LLDP_DETAIL_XR: ParseSpec = {
 
 const LLDP_DETAIL_EOS: ParseSpec = {
   kind: 'blocks',
+  ignore: [/^(Last table change time|Number of table [\w-]+)\s*:/],
   context: [/^Interface (?<local_interface>\S+) detected \d+ LLDP neighbors:/],
   start: /^\s+Neighbor (?<remote_chassis_id>[^/\s]+)\/(?<remote_interface>\S+), age/,
   fields: [
@@ -146,21 +187,23 @@ const LLDP_DETAIL_EOS: ParseSpec = {
   ],
 };
 
+/** Port info is the neighbor's port description when it sends one, spaces and all; the system name is the last word. */
 const LLDP_JUNOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s*$`),
+  row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`),
 };
 
+/** PAN-OS: an interface heading (and on the firewalls a "Local interface:" line), then its peers. */
 const LLDP_PANOS: ParseSpec = {
   kind: 'blocks',
-  context: [/^(?<local_interface>(?:ethernet|ae)\d+\/\d+(?:\.\d+)?)\s*$/],
-  start: /^\s+Peer\s+\d+:/,
+  context: [/^(?<local_interface>(?:ethernet|ae)\d+\/\d+(?:\.\d+)?)\s*$/, /^\s*Local interface:\s*(?<local_interface>\S+)/i],
+  start: /^\s*Peer\s+\d+(?::| information)/i,
   fields: [
-    /^\s+Chassis ID: (?<remote_chassis_id>\S+)/,
-    /^\s+Port ID: (?<remote_interface>\S+)/,
-    /^\s+System Name: (?<remote_name>.+)$/,
-    /^\s+System Description: (?<remote_platform>.+)$/,
-    new RegExp(String.raw`^\s+Management Address: (?<remote_address>${IPV4})`),
+    /^\s*Chassis ID: (?<remote_chassis_id>\S+)/i,
+    /^\s*Port ID: (?<remote_interface>\S+)/i,
+    /^\s*System Name: (?<remote_name>.+)$/i,
+    /^\s*System Description: (?<remote_platform>.+)$/i,
+    new RegExp(String.raw`^\s*(?:Management Address|IPv4)\s*: (?<remote_address>${IPV4})`, 'i'),
   ],
 };
 
@@ -178,10 +221,14 @@ const ARP_IOS: ParseSpec = {
 const ARP_NXOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED}|INCOMPLETE)\s+(?<interface>\S+)(?:\s+\S+)?\s*$`),
+  // The flags legend ("CP - Added via L2RIB, …").
+  ignore: [/^\s*(?:Flags:\s*)?[\w*+#]{1,2} - /],
 };
 const ARP_XR: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED})\s+\w+\s+ARPA\s+(?<interface>\S+)\s*$`),
+  // The table is headed by its line card: "0/0/CPU0".
+  ignore: [/^\d+\/\w+\/CPU\d+$/],
 };
 const ARP_EOS: ParseSpec = {
   kind: 'table',
@@ -194,6 +241,7 @@ const ARP_JUNOS: ParseSpec = {
 const ARP_PANOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<interface>\S+)\s+(?<ip_address>${IPV4})\s+(?<mac_address>${MAC_COLON}|\(incomplete\))\s+\S+\s+[scei]\s+\d+\s*$`),
+  ignore: [/^(maximum of entries supported|default timeout)\s*:/],
 };
 const ARP_FW: ParseSpec = {
   kind: 'table',
@@ -202,22 +250,44 @@ const ARP_FW: ParseSpec = {
 
 // ---- MAC tables -------------------------------------------------------------------------------
 
-/** IOS and EOS (EOS adds Moves and Last Move columns). */
+/** Port lists: "Gi1/0/1", "Gi3/1,Gi3/2,Router", "Et1, Et2", "CPU". */
+const PORTS = String.raw`[A-Za-z][\w\/.:\-]*(?:,?\s*[A-Za-z][\w\/.:\-]*)*`;
+/**
+ * IOS, IOS-XE and EOS: "vlan mac type ports" (EOS adds Moves and Last Move), the Cat6500 forms
+ * with a primary-entry flag and learn/age or protocols columns, and the Cat2950/3550
+ * "Destination Address / Address Type / VLAN / Destination Port" form. A multicast or static
+ * entry on several ports gives one record per port; more ports wrap onto indented lines.
+ */
 const MAC_IOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^\s*(?<vlan>\d+|All)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+(?<interface>\S+)(?:\s+\d+\s+.*ago)?\s*$`),
+  row: [
+    new RegExp(
+      String.raw`^[*+RGO ]?\s*(?<vlan>\d+|All|---|N\/A)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+` +
+        String.raw`(?:(?:Yes|No|-)\s+(?:\d+|-|n\/a|N\/A)\s+)?(?:(?:ip|ipx|assigned|other)(?:,(?:ip|ipx|assigned|other))*\s+)?` +
+        String.raw`(?<interfaces>${PORTS})(?:\s+\d+\s+.*ago)?\s*$`,
+    ),
+    new RegExp(String.raw`^(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>Self|Dynamic|Static|Secure\w*)\s+(?<vlan>\d+)\s+(?<interfaces>${PORTS})\s*$`),
+  ],
+  continuation: new RegExp(String.raw`^\s{30,}(?<interfaces>${PORTS}),?\s*$`),
+  ignore: [/^\s*(?:Legend|Codes):/i, /^\s*(?:age|n\/a)\s+-\s+/i, /^\s*Total Mac Addresses/i],
 };
 const MAC_NXOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S.*?)\s*$`),
 };
+/** ELS: "vlan mac flags age interface NH RTR"; before ELS: "VLAN MAC Type Age Interfaces" with Learn/Static types. */
 const MAC_JUNOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`),
+  row: [
+    new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`),
+    new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>Learn|Static|Persistent)\s+(?:[\d:]+|-)\s+(?<interface>\S+)\s*$`),
+  ],
+  ignore: [/^Ethernet[- ]switching table\s*:/i],
 };
 const MAC_PANOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(String.raw`^(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<interface>\S+)\s+(?<entry_type>[sci])\s+\d+\s*$`),
+  ignore: [/^(maximum of entries supported|default timeout)\s*:/],
 };
 
 // ---- VLANs ------------------------------------------------------------------------------------
@@ -229,10 +299,15 @@ const VLAN_IOS: ParseSpec = {
   continuation: /^\s{20,}(?<interfaces>[A-Za-z][\w/.\-]*(?:,\s*[A-Za-z][\w/.\-]*)*),?\s*$/,
   candidate: /^\d{1,4}\s/,
 };
+const JUNOS_PORT = String.raw`(?:[a-z]{2,4}-\d+\/\d+\/\d+|ae\d+|irb|vtep)[\w.*]*`;
+/** ELS switches print "instance name tag", older ones "name tag"; members wrap onto indented lines. */
 const VLAN_JUNOS: ParseSpec = {
   kind: 'table',
-  row: /^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>\S.*)?$/,
-  continuation: /^\s{20,}(?<interfaces>[a-z]{2,4}-\d+\/\d+\/\d+\S*(?:,\s*\S+)*)\s*$/,
+  row: [
+    new RegExp(String.raw`^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
+    new RegExp(String.raw`^(?<name>[A-Za-z][\w\-]*)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
+  ],
+  continuation: new RegExp(String.raw`^\s{10,}(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*),?\s*$`),
   candidate: /^\S+\s+\S+\s+\d{1,4}\b/,
 };
 
@@ -241,7 +316,7 @@ const VLAN_JUNOS: ParseSpec = {
 const IOS_LIKE: DiscoveryDialect = {
   interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
   cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
-  lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_IOS },
+  lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_IOS, localInterfaces: LLDP_SUMMARY_IOS },
   arp: { command: 'show ip arp', parse: ARP_IOS },
   mac: { command: 'show mac address-table', parse: MAC_IOS },
   vlans: { command: 'show vlan brief', parse: VLAN_IOS },
@@ -253,12 +328,12 @@ const DIALECTS: Record<string, DiscoveryDialect> = {
   generic: IOS_LIKE,
   custom: IOS_LIKE,
   vendor_nxos: {
-    interfaces: { command: 'show interface', parse: SHOW_INTERFACE_NXOS },
-    cdp: { command: 'show cdp neighbors detail', parse: CDP_DETAIL },
-    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_NXOS },
-    arp: { command: 'show ip arp', parse: ARP_NXOS },
-    mac: { command: 'show mac address-table', parse: MAC_NXOS },
-    vlans: { command: 'show vlan brief', parse: VLAN_IOS },
+    interfaces: withJson('interfaces', 'nxos', { command: 'show interface', parse: SHOW_INTERFACE_NXOS }),
+    cdp: withJson('cdp', 'nxos', { command: 'show cdp neighbors detail', parse: CDP_DETAIL }),
+    lldp: withJson('lldp', 'nxos', { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_NXOS }),
+    arp: withJson('arp', 'nxos', { command: 'show ip arp', parse: ARP_NXOS }),
+    mac: withJson('mac', 'nxos', { command: 'show mac address-table', parse: MAC_NXOS }),
+    vlans: withJson('vlans', 'nxos', { command: 'show vlan brief', parse: VLAN_IOS }),
   },
   vendor_xr: {
     interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
@@ -269,20 +344,20 @@ const DIALECTS: Record<string, DiscoveryDialect> = {
     vlans: null,
   },
   vendor_eos: {
-    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_IOS },
+    interfaces: withJson('interfaces', 'eos', { command: 'show interfaces', parse: SHOW_INTERFACES_IOS }),
     cdp: null,
-    lldp: { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_EOS },
-    arp: { command: 'show ip arp', parse: ARP_EOS },
-    mac: { command: 'show mac address-table', parse: MAC_IOS },
-    vlans: { command: 'show vlan', parse: VLAN_IOS },
+    lldp: withJson('lldp', 'eos', { command: 'show lldp neighbors detail', parse: LLDP_DETAIL_EOS }),
+    arp: withJson('arp', 'eos', { command: 'show ip arp', parse: ARP_EOS }),
+    mac: withJson('mac', 'eos', { command: 'show mac address-table', parse: MAC_IOS }),
+    vlans: withJson('vlans', 'eos', { command: 'show vlan', parse: VLAN_IOS }),
   },
   vendor_junos: {
-    interfaces: { command: 'show interfaces', parse: SHOW_INTERFACES_JUNOS },
+    interfaces: withJson('interfaces', 'junos', { command: 'show interfaces', parse: SHOW_INTERFACES_JUNOS }),
     cdp: null,
-    lldp: { command: 'show lldp neighbors', parse: LLDP_JUNOS },
-    arp: { command: 'show arp no-resolve', parse: ARP_JUNOS },
-    mac: { command: 'show ethernet-switching table', parse: MAC_JUNOS },
-    vlans: { command: 'show vlans', parse: VLAN_JUNOS },
+    lldp: withJson('lldp', 'junos', { command: 'show lldp neighbors', parse: LLDP_JUNOS }),
+    arp: withJson('arp', 'junos', { command: 'show arp no-resolve', parse: ARP_JUNOS }),
+    mac: withJson('mac', 'junos', { command: 'show ethernet-switching table', parse: MAC_JUNOS }),
+    vlans: withJson('vlans', 'junos', { command: 'show vlans', parse: VLAN_JUNOS }),
   },
   vendor_panos: {
     interfaces: { command: 'show interface all', parse: SHOW_INTERFACE_PANOS },

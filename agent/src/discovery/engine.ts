@@ -12,6 +12,12 @@
  * admin, oper, speed, bw_kbit, mask, prefix, ip, age_min …). Output is cleaned first of pager
  * residue, ANSI sequences, backspaces and carriage returns, so text captured with a pager still
  * on, or cut short, parses to the rows that are whole.
+ *
+ * Nothing is dropped silently: a line that is neither a record, part of a record's block, nor
+ * furniture (blank, rules, headers without digits, totals, the spec's `ignore` list) counts as
+ * unparsed and the first few are kept (`skipped`, `samples`); the poll reports such a section as
+ * partial. Table output that gives no record at all counts all its non-furniture lines, so an
+ * unknown layout never passes for an empty table.
  */
 import {
   cidr,
@@ -36,18 +42,30 @@ export interface TableSpec {
   mergeBy?: string;
   /** Lines that carry data (default: an IPv4 or MAC address in them): unparsed ones count as skipped. */
   candidate?: RegExp;
+  /** Headers, legends and totals this command prints: neither records nor unparsed. */
+  ignore?: RegExp[];
 }
 
 export interface BlockSpec {
   kind: 'blocks';
   start: RegExp;
+  /**
+   * Lines that also open a record, unless the current one has not captured their groups yet:
+   * an IOS LLDP neighbor opens with `Local Intf:` when the platform prints it and with
+   * `Chassis id:` when it does not.
+   */
+  opens?: RegExp[];
   end?: RegExp;
+  /** Headers, legends and totals printed outside the blocks: neither records nor unparsed. */
+  ignore?: RegExp[];
   /** Lines outside records whose groups every following record inherits (EOS "Interface Ethernet1 detected …"). */
   context?: RegExp[];
   /** First match wins, per group. */
   fields?: RegExp[];
   /** Every match, per list name (addresses). */
   lists?: Record<string, RegExp[]>;
+  /** A heading whose value is the next non-blank line (IOS "System Description:" then the text). */
+  following?: { after: RegExp; group: string }[];
 }
 
 export type ParseSpec = TableSpec | BlockSpec;
@@ -62,7 +80,36 @@ export interface ParseOutcome<T> {
   records: T[];
   /** Lines that were neither parsed nor recognisable as headers or blank. */
   skipped: number;
+  /** The first few of them, as printed, for the poll history. */
+  samples: string[];
 }
+
+/** How many unparsed lines a section keeps for the poll history, and how much of each. */
+export const SAMPLE_LINES = 5;
+const SAMPLE_CHARS = 200;
+
+/** Collects the unparsed lines of one parse: a count and the first few. */
+class Unparsed {
+  skipped = 0;
+  readonly samples: string[] = [];
+  add(line: string): void {
+    this.skipped += 1;
+    if (this.samples.length < SAMPLE_LINES) this.samples.push(line.trim().slice(0, SAMPLE_CHARS));
+  }
+}
+
+/**
+ * Lines every command may print around its data: blank lines, rules, text without a digit
+ * (headers, legends, column titles) and totals. They are neither records nor unparsed.
+ */
+const FURNITURE = [
+  /^[\s\-=+_*|:.]*$/,
+  /^[^\d]*$/,
+  /^\s*total\b/i,
+  // IOS-XR heads every command's output with the time: "Mon Jan 15 10:12:01.123 UTC".
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} +\d+ [\d:.]+( \w+)?$/,
+];
+const isFurniture = (line: string, ignore: RegExp[] = []) => FURNITURE.some((re) => re.test(line)) || ignore.some((re) => re.test(line));
 
 // ---- cleaning ---------------------------------------------------------------------------------
 
@@ -103,7 +150,9 @@ function parseTable(lines: string[], spec: TableSpec): ParseOutcome<RawRecord> {
   const candidate = spec.candidate ?? DATA_LINE;
   const records: RawRecord[] = [];
   const byKey = new Map<string, RawRecord>();
-  let skipped = 0;
+  const unparsed = new Unparsed();
+  /** Lines neither data-like nor furniture: unparsed only when the whole output gave no record. */
+  const strays: string[] = [];
   let last: RawRecord | null = null;
   for (const line of lines) {
     const row = firstMatch(rows, line);
@@ -124,21 +173,34 @@ function parseTable(lines: string[], spec: TableSpec): ParseOutcome<RawRecord> {
     }
     const more = spec.continuation && last ? groupsOf(spec.continuation.exec(line)) : null;
     if (more && last) {
+      if (more.ip) (last.lists.addr ??= []).push({ ip: more.ip, prefix: more.prefix, mask: more.mask });
+      for (const k of ADDRESS_GROUPS) delete more[k];
       for (const [k, v] of Object.entries(more)) if (v) last.groups[k] = last.groups[k] ? `${last.groups[k]}, ${v}` : v;
       continue;
     }
     last = null;
-    if (candidate.test(line)) skipped += 1;
+    if (candidate.test(line)) unparsed.add(line);
+    else if (!isFurniture(line, spec.ignore)) strays.push(line);
   }
-  return { records, skipped };
+  // Output that is neither an empty table nor any row at all is a layout we do not know.
+  if (records.length === 0) for (const line of strays) unparsed.add(line);
+  return { records, skipped: unparsed.skipped, samples: unparsed.samples };
 }
 
 function parseBlocks(lines: string[], spec: BlockSpec): ParseOutcome<RawRecord> {
   const records: RawRecord[] = [];
+  const unparsed = new Unparsed();
   let context: Groups = {};
   let current: RawRecord | null = null;
+  let pending: string | null = null;
   for (const line of lines) {
-    const start = groupsOf(spec.start.exec(line));
+    const start = groupsOf(spec.start.exec(line)) ?? reopens(spec, line, current);
+    if (start) pending = null;
+    if (pending && current && line.trim() !== '') {
+      fill(current.groups, { [pending]: line.trim() });
+      pending = null;
+      continue;
+    }
     if (start) {
       current = { groups: { ...context }, lists: {} };
       for (const [k, v] of Object.entries(start)) if (v !== undefined) current.groups[k] = v;
@@ -151,7 +213,10 @@ function parseBlocks(lines: string[], spec: BlockSpec): ParseOutcome<RawRecord> 
       current = null;
       continue;
     }
-    if (!current) continue;
+    if (!current) {
+      if (!isFurniture(line, spec.ignore)) unparsed.add(line);
+      continue;
+    }
     if (spec.end?.test(line)) {
       current = null;
       continue;
@@ -164,8 +229,17 @@ function parseBlocks(lines: string[], spec: BlockSpec): ParseOutcome<RawRecord> 
       const g = firstMatch(res, line);
       if (g) (current.lists[list] ??= []).push(g);
     }
+    pending = spec.following?.find((f) => f.after.test(line))?.group ?? null;
   }
-  return { records, skipped: 0 };
+  return { records, skipped: unparsed.skipped, samples: unparsed.samples };
+}
+
+/** A line of `opens` starts a record when there is none, or when the current one already has its groups. */
+function reopens(spec: BlockSpec, line: string, current: RawRecord | null): Groups | null {
+  const g = spec.opens ? firstMatch(spec.opens, line) : null;
+  if (!g) return null;
+  const fresh = Object.keys(g).some((k) => g[k] !== undefined && current?.groups[k] === undefined);
+  return current && fresh ? null : g;
 }
 
 export function parseRaw(text: string, spec: ParseSpec): ParseOutcome<RawRecord> {
@@ -188,9 +262,10 @@ const intOrNull = (v: string | undefined): number | null => {
 export function buildInterface({ groups: g, lists }: RawRecord): InterfaceRecord | null {
   const name = text(g.name);
   if (!name) return null;
+  // NX-OS puts the administrative state in brackets: "Vlan20 is down (Administratively down)".
   const link = g.link ?? '';
-  const adminDown = /administratively|admin(istrative)?[- ]?down|disabled|shutdown/i.test(link);
-  const admin = g.admin !== undefined ? normalizeStatus(g.admin) : link ? (adminDown ? 'down' : 'up') : 'unknown';
+  const adminDown = /administratively|admin(istrative)?[- ]?down|disabled|shutdown/i.test(`${link} ${g.reason ?? ''}`);
+  const admin = g.admin !== undefined && !adminDown ? normalizeStatus(g.admin) : link ? (adminDown ? 'down' : 'up') : 'unknown';
   const oper = g.oper !== undefined ? normalizeStatus(g.oper) : link ? (adminDown ? 'down' : normalizeStatus(link)) : 'unknown';
   const addresses = [
     ...(lists.addr ?? []).map((a) => cidr(a.ip, a.prefix, a.mask)),
@@ -215,9 +290,10 @@ export function buildInterface({ groups: g, lists }: RawRecord): InterfaceRecord
 
 export function buildNeighbor(protocol: NeighborProtocol) {
   return ({ groups: g }: RawRecord): NeighborRecord | null => {
+    // A neighbor whose local interface is not printed keeps '' until the poll fills it in (ssh-poll.ts).
     const local = text(g.local_interface);
     const remoteName = orNull(g.remote_name) ?? orNull(g.remote_chassis_id);
-    if (!local || !remoteName) return null;
+    if (!remoteName) return null;
     return {
       protocol,
       local_interface: local,
@@ -243,16 +319,18 @@ export function buildArp({ groups: g }: RawRecord): ArpRecord | null {
 }
 
 /** `vlanIds` resolves VLAN names (Junos prints names in its switching table) to ids. */
-export const buildMac = (vlanIds: ReadonlyMap<string, number> = new Map()) => ({ groups: g }: RawRecord): MacRecord | null => {
+/** `vlanIds` resolves VLAN names (Junos prints names in its switching table) to ids; an entry on several ports gives one record per port. */
+export const buildMac = (vlanIds: ReadonlyMap<string, number> = new Map()) => ({ groups: g }: RawRecord): MacRecord[] | null => {
   const mac = normalizeMac(g.mac_address);
   if (!mac) return null;
   const type = text(g.entry_type).toLowerCase();
-  return {
+  const base = {
     mac_address: mac,
     vlan: intOrNull(g.vlan) ?? vlanIds.get(text(g.vlan_name)) ?? null,
-    interface: orNull(g.interface),
-    entry_type: /^(d|dl|dynamic|learn(ed)?|c)$/.test(type) ? 'dynamic' : /^(s|static|permanent|secure)/.test(type) ? 'static' : 'other',
+    entry_type: /^(d|dl|dynamic|learn(ed)?|c)$/.test(type) ? 'dynamic' as const : /^(s|static|permanent|secure|self)/.test(type) ? 'static' as const : 'other' as const,
   };
+  const ports = g.interfaces !== undefined ? splitInterfaces(g.interfaces) : [orNull(g.interface)];
+  return (ports.length > 0 ? ports : [null]).map((port) => ({ ...base, interface: port }));
 };
 
 export function buildVlan({ groups: g }: RawRecord): VlanRecord | null {
@@ -261,7 +339,8 @@ export function buildVlan({ groups: g }: RawRecord): VlanRecord | null {
   return { vlan_id: id, name: text(g.name), status: text(g.status).toLowerCase() || 'active', interfaces: splitInterfaces(g.interfaces) };
 }
 
-export type Builder<T> = (raw: RawRecord) => T | null;
+/** A builder gives one record, several (a multicast MAC on many ports) or none (a cut-off block). */
+export type Builder<T> = (raw: RawRecord) => T | T[] | null;
 
 /** Parses and builds; raw records that do not make a record (cut-off blocks) count as skipped. */
 export function parseRecords<T>(text: string, spec: ParseSpec, build: Builder<T>): ParseOutcome<T> {
@@ -270,10 +349,11 @@ export function parseRecords<T>(text: string, spec: ParseSpec, build: Builder<T>
   let skipped = raw.skipped;
   for (const r of raw.records) {
     const rec = build(r);
-    if (rec) records.push(rec);
+    if (Array.isArray(rec)) records.push(...rec);
+    else if (rec) records.push(rec);
     else skipped += 1;
   }
-  return { records, skipped };
+  return { records, skipped, samples: raw.samples };
 }
 
 export type RecordKind = keyof DiscoveryRecords;

@@ -4,6 +4,7 @@
  * records as the CLI parsers. Module prefixes of JSON_IETF ("openconfig-interfaces:…") and
  * numbers sent as strings are accepted; openconfig has no CDP, so that section is unsupported.
  */
+import { SAMPLE_LINES } from './engine';
 import { cidr, normalizeMac, normalizeStatus, parseDuplex, parseSpeed } from './normalize';
 import {
   emptyRecords,
@@ -65,12 +66,26 @@ const ident = (v: Json): string | null => str(v)?.replace(/^[\w-]+:/, '') ?? nul
 /** state over config, per leaf. */
 const leaf = (node: Json, name: string): Json => at(node, 'state', name) ?? at(node, 'config', name) ?? pick(node, name);
 
-export function interfacesFromOc(tree: Json): { interfaces: InterfaceRecord[]; arp: ArpRecord[] } {
+/** Tree entries that make no record (no name, no address): counted per section, the first few kept, so the section says partial. */
+export class Dropped {
+  readonly bySection = new Map<SectionName, { count: number; samples: string[] }>();
+  add(section: SectionName, entry: Json): void {
+    const d = this.bySection.get(section) ?? { count: 0, samples: [] };
+    d.count += 1;
+    if (d.samples.length < SAMPLE_LINES) d.samples.push(JSON.stringify(entry ?? null).slice(0, 200));
+    this.bySection.set(section, d);
+  }
+}
+
+export function interfacesFromOc(tree: Json, dropped = new Dropped()): { interfaces: InterfaceRecord[]; arp: ArpRecord[] } {
   const interfaces: InterfaceRecord[] = [];
   const arp: ArpRecord[] = [];
   for (const intf of list(pick(unwrap(tree, 'interfaces'), 'interface'))) {
     const name = str(pick(intf, 'name')) ?? str(leaf(intf, 'name'));
-    if (!name) continue;
+    if (!name) {
+      dropped.add('interfaces', intf);
+      continue;
+    }
     const eth = pick(intf, 'ethernet');
     const enabled = leaf(intf, 'enabled');
     const addresses: string[] = [];
@@ -86,7 +101,10 @@ export function interfacesFromOc(tree: Json): { interfaces: InterfaceRecord[]; a
         if (family !== 'ipv4') continue;
         for (const n of list(at(ip, 'neighbors', 'neighbor'))) {
           const addr = str(pick(n, 'ip')) ?? str(leaf(n, 'ip'));
-          if (!addr) continue;
+          if (!addr) {
+            dropped.add('arp', n);
+            continue;
+          }
           arp.push({ ip_address: addr, mac_address: normalizeMac(str(leaf(n, 'link-layer-address'))), interface: subName, age_seconds: num(leaf(n, 'age')) });
         }
       }
@@ -106,15 +124,17 @@ export function interfacesFromOc(tree: Json): { interfaces: InterfaceRecord[]; a
   return { interfaces, arp };
 }
 
-export function lldpFromOc(tree: Json): NeighborRecord[] {
+export function lldpFromOc(tree: Json, dropped = new Dropped()): NeighborRecord[] {
   const out: NeighborRecord[] = [];
   for (const intf of list(at(unwrap(tree, 'lldp'), 'interfaces', 'interface'))) {
     const local = str(pick(intf, 'name')) ?? str(leaf(intf, 'name'));
-    if (!local) continue;
     for (const n of list(at(intf, 'neighbors', 'neighbor'))) {
       const chassis = str(leaf(n, 'chassis-id'));
       const name = str(leaf(n, 'system-name')) ?? chassis;
-      if (!name) continue;
+      if (!name || !local) {
+        dropped.add('lldp', n);
+        continue;
+      }
       out.push({
         protocol: 'lldp',
         local_interface: local,
@@ -129,13 +149,16 @@ export function lldpFromOc(tree: Json): NeighborRecord[] {
   return out;
 }
 
-export function fdbAndVlansFromOc(tree: Json): { mac: MacRecord[]; vlans: VlanRecord[] } {
+export function fdbAndVlansFromOc(tree: Json, dropped = new Dropped()): { mac: MacRecord[]; vlans: VlanRecord[] } {
   const mac: MacRecord[] = [];
   const vlans: VlanRecord[] = [];
   for (const ni of list(pick(unwrap(tree, 'network-instances'), 'network-instance'))) {
     for (const e of list(at(ni, 'fdb', 'mac-table', 'entries', 'entry'))) {
       const address = normalizeMac(str(pick(e, 'mac-address')) ?? str(leaf(e, 'mac-address')));
-      if (!address) continue;
+      if (!address) {
+        dropped.add('mac', e);
+        continue;
+      }
       const type = ident(leaf(e, 'entry-type'))?.toLowerCase();
       mac.push({
         mac_address: address,
@@ -146,7 +169,10 @@ export function fdbAndVlansFromOc(tree: Json): { mac: MacRecord[]; vlans: VlanRe
     }
     for (const v of list(at(ni, 'vlans', 'vlan'))) {
       const id = num(pick(v, 'vlan-id')) ?? num(leaf(v, 'vlan-id'));
-      if (id === null) continue;
+      if (id === null) {
+        dropped.add('vlans', v);
+        continue;
+      }
       const members = list(at(v, 'members', 'member')).map((m) => str(leaf(m, 'interface'))).filter((s): s is string => s !== null);
       vlans.push({ vlan_id: id, name: str(leaf(v, 'name')) ?? '', status: (ident(leaf(v, 'status')) ?? 'active').toLowerCase(), interfaces: members });
     }
@@ -161,7 +187,11 @@ export async function pollOverGnmi(
   const records = emptyRecords();
   const results = new Map<SectionName, SectionResult>();
   const mask = opts.mask ?? ((t: string) => t);
-  const ok = (name: SectionName, source: string, n: number) => results.set(name, { name, status: 'ok', source, records: n, error: null, skipped_lines: 0 });
+  const dropped = new Dropped();
+  const ok = (name: SectionName, source: string, n: number) => {
+    const d = dropped.bySection.get(name);
+    results.set(name, d ? { name, status: 'partial', source, records: n, error: `${d.count} entr${d.count === 1 ? 'y' : 'ies'} of the tree could not be read; records may be missing`, skipped_lines: d.count, unparsed_lines: d.samples.map(mask) } : { name, status: 'ok', source, records: n, error: null, skipped_lines: 0 });
+  };
   const failed = (names: SectionName[], source: string, error: string) => {
     for (const name of names) results.set(name, { name, status: 'failed', source, records: 0, error, skipped_lines: 0 });
     opts.log?.(`${names.join(', ')}: ${error}`);
@@ -173,7 +203,7 @@ export async function pollOverGnmi(
       path: GNMI_PATHS.interfaces,
       sections: ['interfaces', 'arp'],
       take: (tree) => {
-        const r = interfacesFromOc(tree);
+        const r = interfacesFromOc(tree, dropped);
         records.interfaces.push(...r.interfaces);
         records.arp.push(...r.arp);
         ok('interfaces', GNMI_PATHS.interfaces, r.interfaces.length);
@@ -184,7 +214,7 @@ export async function pollOverGnmi(
       path: GNMI_PATHS.lldp,
       sections: ['lldp'],
       take: (tree) => {
-        const n = lldpFromOc(tree);
+        const n = lldpFromOc(tree, dropped);
         records.neighbors.push(...n);
         ok('lldp', GNMI_PATHS.lldp, n.length);
       },
@@ -193,7 +223,7 @@ export async function pollOverGnmi(
       path: GNMI_PATHS.networkInstances,
       sections: ['mac', 'vlans'],
       take: (tree) => {
-        const r = fdbAndVlansFromOc(tree);
+        const r = fdbAndVlansFromOc(tree, dropped);
         records.mac.push(...r.mac);
         records.vlans.push(...r.vlans);
         ok('mac', `${GNMI_PATHS.networkInstances} (fdb)`, r.mac.length);

@@ -18,7 +18,7 @@ export function normalizeMac(raw: string | null | undefined): string | null {
 
 const STATUS_WORDS: [RegExp, Status][] = [
   [/^(administratively|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|not ?present|disconnected|err-disabled|lower ?layer ?down|inactive|no ?carrier|suspended|act\/unsup|unknown-down)/i, 'down'],
-  [/^(up|enabled?|connected|active|link ?up|running|ok)/i, 'up'],
+  [/^(up|enabled?|connected|active|link ?up|running|ok|trunking)/i, 'up'],
   [/^(testing|dormant|monitoring)/i, 'testing'],
 ];
 

@@ -7,7 +7,7 @@ import type { GnmiSession } from '../drivers/gnmi';
 import type { DeviceSession } from '../drivers/types';
 import { describeError, TextTranscript, type JobContext, type JobResultOf } from '../jobs/context';
 import { pollOverGnmi } from './gnmi-poll';
-import type { PollResult } from './records';
+import { collected, type PollResult } from './records';
 import { pollOverCli } from './ssh-poll';
 
 export function pollTransport(ctx: Pick<JobContext, 'params' | 'device'>): 'ssh' | 'gnmi' {
@@ -28,11 +28,11 @@ export async function runPoll(ctx: JobContext): Promise<JobResultOf> {
         ? await pollOverGnmi(session as GnmiSession, opts)
         : await pollOverCli({ run: (c) => session!.run!(c) }, ctx.device.device_type, opts);
     const result: PollResult = { transport, ...polled };
-    const collected = polled.sections.filter((s) => s.status === 'ok').length;
+    const collectedCount = polled.sections.filter(collected).length;
     const failed = polled.sections.filter((s) => s.status === 'failed');
     return {
-      status: collected > 0 ? 'succeeded' : 'failed',
-      error: collected > 0 ? null : failed.map((s) => `${s.name}: ${s.error}`).join('; ') || 'nothing was collected',
+      status: collectedCount > 0 ? 'succeeded' : 'failed',
+      error: collectedCount > 0 ? null : failed.map((s) => `${s.name}: ${s.error}`).join('; ') || 'nothing was collected',
       result: result as unknown as Record<string, unknown>,
     };
   } catch (err) {

@@ -71,15 +71,24 @@ export type SectionName = (typeof SECTIONS)[number];
 /** What became of one section of a poll. */
 export interface SectionResult {
   name: SectionName;
-  /** ok: collected; failed: the command or path failed; unsupported: the platform has no such table. */
-  status: 'ok' | 'failed' | 'unsupported';
+  /**
+   * ok: collected, every line accounted for; partial: collected, but some output was not
+   * understood (records may be missing); failed: the command or path failed; unsupported: the
+   * platform has no such table.
+   */
+  status: 'ok' | 'partial' | 'failed' | 'unsupported';
   /** The show command or gNMI path it came from. */
   source: string | null;
   records: number;
   error: string | null;
   /** Lines that looked like data but could not be parsed (cut-off rows, unknown formats). */
   skipped_lines: number;
+  /** The first few of those lines, as the device printed them. */
+  unparsed_lines?: string[];
 }
+
+/** A section that was collected, whole or not. */
+export const collected = (s: Pick<SectionResult, 'status'>) => s.status === 'ok' || s.status === 'partial';
 
 /** The `poll` job result, as JobOutcome.result. */
 export interface PollResult {

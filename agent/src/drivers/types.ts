@@ -52,6 +52,11 @@ export interface DeviceTarget {
    * gnmi_skip_verify or not; null or absent: any certificate is accepted and reported.
    */
   gnmi_cert_sha256?: string | null;
+  /**
+   * The profile's private CA (PEM) for TLS to the device: trusted instead of the process's roots
+   * (NODE_EXTRA_CA_CERTS, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). null or absent: those roots.
+   */
+  ca_certificate?: string | null;
 }
 
 /** Separate limits so one slow or dead device never holds a worker for long. */

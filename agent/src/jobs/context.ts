@@ -59,6 +59,7 @@ export function targetOf(device: JobDevice, credentials: DeviceCredentials): Dev
     gnmi_skip_verify: device.gnmi_skip_verify,
     ssh_host_key: device.ssh_host_key ?? null,
     gnmi_cert_sha256: device.gnmi_cert_sha256 ?? null,
+    ca_certificate: device.ca_certificate ?? null,
   };
 }
 

@@ -78,12 +78,21 @@ export const VersionDiff = Type.Object({
   deletions: Type.Integer(),
 });
 
+const TransportCheck = Type.Object({
+  transport: Type.Union([Type.Literal('ssh'), Type.Literal('netconf'), Type.Literal('gnmi')]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('unavailable')], {
+    description: 'unavailable: nothing answered on the port (SSH on a device reached over gNMI or NETCONF); not a credential failure.',
+  }),
+  message: Type.String(),
+});
+
 const CredentialResult = Type.Object({
   device_id: Uuid,
   device_name: Type.String(),
   success: Type.Boolean(),
-  message: Type.String(),
+  message: Type.String({ description: 'On failure, names the transport that failed.' }),
   duration_ms: Type.Integer(),
+  transports: Type.Array(TransportCheck, { description: "Each transport of the device's profile tried: the automation transport (gNMI or NETCONF) first, then SSH." }),
 });
 
 export const CredentialResults = Type.Object({

@@ -7,6 +7,7 @@ import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
+import type { TransportCheck } from '../../../shared/src/jobs/messages';
 import type { SnapshotStore } from '../snapshots/store';
 import {
   channelOf, methodsOf, parseBackupResult, sha256, successfulVersion,
@@ -290,7 +291,7 @@ export class ConfigService {
     const byJob = new Map(outcomes.map((o) => [o.jobId, o]));
     const results = devices.map((d, i) => {
       const o = byJob.get(ids[i]);
-      const reported = (o?.result ?? {}) as { ok?: unknown; message?: unknown };
+      const reported = (o?.result ?? {}) as { ok?: unknown; message?: unknown; transports?: unknown };
       const success = o?.status === 'succeeded' && reported.ok !== false;
       const said = typeof reported.message === 'string' && reported.message ? reported.message : null;
       return {
@@ -301,6 +302,7 @@ export class ConfigService {
           ? said ?? 'Credentials accepted'
           : o ? said ?? o.error ?? 'Credential test failed' : 'No answer before the deadline; the test is still running',
         duration_ms: o?.startedAt ? o.finishedAt.getTime() - o.startedAt.getTime() : Date.now() - started,
+        transports: transportChecks(reported.transports),
       };
     });
     return { results, total: results.length, succeeded: results.filter((r) => r.success).length, failed: results.filter((r) => !r.success).length };
@@ -309,6 +311,17 @@ export class ConfigService {
   withBackupInfo(orgId: string, filter: { site_id?: string; device_type?: string }, limit: number, offset: number) {
     return this.store.devicesWithBackupInfo(orgId, filter, limit, offset);
   }
+}
+
+const CHECK_STATUSES = new Set(['ok', 'failed', 'unavailable']);
+const TRANSPORTS = new Set(['ssh', 'netconf', 'gnmi']);
+
+/** The per-transport checks an agent reported, taken defensively (older agents send none). */
+function transportChecks(raw: unknown): { transport: 'ssh' | 'netconf' | 'gnmi'; status: 'ok' | 'failed' | 'unavailable'; message: string }[] {
+  if (!Array.isArray(raw)) return [];
+  return raw
+    .filter((c): c is TransportCheck => !!c && TRANSPORTS.has(c.transport) && CHECK_STATUSES.has(c.status) && typeof c.message === 'string')
+    .map((c) => ({ transport: c.transport, status: c.status, message: c.message }));
 }
 
 /** One version per method tried (failed ones too), transcript and errors masked. */

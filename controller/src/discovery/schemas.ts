@@ -72,11 +72,14 @@ export const HistoryQuery = Type.Object({ ...Paging(50, 500) });
 
 const SectionResult = Type.Object({
   name: Type.String({ description: 'interfaces, cdp, lldp, arp, mac or vlans.' }),
-  status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('unsupported')]),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('partial'), Type.Literal('failed'), Type.Literal('unsupported')], {
+    description: 'partial: collected, but some output lines were not understood (see skipped_lines and unparsed_lines).',
+  }),
   source: Nullable(Type.String({ description: 'Show command or gNMI path.' })),
   records: Type.Integer(),
   error: Nullable(Str),
   skipped_lines: Type.Integer({ description: 'Output lines that looked like data but were not understood.' }),
+  unparsed_lines: Type.Optional(Type.Array(Str, { description: 'The first few of the lines not understood, as the device printed them.' })),
 });
 
 export const PollResult = Type.Object(
@@ -86,7 +89,7 @@ export const PollResult = Type.Object(
     trigger: Type.Union([Type.Literal('manual'), Type.Literal('schedule')]),
     transport: Type.Union([Type.Literal('ssh'), Type.Literal('gnmi')]),
     status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('partial'), Type.Literal('failed')], {
-      description: 'partial: some sections failed (their earlier records are kept); failed: nothing was collected.',
+      description: 'partial: some sections failed (their earlier records are kept) or were read only in part; failed: nothing was collected.',
     }),
     error: Nullable(Str),
     counts: Type.Object({ interfaces: Type.Integer(), neighbors: Type.Integer(), arp: Type.Integer(), mac: Type.Integer(), vlans: Type.Integer() }),

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../agent/src/discovery/records';
+import { collected, SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../agent/src/discovery/records';
 import type { AuthContext } from '../auth/auth-service';
 import type { SettingsService } from '../admin/settings-service';
 import { appError } from '../errors/app-error';
@@ -61,15 +61,16 @@ function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; fi
   let replaced: SectionRecords[] | null = null;
   if (outcome.status === 'succeeded') {
     replaced = sections
-      .filter((s) => s.status === 'ok' || s.status === 'unsupported')
+      .filter((s) => collected(s) || s.status === 'unsupported')
       .map((section) => {
         const kind = SECTION_RECORDS[section.name];
-        const list = section.status === 'ok' ? ((records[kind] ?? []) as { protocol?: string }[]) : [];
+        const list = collected(section) ? ((records[kind] ?? []) as { protocol?: string }[]) : [];
         return { kind, section: section.name, records: kind === 'neighbors' ? list.filter((r) => r.protocol === section.name) : list };
       });
     for (const k of KINDS) counts[k] = (records[k] ?? []).length;
   }
-  const failed = sections.filter((s) => s.status === 'failed');
+  // A section read only in part makes the poll partial as much as a failed one: records may be missing.
+  const failed = sections.filter((s) => s.status === 'failed' || s.status === 'partial');
   const status = outcome.status === 'failed' ? 'failed' : failed.length > 0 ? 'partial' : 'succeeded';
   const error = outcome.status === 'failed' ? (outcome.error ?? 'The poll failed') : failed.length > 0 ? failed.map((s) => `${s.name}: ${s.error}`).join('; ') : null;
   return { replaced, final: { status, error, counts, sections, started_at: outcome.startedAt, finished_at: outcome.finishedAt } };

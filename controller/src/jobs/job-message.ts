@@ -57,6 +57,7 @@ export function jobMessage(job: JobRow, attempt: number, target: DeviceTarget, p
       // Only once pinned: an agent older than pinning never sees the field.
       ...(target.ssh_host_key ? { ssh_host_key: target.ssh_host_key } : {}),
       ...(target.gnmi_cert_sha256 ? { gnmi_cert_sha256: target.gnmi_cert_sha256 } : {}),
+      ...(target.ca_certificate ? { ca_certificate: target.ca_certificate } : {}),
     },
     params: job.params,
     secrets,

@@ -24,6 +24,8 @@ export interface DeviceTarget {
   gnmi_tls: boolean;
   gnmi_skip_verify: boolean;
   automation_transport: 'gnmi' | 'netconf' | null;
+  /** The profile's private CA (PEM) for TLS to the device; null: the agent's own roots. */
+  ca_certificate: string | null;
   /** The pinned SSH host key (trust on first use); null until an agent reported one. */
   ssh_host_key: { type: string; fingerprint: string } | null;
   /** SHA-256 of the pinned gNMI TLS certificate (trust on first use); null until an agent reported one. */
@@ -47,7 +49,7 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
       'd.id', 'd.name', 'd.host', 'd.device_type', 'd.platform', 'd.protocol', 'd.site_id', 'd.profile_id',
       'd.ssh_host_key_sha256', 'd.ssh_host_key_type', 'd.gnmi_cert_sha256',
       'p.username', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
-      'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport',
+      'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport', 'p.ca_certificate',
     );
   // Profiles are shared by many devices: open each sealed value once.
   const opened = new Map<string, Promise<string>>();
@@ -71,6 +73,7 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
       gnmi_tls: row.gnmi_tls,
       gnmi_skip_verify: row.gnmi_skip_verify,
       automation_transport: row.automation_transport,
+      ca_certificate: row.ca_certificate ?? null,
       ssh_host_key: row.ssh_host_key_sha256 ? { type: row.ssh_host_key_type ?? 'unknown', fingerprint: row.ssh_host_key_sha256 } : null,
       gnmi_cert_sha256: row.gnmi_cert_sha256 ?? null,
       credentials: {

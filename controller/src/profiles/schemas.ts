@@ -17,6 +17,9 @@ const editable = {
   gnmi_tls: Type.Optional(Type.Boolean()),
   gnmi_skip_verify: Type.Optional(Type.Boolean()),
   automation_transport: Type.Optional(Transport),
+  ca_certificate: Type.Optional(
+    Nullable(Type.String({ minLength: 1, maxLength: 65536, description: "PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's roots. null clears it." })),
+  ),
 };
 
 export const ProfileBody = Type.Object(editable, { additionalProperties: false });
@@ -37,6 +40,7 @@ export const Profile = Type.Object({
   gnmi_tls: Type.Boolean(),
   gnmi_skip_verify: Type.Boolean(),
   automation_transport: Transport,
+  ca_certificate: Nullable(Type.String({ description: 'PEM CA certificate(s) trusted for TLS to these devices.' })),
   device_count: Type.Integer({ description: 'Devices using this profile.' }),
   created_at: Timestamp,
   updated_at: Timestamp,

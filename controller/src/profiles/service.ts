@@ -6,6 +6,7 @@ import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
 import { plural } from '../devices/words';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import type { ProfileBody, ProfileChanges } from './schemas';
+import { checkedCaCertificate } from './ca-certificate';
 import type { ProfileStore } from './store';
 
 const SECRETS = ['password', 'private_key', 'enable_password'] as const;
@@ -30,6 +31,7 @@ export class ProfileService {
     for (const [key, value] of Object.entries(body)) {
       if (value === undefined) continue;
       if ((SECRETS as readonly string[]).includes(key)) row[`${key}_enc`] = await this.secrets.sealOptional(value as string | null);
+      else if (key === 'ca_certificate') row[key] = value === null ? null : checkedCaCertificate(value as string);
       else row[key] = key === 'name' ? (value as string).trim() : value;
     }
     return row;

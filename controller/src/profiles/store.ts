@@ -7,7 +7,7 @@ const columns = (db: Db) => [
   db.raw('(p.password_enc IS NOT NULL) AS has_password'),
   db.raw('(p.private_key_enc IS NOT NULL) AS has_private_key'),
   db.raw('(p.enable_password_enc IS NOT NULL) AS has_enable_password'),
-  'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport',
+  'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport', 'p.ca_certificate',
   db.raw('(SELECT count(*) FROM devices d WHERE d.profile_id = p.id)::int AS device_count'),
   'p.created_at', 'p.updated_at',
 ];

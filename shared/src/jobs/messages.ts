@@ -58,6 +58,8 @@ export const JobDevice = Type.Object({
    * never send it; older agents ignore it).
    */
   gnmi_cert_sha256: Type.Optional(Type.Union([CertSha256, Type.Null()])),
+  /** The profile's private CA (PEM) that TLS sessions to the device trust. Absent: the agent's own roots. */
+  ca_certificate: Type.Optional(Type.Union([Type.String({ maxLength: 65536 }), Type.Null()])),
 });
 export type JobDevice = Static<typeof JobDevice>;
 
@@ -227,11 +229,22 @@ export interface BackupResult {
   results: BackupMethodResult[];
   transcript: string;
 }
+/** One transport's login in a `test_credential` job. */
+export interface TransportCheck {
+  transport: 'ssh' | 'netconf' | 'gnmi';
+  /** unavailable: nothing answered on the port (SSH on a device reached over gNMI or NETCONF). */
+  status: 'ok' | 'failed' | 'unavailable';
+  message: string;
+  error_cause?: string;
+}
+
 /** `test_credential` result. */
 export interface TestCredentialResult {
   ok: boolean;
   message: string;
   error_cause?: string;
+  /** Each transport tried, automation transport first (absent from older agents). */
+  transports?: TransportCheck[];
 }
 
 const compiled = new Map<TSchema, ReturnType<typeof TypeCompiler.Compile>>();

@@ -11,6 +11,8 @@
  */
 import type { JsonObject } from '../../../agent/src/drivers/gnmi/json-tree';
 import { registerSshCommand } from './cli';
+// The `| json` forms register themselves beside the text forms (their renderers read this model).
+import './discovery-json';
 
 export interface SimNode {
   hostname: string;
@@ -225,15 +227,15 @@ export function simModel(hostname: string, deviceType: string): SimModel {
 
 // ---- text helpers -----------------------------------------------------------------------------
 
-const dotted = (mac: string) => mac.replace(/:/g, '').replace(/(....)(....)(....)/, '$1.$2.$3');
+export const dotted = (mac: string) => mac.replace(/:/g, '').replace(/(....)(....)(....)/, '$1.$2.$3');
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const lines = (...ls: (string | false | null | undefined)[]) => ls.filter((l): l is string => typeof l === 'string').join('\n') + '\n';
-const hms = (s: number) => [Math.floor(s / 3600), Math.floor(s / 60) % 60, s % 60].map((v) => String(v).padStart(2, '0')).join(':');
+export const hms = (s: number) => [Math.floor(s / 3600), Math.floor(s / 60) % 60, s % 60].map((v) => String(v).padStart(2, '0')).join(':');
 const prefixMask = (p: number) => [0, 1, 2, 3].map((i) => (p >= 8 * (i + 1) ? 255 : p <= 8 * i ? 0 : 256 - 2 ** (8 - (p - 8 * i)))).join('.');
 const gbps = (mbps: number) => (mbps >= 1000 ? `${mbps / 1000}Gb/s` : `${mbps}Mb/s`);
 
 /** Interface entries (ports, users SVI, loopback) in one list for the renderers. */
-function allInterfaces(m: SimModel): { name: string; description: string; admin: boolean; oper: boolean; speed: number | null; mac: string | null; address: string | null }[] {
+export function allInterfaces(m: SimModel): { name: string; description: string; admin: boolean; oper: boolean; speed: number | null; mac: string | null; address: string | null }[] {
   const svi = m.ports.some((p) => p.name === m.users.name)
     ? []
     : [{ name: m.users.name, description: 'users', admin: true, oper: true, speed: null, mac: m.users.mac, address: `${m.users.address}/${m.users.prefix}` }];

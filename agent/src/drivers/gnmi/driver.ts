@@ -118,7 +118,7 @@ export function grpcError(err: grpc.ServiceError, what: string, where: string, t
       return new DriverError('timeout', `${what} on ${where} timed out after ${timeoutMs}ms`);
     case grpc.status.UNAVAILABLE: {
       if (/certificate|self[- ]signed|unable to verify|CERT_/i.test(detail)) {
-        return new DriverError('auth', `${what} on ${where}: server TLS certificate not trusted (${detail}); trust its CA on the agent (NODE_EXTRA_CA_CERTS) or set gnmi_skip_verify to accept it`);
+        return new DriverError('auth', `${what} on ${where}: server TLS certificate not trusted (${detail}); trust its CA on the agent (NODE_EXTRA_CA_CERTS) or set gnmi_skip_verify to accept it; or give the connection profile the CA as ca_certificate`);
       }
       if (/SSL|TLS|handshake|wrong version|protocol/i.test(detail)) {
         return new DriverError('protocol', `${what} on ${where}: TLS/HTTP2 negotiation failed (${detail}); check gnmi_tls`);
@@ -320,7 +320,7 @@ export function createGnmiDriver(): GnmiDriver {
         creds = pin.wrap(
           target.gnmi_skip_verify
             ? grpc.credentials.createSsl(null, null, null, { rejectUnauthorized: false, checkServerIdentity: () => undefined })
-            : grpc.credentials.createSsl(),
+            : grpc.credentials.createSsl(target.ca_certificate ? Buffer.from(target.ca_certificate) : null),
         );
       } else {
         creds = grpc.credentials.createInsecure();

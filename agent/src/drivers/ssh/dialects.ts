@@ -8,6 +8,8 @@
  * prompts with the same `host`, so a config line that happens to end in `#` is not a prompt.
  */
 
+import { dropMatching, trimBlankLines } from './text';
+
 export interface PromptPatterns {
   /** Unprivileged exec level (IOS `R1>`). */
   user: RegExp;
@@ -107,7 +109,20 @@ const CISCO_LIKE_ERRORS = [
 
 const COMMON_PAGERS = [/ ?--More--/, /<--- More --->/];
 
-const COMMON_VOLATILE = [/^\S+ uptime is \d+ .*$/, /^ntp clock-period \d+$/];
+/**
+ * Lines that change on every pull of an unchanged device, whatever the dialect: uptime, the
+ * clock-period NTP writes back, the "Load for … / Time source is …" pair IOS and NX-OS print
+ * before every output under `exec prompt timestamp`, and the ASA (generic dialect) checksum and
+ * save stamp.
+ */
+const COMMON_VOLATILE = [
+  /^\S+ uptime is \d+ .*$/,
+  /^ntp clock-period \d+$/,
+  /^Load for five secs: .*$/,
+  /^Time source is .*$/,
+  /^Cryptochecksum: ?[0-9a-f]+$/i,
+  /^: Written by .*$/,
+];
 
 const ENABLE_DEFAULTS = {
   command: 'enable',
@@ -184,7 +199,7 @@ const DIALECTS: Record<string, SshDialect> = {
     volatileLines: [
       /^!Command: show running-config.*$/,
       /^!Running configuration last done at: .*$/,
-      /^!Time: .*$/,
+      /^! ?Time: .*$/,
       /^!NVRAM config last updated at .*$/,
       ...COMMON_VOLATILE,
     ],
@@ -276,6 +291,14 @@ const DIALECTS: Record<string, SshDialect> = {
 export const DIALECT_TYPES = Object.freeze(Object.keys(DIALECTS));
 
 /** The dialect for a device_type; unknown types fall back to generic. */
+/**
+ * A fetched configuration as it is stored and hashed: CLI noise and the dialect's volatile lines
+ * dropped, blank lines trimmed at both ends, so two pulls of an unchanged device are equal.
+ */
+export function stableConfigLines(dialect: Pick<SshDialect, 'noiseLines' | 'volatileLines'>, lines: string[]): string[] {
+  return trimBlankLines(dropMatching(lines, [...dialect.noiseLines, ...dialect.volatileLines]));
+}
+
 export function getDialect(deviceType: string): SshDialect {
   return DIALECTS[deviceType] ?? DIALECTS.generic;
 }

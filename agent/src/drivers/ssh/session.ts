@@ -16,7 +16,7 @@ import {
   type Transcript,
 } from '../types';
 import { connectSsh, keepaliveError, openShell } from './connect';
-import { getDialect, type SshDialect } from './dialects';
+import { getDialect, stableConfigLines, type SshDialect } from './dialects';
 import { scpUpload } from './scp';
 import { CliShell } from './shell';
 import { dropMatching, makeMasker, renderLines, trimBlankLines } from './text';
@@ -282,7 +282,7 @@ class SshCliSession implements SshCliSessionApi {
   fetchConfig(): Promise<FetchedConfig> {
     return this.serialize(async () => {
       const cmd = this.dialect.showConfig;
-      const lines = trimBlankLines(dropMatching(await this.exec(cmd, true), this.dialect.volatileLines));
+      const lines = stableConfigLines(this.dialect, await this.exec(cmd, true));
       if (lines.length === 0) throw new DriverError('device', `${this.where}: '${cmd}' returned no configuration`);
       return { text: lines.join('\n') + '\n', format: 'cli', via: 'ssh' };
     });

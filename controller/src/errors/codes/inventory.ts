@@ -13,6 +13,7 @@ export const inventoryErrors = {
 
   PROFILE_NOT_FOUND: { status: 404, message: 'Connection profile not found', doc: "No connection profile with that id in the caller's organization." },
   PROFILE_NAME_TAKEN: { status: 409, message: 'Connection profile with this name already exists', doc: 'Profile names are unique within an organization.' },
+  PROFILE_INVALID_CA_CERTIFICATE: { status: 400, message: 'ca_certificate is not a PEM CA certificate', doc: 'ca_certificate takes one or more PEM CA certificates (the CA that signed the devices\' TLS certificates); the message says which one could not be read.' },
   PROFILE_IN_USE: { status: 409, message: 'Connection profile is still used by devices', doc: 'Move its devices to another profile (POST /api/profiles/assign) before deleting it; the message says how many.' },
 
   SITE_NOT_FOUND: { status: 404, message: 'Site not found', doc: "No site with that id in the caller's organization." },
