@@ -42,6 +42,7 @@ export class NatsJobTransport implements JobTransport {
     private readonly names: NatsNames,
     private readonly ackWaitMs: number,
     private readonly log: Logger,
+    private readonly replicas = 1,
   ) {}
 
   /** The NATS connection once started (readiness checks and metrics). */
@@ -61,7 +62,14 @@ export class NatsJobTransport implements JobTransport {
     this.nc = nc;
     this.jsm = await nc.jetstreamManager();
     this.js = nc.jetstream();
-    await ensureStreams(this.jsm, this.names);
+    await this.ensureStreams().catch((err: Error) => {
+      if (this.replicas === 1) throw err;
+      throw new ConfigError(`SWITCHBOARD_NATS_REPLICAS=${this.replicas}: cannot set up the job streams (${err.message}); ${this.replicas} replicas need a NATS cluster with JetStream on at least ${this.replicas} servers`);
+    });
+  }
+
+  private ensureStreams(): Promise<void> {
+    return ensureStreams(this.jsm, this.names, { replicas: this.replicas });
   }
 
   async start(sink: EventSink): Promise<void> {
@@ -69,7 +77,7 @@ export class NatsJobTransport implements JobTransport {
     await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS);
     void (async () => {
       for await (const status of this.nc!.status()) {
-        if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type }, 'NATS connection ' + status.type);
+        if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
       }
     })();
     this.nc!.subscribe(this.names.heartbeatSubject, {
@@ -132,7 +140,7 @@ export class NatsJobTransport implements JobTransport {
         this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
         await sleep(500);
         // The stream or consumer may be gone (a NATS without its store): set them up again.
-        await ensureStreams(this.jsm, this.names).catch(() => undefined);
+        await this.ensureStreams().catch(() => undefined);
         await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS).catch(() => undefined);
       }
     }

@@ -56,15 +56,20 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
 
 const notFound = (err: unknown) => /not found/i.test(String((err as Error)?.message ?? err));
 
-/** Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message. */
-export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Promise<void> {
+/**
+ * Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message.
+ * `replicas` (the controller's SWITCHBOARD_NATS_REPLICAS) also rescales streams that exist with
+ * another count; without it (agents) existing streams are left as they are.
+ */
+export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, opts: { replicas?: number } = {}): Promise<void> {
   const streams = [
     { name: names.jobsStream, subjects: [jobsWildcard(names.prefix)] },
     { name: names.resultsStream, subjects: [resultsWildcard(names.prefix)] },
   ];
   for (const s of streams) {
     try {
-      await jsm.streams.info(s.name);
+      const info = await jsm.streams.info(s.name);
+      if (opts.replicas && info.config.num_replicas !== opts.replicas) await jsm.streams.update(s.name, { ...info.config, num_replicas: opts.replicas });
       continue;
     } catch (err) {
       if (!notFound(err)) throw err;
@@ -77,7 +82,7 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Pr
         storage: StorageType.File,
         discard: DiscardPolicy.Old,
         duplicate_window: nanos(120_000),
-        num_replicas: 1,
+        num_replicas: opts.replicas ?? 1,
       });
     } catch (err) {
       // Another process created it between our look and our add.
