@@ -36,8 +36,9 @@ export interface ClusterRunFacts {
   jobs: number;
   openJobs: number;
   recordFailures: number;
-  killed: string;
-  /** Who was connected to the killed node, and who of them logged a reconnect. */
+  /** The nodes killed and restarted, one after the other (a second one when no agent was on the first). */
+  killed: string[];
+  /** Who was connected to the killed nodes (NATS connection names), and who of them logged a reconnect. */
   clientsOnKilled: string[];
   reconnected: string[];
   /** Agent processes still running their first process at the end (none exited or was restarted). */
@@ -112,23 +113,36 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
     const t0 = performance.now();
     await call(base, 'POST', `/api/devices/snapshots/${snap.id}/collect`, token, { timeout_seconds: 900 });
     const progress = async () => (await call(base, 'GET', `/api/devices/snapshots/${snap.id}`, token)).snapshot;
+    const clients = new Map<string, Proc>([['switchboard-controller', ctl], ...agents.map((a): [string, Proc] => [a.id, a])]);
+    const procOf = (connection: string) => [...clients].find(([key]) => connection === key || connection.includes(`(${key})`))?.[1];
+    const nodeServing = async (key: string) => {
+      for (const n of cluster.nodes) if ((await clientsOf(cluster, n.name)).some((c) => procOf(c) === clients.get(key))) return n.name;
+      throw new Error(`${key} is connected to no node of the cluster`);
+    };
+    /** SIGKILL, down until each of its clients noticed, then back on the same port and store. */
+    const killAndRestart = async (name: string) => {
+      const served = await clientsOf(cluster, name);
+      const watched = served.map((c) => procOf(c)).filter((p): p is Proc => !!p).map((p) => ({ p, from: p.output().length }));
+      log(`killing ${name} (serving ${served.length} of our connections) with ${(await progress()).successful_devices} of ${o.devices} devices done`);
+      await cluster.node(name).kill();
+      for (const { p, from } of watched) await waitUntil('a client to notice the lost node', () => p.output().slice(from).includes('NATS connection disconnect'), p, 60_000);
+      await cluster.node(name).start();
+      await cluster.ready();
+      log(`${name} restarted`);
+      return served;
+    };
 
-    // Mid-run: some devices recorded, most still to go.
+    // Mid-run: some devices recorded, most still to go. The controller's node goes first; if no
+    // agent was on it, the node of an agent goes next, so both ends have to reconnect.
     let doneAtKill = 0;
     await waitUntil('a part of the snapshot to be recorded', async () => (doneAtKill = (await progress()).successful_devices) >= Math.max(1, Math.floor(o.devices / 10)), undefined, 300_000);
-    const ctlNode = (await Promise.all(cluster.nodes.map(async (n) => ((await clientsOf(cluster, n.name)).includes('switchboard-controller') ? n.name : null)))).find(Boolean);
-    if (!ctlNode) throw new Error('the controller is connected to no node of the cluster');
-    const victim = cluster.node(ctlNode);
-    const clientsOnKilled = await clientsOf(cluster, ctlNode);
-    const logFrom = ctl.output().length;
-    log(`killing ${ctlNode} (serving ${clientsOnKilled.length} of our connections) with ${doneAtKill} of ${o.devices} devices done`);
-    await victim.kill();
-    // Down until its clients noticed, then back on the same port and store.
-    await waitUntil('the controller to notice the lost node', () => ctl.output().slice(logFrom).includes('NATS connection disconnect'), ctl, 60_000);
+    const killed = [await nodeServing('switchboard-controller')];
+    const clientsOnKilled = await killAndRestart(killed[0]);
+    if (!clientsOnKilled.some((c) => c !== 'switchboard-controller')) {
+      killed.push(await nodeServing(agents[0].id));
+      clientsOnKilled.push(...(await killAndRestart(killed[1])));
+    }
     const restartedAt = Date.now();
-    await victim.start();
-    await cluster.ready();
-    log(`${ctlNode} restarted`);
 
     const snapshot = await (async () => {
       for (;;) {
@@ -146,10 +160,7 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
       .select(db.raw('count(*)::int as total'), db.raw(`count(*) filter (where status in ('queued', 'dispatched', 'running'))::int as open`), db.raw('coalesce(sum(record_failures), 0)::int as failures'));
     await waitUntil('every agent heard after the restart', async () => (await agentViews()).every((a) => a.status === 'online' && a.last_seen_at && new Date(a.last_seen_at).getTime() > restartedAt), undefined, 60_000);
     const views = await agentViews();
-    const reconnected = [
-      ...(ctl.output().includes(RECONNECT_LOG) ? ['switchboard-controller'] : []),
-      ...clientsOnKilled.filter((name) => agents.some((a) => name.includes(a.id) && a.output().includes(RECONNECT_LOG))),
-    ];
+    const reconnected = clientsOnKilled.filter((c) => procOf(c)?.output().includes(RECONNECT_LOG));
     return {
       replicas,
       snapshot,
@@ -160,7 +171,7 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
       jobs: jobs.total,
       openJobs: jobs.open,
       recordFailures: jobs.failures,
-      killed: ctlNode,
+      killed,
       clientsOnKilled,
       reconnected,
       agentsNeverRestarted: agents.filter((a) => a.running).length,

@@ -28,6 +28,7 @@ it('completes a snapshot across a node kill and restart, each device recorded on
   expect(facts.recordFailures).toBe(0);
   // Everyone that lost its server logged a reconnect and kept running; all agents heartbeat again.
   expect(facts.clientsOnKilled).toContain('switchboard-controller');
+  expect(facts.clientsOnKilled.some((c) => c.startsWith('switchboard-agent '))).toBe(true);
   expect(facts.reconnected.sort()).toEqual([...facts.clientsOnKilled].sort());
   expect(facts.agentsNeverRestarted).toBe(AGENTS);
   expect(facts.agentsHeardAfterRestart).toBe(AGENTS);
