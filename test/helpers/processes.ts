@@ -13,7 +13,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canConnect, freePort } from './net';
@@ -145,13 +145,25 @@ export interface NatsServer {
 
 /** A private nats-server with JetStream on a free loopback port and its own store dir. */
 export async function startNats(opts: { monitor?: boolean; config?: string; args?: string[] } = {}): Promise<NatsServer> {
-  const storeDir = mkdtempSync(join(tmpdir(), 'sb-nats-'));
-  cleanups.add(() => rmSync(storeDir, { recursive: true, force: true }));
+  const storeDir = tempDir('sb-nats-');
   const port = await freePort();
   const monitorPort = opts.monitor ? await freePort() : null;
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(monitorPort ? ['-m', String(monitorPort)] : []), ...(opts.config ? ['-c', opts.config] : []), ...(opts.args ?? [])];
+  const server = natsNode(port, monitorPort, args, storeDir);
+  await server.start();
+  return server;
+}
+
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.add(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** One nats-server process that can be stopped, killed and started again on its port and store. */
+function natsNode(port: number, monitorPort: number | null, args: string[], storeDir: string): NatsServer {
   let proc: Proc | null = null;
-  const server: NatsServer = {
+  return {
     url: `nats://127.0.0.1:${port}`,
     port,
     monitorUrl: monitorPort ? `http://127.0.0.1:${monitorPort}` : null,
@@ -179,8 +191,65 @@ export async function startNats(opts: { monitor?: boolean; config?: string; args
       rmSync(storeDir, { recursive: true, force: true });
     },
   };
-  await server.start();
-  return server;
+}
+
+export interface NatsClusterNode extends NatsServer {
+  /** server_name (n1, n2, ...): what JetStream reports as a stream's leader or replica. */
+  name: string;
+  /** GET on the monitoring port (/jsz, /connz, ...). */
+  monitor(path: string): Promise<Record<string, any>>;
+}
+
+export interface NatsCluster {
+  /** Every node's client URL, comma-separated: what NATS_URL takes. */
+  url: string;
+  nodes: NatsClusterNode[];
+  node(name: string): NatsClusterNode;
+  /** Resolves once every running node sees the same JetStream meta leader. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * `size` nats-servers on loopback ports forming one cluster with JetStream clustered (each its
+ * own store dir and monitoring port), as deploy/nats-cluster/ runs them. Nodes are killed and
+ * started again one by one with `cluster.node('n2').kill()` / `.start()`.
+ */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort(), monitor: await freePort() })));
+  const routes = ports.map((p) => `nats-route://127.0.0.1:${p.route}`).join(', ');
+  const nodes = ports.map((p, i): NatsClusterNode => {
+    const name = `n${i + 1}`;
+    const dir = tempDir(`sb-nats-${name}-`);
+    const conf = join(dir, `${name}.conf`);
+    writeFileSync(conf, [
+      `server_name: ${name}`,
+      `listen: 127.0.0.1:${p.client}`,
+      `http: 127.0.0.1:${p.monitor}`,
+      `jetstream { store_dir: "${join(dir, 'store')}" }`,
+      `cluster { name: sb-test, listen: 127.0.0.1:${p.route}, routes: [${routes}] }`,
+    ].join('\n'));
+    const node = natsNode(p.client, p.monitor, ['-c', conf], join(dir, 'store'));
+    const monitor = async (path: string) => (await fetch(`${node.monitorUrl}${path}`)).json() as Promise<Record<string, any>>;
+    return Object.assign(node, { name, monitor });
+  });
+  const cluster: NatsCluster = {
+    url: nodes.map((n) => n.url).join(','),
+    nodes,
+    node: (name) => nodes.find((n) => n.name === name) ?? (() => { throw new Error(`no node ${name}`); })(),
+    async ready() {
+      await waitUntil('the NATS cluster to elect a JetStream meta leader', async () => {
+        const leaders = await Promise.all(nodes.filter((n) => n.proc()).map(async (n) => (await n.monitor('/jsz')).meta_cluster?.leader));
+        return leaders.every((l) => l && l === leaders[0]);
+      }, undefined, 60_000);
+    },
+    async close() {
+      await Promise.all(nodes.map((n) => n.close()));
+    },
+  };
+  await Promise.all(nodes.map((n) => n.start()));
+  await cluster.ready();
+  return cluster;
 }
 
 // ---- controller -----------------------------------------------------------------------------

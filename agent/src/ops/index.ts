@@ -47,7 +47,11 @@ export class AgentOps {
   constructor(private readonly o: AgentOpsOptions) {
     this.metrics = new AgentMetrics({ agent_id: o.identity.agent_id, name: o.identity.name, pool: o.identity.pool, version: o.version });
     const nc = o.link.connection;
-    this.nats = nc ? watchNats(nc, () => this.metrics.natsReconnected()) : null;
+    const reconnected = () => {
+      this.metrics.natsReconnected();
+      o.log.warn({ nats: 'reconnect', server: nc?.getServer() }, 'NATS connection reconnect');
+    };
+    this.nats = nc ? watchNats(nc, reconnected, () => o.log.warn({ nats: 'disconnect' }, 'NATS connection disconnect')) : null;
     this.link = releaseOnClose(this.metrics.instrumentLink(o.link));
     this.drivers = this.metrics.instrumentDrivers(o.drivers);
     this.health = new AgentHealth({

@@ -24,6 +24,8 @@ declare module '../config' {
   interface ControllerConfig {
     /** Prefix of every NATS subject and stream of the job protocol (SWITCHBOARD_NATS_PREFIX, default sb). */
     natsPrefix?: string;
+    /** Replicas of the job protocol's JetStream streams (SWITCHBOARD_NATS_REPLICAS, default 1; 3 on a three-node cluster). */
+    natsReplicas?: number;
     /** Job machinery tunables; tests lower them. */
     jobs?: Partial<JobTunables>;
   }
@@ -73,12 +75,16 @@ export function natsPrefixOf(config: ControllerConfig): string {
   return prefix;
 }
 
+export function natsReplicasOf(config: ControllerConfig): number {
+  return config.natsReplicas ?? envInt('SWITCHBOARD_NATS_REPLICAS', 1, 5) ?? 1;
+}
+
 export function createJobServices(deps: { config: ControllerConfig; db: Db; log: Logger; secrets: SecretBox; settings: SettingsService; audit: AuditService }) {
   const { config, db, log } = deps;
   const tunables = jobTunables(config);
   const names = natsNames(natsPrefixOf(config));
   const controllerKey = controllerKeyFromSecret(config.secretKey);
-  const transport = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log) : new InProcessHub();
+  const transport = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log, natsReplicasOf(config)) : new InProcessHub();
   const agentsStore = new AgentsStore(db);
   const engine = new JobEngine({ db, secrets: deps.secrets, settings: deps.settings, log, agents: agentsStore, transport, controllerKey, tunables });
   const agents = new AgentsService(agentsStore, deps.settings, deps.audit, {

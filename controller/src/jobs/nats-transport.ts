@@ -91,6 +91,7 @@ export class NatsJobTransport implements JobTransport {
     private readonly ackWaitMs: number,
     private readonly intake: ResultsIntake,
     private readonly log: Logger,
+    private readonly replicas = 1,
   ) {}
 
   /** The NATS connection once started (readiness checks and metrics). */
@@ -115,7 +116,14 @@ export class NatsJobTransport implements JobTransport {
       throw jetStreamMissing(err) ? new ConfigError(`NATS_URL: ${JETSTREAM_REQUIRED(redactUrls(this.url))}`) : err;
     });
     this.js = nc.jetstream();
-    await ensureStreams(this.jsm, this.names, this.intake.limits, true);
+    await this.ensureStreams().catch((err: Error) => {
+      if (this.replicas === 1) throw err;
+      throw new ConfigError(`SWITCHBOARD_NATS_REPLICAS=${this.replicas}: cannot set up the job streams (${err.message}); ${this.replicas} replicas need a NATS cluster with JetStream on at least ${this.replicas} servers`);
+    });
+  }
+
+  private ensureStreams(): Promise<void> {
+    return ensureStreams(this.jsm, this.names, { limits: this.intake.limits, enforce: true, replicas: this.replicas });
   }
 
   async resultsBacklog(): Promise<number> {
@@ -134,7 +142,7 @@ export class NatsJobTransport implements JobTransport {
     this.keepAlive = setInterval(() => this.held.forEach((m) => m.working()), Math.max(100, Math.floor(this.intake.ackWaitMs / 3)));
     void (async () => {
       for await (const status of this.nc!.status()) {
-        if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type }, 'NATS connection ' + status.type);
+        if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
       }
     })();
     this.nc!.subscribe(this.names.heartbeatSubject, {
@@ -199,7 +207,7 @@ export class NatsJobTransport implements JobTransport {
         this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
         await sleep(500);
         // The stream or consumer may be gone (a NATS without its store): set them up again.
-        await ensureStreams(this.jsm, this.names, this.intake.limits, true).catch(() => undefined);
+        await this.ensureStreams().catch(() => undefined);
         await ensureResultsConsumer(this.jsm, this.names, this.intake.ackWaitMs, RESULTS_HELD).catch(() => undefined);
       }
     }

@@ -70,11 +70,18 @@ export interface StreamLimits {
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = { maxAgeMs: 26 * 3600_000, maxBytes: 1024 ** 3 };
 
-/**
- * Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message.
- * With `enforce` (the controller), an existing stream whose limits differ is updated to them.
- */
-export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, limits: StreamLimits = DEFAULT_STREAM_LIMITS, enforce = false): Promise<void> {
+/** How the controller wants the streams; agents pass nothing and leave existing streams alone. */
+export interface StreamOptions {
+  limits?: StreamLimits;
+  /** Update an existing stream whose limits differ (the controller). */
+  enforce?: boolean;
+  /** SWITCHBOARD_NATS_REPLICAS: also rescales streams that exist with another count. */
+  replicas?: number;
+}
+
+/** Both work-queue streams of the protocol, file-backed so a NATS restart keeps every message. */
+export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, opts: StreamOptions = {}): Promise<void> {
+  const limits = opts.limits ?? DEFAULT_STREAM_LIMITS;
   const streams = [
     { name: names.jobsStream, subjects: [jobsWildcard(names.prefix)] },
     { name: names.resultsStream, subjects: [resultsWildcard(names.prefix)] },
@@ -84,8 +91,10 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, lim
     try {
       const info = await jsm.streams.info(s.name);
       const c = info.config;
-      if (enforce && (c.max_age !== bounds.max_age || c.max_bytes !== bounds.max_bytes || c.discard !== bounds.discard)) {
-        await jsm.streams.update(s.name, { ...c, ...bounds });
+      const limitsDiffer = opts.enforce && (c.max_age !== bounds.max_age || c.max_bytes !== bounds.max_bytes || c.discard !== bounds.discard);
+      const replicasDiffer = opts.replicas !== undefined && c.num_replicas !== opts.replicas;
+      if (limitsDiffer || replicasDiffer) {
+        await jsm.streams.update(s.name, { ...c, ...(opts.enforce ? bounds : {}), ...(opts.replicas ? { num_replicas: opts.replicas } : {}) });
       }
       continue;
     } catch (err) {
@@ -98,7 +107,7 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, lim
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
         duplicate_window: nanos(120_000),
-        num_replicas: 1,
+        num_replicas: opts.replicas ?? 1,
         ...bounds,
       });
     } catch (err) {
