@@ -13,6 +13,7 @@ import { ensureStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { startNatsCluster, stopAll, type NatsCluster } from '../helpers/processes';
 import { SHARED_NATS, dropNatsNamespace, natsPrefix } from './helpers';
+import { DEFAULT_TUNABLES, resultsIntake } from '../../controller/src/jobs';
 
 const silent = pino({ level: 'silent' });
 let cluster: NatsCluster;
@@ -39,7 +40,7 @@ it('scales streams an agent created with one replica up to the controller count;
   await ensureStreams(jsm, names); // an agent that came first
   expect(await replicasOf(names)).toEqual([1, 1]);
 
-  const controller = new NatsJobTransport(cluster.url, names, 30_000, silent, 3);
+  const controller = new NatsJobTransport(cluster.url, names, 30_000, resultsIntake(DEFAULT_TUNABLES), silent, 3);
   await controller.connect();
   expect(await replicasOf(names)).toEqual([3, 3]);
   await ensureStreams(jsm, names); // an agent starting later
@@ -49,7 +50,7 @@ it('scales streams an agent created with one replica up to the controller count;
 
 it('refuses more replicas than a single server holds, naming the setting', async () => {
   const prefix = natsPrefix();
-  const controller = new NatsJobTransport(SHARED_NATS, natsNames(prefix), 30_000, silent, 3);
+  const controller = new NatsJobTransport(SHARED_NATS, natsNames(prefix), 30_000, resultsIntake(DEFAULT_TUNABLES), silent, 3);
   try {
     await expect(controller.connect()).rejects.toThrow(/SWITCHBOARD_NATS_REPLICAS=3: .*NATS cluster with JetStream on at least 3 servers/);
   } finally {

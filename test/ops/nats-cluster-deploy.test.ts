@@ -13,6 +13,7 @@ import { NatsJobTransport } from '../../controller/src/jobs/nats-transport';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { freePort } from '../helpers/net';
 import { NATS_SERVER, ROOT, spawnProcess, stopAll, waitUntil } from '../helpers/processes';
+import { DEFAULT_TUNABLES, resultsIntake } from '../../controller/src/jobs';
 
 const DIR = join(ROOT, 'deploy/nats-cluster');
 const NODES = ['n1', 'n2', 'n3'];
@@ -53,7 +54,7 @@ it('forms a cluster on which the controller user creates R3 job streams', { time
 
   const url = ports.map((p, i) => (i === 0 ? `nats://controller:${env.NATS_CONTROLLER_PASSWORD}@127.0.0.1:${p.client}` : `nats://127.0.0.1:${p.client}`)).join(',');
   const names = natsNames();
-  const controller = new NatsJobTransport(url, names, 30_000, pino({ level: 'silent' }), 3);
+  const controller = new NatsJobTransport(url, names, 30_000, resultsIntake(DEFAULT_TUNABLES), pino({ level: 'silent' }), 3);
   await controller.connect();
   const nc = await connect({ servers: `127.0.0.1:${ports[1].client}`, user: 'controller', pass: env.NATS_CONTROLLER_PASSWORD });
   try {

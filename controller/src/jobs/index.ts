@@ -65,7 +65,7 @@ export function jobTunables(config: ControllerConfig): JobTunables {
   };
 }
 
-function resultsIntake(t: JobTunables): ResultsIntake {
+export function resultsIntake(t: JobTunables): ResultsIntake {
   return { ackWaitMs: t.resultsAckWaitMs, limits: { maxAgeMs: t.streamMaxAgeMs, maxBytes: t.streamMaxBytes } };
 }
 
