@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import { StringCodec, type ConnectionOptions, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { connectNats, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../../shared/src/nats/jetstream';
 import { redactUrls } from '../../../shared/src/ops/redact';
@@ -42,6 +42,8 @@ export class NatsJobTransport implements JobTransport {
     private readonly names: NatsNames,
     private readonly ackWaitMs: number,
     private readonly log: Logger,
+    /** Operator mode: the controller's own user JWT and inbox prefix. */
+    private readonly auth?: () => Promise<Partial<ConnectionOptions>>,
   ) {}
 
   /** The NATS connection once started (readiness checks and metrics). */
@@ -54,7 +56,7 @@ export class NatsJobTransport implements JobTransport {
     if (this.nc) return;
     let nc: NatsConnection;
     try {
-      nc = await connectNats(this.url, 'switchboard-controller');
+      nc = await connectNats(this.url, 'switchboard-controller', await this.auth?.());
     } catch (err) {
       throw new ConfigError(`NATS_URL: cannot connect to ${redactUrls(this.url)}: ${(err as Error).message}`);
     }
@@ -139,14 +141,18 @@ export class NatsJobTransport implements JobTransport {
   }
 
   async publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number> {
-    await this.connect();
-    const key = `${orgId}/${pool}`;
-    if (!this.pools.has(key)) {
-      await ensurePoolConsumer(this.jsm, this.names, orgId, pool, this.ackWaitMs);
-      this.pools.add(key);
-    }
+    await this.ensurePool(orgId, pool);
     const ack = await this.js.publish(jobsSubject(this.names.prefix, orgId, pool), sc.encode(token), { msgID: msgId, timeout: 5_000 });
     return ack.seq;
+  }
+
+  /** The pool's consumer; only controllers create consumers (operator mode refuses it to agents). */
+  async ensurePool(orgId: string, pool: string): Promise<void> {
+    await this.connect();
+    const key = `${orgId}/${pool}`;
+    if (this.pools.has(key)) return;
+    await ensurePoolConsumer(this.jsm, this.names, orgId, pool, this.ackWaitMs);
+    this.pools.add(key);
   }
 
   async retractJob(seq: number): Promise<void> {
