@@ -3,7 +3,8 @@
  * controller for exactly their own subjects; everything else is refused by NATS itself; a revoked
  * agent is disconnected and cannot come back; credentials are renewed before they expire.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, jwtAuthenticator, type NatsConnection } from 'nats';
@@ -13,7 +14,7 @@ import { natsNames, poolConsumer, resultsSubject, jobsSubject } from '../../shar
 import { NATS_SEED_FILE } from '../../agent/src/state-dir';
 import { jwtTimes } from '../../agent/src/nats-renewal';
 import { startTestController, type TestController } from '../helpers/controller';
-import { startAgentProcess, startNats, stopAll, waitUntil, type AgentProcess, type NatsServer } from '../helpers/processes';
+import { NATS_SERVER, ROOT, startAgentProcess, startNats, stopAll, waitUntil, type AgentProcess, type NatsServer } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { enrollAgent, makeDevice, makeSite, type Org } from './helpers';
 
@@ -183,5 +184,29 @@ describe('NATS operator mode', () => {
     await tc.restart();
     const after = await connectAs(stateDirA).then(() => null, (e: Error) => e);
     expect(String(after?.message ?? after)).toMatch(/authoriz|revoked/i);
+  });
+});
+
+describe('deploy/nats-server-operator.conf', () => {
+  it('passes nats-server -t with the keys `npm run nats:operator` makes, which refuses to overwrite them', () => {
+    const root = mkdtempSync(join(tmpdir(), 'sb-natsop-deploy-'));
+    try {
+      const generate = (dir: string) => spawnSync(process.execPath, ['--import', 'tsx', 'deploy/nats-operator/generate.ts', dir, join(root, 'resolver')], { cwd: ROOT, encoding: 'utf8' });
+      const made = generate(join(root, 'operator'));
+      expect(made.status, made.stderr).toBe(0);
+      expect(made.stdout).toContain('SWITCHBOARD_NATS_OPERATOR_DIR=');
+      for (const seed of [OPERATOR_FILES.operatorSeed, OPERATOR_FILES.operatorSigningSeed, OPERATOR_FILES.accountSeed, OPERATOR_FILES.systemUserCreds]) {
+        expect(statSync(join(root, 'operator', seed)).mode & 0o777, seed).toBe(0o600);
+      }
+      const again = generate(join(root, 'operator'));
+      expect(again.status).toBe(1);
+      expect(again.stderr).toMatch(/already holds an operator set-up/);
+      const conf = readFileSync(join(ROOT, 'deploy/nats-server-operator.conf'), 'utf8').replace('/data/jetstream', join(root, 'js'));
+      writeFileSync(join(root, 'nats-server.conf'), conf);
+      const check = spawnSync(NATS_SERVER, ['-t', '-c', join(root, 'nats-server.conf')], { encoding: 'utf8' });
+      expect(check.status, check.stdout + check.stderr).toBe(0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
