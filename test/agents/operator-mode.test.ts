@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, jwtAuthenticator, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser } from '@nats-io/jwt';
+import { generateAgentKeys } from '../../shared/src/jobs/crypto';
 import { generateOperator, OPERATOR_FILES } from '../../shared/src/nats/operator';
 import { natsNames, poolConsumer, resultsSubject, jobsSubject } from '../../shared/src/nats/subjects';
 import { NATS_SEED_FILE } from '../../agent/src/state-dir';
@@ -32,6 +34,9 @@ let agentAId: string;
 let agentBId: string;
 let siteA: string;
 const stateDirA = mkdtempSync(join(tmpdir(), 'sb-agent-op-'));
+
+const jwtClaims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
+let accountId: string;
 
 const identityOf = (stateDir: string) => JSON.parse(readFileSync(join(stateDir, 'identity.json'), 'utf8'));
 
@@ -58,7 +63,7 @@ async function runJob(orgId: string, deviceId: string) {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sb-nats-op-'));
-  await generateOperator(dir, { resolverDir: join(dir, 'resolver') });
+  accountId = (await generateOperator(dir, { resolverDir: join(dir, 'resolver') })).account;
   nats = await startNats({ config: join(dir, OPERATOR_FILES.serverConfig) });
   tc = await startTestController({
     settings: { 'agents.heartbeat_seconds': 1 },
@@ -91,8 +96,7 @@ describe('NATS operator mode', () => {
     expect(identity.nats.inbox_prefix).toBe(`_INBOX_${agentAId}`);
     expect(statSync(join(stateDirA, NATS_SEED_FILE)).mode & 0o777).toBe(0o600);
     // The seed never left the agent: the controller only knows the public key the JWT names.
-    const claims = JSON.parse(Buffer.from(identity.nats.user_jwt.split('.')[1], 'base64url').toString());
-    expect(claims.sub).toMatch(/^U[A-Z2-7]{55}$/);
+    expect(jwtClaims(identity.nats.user_jwt)).toMatchObject({ sub: expect.stringMatching(/^U[A-Z2-7]{55}$/), iss: accountId });
     expect(readFileSync(join(stateDirA, NATS_SEED_FILE), 'utf8')).toMatch(/^SU/);
     expect(tc.logs()).not.toContain(readFileSync(join(stateDirA, NATS_SEED_FILE), 'utf8').trim());
 
@@ -153,6 +157,21 @@ describe('NATS operator mode', () => {
     } finally {
       await wrong.nc.close();
     }
+  });
+
+  it('refuses an enrollment without a valid NATS key before the token is spent', async () => {
+    const created = await tc.request('POST', '/api/agents', { token: org1.token, body: { name: 'agent-c', site_id: null } });
+    const body = { token: created.body.enrollment_token, public_key: (await generateAgentKeys()).publicJwk, version: 'test', capabilities: [] };
+    for (const natsKey of [undefined, 'UABC', new TextDecoder().decode(createUser().getSeed())]) {
+      const res = await tc.request('POST', '/api/agents/enroll', { body: { ...body, ...(natsKey ? { nats_public_key: natsKey } : {}) } });
+      expect(res.status, String(natsKey)).toBe(400);
+      expect(res.body.code).toBe('AGENT_NATS_KEY_INVALID');
+    }
+    const key = createUser().getPublicKey();
+    const ok = await tc.request('POST', '/api/agents/enroll', { body: { ...body, nats_public_key: key } });
+    expect(ok.status).toBe(200);
+    expect(jwtClaims(ok.body.nats.user_jwt)).toMatchObject({ sub: key, iss: accountId });
+    expect(ok.body.nats.inbox_prefix).toBe(`_INBOX_${ok.body.agent_id}`);
   });
 
   it('renews the agent\'s credentials before they expire and keeps taking jobs past the first expiry', async () => {
