@@ -42,8 +42,8 @@ try {
   }
   renewal?.start(link);
   void link.connection.closed().then((err) => {
-    // Closed by NATS, not by us: its credentials were refused (revoked, or expired unrenewed).
-    if (!err) return;
+    // Operator mode, closed by NATS rather than by us: its credentials were refused (revoked, or expired unrenewed).
+    if (!err || !renewal) return;
     console.error(`switchboard-agent: NATS closed the connection (${err.message}); if this agent was revoked, create a new agent and enroll with its token`);
     process.exit(3);
   });

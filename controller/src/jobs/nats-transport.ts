@@ -133,7 +133,9 @@ export class NatsJobTransport implements JobTransport {
         if (this.closed) break;
         this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
         await sleep(500);
-        // The stream or consumer may be gone (a NATS without its store): set them up again.
+        // The stream or consumer may be gone (a NATS without its store): set them up again, and
+        // the pools' consumers at their next job (agents in operator mode may not create them).
+        this.pools.clear();
         await ensureStreams(this.jsm, this.names).catch(() => undefined);
         await ensureResultsConsumer(this.jsm, this.names, RESULTS_ACK_WAIT_MS).catch(() => undefined);
       }
