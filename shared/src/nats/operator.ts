@@ -80,8 +80,8 @@ export function operatorServerConfig(dir: string, resolverDir: string): string {
  */
 export async function generateOperator(dir: string, opts: { resolverDir: string; operatorName?: string }): Promise<{ account: string; systemAccount: string }> {
   if (existsSync(join(dir, OPERATOR_FILES.accountSeed))) throw new Error(`${dir} already holds an operator set-up; remove it first to start over`);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+  // The server (often another user) reads the JWTs and the config here; the seeds are 0600.
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
   const operator = createOperator();
   const operatorSigner = createOperator();
   const system = createAccount();
