@@ -4,6 +4,7 @@
  * answers the other's heartbeats.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateAgentKeys } from '../../shared/src/jobs/crypto';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { SHARED_NATS, dropNatsNamespace, enrollAgent, makeDevice, startAgent, until, type Org } from './helpers';
@@ -50,6 +51,18 @@ describe('installations sharing a NATS server', () => {
     expect(a.prefix).not.toBe(b.prefix);
     const row = await a.tc.db('installation').first('nats_prefix');
     expect(row.nats_prefix).toBe(a.prefix);
+  });
+
+  it('without operator mode an agent may enroll without a NATS key, but not with a malformed one', async () => {
+    const { tc, org } = installations[0];
+    const created = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'keyless', site_id: null } });
+    const body = { token: created.body.enrollment_token, public_key: (await generateAgentKeys()).publicJwk, version: 'test', capabilities: [] };
+    const bad = await tc.request('POST', '/api/agents/enroll', { body: { ...body, nats_public_key: 'not-a-key' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('AGENT_NATS_KEY_INVALID');
+    const ok = await tc.request('POST', '/api/agents/enroll', { body });
+    expect(ok.status).toBe(200);
+    expect(ok.body.nats.user_jwt).toBeUndefined();
   });
 
   it('runs each installation\'s jobs on its own agent, and each sees only its own agent beat', async () => {
