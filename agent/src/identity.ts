@@ -53,7 +53,7 @@ export async function enroll(config: AgentConfig, version: string, capabilities:
   let natsKey: string;
   try {
     secureStateDir(config.stateDir);
-    natsKey = natsSeed(config.stateDir).publicKey;
+    natsKey = natsSeed(config.stateDir, true).publicKey;
   } catch (err) {
     throw new AgentConfigError(`SWITCHBOARD_AGENT_STATE_DIR "${config.stateDir}" is not writable: ${(err as Error).message}`);
   }

@@ -47,6 +47,7 @@ export class NatsRenewal {
     const controller = importControllerPublicKey(identity.controller_key);
     while (!this.stopped.signal.aborted) {
       const { iat, exp } = jwtTimes(this.jwt());
+      if (!Number.isFinite(iat) || !Number.isFinite(exp)) return; // credentials that never expire
       const renewAt = (iat + (exp - iat) / 2) * 1000;
       if (Date.now() < renewAt) {
         await sleep(renewAt - Date.now(), this.stopped.signal);

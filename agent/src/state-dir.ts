@@ -24,13 +24,18 @@ export function writeSecret(path: string, content: string | Uint8Array): void {
   chmodSync(path, 0o600);
 }
 
-/** The agent's NATS user seed, created on first use. */
-export function natsSeed(dir: string): { seed: Uint8Array; publicKey: string } {
+/** The agent's NATS user seed; `fresh` (each enrollment) replaces any earlier one, which belonged to an older identity. */
+export function natsSeed(dir: string, fresh = false): { seed: Uint8Array; publicKey: string } {
   const file = join(dir, NATS_SEED_FILE);
-  let seed: Uint8Array;
-  try {
-    seed = new TextEncoder().encode(readFileSync(file, 'utf8').trim());
-  } catch {
+  let seed: Uint8Array | null = null;
+  if (!fresh) {
+    try {
+      seed = new TextEncoder().encode(readFileSync(file, 'utf8').trim());
+    } catch {
+      /* none yet */
+    }
+  }
+  if (!seed) {
     seed = createUser().getSeed();
     writeSecret(file, seed);
   }

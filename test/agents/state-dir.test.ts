@@ -21,8 +21,12 @@ describe('agent state dir', () => {
     expect(publicKey).toMatch(/^U[A-Z2-7]{55}$/);
     expect(mode(dir)).toBe(0o700);
     expect(mode(join(dir, NATS_SEED_FILE))).toBe(0o600);
-    // The same seed on the next start.
+    // The same seed on the next start; a new one at a new enrollment.
     expect(natsSeed(dir).publicKey).toBe(publicKey);
+    const enrolled = natsSeed(dir, true).publicKey;
+    expect(enrolled).not.toBe(publicKey);
+    expect(natsSeed(dir).publicKey).toBe(enrolled);
+    expect(mode(join(dir, NATS_SEED_FILE))).toBe(0o600);
   });
 
   it('tightens a dir and key files left readable by others', () => {
