@@ -15,6 +15,8 @@ import { generateOperator, OPERATOR_FILES } from '../../shared/src/nats/operator
 import { natsNames, poolConsumer, resultsSubject, jobsSubject } from '../../shared/src/nats/subjects';
 import { NATS_SEED_FILE } from '../../agent/src/state-dir';
 import { jwtTimes } from '../../agent/src/nats-renewal';
+import { natsAuthorityOf } from '../../controller/src/agents/nats-authority';
+import type { ControllerConfig } from '../../controller/src/config';
 import { startTestController, type TestController } from '../helpers/controller';
 import { NATS_SERVER, ROOT, startAgentProcess, startNats, stopAll, waitUntil, type AgentProcess, type NatsServer } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
@@ -227,5 +229,44 @@ describe('deploy/nats-server-operator.conf', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+});
+
+describe('operator mode settings', () => {
+  const config = (natsUrl: string | null) => ({ natsUrl }) as ControllerConfig;
+  const withEnv = (env: Record<string, string>, fn: () => void) => {
+    const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, env);
+    try {
+      fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  };
+
+  it('is off without SWITCHBOARD_NATS_OPERATOR_DIR, and a bad one stops the controller with one line naming it', () => {
+    expect(natsAuthorityOf(config('nats://127.0.0.1:4222'))).toBeNull();
+    const missing = join(tmpdir(), 'sb-no-such-operator-dir');
+    withEnv({ SWITCHBOARD_NATS_OPERATOR_DIR: missing }, () => {
+      expect(() => natsAuthorityOf(config('nats://127.0.0.1:4222'))).toThrow(/SWITCHBOARD_NATS_OPERATOR_DIR .* does not exist; create it with `npm run nats:operator/);
+      expect(() => natsAuthorityOf(config(null))).toThrow(/SWITCHBOARD_NATS_OPERATOR_DIR needs NATS_URL/);
+    });
+    const empty = mkdtempSync(join(tmpdir(), 'sb-empty-op-'));
+    try {
+      withEnv({ SWITCHBOARD_NATS_OPERATOR_DIR: empty }, () => {
+        expect(() => natsAuthorityOf(config('nats://127.0.0.1:4222'))).toThrow(/does not hold the files of `npm run nats:operator`/);
+      });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+    withEnv({ SWITCHBOARD_NATS_OPERATOR_DIR: dir, SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS: '5' }, () => {
+      expect(() => natsAuthorityOf(config('nats://127.0.0.1:4222'))).toThrow(/SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS must be a whole number from 10/);
+    });
+    withEnv({ SWITCHBOARD_NATS_OPERATOR_DIR: dir, SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS: '3600' }, () => {
+      expect(natsAuthorityOf(config('nats://127.0.0.1:4222'))).toMatchObject({ accountId, lifetimeSeconds: 3600 });
+    });
   });
 });

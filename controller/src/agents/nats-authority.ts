@@ -119,7 +119,7 @@ export function natsAuthorityOf(config: ControllerConfig): NatsAuthority | null 
   const raw = process.env.SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS;
   const lifetime = config.natsJwtLifetimeSeconds ?? (raw ? Number(raw) : 86_400);
   if (!Number.isInteger(lifetime) || lifetime < 10 || lifetime > 30 * 86_400) {
-    throw new ConfigError(`SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS must be a whole number from 10 to 2592000, got "${raw}"`);
+    throw new ConfigError(`SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS must be a whole number from 10 to 2592000, got "${config.natsJwtLifetimeSeconds ?? raw}"`);
   }
   return new NatsAuthority(resolve(dir), config.natsUrl, lifetime);
 }
