@@ -17,7 +17,7 @@ export interface NatsLinkIdentity {
     results_subject: string;
     heartbeat_subject: string;
     ack_wait_ms: number;
-    /** Operator mode: replies to this agent go to its own inbox prefix, which only it may read. */
+    /** Replies to this agent go to its own inbox prefix, which only it may read (operator mode, deploy/nats-server.conf). */
     inbox_prefix?: string;
   };
 }
@@ -39,7 +39,8 @@ export async function natsAgentLink(url: string, identity: NatsLinkIdentity, aut
   const nc = await connectNats(
     url,
     `switchboard-agent ${identity.name} (${identity.agent_id})`,
-    auth ? { authenticator: jwtAuthenticator(auth.jwt, auth.seed), inboxPrefix: identity.nats.inbox_prefix } : {},
+    // Its own inbox prefix (agents enrolled before there was one keep the default).
+    { inboxPrefix: identity.nats.inbox_prefix, ...(auth ? { authenticator: jwtAuthenticator(auth.jwt, auth.seed) } : {}) },
   );
   const js = nc.jetstream();
   const names = natsNames(identity.nats.prefix);

@@ -95,7 +95,7 @@ describe('NATS operator mode', () => {
   it('enrolls with the agent\'s own NATS key, and the job path runs end to end on the credentials it got', async () => {
     const identity = identityOf(stateDirA);
     expect(identity.nats.user_jwt).toMatch(/^eyJ/);
-    expect(identity.nats.inbox_prefix).toBe(`_INBOX_${agentAId}`);
+    expect(identity.nats.inbox_prefix).toBe(`_INBOX.${agentAId}`);
     expect(statSync(join(stateDirA, NATS_SEED_FILE)).mode & 0o777).toBe(0o600);
     // The seed never left the agent: the controller only knows the public key the JWT names.
     expect(jwtClaims(identity.nats.user_jwt)).toMatchObject({ sub: expect.stringMatching(/^U[A-Z2-7]{55}$/), iss: accountId });
@@ -135,14 +135,14 @@ describe('NATS operator mode', () => {
       await refused(`$JS.API.STREAM.PURGE.${names.resultsStream}`);
       nc.publish(resultsSubject(names.prefix, agentBId), new TextEncoder().encode('forged'));
       // Snooping: every inbox, another organization's job subject, everything.
-      const subs = [nc.subscribe('_INBOX.>'), nc.subscribe(`_INBOX_${agentBId}.>`), nc.subscribe(jobsSubject(names.prefix, org2.orgId, 'default')), nc.subscribe('>')];
+      const subs = [nc.subscribe('_INBOX.>'), nc.subscribe(`_INBOX.${agentBId}.>`), nc.subscribe(jobsSubject(names.prefix, org2.orgId, 'default')), nc.subscribe('>')];
       await nc.flush();
       await waitUntil('NATS to refuse the subscriptions', () => violations.filter((v) => v.startsWith('subscri')).length >= subs.length, undefined, 30_000);
       const seen = violations.join('\n');
       for (const subject of [repoint, `$JS.API.CONSUMER.DURABLE.CREATE.${names.jobsStream}.${own}`, `$JS.API.CONSUMER.MSG.NEXT.${names.jobsStream}.${otherOrg}`, resultsSubject(names.prefix, agentBId), `$JS.API.STREAM.DELETE.${names.jobsStream}`]) {
         expect(seen).toContain(`publish ${subject}`);
       }
-      for (const subject of ['_INBOX.>', `_INBOX_${agentBId}.>`, jobsSubject(names.prefix, org2.orgId, 'default'), '>']) {
+      for (const subject of ['_INBOX.>', `_INBOX.${agentBId}.>`, jobsSubject(names.prefix, org2.orgId, 'default'), '>']) {
         expect(seen).toMatch(new RegExp(`^subscri\\w* ${subject.replace(/[.$>*]/g, '\\$&')}$`, 'm'));
       }
       // The pool's consumer still takes its own pool's subject only.
@@ -173,7 +173,7 @@ describe('NATS operator mode', () => {
     const ok = await tc.request('POST', '/api/agents/enroll', { body: { ...body, nats_public_key: key } });
     expect(ok.status).toBe(200);
     expect(jwtClaims(ok.body.nats.user_jwt)).toMatchObject({ sub: key, iss: accountId });
-    expect(ok.body.nats.inbox_prefix).toBe(`_INBOX_${ok.body.agent_id}`);
+    expect(ok.body.nats.inbox_prefix).toBe(`_INBOX.${ok.body.agent_id}`);
   });
 
   it('renews the agent\'s credentials before they expire and keeps taking jobs past the first expiry', async () => {

@@ -26,8 +26,11 @@ const NKEY_USER = /^U[A-Z2-7]{55}$/;
 
 export const isUserNkey = (key: unknown): key is string => typeof key === 'string' && NKEY_USER.test(key);
 
-/** An agent's inbox prefix: replies to it (pulled jobs, acks, heartbeat answers) go nowhere else. */
-export const agentInbox = (agentId: string) => `_INBOX_${agentId}`;
+/**
+ * An agent's inbox prefix: replies to it (pulled jobs, acks, heartbeat answers) go nowhere else.
+ * Under `_INBOX.` so a controller allowed `_INBOX.>` (deploy/nats-server.conf) can answer it.
+ */
+export const agentInbox = (agentId: string) => `_INBOX.${agentId}`;
 
 export interface AgentGrant {
   id: string;

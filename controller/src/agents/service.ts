@@ -6,7 +6,7 @@ import { appError } from '../errors/app-error';
 import { normalizePublicKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { poolOf } from '../../../shared/src/nats/subjects';
 import type { AgentRow, AgentsStore } from './store';
-import { isUserNkey } from './nats-authority';
+import { agentInbox, isUserNkey } from './nats-authority';
 import type { AgentNatsCredentials } from './nats-credentials';
 
 export type AgentStatus = 'online' | 'offline' | 'degraded';
@@ -137,7 +137,7 @@ export class AgentsService {
       pool,
       heartbeat_interval_ms: (await this.liveness()).heartbeatMs,
       controller_key: this.details.controllerKey,
-      nats: { ...this.details.nats(row.org_id, row.id, pool), ...credentials },
+      nats: { ...this.details.nats(row.org_id, row.id, pool), inbox_prefix: agentInbox(row.id), ...credentials },
     };
   }
 
