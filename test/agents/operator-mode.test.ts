@@ -20,7 +20,7 @@ import type { ControllerConfig } from '../../controller/src/config';
 import { startTestController, type TestController } from '../helpers/controller';
 import { NATS_SERVER, ROOT, startAgentProcess, startNats, stopAll, waitUntil, type AgentProcess, type NatsServer } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { enrollAgent, makeDevice, makeSite, type Org } from './helpers';
+import { enrollAgent, makeDevice, makeSite, until, type Org } from './helpers';
 
 /** Short enough that the suite sees a renewal, long enough for a slow start under load. */
 const LIFETIME_S = 30;
@@ -205,6 +205,25 @@ describe('NATS operator mode', () => {
     await tc.restart();
     const after = await connectAs(stateDirA).then(() => null, (e: Error) => e);
     expect(String(after?.message ?? after)).toMatch(/authoriz|revoked/i);
+  });
+
+  it('an enrollment while NATS is down answers 503 and leaves the token usable', async () => {
+    const site = (await makeSite(tc, org2, 'site-late')).id;
+    const created = await tc.request('POST', '/api/agents', { token: org2.token, body: { name: 'agent-late', site_id: site } });
+    const body = { token: created.body.enrollment_token, public_key: (await generateAgentKeys()).publicJwk, nats_public_key: createUser().getPublicKey(), version: 'test', capabilities: [] };
+    await nats.stop();
+    try {
+      const down = await tc.request('POST', '/api/agents/enroll', { body });
+      expect(down.status).toBe(503);
+      expect(down.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', error: expect.stringMatching(/token is still valid/) });
+    } finally {
+      await nats.start();
+    }
+    const again = await until('the controller to reach NATS again', async () => {
+      const res = await tc.request('POST', '/api/agents/enroll', { body });
+      return res.status === 200 && res;
+    }, 60_000, 500);
+    expect(again.body.nats.user_jwt).toMatch(/^eyJ/);
   });
 });
 

@@ -19,11 +19,16 @@ export class AgentNatsCredentials {
     private readonly log: Logger,
   ) {}
 
-  /** The agent's credentials; its pool's consumer exists first, as agents may not create it. */
+  /** The pool's consumer, created by the controller only: agents may not. */
+  preparePool(orgId: string, pool: string): Promise<void> {
+    return this.pools.ensurePool(orgId, pool);
+  }
+
+  /** The agent's credentials; its pool's consumer exists first. */
   async issue(agent: Grantee) {
     if (!agent.nats_public_key) throw new Error(`agent ${agent.name} has no NATS key`);
     const pool = poolOf(agent.site_id);
-    await this.pools.ensurePool(agent.org_id, pool);
+    await this.preparePool(agent.org_id, pool);
     return this.authority.agentJwt(this.names, { id: agent.id, org_id: agent.org_id, name: agent.name, pool, nats_public_key: agent.nats_public_key });
   }
 

@@ -34,7 +34,7 @@ export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
       tags,
       summary: 'Redeem an enrollment token with the agent\'s public key (called by `npm run agent`)',
       body: EnrollBody,
-      response: { 200: Enrollment, ...errorResponses(400, 401) },
+      response: { 200: Enrollment, ...errorResponses(400, 401, 503) },
     },
   }, async (request) => agents.enroll(request.body));
 

@@ -119,10 +119,25 @@ export class AgentsService {
     } catch (err) {
       throw appError('AGENT_PUBLIC_KEY_INVALID', (err as Error).message);
     }
+    await this.preparePool(tokenHash);
     const row = await this.store.enroll(tokenHash, publicKey, body.version, body.capabilities, natsKey);
     if (!row) throw appError('ENROLLMENT_TOKEN_INVALID');
     await this.audit.record({ kind: 'agents.enrolled', orgId: row.org_id, details: { agent_id: row.id, name: row.name, version: row.version } });
     return this.enrollment(row, natsKey);
+  }
+
+  /**
+   * Operator mode: the agent's pool consumer before its token is spent (agents may not create it),
+   * so a NATS outage leaves the token usable for another try.
+   */
+  private async preparePool(tokenHash: string): Promise<void> {
+    const pending = this.natsCredentials ? await this.store.pendingByToken(tokenHash) : undefined;
+    if (!pending) return;
+    try {
+      await this.natsCredentials!.preparePool(pending.org_id, poolOf(pending.site_id));
+    } catch (err) {
+      throw appError('SERVICE_UNAVAILABLE', `NATS is not reachable (${(err as Error).message}); the enrollment token is still valid, try again shortly`);
+    }
   }
 
   /** The enrollment answer; also what the built-in agent gets without HTTP. */

@@ -116,6 +116,11 @@ export class AgentsStore {
     return rows[0];
   }
 
+  /** The agent a still-valid enrollment token belongs to. */
+  async pendingByToken(tokenHash: string): Promise<{ org_id: string; site_id: string | null } | undefined> {
+    return this.db('agents').where({ enrollment_token_hash: tokenHash }).whereNull('revoked_at').whereNull('enrolled_at').first('org_id', 'site_id');
+  }
+
   /** A live agent's NATS user key (operator mode), to sign it fresh credentials. */
   async natsKey(id: string): Promise<{ id: string; org_id: string; name: string; site_id: string | null; nats_public_key: string | null } | undefined> {
     return this.db('agents').where({ id }).whereNull('revoked_at').first('id', 'org_id', 'name', 'site_id', 'nats_public_key');
