@@ -1,10 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JWK } from 'jose';
 import { generateAgentKeys } from '../../shared/src/jobs/crypto';
 import { AgentConfigError, type AgentConfig } from './config';
 import type { NatsLinkIdentity } from './nats-link';
 import type { RuntimeIdentity } from './runtime';
+import { natsSeed, secureStateDir, writeSecret } from './state-dir';
 
 /** What enrollment gave the agent; kept in the state dir (mode 0600) and reused after restarts. */
 export interface AgentIdentity extends RuntimeIdentity, NatsLinkIdentity {
@@ -13,7 +14,13 @@ export interface AgentIdentity extends RuntimeIdentity, NatsLinkIdentity {
   public_jwk: JWK;
   controller_url: string | null;
   enrolled_at: string;
-  nats: NatsLinkIdentity['nats'] & { jobs_subject: string; results_stream: string };
+  nats: NatsLinkIdentity['nats'] & {
+    jobs_subject: string;
+    results_stream: string;
+    /** NATS operator mode: the user JWT the controller signed for this agent's nkey, renewed before it expires. */
+    user_jwt?: string;
+    user_jwt_expires_at?: string;
+  };
 }
 
 export const IDENTITY_FILE = 'identity.json';
@@ -31,11 +38,10 @@ export function loadIdentity(stateDir: string): AgentIdentity | null {
 }
 
 export function saveIdentity(stateDir: string, identity: AgentIdentity): void {
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  secureStateDir(stateDir);
   const file = join(stateDir, IDENTITY_FILE);
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(identity, null, 2) + '\n', { mode: 0o600 });
-  chmodSync(tmp, 0o600);
+  writeSecret(tmp, JSON.stringify(identity, null, 2) + '\n');
   renameSync(tmp, file);
 }
 
@@ -43,11 +49,11 @@ export function saveIdentity(stateDir: string, identity: AgentIdentity): void {
 export async function enroll(config: AgentConfig, version: string, capabilities: string[]): Promise<AgentIdentity> {
   if (!config.controllerUrl) throw new AgentConfigError('SWITCHBOARD_URL is required to enroll: the controller base URL, e.g. http://controller:8080');
   if (!config.enrollToken) throw new AgentConfigError('SWITCHBOARD_ENROLL_TOKEN is required to enroll: create the agent with POST /api/agents and pass its enrollment_token');
-  // The state dir must be writable before the token is spent.
+  // The state dir must be writable, and the NATS key exist, before the token is spent.
+  let natsKey: string;
   try {
-    mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
-    const probe = join(config.stateDir, '.probe');
-    writeFileSync(probe, '', { mode: 0o600 });
+    secureStateDir(config.stateDir);
+    natsKey = natsSeed(config.stateDir, true).publicKey;
   } catch (err) {
     throw new AgentConfigError(`SWITCHBOARD_AGENT_STATE_DIR "${config.stateDir}" is not writable: ${(err as Error).message}`);
   }
@@ -57,7 +63,7 @@ export async function enroll(config: AgentConfig, version: string, capabilities:
     res = await fetch(`${config.controllerUrl}/api/agents/enroll`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token: config.enrollToken, public_key: keys.publicJwk, version, capabilities }),
+      body: JSON.stringify({ token: config.enrollToken, public_key: keys.publicJwk, nats_public_key: natsKey, version, capabilities }),
       signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {

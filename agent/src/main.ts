@@ -13,16 +13,20 @@ import { whileWaiting } from './waiting';
 try {
   const config = loadAgentConfig();
   const opsConfig = loadAgentOpsConfig();
-  const [{ default: pino }, { DRIVERS }, { enroll, loadIdentity }, { natsAgentLink }, { AgentRuntime, capabilitiesOf }, { AGENT_VERSION }, { AgentOps }] = await Promise.all([
-    import('pino'),
-    import('./drivers'),
-    import('./identity'),
-    import('./nats-link'),
-    import('./runtime'),
-    import('./version'),
-    import('./ops'),
-  ]);
+  const [{ default: pino }, { DRIVERS }, { enroll, loadIdentity }, { natsAgentLink }, { AgentRuntime, capabilitiesOf }, { AGENT_VERSION }, { AgentOps }, { natsSeed, secureStateDir }, { NatsRenewal }] =
+    await Promise.all([
+      import('pino'),
+      import('./drivers'),
+      import('./identity'),
+      import('./nats-link'),
+      import('./runtime'),
+      import('./version'),
+      import('./ops'),
+      import('./state-dir'),
+      import('./nats-renewal'),
+    ]);
   const log = pino({ level: config.logLevel, name: 'agent', redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' } });
+  secureStateDir(config.stateDir);
   let identity = loadIdentity(config.stateDir);
   if (identity) {
     log.info({ agent: identity.agent_id, name: identity.name, pool: identity.pool }, 'using the enrolled identity');
@@ -30,17 +34,26 @@ try {
     identity = await enroll(config, AGENT_VERSION, capabilitiesOf(DRIVERS));
     log.info({ agent: identity.agent_id, name: identity.name, pool: identity.pool }, 'enrolled');
   }
+  // NATS operator mode: connect as this agent's own NATS user, with credentials renewed before they expire.
+  const renewal = identity.nats.user_jwt ? new NatsRenewal({ identity, stateDir: config.stateDir, log }) : null;
   let link;
   const natsUrl = redactUrls(config.natsUrl);
   const waiting = whileWaiting(10_000, () => log.warn({ nats: natsUrl }, `cannot reach NATS at ${natsUrl} yet; retrying (is nats-server running, with -js?)`));
   try {
-    link = await natsAgentLink(config.natsUrl, identity);
+    link = await natsAgentLink(config.natsUrl, identity, renewal ? { jwt: renewal.jwt, seed: natsSeed(config.stateDir).seed } : undefined);
   } catch (err) {
     throw new AgentConfigError(`NATS_URL: ${jetStreamMissing(err) ? JETSTREAM_REQUIRED(natsUrl) : `cannot use ${natsUrl}: ${(err as Error).message}`}`);
   } finally {
     waiting.stop();
   }
   log.info({ nats: natsUrl }, 'connected to NATS');
+  renewal?.start(link);
+  void link.connection.closed().then((err) => {
+    // Operator mode, closed by NATS rather than by us: its credentials were refused (revoked, or expired unrenewed).
+    if (!err || !renewal) return;
+    console.error(`switchboard-agent: NATS closed the connection (${err.message}); if this agent was revoked, create a new agent and enroll with its token`);
+    process.exit(3);
+  });
   const ops = new AgentOps({ config: opsConfig, identity, version: AGENT_VERSION, link, drivers: DRIVERS, controllerUrl: config.controllerUrl ?? identity.controller_url, log });
   const runtime = new AgentRuntime({
     identity,

@@ -9,6 +9,7 @@ import { enterpriseProviders } from './auth/enterprise-routes';
 import { loadSshCa } from './auth/ssh-ca';
 import { TokenSigner } from './auth/tokens';
 import { createJobServices } from './jobs';
+import { installationPrefix } from './agents/installation';
 import type { ControllerConfig } from './config';
 import { fastifyTrustProxy } from './http/trust-proxy';
 import type { Db } from './db/knex';
@@ -29,6 +30,13 @@ export interface AppOptions {
   https?: { key: string; cert: string } | null;
   /** Largest request body in bytes (imports have their own, larger limit). */
   bodyLimit?: number;
+}
+
+/** A NATS controller without SWITCHBOARD_NATS_PREFIX uses its installation's own namespace. */
+async function withNatsNamespace(options: AppOptions): Promise<AppOptions> {
+  const { config } = options;
+  if (!config.natsUrl || config.natsPrefix || process.env.SWITCHBOARD_NATS_PREFIX) return options;
+  return { ...options, config: { ...config, natsPrefix: await installationPrefix(options.db) } };
 }
 
 function createServices(options: AppOptions): Services {
@@ -88,7 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: fastifyTrustProxy(options.config.trustProxy),
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
-  app.decorate('services', createServices(options));
+  app.decorate('services', createServices(await withNatsNamespace(options)));
   // Job machinery: starts once every area registered its outcome handlers, stops with the app.
   app.addHook('onReady', async () => app.services.jobEngine.start());
   app.addHook('onClose', async () => app.services.jobEngine.stop());

@@ -57,7 +57,7 @@ export async function run(args: string[] = []): Promise<void> {
   let sim: Proc | null = null;
   try {
     const nats = await startNats({ monitor: true });
-    const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, adminPassword: ADMIN_PASSWORD, metricsToken: METRICS_TOKEN, logLevel: 'warn' });
+    const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, natsPrefix: 'sb', adminPassword: ADMIN_PASSWORD, metricsToken: METRICS_TOKEN, logLevel: 'warn' });
     const call = (method: string, path: string, token: string | null, body?: unknown, type = 'application/json') =>
       json(
         fetch(ctl.url + path, {

@@ -173,7 +173,9 @@ describe('nats-server.conf', () => {
       return file;
     }
     const spawnNats = (file: string) => spawnProcess(NATS_SERVER, ['-c', file], { env });
-    const as = (user: string, password: string) => connect({ servers: `nats://127.0.0.1:${port}`, user, pass: password, reconnect: false });
+    // Agents receive replies on their own inbox prefix only (_INBOX.<agent id>, as enrollment tells them).
+    const inboxOf: Record<string, () => string> = { 'agent-site-a': () => `_INBOX.${ids.AGENT_A_ID}`, 'agent-site-b': () => `_INBOX.${ids.AGENT_B_ID}` };
+    const as = (user: string, password: string) => connect({ servers: `nats://127.0.0.1:${port}`, user, pass: password, reconnect: false, inboxPrefix: inboxOf[user]?.() });
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'sb-natsconf-'));
@@ -265,8 +267,10 @@ describe('nats-server.conf', () => {
         await refused('$JS.API.STREAM.DELETE.SB_JOBS');
         await refused('$JS.API.STREAM.PURGE.SB_RESULTS');
         const sub = nc.subscribe(`sb.jobs.${ids.ORG_ID}.${ids.SITE_B_ID}`);
+        nc.subscribe('_INBOX.>'); // every other agent's replies
         await nc.flush();
         await waitUntil('the server to refuse the subscription', () => errors.some((e) => e.endsWith(`sb.jobs.${ids.ORG_ID}.${ids.SITE_B_ID}`)), undefined, 5_000);
+        await waitUntil('the server to refuse the inbox snooping', () => errors.some((e) => e.endsWith(' _INBOX.>')), undefined, 5_000);
         expect(sub.isClosed()).toBe(true);
         const seen = errors.join('\n');
         expect(seen).toContain(`publish $JS.API.CONSUMER.MSG.NEXT.SB_JOBS.jobs_${ids.ORG_ID}_${ids.SITE_B_ID}`);

@@ -9,7 +9,9 @@ const tags = ['agents'];
 /** Agents: create (enrollment token), enroll, list, revoke; site health. Mounted at /api. */
 export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { agents } = app.services;
+  const { agents, agentNatsCredentials } = app.services;
+  // Operator mode: a NATS server started from an older account JWT learns the revocations again.
+  if (agentNatsCredentials) app.addHook('onReady', () => agentNatsCredentials.revoked());
 
   app.get('/agents', {
     config: { permission: 'devices.access' },
@@ -32,13 +34,13 @@ export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
       tags,
       summary: 'Redeem an enrollment token with the agent\'s public key (called by `npm run agent`)',
       body: EnrollBody,
-      response: { 200: Enrollment, ...errorResponses(400, 401) },
+      response: { 200: Enrollment, ...errorResponses(400, 401, 503) },
     },
   }, async (request) => agents.enroll(request.body));
 
   app.delete('/agents/:id', {
     config: { permission: 'agents.manage' },
-    schema: { tags, summary: 'Revoke an agent: its results and heartbeats are refused from now on', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } },
+    schema: { tags, summary: 'Revoke an agent: its results and heartbeats are refused from now on (and, in NATS operator mode, its NATS credentials)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } },
   }, async (request, reply) => {
     await agents.revoke(caller(request), request.params.id);
     return reply.code(204).send(null);

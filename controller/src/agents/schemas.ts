@@ -55,6 +55,9 @@ export const EnrollBody = Type.Object(
     public_key: Type.Union([Type.String({ maxLength: 4000 }), Type.Object({}, { additionalProperties: true })], {
       description: 'The agent\'s EC P-256 public key: a JWK object or an SPKI PEM block.',
     }),
+    nats_public_key: Type.Optional(
+      Type.String({ maxLength: 100, description: 'The agent\'s NATS user nkey (public part); required when the controller runs NATS in operator mode.' }),
+    ),
     version: Type.String({ maxLength: 100 }),
     capabilities: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 }),
   },
@@ -78,6 +81,10 @@ export const Enrollment = Type.Object({
     results_subject: Type.String(),
     heartbeat_subject: Type.String(),
     ack_wait_ms: Type.Integer(),
+    // NATS operator mode only: the agent's user JWT (for its own nkey) and the inbox prefix it must use.
+    user_jwt: Type.Optional(Type.String()),
+    user_jwt_expires_at: Type.Optional(Type.String()),
+    inbox_prefix: Type.Optional(Type.String()),
   }),
 });
 

@@ -6,6 +6,8 @@ import { appError } from '../errors/app-error';
 import { normalizePublicKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { poolOf } from '../../../shared/src/nats/subjects';
 import type { AgentRow, AgentsStore } from './store';
+import { agentInbox, isUserNkey } from './nats-authority';
+import type { AgentNatsCredentials } from './nats-credentials';
 
 export type AgentStatus = 'online' | 'offline' | 'degraded';
 
@@ -49,6 +51,8 @@ export class AgentsService {
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
     private readonly details: EnrollmentDetails,
+    /** Operator mode only: agents' NATS credentials. */
+    private readonly natsCredentials: AgentNatsCredentials | null = null,
   ) {}
 
   async liveness(): Promise<Liveness> {
@@ -100,26 +104,46 @@ export class AgentsService {
   async revoke(me: AuthContext, id: string): Promise<void> {
     const row = await this.store.revoke(me.orgId, id);
     if (!row) throw appError('AGENT_NOT_FOUND');
+    // The agent's NATS connection goes now (operator mode), not when its credentials expire.
+    await this.natsCredentials?.revoked();
     await this.audit.record({ kind: 'agents.revoked', orgId: me.orgId, userId: me.userId, username: me.username, details: { agent_id: row.id, name: row.name, site_id: row.site_id } });
   }
 
-  async enroll(body: { token: string; public_key: unknown; version: string; capabilities: string[] }) {
+  async enroll(body: { token: string; public_key: unknown; nats_public_key?: string; version: string; capabilities: string[] }) {
     const tokenHash = hashToken(body.token);
+    const natsKey = body.nats_public_key ?? null;
+    if ((this.natsCredentials || natsKey !== null) && !isUserNkey(natsKey)) throw appError('AGENT_NATS_KEY_INVALID');
     let publicKey: PublicJwk;
     try {
       publicKey = await normalizePublicKey(body.public_key);
     } catch (err) {
       throw appError('AGENT_PUBLIC_KEY_INVALID', (err as Error).message);
     }
-    const row = await this.store.enroll(tokenHash, publicKey, body.version, body.capabilities);
+    await this.preparePool(tokenHash);
+    const row = await this.store.enroll(tokenHash, publicKey, body.version, body.capabilities, natsKey);
     if (!row) throw appError('ENROLLMENT_TOKEN_INVALID');
     await this.audit.record({ kind: 'agents.enrolled', orgId: row.org_id, details: { agent_id: row.id, name: row.name, version: row.version } });
-    return this.enrollment(row);
+    return this.enrollment(row, natsKey);
+  }
+
+  /**
+   * Operator mode: the agent's pool consumer before its token is spent (agents may not create it),
+   * so a NATS outage leaves the token usable for another try.
+   */
+  private async preparePool(tokenHash: string): Promise<void> {
+    const pending = this.natsCredentials ? await this.store.pendingByToken(tokenHash) : undefined;
+    if (!pending) return;
+    try {
+      await this.natsCredentials!.preparePool(pending.org_id, poolOf(pending.site_id));
+    } catch (err) {
+      throw appError('SERVICE_UNAVAILABLE', `NATS is not reachable (${(err as Error).message}); the enrollment token is still valid, try again shortly`);
+    }
   }
 
   /** The enrollment answer; also what the built-in agent gets without HTTP. */
-  async enrollment(row: AgentRow) {
+  async enrollment(row: AgentRow, natsKey: string | null = null) {
     const pool = poolOf(row.site_id);
+    const credentials = this.natsCredentials && natsKey ? await this.natsCredentials.issue({ ...row, nats_public_key: natsKey }) : {};
     return {
       agent_id: row.id,
       org_id: row.org_id,
@@ -128,7 +152,7 @@ export class AgentsService {
       pool,
       heartbeat_interval_ms: (await this.liveness()).heartbeatMs,
       controller_key: this.details.controllerKey,
-      nats: this.details.nats(row.org_id, row.id, pool),
+      nats: { ...this.details.nats(row.org_id, row.id, pool), inbox_prefix: agentInbox(row.id), ...credentials },
     };
   }
 

@@ -97,7 +97,7 @@ export class AgentsStore {
   }
 
   /** Redeems a token: single use (cleared in the same statement), refused once expired or revoked. */
-  async enroll(tokenHash: string, publicKey: PublicJwk, version: string, capabilities: string[]): Promise<AgentRow | undefined> {
+  async enroll(tokenHash: string, publicKey: PublicJwk, version: string, capabilities: string[], natsPublicKey: string | null = null): Promise<AgentRow | undefined> {
     const rows = await this.db('agents')
       .where({ enrollment_token_hash: tokenHash })
       .whereNull('revoked_at')
@@ -107,12 +107,32 @@ export class AgentsStore {
         enrollment_token_hash: null,
         enrolled_at: this.db.fn.now(),
         public_key: JSON.stringify(publicKey),
+        nats_public_key: natsPublicKey,
         version,
         capabilities: JSON.stringify(capabilities),
         updated_at: this.db.fn.now(),
       })
       .returning(COLUMNS);
     return rows[0];
+  }
+
+  /** The agent a still-valid enrollment token belongs to. */
+  async pendingByToken(tokenHash: string): Promise<{ org_id: string; site_id: string | null } | undefined> {
+    return this.db('agents').where({ enrollment_token_hash: tokenHash }).whereNull('revoked_at').whereNull('enrolled_at').first('org_id', 'site_id');
+  }
+
+  /** A live agent's NATS user key (operator mode), to sign it fresh credentials. */
+  async natsKey(id: string): Promise<{ id: string; org_id: string; name: string; site_id: string | null; nats_public_key: string | null } | undefined> {
+    return this.db('agents').where({ id }).whereNull('revoked_at').first('id', 'org_id', 'name', 'site_id', 'nats_public_key');
+  }
+
+  /**
+   * NATS keys of agents revoked since `since`, across organizations: they all live in the one
+   * application account whose revocation list NATS enforces. Older ones need no entry, as their
+   * last credentials have expired.
+   */
+  async revokedNatsKeys(since: Date): Promise<{ nats_public_key: string; revoked_at: Date }[]> {
+    return this.db('agents').whereNotNull('nats_public_key').where('revoked_at', '>', since).select('nats_public_key', 'revoked_at');
   }
 
   /** Spends a token that failed for another reason (e.g. a bad key) so it cannot be retried forever. */

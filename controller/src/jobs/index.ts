@@ -11,6 +11,8 @@ import type { AuditService } from '../admin/audit-service';
 import type { SettingsService } from '../admin/settings-service';
 import { AgentsService } from '../agents/service';
 import { AgentsStore } from '../agents/store';
+import { natsAuthorityOf } from '../agents/nats-authority';
+import { AgentNatsCredentials } from '../agents/nats-credentials';
 import { ConfigError, type ControllerConfig } from '../config';
 import type { Db } from '../db/knex';
 import { DEFAULT_TUNABLES, JobEngine, type JobTunables } from './engine';
@@ -36,6 +38,8 @@ declare module '../services' {
     /** The concrete job engine (dispatch, sweeps, agent events, the in-process hub). */
     jobEngine: JobEngine;
     agents: AgentsService;
+    /** NATS operator mode: agents' credentials and revocations (null without it). */
+    agentNatsCredentials: AgentNatsCredentials | null;
   }
 }
 
@@ -84,9 +88,14 @@ export function createJobServices(deps: { config: ControllerConfig; db: Db; log:
   const tunables = jobTunables(config);
   const names = natsNames(natsPrefixOf(config));
   const controllerKey = controllerKeyFromSecret(config.secretKey);
-  const transport = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log, natsReplicasOf(config)) : new InProcessHub();
+  const authority = natsAuthorityOf(config);
+  const controllerAuth = authority ? () => authority.controllerAuth(names) : undefined;
+  const nats = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log, natsReplicasOf(config), controllerAuth) : null;
+  const transport = nats ?? new InProcessHub();
   const agentsStore = new AgentsStore(db);
   const engine = new JobEngine({ db, secrets: deps.secrets, settings: deps.settings, log, agents: agentsStore, transport, controllerKey, tunables });
+  const natsCredentials = authority && nats ? new AgentNatsCredentials(authority, names, agentsStore, nats, log) : null;
+  if (natsCredentials) engine.onRequest('nats_credentials', (agent, payload) => natsCredentials.renew(agent.id, payload));
   const agents = new AgentsService(agentsStore, deps.settings, deps.audit, {
     controllerKey: controllerKey.publicJwk as Record<string, unknown>,
     nats: (orgId, agentId, pool) => ({
@@ -99,6 +108,6 @@ export function createJobServices(deps: { config: ControllerConfig; db: Db; log:
       heartbeat_subject: names.heartbeatSubject,
       ack_wait_ms: tunables.ackWaitMs,
     }),
-  });
-  return { jobs: engine, jobEngine: engine, agents };
+  }, natsCredentials);
+  return { jobs: engine, jobEngine: engine, agents, agentNatsCredentials: natsCredentials };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { StringCodec, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import { StringCodec, type ConnectionOptions, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { JETSTREAM_REQUIRED, jetStreamMissing } from '../../../shared/src/nats/jetstream-check';
 import {
@@ -92,6 +92,8 @@ export class NatsJobTransport implements JobTransport {
     private readonly intake: ResultsIntake,
     private readonly log: Logger,
     private readonly replicas = 1,
+    /** Operator mode: the controller's own user JWT and inbox prefix. */
+    private readonly auth?: () => Promise<Partial<ConnectionOptions>>,
   ) {}
 
   /** The NATS connection once started (readiness checks and metrics). */
@@ -104,7 +106,7 @@ export class NatsJobTransport implements JobTransport {
     if (this.nc) return;
     let nc: NatsConnection;
     try {
-      nc = await firstConnect(connectNats(this.url, 'switchboard-controller'), redactUrls(this.url));
+      nc = await firstConnect(connectNats(this.url, 'switchboard-controller', await this.auth?.()), redactUrls(this.url));
     } catch (err) {
       if (err instanceof ConfigError) throw err;
       throw new ConfigError(`NATS_URL: cannot connect to ${redactUrls(this.url)}: ${(err as Error).message}`);
@@ -206,7 +208,9 @@ export class NatsJobTransport implements JobTransport {
         if (this.closed) break;
         this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
         await sleep(500);
-        // The stream or consumer may be gone (a NATS without its store): set them up again.
+        // The stream or consumer may be gone (a NATS without its store): set them up again, and
+        // the pools' consumers at their next job (agents in operator mode may not create them).
+        this.pools.clear();
         await this.ensureStreams().catch(() => undefined);
         await ensureResultsConsumer(this.jsm, this.names, this.intake.ackWaitMs, RESULTS_HELD).catch(() => undefined);
       }
@@ -214,14 +218,18 @@ export class NatsJobTransport implements JobTransport {
   }
 
   async publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number> {
-    await this.connect();
-    const key = `${orgId}/${pool}`;
-    if (!this.pools.has(key)) {
-      await ensurePoolConsumer(this.jsm, this.names, orgId, pool, this.ackWaitMs);
-      this.pools.add(key);
-    }
+    await this.ensurePool(orgId, pool);
     const ack = await this.js.publish(jobsSubject(this.names.prefix, orgId, pool), sc.encode(token), { msgID: msgId, timeout: 5_000 });
     return ack.seq;
+  }
+
+  /** The pool's consumer; only controllers create consumers (operator mode refuses it to agents). */
+  async ensurePool(orgId: string, pool: string): Promise<void> {
+    await this.connect();
+    const key = `${orgId}/${pool}`;
+    if (this.pools.has(key)) return;
+    await ensurePoolConsumer(this.jsm, this.names, orgId, pool, this.ackWaitMs);
+    this.pools.add(key);
   }
 
   async retractJob(seq: number): Promise<void> {

@@ -257,3 +257,26 @@ export function checkMessage<T extends TSchema>(schema: T, value: unknown, what:
   const first = check.Errors(value).First();
   throw new Error(`malformed ${what}: ${first ? `${first.path || '/'} ${first.message}` : 'does not match the protocol'}`);
 }
+
+/**
+ * NATS operator mode: an agent asks for fresh NATS credentials (a new user JWT for its own nkey)
+ * before its current ones expire; the controller answers with the JWT, signed like every reply.
+ */
+export const NatsCredentialsRequest = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('nats_credentials'),
+  agent_id: Id,
+  at: Type.String(),
+});
+export type NatsCredentialsRequest = Static<typeof NatsCredentialsRequest>;
+
+export const NatsCredentialsReply = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('nats_credentials'),
+  agent_id: Id,
+  ok: Type.Boolean(),
+  user_jwt: Type.Union([Type.String(), Type.Null()]),
+  user_jwt_expires_at: Type.Union([Type.String(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+export type NatsCredentialsReply = Static<typeof NatsCredentialsReply>;

@@ -10,6 +10,7 @@ import {
   StorageType,
   connect,
   nanos,
+  type ConnectionOptions,
   type JetStreamManager,
   type NatsConnection,
 } from 'nats';
@@ -37,10 +38,14 @@ export function natsServers(url: string): { servers: string[]; user?: string; pa
   return { servers, ...auth };
 }
 
-/** Reconnects forever, quickly: a NATS restart must not end a controller or an agent. */
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+/**
+ * Reconnects forever, quickly: a NATS restart must not end a controller or an agent. `auth` is
+ * operator mode's user JWT authenticator and inbox prefix.
+ */
+export async function connectNats(url: string, name: string, auth: Partial<ConnectionOptions> = {}): Promise<NatsConnection> {
   return connect({
     ...natsServers(url),
+    ...auth,
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
