@@ -29,7 +29,7 @@ export async function configsArea(app: FastifyInstance): Promise<void> {
   const log = app.log.child({ area: 'configs' });
   const mask = secretMasker(Buffer.from(hkdfSync('sha256', app.services.config.secretKey, 'switchboard', 'config-secret-mask', 32)));
   const configs = new ConfigService(new ConfigStore(db), new SnapshotStore(db), secrets, () => app.services.jobs as JobService | undefined, log, { mask, audit: app.services.audit });
-  const snapshots = new SnapshotService(new SnapshotStore(db), configs, log);
+  const snapshots = new SnapshotService(new SnapshotStore(db), configs, log, app.services.audit);
   app.services.configs = configs;
   app.services.snapshots = snapshots;
 

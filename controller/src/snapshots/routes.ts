@@ -37,7 +37,7 @@ export async function snapshotRoutes(parent: FastifyInstance, { snapshots }: Bac
     config,
     schema: { tags, summary: 'Delete a snapshot (its stored config versions stay, without the snapshot link)', params: IdParams, response: { 204: { type: 'null' }, ...plainErrors(400, 401, 403, 404) } },
   }, async (request, reply) => {
-    await snapshots.delete(caller(request).orgId, request.params.id);
+    await snapshots.delete(caller(request), request.params.id);
     return reply.code(204).send();
   });
 

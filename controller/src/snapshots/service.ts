@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
+import type { AuditService } from '../admin/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { BackupJobParams, PullMethod } from '../configs/backup-job';
 import { planBackup, type ConfigService } from '../configs/service';
@@ -35,6 +36,7 @@ export class SnapshotService {
     readonly store: SnapshotStore,
     private readonly configs: ConfigService,
     private readonly log: Logger,
+    private readonly audit: AuditService,
   ) {}
 
   async get(orgId: string, id: string): Promise<SnapshotRow> {
@@ -54,8 +56,9 @@ export class SnapshotService {
     return this.store.insert({ org_id: me.orgId, name, device_filter: deviceFilter, method, created_by: me.userId, created_by_name: me.username });
   }
 
-  async delete(orgId: string, id: string): Promise<void> {
-    if (!(await this.store.delete(orgId, id))) throw appError('SNAPSHOT_NOT_FOUND');
+  async delete(me: AuthContext, id: string): Promise<void> {
+    if (!(await this.store.delete(me.orgId, id))) throw appError('SNAPSHOT_NOT_FOUND');
+    await this.audit.record({ kind: 'snapshot.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { snapshot_id: id } });
   }
 
   /** POST /collect: backs up every device matching the filter. */
