@@ -7,7 +7,7 @@
  */
 import { connect } from 'nats';
 import { createDb } from '../../controller/src/db/knex';
-import { natsNames } from '../../shared/src/nats/subjects';
+import { DEFAULT_PREFIX, natsNames } from '../../shared/src/nats/subjects';
 import { startSshSim } from '../bench/fleet';
 import { createTestDatabase } from '../helpers/postgres';
 import { startAgentProcess, startControllerProcess, startNatsCluster, stopAll, waitUntil, type AgentProcess, type NatsCluster, type Proc } from '../helpers/processes';
@@ -87,6 +87,8 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
       databaseUrl: database.url,
       natsUrl: cluster.url,
       adminPassword: ADMIN_PASSWORD,
+      // The streams are read back under the default names: pin the prefix they use.
+      natsPrefix: DEFAULT_PREFIX,
       env: { SWITCHBOARD_NATS_REPLICAS: '3', SWITCHBOARD_JOB_SWEEP_MS: '500' },
     });
     const replicas = await streamReplicas(cluster.url);

@@ -4,6 +4,7 @@
  * handed it agent results it has not acknowledged.
  */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { expect } from 'vitest';
 import { natsNames } from '../../shared/src/nats/subjects';
@@ -45,6 +46,7 @@ export interface Installation {
   org: Org;
   agents: AgentProcess[];
   prefix: string;
+  databaseUrl: string;
 }
 
 /** A controller process with its own NATS namespace and two agent processes of the default pool. */
@@ -78,7 +80,7 @@ export async function install(opts: { concurrency: number; env?: Record<string, 
     const list = (await api.request('GET', '/api/agents', { token })).body.agents as { status: string }[];
     return list.length === 2 && list.every((a) => a.status === 'online');
   }, 60_000);
-  return { controller, api, org, agents, prefix };
+  return { controller, api, org, agents, prefix, databaseUrl: db.url };
 }
 
 /** Results NATS handed to a controller that has not acknowledged them. */
@@ -99,12 +101,14 @@ export async function crashHoldingResults(inst: Installation): Promise<number> {
   return Date.now();
 }
 
-export async function sshDevices(api: Api, org: Org, n: number, name: string, slow = true): Promise<string[]> {
+/** Output trickles at this pace: a backup then takes a few seconds, so a crash lands mid-job. */
+export const SLOW = { chunkBytes: 256, intervalMs: 50 };
+export const SLOWER = { chunkBytes: 128, intervalMs: 100 };
+
+export async function sshDevices(api: Api, org: Org, n: number, name: string, slowOutput = SLOW): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    // Output trickles, so each backup takes a moment and the crash lands mid-run.
-    const faults = slow ? { slowOutput: { chunkBytes: 1024, intervalMs: 20 } } : {};
-    const sim = await startSshDevice({ hostname: `${name}-${i}`, password: DEVICE_PASSWORD, faults });
+    const sim = await startSshDevice({ hostname: `${name}-${i}`, password: DEVICE_PASSWORD, faults: { slowOutput } });
     sims.push(sim);
     const profile = await makeProfile(api, org, { ssh_port: sim.port, password: DEVICE_PASSWORD });
     const res = await api.request('POST', '/api/devices', { token: org.token, body: { name: `${name}-${i}`, host: sim.host, device_type: 'vendor_ios', profile_id: profile } });
@@ -115,8 +119,13 @@ export async function sshDevices(api: Api, org: Org, n: number, name: string, sl
 }
 
 
-/** Whether any agent reports a job running (from the agents list). */
-export async function anyRunning(inst: Installation): Promise<boolean> {
-  const list = (await inst.api.request('GET', '/api/agents', { token: inst.org.token })).body.agents as { active_jobs: number }[];
-  return list.some((a) => a.active_jobs > 0);
+/** How many jobs are in one of `statuses`, read from the installation's database. */
+export async function jobsIn(inst: Installation, statuses: string[]): Promise<number> {
+  const client = new pg.Client({ connectionString: inst.databaseUrl });
+  await client.connect();
+  try {
+    return Number((await client.query('SELECT count(*) AS n FROM jobs WHERE status = ANY($1)', [statuses])).rows[0].n);
+  } finally {
+    await client.end();
+  }
 }

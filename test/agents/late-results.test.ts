@@ -4,7 +4,7 @@
  * recorded); a result that arrives after its job was failed at the deadline is logged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anyRunning, cleanUp, install, setUp, sshDevices, unackedResults } from './crash-helpers';
+import { SLOWER, cleanUp, install, jobsIn, setUp, sshDevices, unackedResults } from './crash-helpers';
 import { until } from './helpers';
 
 beforeAll(setUp);
@@ -14,15 +14,16 @@ describe('deadlines across a controller crash', () => {
   it('a deadline that passes while the dead controller held the results: the results are recorded, not failed as "none started"', { timeout: 180_000 }, async () => {
     const inst = await install({ concurrency: 2 });
     const { api, org } = inst;
-    await sshDevices(api, org, 4, 'short', false);
+    await sshDevices(api, org, 4, 'short');
     const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'short deadline' } })).body.snapshot;
     const collectAt = Date.now();
-    expect((await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 15 } })).status).toBe(202);
-    await until('the jobs to start', () => anyRunning(inst), 30_000, 50);
+    expect((await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 20 } })).status).toBe(202);
+    // Frozen once the jobs went to the agents: their results reach a controller that cannot record them.
+    await until('the jobs to be dispatched', async () => (await jobsIn(inst, ['dispatched', 'running'])) > 0, 30_000, 50);
     inst.controller.signal('SIGSTOP');
     await until('the frozen controller to hold unacknowledged results', async () => (await unackedResults(inst.prefix)) > 0, 60_000, 100);
     // The controller stays down past the deadline: only then does a new one come up.
-    await until('the deadline to pass', () => Date.now() > collectAt + 17_000, 30_000, 200);
+    await until('the deadline to pass', () => Date.now() > collectAt + 22_000, 40_000, 200);
     await inst.controller.kill('SIGKILL');
     inst.controller = await inst.controller.restart();
     const done = await until('the snapshot to finish', async () => {
@@ -37,11 +38,11 @@ describe('deadlines across a controller crash', () => {
   it('a result that arrives after its job failed at the deadline is logged with its job and device', { timeout: 180_000 }, async () => {
     const inst = await install({ concurrency: 1 });
     const { api, org } = inst;
-    const [deviceId] = await sshDevices(api, org, 1, 'late');
+    const [deviceId] = await sshDevices(api, org, 1, 'late', SLOWER);
     // Both agents frozen once the job started: its deadline passes with no result.
     const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'late result' } })).body.snapshot;
     expect((await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 6 } })).status).toBe(202);
-    await until('the job to start', () => anyRunning(inst), 60_000, 50);
+    await until('the job to start', async () => (await jobsIn(inst, ['running'])) > 0, 60_000, 50);
     inst.agents.forEach((a) => a.signal('SIGSTOP'));
     const failed = await until('the snapshot to end at its deadline', async () => {
       const s = (await api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
