@@ -1,6 +1,7 @@
-import { Alert, Button, FileInput, Group, List, SegmentedControl, Stack, Text, Textarea } from '@mantine/core';
+import { Alert, Button, FileInput, Group, List, SegmentedControl, Select, Stack, Text, Textarea } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ApiError } from '../api/client';
+import { ApiError, api, unwrap } from '../api/client';
 import { currentToken } from '../auth/session';
 
 interface Summary {
@@ -13,8 +14,9 @@ interface Summary {
  * CSV or JSON import. The body is raw text (text/csv), which the generated client does not model
  * as a typed body, so this one call uses fetch with the same bearer token.
  */
-async function postImport(format: 'csv' | 'json', text: string): Promise<Summary> {
-  const res = await fetch(`/api/devices/import/${format}`, {
+async function postImport(format: 'csv' | 'json', text: string, profileId: string | null): Promise<Summary> {
+  const query = profileId ? `?profile_id=${encodeURIComponent(profileId)}` : '';
+  const res = await fetch(`/api/devices/import/${format}${query}`, {
     method: 'POST',
     headers: { 'content-type': format === 'csv' ? 'text/csv' : 'application/json', authorization: `Bearer ${currentToken()}` },
     body: text,
@@ -31,6 +33,8 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
   const [summary, setSummary] = useState<Summary | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [profileId, setProfileId] = useState<string | null>(null);
+  const profiles = useQuery({ queryKey: ['profiles'], queryFn: () => unwrap(api.GET('/api/profiles')) });
 
   const load = async (file: File | null) => {
     if (!file) return;
@@ -42,7 +46,7 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
     setError(null);
     setSummary(null);
     try {
-      setSummary(await postImport(format, text));
+      setSummary(await postImport(format, text, profileId));
       onImported();
     } catch (err) {
       setError((err as Error).message);
@@ -53,7 +57,8 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
 
   return (
     <Stack>
-      <Text size="sm">Columns: name, host, device_type (required), manufacturer, model, platform, site, description. Devices get the default connection profile.</Text>
+      <Text size="sm">Columns: name, host, device_type (required), manufacturer, model, platform, site, description. Devices get the profile chosen here, else the default connection profile.</Text>
+      <Select label="Connection profile" placeholder="Default profile" clearable data={(profiles.data?.profiles ?? []).map((p) => ({ value: p.id, label: p.name }))} value={profileId} onChange={setProfileId} />
       <Group>
         <SegmentedControl aria-label="Format" value={format} onChange={(v) => setFormat(v as 'csv' | 'json')} data={[{ label: 'CSV', value: 'csv' }, { label: 'JSON', value: 'json' }]} />
         <FileInput label="File" placeholder="Choose a .csv or .json file" accept=".csv,.json,text/csv,application/json" onChange={(f) => void load(f)} w={260} />
