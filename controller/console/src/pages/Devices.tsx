@@ -126,7 +126,7 @@ export default function Devices() {
           <Text size="sm">{effective.page * effective.size + 1}–{Math.min(total, (effective.page + 1) * effective.size)} of {total}</Text>
           <Group>
             <Select aria-label="Rows per page" data={['25', '50', '100']} value={String(effective.size)} onChange={(v) => setFilters({ size: Number(v) })} w={90} allowDeselect={false} />
-            <Pagination total={pages} value={effective.page + 1} onChange={(p) => setFilters({ page: p - 1 })} getControlProps={(c) => ({ 'aria-label': `${c} page` })} />
+            <Pagination total={pages} value={effective.page + 1} onChange={(p) => setFilters({ page: p - 1 })} getItemProps={(p) => ({ 'aria-label': `Page ${p}` })} getControlProps={(c) => ({ 'aria-label': `${c} page` })} />
           </Group>
         </Group>
       )}
