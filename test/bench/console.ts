@@ -119,6 +119,10 @@ async function lighthouseScores(urls: Record<string, string>): Promise<Record<st
       scores[name] = { accessibility: Math.round((categories.accessibility?.score ?? 0) * 100), bestPractices: Math.round((categories['best-practices']?.score ?? 0) * 100) };
       const failing = Object.values(result?.lhr.audits ?? {}).filter((a) => a.score !== null && a.score < 1 && (a.scoreDisplayMode === 'binary' || a.scoreDisplayMode === 'numeric')).map((a) => a.id);
       if (failing.length) console.log(`  lighthouse ${name}: audits below full marks: ${failing.slice(0, 12).join(', ')}`);
+      for (const id of failing) {
+        const items = ((result?.lhr.audits[id]?.details as { items?: { node?: { snippet?: string; explanation?: string } }[] } | undefined)?.items ?? []).slice(0, 4);
+        for (const item of items) if (item.node) console.log(`    ${id}: ${item.node.snippet?.slice(0, 140)} ${item.node.explanation?.split('\n')[1] ?? ''}`);
+      }
     }
   } finally {
     chrome.kill();

@@ -10,7 +10,8 @@ const COLOURS: Record<string, string> = {
 export function StatusBadge({ status }: { status: string | null | undefined }) {
   const value = status ?? 'unknown';
   return (
-    <Badge color={COLOURS[value] ?? 'gray'} variant="light" autoContrast>
+    // Text two shades darker than Mantine's light variant keeps WCAG AA contrast on the tint.
+    <Badge color={COLOURS[value] ?? 'gray'} variant="light" c={`${COLOURS[value] ?? 'gray'}.9`}>
       {value.replaceAll('_', ' ')}
     </Badge>
   );
