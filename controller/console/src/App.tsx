@@ -1,5 +1,5 @@
 import { Center, Loader } from '@mantine/core';
-import { lazy, Suspense } from 'react';
+import { lazy, Suspense, useEffect } from 'react';
 import { Route, Switch } from 'wouter';
 import { useSession } from './auth/use-session';
 import { Shell } from './components/Shell';
@@ -27,8 +27,22 @@ const loading = (
   </Center>
 );
 
+/** Fetches the busiest pages' code once the first page is up, so moving to them waits on data only. */
+function usePrefetch(enabled: boolean): void {
+  useEffect(() => {
+    if (!enabled) return;
+    const timer = setTimeout(() => {
+      void import('./pages/Devices');
+      void import('./pages/Device');
+      void import('./pages/Agents');
+    }, 1_000);
+    return () => clearTimeout(timer);
+  }, [enabled]);
+}
+
 export function App() {
   const session = useSession();
+  usePrefetch(session === 'signed-in');
   if (session === 'checking') return loading;
   if (session === 'signed-out') return <SignIn />;
   return (

@@ -11,7 +11,7 @@ export function StatusBadge({ status }: { status: string | null | undefined }) {
   const value = status ?? 'unknown';
   return (
     // Text two shades darker than Mantine's light variant keeps WCAG AA contrast on the tint.
-    <Badge color={COLOURS[value] ?? 'gray'} variant="light" c={`${COLOURS[value] ?? 'gray'}.9`}>
+    <Badge color={COLOURS[value] ?? 'gray'} variant="light" c={`${COLOURS[value] ?? 'gray'}.9`} styles={{ root: { minWidth: 'max-content' } }}>
       {value.replaceAll('_', ' ')}
     </Badge>
   );

@@ -50,18 +50,34 @@ function SiteHealthLine({ siteId }: { siteId: string }) {
   );
 }
 
+function LastSnapshot() {
+  const snapshots = useQuery({ queryKey: ['snapshots', 'latest'], queryFn: () => unwrap(api.GET('/api/devices/snapshots/', { params: { query: { limit: 1 } } })) });
+  const last = (snapshots.data as { snapshots?: { name: string; status: string; successful_devices: number; failed_devices: number; total_devices: number }[] } | undefined)?.snapshots?.[0];
+  if (!snapshots.data) return null;
+  if (!last) return <Text size="sm">No snapshot yet: <Anchor component={Link} href="/snapshots">start one</Anchor> to back up every device.</Text>;
+  return (
+    <Group gap="xs">
+      <Text size="sm">Last snapshot <Anchor component={Link} href="/snapshots">{last.name}</Anchor>:</Text>
+      <StatusBadge status={last.status} />
+      <Text size="sm">{last.successful_devices} of {last.total_devices} backed up, {last.failed_devices} failed</Text>
+    </Group>
+  );
+}
+
 /** Home: the agent health view, one panel per site plus the default pool, updated live. */
 export default function Overview() {
   const client = useQueryClient();
   const sites = useQuery({ queryKey: ['sites'], queryFn: () => unwrap(api.GET('/api/sites')) });
   const agents = useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/agents')), refetchInterval: 15_000 });
   useLive(['agent'], () => void client.invalidateQueries({ queryKey: ['agents'] }));
+  useLive(['snapshot'], () => void client.invalidateQueries({ queryKey: ['snapshots'] }));
 
   const error = sites.error ?? agents.error;
   const panels = groupAgents(sites.data?.sites ?? [], agents.data?.agents ?? []);
   return (
     <Page title="Sites">
       <ErrorNote error={error} action="Check that the controller is running, then reload." />
+      <LastSnapshot />
       {sites.data && panels.length === 0 && <Empty>No sites yet: add a site, then create an agent for it.</Empty>}
       <SimpleGrid cols={{ base: 1, md: 2, xl: 3 }}>
         {panels.map((panel) => (
