@@ -181,6 +181,27 @@ describe('console', () => {
     await close();
   });
 
+  it('edits a template in the code editor, previews its render and saves a new version', { timeout: 90_000 }, async () => {
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Templates' }).click();
+    await page.getByRole('button', { name: 'Edit hostname' }).click();
+    const editor = page.getByRole('textbox', { name: 'Template source' });
+    await textMatching(editor, /\{\{ hostname \}\}/, 'template source in the editor');
+    await page.getByLabel('Variables (JSON)').fill('{"hostname": "preview-sw"}');
+    await page.getByRole('button', { name: 'Render preview' }).click();
+    expect(await textMatching(page.getByTestId('render-result'), /preview-sw/, 'rendered preview')).toContain('"hostname"');
+    await page.getByLabel('Variables (JSON)').fill('{not json');
+    await page.getByRole('button', { name: 'Render preview' }).click();
+    await textMatching(page.getByRole('alert'), /JSON object/, 'bad variables message');
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('\n');
+    await page.getByRole('button', { name: 'Save new version' }).click();
+    const row = page.getByRole('table', { name: 'Templates' }).getByRole('row', { name: /hostname/ });
+    await textMatching(row, /openconfig-gnmi\s*json\s*2/, 'version 2 in the list');
+    await close();
+  });
+
   it('shows the simulated neighbors on the topology page', { timeout: 120_000 }, async () => {
     const specs = [
       { hostname: 'topo-c1', host: '127.0.4.1' },
