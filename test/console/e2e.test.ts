@@ -202,6 +202,18 @@ describe('console', () => {
     await close();
   });
 
+  it('previews a stack rendered for a chosen device', { timeout: 60_000 }, async () => {
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Stacks' }).click();
+    await page.getByRole('row', { name: /e2e-stack/ }).getByRole('button', { name: 'Render preview' }).click();
+    const picker = page.getByRole('textbox', { name: 'Preview e2e-stack for device' });
+    await picker.fill('e2e-gnmi');
+    await page.getByRole('option', { name: 'e2e-gnmi' }).click();
+    await page.getByRole('button', { name: 'Render', exact: true }).click();
+    expect(await textMatching(page.locator('main'), /gnmi-after/, 'rendered stack')).toContain('hostname → e2e-gnmi');
+    await close();
+  });
+
   it('shows the simulated neighbors on the topology page', { timeout: 120_000 }, async () => {
     const specs = [
       { hostname: 'topo-c1', host: '127.0.4.1' },

@@ -1,4 +1,4 @@
-import { Anchor, Button, Modal, MultiSelect, Select, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Anchor, Button, Modal, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useLocation } from 'wouter';
@@ -6,7 +6,7 @@ import { api, unwrap } from '../api/client';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { dateTime } from '../lib/format';
-import { useDebouncedValue } from '../lib/use-debounced-value';
+import { DevicesPicker } from '../components/DevicePicker';
 import { useLive } from '../live/use-live';
 
 function StartDeployment({ onStarted }: { onStarted: (id: string) => void }) {
@@ -14,12 +14,7 @@ function StartDeployment({ onStarted }: { onStarted: (id: string) => void }) {
   const [stackId, setStackId] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [devices, setDevices] = useState<string[]>([]);
-  const [search, setSearch] = useState('');
-  const q = useDebouncedValue(search);
-  const found = useQuery({ queryKey: ['devices', { q, limit: 50 }], queryFn: () => unwrap(api.GET('/api/devices', { params: { query: { q: q || undefined, limit: 50 } } })) });
-  const [known, setKnown] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
-  const options = [...new Map([...Object.entries(known), ...(found.data?.devices ?? []).map((d) => [d.id, d.name] as [string, string])]).entries()].map(([value, label]) => ({ value, label }));
   const start = async () => {
     setError(null);
     try {
@@ -35,19 +30,7 @@ function StartDeployment({ onStarted }: { onStarted: (id: string) => void }) {
       {error && <ErrorNote error={new Error(error)} action="Nothing was pushed." />}
       <Select label="Stack" required data={stackList.map((s) => ({ value: s.id, label: s.name }))} value={stackId} onChange={setStackId} />
       <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
-      <MultiSelect
-        label="Target devices"
-        required
-        searchable
-        data={options}
-        value={devices}
-        searchValue={search}
-        onSearchChange={setSearch}
-        onChange={(ids) => {
-          setDevices(ids);
-          setKnown((k) => ({ ...k, ...Object.fromEntries(options.filter((o) => ids.includes(o.value)).map((o) => [o.value, o.label])) }));
-        }}
-      />
+      <DevicesPicker label="Target devices" value={devices} onChange={setDevices} />
       <Button onClick={() => void start()} disabled={!stackId || !name.trim() || devices.length === 0}>Start deployment</Button>
     </Stack>
   );
