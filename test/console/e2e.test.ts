@@ -278,6 +278,15 @@ describe('console', () => {
       await page.waitForLoadState('networkidle').catch(() => undefined);
       await screenshot(page, name);
     }
+    await page.getByRole('tab', { name: 'Audit log' }).click();
+    await page.getByRole('table', { name: 'Audit log' }).waitFor();
+    await screenshot(page, 'admin-audit');
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByRole('table', { name: 'Settings' }).waitFor();
+    // Secrets are write-only: their fields are empty password inputs.
+    expect(await page.getByLabel('ldap.bind_password').inputValue()).toBe('');
+    expect(await page.getByLabel('ldap.bind_password').getAttribute('type')).toBe('password');
+    await screenshot(page, 'admin-settings');
     expect(problems.errors).toEqual([]);
     expect(problems.failed).toEqual([]);
     await close();

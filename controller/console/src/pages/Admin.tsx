@@ -5,6 +5,8 @@ import { ListQuery } from '../components/ListQuery';
 import { ErrorNote, Page } from '../components/Page';
 import { dateTime } from '../lib/format';
 import { useCan } from '../lib/me';
+import { Audit } from './admin/Audit';
+import { Settings } from './admin/Settings';
 
 function Sessions() {
   const client = useQueryClient();
@@ -38,7 +40,7 @@ export default function Admin() {
   const canAudit = useCan('audit.read');
   const users = useQuery({ queryKey: ['users'], queryFn: () => unwrap(api.GET('/api/admin/users')), enabled: canUsers });
   const orgs = useQuery({ queryKey: ['organizations'], queryFn: () => unwrap(api.GET('/api/admin/organizations')), enabled: isPlatform });
-  const audit = useQuery({ queryKey: ['audit'], queryFn: () => unwrap(api.GET('/api/admin/audit')), enabled: canAudit });
+  const canSettings = useCan('settings.manage');
   return (
     <Page title="Admin">
       <Tabs defaultValue="sessions" keepMounted={false}>
@@ -47,11 +49,13 @@ export default function Admin() {
           {canUsers && <Tabs.Tab value="users">Users</Tabs.Tab>}
           {isPlatform && <Tabs.Tab value="orgs">Organizations</Tabs.Tab>}
           {canAudit && <Tabs.Tab value="audit">Audit log</Tabs.Tab>}
+          {canSettings && <Tabs.Tab value="settings">Settings</Tabs.Tab>}
         </Tabs.List>
         <Tabs.Panel value="sessions" pt="md"><Sessions /></Tabs.Panel>
         <Tabs.Panel value="users" pt="md"><Stack><ListQuery query={users} label="Users" empty="No users." hide={['permissions', 'home_org_id']} /></Stack></Tabs.Panel>
         <Tabs.Panel value="orgs" pt="md"><ListQuery query={orgs} label="Organizations" empty="No organizations." /></Tabs.Panel>
-        <Tabs.Panel value="audit" pt="md"><ListQuery query={audit} label="Audit log" empty="No audit entries." hide={['details']} /></Tabs.Panel>
+        <Tabs.Panel value="audit" pt="md"><Audit /></Tabs.Panel>
+        <Tabs.Panel value="settings" pt="md"><Settings /></Tabs.Panel>
       </Tabs>
     </Page>
   );
