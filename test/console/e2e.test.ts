@@ -239,6 +239,21 @@ describe('console', () => {
     await close();
   });
 
+  it('schedules a backup task with its next run, and shows the API\'s error for a bad cron', { timeout: 60_000 }, async () => {
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Scheduled tasks' }).click();
+    await page.getByLabel('Task name').fill('nightly backup');
+    await page.getByRole('textbox', { name: 'Cron' }).fill('not a cron');
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    await textMatching(page.getByRole('alert'), /cron/i, 'bad cron error');
+    await page.getByRole('textbox', { name: 'Cron' }).fill('0 2 * * *');
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    const row = page.getByRole('table', { name: 'Scheduled tasks' }).getByRole('row', { name: /nightly backup/ });
+    expect(await textMatching(row, /0 2 \* \* \*/, 'task row')).toMatch(/backup/);
+    expect(await row.textContent()).not.toContain('paused');
+    await close();
+  });
+
   it('shows another organization none of the first one\'s data', { timeout: 60_000 }, async () => {
     const other = await c.createOrgUser(['org_admin']);
     const { page, problems, close } = await openPage(browser, c.url);
