@@ -214,6 +214,22 @@ describe('console', () => {
     await close();
   });
 
+  it('saves an instance and deploys it again from its page', { timeout: 120_000 }, async () => {
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Instances' }).click();
+    await choose(page, page.getByRole('textbox', { name: 'Stack' }), 'e2e-stack');
+    await page.getByLabel('Instance name').fill('e2e-instance');
+    await page.getByRole('textbox', { name: 'Target devices' }).fill('e2e-gnmi');
+    await page.getByRole('option', { name: 'e2e-gnmi' }).click();
+    await page.getByLabel('Instance name').click(); // closes the device list
+    await page.getByRole('button', { name: 'Save instance' }).click();
+    await page.getByRole('button', { name: 'Deploy e2e-instance' }).click();
+    await page.waitForURL(/\/deployments\/[0-9a-f-]{36}$/);
+    await textMatching(page.getByTestId('deployment-status'), /^(completed|failed)$/, 'instance deployment finished', 120_000);
+    expect(await page.getByTestId('deployment-status').textContent()).toBe('completed');
+    await close();
+  });
+
   it('shows the simulated neighbors on the topology page', { timeout: 120_000 }, async () => {
     const specs = [
       { hostname: 'topo-c1', host: '127.0.4.1' },

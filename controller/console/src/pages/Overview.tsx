@@ -32,7 +32,9 @@ function AgentRows({ agents }: { agents: AgentView[] }) {
 function SiteHealthLine({ siteId }: { siteId: string }) {
   const health = useQuery({
     queryKey: ['site-health', siteId],
-    queryFn: () => unwrap(api.GET('/api/sites/{id}/health', { params: { path: { id: siteId } } })),
+    // Cancelled when the page is left: with many sites these would hold the browser's
+    // connections and delay the next page's requests.
+    queryFn: ({ signal }) => unwrap(api.GET('/api/sites/{id}/health', { params: { path: { id: siteId } }, signal })),
   });
   if (!health.data) return null;
   const d = health.data.devices;

@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { DevicePicker } from '../components/DevicePicker';
 import { Empty, ErrorNote, Page } from '../components/Page';
+import { allServicesOn } from '../lib/variable-values';
 
 interface StackRow {
   id: string;
@@ -28,7 +29,7 @@ function RenderPreview({ stack }: { stack: StackRow }) {
   const render = async () => {
     setError(null);
     setJobs(null);
-    const variable_values = Object.fromEntries(stack.services.map((_, i) => [String(i), { devices: [deviceId!], shared_vars: {}, device_vars: {} }]));
+    const variable_values = allServicesOn(stack, [deviceId!]);
     try {
       setJobs((await unwrap(api.POST('/api/config/stacks/{id}/render', { params: { path: { id: stack.id } }, body: { variable_values } }))).jobs as RenderJob[]);
     } catch (err) {
