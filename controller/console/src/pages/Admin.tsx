@@ -25,7 +25,7 @@ function Sessions() {
           <Table.Tr key={s.id}>
             <Table.Td>{dateTime(s.created_at)}</Table.Td><Table.Td>{dateTime(s.expires_at)}</Table.Td>
             <Table.Td><Text size="xs">{s.user_agent}</Text></Table.Td><Table.Td>{s.ip_address}</Table.Td>
-            <Table.Td><Button size="xs" variant="light" color="red" onClick={() => void revoke(s.id)}>Revoke</Button></Table.Td>
+            <Table.Td><Button size="xs" variant="light" color="red" c="red.9" onClick={() => void revoke(s.id)}>Revoke</Button></Table.Td>
           </Table.Tr>
         ))}
       </Table.Tbody>

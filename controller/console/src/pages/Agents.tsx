@@ -96,7 +96,7 @@ export default function Agents() {
                   <Table.Td>{a.active_jobs} of {a.max_jobs}</Table.Td>
                   <Table.Td>{a.completed_jobs} / {a.failed_jobs}</Table.Td>
                   <Table.Td>
-                    {!a.builtin && <Button size="xs" color="red" variant="light" onClick={() => void revoke(a.id, a.name)} aria-label={`Revoke ${a.name}`}>Revoke</Button>}
+                    {!a.builtin && <Button size="xs" color="red" variant="light" c="red.9" onClick={() => void revoke(a.id, a.name)} aria-label={`Revoke ${a.name}`}>Revoke</Button>}
                   </Table.Td>
                 </Table.Tr>
               ))}

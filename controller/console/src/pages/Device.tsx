@@ -53,7 +53,7 @@ export default function Device() {
       actions={
         <>
           <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>
-          <Button color="red" variant="light" onClick={() => void remove()}>Delete</Button>
+          <Button color="red" variant="light" c="red.9" onClick={() => void remove()}>Delete</Button>
         </>
       }
     >

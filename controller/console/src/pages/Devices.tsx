@@ -100,7 +100,7 @@ export default function Devices() {
         <Group>
           <Text size="sm">{selectedIds.length} selected</Text>
           <Button size="xs" variant="light" onClick={() => setDialog('bulk')}>Edit selected</Button>
-          <Button size="xs" color="red" variant="light" onClick={() => void remove()}>Delete selected</Button>
+          <Button size="xs" color="red" variant="light" c="red.9" onClick={() => void remove()}>Delete selected</Button>
         </Group>
       )}
       <ErrorNote error={devices.error} />

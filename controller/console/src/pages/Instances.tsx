@@ -85,7 +85,7 @@ export default function Instances() {
                 <Table.Td>
                   <Group gap="xs">
                     <Button size="xs" variant="light" onClick={() => void deploy(i.id)} aria-label={`Deploy ${i.name}`}>Deploy</Button>
-                    <Button size="xs" variant="light" color="red" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>Delete</Button>
+                    <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>Delete</Button>
                   </Group>
                 </Table.Td>
               </Table.Tr>

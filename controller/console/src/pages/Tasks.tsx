@@ -74,7 +74,7 @@ export default function Tasks() {
                 <Table.Td>{t.enabled ? dateTime(t.next_run_at) : 'paused'}</Table.Td>
                 <Table.Td>{dateTime(t.last_run_at)} {t.last_status && <StatusBadge status={t.last_status} />}{t.last_error && <Text size="xs" c="red.8">{t.last_error}</Text>}</Table.Td>
                 <Table.Td><Switch aria-label={`Enable ${t.name}`} checked={t.enabled} onChange={(e) => void toggle(t.id, e.currentTarget.checked)} /></Table.Td>
-                <Table.Td><Button size="xs" variant="light" color="red" onClick={() => void remove(t.id, t.name)} aria-label={`Delete ${t.name}`}>Delete</Button></Table.Td>
+                <Table.Td><Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(t.id, t.name)} aria-label={`Delete ${t.name}`}>Delete</Button></Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
