@@ -3,6 +3,7 @@ import { adminRoutes } from './admin/routes';
 import { agentsRoutes } from './agents/routes';
 import { authRoutes } from './auth/routes';
 import { configsArea } from './configs/area';
+import { consolePlugin } from './console/plugin';
 import { deploymentRoutes } from './deployments/routes';
 import { deviceRoutes } from './devices/routes';
 import { discoveryArea } from './discovery/area';
@@ -39,4 +40,5 @@ export async function registerAreas(app: FastifyInstance): Promise<void> {
   await app.register(taskRoutes, { prefix: '/api/tasks' });
   await app.register(liveRoutes, { prefix: '/api' }); // GET /api/live (WebSocket)
   await app.register(discoveryArea); // /api/devices/:id/{interfaces,neighbors,…,poll}, /api/topology
+  await app.register(consolePlugin); // the operator console at / (controller/console, built to its dist/)
 }

@@ -4,7 +4,7 @@ import type { Db } from '../db/knex';
 
 /** One live event, as the database announced it (migration 071's sb_live_notify, or in a batch of 160's). */
 export interface LiveEvent {
-  type: 'deployment' | 'deployment_device' | 'deployment_log' | 'snapshot';
+  type: 'deployment' | 'deployment_device' | 'deployment_log' | 'snapshot' | 'agent';
   org_id: string;
   [field: string]: unknown;
 }
@@ -59,6 +59,16 @@ export class LiveHub {
       set.delete(listener);
       if (set.size === 0) this.listeners.delete(orgId);
     };
+  }
+
+  /** Organizations with at least one subscriber on this replica. */
+  watchedOrgs(): string[] {
+    return [...this.listeners.keys()];
+  }
+
+  /** Delivers an event made on this replica (agent status changes), as if the database announced it. */
+  publish(event: LiveEvent): void {
+    this.emit(event);
   }
 
   get subscribers(): number {

@@ -1,0 +1,70 @@
+import { Center, Loader } from '@mantine/core';
+import { lazy, Suspense, useEffect } from 'react';
+import { Route, Switch } from 'wouter';
+import { useSession } from './auth/use-session';
+import { Shell } from './components/Shell';
+import { SignIn } from './pages/SignIn';
+
+// Each page is its own chunk: the first load carries only the shell and the page asked for.
+const Overview = lazy(() => import('./pages/Overview'));
+const Agents = lazy(() => import('./pages/Agents'));
+const Devices = lazy(() => import('./pages/Devices'));
+const Device = lazy(() => import('./pages/Device'));
+const Snapshots = lazy(() => import('./pages/Snapshots'));
+const Topology = lazy(() => import('./pages/Topology'));
+const Templates = lazy(() => import('./pages/Templates'));
+const Stacks = lazy(() => import('./pages/Stacks'));
+const Deployments = lazy(() => import('./pages/Deployments'));
+const Deployment = lazy(() => import('./pages/Deployment'));
+const Instances = lazy(() => import('./pages/Instances'));
+const Tasks = lazy(() => import('./pages/Tasks'));
+const Admin = lazy(() => import('./pages/Admin'));
+const NotFound = lazy(() => import('./pages/NotFound'));
+
+const loading = (
+  <Center h={200}>
+    <Loader aria-label="Loading" />
+  </Center>
+);
+
+/** Fetches the busiest pages' code once the first page is up, so moving to them waits on data only. */
+function usePrefetch(enabled: boolean): void {
+  useEffect(() => {
+    if (!enabled) return;
+    const timer = setTimeout(() => {
+      void import('./pages/Devices');
+      void import('./pages/Device');
+      void import('./pages/Agents');
+    }, 1_000);
+    return () => clearTimeout(timer);
+  }, [enabled]);
+}
+
+export function App() {
+  const session = useSession();
+  usePrefetch(session === 'signed-in');
+  if (session === 'checking') return loading;
+  if (session === 'signed-out') return <SignIn />;
+  return (
+    <Shell>
+      <Suspense fallback={loading}>
+        <Switch>
+          <Route path="/" component={Overview} />
+          <Route path="/agents" component={Agents} />
+          <Route path="/devices" component={Devices} />
+          <Route path="/devices/:id" component={Device} />
+          <Route path="/snapshots" component={Snapshots} />
+          <Route path="/topology" component={Topology} />
+          <Route path="/templates" component={Templates} />
+          <Route path="/stacks" component={Stacks} />
+          <Route path="/deployments" component={Deployments} />
+          <Route path="/deployments/:id" component={Deployment} />
+          <Route path="/instances" component={Instances} />
+          <Route path="/tasks" component={Tasks} />
+          <Route path="/admin" component={Admin} />
+          <Route component={NotFound} />
+        </Switch>
+      </Suspense>
+    </Shell>
+  );
+}

@@ -1,0 +1,102 @@
+import { Anchor, Button, Card, Group, Modal, SimpleGrid, Stack, Tabs, Text } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useLocation, useParams } from 'wouter';
+import { api, unwrap } from '../api/client';
+import { confirmAction } from '../components/confirm';
+import { ErrorNote, Page } from '../components/Page';
+import { dateTime } from '../lib/format';
+import { Backups } from './device/Backups';
+import { Discovery } from './device/Discovery';
+import { DeviceForm } from './DeviceForm';
+
+function Fact({ label, value }: { label: string; value: React.ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed">{label}</Text>
+      <Text size="sm">{value || '—'}</Text>
+    </div>
+  );
+}
+
+/** One device: facts, pinned identities, backups and discovery. */
+export default function Device() {
+  const { id } = useParams<{ id: string }>();
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const [editing, setEditing] = useState(false);
+  const device = useQuery({ queryKey: ['device', id], queryFn: () => unwrap(api.GET('/api/devices/{id}', { params: { path: { id } } })) });
+  const profiles = useQuery({ queryKey: ['profiles'], queryFn: () => unwrap(api.GET('/api/profiles')) });
+  const d = device.data;
+  if (device.error) return <Page title="Device"><ErrorNote error={device.error} action="The device may have been deleted; go back to Devices." /></Page>;
+  if (!d) return null;
+  const profile = (profiles.data?.profiles ?? []).find((p) => p.id === d.profile_id);
+
+  const forget = async (which: 'ssh-host-key' | 'gnmi-certificate') => {
+    if (!(await confirmAction('Reset pinned identity', 'The next session trusts whatever the device presents. Do this only after the device was replaced or re-keyed.', 'Reset'))) return;
+    const { error } = await api.DELETE(`/api/devices/{id}/${which}`, { params: { path: { id } } });
+    if (error) notifications.show({ color: 'red', title: 'Reset failed', message: (error as { error: string }).error });
+    void client.invalidateQueries({ queryKey: ['device', id] });
+  };
+  const remove = async () => {
+    if (!(await confirmAction('Delete device', `Delete ${d.name} and its stored backups?`, 'Delete'))) return;
+    const { error } = await api.DELETE('/api/devices/{id}', { params: { path: { id } } });
+    if (error) return notifications.show({ color: 'red', title: 'Delete failed', message: (error as { error: string }).error });
+    void client.invalidateQueries({ queryKey: ['devices'] });
+    navigate('/devices');
+  };
+
+  return (
+    <Page
+      title={d.name}
+      actions={
+        <>
+          <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>
+          <Button color="red" variant="light" c="red.9" onClick={() => void remove()}>Delete</Button>
+        </>
+      }
+    >
+      <Anchor component={Link} href="/devices" size="sm">← Devices</Anchor>
+      <Card withBorder>
+        <SimpleGrid cols={{ base: 2, sm: 4 }}>
+          <Fact label="Host" value={d.host} />
+          <Fact label="Type" value={d.device_type} />
+          <Fact label="Vendor / model" value={[d.manufacturer, d.model].filter(Boolean).join(' ')} />
+          <Fact label="Platform" value={d.platform} />
+          <Fact label="Site" value={d.site} />
+          <Fact label="Profile" value={profile?.name ?? d.profile_id} />
+          <Fact label="Source" value={d.source} />
+          <Fact label="Polling" value={d.poll_enabled ? `every ${d.poll_interval_minutes ?? 'default'} min` : 'off'} />
+        </SimpleGrid>
+      </Card>
+      <Card withBorder>
+        <Stack gap="xs">
+          <Group justify="space-between">
+            <Fact label="Pinned SSH host key" value={d.ssh_host_key ? `${d.ssh_host_key.type} ${d.ssh_host_key.fingerprint} (since ${dateTime(d.ssh_host_key.seen_at)})` : 'none yet'} />
+            {d.ssh_host_key && <Button size="xs" variant="light" onClick={() => void forget('ssh-host-key')}>Reset host key</Button>}
+          </Group>
+          <Group justify="space-between">
+            <Fact label="Pinned gNMI certificate" value={d.gnmi_certificate ? `${d.gnmi_certificate.subject} ${d.gnmi_certificate.sha256}` : 'none yet'} />
+            {d.gnmi_certificate && <Button size="xs" variant="light" onClick={() => void forget('gnmi-certificate')}>Reset certificate</Button>}
+          </Group>
+        </Stack>
+      </Card>
+      <Tabs defaultValue="backups" keepMounted={false}>
+        <Tabs.List>
+          <Tabs.Tab value="backups">Backups</Tabs.Tab>
+          <Tabs.Tab value="discovery">Discovery</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="backups" pt="md"><Backups deviceId={id} /></Tabs.Panel>
+        <Tabs.Panel value="discovery" pt="md"><Discovery id={id} /></Tabs.Panel>
+      </Tabs>
+      <Modal opened={editing} onClose={() => setEditing(false)} title={`Edit ${d.name}`} size="lg">
+        <DeviceForm
+          id={id}
+          initial={{ name: d.name, host: d.host, device_type: d.device_type, profile_id: d.profile_id, site_id: d.site_id ?? '', manufacturer: d.manufacturer, model: d.model, platform: d.platform, description: d.description }}
+          onDone={() => { setEditing(false); void client.invalidateQueries({ queryKey: ['device', id] }); }}
+        />
+      </Modal>
+    </Page>
+  );
+}

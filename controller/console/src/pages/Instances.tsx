@@ -1,0 +1,98 @@
+import { Alert, Button, Group, Select, Stack, Table, TextInput } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useLocation } from 'wouter';
+import { api, unwrap } from '../api/client';
+import { confirmAction } from '../components/confirm';
+import { DevicesPicker } from '../components/DevicePicker';
+import { Empty, ErrorNote, Page } from '../components/Page';
+import { dateTime } from '../lib/format';
+import { allServicesOn } from '../lib/variable-values';
+
+interface StackRow {
+  id: string;
+  name: string;
+  services: unknown[];
+}
+
+function NewInstance({ onCreated }: { onCreated: () => void }) {
+  const stacks = useQuery({ queryKey: ['stacks'], queryFn: () => unwrap(api.GET('/api/config/stacks')) });
+  const [stackId, setStackId] = useState<string | null>(null);
+  const [name, setName] = useState('');
+  const [devices, setDevices] = useState<string[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const stackList = (stacks.data ?? []) as StackRow[];
+  const create = async () => {
+    const stack = stackList.find((s) => s.id === stackId)!;
+    setError(null);
+    try {
+      await unwrap(api.POST('/api/config/instances', { body: { stack_id: stack.id, name: name.trim(), target_devices: devices.map((device_id) => ({ device_id })), variable_values: allServicesOn(stack, devices) } }));
+      setName('');
+      setDevices([]);
+      onCreated();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return (
+    <Stack gap="xs">
+      {error && <Alert color="red" role="alert" title="Not saved">{error}</Alert>}
+      <Group align="end" wrap="wrap">
+        <Select label="Stack" data={stackList.map((s) => ({ value: s.id, label: s.name }))} value={stackId} onChange={setStackId} w={200} />
+        <TextInput label="Instance name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
+        <DevicesPicker label="Target devices" value={devices} onChange={setDevices} />
+        <Button onClick={() => void create()} disabled={!stackId || !name.trim() || devices.length === 0}>Save instance</Button>
+      </Group>
+    </Stack>
+  );
+}
+
+/** Saved instances (a stack with targets and values): create, deploy again, delete. */
+export default function Instances() {
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const instances = useQuery({ queryKey: ['instances'], queryFn: () => unwrap(api.GET('/api/config/instances')) });
+  const [error, setError] = useState<string | null>(null);
+  const refresh = () => void client.invalidateQueries({ queryKey: ['instances'] });
+  const list = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ?? []) as { id: string; name: string; target_devices: unknown[]; updated_at?: string }[];
+  const deploy = async (id: string) => {
+    setError(null);
+    try {
+      const deployment = await unwrap(api.POST('/api/config/instances/{id}/deploy', { params: { path: { id } }, body: {} }));
+      navigate(`/deployments/${(deployment as { id: string }).id}`);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  const remove = async (id: string, name: string) => {
+    if (!(await confirmAction('Delete instance', `Delete the instance ${name}? Scheduled tasks that deploy it stop working.`, 'Delete'))) return;
+    await api.DELETE('/api/config/instances/{id}', { params: { path: { id } } });
+    refresh();
+  };
+  return (
+    <Page title="Instances">
+      <NewInstance onCreated={refresh} />
+      {error && <Alert color="red" role="alert" title="Not deployed">{error}</Alert>}
+      <ErrorNote error={instances.error} />
+      {instances.data && list.length === 0 && <Empty>No instances yet: save a stack with its targets to deploy it again or on a schedule.</Empty>}
+      {list.length > 0 && (
+        <Table striped aria-label="Instances">
+          <Table.Thead><Table.Tr><Table.Th>Name</Table.Th><Table.Th>Devices</Table.Th><Table.Th>Updated</Table.Th><Table.Th>Actions</Table.Th></Table.Tr></Table.Thead>
+          <Table.Tbody>
+            {list.map((i) => (
+              <Table.Tr key={i.id}>
+                <Table.Td>{i.name}</Table.Td><Table.Td>{i.target_devices.length}</Table.Td><Table.Td>{dateTime(i.updated_at)}</Table.Td>
+                <Table.Td>
+                  <Group gap="xs">
+                    <Button size="xs" variant="light" onClick={() => void deploy(i.id)} aria-label={`Deploy ${i.name}`}>Deploy</Button>
+                    <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>Delete</Button>
+                  </Group>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Page>
+  );
+}

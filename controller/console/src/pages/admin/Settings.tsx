@@ -1,0 +1,72 @@
+import { Alert, Button, Group, PasswordInput, Stack, Table, Text, TextInput } from '@mantine/core';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { api, unwrap } from '../../api/client';
+import { ErrorNote } from '../../components/Page';
+
+/** Keys whose value is never shown: the field only sets a new one. */
+const SECRET = /(password|secret)$/;
+
+function asText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Reads the text back with the type the setting had (number, boolean, list); strings stay strings. */
+export function parseSetting(text: string, previous: unknown): unknown {
+  if (typeof previous === 'string' || previous === null || previous === undefined) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Effective settings, edited in place; LDAP has its test button. Secrets are write-only. */
+export function Settings() {
+  const client = useQueryClient();
+  const settings = useQuery({ queryKey: ['settings'], queryFn: () => unwrap(api.GET('/api/admin/settings')) });
+  const [edits, setEdits] = useState<Record<string, string>>({});
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const values = settings.data?.settings ?? {};
+  const save = async () => {
+    setMessage(null);
+    const changed = Object.fromEntries(Object.entries(edits).map(([k, v]) => [k, parseSetting(v, values[k])]));
+    try {
+      await unwrap(api.PUT('/api/admin/settings', { body: { settings: changed } }));
+      setEdits({});
+      setMessage({ ok: true, text: `Saved ${Object.keys(changed).length} setting(s).` });
+      void client.invalidateQueries({ queryKey: ['settings'] });
+    } catch (err) {
+      setMessage({ ok: false, text: (err as Error).message });
+    }
+  };
+  const testLdap = async () => {
+    const { data, error } = await api.POST('/api/auth/ldap/test');
+    setMessage(error ? { ok: false, text: (error as { error?: string }).error ?? 'LDAP test failed' } : { ok: true, text: `LDAP: ${JSON.stringify(data)}` });
+  };
+  if (settings.error) return <ErrorNote error={settings.error} />;
+  return (
+    <Stack>
+      {message && <Alert color={message.ok ? 'green' : 'red'} role="status">{message.text}</Alert>}
+      <Group>
+        <Button onClick={() => void save()} disabled={Object.keys(edits).length === 0}>Save changes</Button>
+        <Button variant="default" onClick={() => void testLdap()}>Test LDAP bind</Button>
+      </Group>
+      <Table aria-label="Settings" fz="sm">
+        <Table.Tbody>
+          {Object.entries(values).sort(([a], [b]) => a.localeCompare(b)).map(([key, value]) => (
+            <Table.Tr key={key}>
+              <Table.Td><Text size="sm" ff="monospace">{key}</Text></Table.Td>
+              <Table.Td>
+                {SECRET.test(key)
+                  ? <PasswordInput aria-label={key} placeholder={value ? 'set (enter a new one to replace it)' : 'not set'} value={edits[key] ?? ''} onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })} autoComplete="new-password" />
+                  : <TextInput aria-label={key} value={edits[key] ?? asText(value)} onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })} />}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Stack>
+  );
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-model';
+import { fieldOfError } from '../../controller/console/src/lib/field-errors';
+import { ago, bytes } from '../../controller/console/src/lib/format';
+import { apiQuery, filtersFromSearch, searchFromFilters } from '../../controller/console/src/pages/devices-query';
+import { groupAgents, poolStatus, type AgentView } from '../../controller/console/src/pages/overview-model';
+import { isServerPath } from '../../controller/src/console/headers';
+
+const agent = (name: string, site_id: string | null, status: string): AgentView => ({ id: name, name, site_id, status, last_seen_at: null, version: '1', active_jobs: 0, max_jobs: 4 });
+
+describe('console diff model', () => {
+  it('numbers each side and pairs removed with added lines side by side', () => {
+    const lines = parseDiff(' a\n-b\n+B\n+C\n d\n');
+    expect(lines.map((l) => [l.kind, l.oldNo, l.newNo])).toEqual([
+      ['same', 1, 1], ['removed', 2, null], ['added', null, 2], ['added', null, 3], ['same', 3, 4],
+    ]);
+    const rows = sideBySide(lines);
+    expect(rows.map((r) => [r.left?.text ?? null, r.right?.text ?? null])).toEqual([['a', 'a'], ['b', 'B'], [null, 'C'], ['d', 'd']]);
+  });
+});
+
+describe('console device filters', () => {
+  it('round-trip through the URL and leave empty filters out of the API query', () => {
+    const filters = filtersFromSearch('?q=core&vendor=Cisco&page=2&size=100&bogus=1');
+    expect(filters).toMatchObject({ q: 'core', vendor: 'Cisco', page: 2, size: 100, platform: '' });
+    expect(filtersFromSearch(searchFromFilters(filters))).toEqual(filters);
+    expect(apiQuery(filters)).toEqual({ q: 'core', vendor: 'Cisco', limit: 100, offset: 200 });
+  });
+
+  it('ignores a page or size the URL got wrong', () => {
+    expect(filtersFromSearch('?page=-3&size=7')).toMatchObject({ page: 0, size: 50 });
+  });
+});
+
+describe('console overview grouping', () => {
+  it('puts the default pool first, then sites by name, each with its agents and a status', () => {
+    const panels = groupAgents(
+      [{ id: 's2', name: 'West', device_count: 3 }, { id: 's1', name: 'East', device_count: 1 }],
+      [agent('a', 's1', 'online'), agent('b', 's1', 'offline'), agent('c', null, 'online')],
+    );
+    expect(panels.map((p) => [p.name, p.status, p.agents.map((a) => a.name)])).toEqual([
+      ['Default pool', 'ok', ['c']], ['East', 'degraded', ['a', 'b']], ['West', 'no_agents', []],
+    ]);
+  });
+
+  it('calls a pool down only when every agent is offline', () => {
+    expect(poolStatus([agent('a', null, 'offline')])).toBe('down');
+    expect(poolStatus([agent('a', null, 'degraded')])).toBe('degraded');
+  });
+});
+
+describe('console field errors', () => {
+  it('puts validation and conflict messages next to their field', () => {
+    expect(fieldOfError({ error: 'body.host must NOT have fewer than 1 characters', code: 'VALIDATION_FAILED' })).toEqual({ field: 'host', message: 'body.host must NOT have fewer than 1 characters' });
+    expect(fieldOfError({ error: "body must have required property 'device_type'" }).field).toBe('device_type');
+    expect(fieldOfError({ error: 'Device with this name already exists', code: 'DEVICE_NAME_TAKEN' }).field).toBe('name');
+    expect(fieldOfError({ error: 'Insufficient permissions', code: 'FORBIDDEN' }).field).toBeNull();
+  });
+});
+
+describe('console formatting and paths', () => {
+  it('says how long ago and how big', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    expect(ago('2026-01-01T11:59:50Z', now)).toBe('10 s ago');
+    expect(ago('2026-01-01T09:00:00Z', now)).toBe('3 h ago');
+    expect(ago(null, now)).toBe('never');
+    expect(bytes(2048)).toBe('2.0 KB');
+  });
+
+  it('keeps API and ops paths away from the console fallback', () => {
+    for (const p of ['/api', '/api/devices', '/healthz', '/readyz', '/metrics']) expect(isServerPath(p), p).toBe(true);
+    for (const p of ['/', '/devices', '/apiary', '/metrics-dashboard']) expect(isServerPath(p), p).toBe(false);
+  });
+});
