@@ -30,7 +30,7 @@ describe('security headers', () => {
       await c.request('GET', '/api/devices'),
       await c.request('GET', '/api/devices', { token: auditor.token }),
       await c.request('GET', '/api/devices', { token: c.adminToken }),
-      await c.request('GET', '/no/such/route'),
+      await c.request('GET', '/api/no/such/route'),
       await c.request('POST', '/api/auth/login', { raw: '{', contentType: 'application/json' }),
       await c.request('GET', '/api/docs/json'),
     ];

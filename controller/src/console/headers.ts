@@ -22,7 +22,18 @@ export const CONSOLE_HEADERS: Record<string, string> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-/** Paths that belong to the API side and never fall back to the console's index.html. */
-export function isServerPath(path: string): boolean {
-  return /^\/(api|healthz|readyz|metrics)(\/|$|\?)/.test(path);
+/**
+ * Paths that belong to the API side and never fall back to the console's index.html, under any
+ * spelling the router might not match (percent-encoded letters, upper case, doubled slashes, a ';'
+ * suffix): those answer 404 like any unknown API path, never the console. An undecodable path is
+ * not a console route either.
+ */
+export function isServerPath(rawPath: string): boolean {
+  let path = rawPath.split(/[?;]/)[0];
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    return true;
+  }
+  return /^\/(api|healthz|readyz|metrics)(\/|$)/.test(path.replace(/\/{2,}/g, '/').toLowerCase());
 }
