@@ -101,6 +101,19 @@ describe('template CRUD', () => {
     expect(res.body).toMatchObject({ code: 'RENDER_ERROR', line: 2, column: 8 });
   });
 
+  it('validates a source without saving it: the syntax error with its line and column, or the variables', async () => {
+    const count = async () => (await c.request('GET', '/api/config/templates', { token })).body.length;
+    const before = await count();
+    const broken = await c.request('POST', '/api/config/templates/validate', { token, body: { source: 'a\nb {{ x y }}' } });
+    expect(broken.status).toBe(200);
+    expect(broken.body).toEqual({ valid: false, error: { message: 'expected variable end', line: 2, column: 8 }, variables: [] });
+    const fixed = await c.request('POST', '/api/config/templates/validate', { token, body: { source: 'hostname {{ hostname }}' } });
+    expect(fixed.body).toMatchObject({ valid: true, error: null, variables: [{ name: 'hostname', type: 'string', required: true }] });
+    expect(await count()).toBe(before);
+    expect((await c.request('POST', '/api/config/templates/validate', { token, body: { source: 'x', name: 'n' } })).status).toBe(400);
+    expect((await c.request('POST', '/api/config/templates/validate', { body: { source: 'x' } })).status).toBe(401);
+  });
+
   it('refuses an unknown platform, a format the transport cannot carry, missing or unknown fields and bad JSON', async () => {
     const bad = async (body: unknown, status = 400) => {
       const res = await c.request('POST', '/api/config/templates', { token, body });

@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { RenderPool } from './render-pool';
-import { RenderBody, RenderResult, Template, TemplateBody, TemplateChanges, TemplateQuery, TemplateSummary, TemplateVersion, VersionParams } from './schemas';
+import { RenderBody, RenderResult, Template, TemplateBody, TemplateChanges, TemplateQuery, TemplateSummary, TemplateVersion, ValidateBody, ValidateResult, VersionParams } from './schemas';
 import { TemplateService } from './service';
 
 const tags = ['templates'];
@@ -29,6 +29,11 @@ export async function templateRoutes(parent: FastifyInstance): Promise<void> {
     config: { permission },
     schema: { tags, summary: 'Create a template; variables are derived from its source', body: TemplateBody, response: { 201: Template, ...errorResponses(400, 401, 403) } },
   }, async (request, reply) => reply.code(201).send(await templates.create(caller(request), request.body)));
+
+  app.post('/templates/validate', {
+    config: { permission },
+    schema: { tags, summary: 'Check a template source without saving it: its syntax error with line and column, or its variables', body: ValidateBody, response: { 200: ValidateResult, ...errorResponses(400, 401, 403) } },
+  }, async (request) => templates.validate(request.body.source));
 
   app.get('/templates/:id', {
     config: { permission },

@@ -68,6 +68,14 @@ export const RenderBody = Type.Object(
 );
 export const RenderResult = Type.Object({ rendered: Type.String(), format: Type.String() });
 
+/** A source checked without saving it (the console's editor asks while the operator types). */
+export const ValidateBody = Type.Object({ source: Source }, { additionalProperties: false });
+export const ValidateResult = Type.Object({
+  valid: Type.Boolean(),
+  error: Nullable(Type.Object({ message: Type.String(), line: Nullable(Type.Integer()), column: Nullable(Type.Integer()) })),
+  variables: Type.Array(TemplateVariable),
+});
+
 export const TemplateVersion = Type.Object({
   version: Type.Integer(),
   source: Type.String(),

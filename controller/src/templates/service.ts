@@ -58,6 +58,12 @@ export class TemplateService {
     this.platforms = new PlatformStore(db);
   }
 
+  /** A source's syntax error (with its line and column) or its variables; nothing is stored. */
+  validate(source: string) {
+    const { variables, error } = analyzeTemplate(source);
+    return { valid: error === null, error: error && { message: error.detail, line: error.line, column: error.column }, variables };
+  }
+
   async get(orgId: string, id: string): Promise<TemplateRow> {
     const template = await this.store.find(orgId, id);
     if (!template) throw appError('TEMPLATE_NOT_FOUND');

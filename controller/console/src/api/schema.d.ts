@@ -9036,6 +9036,104 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/config/templates/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Check a template source without saving it: its syntax error with line and column, or its variables */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        source: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            valid: boolean;
+                            error: {
+                                message: string;
+                                line: number | null;
+                                column: number | null;
+                            } | null;
+                            variables: {
+                                name: string;
+                                /** @description string, number, boolean, list (used in a for loop) or object (has attributes) */
+                                type: string;
+                                /** @description False when every use is defaulted (| default) or guarded ({% if x %}, x is defined). */
+                                required: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/config/templates/{id}": {
         parameters: {
             query?: never;
