@@ -4,6 +4,7 @@ import { lazy, Suspense, useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { dateTime } from '../lib/format';
+import { useDebouncedValue } from '../lib/use-debounced-value';
 
 const CodeEditor = lazy(() => import('../components/CodeEditor'));
 
@@ -89,6 +90,7 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
       <Suspense fallback={<Text size="sm">Loading editor…</Text>}>
         <CodeEditor key={id ?? 'new'} label="Template source" value={current.source} onChange={(source) => set({ source })} />
       </Suspense>
+      <SyntaxCheck source={current.source} />
       {t && (
         <Group gap="xs">
           <Text size="sm">Variables:</Text>
@@ -142,5 +144,24 @@ export default function Templates() {
         {editing !== undefined && <Editor id={editing} onSaved={saved} />}
       </Modal>
     </Page>
+  );
+}
+
+/** The source's syntax error with its line, checked by the API as the operator types (nothing saved). */
+function SyntaxCheck({ source }: { source: string }) {
+  const settled = useDebouncedValue(source, 400);
+  const check = useQuery({
+    queryKey: ['template-validate', settled],
+    queryFn: () => unwrap(api.POST('/api/config/templates/validate', { body: { source: settled } })),
+    enabled: settled.trim().length > 0,
+  });
+  const error = check.data?.error;
+  if (!error) return null;
+  const where = error.line ? `Line ${error.line}${error.column ? `, column ${error.column}` : ''}: ` : '';
+  return (
+    <Alert color="orange" role="status" title="Syntax error">
+      {where}
+      {error.message}
+    </Alert>
   );
 }
