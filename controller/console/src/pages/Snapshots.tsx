@@ -1,4 +1,4 @@
-import { Anchor, Button, Card, Group, Modal, Progress, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Anchor, Button, Card, Group, Modal, Progress, Select, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
@@ -6,7 +6,10 @@ import { api, unwrap } from '../api/client';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { dateTime } from '../lib/format';
+import { siteOptions, useSites } from '../lib/sites';
 import { useLive } from '../live/use-live';
+
+const DEVICE_TYPES = ['vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw', 'generic', 'custom'];
 
 interface Snapshot {
   id: string;
@@ -84,6 +87,9 @@ export default function Snapshots() {
   const client = useQueryClient();
   const snapshots = useQuery({ queryKey: ['snapshots'], queryFn: () => unwrap(api.GET('/api/devices/snapshots/')) });
   const [name, setName] = useState(`Snapshot ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`);
+  const [siteId, setSiteId] = useState<string | null>(null);
+  const [deviceType, setDeviceType] = useState<string | null>(null);
+  const sites = useSites();
   const [error, setError] = useState<string | null>(null);
   useLive(['snapshot'], () => {
     void client.invalidateQueries({ queryKey: ['snapshots'] });
@@ -92,7 +98,9 @@ export default function Snapshots() {
   const start = async () => {
     setError(null);
     try {
-      const created = await unwrap(api.POST('/api/devices/snapshots/', { body: { name } }));
+      // Omitted filter fields mean every device of the organization.
+      const deviceFilter = { ...(siteId ? { site_id: siteId } : {}), ...(deviceType ? { device_type: deviceType } : {}) };
+      const created = await unwrap(api.POST('/api/devices/snapshots/', { body: { name, ...(siteId || deviceType ? { device_filter: deviceFilter } : {}) } }));
       const id = (created as { snapshot: { id: string } }).snapshot.id;
       const { error: failed } = await api.POST('/api/devices/snapshots/{id}/collect', { params: { path: { id } }, body: {} });
       if (failed) {
@@ -110,9 +118,12 @@ export default function Snapshots() {
     <Page title="Snapshots">
       <Group align="end">
         <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} w={300} />
-        <Button onClick={() => void start()} disabled={!name.trim()}>Start snapshot of all devices</Button>
+        <Select label="Site" placeholder="All sites" data={siteOptions(sites.data as { sites: { id: string; name: string }[] } | undefined)} value={siteId} onChange={setSiteId} clearable searchable w={220} />
+        <Select label="Device type" placeholder="All types" data={DEVICE_TYPES} value={deviceType} onChange={setDeviceType} clearable w={180} />
+        <Button onClick={() => void start()} disabled={!name.trim()}>{siteId || deviceType ? 'Start snapshot of matching devices' : 'Start snapshot of all devices'}</Button>
       </Group>
       {error && <ErrorNote error={new Error(error)} />}
+      <ErrorNote error={sites.error} />
       <ErrorNote error={snapshots.error} />
       {snapshots.data && list.length === 0 && <Empty>No snapshots yet: start one to back up every device at once.</Empty>}
       <Stack>{list.map((s) => <SnapshotCard key={s.id} s={s} />)}</Stack>
