@@ -1,6 +1,7 @@
 /**
- * Console, Snapshots page: a snapshot started from the UI with a site filter queues only that
- * site's devices (checked through the API). Headless chromium against a real controller.
+ * Console, Snapshots and Templates pages: a snapshot started from the UI with a site filter queues
+ * only that site's devices (checked through the API); the template editor shows a syntax error with
+ * its line while the operator types, and drops it once fixed. Headless chromium, real controller.
  */
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
@@ -8,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARED_NATS, dropNatsNamespace, enrollAgent, natsPrefix, startAgent, until } from '../agents/helpers';
 import { api } from '../deployments/helpers';
 import { startTestController, type TestController } from '../helpers/controller';
-import { choose, launchBrowser, openPage, screenshot, signIn } from './browser';
+import { choose, launchBrowser, openPage, screenshot, signIn, textMatching } from './browser';
 import { ensureConsoleBuilt } from './build';
 
 const prefix = natsPrefix();
@@ -66,6 +67,34 @@ describe('console snapshots', () => {
       expect(snap.total_devices).toBe(2);
       const backups = await api(c, user.token, 'GET', `/api/devices/snapshots/${snap.id}/backups`);
       expect((backups.backups as { device_id: string }[]).map((b) => b.device_id).sort()).toEqual([...eastIds].sort());
+      expect(problems.errors, problems.errors.join('\n')).toEqual([]);
+      expect(problems.failed, problems.failed.join('\n')).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('console template editor', () => {
+  it('shows a syntax error with its line while typing, and drops it once fixed; nothing is saved', { timeout: 90_000 }, async () => {
+    await api(c, user.token, 'POST', '/api/config/templates', { name: 'syntax', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
+    const { page, problems, close } = await openPage(browser, c.url);
+    try {
+      await signIn(page, user.username, user.password);
+      await page.getByRole('link', { name: 'Templates' }).click();
+      await page.getByRole('button', { name: 'Edit syntax' }).click();
+      const editor = page.getByRole('textbox', { name: 'Template source' });
+      await textMatching(editor, /\{\{ hostname \}\}/, 'template source in the editor');
+      await editor.click();
+      await page.keyboard.press('Control+End');
+      await page.keyboard.type('\n{{ broken y }}');
+      const status = page.getByRole('status').filter({ hasText: 'Syntax error' });
+      expect(await textMatching(status, /Line 2, column \d+: expected variable end/, 'the syntax error')).toContain('Line 2');
+      await screenshot(page, 'template-syntax-error');
+      for (let i = 0; i < '\n{{ broken y }}'.length; i++) await page.keyboard.press('Backspace');
+      await status.waitFor({ state: 'detached' });
+      const saved = await api(c, user.token, 'GET', '/api/config/templates');
+      expect((saved as { name: string; current_version: number }[]).find((t) => t.name === 'syntax')?.current_version).toBe(1);
       expect(problems.errors, problems.errors.join('\n')).toEqual([]);
       expect(problems.failed, problems.failed.join('\n')).toEqual([]);
     } finally {
