@@ -1,4 +1,4 @@
-import { Button, Stack, Table, Tabs, Text } from '@mantine/core';
+import { Button, Table, Tabs, Text } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
 import { ListQuery } from '../components/ListQuery';
@@ -7,6 +7,7 @@ import { dateTime } from '../lib/format';
 import { useCan } from '../lib/me';
 import { Audit } from './admin/Audit';
 import { Settings } from './admin/Settings';
+import { Users } from './admin/Users';
 
 function Sessions() {
   const client = useQueryClient();
@@ -38,7 +39,6 @@ export default function Admin() {
   const canUsers = useCan('users.manage');
   const isPlatform = useCan('platform.admin');
   const canAudit = useCan('audit.read');
-  const users = useQuery({ queryKey: ['users'], queryFn: () => unwrap(api.GET('/api/admin/users')), enabled: canUsers });
   const orgs = useQuery({ queryKey: ['organizations'], queryFn: () => unwrap(api.GET('/api/admin/organizations')), enabled: isPlatform });
   const canSettings = useCan('settings.manage');
   return (
@@ -52,7 +52,7 @@ export default function Admin() {
           {canSettings && <Tabs.Tab value="settings">Settings</Tabs.Tab>}
         </Tabs.List>
         <Tabs.Panel value="sessions" pt="md"><Sessions /></Tabs.Panel>
-        <Tabs.Panel value="users" pt="md"><Stack><ListQuery query={users} label="Users" empty="No users." hide={['permissions', 'home_org_id']} /></Stack></Tabs.Panel>
+        <Tabs.Panel value="users" pt="md"><Users /></Tabs.Panel>
         <Tabs.Panel value="orgs" pt="md"><ListQuery query={orgs} label="Organizations" empty="No organizations." /></Tabs.Panel>
         <Tabs.Panel value="audit" pt="md"><Audit /></Tabs.Panel>
         <Tabs.Panel value="settings" pt="md"><Settings /></Tabs.Panel>

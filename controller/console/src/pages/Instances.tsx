@@ -1,4 +1,4 @@
-import { Alert, Button, Group, Select, Stack, Table, TextInput } from '@mantine/core';
+import { Alert, Button, Group, Select, Stack, Table, Text, TextInput, Textarea } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useLocation } from 'wouter';
@@ -47,14 +47,59 @@ function NewInstance({ onCreated }: { onCreated: () => void }) {
   );
 }
 
-/** Saved instances (a stack with targets and values): create, deploy again, delete. */
+interface InstanceRow {
+  id: string;
+  name: string;
+  target_devices: unknown[];
+  variable_values?: Record<string, unknown>;
+  updated_at?: string;
+}
+
+/** Changes an instance's name and variable values (JSON, per service position); only those fields are sent. */
+function EditInstance({ instance, onDone }: { instance: InstanceRow; onDone: (saved: boolean) => void }) {
+  const [name, setName] = useState(instance.name);
+  const [values, setValues] = useState(JSON.stringify(instance.variable_values ?? {}, null, 2));
+  const [error, setError] = useState<string | null>(null);
+  const save = async () => {
+    setError(null);
+    let variableValues: unknown;
+    try {
+      variableValues = JSON.parse(values);
+    } catch (err) {
+      setError(`Variable values are not valid JSON: ${(err as Error).message}`);
+      return;
+    }
+    try {
+      await unwrap(api.PUT('/api/config/instances/{id}', { params: { path: { id: instance.id } }, body: { name: name.trim(), variable_values: variableValues as never } }));
+      onDone(true);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return (
+    <Stack gap="xs" component="form" aria-label={`Edit instance ${instance.name}`} onSubmit={(e) => { e.preventDefault(); void save(); }}>
+      <Text fw={600}>Edit {instance.name}</Text>
+      {error && <Alert color="red" role="alert" title="Not saved">{error}</Alert>}
+      <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} w={320} />
+      <Textarea label="Variable values (JSON)" description="Per service position: devices, shared_vars and device_vars" value={values} onChange={(e) => setValues(e.currentTarget.value)} autosize minRows={4} maxRows={20} ff="monospace" />
+      <Group>
+        <Button type="submit" disabled={!name.trim()}>Save changes</Button>
+        <Button variant="default" onClick={() => onDone(false)}>Cancel</Button>
+      </Group>
+    </Stack>
+  );
+}
+
+/** Saved instances (a stack with targets and values): create, edit, deploy again, delete. */
 export default function Instances() {
   const client = useQueryClient();
   const [, navigate] = useLocation();
   const instances = useQuery({ queryKey: ['instances'], queryFn: () => unwrap(api.GET('/api/config/instances')) });
   const [error, setError] = useState<string | null>(null);
   const refresh = () => void client.invalidateQueries({ queryKey: ['instances'] });
-  const list = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ?? []) as { id: string; name: string; target_devices: unknown[]; updated_at?: string }[];
+  const list = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ?? []) as InstanceRow[];
+  const [editing, setEditing] = useState<string | null>(null);
+  const current = list.find((i) => i.id === editing);
   const deploy = async (id: string) => {
     setError(null);
     try {
@@ -74,6 +119,7 @@ export default function Instances() {
       <NewInstance onCreated={refresh} />
       {error && <Alert color="red" role="alert" title="Not deployed">{error}</Alert>}
       <ErrorNote error={instances.error} />
+      {current && <EditInstance key={current.id} instance={current} onDone={(saved) => { setEditing(null); if (saved) refresh(); }} />}
       {instances.data && list.length === 0 && <Empty>No instances yet: save a stack with its targets to deploy it again or on a schedule.</Empty>}
       {list.length > 0 && (
         <Table striped aria-label="Instances">
@@ -85,6 +131,7 @@ export default function Instances() {
                 <Table.Td>
                   <Group gap="xs">
                     <Button size="xs" variant="light" onClick={() => void deploy(i.id)} aria-label={`Deploy ${i.name}`}>Deploy</Button>
+                    <Button size="xs" variant="light" onClick={() => setEditing(i.id)} aria-label={`Edit ${i.name}`}>Edit</Button>
                     <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>Delete</Button>
                   </Group>
                 </Table.Td>
