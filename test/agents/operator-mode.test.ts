@@ -176,7 +176,7 @@ describe('NATS operator mode', () => {
     expect(ok.body.nats.inbox_prefix).toBe(`_INBOX.${ok.body.agent_id}`);
   });
 
-  it('renews the agent\'s credentials before they expire and keeps taking jobs past the first expiry', async () => {
+  it('renews the agent\'s credentials before they expire and keeps taking jobs past the first expiry', { timeout: 150_000 }, async () => {
     const first = identityOf(stateDirA).nats.user_jwt as string;
     const { exp } = jwtTimes(first);
     await waitUntil('the agent to renew its NATS credentials', () => identityOf(stateDirA).nats.user_jwt !== first, agentA, 120_000);
