@@ -1,25 +1,13 @@
+import { DEFAULT_CSP } from '../plugins/security-headers';
+
 /**
- * Headers on every console response. The console ships no inline script and loads nothing from
- * elsewhere; Mantine sets its theme variables in a <style> element, hence 'unsafe-inline' for styles
- * only. connect-src 'self' covers the API and the /api/live WebSocket on the same origin.
+ * The console's own Content-Security-Policy: the default (plugins/security-headers.ts, which also
+ * sets nosniff, no-referrer, framing and opener headers on every response) loosened only where the
+ * console needs it. Mantine sets its theme variables in a <style> element, hence 'unsafe-inline'
+ * for styles only; fonts come from the build.
  */
 export const CONSOLE_HEADERS: Record<string, string> = {
-  'content-security-policy': [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; '),
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cross-origin-opener-policy': 'same-origin',
+  'content-security-policy': `${DEFAULT_CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")}; font-src 'self'`,
 };
 
 /**
