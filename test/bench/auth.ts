@@ -15,7 +15,6 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ADMIN } from '../helpers/controller';
 import { benchController } from './controller';
@@ -90,7 +89,7 @@ export async function run(args: string[] = []): Promise<void> {
   const duration = option(args, 'duration', 10);
 
   const c = await benchController({}, { settings: { 'security.rate_limit.requests_per_minute': 100_000, 'security.rate_limit.failed_login_limit': 1000 } });
-  const { app, db, base } = c;
+  const { base } = c;
   const login = async () => {
     const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
     if (!res.ok) throw new Error(`login → ${res.status} ${await res.text()}`);

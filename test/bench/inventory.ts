@@ -80,7 +80,7 @@ export async function run(args: string[] = []): Promise<void> {
   const duration = option(args, 'duration', 10);
 
   const c = await benchController({}, { applicationName: 'inventory-bench' });
-  const { app, db, base } = c;
+  const { db, base } = c;
   const call = (method: string, path: string, token: string | null, body?: string, type?: string) => c.request(method, path, token, body, type);
 
   try {

@@ -10,7 +10,6 @@
  * Target (2-core machine): 1,000 devices × 3 services in ≤ 1 s.
  */
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { benchController, option } from './controller';
 
 

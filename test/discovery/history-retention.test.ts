@@ -35,15 +35,15 @@ describe('poll history retention (discovery.poll_history_days)', () => {
   it('forgets old finished polls but keeps the latest, the ones holding current records, and open ones', async () => {
     const { u, c } = env;
     const a = await device(u, 'retention-a');
-    const [old1, holdsArp, old2, latest] = [await poll(u.orgId, a, 90), await poll(u.orgId, a, 80), await poll(u.orgId, a, 60), await poll(u.orgId, a, 45)];
+    const [, holdsArp, , latest] = [await poll(u.orgId, a, 90), await poll(u.orgId, a, 80), await poll(u.orgId, a, 60), await poll(u.orgId, a, 45)];
     await c.db('discovery_sections').insert({ org_id: u.orgId, device_id: a, kind: 'arp', section: 'arp', poll_id: holdsArp, records: JSON.stringify([{ ip_address: '10.0.0.1', mac_address: '0050.56aa.0001', interface: 'Gi0/1', age_seconds: 60 }]), collected_at: daysAgo(80) });
     const b = await device(u, 'retention-b');
-    const bOld = await poll(u.orgId, b, 40);
+    await poll(u.orgId, b, 40); // bOld: pruned
     const bOpen = await poll(u.orgId, b, 35, 'queued');
     const bRecent = [await poll(u.orgId, b, 10), await poll(u.orgId, b, 1)];
     const other = await inventoryUser(c, ['org_admin']);
     const o = await device(other, 'retention-other');
-    const oOld = await poll(other.orgId, o, 50);
+    await poll(other.orgId, o, 50); // oOld: pruned
     const oLatest = await poll(other.orgId, o, 2);
 
     expect(await c.services.discovery!.pruneHistory()).toBe(4); // old1, old2, bOld, oOld (default 30 days)

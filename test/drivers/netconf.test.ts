@@ -1,5 +1,4 @@
 import net from 'node:net';
-import ssh2 from 'ssh2';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';

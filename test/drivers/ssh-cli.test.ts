@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
-import ssh2, { type Algorithms } from 'ssh2';
+import type { Algorithms } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshCliDriver, getDialect, sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
 import { DriverError, type DeviceCredentials, type SessionLimits } from '../../agent/src/drivers/types';
@@ -186,8 +186,6 @@ describe('enable', () => {
 });
 
 describe('authentication methods', () => {
-  const { utils } = ssh2;
-
   it('private key (publickey auth only)', async () => {
     const keys = readableKeyPair();
     const dev = await device({ authMethods: ['publickey'], authorizedKeys: [keys.public], hostname: 'pk' });

@@ -5,7 +5,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import ssh2 from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import { DriverError, type DeviceTarget, type SessionLimits } from '../../agent/src/drivers/types';

@@ -1,4 +1,3 @@
-import ssh2 from 'ssh2';
 import { expect } from 'vitest';
 import type { Db } from '../../controller/src/db/knex';
 import { until } from '../agents/helpers';

@@ -25,7 +25,6 @@ let siteA: { id: string };
 let siteB: { id: string };
 let wrongProfile: { id: string };
 let good: { id: string; name: string; sim: SimSshDevice }[] = [];
-let bad: { id: string; name: string };
 let hung: { id: string; name: string };
 
 beforeAll(async () => {
@@ -60,7 +59,7 @@ beforeAll(async () => {
   const lockedSim = await startSshDevice({ hostname: 'core-4', username: 'netops', password: PASSWORD });
   sims.push(lockedSim);
   wrongProfile = await u.profile({ username: 'netops', password: 'wrong-password-123', ssh_port: lockedSim.port });
-  bad = await u.device(wrongProfile.id, { name: 'core-4', host: lockedSim.host, site_id: siteA.id });
+  await u.device(wrongProfile.id, { name: 'core-4', host: lockedSim.host, site_id: siteA.id });
   const hangSim = await startSshDevice({ hostname: 'edge-hang', username: 'netops', password: PASSWORD, dialect: 'vendor_junos', faults: { hang: true } });
   sims.push(hangSim);
   hung = await u.device((await u.profile({ username: 'netops', password: PASSWORD, ssh_port: hangSim.port })).id, { name: 'edge-hang', host: hangSim.host, device_type: 'vendor_junos', site_id: siteB.id });

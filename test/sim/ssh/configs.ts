@@ -133,7 +133,7 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
       L.push('line console', 'line vty', 'router ospf 1', `  router-id ${ip(rand)}`, '');
       return L.join('\n') + '\n';
     },
-    render: (h, body, now) =>
+    render: (_h, body, now) =>
       [
         '',
         '!Command: show running-config',
@@ -238,7 +238,7 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
       L.push('end');
       return L.join('\n') + '\n';
     },
-    render: (h, body, now, seq) =>
+    render: (_h, body, now, seq) =>
       [
         `#config-version=FGT60F-7.2.5-FW-build1517-230606:opmode=0:vdom=0:user=admin`,
         `#conf_file_ver=${Math.floor(now.getTime() / 1000) * 1000 + seq}`,
