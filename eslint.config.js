@@ -2,6 +2,7 @@
 // (controller/console, its own tsconfig: the project service picks the nearest tsconfig.json per file).
 // Why each recommended rule is off or tuned: docs/testing.md, "Lint and format".
 import js from '@eslint/js';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -12,20 +13,50 @@ export default tseslint.config(
   tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js'] },
-        tsconfigRootDir: import.meta.dirname,
-      },
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
+      // The three the issue asks for.
       '@typescript-eslint/no-floating-promises': 'error',
-      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports' }],
+      // prettier wraps code at 150; what it cannot wrap (comments) must still stay under 160. Long strings, template
+      // literals and regexes are allowed: splitting a message or a pattern mid-way makes it harder to grep for.
+      'max-len': ['error', { code: 160, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true }],
+      // Off, with reasons in docs/testing.md.
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/no-unused-vars': 'off',
+      '@typescript-eslint/no-redundant-type-constituents': 'off',
+      '@typescript-eslint/no-base-to-string': 'off',
+      'no-control-regex': 'off',
+      // Tuned: knex query builders are thenables, so `.where((q) => q.where(...))` looks like a promise handed to a
+      // callback that returns void. Timers and event handlers given async functions are reviewed by hand instead.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      // Tuned: rejecting with the error a callback received (typed unknown) passes it on unchanged.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true, allowThrowingAny: true }],
+      // Tuned: prom-client calls collect() with the metric as `this`, so the owner is reached through `self`.
+      '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['self', 'hub'] }],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true, allowNullish: true, allow: [{ from: 'lib', name: ['Error', 'URL', 'URLSearchParams'] }] },
+      ],
     },
   },
   {
-    files: ['**/*.js'],
+    files: ['controller/console/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error', 'react-hooks/exhaustive-deps': 'error' },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );
