@@ -67,7 +67,7 @@ export async function enroll(config: AgentConfig, version: string, capabilities:
       signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {
-    throw new AgentConfigError(`SWITCHBOARD_URL: cannot reach the controller at ${config.controllerUrl}: ${(err as Error).cause ?? (err as Error).message}`);
+    throw new AgentConfigError(`SWITCHBOARD_URL: cannot reach the controller at ${config.controllerUrl}: ${String((err as Error).cause ?? (err as Error).message)}`);
   }
   const text = await res.text();
   let body: Record<string, any> = {};

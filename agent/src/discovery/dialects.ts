@@ -154,7 +154,7 @@ const LLDP_SUMMARY_IOS: LocalInterfaceSource = {
   command: 'show lldp neighbors',
   parse: {
     kind: 'table',
-    row: /^(?<remote_name>\S.{0,19}?)\s*(?<local_interface>(?:Gi|Fa|Te|Tw|Twe|Fo|Hu|Et|Eth|Po|Mg|mgmt)[\w\/.]*\d)\s+\d+\s+(?:[A-Z](?:,[A-Z])*\s+)?(?<remote_interface>\S+)\s*$/,
+    row: /^(?<remote_name>\S.{0,19}?)\s*(?<local_interface>(?:Gi|Fa|Te|Tw|Twe|Fo|Hu|Et|Eth|Po|Mg|mgmt)[\w/.]*\d)\s+\d+\s+(?:[A-Z](?:,[A-Z])*\s+)?(?<remote_interface>\S+)\s*$/,
   },
 };
 
@@ -296,7 +296,7 @@ const MAC_PANOS: ParseSpec = {
 const VLAN_IOS: ParseSpec = {
   kind: 'table',
   row: /^(?<vlan_id>\d{1,4})\s+(?<name>\S+)\s+(?<status>active|act\/\S+|suspended|sus\S*)\s*(?<interfaces>.*)$/,
-  continuation: /^\s{20,}(?<interfaces>[A-Za-z][\w/.\-]*(?:,\s*[A-Za-z][\w/.\-]*)*),?\s*$/,
+  continuation: /^\s{20,}(?<interfaces>[A-Za-z][\w/.-]*(?:,\s*[A-Za-z][\w/.-]*)*),?\s*$/,
   candidate: /^\d{1,4}\s/,
 };
 const JUNOS_PORT = String.raw`(?:[a-z]{2,4}-\d+\/\d+\/\d+|ae\d+|irb|vtep)[\w.*]*`;

@@ -75,8 +75,9 @@ function mapError(err: SshError, where: string, target: DeviceTarget, limits: Se
     case 'ECONNRESET':
     case 'EPIPE':
       return new DriverError('protocol', `${where}: connection reset by the device during the SSH handshake`);
+    default:
+      return new DriverError('protocol', `${where}: SSH protocol error: ${err.message}`);
   }
-  return new DriverError('protocol', `${where}: SSH protocol error: ${err.message}`);
 }
 
 export function keepaliveError(where: string, limits: SessionLimits): DriverError {

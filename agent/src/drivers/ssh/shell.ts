@@ -98,7 +98,7 @@ export class CliShell {
   }
 
   expect(opts: ExpectOptions): Promise<ExpectResult> {
-    if (this.brokenBy) return Promise.reject(this.broken);
+    if (this.brokenBy) return Promise.reject(this.broken!);
     if (this.waiter) return Promise.reject(new Error('CliShell.expect: a wait is already in progress'));
     return new Promise<ExpectResult>((resolve, reject) => {
       const overall = setTimeout(
