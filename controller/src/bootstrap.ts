@@ -10,7 +10,8 @@ export const DEFAULT_ORG_NAME = 'Default';
  * transaction under an advisory lock so two controllers starting together create them once.
  */
 export async function bootstrap(db: Db, admin: { username: string; password: string | null }, log: Logger): Promise<{ defaultOrgId: string }> {
-  let printedPassword: string | null = null;
+  // Set inside the transaction callback, which control-flow narrowing does not see into.
+  let printedPassword = null as string | null;
   const defaultOrgId = await db.transaction(async (trx) => {
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['switchboard.bootstrap']);
     let org = await trx('organizations').where({ is_default: true }).first('id');

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { StringCodec, type ConnectionOptions, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import { Events, StringCodec, type ConnectionOptions, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { JETSTREAM_REQUIRED, jetStreamMissing } from '../../../shared/src/nats/jetstream-check';
 import {
@@ -144,7 +144,7 @@ export class NatsJobTransport implements JobTransport {
     this.keepAlive = setInterval(() => this.held.forEach((m) => m.working()), Math.max(100, Math.floor(this.intake.ackWaitMs / 3)));
     void (async () => {
       for await (const status of this.nc!.status()) {
-        if (status.type === 'disconnect' || status.type === 'reconnect') this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
+        if (status.type === Events.Disconnect || status.type === Events.Reconnect) this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
       }
     })();
     this.nc!.subscribe(this.names.heartbeatSubject, {

@@ -58,6 +58,8 @@ export function compileTemplate(source: string): CompiledTemplate {
   let props: Record<string, unknown>;
   try {
     const code = nunjucks.compiler.compile(source, env.asyncFilters, env.extensionsList, 'template', env.opts);
+    // nunjucks' own compiler output, run the way nunjucks runs it (Environment.getTemplate does the same).
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval
     props = new Function(code)() as Record<string, unknown>;
   } catch (err) {
     throw toTemplateError(err);

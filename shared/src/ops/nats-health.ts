@@ -3,7 +3,7 @@
  * counts reconnects from the connection's status stream and answers whether the server
  * answers a ping right now.
  */
-import type { NatsConnection } from 'nats';
+import { Events, type NatsConnection } from 'nats';
 
 export interface NatsWatch {
   /** Reconnections since the watch started. */
@@ -19,11 +19,11 @@ export function watchNats(nc: NatsConnection, onReconnect?: () => void, onDiscon
   const state = { reconnects: 0, disconnects: 0, connected: !nc.isClosed() };
   void (async () => {
     for await (const status of nc.status()) {
-      if (status.type === 'disconnect') {
+      if (status.type === Events.Disconnect) {
         state.connected = false;
         state.disconnects += 1;
         onDisconnect?.();
-      } else if (status.type === 'reconnect') {
+      } else if (status.type === Events.Reconnect) {
         state.connected = true;
         state.reconnects += 1;
         onReconnect?.();
