@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, jwtAuthenticator, type NatsConnection } from 'nats';
+import { Events, connect, jwtAuthenticator, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '@nats-io/jwt';
 import { generateAgentKeys } from '../../shared/src/jobs/crypto';
@@ -51,7 +51,7 @@ async function connectAs(stateDir: string, inboxPrefix?: string): Promise<{ nc: 
   void (async () => {
     for await (const s of nc.status()) {
       const ctx = (s as unknown as { permissionContext?: { operation: string; subject: string } }).permissionContext;
-      if (s.type === 'error' && ctx) violations.push(`${ctx.operation} ${ctx.subject}`);
+      if (s.type === Events.Error && ctx) violations.push(`${ctx.operation} ${ctx.subject}`);
     }
   })();
   return { nc, violations };

@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { connect, type NatsConnection } from 'nats';
+import { Events, connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTestController, type TestController } from '../helpers/controller';
@@ -250,7 +250,7 @@ describe('nats-server.conf', () => {
         for await (const s of nc.status()) {
           // The server's -ERR 'Permissions Violation for <operation> to "<subject>"', as nats.js hands it on.
           const ctx = (s as unknown as { permissionContext?: { operation: string; subject: string } }).permissionContext;
-          if (s.type === 'error' && ctx) errors.push(`${ctx.operation} ${ctx.subject}`);
+          if (s.type === Events.Error && ctx) errors.push(`${ctx.operation} ${ctx.subject}`);
         }
       })();
       try {

@@ -99,8 +99,9 @@ const FAILED_STATES: DeviceStatus[] = ['failed', 'restored', 'restore_failed', '
  * The deployment state machine. Every transition happens inside a database transaction that
  * holds the deployment's row lock: the pump (starts a deployment, submits the jobs of queued
  * devices, settles), the job outcome handlers (record a device's result under the device's row
- * lock only; the pump that settles runs once the outcome has committed), and the recovery sweep (which any controller replica runs, so that a restart never leaves a
- * deployment in pending, in_progress or rolling_back).
+ * lock only; the pump that settles runs once the outcome has committed), and the recovery sweep
+ * (which any controller replica runs, so that a restart never leaves a deployment in pending,
+ * in_progress or rolling_back).
  */
 export class DeploymentRunner {
   private timer: NodeJS.Timeout | null = null;
