@@ -303,13 +303,13 @@ export async function startControllerProcess(opts: ControllerProcessOptions): Pr
     });
     const url = `http://127.0.0.1:${port}`;
     await waitUntil(`controller on ${url}`, async () => (await fetch(`${url}/healthz`)).ok, proc, 60_000);
-    return Object.assign(Object.create(proc) as Proc, {
+    return Object.assign<Proc, Omit<ControllerProcess, keyof Proc>>(Object.create(proc) as Proc, {
       url,
       port,
       dataDir,
       secretKey,
       restart: async () => launch(port),
-    }) as ControllerProcess;
+    });
   };
   // A port picked free can be taken before the controller binds it: try another then.
   for (let attempt = 1; ; attempt++) {
@@ -366,7 +366,7 @@ export async function startAgentProcess(opts: AgentProcessOptions): Promise<Agen
     const healthUrl = healthPort === null ? null : `http://127.0.0.1:${healthPort}`;
     // Its ops server answers once the runtime runs; without one, its log says so (LOG_LEVEL info).
     await waitUntil('agent running', async () => (healthUrl ? (await fetch(`${healthUrl}/healthz`)).ok : proc.output().includes('agent running')), proc, opts.readyTimeoutMs ?? 60_000);
-    return Object.assign(Object.create(proc) as Proc, { stateDir, healthUrl, restart: launch }) as AgentProcess;
+    return Object.assign<Proc, Omit<AgentProcess, keyof Proc>>(Object.create(proc) as Proc, { stateDir, healthUrl, restart: launch });
   };
   return launch();
 }
