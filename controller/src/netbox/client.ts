@@ -124,7 +124,7 @@ export class NetboxClient {
 
   /** GET one API path with a query; answers the parsed JSON body and the API-Version header. */
   private async get(path: string, query: URLSearchParams): Promise<{ body: unknown; apiVersion: string | null }> {
-    const url = `${this.connection.url}${path}?${query}`;
+    const url = `${this.connection.url}${path}?${query.toString()}`;
     let status: number;
     let text: string;
     let apiVersion: string | null;

@@ -156,7 +156,7 @@ export async function startNetboxSim(options: NetboxSimOptions): Promise<NetboxS
       const params = new URLSearchParams(url.searchParams);
       params.set('limit', String(limit));
       params.set('offset', String(at));
-      return `${base}/api/dcim/devices/?${params}`;
+      return `${base}/api/dcim/devices/?${params.toString()}`;
     };
     json(200, {
       count: selected.length,
