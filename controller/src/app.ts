@@ -1,8 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { SecretBox } from '../../shared/src/crypto/secret-box';
-import { AuditService } from './admin/audit-service';
-import { SettingsService } from './admin/settings-service';
+import { AuditService } from './platform/audit-service';
+import { AuditStore } from './platform/audit-store';
+import { SettingsService } from './platform/settings-service';
+import { SettingsStore } from './platform/settings-store';
 import { registerAreas } from './areas';
 import { AuthService } from './auth/auth-service';
 import { enterpriseProviders } from './auth/enterprise-routes';
@@ -43,8 +45,8 @@ function createServices(options: AppOptions): Services {
   const { config, db } = options;
   const secrets = new SecretBox(config.secretKey);
   const signer = new TokenSigner(config.secretKey);
-  const settings = new SettingsService(db, secrets);
-  const audit = new AuditService(db);
+  const settings = new SettingsService(new SettingsStore(db), secrets);
+  const audit = new AuditService(new AuditStore(db));
   const auth = new AuthService(db, signer, settings, audit);
   return {
     config,

@@ -1,5 +1,5 @@
-import type { AuditService } from './admin/audit-service';
-import type { SettingsService } from './admin/settings-service';
+import type { AuditService } from './platform/audit-service';
+import type { SettingsService } from './platform/settings-service';
 import type { AuthService } from './auth/auth-service';
 import type { TokenSigner } from './auth/tokens';
 import type { ControllerConfig } from './config';

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SettingsService } from '../../controller/src/admin/settings-service';
+import { SettingsService } from '../../controller/src/platform/settings-service';
+import { SettingsStore } from '../../controller/src/platform/settings-store';
 import { buildApp } from '../../controller/src/app';
 import { bootstrap } from '../../controller/src/bootstrap';
 import type { ControllerConfig } from '../../controller/src/config';
@@ -47,7 +48,7 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   const statements = new Map<string, number>();
   if (process.env.BENCH_SQL_COUNT) db.on('query', (q: { sql: string }) => statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1));
   await bootstrap(db, ADMIN, log);
-  if (options.settings) await new SettingsService(db, new SecretBox(config.secretKey)).update('global', options.settings, true);
+  if (options.settings) await new SettingsService(new SettingsStore(db), new SecretBox(config.secretKey)).update('global', options.settings, true);
   const app = await buildApp({ config, db, log });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

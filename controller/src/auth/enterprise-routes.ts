@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import { clientInfo } from '../http/client-info';
 import { errorResponses } from '../http/schemas';
 import { enterpriseSettingsFromEnv } from './ldap-oidc-env';

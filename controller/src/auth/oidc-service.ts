@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import * as oidc from 'openid-client';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import { AppError, appError } from '../errors/app-error';
 import type { AuthService, ClientInfo } from './auth-service';
 import type { EnterpriseStore } from './ldap-oidc-store';

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { unifiedDiff } from '../../../shared/src/diff/unified';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';

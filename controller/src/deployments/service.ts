@@ -1,5 +1,5 @@
 import { XMLValidator } from 'fast-xml-parser';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { ConfigService } from '../configs/service';
 import { appError } from '../errors/app-error';

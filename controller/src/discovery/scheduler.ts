@@ -8,7 +8,7 @@
  * history older than discovery.poll_history_days.
  */
 import type { Logger } from 'pino';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { JobService } from '../jobs/types';
 import type { DiscoveryService } from './service';
 import type { DueDevice } from './store';

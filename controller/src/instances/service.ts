@@ -1,4 +1,4 @@
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { DeploymentService, RunOptions } from '../deployments/service';
 import type { DeploymentRow } from '../deployments/store';

@@ -7,7 +7,7 @@ import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src
 import { mapLimit } from '../../../shared/src/jobs/limit';
 import { AgentEvent, JOB_KINDS, checkMessage, type LogLine, type ResultEvent } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { Liveness } from '../agents/service';
 import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';

@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
 import { plural } from '../devices/words';

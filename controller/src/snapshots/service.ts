@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { BackupJobParams, PullMethod } from '../configs/backup-job';
 import { planBackup, type ConfigService } from '../configs/service';

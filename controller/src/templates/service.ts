@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { Db } from '../db/knex';
 import type { Services } from '../services';
