@@ -109,7 +109,7 @@ it('finishes a batch across a controller SIGKILL and restart: every job ends, ea
   const devices: string[] = [];
   for (let i = 0; i < 6; i++) devices.push(await makeDevice(api, org, { profile_id: profiles[i % 2] }));
   // Two jobs per device: each second job can only be dispatched once the first is recorded.
-  const specs = [...devices, ...devices].map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 240_000 }));
+  const specs = [...devices, ...devices].map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli' as const] }, deadlineMs: 240_000 }));
   const ids = await submitter.submit(specs);
   await submitter.kick();
 

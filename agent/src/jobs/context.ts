@@ -4,6 +4,7 @@
  * at the job's deadline. Sessions opened through `open` are closed when the signal fires.
  */
 import type { Semaphore } from '../../../shared/src/jobs/limit';
+import type { JobKind, JobParams, JobResult } from '../../../shared/src/jobs/kinds';
 import type { JobDevice } from '../../../shared/src/jobs/messages';
 import type { DriverRegistry } from '../drivers';
 import {
@@ -21,11 +22,12 @@ import {
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
-export interface JobContext {
+export interface JobContext<K extends JobKind = JobKind> {
   jobId: string;
   device: JobDevice;
   target: DeviceTarget;
-  params: Record<string, unknown>;
+  /** The job's params, checked against the kind's schema before the runner starts. */
+  params: JobParams<K>;
   signal: AbortSignal;
   log(level: LogLevel, text: string): void;
   /** Opens a session over `transport`, within the agent's limit on connection set-ups at once. */
@@ -39,13 +41,14 @@ export interface JobContext {
   storeBackup(backup: FetchedConfig): Promise<FetchedConfig>;
 }
 
-export interface JobResultOf {
+export interface JobResultOf<K extends JobKind = JobKind> {
   status: 'succeeded' | 'failed';
   error: string | null;
-  result: Record<string, unknown> | null;
+  result: JobResult<K> | null;
 }
 
-export type JobKindRunner = (ctx: JobContext) => Promise<JobResultOf>;
+/** Runs one kind: its params in, its result out (shared/src/jobs/kinds.ts). */
+export type JobKindRunner<K extends JobKind> = (ctx: JobContext<K>) => Promise<JobResultOf<K>>;
 
 export function targetOf(device: JobDevice, credentials: DeviceCredentials): DeviceTarget {
   return {

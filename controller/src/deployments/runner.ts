@@ -44,10 +44,13 @@ export interface RunnerTunables {
 /** A deploy result as recorded: every field may be absent (older agents; phase absent means 'push'). */
 type DeployOutcomeResult = Partial<DeployResult>;
 
+type DeploymentKind = 'deploy' | 'rollback' | 'dry_run';
+type DeploymentJobSpec = JobSpec<DeploymentKind>;
+
 interface Claimed {
   deviceId: string;
   running: DeviceStatus;
-  spec: JobSpec;
+  spec: DeploymentJobSpec;
 }
 type DeviceUpdate = { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null };
 
@@ -70,7 +73,7 @@ function deployResultSummary(result: Record<string, unknown>): Record<string, un
 }
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
-const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): JobSpec['kind'] => (deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind);
+const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): DeploymentKind => (deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind);
 
 /** A dry_run outcome's device fields: completed with its diff, or failed with the reason. */
 function dryRunFields(outcome: JobOutcome): Partial<DeploymentDeviceRow> {
@@ -239,15 +242,16 @@ export class DeploymentRunner {
         updates.push({ device_id: device.device_id, status: next.running, job_id: job.id, error_message: null });
         continue;
       }
-      let params: Record<string, unknown>;
+      const base = { orgId: deployment.org_id, deviceId: device.device_id, groupId: deployment.id };
+      let spec: DeploymentJobSpec;
       const changes = () => (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
       if (kind === 'dry_run') {
         // Read only: no backup is taken, stored or needed.
-        params = { deployment_id: deployment.id, transport: device.transport, changes: changes() } satisfies DryRunParams;
+        spec = { ...base, kind, deadlineMs: DEPLOY_DEADLINE_MS, params: { deployment_id: deployment.id, transport: device.transport, changes: changes() } };
       } else if (next.kind === 'deploy' && !device.backup_config_id) {
         // One session: the agent reads the running config, has it stored (storeBackup) before it
         // changes anything, then pushes and verifies against the stored backup.
-        params = { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true };
+        spec = { ...base, kind: 'deploy', deadlineMs: DEPLOY_DEADLINE_MS, params: { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true } };
       } else if (next.kind === 'deploy') {
         // Queued with its backup stored by a backup-phase job (a deployment an older controller
         // started): the push carries that backup, so every attempt of it verifies against and
@@ -259,15 +263,15 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        params = {
+        spec = { ...base, kind: 'deploy', deadlineMs: DEPLOY_DEADLINE_MS, params: {
           deployment_id: deployment.id,
           transport: device.transport,
           phase: 'push',
           changes: changes(),
           verify: true,
           backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-          backup_config_id: device.backup_config_id,
-        };
+          backup_config_id: device.backup_config_id!,
+        } };
       } else {
         const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;
         if (!backup) {
@@ -278,25 +282,18 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        params = {
+        spec = { ...base, kind: 'rollback', deadlineMs: ROLLBACK_DEADLINE_MS, params: {
           deployment_id: deployment.id,
           transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
           backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
           purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
-        };
+        } };
       }
       updates.push({ device_id: device.device_id, status: next.running, job_id: null, error_message: null });
       claimed.push({
         deviceId: device.device_id,
         running: next.running,
-        spec: {
-          orgId: deployment.org_id,
-          kind,
-          deviceId: device.device_id,
-          groupId: deployment.id,
-          params,
-          deadlineMs: next.kind === 'deploy' ? DEPLOY_DEADLINE_MS : ROLLBACK_DEADLINE_MS,
-        },
+        spec,
       });
     }
     await this.store.updateDevices(trx, deployment.id, updates);

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { collected, SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../agent/src/discovery/records';
+import { collected, SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../shared/src/discovery/records';
 import type { AuthContext } from '../auth/auth-service';
 import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';

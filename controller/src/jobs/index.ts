@@ -19,7 +19,6 @@ import { DEFAULT_TUNABLES, JobEngine, type JobTunables } from './engine';
 import { NatsJobTransport, type ResultsIntake } from './nats-transport';
 
 export type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler } from './types';
-export type { BackupMethodResult, BackupResult, TestCredentialResult } from '../../../shared/src/jobs/messages';
 export { JobEngine, DEFAULT_TUNABLES, type JobTunables } from './engine';
 
 declare module '../config' {
