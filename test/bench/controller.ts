@@ -12,6 +12,7 @@ import { createLogger } from '../../controller/src/logger';
 import { SecretBox } from '../../shared/src/crypto/secret-box';
 import { ADMIN } from '../helpers/controller';
 import setupTemplate from '../helpers/global-setup';
+import { seedPgliteDataDir } from '../helpers/pglite';
 import { createTestDatabase } from '../helpers/postgres';
 
 /** `--name N` from a benchmark's arguments: a whole number above 0, or the fallback. */
@@ -27,6 +28,8 @@ export interface BenchControllerOptions {
   settings?: Record<string, unknown>;
   /** Marks this run's backends in pg_stat_activity. */
   applicationName?: string;
+  /** The embedded database of `npm start` (PGlite in the data dir, in this process) instead of PostgreSQL. */
+  embedded?: boolean;
 }
 
 /**
@@ -35,9 +38,10 @@ export interface BenchControllerOptions {
  */
 export async function benchController(extra: Partial<ControllerConfig> = {}, options: BenchControllerOptions = {}) {
   await setupTemplate();
-  const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
-  const databaseUrl = options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
+  if (options.embedded) await seedPgliteDataDir(dataDir);
+  const database = options.embedded ? { url: null, drop: async () => {} } : await createTestDatabase();
+  const databaseUrl = database.url && options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
   const config: ControllerConfig = {
     port: 0, host: '127.0.0.1', databaseUrl, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
     secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false, ...extra,
