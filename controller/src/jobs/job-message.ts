@@ -18,10 +18,7 @@ export class SecretSealer {
   private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
 
   seal(target: DeviceTarget, recipients: AgentIdentityRow[]): Promise<GeneralJwe> {
-    const c = target.credentials;
-    const secrets = Object.fromEntries(
-      Object.entries({ password: c.password, private_key: c.private_key, enable_password: c.enable_password }).filter(([, v]) => v !== null && v !== undefined),
-    );
+    const { username: _username, ...secrets } = target.credentials;
     const digest = createHash('sha256').update(JSON.stringify(secrets)).digest('base64url');
     const key = `${target.profile_id}:${digest}:${recipients.map((r) => `${r.id}.${r.public_key!.x}`).join(',')}`;
     const now = Date.now();
