@@ -51,7 +51,7 @@ export function jobMessage(job: JobRow, attempt: number, target: DeviceTarget, p
       gnmi_skip_verify: target.gnmi_skip_verify,
       automation_transport: target.automation_transport,
       username: target.credentials.username,
-      // Only once pinned: an agent older than pinning never sees the field.
+      // Only once pinned (absent: the agent accepts and reports what the device shows).
       ...(target.ssh_host_key ? { ssh_host_key: target.ssh_host_key } : {}),
       ...(target.gnmi_cert_sha256 ? { gnmi_cert_sha256: target.gnmi_cert_sha256 } : {}),
       ...(target.ca_certificate ? { ca_certificate: target.ca_certificate } : {}),
