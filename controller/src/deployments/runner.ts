@@ -464,7 +464,7 @@ export class DeploymentRunner {
           Object.assign(fields, { status: 'queued', job_id: null });
         }
       } else if (ok) {
-        // changed: unless the agent found the running config already as rendered (older agents say nothing).
+        // changed: unless the agent found the running config already as rendered (null: not verified).
         Object.assign(fields, { status: 'completed', changed: result.changed !== false, error_message: null });
         line('info', `deployed${result.verified ? ' and verified' : ''}`);
       } else {
