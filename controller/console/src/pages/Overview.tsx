@@ -1,14 +1,14 @@
 import { Anchor, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { api, unwrap } from '../api/client';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { ago } from '../lib/format';
+import { healthQuery } from '../lib/queries';
 import { useLive } from '../live/use-live';
 import { freshness, poolStatus, withAgentEvent, type AgentEvent, type AgentView, type PoolHealth, type SitesHealth } from './overview-model';
 
-const HEALTH = ['sites-health'];
+const HEALTH = healthQuery.queryKey;
 
 function AgentRows({ agents }: { agents: AgentView[] }) {
   if (agents.length === 0) return <Text size="sm" c="dimmed">No agents: create one on the Agents page.</Text>;
@@ -62,7 +62,7 @@ function DeviceLines({ pool }: { pool: PoolHealth }) {
 /** Home: the agent health view, one panel per site plus the default pool, from one request and updated live. */
 export default function Overview() {
   const client = useQueryClient();
-  const health = useQuery({ queryKey: HEALTH, queryFn: ({ signal }) => unwrap(api.GET('/api/sites/health', { signal })), refetchInterval: 15_000 });
+  const health = useQuery({ ...healthQuery, refetchInterval: 15_000 });
   // An agent's new status goes straight into the page; an agent the page does not show yet makes it ask again.
   useLive(['agent'], (message) => {
     const current = client.getQueryData<SitesHealth>(HEALTH);
