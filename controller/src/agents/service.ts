@@ -28,6 +28,16 @@ export function statusOf(row: Pick<AgentRow, 'last_seen_at' | 'pending_events' |
   return 'online';
 }
 
+export type PoolStatus = 'ok' | 'degraded' | 'down' | 'no_agents';
+
+/** A pool's status from its agents (degraded ones count as up) and its devices failing. */
+export function poolStatus(agents: { status: AgentStatus }[], failing: number): PoolStatus {
+  if (agents.length === 0) return 'no_agents';
+  const up = agents.filter((a) => a.status !== 'offline').length;
+  if (up === 0) return 'down';
+  return up < agents.length || failing > 0 ? 'degraded' : 'ok';
+}
+
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
 /** What the job machinery tells an agent at enrollment (NATS names, its key, ack wait). */
@@ -165,12 +175,11 @@ export class AgentsService {
     const online = agents.filter((a) => a.status !== 'offline').length;
     const reachable = devices.filter((d) => d.status === 'succeeded').length;
     const failed = devices.filter((d) => d.status === 'failed');
-    const status = agents.length === 0 ? 'no_agents' : online === 0 ? 'down' : online < agents.length || failed.length > 0 ? 'degraded' : 'ok';
     return {
       site_id: site.id,
       name: site.name,
       pool: agents.length > 0 ? site.id : 'default',
-      status: status as 'ok' | 'degraded' | 'down' | 'no_agents',
+      status: poolStatus(agents, failed.length),
       agents,
       online_agents: online,
       devices: { total: devices.length, reachable, unreachable: failed.length, unknown: devices.length - reachable - failed.length },

@@ -4,10 +4,11 @@ import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-quer
 import { createColumnHelper, flexRender, getCoreRowModel, useReactTable, type RowSelectionState } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
-import { api, unwrap } from '../api/client';
+import { api } from '../api/client';
 import type { paths } from '../api/schema';
 import { confirmAction } from '../components/confirm';
 import { Empty, ErrorNote, Page } from '../components/Page';
+import { devicesQuery, preloadRoute } from '../lib/queries';
 import { siteOptions, useSites } from '../lib/sites';
 import { useDebouncedValue } from '../lib/use-debounced-value';
 import { BulkEdit } from './BulkEdit';
@@ -35,8 +36,7 @@ export default function Devices() {
   const [selection, setSelection] = useState<RowSelectionState>({});
 
   const devices = useQuery({
-    queryKey: ['devices', apiQuery(effective)],
-    queryFn: () => unwrap(api.GET('/api/devices', { params: { query: apiQuery(effective) } })),
+    ...devicesQuery(apiQuery(effective)),
     placeholderData: keepPreviousData,
   });
   const rows: Row[] = devices.data?.devices ?? [];
@@ -48,14 +48,14 @@ export default function Devices() {
       header: ({ table }) => <Checkbox aria-label="Select all on this page" checked={table.getIsAllRowsSelected()} indeterminate={table.getIsSomeRowsSelected()} onChange={table.getToggleAllRowsSelectedHandler()} />,
       cell: ({ row }) => <Checkbox aria-label={`Select ${row.original.name}`} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />,
     }),
-    column.accessor('name', { header: 'Name', cell: (c) => <Anchor component={Link} href={`/devices/${c.row.original.id}`}>{c.getValue()}</Anchor> }),
+    column.accessor('name', { header: 'Name', cell: (c) => <Anchor component={Link} href={`/devices/${c.row.original.id}`} onMouseEnter={() => preloadRoute(client, `/devices/${c.row.original.id}`)}>{c.getValue()}</Anchor> }),
     column.accessor('host', { header: 'Host' }),
     column.accessor('device_type', { header: 'Type' }),
     column.accessor('manufacturer', { header: 'Vendor' }),
     column.accessor('model', { header: 'Model' }),
     column.accessor('site', { header: 'Site' }),
     column.accessor('source', { header: 'Source' }),
-  ], []);
+  ], [client]);
   const table = useReactTable({
     data: rows,
     columns,

@@ -7,6 +7,7 @@ import { DiffView } from '../../components/DiffView';
 import { ErrorNote } from '../../components/Page';
 import { StatusBadge } from '../../components/StatusBadge';
 import { bytes, dateTime } from '../../lib/format';
+import { configsQuery } from '../../lib/queries';
 
 function VersionText({ deviceId, version }: { deviceId: string; version: number }) {
   const config = useQuery({
@@ -43,10 +44,7 @@ function changedLabel(list: { status: string; method: string; config_hash: strin
 /** Stored versions newest first; view one, diff two, back up now. */
 export function Backups({ deviceId }: { deviceId: string }) {
   const client = useQueryClient();
-  const versions = useQuery({
-    queryKey: ['configs', deviceId],
-    queryFn: () => unwrap(api.GET('/api/config/devices/{device_id}/configs', { params: { path: { device_id: deviceId }, query: { limit: 100 } } })),
-  });
+  const versions = useQuery(configsQuery(deviceId));
   const [picked, setPicked] = useState<number[]>([]);
   const [viewing, setViewing] = useState<number | null>(null);
   const [diffing, setDiffing] = useState<[number, number] | null>(null);
