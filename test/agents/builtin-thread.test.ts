@@ -64,6 +64,7 @@ it('ends a revoked agent thread for good', { timeout: 120_000 }, async () => {
   expect(revoked.status, revoked.text).toBe(204);
   await until('the revoked agent thread to end', () => thread.thread === null, 60_000);
   expect(tc.logs()).toContain('the built-in agent was revoked');
+  expect(tc.logs()).toContain('the controller refused this agent'); // logged in the thread, relayed to the controller's log
   expect(thread.restarts).toBe(1); // not started again
 });
 
