@@ -25,7 +25,7 @@ beforeAll(async () => {
     calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
   });
   agents = await startBuiltinAgent(tc.app, { SWITCHBOARD_AGENT_CONCURRENCY: '3' });
-});
+}, 180_000); // two agent threads each load TypeScript and the drivers: slow on a loaded machine
 
 afterAll(async () => {
   await agents?.stop();
