@@ -25,7 +25,7 @@ beforeAll(async () => {
     calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
   });
   agents = await startBuiltinAgent(tc.app, { SWITCHBOARD_AGENT_CONCURRENCY: '3' });
-});
+}, 180_000); // two agent threads each load TypeScript and the drivers: slow on a loaded machine
 
 afterAll(async () => {
   await agents?.stop();
@@ -64,6 +64,7 @@ it('ends a revoked agent thread for good', { timeout: 120_000 }, async () => {
   expect(revoked.status, revoked.text).toBe(204);
   await until('the revoked agent thread to end', () => thread.thread === null, 60_000);
   expect(tc.logs()).toContain('the built-in agent was revoked');
+  expect(tc.logs()).toContain('the controller refused this agent'); // logged in the thread, relayed to the controller's log
   expect(thread.restarts).toBe(1); // not started again
 });
 
