@@ -12,8 +12,6 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 /** Controller files allowed to import from agent/: the built-in agent's composition file. */
 const CONTROLLER_MAY_IMPORT_AGENT = new Set([
   'controller/src/builtin-agent.ts',
-  // MERGE: remove this entry once the built-in agent lives in controller/src/builtin-agent.ts (branch builtin-worker).
-  'controller/src/agents/builtin.ts',
 ]);
 
 function sourceFiles(dir: string): string[] {
