@@ -4433,7 +4433,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices (summary form), filtered and paged */
+        /** List devices (summary form), filtered, sorted and paged */
         get: {
             parameters: {
                 query?: {
@@ -4447,6 +4447,10 @@ export interface paths {
                     /** @description Free-text site name, case-insensitive exact. */
                     site?: string;
                     source?: string;
+                    /** @description Beyond API.md: the column to order by (vendor and site case-insensitively), ties broken by id. Without sort and order: by name. */
+                    sort?: "name" | "host" | "device_type" | "manufacturer" | "model" | "site" | "source";
+                    /** @description Beyond API.md: asc (default) or desc. */
+                    order?: "asc" | "desc";
                     limit?: number;
                     offset?: number;
                 };
