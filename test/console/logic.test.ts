@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-model';
 import { fieldOfError } from '../../controller/console/src/lib/field-errors';
 import { ago, bytes } from '../../controller/console/src/lib/format';
-import { apiQuery, filtersFromSearch, searchFromFilters } from '../../controller/console/src/pages/devices-query';
+import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
 import { groupAgents, poolStatus, type AgentView } from '../../controller/console/src/pages/overview-model';
 import { isServerPath } from '../../controller/src/console/headers';
 
@@ -29,6 +29,24 @@ describe('console device filters', () => {
 
   it('ignores a page or size the URL got wrong', () => {
     expect(filtersFromSearch('?page=-3&size=7')).toMatchObject({ page: 0, size: 50 });
+  });
+
+  it('keeps the column order in the URL and sends it as sort/order; an unknown column is the default order', () => {
+    const filters = filtersFromSearch('?sort=host&order=desc&page=1');
+    expect(filters).toMatchObject({ sort: 'host', desc: true });
+    expect(searchFromFilters(filters)).toBe('?page=1&sort=host&order=desc');
+    expect(apiQuery(filters)).toEqual({ sort: 'host', order: 'desc', limit: 50, offset: 50 });
+    expect(apiQuery(filtersFromSearch('?sort=manufacturer'))).toEqual({ sort: 'manufacturer', limit: 50, offset: 0 });
+    expect(filtersFromSearch('?sort=password&order=up')).toMatchObject({ sort: '', desc: false });
+    expect(searchFromFilters(filtersFromSearch(''))).toBe('');
+  });
+
+  it('maps the order to TanStack sorting state and back', () => {
+    expect(sortingState(filtersFromSearch('?sort=site&order=desc'))).toEqual([{ id: 'site', desc: true }]);
+    expect(sortingState(filtersFromSearch(''))).toEqual([]);
+    expect(orderFromSorting([{ id: 'model', desc: false }])).toEqual({ sort: 'model', desc: false });
+    expect(orderFromSorting([])).toEqual({ sort: '', desc: false });
+    expect(orderFromSorting([{ id: 'select', desc: true }])).toEqual({ sort: '', desc: false });
   });
 });
 
