@@ -150,6 +150,8 @@ describe('console', () => {
     const { page, close } = await session();
     await page.goto(`/devices/${id}`);
     await page.getByRole('button', { name: 'Back up now' }).click();
+    // Live progress from /api/live backup events; the versions list refreshes when it ends.
+    await textMatching(page.getByTestId('backup-progress'), /Backup finished/, 'live backup progress', 60_000);
     await page.locator('tr[data-version="1"]').waitFor({ timeout: 60_000 });
     const lines = sim.config().split('\n');
     const at = lines.findIndex((l) => l.startsWith('hostname'));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-model';
 import { fieldOfError } from '../../controller/console/src/lib/field-errors';
+import { backupEnded, backupProgressText } from '../../controller/console/src/lib/backup-progress';
 import { ago, bytes } from '../../controller/console/src/lib/format';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
 import { groupAgents, poolStatus, type AgentView } from '../../controller/console/src/pages/overview-model';
@@ -47,6 +48,15 @@ describe('console device filters', () => {
     expect(orderFromSorting([{ id: 'model', desc: false }])).toEqual({ sort: 'model', desc: false });
     expect(orderFromSorting([])).toEqual({ sort: '', desc: false });
     expect(orderFromSorting([{ id: 'select', desc: true }])).toEqual({ sort: '', desc: false });
+  });
+});
+
+describe('console backup progress', () => {
+  it('says each stage of a live backup, the failure with its reason, and when it ended', () => {
+    expect(backupProgressText({ status: 'queued', error: null })).toMatch(/queued/);
+    expect(backupProgressText({ status: 'running', error: null })).toMatch(/running/);
+    expect(backupProgressText({ status: 'failed', error: 'Authentication failed' })).toBe('Backup failed: Authentication failed. The failed attempt is listed below.');
+    expect([backupEnded({ status: 'running', error: null }), backupEnded({ status: 'succeeded', error: null }), backupEnded({ status: 'failed', error: 'x' })]).toEqual([false, true, true]);
   });
 });
 
