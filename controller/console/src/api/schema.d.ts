@@ -409,6 +409,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/oidc/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test the configured OIDC issuer
+         * @description OpenID discovery at oidc.issuer with the saved settings (10 s timeout; https, or plain http on loopback only). Always 200; ok and message say whether it works and why not. Never returns the client secret.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description True when discovery at oidc.issuer works and names the endpoints sign-in needs. */
+                            ok: boolean;
+                            /** @description What worked, or why not (unreachable, not an OpenID issuer, TLS). */
+                            message: string;
+                            /** @description The issuer the provider names (the setting when discovery failed). */
+                            issuer: string;
+                            client_id: string;
+                            /** @description Register this redirect URI at the provider. */
+                            callback_url: string;
+                            endpoints: {
+                                authorization: string | null;
+                                token: string | null;
+                                userinfo: string | null;
+                                jwks: string | null;
+                            };
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/oidc/authorize": {
         parameters: {
             query?: never;
