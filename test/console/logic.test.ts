@@ -3,6 +3,7 @@ import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-mod
 import { fieldOfError } from '../../controller/console/src/lib/field-errors';
 import { backupEnded, backupProgressText } from '../../controller/console/src/lib/backup-progress';
 import { ago, bytes } from '../../controller/console/src/lib/format';
+import { oidcTestSummary } from '../../controller/console/src/lib/oidc-test';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
 import { groupAgents, poolStatus, type AgentView } from '../../controller/console/src/pages/overview-model';
 import { isServerPath } from '../../controller/src/console/headers';
@@ -57,6 +58,16 @@ describe('console backup progress', () => {
     expect(backupProgressText({ status: 'running', error: null })).toMatch(/running/);
     expect(backupProgressText({ status: 'failed', error: 'Authentication failed' })).toBe('Backup failed: Authentication failed. The failed attempt is listed below.');
     expect([backupEnded({ status: 'running', error: null }), backupEnded({ status: 'succeeded', error: null }), backupEnded({ status: 'failed', error: 'x' })]).toEqual([false, true, true]);
+  });
+});
+
+describe('console OIDC test result', () => {
+  const base = { issuer: 'https://idp.example.test', client_id: 'sb', callback_url: 'https://sb.example.test/api/auth/oidc/callback', warnings: [] };
+  it('lists the endpoints found and the redirect URI to register, or says why discovery failed', () => {
+    const ok = oidcTestSummary({ ...base, ok: true, message: 'Read the OpenID configuration of https://idp.example.test', endpoints: { authorization: 'https://idp.example.test/auth', token: 'https://idp.example.test/token', userinfo: null, jwks: 'https://idp.example.test/jwks' }, warnings: ['No oidc.client_secret: public client'] });
+    expect(ok).toEqual({ ok: true, text: 'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a redirect URI at the provider. Warning: No oidc.client_secret: public client.' });
+    const failed = oidcTestSummary({ ...base, ok: false, message: 'Cannot read the OpenID configuration of https://idp.example.test: connection refused', endpoints: { authorization: null, token: null, userinfo: null, jwks: null } });
+    expect(failed).toEqual({ ok: false, text: 'OIDC: Cannot read the OpenID configuration of https://idp.example.test: connection refused.' });
   });
 });
 
