@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-model';
 import { fieldOfError } from '../../controller/console/src/lib/field-errors';
+import { backupEnded, backupProgressText } from '../../controller/console/src/lib/backup-progress';
 import { ago, bytes } from '../../controller/console/src/lib/format';
-import { apiQuery, filtersFromSearch, searchFromFilters } from '../../controller/console/src/pages/devices-query';
+import { oidcTestSummary } from '../../controller/console/src/lib/oidc-test';
+import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
 import { freshness, poolStatus, withAgentEvent, type AgentView, type PoolHealth, type SitesHealth } from '../../controller/console/src/pages/overview-model';
 import { isServerPath } from '../../controller/src/console/headers';
 
@@ -37,6 +39,43 @@ describe('console device filters', () => {
 
   it('ignores a page or size the URL got wrong', () => {
     expect(filtersFromSearch('?page=-3&size=7')).toMatchObject({ page: 0, size: 50 });
+  });
+
+  it('keeps the column order in the URL and sends it as sort/order; an unknown column is the default order', () => {
+    const filters = filtersFromSearch('?sort=host&order=desc&page=1');
+    expect(filters).toMatchObject({ sort: 'host', desc: true });
+    expect(searchFromFilters(filters)).toBe('?page=1&sort=host&order=desc');
+    expect(apiQuery(filters)).toEqual({ sort: 'host', order: 'desc', limit: 50, offset: 50 });
+    expect(apiQuery(filtersFromSearch('?sort=manufacturer'))).toEqual({ sort: 'manufacturer', limit: 50, offset: 0 });
+    expect(filtersFromSearch('?sort=password&order=up')).toMatchObject({ sort: '', desc: false });
+    expect(searchFromFilters(filtersFromSearch(''))).toBe('');
+  });
+
+  it('maps the order to TanStack sorting state and back', () => {
+    expect(sortingState(filtersFromSearch('?sort=site&order=desc'))).toEqual([{ id: 'site', desc: true }]);
+    expect(sortingState(filtersFromSearch(''))).toEqual([]);
+    expect(orderFromSorting([{ id: 'model', desc: false }])).toEqual({ sort: 'model', desc: false });
+    expect(orderFromSorting([])).toEqual({ sort: '', desc: false });
+    expect(orderFromSorting([{ id: 'select', desc: true }])).toEqual({ sort: '', desc: false });
+  });
+});
+
+describe('console backup progress', () => {
+  it('says each stage of a live backup, the failure with its reason, and when it ended', () => {
+    expect(backupProgressText({ status: 'queued', error: null })).toMatch(/queued/);
+    expect(backupProgressText({ status: 'running', error: null })).toMatch(/running/);
+    expect(backupProgressText({ status: 'failed', error: 'Authentication failed' })).toBe('Backup failed: Authentication failed. The failed attempt is listed below.');
+    expect([backupEnded({ status: 'running', error: null }), backupEnded({ status: 'succeeded', error: null }), backupEnded({ status: 'failed', error: 'x' })]).toEqual([false, true, true]);
+  });
+});
+
+describe('console OIDC test result', () => {
+  const base = { issuer: 'https://idp.example.test', client_id: 'sb', callback_url: 'https://sb.example.test/api/auth/oidc/callback', warnings: [] };
+  it('lists the endpoints found and the redirect URI to register, or says why discovery failed', () => {
+    const ok = oidcTestSummary({ ...base, ok: true, message: 'Read the OpenID configuration of https://idp.example.test', endpoints: { authorization: 'https://idp.example.test/auth', token: 'https://idp.example.test/token', userinfo: null, jwks: 'https://idp.example.test/jwks' }, warnings: ['No oidc.client_secret: public client'] });
+    expect(ok).toEqual({ ok: true, text: 'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a redirect URI at the provider. Warning: No oidc.client_secret: public client.' });
+    const failed = oidcTestSummary({ ...base, ok: false, message: 'Cannot read the OpenID configuration of https://idp.example.test: connection refused', endpoints: { authorization: null, token: null, userinfo: null, jwks: null } });
+    expect(failed).toEqual({ ok: false, text: 'OIDC: Cannot read the OpenID configuration of https://idp.example.test: connection refused.' });
   });
 });
 

@@ -31,10 +31,10 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
     // The organization's list version comes with the session check: a remembered answer then
     // costs no query of its own.
     config: { ...config, alongSession: LIST_VERSION },
-    schema: { tags, summary: 'List devices (summary form), filtered and paged', querystring: DeviceListQuery, response: { 200: DeviceList, ...errorResponses(400, 401, 403) } },
+    schema: { tags, summary: 'List devices (summary form), filtered, sorted and paged', querystring: DeviceListQuery, response: { 200: DeviceList, ...errorResponses(400, 401, 403) } },
   }, async (request, reply) => {
-    const { limit = 50, offset = 0, ...filter } = request.query;
-    const body = await devices.listJson(caller(request).orgId, filter, limit, offset, request.alongSession as number);
+    const { limit = 50, offset = 0, sort, order, ...filter } = request.query;
+    const body = await devices.listJson(caller(request).orgId, filter, { sort, order }, limit, offset, request.alongSession as number);
     // Already JSON in the DeviceList shape (built by PostgreSQL): bytes are sent as they are.
     return reply.type('application/json; charset=utf-8').send(body as unknown as Static<typeof DeviceList>);
   });

@@ -30,7 +30,7 @@ interface Filter {
 
 function wanted(event: LiveEvent, filter: Filter): boolean {
   if (filter.types && !filter.types.has(event.type)) return false;
-  if (event.type === 'agent') return true;
+  if (event.type === 'agent' || event.type === 'backup') return true;
   if (event.type === 'snapshot') return !filter.snapshots || filter.snapshots.has(String(event.id));
   const deploymentId = String(event.type === 'deployment' ? event.id : event.deployment_id);
   return !filter.deployments || filter.deployments.has(deploymentId);
@@ -43,7 +43,7 @@ function bearer(header: string | undefined): string | null {
 
 /**
  * GET /api/live (WebSocket): deployment and snapshot status changes and deployment log lines of
- * the caller's organization, as they are committed, and agent status changes (type "agent"). Authenticate with an Authorization: Bearer
+ * the caller's organization, as they are committed, backup job progress (type "backup") and agent status changes (type "agent"). Authenticate with an Authorization: Bearer
  * header, or (browsers) with a first message {"type":"auth","token":"<access token>"}; tokens in
  * URLs are not accepted (they end up in logs). Then optionally narrow with
  * {"type":"subscribe","deployments":[ids],"snapshots":[ids],"types":[...]}.

@@ -409,6 +409,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/oidc/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test the configured OIDC issuer
+         * @description OpenID discovery at oidc.issuer with the saved settings (10 s timeout; https, or plain http on loopback only). Always 200; ok and message say whether it works and why not. Never returns the client secret.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description True when discovery at oidc.issuer works and names the endpoints sign-in needs. */
+                            ok: boolean;
+                            /** @description What worked, or why not (unreachable, not an OpenID issuer, TLS). */
+                            message: string;
+                            /** @description The issuer the provider names (the setting when discovery failed). */
+                            issuer: string;
+                            client_id: string;
+                            /** @description Register this redirect URI at the provider. */
+                            callback_url: string;
+                            endpoints: {
+                                authorization: string | null;
+                                token: string | null;
+                                userinfo: string | null;
+                                jwks: string | null;
+                            };
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/oidc/authorize": {
         parameters: {
             query?: never;
@@ -4584,7 +4668,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices (summary form), filtered and paged */
+        /** List devices (summary form), filtered, sorted and paged */
         get: {
             parameters: {
                 query?: {
@@ -4598,6 +4682,10 @@ export interface paths {
                     /** @description Free-text site name, case-insensitive exact. */
                     site?: string;
                     source?: string;
+                    /** @description Beyond API.md: the column to order by (vendor and site case-insensitively), ties broken by id. Without sort and order: by name. */
+                    sort?: "name" | "host" | "device_type" | "manufacturer" | "model" | "site" | "source";
+                    /** @description Beyond API.md: asc (default) or desc. */
+                    order?: "asc" | "desc";
                     limit?: number;
                     offset?: number;
                 };
