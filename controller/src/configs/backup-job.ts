@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ConfigFormat, FetchedConfig, Transport } from '../../../agent/src/drivers/types';
 import type { StructuredTransport } from './store';
+import { expandTranscript } from '../../../shared/src/jobs/transcript';
 
 /**
  * The 'backup' job as config backups submit it and read its outcome. The agent's backup
@@ -53,7 +54,9 @@ export function parseBackupResult(result: Record<string, unknown> | null): Backu
       : undefined;
     results.push({ method: r.method, config, error: typeof r.error === 'string' ? r.error : undefined });
   }
-  return { results, transcript: typeof raw.transcript === 'string' ? raw.transcript : '' };
+  // Agents leave the config out of the transcript (it travels once, in the result): put it back.
+  const transcript = typeof raw.transcript === 'string' ? expandTranscript(raw.transcript, (method) => results.find((r) => r.method === method)?.config?.text) : '';
+  return { results, transcript };
 }
 
 /**
