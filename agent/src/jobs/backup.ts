@@ -1,4 +1,5 @@
 import type { BackupMethodResult } from '../../../shared/src/device/backup-method';
+import { configPlaceholder } from '../../../shared/src/jobs/transcript';
 import type { DeviceSession, Transport } from '../drivers/types';
 import { TextTranscript, describeError, type JobContext, type JobResultOf } from './context';
 
@@ -21,7 +22,10 @@ export async function runBackup(ctx: JobContext<'backup'>): Promise<JobResultOf<
     let session: DeviceSession | undefined;
     try {
       session = await ctx.open(transport, transcript);
+      const mark = transcript.mark();
       const config = await session.fetchConfig();
+      // The result carries the config once: the controller puts it back in the transcript.
+      transcript.elideReceived(mark, configPlaceholder(method));
       results.push({ method, config });
       ctx.log('info', `${method}: fetched ${config.text.length} bytes of ${config.format} config`);
     } catch (err) {

@@ -11,6 +11,7 @@ import { methodsOf, type BackupMethod, type PullMethod } from '../../../shared/s
 import type { StructuredTransport } from '../../../shared/src/device/values';
 import type { BackupJobParams, BackupJobResult } from '../../../shared/src/jobs/backup';
 import type { TestCredentialResult } from '../../../shared/src/jobs/test-credential';
+import { expandTranscript } from '../../../shared/src/jobs/transcript';
 import type { SnapshotStore } from '../snapshots/store';
 import { channelOf, sha256, successfulVersion } from './backup-job';
 import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
@@ -317,7 +318,9 @@ export class ConfigService {
 
 /** One version per method tried (failed ones too), transcript and errors masked. */
 function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersion[] {
-  const transcript = mask(b.result.transcript ?? '');
+  // Agents leave the config out of the transcript (it travels once, in the result): put it back.
+  const configOf = (method: BackupMethod) => b.result.results.find((r) => r.method === method)?.config?.text;
+  const transcript = mask(expandTranscript(b.result.transcript ?? '', configOf));
   return b.methods.map((method) => {
     const r = b.result.results.find((x) => x.method === method);
     const channel = channelOf(method, b.transport);
