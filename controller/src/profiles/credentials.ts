@@ -87,12 +87,3 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
   return [...new Set(deviceIds)].flatMap((id) => byId.get(id) ?? []);
 }
 
-declare module '../services' {
-  interface Services {
-    /** Inventory for other areas; set by the profiles plugin (controller/src/profiles/routes.ts). */
-    inventory?: {
-      /** loadDeviceTargets bound to the app's database and secret box. */
-      loadDeviceTargets(orgId: string, deviceIds: string[]): Promise<DeviceTarget[]>;
-    };
-  }
-}
