@@ -25,7 +25,7 @@ export interface UserChanges {
 /** Users of the caller's active organization: create, edit, disable, assign roles. */
 export class UsersService {
   constructor(
-    private readonly store: AdminStore,
+    readonly store: AdminStore,
     private readonly authStore: AuthStore,
     private readonly audit: AuditService,
   ) {}

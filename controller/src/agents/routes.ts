@@ -11,9 +11,7 @@ const tags = ['agents'];
 /** Agents: create (enrollment token), enroll, list, revoke; site health. Mounted at /api. */
 export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { agents, agentNatsCredentials } = app.services;
-  // Operator mode: a NATS server started from an older account JWT learns the revocations again.
-  if (agentNatsCredentials) app.addHook('onReady', () => agentNatsCredentials.revoked());
+  const { agents } = app.services;
 
   app.get('/agents', {
     config: { permission: 'devices.access' },

@@ -23,12 +23,6 @@ export const PULL_DEADLINE_MS = 120_000;
 const PULL_WAIT_GRACE_MS = 10_000;
 export const TEST_CREDENTIAL_DEADLINE_MS = 45_000;
 
-declare module '../services' {
-  interface Services {
-    /** Set by the configs area plugin (so absent in createServices). */
-    configs?: ConfigService;
-  }
-}
 
 export interface BackupPlan {
   methods: BackupMethod[];
@@ -80,16 +74,14 @@ export class ConfigService {
     readonly store: ConfigStore,
     private readonly snapshots: SnapshotStore,
     private readonly secrets: SecretBox,
-    private readonly jobsRef: () => JobService | undefined,
+    private readonly jobService: JobService,
     private readonly log: Logger,
     /** How configs are shown: the secret masker (keyed HMAC, config-secrets.ts) and the audit of reveals. */
     private readonly shown: { mask: SecretMasker; audit?: AuditService } = { mask: secretMasker(randomBytes(32)) },
   ) {}
 
   jobs(): JobService {
-    const jobs = this.jobsRef();
-    if (!jobs) throw appError('JOBS_UNAVAILABLE');
-    return jobs;
+    return this.jobService;
   }
 
   async device(orgId: string, deviceId: string): Promise<BackupDevice> {

@@ -13,6 +13,13 @@ import {
   type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type DeviceWrite, type EntryRow, type LockedDeployment, type LockedDevice, type LogBatch, type LogLine,
 } from './store';
 
+declare module '../config' {
+  interface ControllerConfig {
+    /** Deployment recovery sweep tunables; tests lower them. */
+    deployments?: Partial<RunnerTunables>;
+  }
+}
+
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
 export const DEPLOY_DEADLINE_MS = 10 * 60_000;
 export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
@@ -117,7 +124,7 @@ export class DeploymentRunner {
   constructor(
     private readonly store: DeploymentStore,
     private readonly jobs: JobService,
-    private readonly configs: () => ConfigService | undefined,
+    private readonly configs: ConfigService,
     private readonly log: FastifyBaseLogger,
     private readonly tunables: RunnerTunables,
   ) {
@@ -404,7 +411,7 @@ export class DeploymentRunner {
     // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
     const storing = recorded.filter((r) => r.backup);
     if (storing.length > 0) {
-      const versions = await this.configs()!.store.insertVersions(trx, storing.map((r) => r.backup!));
+      const versions = await this.configs.store.insertVersions(trx, storing.map((r) => r.backup!));
       storing.forEach((r, i) => {
         const version = versions[i];
         if (version?.device_id !== r.device.device_id) throw new Error('stored backups came back in another order');
@@ -454,7 +461,7 @@ export class DeploymentRunner {
       if (backupPhase && device.backup_config_id) return null;
       // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
       const text = result.backup?.text;
-      const backup = typeof text === 'string' && this.configs() && !device.backup_config_id ? backupVersion(outcome, result.backup!) : null;
+      const backup = typeof text === 'string' && !device.backup_config_id ? backupVersion(outcome, result.backup!) : null;
       if (ok && backupPhase) {
         if (!backup) {
           Object.assign(fields, { status: 'failed', changed: false, error_message: 'The backup job returned no configuration; nothing was pushed' });

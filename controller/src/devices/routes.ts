@@ -6,8 +6,7 @@ import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { jsonRows, parseCsv } from './import';
 import { BulkBody, Device, DeviceBody, DeviceChanges, DeviceList, DeviceListQuery, ImportQuery, ImportSummary, JsonImportBody } from './schemas';
-import { DeviceService } from './service';
-import { DeviceStore, LIST_VERSION } from './store';
+import { LIST_VERSION } from './store';
 
 const tags = ['devices'];
 const config = { permission: 'devices.access' } as const;
@@ -22,8 +21,7 @@ const CSV_TYPES = ['text/csv', 'application/csv'];
  */
 export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, settings, audit } = app.services;
-  const devices = new DeviceService(new DeviceStore(db), settings, audit);
+  const { devices } = app.services;
 
   app.addContentTypeParser(CSV_TYPES, { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) => done(null, body));
 

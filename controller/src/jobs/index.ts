@@ -32,15 +32,6 @@ declare module '../config' {
   }
 }
 
-declare module '../services' {
-  interface Services {
-    /** The concrete job engine (dispatch, sweeps, agent events, the in-process hub). */
-    jobEngine: JobEngine;
-    agents: AgentsService;
-    /** NATS operator mode: agents' credentials and revocations (null without it). */
-    agentNatsCredentials: AgentNatsCredentials | null;
-  }
-}
 
 function envInt(name: string, min: number, max: number): number | undefined {
   const raw = process.env[name];

@@ -97,8 +97,3 @@ export interface JobService {
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }
 
-declare module '../services' {
-  interface Services {
-    jobs: JobService;
-  }
-}

@@ -1,9 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/auth-service';
-import { AgentLiveStore } from './agent-store';
-import { AgentWatch } from './agent-watch';
-import { LiveHub, type LiveEvent } from './hub';
+import type { LiveEvent } from './hub';
 
 /** How long a connection may stay without authenticating, and how often a token is re-checked. */
 const AUTH_WINDOW_MS = 10_000;
@@ -51,22 +49,7 @@ function bearer(header: string | undefined): string | null {
 export async function liveRoutes(parent: FastifyInstance): Promise<void> {
   const { services } = parent;
   await parent.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  const hub = new LiveHub(services.db, services.config.databaseUrl, parent.log);
-  const agentWatch = new AgentWatch({
-    store: new AgentLiveStore(services.db),
-    liveness: () => services.agents.liveness(),
-    watchedOrgs: () => hub.watchedOrgs(),
-    publish: (event) => hub.publish(event),
-    log: parent.log,
-  });
-  parent.addHook('onReady', async () => {
-    await hub.start();
-    agentWatch.start();
-  });
-  parent.addHook('onClose', async () => {
-    agentWatch.stop();
-    await hub.stop();
-  });
+  const hub = services.live;
 
   parent.get('/live', {
     websocket: true,

@@ -61,6 +61,11 @@ export class NetboxService {
     private readonly log: FastifyBaseLogger,
   ) {}
 
+  /** The organization's NetBox sources (tokens never included). */
+  list(orgId: string) {
+    return this.store.list(orgId);
+  }
+
   async get(orgId: string, id: string) {
     const source = await this.store.find(orgId, id);
     if (!source) throw appError('NETBOX_SOURCE_NOT_FOUND');

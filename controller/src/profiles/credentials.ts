@@ -83,13 +83,3 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
 
 /** A secret the profile has, as a credentials field; nothing for one it does not have. */
 const present = <K extends string>(key: K, value: string | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, string>));
-
-declare module '../services' {
-  interface Services {
-    /** Inventory for other areas; set by the profiles plugin (controller/src/profiles/routes.ts). */
-    inventory?: {
-      /** loadDeviceTargets bound to the app's database and secret box. */
-      loadDeviceTargets(orgId: string, deviceIds: string[]): Promise<DeviceTarget[]>;
-    };
-  }
-}

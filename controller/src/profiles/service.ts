@@ -19,6 +19,11 @@ export class ProfileService {
     private readonly audit: AuditService,
   ) {}
 
+  /** The organization's connection profiles (credentials never included). */
+  list(orgId: string) {
+    return this.store.list(orgId);
+  }
+
   async get(orgId: string, id: string) {
     const profile = await this.store.find(orgId, id);
     if (!profile) throw appError('PROFILE_NOT_FOUND');

@@ -14,6 +14,11 @@ export class SiteService {
     private readonly audit: AuditService,
   ) {}
 
+  /** The organization's sites. */
+  list(orgId: string) {
+    return this.store.list(orgId);
+  }
+
   async get(orgId: string, id: string) {
     const site = await this.store.find(orgId, id);
     if (!site) throw appError('SITE_NOT_FOUND');

@@ -15,12 +15,6 @@ export const DEFAULT_TIMEOUT_SECONDS = 600;
 /** Jobs are handed to the job service in slices of this many. */
 const SUBMIT_BATCH = 500;
 
-declare module '../services' {
-  interface Services {
-    /** Set by the configs area plugin (so absent in createServices). */
-    snapshots?: SnapshotService;
-  }
-}
 
 export interface DeviceFilter {
   site_id?: string;
