@@ -13,18 +13,8 @@ import { whileWaiting } from './waiting';
 try {
   const config = loadAgentConfig();
   const opsConfig = loadAgentOpsConfig();
-  const [{ default: pino }, { DRIVERS }, { enroll, loadIdentity }, { natsAgentLink }, { AgentRuntime, capabilitiesOf }, { AGENT_VERSION }, { AgentOps }, { natsSeed, secureStateDir }, { NatsRenewal }] =
-    await Promise.all([
-      import('pino'),
-      import('./drivers'),
-      import('./identity'),
-      import('./nats-link'),
-      import('./runtime'),
-      import('./version'),
-      import('./ops'),
-      import('./state-dir'),
-      import('./nats-renewal'),
-    ]);
+  const [{ default: pino }, { AGENT_VERSION, AgentRuntime, DRIVERS, capabilitiesOf, enroll, loadIdentity, natsAgentLink }, { AgentOps }, { natsSeed, secureStateDir }, { NatsRenewal }] =
+    await Promise.all([import('pino'), import('./index'), import('./ops'), import('./state-dir'), import('./nats-renewal')]);
   const log = pino({ level: config.logLevel, name: 'agent', redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' } });
   secureStateDir(config.stateDir);
   let identity = loadIdentity(config.stateDir);

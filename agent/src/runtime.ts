@@ -35,7 +35,8 @@ import {
 import type { DriverRegistry } from './drivers';
 import type { DeviceCredentials, FetchedConfig, SessionLimits } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
-import { KIND_RUNNERS } from './jobs';
+import { KIND_RUNNERS, runnerOf } from './jobs';
+import { paramsMisfit } from '../../shared/src/jobs/kinds';
 
 /** The part of the agent's identity the runtime needs. */
 export interface RuntimeIdentity {
@@ -245,8 +246,10 @@ export class AgentRuntime {
 
   /** Runs the job kind until it ends or its deadline passes. */
   private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf & DeviceIdentity> {
-    const runner = KIND_RUNNERS[msg.kind];
+    const runner = runnerOf(msg.kind);
     if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
+    const misfit = paramsMisfit(msg.kind, msg.params);
+    if (misfit) return { status: 'failed', error: `The ${msg.kind} job's params do not fit the job contract (${misfit}; agent version ${this.o.version})`, result: null };
     let credentials: DeviceCredentials;
     try {
       const secrets = msg.secrets ? await this.open(msg.secrets) : {};
@@ -264,7 +267,7 @@ export class AgentRuntime {
       jobId: msg.job_id,
       device: msg.device,
       target,
-      params: msg.params,
+      params: msg.params as JobContext['params'],
       signal: controller.signal,
       log: (level, text) => log(level, mask(text)),
       mask,

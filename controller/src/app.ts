@@ -1,15 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { SecretBox } from '../../shared/src/crypto/secret-box';
-import { AuditService } from './admin/audit-service';
-import { SettingsService } from './admin/settings-service';
 import { registerAreas } from './areas';
-import { AuthService } from './auth/auth-service';
-import { enterpriseProviders } from './auth/enterprise-routes';
-import { loadSshCa } from './auth/ssh-ca';
-import { TokenSigner } from './auth/tokens';
-import { createJobServices } from './jobs';
-import { installationPrefix } from './agents/installation';
 import type { ControllerConfig } from './config';
 import { fastifyTrustProxy } from './http/trust-proxy';
 import type { Db } from './db/knex';
@@ -20,7 +11,7 @@ import { openapiPlugin } from './plugins/openapi';
 import { securityHeadersPlugin } from './plugins/security-headers';
 import { opsPlugin } from './ops/plugin';
 import { validationPlugin } from './plugins/validation';
-import type { Services } from './services';
+import { compose } from './composition';
 
 export interface AppOptions {
   config: ControllerConfig;
@@ -30,34 +21,6 @@ export interface AppOptions {
   https?: { key: string; cert: string } | null;
   /** Largest request body in bytes (imports have their own, larger limit). */
   bodyLimit?: number;
-}
-
-/** A NATS controller without SWITCHBOARD_NATS_PREFIX uses its installation's own namespace. */
-async function withNatsNamespace(options: AppOptions): Promise<AppOptions> {
-  const { config } = options;
-  if (!config.natsUrl || config.natsPrefix || process.env.SWITCHBOARD_NATS_PREFIX) return options;
-  return { ...options, config: { ...config, natsPrefix: await installationPrefix(options.db) } };
-}
-
-function createServices(options: AppOptions): Services {
-  const { config, db } = options;
-  const secrets = new SecretBox(config.secretKey);
-  const signer = new TokenSigner(config.secretKey);
-  const settings = new SettingsService(db, secrets);
-  const audit = new AuditService(db);
-  const auth = new AuthService(db, signer, settings, audit);
-  return {
-    config,
-    db,
-    secrets,
-    signer,
-    settings,
-    audit,
-    auth,
-    ...createJobServices({ config, db, log: options.log, secrets, settings, audit }),
-    providers: () => enterpriseProviders(settings),
-    sshCa: loadSshCa(config.dataDir),
-  };
 }
 
 export interface RegisteredRoute {
@@ -96,10 +59,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: fastifyTrustProxy(options.config.trustProxy),
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
-  app.decorate('services', createServices(await withNatsNamespace(options)));
-  // Job machinery: starts once every area registered its outcome handlers, stops with the app.
-  app.addHook('onReady', async () => app.services.jobEngine.start());
-  app.addHook('onClose', async () => app.services.jobEngine.stop());
+  const listeningPorts = () => {
+    const address = app.server.address();
+    return address && typeof address === 'object' ? [address.port] : [];
+  };
+  const { services, lifecycle } = await compose({ config: options.config, db: options.db, log: options.log, listeningPorts });
+  app.decorate('services', services);
+  // Background parts start once every route is mounted and stop, in reverse, with the app.
+  app.addHook('onReady', async () => lifecycle.start());
+  app.addHook('onClose', async () => lifecycle.stop());
   await validationPlugin(app);
   await errorHandlerPlugin(app);
   await authLimitsPlugin(app);

@@ -315,7 +315,7 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     await mainAgent.link.publish(await signJsonDetached(result(unknownId), sign, AGENT_SIGN_ALG, unknownId), `forged-3-${jobId}`);
     await mainAgent.link.publish(await signJsonDetached(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id), `forged-4-${jobId}`);
     const memberSign = (await importAgentPrivateKey(member.identity.private_jwk)).sign;
-    const genuine = await signJsonDetached({ ...result(member.identity.agent_id), result: { ok: true, message: 'genuine' } }, memberSign, AGENT_SIGN_ALG, member.identity.agent_id);
+    const genuine = await signJsonDetached({ ...result(member.identity.agent_id), result: { ok: true, message: 'genuine', transports: [] } }, memberSign, AGENT_SIGN_ALG, member.identity.agent_id);
     await mainAgent.link.publish(genuine.replace('"genuine"', '"altered"'), `forged-5-${jobId}`);
     await until('the forgeries to be refused', () => (tc.logs().match(new RegExp(`unknown agent ${unknownId}|bad signature claiming to be agent member-${transport}`, 'g')) ?? []).length >= 5);
     expect((await jobRow(tc, jobId)).status).toBe('dispatched');
@@ -332,7 +332,7 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const now = new Date().toISOString();
     const event = {
       v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: older.identity.agent_id, status: 'succeeded', error: null,
-      result: { ok: true, message: 'compact' }, started_at: now, finished_at: now, logs: [{ at: now, level: 'info', text: 'sent as a compact JWS' }],
+      result: { ok: true, message: 'compact', transports: [] }, started_at: now, finished_at: now, logs: [{ at: now, level: 'info', text: 'sent as a compact JWS' }],
     };
     const token = await signJson(event, sign, AGENT_SIGN_ALG, older.identity.agent_id);
     expect(token.split('.')).toHaveLength(3);
@@ -344,14 +344,14 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
   it('checks what it is given: unknown devices, other organizations\' devices, unknown kinds, wait timeouts', async () => {
     const other = await tc.createOrgUser(['org_admin']);
     const foreign = await makeDevice(tc, other, { port: sim.port });
-    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: foreign, params: {} }])).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
-    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: randomUUID(), params: {} }])).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
-    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'nope' as never, deviceId: foreign, params: {} }])).rejects.toMatchObject({ code: 'JOB_KIND_UNKNOWN' });
+    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: foreign, params: { methods: ['cli'] } }])).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
+    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: randomUUID(), params: { methods: ['cli'] } }])).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
+    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'nope', deviceId: foreign, params: {} } as never])).rejects.toMatchObject({ code: 'JOB_KIND_UNKNOWN' });
     expect(await tc.services.jobs.submit([])).toEqual([]);
     const site = await makeSite(tc, other);
     await enrollAgent(tc, other, { site_id: site.id });
     const waiting = await makeDevice(tc, other, { port: sim.port, site_id: site.id });
-    const [jobId] = await tc.services.jobs.submit([{ orgId: other.orgId, kind: 'backup', deviceId: waiting, params: {}, deadlineMs: 60_000 }]);
+    const [jobId] = await tc.services.jobs.submit([{ orgId: other.orgId, kind: 'backup', deviceId: waiting, params: { methods: ['cli'] }, deadlineMs: 60_000 }]);
     await expect(tc.services.jobs.wait([jobId], 300)).rejects.toMatchObject({ code: 'JOBS_WAIT_TIMEOUT' });
   });
 });

@@ -9,8 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AuditService } from '../../controller/src/admin/audit-service';
-import { SettingsService } from '../../controller/src/admin/settings-service';
+import { AuditService } from '../../controller/src/platform/audit-service';
+import { AuditStore } from '../../controller/src/platform/audit-store';
+import { SettingsService } from '../../controller/src/platform/settings-service';
+import { SettingsStore } from '../../controller/src/platform/settings-store';
 import type { ControllerConfig } from '../../controller/src/config';
 import { createDb, type Db } from '../../controller/src/db/knex';
 import { createJobServices } from '../../controller/src/jobs';
@@ -67,7 +69,7 @@ beforeAll(async () => {
   // A submit-only replica in the test process: it stores and publishes jobs but records nothing.
   const secrets = new SecretBox(secretKey);
   const config = { natsUrl: SHARED_NATS, natsPrefix: prefix, secretKey, dataDir } as ControllerConfig;
-  submitter = createJobServices({ config, db, log: pino({ level: 'silent' }), secrets, settings: new SettingsService(db, secrets), audit: new AuditService(db) }).jobEngine;
+  submitter = createJobServices({ config, db, log: pino({ level: 'silent' }), secrets, settings: new SettingsService(new SettingsStore(db), secrets), audit: new AuditService(new AuditStore(db)) }).jobEngine;
   for (let i = 0; i < 2; i++) sims.push(await startSshDevice({ hostname: `cr-${i}`, password: 'cr-pw', faults: { slowOutput: { chunkBytes: 512, intervalMs: 40 } } }));
 });
 
@@ -107,7 +109,7 @@ it('finishes a batch across a controller SIGKILL and restart: every job ends, ea
   const devices: string[] = [];
   for (let i = 0; i < 6; i++) devices.push(await makeDevice(api, org, { profile_id: profiles[i % 2] }));
   // Two jobs per device: each second job can only be dispatched once the first is recorded.
-  const specs = [...devices, ...devices].map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 240_000 }));
+  const specs = [...devices, ...devices].map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli' as const] }, deadlineMs: 240_000 }));
   const ids = await submitter.submit(specs);
   await submitter.kick();
 

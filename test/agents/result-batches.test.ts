@@ -78,7 +78,7 @@ async function answer(ids: string[], extra: (jobId: string) => Record<string, un
   const now = new Date().toISOString();
   await Promise.all(
     ids.map(async (jobId) => {
-      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result: { ok: true, message: 'login ok' }, started_at: now, finished_at: now, logs: [], ...extra(jobId) };
+      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result: { ok: true, message: 'login ok', transports: [] }, started_at: now, finished_at: now, logs: [], ...extra(jobId) };
       await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
     }),
   );

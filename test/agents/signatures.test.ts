@@ -3,7 +3,7 @@
  * events in the detached form (RFC 7797, payload unencoded after a line break), everything else
  * and older agents' events in the compact form. The controller accepts both.
  */
-import { CompactSign, FlattenedSign, decodeProtectedHeader } from 'jose';
+import { CompactSign, FlattenedSign, compactVerify, decodeProtectedHeader, flattenedVerify, importJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AGENT_SIGN_ALG,
@@ -135,5 +135,26 @@ describe('compact signatures (controller messages, heartbeats, older agents\' ev
     expect(await verifyJson(token, controller.publicKey, CONTROLLER_SIGN_ALG)).toEqual({ v: PROTOCOL_VERSION, ok: true });
     const detached = await signJsonDetached({ v: PROTOCOL_VERSION, ok: true }, controller.privateKey, CONTROLLER_SIGN_ALG);
     expect(await verifyJson(detached, controller.publicKey, CONTROLLER_SIGN_ALG)).toEqual({ v: PROTOCOL_VERSION, ok: true });
+  });
+
+  it('are the JWS jose reads: node:crypto signs, jose (the previous release) verifies, and back', async () => {
+    const keys = await generateAgentKeys();
+    const mine = (await importAgentPrivateKey(keys.privateJwk)).sign;
+    const joseKey = await importJWK(keys.publicJwk, AGENT_SIGN_ALG);
+    const compact = await signJson(result, mine, AGENT_SIGN_ALG, AGENT_ID);
+    expect(JSON.parse(new TextDecoder().decode((await compactVerify(compact, joseKey, { algorithms: [AGENT_SIGN_ALG] })).payload))).toEqual(result);
+    const detached = await signJsonDetached(result, mine, AGENT_SIGN_ALG, AGENT_ID);
+    const nl = detached.indexOf('\n');
+    const [protectedHeader, , signature] = detached.slice(0, nl).split('.');
+    await expect(flattenedVerify({ protected: protectedHeader, signature, payload: new TextEncoder().encode(detached.slice(nl + 1)) }, joseKey, { algorithms: [AGENT_SIGN_ALG] })).resolves.toBeDefined();
+    const controller = controllerKeyFromSecret(Buffer.alloc(32, 9));
+    const job = await signJson({ v: PROTOCOL_VERSION, job_id: 'x' }, controller.privateKey, CONTROLLER_SIGN_ALG);
+    await expect(compactVerify(job, controller.publicKey, { algorithms: [CONTROLLER_SIGN_ALG] })).resolves.toBeDefined();
+    const joseJob = await new CompactSign(new TextEncoder().encode('{"v":1}')).setProtectedHeader({ alg: CONTROLLER_SIGN_ALG }).sign(controller.privateKey);
+    expect(await verifyJson(joseJob, controller.publicKey, CONTROLLER_SIGN_ALG)).toEqual({ v: 1 });
+    // A WebCrypto key (as jose imports one) still works with our helpers.
+    expect(await verifyJson(compact, (await importJWK(keys.publicJwk, AGENT_SIGN_ALG)) as AnyKey, AGENT_SIGN_ALG)).toEqual(result);
+    // A compact token claiming an extension we do not implement is refused, as jose refuses it.
+    await expect(verifyJson(`${Buffer.from(JSON.stringify({ alg: 'ES256', crit: ['exp'] })).toString('base64url')}${compact.slice(compact.indexOf('.'))}`, verify, AGENT_SIGN_ALG)).rejects.toThrow();
   });
 });

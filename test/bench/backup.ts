@@ -10,7 +10,9 @@
  * the same concurrency as the agents together (sessions and connection set-ups).
  *
  * Options: --devices N (1000), --agents N (2), --concurrency N per agent (32), --rounds N (1),
- * --warmup-rounds N (3).
+ * --warmup-rounds N (3), --embedded thread|main-thread: the embedded default of `npm start` instead
+ * (PGlite and the built-in agent in this process, no NATS; see embedded.ts), which prints the event
+ * loop's busy time per thread too.
  * Targets (2-core machine): 1,000 devices in ≤ 30 s end to end; end-to-end / floor ≤ 1.3.
  */
 import { randomBytes } from 'node:crypto';
@@ -20,24 +22,27 @@ import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAgents, startSshSim } from './fleet';
+import { busyMeter, embeddedModeOf, startEmbeddedAgent, type EmbeddedAgent } from './embedded';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
 export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 1000);
-  const agentCount = option(args, 'agents', 2);
+  const embedded = embeddedModeOf(args);
+  const agentCount = embedded ? 1 : option(args, 'agents', 2);
   const concurrency = option(args, 'concurrency', 32);
   const rounds = option(args, 'rounds', 1);
   const warmupRounds = option(args, 'warmup-rounds', 3);
   const prefix = `bench${randomBytes(4).toString('hex')}`;
 
-  const c = await benchController({ natsUrl: NATS_URL, natsPrefix: prefix });
+  const c = await benchController(embedded ? {} : { natsUrl: NATS_URL, natsPrefix: prefix }, { embedded: embedded !== null });
   const { db } = c;
   const call = (method: string, path: string, token: string | null, body?: string, type?: string) => c.request(method, path, token, body, type);
 
   const sim = await startSshSim(devices);
   const simPort = sim.port;
   let agents: Awaited<ReturnType<typeof startAgents>> = [];
+  let embeddedAgent: EmbeddedAgent | null = null;
   try {
     const { access_token: token } = await call('POST', '/api/auth/login', null, JSON.stringify(ADMIN));
     const profile = await call('POST', '/api/profiles', token, JSON.stringify({ name: 'bench', ...DEVICE_LOGIN, ssh_port: simPort }));
@@ -46,7 +51,8 @@ export async function run(args: string[] = []): Promise<void> {
     const rows: { id: string; name: string; host: string; device_type: string }[] = await db('devices').select('id', 'name', 'host', 'device_type');
     const ids = rows.map((r) => r.id);
 
-    agents = await startAgents(c, token, agentCount, concurrency);
+    if (embedded) embeddedAgent = await startEmbeddedAgent(c, embedded, concurrency);
+    else agents = await startAgents(c, token, agentCount, concurrency);
 
     /** One bulk pull of `subset`; seconds from the API call to the last stored version. */
     const endToEnd = async (subset: string[]) => {
@@ -91,25 +97,33 @@ export async function run(args: string[] = []): Promise<void> {
       await workFloor('backup', targets, limits);
     }
 
-    console.log(`backup benchmark: ${devices} simulated SSH devices (vendor_ios), ${agentCount} agents × concurrency ${concurrency}, NATS ${NATS_URL}`);
+    const setUp = embedded ? `embedded default (PGlite, built-in agent on the ${embedded === 'thread' ? 'worker thread' : "controller's main thread"})` : `NATS ${NATS_URL}`;
+    console.log(`backup benchmark: ${devices} simulated SSH devices (vendor_ios), ${agentCount} agents × concurrency ${concurrency}, ${setUp}`);
     console.log('round,end_to_end_s,end_to_end_devices_per_s,accepted_ms,successful,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
-    const meter = () => cpuMeter({
-      agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [sim.proc.pid]), controller: selfCpu,
-      postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
-    });
+    const meter = () => cpuMeter(embedded
+      ? { simulator: processCpu(() => [sim.proc.pid]), 'controller (all threads, PGlite)': selfCpu }
+      : {
+        agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [sim.proc.pid]), controller: selfCpu,
+        postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
+      });
     const cpuNotes: string[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
+      const busy = embeddedAgent && busyMeter(embeddedAgent);
       const e2e = await endToEnd(ids);
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
+      if (busy) cpuNotes.push(busy(devices));
       counting = meter();
       const floor = await workFloor('backup', targets, limits);
       const floorCpu = counting(devices);
       cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
-      const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
-      cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
-      const pipeline = await pipelineFloor(db, NATS_URL, targets, { work: 'backup', agents: agentCount, sessions: concurrency, connects: connectSlotsOf(concurrency), simulatorPid: sim.proc.pid, warmupRounds });
-      cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
+      if (!embedded) {
+        // The NATS protocol's floors (PostgreSQL + JetStream); the embedded default has neither.
+        const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
+        cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
+        const pipeline = await pipelineFloor(db, NATS_URL, targets, { work: 'backup', agents: agentCount, sessions: concurrency, connects: connectSlotsOf(concurrency), simulatorPid: sim.proc.pid, warmupRounds });
+        cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
+      }
       console.log([
         round,
         e2e.seconds.toFixed(2),
@@ -129,9 +143,10 @@ export async function run(args: string[] = []): Promise<void> {
     console.log('targets: 1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ 1.3');
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
+    await embeddedAgent?.stop();
     await sim.proc.stop();
     await c.close();
-    await dropNatsNamespace(NATS_URL, prefix).catch(() => undefined);
+    if (!embedded) await dropNatsNamespace(NATS_URL, prefix).catch(() => undefined);
   }
 }
 

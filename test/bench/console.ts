@@ -5,6 +5,9 @@
  * device list's first paint, a page change, a filter and the device page (median of --runs), and
  * Lighthouse accessibility and best-practices scores of the overview, devices and device pages.
  *
+ * `--waterfall` prints, for the first run, each step's requests with their start and end;
+ * `--no-lighthouse` leaves Lighthouse out (quicker while profiling).
+ *
  * Targets: first page's JS ≤ 250 KB gzipped; devices first paint, page change and filter ≤ 300 ms;
  * overview ≤ 500 ms; Lighthouse accessibility and best practices ≥ 95.
  */
@@ -40,12 +43,40 @@ function firstPageJsGzipped(): { files: number; raw: number; gzipped: number } {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-/** Milliseconds from the action until `ready` resolves. */
-async function timed(action: () => Promise<unknown>, ready: () => Promise<unknown>): Promise<number> {
+/** Requests a page sends, each with when it started and ended (ms, performance.now()). */
+interface Fetched { url: string; start: number; end: number | null; failed: boolean }
+
+function recordRequests(page: Page): Fetched[] {
+  const seen = new Map<object, Fetched>();
+  const list: Fetched[] = [];
+  page.on('request', (r) => {
+    const entry = { url: r.url(), start: performance.now(), end: null, failed: false };
+    seen.set(r, entry);
+    list.push(entry);
+  });
+  page.on('requestfinished', (r) => { const e = seen.get(r); if (e) e.end = performance.now(); });
+  page.on('requestfailed', (r) => { const e = seen.get(r); if (e) { e.end = performance.now(); e.failed = true; } });
+  return list;
+}
+
+/** The requests of one timed step (--waterfall): start and end relative to the step's start. */
+function printWaterfall(what: string, requests: Fetched[], from: number, total: number): void {
+  console.log(`  ${what}: ${Math.round(total)} ms`);
+  for (const r of requests.filter((x) => x.start >= from && x.start <= from + total)) {
+    const path = r.url.replace(/^https?:\/\/[^/]+/, '').replace(/#.*/, '').slice(0, 90);
+    const end = r.end === null ? 'open' : `${Math.round(r.end - from)}`;
+    console.log(`    ${String(Math.round(r.start - from)).padStart(5)} → ${end.padStart(5)} ms  ${r.failed ? '(cancelled) ' : ''}${path}`);
+  }
+}
+
+/** Milliseconds from the action until `ready` resolves; with a request list, prints the step's waterfall. */
+async function timed(action: () => Promise<unknown>, ready: () => Promise<unknown>, waterfall?: { what: string; requests: Fetched[] }): Promise<number> {
   const start = performance.now();
   await action();
   await ready();
-  return performance.now() - start;
+  const took = performance.now() - start;
+  if (waterfall) printWaterfall(waterfall.what, waterfall.requests, start, took);
+  return took;
 }
 
 async function seed(c: Awaited<ReturnType<typeof benchController>>, devices: number, sites: number, agentsPerSite: number): Promise<void> {
@@ -72,7 +103,7 @@ async function signedInUrl(base: string, path: string): Promise<string> {
   return `${base}${path}#access_token=${pair.access_token}&refresh_token=${pair.refresh_token}&expires_in=${pair.expires_in}`;
 }
 
-async function timings(base: string, runs: number): Promise<Record<string, number[]>> {
+async function timings(base: string, runs: number, waterfall: boolean): Promise<Record<string, number[]>> {
   const browser = await launchBrowser();
   const out: Record<string, number[]> = { overview: [], devicesFirstPaint: [], pageChange: [], filter: [], devicePage: [] };
   try {
@@ -80,17 +111,20 @@ async function timings(base: string, runs: number): Promise<Record<string, numbe
       // String predicates are evaluated in the page, which the console's CSP (no eval) would refuse.
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
       const page: Page = await context.newPage();
+      const requests = recordRequests(page);
+      // --waterfall: the first run prints each step's requests.
+      const w = (what: string) => (waterfall && r === 0 ? { what, requests } : undefined);
       const url = await signedInUrl(base, '/');
-      out.overview.push(await timed(() => page.goto(url), () => page.waitForFunction("document.querySelectorAll('section[data-site]').length >= 51 && document.querySelectorAll('tr[data-agent]').length >= 100")));
+      out.overview.push(await timed(() => page.goto(url), () => page.waitForFunction("document.querySelectorAll('section[data-site]').length >= 51 && document.querySelectorAll('tr[data-agent]').length >= 100"), w('overview')));
       const rows = page.locator('table[aria-label="Devices"] tbody tr');
-      out.devicesFirstPaint.push(await timed(() => page.getByRole('link', { name: 'Devices' }).click(), () => rows.nth(49).waitFor()));
+      out.devicesFirstPaint.push(await timed(() => page.getByRole('link', { name: 'Devices' }).click(), () => rows.nth(49).waitFor(), w('devices first paint')));
       const firstName = async () => rows.first().locator('td').nth(1).textContent();
       const before = await firstName();
-      out.pageChange.push(await timed(() => page.getByRole('button', { name: 'Page 2', exact: true }).click(), () => page.waitForFunction(`document.querySelector('table[aria-label="Devices"] tbody tr td:nth-child(2)')?.textContent !== ${JSON.stringify(before)}`)));
+      out.pageChange.push(await timed(() => page.getByRole('button', { name: 'Page 2', exact: true }).click(), () => page.waitForFunction(`document.querySelector('table[aria-label="Devices"] tbody tr td:nth-child(2)')?.textContent !== ${JSON.stringify(before)}`), w('page change')));
       const vendor = page.getByRole('textbox', { name: 'Vendor' });
       await vendor.fill('Juniper');
-      out.filter.push(await timed(() => vendor.press('Enter'), () => page.waitForFunction(`[...document.querySelectorAll('table[aria-label="Devices"] tbody tr td:nth-child(5)')].every((c) => c.textContent === 'Juniper') && document.querySelectorAll('table[aria-label="Devices"] tbody tr').length > 0`)));
-      out.devicePage.push(await timed(() => rows.first().getByRole('link').click(), () => page.getByRole('tab', { name: 'Backups' }).waitFor()));
+      out.filter.push(await timed(() => vendor.press('Enter'), () => page.waitForFunction(`[...document.querySelectorAll('table[aria-label="Devices"] tbody tr td:nth-child(5)')].every((c) => c.textContent === 'Juniper') && document.querySelectorAll('table[aria-label="Devices"] tbody tr').length > 0`), w('vendor filter')));
+      out.devicePage.push(await timed(() => rows.first().getByRole('link').click(), () => page.getByRole('tab', { name: 'Backups' }).waitFor(), w('device page')));
       await context.close();
     }
   } finally {
@@ -142,7 +176,7 @@ export async function run(args: string[]): Promise<void> {
     const start = performance.now();
     await seed(c, devices, 50, 2);
     console.log(`seeded ${devices} devices, 50 sites, 100 agents in ${((performance.now() - start) / 1000).toFixed(1)} s`);
-    const t = await timings(c.base, runs);
+    const t = await timings(c.base, runs, args.includes('--waterfall'));
     const rows: [string, number[], number][] = [
       ['overview, 50 sites / 100 agents (full load)', t.overview, 500],
       ['devices: first paint (route change)', t.devicesFirstPaint, 300],
@@ -153,6 +187,7 @@ export async function run(args: string[]): Promise<void> {
     console.log(`\n| measure (${devices} devices, median of ${runs}) | ms | target |\n|---|---|---|`);
     for (const [what, values, target] of rows) console.log(`| ${what} | ${Math.round(median(values))} | ≤ ${target} |`);
 
+    if (args.includes('--no-lighthouse')) return;
     const deviceId = (await c.call('GET', '/api/devices?limit=1')).body.devices[0].id;
     const scores = await lighthouseScores({
       overview: await signedInUrl(c.base, '/'),

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SettingsService } from '../../controller/src/admin/settings-service';
+import { SettingsService } from '../../controller/src/platform/settings-service';
+import { SettingsStore } from '../../controller/src/platform/settings-store';
 import { buildApp } from '../../controller/src/app';
 import { bootstrap } from '../../controller/src/bootstrap';
 import type { ControllerConfig } from '../../controller/src/config';
@@ -11,6 +12,7 @@ import { createLogger } from '../../controller/src/logger';
 import { SecretBox } from '../../shared/src/crypto/secret-box';
 import { ADMIN } from '../helpers/controller';
 import setupTemplate from '../helpers/global-setup';
+import { seedPgliteDataDir } from '../helpers/pglite';
 import { createTestDatabase } from '../helpers/postgres';
 
 /** `--name N` from a benchmark's arguments: a whole number above 0, or the fallback. */
@@ -26,6 +28,8 @@ export interface BenchControllerOptions {
   settings?: Record<string, unknown>;
   /** Marks this run's backends in pg_stat_activity. */
   applicationName?: string;
+  /** The embedded database of `npm start` (PGlite in the data dir, in this process) instead of PostgreSQL. */
+  embedded?: boolean;
 }
 
 /**
@@ -34,9 +38,10 @@ export interface BenchControllerOptions {
  */
 export async function benchController(extra: Partial<ControllerConfig> = {}, options: BenchControllerOptions = {}) {
   await setupTemplate();
-  const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
-  const databaseUrl = options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
+  if (options.embedded) await seedPgliteDataDir(dataDir);
+  const database = options.embedded ? { url: null, drop: async () => {} } : await createTestDatabase();
+  const databaseUrl = database.url && options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
   const config: ControllerConfig = {
     port: 0, host: '127.0.0.1', databaseUrl, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
     secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false, ...extra,
@@ -47,7 +52,7 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   const statements = new Map<string, number>();
   if (process.env.BENCH_SQL_COUNT) db.on('query', (q: { sql: string }) => statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1));
   await bootstrap(db, ADMIN, log);
-  if (options.settings) await new SettingsService(db, new SecretBox(config.secretKey)).update('global', options.settings, true);
+  if (options.settings) await new SettingsService(new SettingsStore(db), new SecretBox(config.secretKey)).update('global', options.settings, true);
   const app = await buildApp({ config, db, log });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

@@ -7,6 +7,7 @@ import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { gnmiDriver } from '../../agent/src/drivers/gnmi';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import type { ConfigChange, DeviceSession, DeviceTarget } from '../../agent/src/drivers/types';
+import { configPlaceholder } from '../../shared/src/jobs/transcript';
 
 export interface FloorOutcome {
   ok: boolean;
@@ -35,12 +36,12 @@ const work = <S extends DeviceSession>(w: FloorWork<S>) => w as unknown as Floor
 
 /** The work of each floor, by benchmark. */
 export const FLOOR_WORK = {
-  /** The running config over SSH, and a transcript that shows it, as a backup job answers. */
+  /** The running config over SSH, and a transcript with its placeholder, as a backup job answers. */
   backup: work({
     open: (target) => sshCliDriver.open(target),
     async run(session) {
       const config = await session.fetchConfig();
-      return { ok: true, result: { results: [{ method: 'cli', config }], transcript: config.text } };
+      return { ok: true, result: { results: [{ method: 'cli', config }], transcript: configPlaceholder('cli') } };
     },
   }),
   /** The dialect's show commands over SSH, parsed, as a poll job answers. */

@@ -152,7 +152,7 @@ describe('older agents and the job message', () => {
       const message = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JobMessage;
       expect(message.job_id).toBe(jobId);
       const now = new Date().toISOString();
-      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: message.attempt, agent_id: identity.agent_id, status: 'succeeded', error: null, result: { ok: true, message: 'login ok' }, started_at: now, finished_at: now, logs: [], ...extra };
+      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: message.attempt, agent_id: identity.agent_id, status: 'succeeded', error: null, result: { ok: true, message: 'login ok', transports: [] }, started_at: now, finished_at: now, logs: [], ...extra };
       await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, identity.agent_id), `${jobId}:${message.attempt}:${identity.agent_id}:result`);
       const [outcome] = await c.services.jobs.wait([jobId], 30_000);
       expect(outcome.status).toBe('succeeded');

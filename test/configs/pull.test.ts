@@ -107,6 +107,10 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     const log = await u.as('GET', `/api/devices/snapshots/backups/${latest.body.id}/log`);
     expect(log.status).toBe(200);
     expect(log.body.log.length).toBeGreaterThan(100);
+    // The agent sends the config once (in the result); the stored transcript has it back in place.
+    expect(log.body.log).toContain('> show running-config');
+    expect(log.body.log).toContain(latest.body.config_text.split('\n').find((l: string) => l.startsWith('hostname')));
+    expect(log.body.log).not.toContain('\uE000');
     expect(log.body.log).not.toContain(PASSWORD);
     expect(log.body.log).not.toContain(ENABLE);
     expect(c.logs()).not.toContain(PASSWORD);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobOutcome } from '../../controller/src/jobs/types';
+import type { BackupMethodResult } from '../../shared/src/device/backup-method';
 import { startTestController, type TestController } from '../helpers/controller';
 import { inventoryUser, type InventoryUser } from '../inventory/helpers';
 
@@ -18,7 +19,7 @@ let otherDeviceId: string;
 const CONFIG_A = 'hostname r1\n!\ninterface Gi0/1\n description uplink\n!\nend\n';
 const CONFIG_B = 'hostname r1\n!\ninterface Gi0/1\n description core uplink\n!\ninterface Gi0/2\n shutdown\n!\nend\n';
 
-function outcomeOf(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome> = {}): JobOutcome {
+function outcomeOf(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome<'backup'>> = {}): JobOutcome<'backup'> {
   return {
     jobId: randomUUID(),
     kind: 'backup',
@@ -27,7 +28,7 @@ function outcomeOf(device: string, orgId: string, results: unknown[], extra: Par
     groupId: null,
     status: 'succeeded',
     error: null,
-    result: { results, transcript: 'ssh netops@r1\nPassword: hunter2-secret\nr1#show running-config\nenable secret 5 $1$abcd$xyz\n' },
+    result: { results: results as BackupMethodResult[], transcript: 'ssh netops@r1\nPassword: hunter2-secret\nr1#show running-config\nenable secret 5 $1$abcd$xyz\n' },
     agentId: null,
     startedAt: new Date(),
     finishedAt: new Date(),
@@ -35,7 +36,7 @@ function outcomeOf(device: string, orgId: string, results: unknown[], extra: Par
   };
 }
 
-async function record(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome> = {}) {
+async function record(device: string, orgId: string, results: unknown[], extra: Partial<JobOutcome<'backup'>> = {}) {
   const outcome = outcomeOf(device, orgId, results, extra);
   await c.db.transaction((trx) => c.services.configs!.recordBackup(outcome, trx));
   return outcome;

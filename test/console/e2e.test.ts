@@ -122,12 +122,36 @@ describe('console', () => {
     await close();
   });
 
+  it('sorts the device table by a column header, the order kept in the URL', { timeout: 60_000 }, async () => {
+    await api(c, user.token, 'POST', '/api/devices', { name: 'sort-z', host: '10.9.0.1', device_type: 'generic', profile_id: await profile({ password: 'x' }) }, 201);
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Devices' }).click();
+    const table = page.getByRole('table', { name: 'Devices' });
+    const names = () => table.locator('tbody tr td:nth-child(2)').allTextContents();
+    await until('devices listed by name', async () => (await names()).join() === 'csv-a,csv-b,sort-z');
+    const host = table.getByRole('columnheader', { name: 'Host' });
+    expect(await host.getAttribute('aria-sort')).toBe('none');
+    await host.getByRole('button').click();
+    await until('host ascending', async () => (await host.getAttribute('aria-sort')) === 'ascending');
+    await host.getByRole('button').click();
+    await until('host descending', async () => (await host.getAttribute('aria-sort')) === 'descending');
+    // 10.9.0.1 > 10.0.0.2 > 10.0.0.1: the server's order, not the page's.
+    await until('devices listed by host, descending', async () => (await names()).join() === 'sort-z,csv-b,csv-a');
+    expect(new URL(page.url()).search).toContain('sort=host&order=desc');
+    await page.reload();
+    await until('order kept across a reload', async () => (await names()).join() === 'sort-z,csv-b,csv-a');
+    expect(await table.getByRole('columnheader', { name: 'Host' }).getAttribute('aria-sort')).toBe('descending');
+    await close();
+  });
+
   it('backs up a device twice and shows exactly the changed line in the diff', { timeout: 120_000 }, async () => {
     const { sim, id } = await sshSim('e2e-sw1');
     ids.backup = id;
     const { page, close } = await session();
     await page.goto(`/devices/${id}`);
     await page.getByRole('button', { name: 'Back up now' }).click();
+    // Live progress from /api/live backup events; the versions list refreshes when it ends.
+    await textMatching(page.getByTestId('backup-progress'), /Backup finished/, 'live backup progress', 60_000);
     await page.locator('tr[data-version="1"]').waitFor({ timeout: 60_000 });
     const lines = sim.config().split('\n');
     const at = lines.findIndex((l) => l.startsWith('hostname'));

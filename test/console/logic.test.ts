@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-model';
 import { fieldOfError } from '../../controller/console/src/lib/field-errors';
+import { backupEnded, backupProgressText } from '../../controller/console/src/lib/backup-progress';
 import { ago, bytes } from '../../controller/console/src/lib/format';
-import { apiQuery, filtersFromSearch, searchFromFilters } from '../../controller/console/src/pages/devices-query';
-import { groupAgents, poolStatus, type AgentView } from '../../controller/console/src/pages/overview-model';
+import { oidcTestSummary } from '../../controller/console/src/lib/oidc-test';
+import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
+import { freshness, poolStatus, withAgentEvent, type AgentView, type PoolHealth, type SitesHealth } from '../../controller/console/src/pages/overview-model';
 import { isServerPath } from '../../controller/src/console/headers';
 
-const agent = (name: string, site_id: string | null, status: string): AgentView => ({ id: name, name, site_id, status, last_seen_at: null, version: '1', active_jobs: 0, max_jobs: 4 });
+const agent = (name: string, site_id: string | null, status: AgentView['status']): AgentView => ({
+  id: name, name, site_id, pool: site_id ?? 'default', status, last_seen_at: null, version: '1', active_jobs: 0, max_jobs: 4, completed_jobs: 0,
+  failed_jobs: 0, capabilities: [], health: null, enrolled: true, enrolled_at: null, builtin: false, created_at: '2026-01-01T00:00:00.000Z',
+});
+const devices = (total: number, backed_up_24h: number): PoolHealth['devices'] => ({ total, reachable: 0, unreachable: 0, unknown: total, backed_up_24h });
+const pool = (site_id: string | null, agents: AgentView[]): PoolHealth => ({
+  site_id, name: site_id ?? 'Default pool', pool: site_id ?? 'default', status: 'ok', agents, online_agents: agents.length,
+  devices: devices(0, 0), failing_devices: [], last_snapshot: null,
+});
 
 describe('console diff model', () => {
   it('numbers each side and pairs removed with added lines side by side', () => {
@@ -30,22 +40,72 @@ describe('console device filters', () => {
   it('ignores a page or size the URL got wrong', () => {
     expect(filtersFromSearch('?page=-3&size=7')).toMatchObject({ page: 0, size: 50 });
   });
-});
 
-describe('console overview grouping', () => {
-  it('puts the default pool first, then sites by name, each with its agents and a status', () => {
-    const panels = groupAgents(
-      [{ id: 's2', name: 'West', device_count: 3 }, { id: 's1', name: 'East', device_count: 1 }],
-      [agent('a', 's1', 'online'), agent('b', 's1', 'offline'), agent('c', null, 'online')],
-    );
-    expect(panels.map((p) => [p.name, p.status, p.agents.map((a) => a.name)])).toEqual([
-      ['Default pool', 'ok', ['c']], ['East', 'degraded', ['a', 'b']], ['West', 'no_agents', []],
-    ]);
+  it('keeps the column order in the URL and sends it as sort/order; an unknown column is the default order', () => {
+    const filters = filtersFromSearch('?sort=host&order=desc&page=1');
+    expect(filters).toMatchObject({ sort: 'host', desc: true });
+    expect(searchFromFilters(filters)).toBe('?page=1&sort=host&order=desc');
+    expect(apiQuery(filters)).toEqual({ sort: 'host', order: 'desc', limit: 50, offset: 50 });
+    expect(apiQuery(filtersFromSearch('?sort=manufacturer'))).toEqual({ sort: 'manufacturer', limit: 50, offset: 0 });
+    expect(filtersFromSearch('?sort=password&order=up')).toMatchObject({ sort: '', desc: false });
+    expect(searchFromFilters(filtersFromSearch(''))).toBe('');
   });
 
-  it('calls a pool down only when every agent is offline', () => {
+  it('maps the order to TanStack sorting state and back', () => {
+    expect(sortingState(filtersFromSearch('?sort=site&order=desc'))).toEqual([{ id: 'site', desc: true }]);
+    expect(sortingState(filtersFromSearch(''))).toEqual([]);
+    expect(orderFromSorting([{ id: 'model', desc: false }])).toEqual({ sort: 'model', desc: false });
+    expect(orderFromSorting([])).toEqual({ sort: '', desc: false });
+    expect(orderFromSorting([{ id: 'select', desc: true }])).toEqual({ sort: '', desc: false });
+  });
+});
+
+describe('console backup progress', () => {
+  it('says each stage of a live backup, the failure with its reason, and when it ended', () => {
+    expect(backupProgressText({ status: 'queued', error: null })).toMatch(/queued/);
+    expect(backupProgressText({ status: 'running', error: null })).toMatch(/running/);
+    expect(backupProgressText({ status: 'failed', error: 'Authentication failed' })).toBe('Backup failed: Authentication failed. The failed attempt is listed below.');
+    expect([backupEnded({ status: 'running', error: null }), backupEnded({ status: 'succeeded', error: null }), backupEnded({ status: 'failed', error: 'x' })]).toEqual([false, true, true]);
+  });
+});
+
+describe('console OIDC test result', () => {
+  const base = { issuer: 'https://idp.example.test', client_id: 'sb', callback_url: 'https://sb.example.test/api/auth/oidc/callback', warnings: [] };
+  it('lists the endpoints found and the redirect URI to register, or says why discovery failed', () => {
+    const ok = oidcTestSummary({ ...base, ok: true, message: 'Read the OpenID configuration of https://idp.example.test', endpoints: { authorization: 'https://idp.example.test/auth', token: 'https://idp.example.test/token', userinfo: null, jwks: 'https://idp.example.test/jwks' }, warnings: ['No oidc.client_secret: public client'] });
+    expect(ok).toEqual({ ok: true, text: 'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a redirect URI at the provider. Warning: No oidc.client_secret: public client.' });
+    const failed = oidcTestSummary({ ...base, ok: false, message: 'Cannot read the OpenID configuration of https://idp.example.test: connection refused', endpoints: { authorization: null, token: null, userinfo: null, jwks: null } });
+    expect(failed).toEqual({ ok: false, text: 'OIDC: Cannot read the OpenID configuration of https://idp.example.test: connection refused.' });
+  });
+});
+
+describe('console overview model', () => {
+  it('calls a pool down only when every agent is offline, and degraded while an agent is not online or a device fails', () => {
+    expect(poolStatus([])).toBe('no_agents');
     expect(poolStatus([agent('a', null, 'offline')])).toBe('down');
     expect(poolStatus([agent('a', null, 'degraded')])).toBe('degraded');
+    expect(poolStatus([agent('a', null, 'online'), agent('b', null, 'offline')])).toBe('degraded');
+    expect(poolStatus([agent('a', null, 'online')])).toBe('ok');
+    expect(poolStatus([agent('a', null, 'online')], 2)).toBe('degraded');
+  });
+
+  it('applies an agent event to the shown aggregate, and asks for a fetch when the agent is new, moved or revoked', () => {
+    const data: SitesHealth = { generated_at: '2026-01-01T00:00:00.000Z', pools: [pool(null, [agent('c', null, 'online')]), pool('s1', [agent('a', 's1', 'online'), agent('b', 's1', 'online')])] };
+    const next = withAgentEvent(data, { id: 'b', site_id: 's1', status: 'offline', last_seen_at: '2026-01-01T00:00:05.000Z' })!;
+    expect(next.pools[1].agents.map((a) => [a.name, a.status])).toEqual([['a', 'online'], ['b', 'offline']]);
+    expect(next.pools[1]).toMatchObject({ online_agents: 1 });
+    expect(next.pools[1].agents[1].last_seen_at).toBe('2026-01-01T00:00:05.000Z');
+    expect(next.pools[0]).toBe(data.pools[0]);
+    expect(data.pools[1].agents[1].status).toBe('online');
+    expect(withAgentEvent(data, { id: 'new', site_id: 's1', status: 'online', last_seen_at: null })).toBeUndefined();
+    expect(withAgentEvent(data, { id: 'c', site_id: 's1', status: 'online', last_seen_at: null })).toBeUndefined();
+    expect(withAgentEvent(data, { id: 'a', site_id: 's1', status: 'revoked', last_seen_at: null })).toBeUndefined();
+  });
+
+  it('words backup freshness as a share of all devices', () => {
+    expect(freshness(devices(40, 12))).toBe('12 of 40 (30 %)');
+    expect(freshness(devices(3, 3))).toBe('3 of 3 (100 %)');
+    expect(freshness(devices(0, 0))).toBe('no devices');
   });
 });
 

@@ -53,7 +53,7 @@ async function running(run: Run, statuses: string[]) {
 }
 
 function outcome(run: Run, row: { device_id: string; job_id: string }, kind: JobOutcome['kind'], status: 'succeeded' | 'failed', result: Record<string, unknown> | null, error: string | null = null): JobOutcome {
-  return { jobId: row.job_id, kind, orgId: org.orgId, deviceId: row.device_id, groupId: run.id, status, error, result, agentId: null, startedAt: new Date(), finishedAt: new Date() };
+  return { jobId: row.job_id, kind, orgId: org.orgId, deviceId: row.device_id, groupId: run.id, status, error, result, agentId: null, startedAt: new Date(), finishedAt: new Date() } as JobOutcome;
 }
 
 /** Agent log lines of the jobs, as the engine stores them before the outcome. */
@@ -124,7 +124,7 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
       outcome(run, rows[1], 'deploy', 'succeeded', backup(1)),
       outcome(run, rows[2], 'deploy', 'succeeded', { phase: 'backup', backup: null }),
       outcome(run, rows[3], 'deploy', 'failed', null, 'connect failed: connection refused'),
-      { ...first, result: backup(9) },
+      { ...first, result: backup(9) } as JobOutcome,
     ];
   });
   expect(afterBackups[0].devices.map((d) => d.status)).toEqual(['queued', 'queued', 'failed', 'failed']);

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { discoveryDialect, DISCOVERY_DIALECT_TYPES } from '../../agent/src/discovery/dialects';
-import { SECTION_RECORDS, type SectionName } from '../../agent/src/discovery/records';
+import { SECTION_RECORDS, type SectionName } from '../../shared/src/discovery/records';
 import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { DriverError } from '../../agent/src/drivers/types';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DiscoveryRecords, SectionResult } from '../../agent/src/discovery/records';
+import type { DiscoveryRecords, SectionResult } from '../../shared/src/discovery/records';
 import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
 import type { DiscoveryService } from '../../controller/src/discovery/service';
@@ -76,11 +76,11 @@ async function openPolls(deviceIds: string[]): Promise<string[]> {
 }
 
 let jobNo = 0;
-function outcome(deviceId: string, groupId: string | null, over: Partial<JobOutcome> = {}): JobOutcome {
+function outcome(deviceId: string, groupId: string | null, over: Partial<JobOutcome<'poll'>> = {}): JobOutcome<'poll'> {
   jobNo += 1;
   return {
     jobId: `00000000-0000-4000-8000-${String(jobNo).padStart(12, '0')}`, kind: 'poll', orgId: env.u.orgId, deviceId, groupId,
-    status: 'succeeded', error: null, result: clone(results.ios) as unknown as Record<string, unknown>, agentId: null,
+    status: 'succeeded', error: null, result: clone(results.ios) as never, agentId: null,
     startedAt: new Date(Date.UTC(2030, 0, 1, 0, 0, jobNo)), finishedAt: new Date(Date.UTC(2030, 0, 1, 0, 1, jobNo)),
     ...over,
   };
@@ -91,21 +91,21 @@ const roundOne = (d: string[], polls: string[]) => d.map((id, i) => outcome(id, 
 
 /** Round 2: the cases, in the order the engine would hand them over. */
 function roundTwo(d: string[], first: string[], open: string[]): JobOutcome[] {
-  const eosResult = () => clone(results.eos) as unknown as Record<string, unknown>;
+  const eosResult = () => clone(results.eos) as never;
   return [
     outcome(d[0], open[0]),
     outcome(d[1], open[1], { result: eosResult() }), // cdp unsupported: the round-1 cdp neighbors go
-    outcome(d[2], open[2], { result: partialResult() as unknown as Record<string, unknown> }),
+    outcome(d[2], open[2], { result: partialResult() as never }),
     outcome(d[3], open[3], { status: 'failed', error: 'Authentication failed for admin', result: null }),
     outcome(d[4], first[4]), // stale: that poll ended in round 1
     outcome(d[0], open[5]), // another device's poll
     outcome(d[6], open[6], { result: eosResult() }),
     outcome(d[6], open[6], { status: 'failed', error: 'second outcome of one poll', result: null }),
     outcome(d[0], open[7], { status: 'failed', error: 'mismatch first', result: null }),
-    outcome(d[7], open[7], { result: partialResult() as unknown as Record<string, unknown> }),
+    outcome(d[7], open[7], { result: partialResult() as never }),
     outcome(d[0], null),
-    outcome(d[8], open[8], { result: { sections: 'not a list', records: 5 } }),
-    outcome(d[9], open[9], { status: 'failed', error: null, result: { sections: [{ name: 'lldp', status: 'failed', error: 'x' }] } }),
+    outcome(d[8], open[8], { result: { sections: 'not a list', records: 5 } as never }),
+    outcome(d[9], open[9], { status: 'failed', error: null, result: { sections: [{ name: 'lldp', status: 'failed', error: 'x' }] } as never }),
   ];
 }
 

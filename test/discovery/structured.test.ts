@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { discoveryDialect } from '../../agent/src/discovery/dialects';
-import { SECTIONS } from '../../agent/src/discovery/records';
+import { SECTIONS } from '../../shared/src/discovery/records';
 import { pollOverCli, type CliRunner } from '../../agent/src/discovery/ssh-poll';
 import { DriverError } from '../../agent/src/drivers/types';
 import { matchCommand } from '../sim/ssh/cli';

@@ -29,6 +29,7 @@ describe('access follows the matched route', () => {
     expect(access('POST', '/api/auth/login')).toBe('public');
     expect(access('GET', '/api/auth/me')).toBe('authenticated');
     expect(access('POST', '/api/auth/ldap/test')).toBe('authenticated');
+    expect(access('POST', '/api/auth/oidc/test')).toBe('authenticated');
     expect(access('GET', '/api/admin/organizations')).toBe('platform.admin');
   });
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { SecretBox } from '../../shared/src/crypto/secret-box';
-import { SettingsService } from '../../controller/src/admin/settings-service';
+import { SettingsService } from '../../controller/src/platform/settings-service';
+import { SettingsStore } from '../../controller/src/platform/settings-store';
 import { buildApp } from '../../controller/src/app';
 import { bootstrap } from '../../controller/src/bootstrap';
 import type { ControllerConfig } from '../../controller/src/config';
@@ -90,7 +91,7 @@ export async function startTestController(options: TestControllerOptions = {}): 
   const log = createLogger('debug', sink);
   let db = await createDb(config.databaseUrl, config.dataDir);
   await bootstrap(db, { username: ADMIN.username, password: ADMIN.password }, log);
-  if (options.settings) await new SettingsService(db, new SecretBox(config.secretKey)).update('global', options.settings, true);
+  if (options.settings) await new SettingsService(new SettingsStore(db), new SecretBox(config.secretKey)).update('global', options.settings, true);
   let app!: FastifyInstance;
   let url = '';
   const listen = async () => {

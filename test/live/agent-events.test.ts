@@ -3,7 +3,6 @@
  * organization's watchers hear it come online, go offline when killed and get revoked; another
  * organization's watcher hears nothing of it.
  */
-import { createRequire } from 'node:module';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,28 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestController, type TestController } from '../helpers/controller';
 import { spawnAgent, type Proc } from '../helpers/processes';
 import { SHARED_NATS, dropNatsNamespace, natsPrefix, until, type Org } from '../agents/helpers';
-
-interface Ws {
-  on(event: 'message', cb: (data: Buffer) => void): void;
-  on(event: 'open' | 'error', cb: (arg?: unknown) => void): void;
-  send(data: string): void;
-  close(): void;
-}
-const WebSocket = createRequire(import.meta.url)('ws') as new (url: string) => Ws;
-
-/** A signed-in /api/live connection collecting every message. */
-async function watch(c: TestController, token: string): Promise<{ events: any[]; close(): void }> {
-  const ws = new WebSocket(`${c.url.replace('http', 'ws')}/api/live`);
-  const events: any[] = [];
-  ws.on('message', (data) => events.push(JSON.parse(String(data))));
-  await new Promise((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('open', resolve);
-  });
-  ws.send(JSON.stringify({ type: 'auth', token }));
-  await until('ready', () => events.find((e) => e.type === 'ready'));
-  return { events, close: () => ws.close() };
-}
+import { watch } from './helpers';
 
 const prefix = natsPrefix();
 let c: TestController;

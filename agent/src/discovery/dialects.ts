@@ -6,7 +6,7 @@
  */
 import type { ParseSpec } from './engine';
 import type { LocalInterfaceSource } from './local-interfaces';
-import type { SectionName } from './records';
+import type { SectionName } from '../../../shared/src/discovery/records';
 import { STRUCTURED_READERS, type StructuredReader } from './structured';
 
 export interface SectionSpec {

@@ -27,8 +27,8 @@ import {
   parseDuplex,
   parseSpeed,
   splitInterfaces,
-} from './normalize';
-import type { ArpRecord, DiscoveryRecords, InterfaceRecord, MacRecord, NeighborProtocol, NeighborRecord, VlanRecord } from './records';
+} from '../../../shared/src/discovery/normalize';
+import type { ArpRecord, DiscoveryRecords, InterfaceRecord, MacRecord, NeighborProtocol, NeighborRecord, VlanRecord } from '../../../shared/src/discovery/records';
 import { renderLine } from '../drivers/ssh/text';
 
 export type Groups = Record<string, string | undefined>;

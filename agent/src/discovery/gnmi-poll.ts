@@ -5,7 +5,7 @@
  * numbers sent as strings are accepted; openconfig has no CDP, so that section is unsupported.
  */
 import { SAMPLE_LINES } from './engine';
-import { cidr, normalizeMac, normalizeStatus, parseDuplex, parseSpeed } from './normalize';
+import { cidr, normalizeMac, normalizeStatus, parseDuplex, parseSpeed } from '../../../shared/src/discovery/normalize';
 import {
   emptyRecords,
   type ArpRecord,
@@ -16,7 +16,7 @@ import {
   type SectionName,
   type SectionResult,
   type VlanRecord,
-} from './records';
+} from '../../../shared/src/discovery/records';
 
 type Json = unknown;
 type Obj = Record<string, Json>;

@@ -5,8 +5,8 @@
  * is the neighbor's port. A neighbor no row claims, or more than one, stays without one.
  */
 import { parseRaw, type TableSpec } from './engine';
-import { interfaceKey } from './normalize';
-import type { NeighborRecord } from './records';
+import { interfaceKey } from '../../../shared/src/discovery/normalize';
+import type { NeighborRecord } from '../../../shared/src/discovery/records';
 
 export interface LocalInterfaceSource {
   command: string;

@@ -1,7 +1,7 @@
 /** One section's output text → records, through the device_type's discovery dialect. */
 import { buildArp, buildInterface, buildMac, buildNeighbor, buildVlan, parseRecords, type Builder, type ParseOutcome } from './engine';
 import { discoveryDialect, type SectionSpec } from './dialects';
-import type { DiscoveryRecords, SectionName } from './records';
+import type { DiscoveryRecords, SectionName } from '../../../shared/src/discovery/records';
 
 type RecordOf<S extends SectionName> = S extends 'interfaces'
   ? DiscoveryRecords['interfaces'][number]

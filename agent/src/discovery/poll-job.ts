@@ -7,17 +7,12 @@ import type { GnmiSession } from '../drivers/gnmi';
 import type { DeviceSession } from '../drivers/types';
 import { describeError, TextTranscript, type JobContext, type JobResultOf } from '../jobs/context';
 import { pollOverGnmi } from './gnmi-poll';
-import { collected, type PollResult } from './records';
+import { collected } from '../../../shared/src/discovery/records';
+import type { PollResult } from '../../../shared/src/jobs/poll';
 import { pollOverCli } from './ssh-poll';
 
-export function pollTransport(ctx: Pick<JobContext, 'params' | 'device'>): 'ssh' | 'gnmi' {
-  const asked = ctx.params.transport;
-  if (asked === 'ssh' || asked === 'gnmi') return asked;
-  return ctx.device.automation_transport === 'gnmi' ? 'gnmi' : 'ssh';
-}
-
-export async function runPoll(ctx: JobContext): Promise<JobResultOf> {
-  const transport = pollTransport(ctx);
+export async function runPoll(ctx: JobContext<'poll'>): Promise<JobResultOf<'poll'>> {
+  const transport = ctx.params.transport;
   const transcript = new TextTranscript(256 * 1024);
   let session: DeviceSession | undefined;
   try {
@@ -33,7 +28,7 @@ export async function runPoll(ctx: JobContext): Promise<JobResultOf> {
     return {
       status: collectedCount > 0 ? 'succeeded' : 'failed',
       error: collectedCount > 0 ? null : failed.map((s) => `${s.name}: ${s.error}`).join('; ') || 'nothing was collected',
-      result: result as unknown as Record<string, unknown>,
+      result,
     };
   } catch (err) {
     const e = describeError(err, ctx.signal);

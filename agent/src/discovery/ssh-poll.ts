@@ -9,7 +9,7 @@ import { SAMPLE_LINES, type ParseOutcome } from './engine';
 import { fillLocalInterfaces, lacksLocal } from './local-interfaces';
 import { parseJsonOutput } from './structured';
 import { parseWith } from './parse';
-import { emptyRecords, SECTION_RECORDS, type DiscoveryRecords, type NeighborRecord, type SectionName, type SectionResult } from './records';
+import { emptyRecords, SECTION_RECORDS, type DiscoveryRecords, type NeighborRecord, type SectionName, type SectionResult } from '../../../shared/src/discovery/records';
 
 export interface CliRunner {
   run(command: string): Promise<string>;

@@ -6,8 +6,8 @@
  * partial exactly when a text one would be. ssh-poll.ts prefers these and falls back to text.
  */
 import type { ParseOutcome } from './engine';
-import { cidr, normalizeMac, normalizeStatus, parseAge, parseDuplex, parseSpeed, splitInterfaces } from './normalize';
-import type { ArpRecord, InterfaceRecord, MacRecord, NeighborRecord, VlanRecord } from './records';
+import { cidr, normalizeMac, normalizeStatus, parseAge, parseDuplex, parseSpeed, splitInterfaces } from '../../../shared/src/discovery/normalize';
+import type { ArpRecord, InterfaceRecord, MacRecord, NeighborRecord, VlanRecord } from '../../../shared/src/discovery/records';
 
 type Json = unknown;
 type Obj = Record<string, Json>;

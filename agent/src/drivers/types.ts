@@ -4,31 +4,9 @@
  * NETCONF framing directly.
  */
 
-export type Transport = 'ssh' | 'netconf' | 'gnmi';
-export type ConfigFormat = 'cli' | 'xml' | 'json';
-export type EditOperation = 'replace' | 'merge' | 'delete';
+import type { ConfigFormat, DeviceCredentials, EditOperation, FetchedConfig, GnmiCert, SshHostKey, Transport } from '../../../shared/src/device/values';
 
-/** Secrets arrive here already decrypted by the agent; they never leave the agent process. */
-export interface DeviceCredentials {
-  username: string;
-  password?: string;
-  private_key?: string;
-  enable_password?: string;
-}
-
-/** An SSH host key as OpenSSH shows it: type (ssh-ed25519, …) and `SHA256:` fingerprint. */
-export interface SshHostKey {
-  type: string;
-  fingerprint: string;
-}
-
-/** A gNMI server's TLS certificate: SHA-256 fingerprint (upper-case hex pairs joined by colons). */
-export interface GnmiCert {
-  sha256: string;
-  subject: string;
-  /** ISO time the certificate expires (null when it could not be read). */
-  not_after: string | null;
-}
+export type { ConfigFormat, DeviceCredentials, EditOperation, FetchedConfig, GnmiCert, SshHostKey, Transport };
 
 /** Everything a driver needs to reach one device. */
 export interface DeviceTarget {
@@ -81,12 +59,6 @@ export const DEFAULT_LIMITS: SessionLimits = {
 /** Session transcript sink; drivers mask every secret before writing. */
 export interface Transcript {
   write(direction: 'sent' | 'received' | 'info', text: string): void;
-}
-
-export interface FetchedConfig {
-  text: string;
-  format: ConfigFormat;
-  via: Transport;
 }
 
 /** One rendered template applied to a device. */

@@ -1,25 +1,18 @@
-import type { BackupMethodResult } from '../../../shared/src/jobs/messages';
+import type { BackupMethodResult } from '../../../shared/src/device/backup-method';
+import { configPlaceholder } from '../../../shared/src/jobs/transcript';
 import type { DeviceSession, Transport } from '../drivers/types';
 import { TextTranscript, describeError, type JobContext, type JobResultOf } from './context';
-
-type Method = 'cli' | 'structured';
-
-function methodsOf(params: Record<string, unknown>): Method[] {
-  const raw = Array.isArray(params.methods) ? params.methods : ['cli'];
-  const methods = raw.filter((m): m is Method => m === 'cli' || m === 'structured');
-  return methods.length > 0 ? [...new Set(methods)] : ['cli'];
-}
 
 /**
  * `backup`: the running configuration by each method asked for, one session per method, so a
  * failed structured pull never hides a good CLI one. cli goes over the SSH driver; structured
  * over the profile's automation transport (params.structured_transport, else the device's).
  */
-export async function runBackup(ctx: JobContext): Promise<JobResultOf> {
+export async function runBackup(ctx: JobContext<'backup'>): Promise<JobResultOf<'backup'>> {
   const transcript = new TextTranscript();
   const results: BackupMethodResult[] = [];
-  for (const method of methodsOf(ctx.params)) {
-    const structured = (ctx.params.structured_transport as Transport | null | undefined) ?? ctx.device.automation_transport;
+  for (const method of new Set(ctx.params.methods)) {
+    const structured = ctx.params.structured_transport ?? ctx.device.automation_transport;
     const transport: Transport | null = method === 'cli' ? 'ssh' : structured === 'gnmi' || structured === 'netconf' ? structured : null;
     if (!transport) {
       results.push({ method, error: 'no automation transport: set automation_transport (gnmi or netconf) on the connection profile', error_cause: 'protocol' });
@@ -29,7 +22,10 @@ export async function runBackup(ctx: JobContext): Promise<JobResultOf> {
     let session: DeviceSession | undefined;
     try {
       session = await ctx.open(transport, transcript);
+      const mark = transcript.mark();
       const config = await session.fetchConfig();
+      // The result carries the config once: the controller puts it back in the transcript.
+      transcript.elideReceived(mark, configPlaceholder(method));
       results.push({ method, config });
       ctx.log('info', `${method}: fetched ${config.text.length} bytes of ${config.format} config`);
     } catch (err) {

@@ -4,7 +4,9 @@
  * at the job's deadline. Sessions opened through `open` are closed when the signal fires.
  */
 import type { Semaphore } from '../../../shared/src/jobs/limit';
+import type { JobKind, JobParams, JobResult } from '../../../shared/src/jobs/kinds';
 import type { JobDevice } from '../../../shared/src/jobs/messages';
+import { PLACEHOLDER_MARK } from '../../../shared/src/jobs/transcript';
 import type { DriverRegistry } from '../drivers';
 import {
   DriverError,
@@ -21,11 +23,12 @@ import {
 
 export type LogLevel = 'info' | 'warn' | 'error';
 
-export interface JobContext {
+export interface JobContext<K extends JobKind = JobKind> {
   jobId: string;
   device: JobDevice;
   target: DeviceTarget;
-  params: Record<string, unknown>;
+  /** The job's params, checked against the kind's schema before the runner starts. */
+  params: JobParams<K>;
   signal: AbortSignal;
   log(level: LogLevel, text: string): void;
   /** Opens a session over `transport`, within the agent's limit on connection set-ups at once. */
@@ -39,13 +42,14 @@ export interface JobContext {
   storeBackup(backup: FetchedConfig): Promise<FetchedConfig>;
 }
 
-export interface JobResultOf {
+export interface JobResultOf<K extends JobKind = JobKind> {
   status: 'succeeded' | 'failed';
   error: string | null;
-  result: Record<string, unknown> | null;
+  result: JobResult<K> | null;
 }
 
-export type JobKindRunner = (ctx: JobContext) => Promise<JobResultOf>;
+/** Runs one kind: its params in, its result out (shared/src/jobs/kinds.ts). */
+export type JobKindRunner<K extends JobKind> = (ctx: JobContext<K>) => Promise<JobResultOf<K>>;
 
 export function targetOf(device: JobDevice, credentials: DeviceCredentials): DeviceTarget {
   return {
@@ -71,9 +75,12 @@ export function makeMask(credentials: DeviceCredentials): (text: string) => stri
   return (text) => secrets.reduce((t, s) => (t.includes(s) ? t.split(s).join('********') : t), text);
 }
 
-/** Collects a session transcript as text lines ("> " sent, "# " notes, received as is). */
+/**
+ * Collects a session transcript as text lines ("> " sent, "# " notes, received as is). A part
+ * of it can be left out again (see elideReceived): the device's answer that became the config.
+ */
 export class TextTranscript implements Transcript {
-  private readonly parts: string[] = [];
+  private parts: { text: string; received: boolean }[] = [];
   private size = 0;
 
   constructor(private readonly limit = 1024 * 1024) {}
@@ -81,13 +88,34 @@ export class TextTranscript implements Transcript {
   write(direction: 'sent' | 'received' | 'info', text: string): void {
     if (this.size > this.limit) return;
     const line = direction === 'sent' ? `> ${text.replace(/\r?\n$/, '')}\n` : direction === 'info' ? `# ${text}\n` : text;
-    this.parts.push(line);
+    // A device cannot write a config placeholder (shared/src/jobs/transcript.ts).
+    this.parts.push({ text: line.includes(PLACEHOLDER_MARK) ? line.split(PLACEHOLDER_MARK).join('\uFFFD') : line, received: direction === 'received' });
     this.size += line.length;
-    if (this.size > this.limit) this.parts.push('\n# (transcript cut at 1 MiB)\n');
+    if (this.size > this.limit) this.parts.push({ text: '\n# (transcript cut at 1 MiB)\n', received: false });
+  }
+
+  /** Where the transcript is now, for elideReceived. */
+  mark(): number {
+    return this.parts.length;
+  }
+
+  /**
+   * Replaces what the device sent since `mark` with `placeholder` (where the first of it was);
+   * what was sent to it and the notes stay.
+   */
+  elideReceived(mark: number, placeholder: string): void {
+    const before = this.parts.slice(0, mark);
+    const since = this.parts.slice(mark);
+    const first = since.findIndex((p) => p.received);
+    if (first < 0) return;
+    const kept = since.filter((p) => !p.received);
+    kept.splice(first, 0, { text: placeholder, received: false }); // the parts before `first` are all kept
+    this.parts = [...before, ...kept];
+    this.size = this.parts.reduce((n, p) => n + p.text.length, 0);
   }
 
   text(): string {
-    return this.parts.join('');
+    return this.parts.map((p) => p.text).join('');
   }
 }
 

@@ -1,5 +1,5 @@
-import type { DeployParams, DeployResult, RollbackParams } from '../../../shared/src/jobs/deploy';
-import { DriverError, type DeviceSession, type FetchedConfig, type Transport } from '../drivers/types';
+import type { DeployResult } from '../../../shared/src/jobs/deploy';
+import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
@@ -22,29 +22,19 @@ import { describeError, type JobContext, type JobResultOf } from './context';
  * atomic stack after a failure, and for POST /deployments/:id/rollback).
  */
 
-function transportOf(params: Record<string, unknown>): Transport | null {
-  return params.transport === 'gnmi' || params.transport === 'netconf' || params.transport === 'ssh' ? params.transport : null;
-}
-
-function isBackup(value: unknown): value is FetchedConfig {
-  const b = value as FetchedConfig | undefined;
-  return !!b && typeof b.text === 'string' && typeof b.format === 'string' && typeof b.via === 'string';
-}
-
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
-  const params = ctx.params as unknown as DeployParams;
-  const transport = transportOf(ctx.params);
-  const changes = Array.isArray(params.changes) ? params.changes : [];
+export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<'deploy'>> {
+  const { params } = ctx;
+  const { transport } = params;
+  const changes = params.changes ?? [];
   const phase = params.phase === 'backup' ? 'backup' : 'push';
-  if (!transport) return { status: 'failed', error: 'deploy job without a gnmi, netconf or ssh transport', result: null };
-  if (params.phase === 'push' && !isBackup(params.backup)) return { status: 'failed', error: 'push job without the stored pre-deployment backup', result: null };
+  if (params.phase === 'push' && !params.backup) return { status: 'failed', error: 'push job without the stored pre-deployment backup', result: null };
   // No session transcript: it would carry the whole config twice; the job's log lines say what happened.
   const result: DeployResult = { phase, backup: null, applied: false, verified: false, changed: null };
   let session: DeviceSession | undefined;
   let step = 'connect';
-  let backup: FetchedConfig | null = isBackup(params.backup) ? params.backup : null;
+  let backup: FetchedConfig | null = params.backup ?? null;
   try {
     session = await ctx.open(transport);
     if (phase === 'push' && !session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
@@ -64,7 +54,7 @@ export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
       step = 'backup';
       backup = result.backup = await session.fetchConfig();
       ctx.log('info', `backup: ${backup.text.length} bytes of ${backup.format} running config over ${transport}`);
-      if (phase === 'backup') return { status: 'succeeded', error: null, result: { ...result } };
+      if (phase === 'backup') return { status: 'succeeded', error: null, result };
     } else {
       ctx.log('info', `using the stored pre-deployment backup (${backup.text.length} bytes of ${backup.format}); no new backup is taken`);
     }
@@ -97,25 +87,23 @@ export async function runDeploy(ctx: JobContext): Promise<JobResultOf> {
       result.changed = after.text !== backup.text;
       ctx.log('info', result.changed ? 'verified: the running config changed' : 'verified: the running config already matched (no change)');
     }
-    return { status: 'succeeded', error: null, result: { ...result } };
+    return { status: 'succeeded', error: null, result };
   } catch (err) {
     const e = describeError(err, ctx.signal);
     const message = ctx.mask(e.message);
     if (e.cause) result.error_cause = e.cause;
     ctx.log('error', `${step} failed: ${message}`);
     // A failed verify still means the change went in: the job succeeded, unverified.
-    if (result.applied) return { status: 'succeeded', error: null, result: { ...result } };
-    return { status: 'failed', error: `${step} failed: ${message}`, result: { ...result } };
+    if (result.applied) return { status: 'succeeded', error: null, result };
+    return { status: 'failed', error: `${step} failed: ${message}`, result };
   } finally {
     await session?.close().catch(() => undefined);
   }
 }
 
-export async function runRollback(ctx: JobContext): Promise<JobResultOf> {
-  const params = ctx.params as unknown as RollbackParams;
-  const transport = transportOf(ctx.params);
-  const backup = params.backup;
-  if (!transport || !backup || typeof backup.text !== 'string') return { status: 'failed', error: 'rollback job without a transport and a backup', result: null };
+export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResultOf<'rollback'>> {
+  const { params } = ctx;
+  const { transport, backup } = params;
   let session: DeviceSession | undefined;
   try {
     session = await ctx.open(transport);

@@ -26,11 +26,8 @@ const METHODS: Record<DryRunParams['transport'], { exactness: DryRunExactness; m
   ssh: { exactness: 'approximate', method: 'typed the CLI lines into a model of the running config, on the agent' },
 };
 
-export async function runDryRun(ctx: JobContext): Promise<JobResultOf> {
-  const params = ctx.params as unknown as DryRunParams;
-  const transport = params.transport;
-  if (!METHODS[transport]) return { status: 'failed', error: 'dry_run job without a gnmi, netconf or ssh transport', result: null };
-  const changes = (Array.isArray(params.changes) ? params.changes : []) as ConfigChange[];
+export async function runDryRun(ctx: JobContext<'dry_run'>): Promise<JobResultOf<'dry_run'>> {
+  const { transport, changes } = ctx.params;
   let session: DeviceSession | undefined;
   try {
     session = await ctx.open(transport);
@@ -41,7 +38,7 @@ export async function runDryRun(ctx: JobContext): Promise<JobResultOf> {
     const { diff, additions, deletions } = unifiedDiff(preview.before, preview.after);
     const result: DryRunResult = { diff, changed: diff !== '', additions, deletions, ...METHODS[transport] };
     ctx.log('info', result.changed ? `dry run: ${additions} line(s) would be added, ${deletions} removed; nothing was changed` : 'dry run: the running config already matches; nothing was changed');
-    return { status: 'succeeded', error: null, result: { ...result } };
+    return { status: 'succeeded', error: null, result };
   } catch (err) {
     const message = ctx.mask(describeError(err, ctx.signal).message);
     ctx.log('error', `dry run failed: ${message}`);

@@ -1,14 +1,14 @@
 import type { DeviceSession, Transport } from '../drivers/types';
-import type { TransportCheck } from '../../../shared/src/jobs/messages';
+import type { TransportCheck } from '../../../shared/src/jobs/test-credential';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
  * The transports a device is reached over: its profile's automation transport (gNMI or NETCONF)
  * first, then the SSH CLI. params.transport narrows the test to one.
  */
-export function transportsToTest(ctx: Pick<JobContext, 'params' | 'device'>): Transport[] {
+export function transportsToTest(ctx: Pick<JobContext<'test_credential'>, 'params' | 'device'>): Transport[] {
   const asked = ctx.params.transport;
-  if (asked === 'ssh' || asked === 'netconf' || asked === 'gnmi') return [asked];
+  if (asked) return [asked];
   const automation = ctx.device.automation_transport;
   return automation ? [automation, 'ssh'] : ['ssh'];
 }
@@ -35,7 +35,7 @@ async function check(ctx: JobContext, transport: Transport): Promise<TransportCh
  * transport may simply not be offered (nothing listening: reported unavailable, not failed); a
  * gNMI-only or NETCONF-only device is judged by its automation transport.
  */
-export async function runTestCredential(ctx: JobContext): Promise<JobResultOf> {
+export async function runTestCredential(ctx: JobContext<'test_credential'>): Promise<JobResultOf<'test_credential'>> {
   const wanted = transportsToTest(ctx);
   const checks: TransportCheck[] = [];
   for (const transport of wanted) {
@@ -52,6 +52,6 @@ export async function runTestCredential(ctx: JobContext): Promise<JobResultOf> {
   return {
     status: ok ? 'succeeded' : 'failed',
     error: ok ? null : message,
-    result: { ok, message, transports: checks, ...(cause ? { error_cause: cause } : {}) } as unknown as Record<string, unknown>,
+    result: { ok, message, transports: checks, ...(cause ? { error_cause: cause } : {}) },
   };
 }

@@ -1,8 +1,10 @@
 import { Center, Loader } from '@mantine/core';
+import { useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useEffect } from 'react';
 import { Route, Switch } from 'wouter';
 import { useSession } from './auth/use-session';
 import { Shell } from './components/Shell';
+import { preloadRoute } from './lib/queries';
 import { SignIn } from './pages/SignIn';
 
 // Each page is its own chunk: the first load carries only the shell and the page asked for.
@@ -27,17 +29,29 @@ const loading = (
   </Center>
 );
 
-/** Fetches the busiest pages' code once the first page is up, so moving to them waits on data only. */
+/**
+ * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).
+ * Then, once no request is in flight (so it never holds a connection the first page needs),
+ * fetches the busiest pages' code, so moving to them waits on data only.
+ */
 function usePrefetch(enabled: boolean): void {
+  const client = useQueryClient();
   useEffect(() => {
     if (!enabled) return;
-    const timer = setTimeout(() => {
+    preloadRoute(client, location.pathname, location.search);
+    let timer: ReturnType<typeof setTimeout>;
+    const idle = () => {
+      if (client.isFetching() > 0) {
+        timer = setTimeout(idle, 250);
+        return;
+      }
       void import('./pages/Devices');
       void import('./pages/Device');
       void import('./pages/Agents');
-    }, 1_000);
+    };
+    timer = setTimeout(idle, 500);
     return () => clearTimeout(timer);
-  }, [enabled]);
+  }, [enabled, client]);
 }
 
 export function App() {

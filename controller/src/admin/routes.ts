@@ -4,9 +4,7 @@ import { ROLES } from '../auth/permissions';
 import { appError } from '../errors/app-error';
 import { IdParams, Paging, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { AdminStore } from './admin-store';
 import { AuditEntry, AuditQuery, NewUserBody, Organization, OrganizationBody, Role, RolesBody, User, UserChangesBody } from './schemas';
-import { UsersService } from './users-service';
 
 const tags = ['admin'];
 
@@ -20,9 +18,8 @@ function organizationName(name: string): string {
 /** Organizations, users and roles, settings and the audit log. */
 export async function adminRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, settings, audit, auth } = app.services;
-  const store = new AdminStore(db);
-  const users = new UsersService(store, auth.store, audit);
+  const { settings, audit, users } = app.services;
+  const { store } = users;
 
   app.get('/organizations', {
     config: { permission: 'platform.admin' },

@@ -4,7 +4,7 @@ import type { AuthContext } from '../auth/auth-service';
 import { ROLES } from '../auth/permissions';
 import type { AuthStore } from '../auth/auth-store';
 import { appError } from '../errors/app-error';
-import type { AuditService } from './audit-service';
+import type { AuditService } from '../platform/audit-service';
 import { AdminStore } from './admin-store';
 
 export interface NewUser {
@@ -25,7 +25,7 @@ export interface UserChanges {
 /** Users of the caller's active organization: create, edit, disable, assign roles. */
 export class UsersService {
   constructor(
-    private readonly store: AdminStore,
+    readonly store: AdminStore,
     private readonly authStore: AuthStore,
     private readonly audit: AuditService,
   ) {}

@@ -2,16 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { Agent, Enrollment, EnrollBody, NewAgent, NewAgentBody, SiteHealth } from './schemas';
+import { HealthService } from './health-service';
+import { HealthStore } from './health-store';
+import { Agent, Enrollment, EnrollBody, NewAgent, NewAgentBody, SiteHealth, SitesHealth } from './schemas';
 
 const tags = ['agents'];
 
 /** Agents: create (enrollment token), enroll, list, revoke; site health. Mounted at /api. */
 export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { agents, agentNatsCredentials } = app.services;
-  // Operator mode: a NATS server started from an older account JWT learns the revocations again.
-  if (agentNatsCredentials) app.addHook('onReady', () => agentNatsCredentials.revoked());
+  const { agents } = app.services;
 
   app.get('/agents', {
     config: { permission: 'devices.access' },
@@ -45,6 +45,13 @@ export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
     await agents.revoke(caller(request), request.params.id);
     return reply.code(204).send(null);
   });
+
+  // Static beats parametric in the router, so this never reaches GET /api/sites/:id.
+  const health = new HealthService(new HealthStore(app.services.db), agents);
+  app.get('/sites/health', {
+    config: { permission: 'devices.access' },
+    schema: { tags: ['sites', 'agents'], summary: 'Every site and the default pool in one answer: agents, device reachability, backup freshness (24 h), last snapshot outcome, failing devices', response: { 200: SitesHealth, ...errorResponses(401, 403) } },
+  }, async (request) => health.overview(caller(request).orgId));
 
   app.get('/sites/:id/health', {
     config: { permission: 'devices.access' },

@@ -105,3 +105,42 @@ export const SiteHealth = Type.Object({
     Type.Object({ id: Uuid, name: Type.String(), error: Nullable(Type.String()), kind: Type.String(), at: Timestamp }),
   ),
 });
+
+const PoolStatusSchema = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down'), Type.Literal('no_agents')]);
+
+const FailingDevice = Type.Object({ id: Uuid, name: Type.String(), error: Nullable(Type.String()), kind: Type.String(), at: Timestamp });
+
+/** One panel of GET /api/sites/health: a site, or (site_id null) the default pool. */
+export const PoolHealth = Type.Object({
+  site_id: Type.Union([Uuid, Type.Null()], { description: 'null: the default pool.' }),
+  name: Type.String(),
+  pool: Type.String({ description: 'Where these devices\' jobs go: the site id when the site has agents, else "default".' }),
+  status: PoolStatusSchema,
+  agents: Type.Array(Agent),
+  online_agents: Type.Integer({ description: 'Agents not offline (online or degraded).' }),
+  devices: Type.Object({
+    total: Type.Integer({ description: 'The default pool counts devices without a site and those of sites without agents.' }),
+    reachable: Type.Integer({ description: 'Latest finished job in the last 24 hours succeeded.' }),
+    unreachable: Type.Integer({ description: 'Latest finished job in the last 24 hours failed.' }),
+    unknown: Type.Integer({ description: 'No finished job in the last 24 hours.' }),
+    backed_up_24h: Type.Integer({ description: 'Devices with a successful backup (config version) in the last 24 hours.' }),
+  }),
+  failing_devices: Type.Array(FailingDevice, { description: 'The newest failures among unreachable devices (at most 5).' }),
+  last_snapshot: Type.Union([
+    Type.Object({
+      id: Uuid,
+      name: Type.String(),
+      status: Type.String(),
+      created_at: Timestamp,
+      succeeded: Type.Integer(),
+      failed: Type.Integer(),
+      pending: Type.Integer(),
+    }),
+    Type.Null(),
+  ], { description: 'The newest of the organization\'s last 10 snapshots that held any of these devices, with their outcomes in it; null when none did.' }),
+});
+
+export const SitesHealth = Type.Object({
+  generated_at: Timestamp,
+  pools: Type.Array(PoolHealth, { description: 'The default pool first, then every site by name.' }),
+});

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { AuditService } from '../admin/audit-service';
-import type { SettingsService } from '../admin/settings-service';
+import type { AuditService } from '../platform/audit-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import { normalizePublicKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
@@ -26,6 +26,16 @@ export function statusOf(row: Pick<AgentRow, 'last_seen_at' | 'pending_events' |
   if (age > live.offlineMs) return 'offline';
   if (age > 2 * live.heartbeatMs || row.pending_events > 0) return 'degraded';
   return 'online';
+}
+
+export type PoolStatus = 'ok' | 'degraded' | 'down' | 'no_agents';
+
+/** A pool's status from its agents (degraded ones count as up) and its devices failing. */
+export function poolStatus(agents: { status: AgentStatus }[], failing: number): PoolStatus {
+  if (agents.length === 0) return 'no_agents';
+  const up = agents.filter((a) => a.status !== 'offline').length;
+  if (up === 0) return 'down';
+  return up < agents.length || failing > 0 ? 'degraded' : 'ok';
 }
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
@@ -165,12 +175,11 @@ export class AgentsService {
     const online = agents.filter((a) => a.status !== 'offline').length;
     const reachable = devices.filter((d) => d.status === 'succeeded').length;
     const failed = devices.filter((d) => d.status === 'failed');
-    const status = agents.length === 0 ? 'no_agents' : online === 0 ? 'down' : online < agents.length || failed.length > 0 ? 'degraded' : 'ok';
     return {
       site_id: site.id,
       name: site.name,
       pool: agents.length > 0 ? site.id : 'default',
-      status: status as 'ok' | 'degraded' | 'down' | 'no_agents',
+      status: poolStatus(agents, failed.length),
       agents,
       online_agents: online,
       devices: { total: devices.length, reachable, unreachable: failed.length, unknown: devices.length - reachable - failed.length },

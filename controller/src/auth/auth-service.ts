@@ -1,5 +1,5 @@
-import type { AuditService } from '../admin/audit-service';
-import type { SettingsService } from '../admin/settings-service';
+import type { AuditService } from '../platform/audit-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { AuthStore, type LockoutKey, type RefreshRow, type UserRow } from './auth-store';

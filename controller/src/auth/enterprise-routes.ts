@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import { clientInfo } from '../http/client-info';
-import { errorResponses } from '../http/schemas';
+import { Nullable, errorResponses } from '../http/schemas';
 import { enterpriseSettingsFromEnv } from './ldap-oidc-env';
 import { EnterpriseStore } from './ldap-oidc-store';
 import { ExternalUsers } from './ldap-oidc-users';
@@ -27,6 +27,17 @@ const LdapTestSchema = Type.Object({
   bind_dn: Type.String(),
   base_dn: Type.String(),
   tls: Type.Union([Type.Literal('ldaps'), Type.Literal('starttls'), Type.Literal('none')]),
+  warnings: Type.Array(Type.String()),
+});
+
+const Endpoint = Nullable(Type.String());
+const OidcTestSchema = Type.Object({
+  ok: Type.Boolean({ description: 'True when discovery at oidc.issuer works and names the endpoints sign-in needs.' }),
+  message: Type.String({ description: 'What worked, or why not (unreachable, not an OpenID issuer, TLS).' }),
+  issuer: Type.String({ description: 'The issuer the provider names (the setting when discovery failed).' }),
+  client_id: Type.String(),
+  callback_url: Type.String({ description: 'Register this redirect URI at the provider.' }),
+  endpoints: Type.Object({ authorization: Endpoint, token: Endpoint, userinfo: Endpoint, jwks: Endpoint }),
   warnings: Type.Array(Type.String()),
 });
 
@@ -102,6 +113,16 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
       response: { 200: LdapTestSchema, ...errorResponses(401, 429) },
     },
   }, async () => ldap.test());
+
+  app.post('/oidc/test', {
+    config: { authenticated: true },
+    schema: {
+      tags,
+      summary: 'Test the configured OIDC issuer',
+      description: 'OpenID discovery at oidc.issuer with the saved settings (10 s timeout; https, or plain http on loopback only). Always 200; ok and message say whether it works and why not. Never returns the client secret.',
+      response: { 200: OidcTestSchema, ...errorResponses(401, 429) },
+    },
+  }, async () => oidc.test());
 
   app.get('/oidc/authorize', {
     config: { public: true },

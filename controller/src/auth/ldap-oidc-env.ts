@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
-import { SETTING_DEFINITIONS } from '../admin/settings-definitions';
+import { SETTING_DEFINITIONS } from '../platform/settings-definitions';
 import { ConfigError } from '../config';
 
 type Parse = (raw: string, name: string) => unknown;

@@ -1,4 +1,4 @@
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import { appError } from '../errors/app-error';
 import type { EnterpriseStore, ExternalUserFields, ExternalUserRow } from './ldap-oidc-store';
 

@@ -1,7 +1,7 @@
 import type { ConnectionOptions } from 'node:tls';
 import type { FastifyBaseLogger } from 'fastify';
 import { Client, Filter, InvalidCredentialsError, NoSuchObjectError, ResultCodeError, SizeLimitExceededError } from 'ldapts';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import { AppError, appError } from '../errors/app-error';
 import type { AuthService, ClientInfo, TokenPair } from './auth-service';
 import type { ExternalUsers } from './ldap-oidc-users';

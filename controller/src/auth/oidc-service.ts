@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import * as oidc from 'openid-client';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import { AppError, appError } from '../errors/app-error';
 import type { AuthService, ClientInfo } from './auth-service';
 import type { EnterpriseStore } from './ldap-oidc-store';
@@ -37,6 +37,18 @@ export async function readOidcConfig(settings: SettingsService): Promise<OidcCon
   return { issuer: issuer.trim(), clientId: clientId.trim(), clientSecret: clientSecret || null, redirectUris, scopes, usernameClaim };
 }
 
+/** What POST /api/auth/oidc/test reports (never the client secret). */
+export interface OidcTestReport {
+  ok: boolean;
+  message: string;
+  issuer: string;
+  client_id: string;
+  /** Where the provider must send browsers back: register it there. */
+  callback_url: string;
+  endpoints: { authorization: string | null; token: string | null; userinfo: string | null; jwks: string | null };
+  warnings: string[];
+}
+
 export function oidcEnabled(config: Pick<OidcConfig, 'issuer' | 'clientId'>): boolean {
   return config.issuer !== '' && config.clientId !== '';
 }
@@ -52,6 +64,9 @@ function networkFailure(err: unknown): string | null {
   for (let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth += 1) {
     if (e.code === 'OAUTH_TIMEOUT' || e.name === 'TimeoutError') return `no answer within ${HTTP_TIMEOUT_SECONDS} s`;
     if (e.code && /^E[A-Z]+$/.test(e.code)) return e.code === 'ECONNREFUSED' ? 'connection refused' : e.code;
+    if (e.code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(e.code)) {
+      return `TLS: the issuer's certificate is not trusted (${e.code}); give the controller its CA with NODE_EXTRA_CA_CERTS`;
+    }
     if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') return 'unexpected HTTP status from the provider';
     if (e.code === 'OAUTH_RESPONSE_IS_NOT_JSON') return 'the provider did not answer with JSON';
   }
@@ -103,6 +118,13 @@ export class OidcService {
   private async provider(config: OidcConfig): Promise<oidc.Configuration> {
     const key = [config.issuer, config.clientId, sha256(config.clientSecret ?? '')].join(' ');
     if (this.discovered?.key === key && Date.now() - this.discovered.at < DISCOVERY_TTL_MS) return this.discovered.config;
+    const discovered = await this.discover(config);
+    this.discovered = { key, at: Date.now(), config: discovered };
+    return discovered;
+  }
+
+  /** OpenID discovery at the issuer (https, or plain http on loopback only), uncached. */
+  private async discover(config: OidcConfig): Promise<oidc.Configuration> {
     let issuer: URL;
     try {
       issuer = new URL(config.issuer);
@@ -127,8 +149,42 @@ export class OidcService {
       throw appError('OIDC_PROVIDER_UNAVAILABLE', `Cannot read the OpenID configuration of ${config.issuer}: ${reason}`);
     }
     discovered.timeout = HTTP_TIMEOUT_SECONDS;
-    this.discovered = { key, at: Date.now(), config: discovered };
     return discovered;
+  }
+
+  /**
+   * POST /api/auth/oidc/test: discovery at the saved issuer, fresh (not the sign-in cache), and
+   * the endpoints it found, or why it failed (unreachable, not an OpenID issuer, TLS).
+   */
+  async test(): Promise<OidcTestReport> {
+    const config = await readOidcConfig(this.settings);
+    const report = {
+      issuer: config.issuer,
+      client_id: config.clientId,
+      callback_url: this.callbackUrl(),
+      endpoints: { authorization: null, token: null, userinfo: null, jwks: null },
+      warnings: [] as string[],
+    };
+    if (!oidcEnabled(config)) return { ok: false, message: 'OIDC is not configured: set oidc.issuer and oidc.client_id', ...report };
+    if (!config.clientSecret) report.warnings.push('No oidc.client_secret: the controller signs in as a public client (PKCE only)');
+    if (config.redirectUris.length === 0) report.warnings.push('oidc.redirect_uris is empty: no browser can be sent back after sign-in');
+    let metadata: oidc.ServerMetadata;
+    try {
+      metadata = (await this.discover(config)).serverMetadata();
+    } catch (err) {
+      return { ok: false, message: (err as Error).message, ...report };
+    }
+    const endpoints = {
+      authorization: metadata.authorization_endpoint ?? null,
+      token: metadata.token_endpoint ?? null,
+      userinfo: metadata.userinfo_endpoint ?? null,
+      jwks: metadata.jwks_uri ?? null,
+    };
+    const missing = (['authorization', 'token', 'jwks'] as const).filter((k) => !endpoints[k]);
+    if (missing.length > 0) {
+      return { ok: false, message: `${metadata.issuer} is missing the ${missing.join(', ')} endpoint(s) sign-in needs`, ...report, endpoints };
+    }
+    return { ok: true, message: `Read the OpenID configuration of ${metadata.issuer}`, ...report, issuer: metadata.issuer, endpoints };
   }
 
   /** GET /api/auth/oidc/authorize: the provider URL to send the browser to, and the state to bind it with. */

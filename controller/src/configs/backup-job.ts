@@ -1,35 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { ConfigFormat, FetchedConfig, Transport } from '../../../agent/src/drivers/types';
-import type { StructuredTransport } from './store';
+import type { BackupMethod } from '../../../shared/src/device/backup-method';
+import type { ConfigFormat, StructuredTransport, Transport } from '../../../shared/src/device/values';
+
 
 /**
- * The 'backup' job as config backups submit it and read its outcome. The agent's backup
- * runner opens one session per method, fetches the running config and reports each method
- * on its own, so a failed structured pull never hides a good CLI one.
+ * The 'backup' job as config backups submit it and read its outcome (the contract is
+ * shared/src/jobs/backup.ts). The agent's backup runner opens one session per method, fetches
+ * the running config and reports each method on its own.
  */
-export type BackupMethod = 'cli' | 'structured';
-export type PullMethod = BackupMethod | 'both';
-
-export interface BackupJobParams {
-  [key: string]: unknown;
-  methods: BackupMethod[];
-  /** Transport of the structured method (the profile's automation_transport). */
-  structured_transport: StructuredTransport | null;
-}
-
-export interface BackupMethodResult {
-  method: BackupMethod;
-  config?: FetchedConfig;
-  error?: string;
-}
-
-export interface BackupJobResult {
-  results: BackupMethodResult[];
-  /** Session transcript; drivers mask credentials, the recorder masks again before storing. */
-  transcript?: string;
-}
-
-export const methodsOf = (method: PullMethod): BackupMethod[] => (method === 'both' ? ['cli', 'structured'] : [method]);
 
 /** What a method goes over, and the format it yields: cli → ssh/cli, structured → netconf/xml or gnmi/json. */
 export function channelOf(method: BackupMethod, transport: StructuredTransport | null): { via: Transport | 'none'; format: ConfigFormat | 'none' } {
@@ -37,23 +15,6 @@ export function channelOf(method: BackupMethod, transport: StructuredTransport |
   if (transport === 'netconf') return { via: 'netconf', format: 'xml' };
   if (transport === 'gnmi') return { via: 'gnmi', format: 'json' };
   return { via: 'none', format: 'none' };
-}
-
-/** Reads a job result defensively: whatever an agent sends, the recorder gets a clean shape. */
-export function parseBackupResult(result: Record<string, unknown> | null): BackupJobResult {
-  const raw = result ?? {};
-  const results: BackupMethodResult[] = [];
-  for (const item of Array.isArray(raw.results) ? raw.results : []) {
-    if (!item || typeof item !== 'object') continue;
-    const r = item as Record<string, unknown>;
-    if (r.method !== 'cli' && r.method !== 'structured') continue;
-    const c = r.config as Record<string, unknown> | undefined;
-    const config = c && typeof c.text === 'string'
-      ? { text: c.text, format: String(c.format ?? 'cli') as ConfigFormat, via: String(c.via ?? 'ssh') as Transport }
-      : undefined;
-    results.push({ method: r.method, config, error: typeof r.error === 'string' ? r.error : undefined });
-  }
-  return { results, transcript: typeof raw.transcript === 'string' ? raw.transcript : '' };
 }
 
 /**

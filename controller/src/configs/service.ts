@@ -3,31 +3,26 @@ import type { FastifyBaseLogger as Logger } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { unifiedDiff } from '../../../shared/src/diff/unified';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
-import type { TransportCheck } from '../../../shared/src/jobs/messages';
+import { methodsOf, type BackupMethod, type PullMethod } from '../../../shared/src/device/backup-method';
+import type { StructuredTransport } from '../../../shared/src/device/values';
+import type { BackupJobParams, BackupJobResult } from '../../../shared/src/jobs/backup';
+import type { TestCredentialResult } from '../../../shared/src/jobs/test-credential';
+import { expandTranscript } from '../../../shared/src/jobs/transcript';
 import type { SnapshotStore } from '../snapshots/store';
-import {
-  channelOf, methodsOf, parseBackupResult, sha256, successfulVersion,
-  type BackupJobParams, type BackupMethod, type BackupJobResult, type PullMethod,
-} from './backup-job';
+import { channelOf, sha256, successfulVersion } from './backup-job';
 import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
 import { maskSecrets } from './mask';
-import type { BackupDevice, ConfigStore, NewVersion, SealedSecrets, StructuredTransport } from './store';
+import type { BackupDevice, ConfigStore, NewVersion, SealedSecrets } from './store';
 
 /** A single pull's whole-job limit; the request waits a little longer so the job ends first. */
 export const PULL_DEADLINE_MS = 120_000;
 const PULL_WAIT_GRACE_MS = 10_000;
 export const TEST_CREDENTIAL_DEADLINE_MS = 45_000;
 
-declare module '../services' {
-  interface Services {
-    /** Set by the configs area plugin (so absent in createServices). */
-    configs?: ConfigService;
-  }
-}
 
 export interface BackupPlan {
   methods: BackupMethod[];
@@ -52,6 +47,8 @@ export interface RecordedBackup {
   error: string | null;
 }
 
+/** A failed job's result: every method fails with the job's error. */
+const NO_RESULT: BackupJobResult = { results: [], transcript: '' };
 const DEVICE_GONE: RecordedBackup = { ok: false, error: 'The device was deleted before its backup finished' };
 
 export interface BackupToStore {
@@ -77,16 +74,14 @@ export class ConfigService {
     readonly store: ConfigStore,
     private readonly snapshots: SnapshotStore,
     private readonly secrets: SecretBox,
-    private readonly jobsRef: () => JobService | undefined,
+    private readonly jobService: JobService,
     private readonly log: Logger,
     /** How configs are shown: the secret masker (keyed HMAC, config-secrets.ts) and the audit of reveals. */
     private readonly shown: { mask: SecretMasker; audit?: AuditService } = { mask: secretMasker(randomBytes(32)) },
   ) {}
 
   jobs(): JobService {
-    const jobs = this.jobsRef();
-    if (!jobs) throw appError('JOBS_UNAVAILABLE');
-    return jobs;
+    return this.jobService;
   }
 
   async device(orgId: string, deviceId: string): Promise<BackupDevice> {
@@ -148,7 +143,7 @@ export class ConfigService {
    * masked transcript, and moves the snapshot the job belongs to. Many outcomes at once take
    * the same three statements as one (contexts, versions, snapshot devices).
    */
-  async recordBackups(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<RecordedBackup[]> {
+  async recordBackups(outcomes: JobOutcome<'backup'>[], trx: Knex.Transaction): Promise<RecordedBackup[]> {
     const contexts = await this.store.backupContexts(trx, outcomes);
     const maskers = new Map<string, Promise<(text: string) => string>>();
     const versions: NewVersion[] = [];
@@ -160,7 +155,7 @@ export class ConfigService {
         continue;
       }
       const { groupId } = outcome;
-      const parsed = parseBackupResult(outcome.result);
+      const parsed = outcome.result ?? NO_RESULT;
       const plan = context.run ?? context.pull;
       const methods = (plan?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
       const sealedKey = JSON.stringify(context.sealed); // devices of one profile share a masker
@@ -189,7 +184,7 @@ export class ConfigService {
     return recorded;
   }
 
-  async recordBackup(outcome: JobOutcome, trx: Knex.Transaction): Promise<RecordedBackup> {
+  async recordBackup(outcome: JobOutcome<'backup'>, trx: Knex.Transaction): Promise<RecordedBackup> {
     return (await this.recordBackups([outcome], trx))[0];
   }
 
@@ -291,9 +286,9 @@ export class ConfigService {
     const byJob = new Map(outcomes.map((o) => [o.jobId, o]));
     const results = devices.map((d, i) => {
       const o = byJob.get(ids[i]);
-      const reported = (o?.result ?? {}) as { ok?: unknown; message?: unknown; transports?: unknown };
+      const reported: Partial<TestCredentialResult> = (o?.kind === 'test_credential' && o.result) || {};
       const success = o?.status === 'succeeded' && reported.ok !== false;
-      const said = typeof reported.message === 'string' && reported.message ? reported.message : null;
+      const said = reported.message || null;
       return {
         device_id: d.id,
         device_name: d.name,
@@ -302,7 +297,7 @@ export class ConfigService {
           ? said ?? 'Credentials accepted'
           : o ? said ?? o.error ?? 'Credential test failed' : 'No answer before the deadline; the test is still running',
         duration_ms: o?.startedAt ? o.finishedAt.getTime() - o.startedAt.getTime() : Date.now() - started,
-        transports: transportChecks(reported.transports),
+        transports: (reported.transports ?? []).map(({ transport, status, message }) => ({ transport, status, message })),
       };
     });
     return { results, total: results.length, succeeded: results.filter((r) => r.success).length, failed: results.filter((r) => !r.success).length };
@@ -313,20 +308,11 @@ export class ConfigService {
   }
 }
 
-const CHECK_STATUSES = new Set(['ok', 'failed', 'unavailable']);
-const TRANSPORTS = new Set(['ssh', 'netconf', 'gnmi']);
-
-/** The per-transport checks an agent reported, taken defensively (older agents send none). */
-function transportChecks(raw: unknown): { transport: 'ssh' | 'netconf' | 'gnmi'; status: 'ok' | 'failed' | 'unavailable'; message: string }[] {
-  if (!Array.isArray(raw)) return [];
-  return raw
-    .filter((c): c is TransportCheck => !!c && TRANSPORTS.has(c.transport) && CHECK_STATUSES.has(c.status) && typeof c.message === 'string')
-    .map((c) => ({ transport: c.transport, status: c.status, message: c.message }));
-}
-
 /** One version per method tried (failed ones too), transcript and errors masked. */
 function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersion[] {
-  const transcript = mask(b.result.transcript ?? '');
+  // Agents leave the config out of the transcript (it travels once, in the result): put it back.
+  const configOf = (method: BackupMethod) => b.result.results.find((r) => r.method === method)?.config?.text;
+  const transcript = mask(expandTranscript(b.result.transcript ?? '', configOf));
   return b.methods.map((method) => {
     const r = b.result.results.find((x) => x.method === method);
     const channel = channelOf(method, b.transport);

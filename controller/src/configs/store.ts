@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { StructuredTransport } from '../../../shared/src/device/values';
 import { PREPARED, type Db } from '../db/knex';
 
 /** Columns of a stored config version as the API shows it in lists (no text, no transcript). */
@@ -6,8 +7,6 @@ export const VERSION_COLUMNS = [
   'id', 'device_id', 'version', 'method', 'config_format', 'config_hash', 'source', 'pulled_via', 'status',
   'error_message', 'snapshot_id', 'notes', 'notes_by', 'size_bytes', 'line_count', 'created_at',
 ] as const;
-
-export type StructuredTransport = 'gnmi' | 'netconf';
 
 /** A device as config backups see it: identity plus the profile facts a backup needs. */
 export interface BackupDevice {

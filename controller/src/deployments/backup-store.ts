@@ -57,7 +57,7 @@ export class PreDeploymentBackups {
 
   constructor(
     private readonly deployments: DeploymentStore,
-    private readonly configs: () => ConfigService | undefined,
+    private readonly configs: ConfigService,
   ) {}
 
   /**
@@ -85,12 +85,8 @@ export class PreDeploymentBackups {
         replies[i] = storeReply(jobId, null, (err as Error).message);
       }
     });
-    const configs = this.configs();
+    const { configs } = this;
     if (valid.length === 0) return replies;
-    if (!configs) {
-      for (const v of valid) replies[v.i] = storeReply(v.request.job_id, null, 'this controller stores no configurations');
-      return replies;
-    }
     try {
       await this.deployments.db.transaction((trx) => this.storeValid(trx, configs, valid, replies));
     } catch (err) {

@@ -3,18 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
-import { stacksService } from '../stacks/service';
-import { DeploymentRunner, type RunnerTunables } from './runner';
 import { Deployment, DeploymentBody, DeploymentQuery, DeploymentWithDevices, LogPage, LogQuery } from './schemas';
-import { DeploymentService } from './service';
-import { DeploymentStore } from './store';
-
-declare module '../config' {
-  interface ControllerConfig {
-    /** Deployment recovery sweep tunables; tests lower them. */
-    deployments?: Partial<RunnerTunables>;
-  }
-}
 
 const tags = ['deployments'];
 const permission = 'devices.access' as const;
@@ -22,18 +11,7 @@ const permission = 'devices.access' as const;
 /** Deployments under /api/config: create (201 pending), list, one with devices, logs, rollback. */
 export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { services } = app;
-  const store = new DeploymentStore(services.db);
-  const runner = new DeploymentRunner(store, services.jobs, () => services.configs, app.log, {
-    sweepIntervalMs: 2_000,
-    staleMs: 5_000,
-    ...services.config.deployments,
-  });
-  runner.register();
-  const deployments = new DeploymentService(store, stacksService(services), runner, services.audit, () => services.configs);
-  services.deployments = deployments;
-  app.addHook('onReady', async () => runner.start());
-  app.addHook('onClose', async () => runner.stop());
+  const { deployments } = app.services;
 
   app.post('/deployments', {
     config: { permission },
@@ -46,7 +24,7 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
     schema: { tags, summary: 'Deployments, newest first', querystring: DeploymentQuery, response: { 200: Type.Array(Deployment), ...errorResponses(400, 401, 403) } },
   }, async (request) => {
     const { stack_id, limit = 100, offset = 0 } = request.query;
-    return store.list(caller(request).orgId, { stack_id, limit, offset });
+    return deployments.list(caller(request).orgId, { stack_id, limit, offset });
   });
 
   app.get('/deployments/:id', {

@@ -13,6 +13,13 @@ import {
   type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type DeviceWrite, type EntryRow, type LockedDeployment, type LockedDevice, type LogBatch, type LogLine,
 } from './store';
 
+declare module '../config' {
+  interface ControllerConfig {
+    /** Deployment recovery sweep tunables; tests lower them. */
+    deployments?: Partial<RunnerTunables>;
+  }
+}
+
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
 export const DEPLOY_DEADLINE_MS = 10 * 60_000;
 export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
@@ -44,10 +51,13 @@ export interface RunnerTunables {
 /** A deploy result as recorded: every field may be absent (older agents; phase absent means 'push'). */
 type DeployOutcomeResult = Partial<DeployResult>;
 
+type DeploymentKind = 'deploy' | 'rollback' | 'dry_run';
+type DeploymentJobSpec = JobSpec<DeploymentKind>;
+
 interface Claimed {
   deviceId: string;
   running: DeviceStatus;
-  spec: JobSpec;
+  spec: DeploymentJobSpec;
 }
 type DeviceUpdate = { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null };
 
@@ -70,7 +80,7 @@ function deployResultSummary(result: Record<string, unknown>): Record<string, un
 }
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
-const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): JobSpec['kind'] => (deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind);
+const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): DeploymentKind => (deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind);
 
 /** A dry_run outcome's device fields: completed with its diff, or failed with the reason. */
 function dryRunFields(outcome: JobOutcome): Partial<DeploymentDeviceRow> {
@@ -115,7 +125,7 @@ export class DeploymentRunner {
   constructor(
     private readonly store: DeploymentStore,
     private readonly jobs: JobService,
-    private readonly configs: () => ConfigService | undefined,
+    private readonly configs: ConfigService,
     private readonly log: FastifyBaseLogger,
     private readonly tunables: RunnerTunables,
   ) {
@@ -240,15 +250,16 @@ export class DeploymentRunner {
         updates.push({ device_id: device.device_id, status: next.running, job_id: job.id, error_message: null });
         continue;
       }
-      let params: Record<string, unknown>;
+      const base = { orgId: deployment.org_id, deviceId: device.device_id, groupId: deployment.id };
+      let spec: DeploymentJobSpec;
       const changes = () => (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
       if (kind === 'dry_run') {
         // Read only: no backup is taken, stored or needed.
-        params = { deployment_id: deployment.id, transport: device.transport, changes: changes() } satisfies DryRunParams;
+        spec = { ...base, kind, deadlineMs: DEPLOY_DEADLINE_MS, params: { deployment_id: deployment.id, transport: device.transport, changes: changes() } };
       } else if (next.kind === 'deploy' && !device.backup_config_id) {
         // One session: the agent reads the running config, has it stored (storeBackup) before it
         // changes anything, then pushes and verifies against the stored backup.
-        params = { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true };
+        spec = { ...base, kind: 'deploy', deadlineMs: DEPLOY_DEADLINE_MS, params: { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true } };
       } else if (next.kind === 'deploy') {
         // Queued with its backup stored by a backup-phase job (a deployment an older controller
         // started): the push carries that backup, so every attempt of it verifies against and
@@ -260,15 +271,15 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        params = {
+        spec = { ...base, kind: 'deploy', deadlineMs: DEPLOY_DEADLINE_MS, params: {
           deployment_id: deployment.id,
           transport: device.transport,
           phase: 'push',
           changes: changes(),
           verify: true,
           backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-          backup_config_id: device.backup_config_id,
-        };
+          backup_config_id: device.backup_config_id!,
+        } };
       } else {
         const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;
         if (!backup) {
@@ -279,25 +290,18 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        params = {
+        spec = { ...base, kind: 'rollback', deadlineMs: ROLLBACK_DEADLINE_MS, params: {
           deployment_id: deployment.id,
           transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
           backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
           purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
-        };
+        } };
       }
       updates.push({ device_id: device.device_id, status: next.running, job_id: null, error_message: null });
       claimed.push({
         deviceId: device.device_id,
         running: next.running,
-        spec: {
-          orgId: deployment.org_id,
-          kind,
-          deviceId: device.device_id,
-          groupId: deployment.id,
-          params,
-          deadlineMs: next.kind === 'deploy' ? DEPLOY_DEADLINE_MS : ROLLBACK_DEADLINE_MS,
-        },
+        spec,
       });
     }
     await this.store.updateDevices(trx, deployment.id, updates);
@@ -408,7 +412,7 @@ export class DeploymentRunner {
     // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
     const storing = recorded.filter((r) => r.backup);
     if (storing.length > 0) {
-      const versions = await this.configs()!.store.insertVersions(trx, storing.map((r) => r.backup!));
+      const versions = await this.configs.store.insertVersions(trx, storing.map((r) => r.backup!));
       storing.forEach((r, i) => {
         const version = versions[i];
         if (version?.device_id !== r.device.device_id) throw new Error('stored backups came back in another order');
@@ -458,7 +462,7 @@ export class DeploymentRunner {
       if (backupPhase && device.backup_config_id) return null;
       // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
       const text = result.backup?.text;
-      const backup = typeof text === 'string' && this.configs() && !device.backup_config_id ? backupVersion(outcome, result.backup!) : null;
+      const backup = typeof text === 'string' && !device.backup_config_id ? backupVersion(outcome, result.backup!) : null;
       if (ok && backupPhase) {
         if (!backup) {
           Object.assign(fields, { status: 'failed', changed: false, error_message: 'The backup job returned no configuration; nothing was pushed' });
@@ -468,7 +472,7 @@ export class DeploymentRunner {
           Object.assign(fields, { status: 'queued', job_id: null });
         }
       } else if (ok) {
-        // changed: unless the agent found the running config already as rendered (older agents say nothing).
+        // changed: unless the agent found the running config already as rendered (null: not verified).
         Object.assign(fields, { status: 'completed', changed: result.changed !== false, error_message: null });
         line('info', `deployed${result.verified ? ' and verified' : ''}`);
       } else {

@@ -1,5 +1,5 @@
 import { XMLValidator } from 'fast-xml-parser';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { ConfigService } from '../configs/service';
 import { appError } from '../errors/app-error';
@@ -10,12 +10,6 @@ import { isEmptyPayload } from './empty-payload';
 import type { DeploymentRunner } from './runner';
 import type { DeploymentRow, DeploymentStore } from './store';
 
-declare module '../services' {
-  interface Services {
-    /** Deployments, for instances and scheduled tasks (set by the deployments plugin). */
-    deployments?: DeploymentService;
-  }
-}
 
 /** How a deployment runs (POST /deployments and instance runs). */
 export interface RunOptions {
@@ -87,10 +81,15 @@ export class DeploymentService {
     private readonly stacks: StacksService,
     readonly runner: DeploymentRunner,
     private readonly audit: AuditService,
-    /** The configs area (masks the device secrets in dry-run diffs), when it is mounted. */
-    private readonly configs: () => ConfigService | undefined = () => undefined,
+    /** The configs area: masks the device secrets in dry-run diffs. */
+    private readonly configs: ConfigService,
   ) {
     this.platforms = new PlatformStore(store.db);
+  }
+
+  /** The organization's deployments, newest first. */
+  list(orgId: string, filter: { stack_id?: string; limit: number; offset: number }) {
+    return this.store.list(orgId, filter);
   }
 
   async get(orgId: string, id: string): Promise<DeploymentRow> {
@@ -102,10 +101,9 @@ export class DeploymentService {
   /** One deployment with its device entries; a dry run's diffs masked like stored configs. */
   async getWithDevices(orgId: string, id: string) {
     const deployment = await this.get(orgId, id);
-    const configs = this.configs();
     const devices = (await this.store.deviceEntries(id)).map(({ device_type, ...entry }) => ({
       ...entry,
-      dry_run_diff: entry.dry_run_diff && configs ? configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '') : entry.dry_run_diff,
+      dry_run_diff: entry.dry_run_diff ? this.configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '') : entry.dry_run_diff,
     }));
     return { ...deployment, devices };
   }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ConfigFormat, Transport } from '../../../shared/src/device/values';
 import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
 
@@ -93,6 +94,13 @@ export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 
 export type LockedDevice = DeploymentDeviceRow & { org_id: string };
 
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
+/** A stored pre-deployment backup as a rollback or push job carries it. */
+export interface StoredBackup {
+  config_text: string;
+  config_format: ConfigFormat;
+  pulled_via: Transport;
+}
+
 export type DeviceWrite = Pick<DeploymentDeviceRow, 'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'> & { stamp: boolean };
 
 /** Log lines of a deployment, after the lines of job `job_id` (as lines of `device_id`) when set. */
@@ -338,10 +346,11 @@ export class DeploymentStore {
     return rows;
   }
 
-  async backupConfigs(q: Q, configIds: string[]): Promise<Map<string, { config_text: string; config_format: string; pulled_via: string }>> {
+  /** Pre-deployment backups: successful config versions, so their format and transport are real ones. */
+  async backupConfigs(q: Q, configIds: string[]): Promise<Map<string, StoredBackup>> {
     if (configIds.length === 0) return new Map();
     const rows = await q('config_versions').whereRaw('id = ANY(?::uuid[])', [configIds]).select('id', 'config_text', 'config_format', 'pulled_via');
-    return new Map(rows.map((r: { id: string; config_text: string; config_format: string; pulled_via: string }) => [r.id, r]));
+    return new Map(rows.map((r: StoredBackup & { id: string }) => [r.id, r]));
   }
 
   // ---- recovery sweep --------------------------------------------------------------------

@@ -6,8 +6,7 @@ import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { jsonRows, parseCsv } from './import';
 import { BulkBody, Device, DeviceBody, DeviceChanges, DeviceList, DeviceListQuery, ImportQuery, ImportSummary, JsonImportBody } from './schemas';
-import { DeviceService } from './service';
-import { DeviceStore, LIST_VERSION } from './store';
+import { LIST_VERSION } from './store';
 
 const tags = ['devices'];
 const config = { permission: 'devices.access' } as const;
@@ -22,8 +21,7 @@ const CSV_TYPES = ['text/csv', 'application/csv'];
  */
 export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, settings, audit } = app.services;
-  const devices = new DeviceService(new DeviceStore(db), settings, audit);
+  const { devices } = app.services;
 
   app.addContentTypeParser(CSV_TYPES, { parseAs: 'string', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) => done(null, body));
 
@@ -31,10 +29,10 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
     // The organization's list version comes with the session check: a remembered answer then
     // costs no query of its own.
     config: { ...config, alongSession: LIST_VERSION },
-    schema: { tags, summary: 'List devices (summary form), filtered and paged', querystring: DeviceListQuery, response: { 200: DeviceList, ...errorResponses(400, 401, 403) } },
+    schema: { tags, summary: 'List devices (summary form), filtered, sorted and paged', querystring: DeviceListQuery, response: { 200: DeviceList, ...errorResponses(400, 401, 403) } },
   }, async (request, reply) => {
-    const { limit = 50, offset = 0, ...filter } = request.query;
-    const body = await devices.listJson(caller(request).orgId, filter, limit, offset, request.alongSession as number);
+    const { limit = 50, offset = 0, sort, order, ...filter } = request.query;
+    const body = await devices.listJson(caller(request).orgId, filter, { sort, order }, limit, offset, request.alongSession as number);
     // Already JSON in the DeviceList shape (built by PostgreSQL): bytes are sent as they are.
     return reply.type('application/json; charset=utf-8').send(body as unknown as Static<typeof DeviceList>);
   });

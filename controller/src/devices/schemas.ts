@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
+import { Nullable, Paging, StringEnum, Timestamp, Uuid } from '../http/schemas';
+import { DEVICE_SORTS, SORT_ORDERS } from './list-order';
 import { DEVICE_TYPES } from './rules';
 
 const Text = (maxLength: number) => Type.String({ maxLength });
@@ -108,6 +109,8 @@ export const DeviceListQuery = Type.Object({
   site_id: Type.Optional(Uuid),
   site: Type.Optional(Type.String({ maxLength: 200, description: 'Free-text site name, case-insensitive exact.' })),
   source: Type.Optional(Type.String({ maxLength: 32 })),
+  sort: Type.Optional(StringEnum(DEVICE_SORTS, { description: 'Beyond API.md: the column to order by (vendor and site case-insensitively), ties broken by id. Without sort and order: by name.' })),
+  order: Type.Optional(StringEnum(SORT_ORDERS, { description: 'Beyond API.md: asc (default) or desc.' })),
   ...Paging(50, 100),
 });
 

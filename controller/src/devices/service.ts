@@ -1,11 +1,12 @@
 import type { Static } from '@sinclair/typebox';
-import type { AuditService } from '../admin/audit-service';
-import type { SettingsService } from '../admin/settings-service';
+import type { AuditService } from '../platform/audit-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import { isForeignKeyViolation, uniqueOr } from './db-errors';
 import { type ImportRow, validateImportRows } from './import';
 import { DeviceListCache } from './list-cache';
+import type { ListOrder } from './list-order';
 import { assertDeviceFields } from './rules';
 import type { BulkFields, DeviceBody, DeviceChanges } from './schemas';
 import type { DeviceFilter, DevicePin, DeviceStore } from './store';
@@ -14,9 +15,9 @@ import type { DeviceFilter, DevicePin, DeviceStore } from './store';
 const vanished = (constraint: string) => appError(constraint.includes('site') ? 'UNKNOWN_SITE' : 'UNKNOWN_PROFILE');
 
 /** Cache key of a list request; empty filter values filter nothing, so they are left out. */
-function listKey(orgId: string, filter: DeviceFilter, limit: number, offset: number): string {
+function listKey(orgId: string, filter: DeviceFilter, order: ListOrder, limit: number, offset: number): string {
   const used = Object.entries(filter).filter(([, value]) => value !== undefined && value !== '').sort(([a], [b]) => (a < b ? -1 : 1));
-  return JSON.stringify([orgId, limit, offset, used]);
+  return JSON.stringify([orgId, limit, offset, used, order.sort ?? null, order.order ?? null]);
 }
 
 const IMPORT_COLUMNS = [
@@ -40,11 +41,11 @@ export class DeviceService {
    * the one read with it (DeviceListCache says why that is safe): `currentVersion` when the
    * caller read it already (along with the session check), else one version lookup.
    */
-  async listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number, currentVersion?: number): Promise<Buffer> {
-    const key = listKey(orgId, filter, limit, offset);
+  async listJson(orgId: string, filter: DeviceFilter, order: ListOrder, limit: number, offset: number, currentVersion?: number): Promise<Buffer> {
+    const key = listKey(orgId, filter, order, limit, offset);
     const cached = this.lists.get(key);
     if (cached && cached.version === (currentVersion ?? (await this.store.listVersion(orgId)))) return cached.body;
-    const { body, version } = await this.store.listJson(orgId, filter, limit, offset);
+    const { body, version } = await this.store.listJson(orgId, filter, order, limit, offset);
     const entry = { version, body: Buffer.from(body) };
     this.lists.set(key, entry);
     return entry.body;

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { hotQuery, PREPARED, type Db } from '../db/knex';
+import { orderBySql, type ListOrder } from './list-order';
 import { OrgTable } from './org-table';
 
 /** A timestamp column as the ISO text JSON answers carry (built inside PostgreSQL, so no Date round trip). */
@@ -93,7 +94,7 @@ export class DeviceStore extends OrgTable {
    * Also the organization's list version (migration 110), read in the same statement and so from
    * the same snapshot as the body: the pair is what DeviceListCache keeps.
    */
-  async listJson(orgId: string, filter: DeviceFilter, limit: number, offset: number): Promise<{ body: string; version: number }> {
+  async listJson(orgId: string, filter: DeviceFilter, order: ListOrder, limit: number, offset: number): Promise<{ body: string; version: number }> {
     // Unfiltered: the trigger-maintained per-organization count (migration 022), not a scan.
     const unfiltered = Object.values(filter).every((value) => value === undefined || value === '');
     const count = unfiltered
@@ -101,14 +102,14 @@ export class DeviceStore extends OrgTable {
       : this.filtered(orgId, filter).count('*');
     const iso = (column: string) => this.db.raw(`${isoText(column)} AS ${column}`);
     const columns = SUMMARY_COLUMNS.map((c) => (c === 'created_at' || c === 'updated_at' ? iso(c) : c));
-    const page = this.filtered(orgId, filter).select(columns).orderBy('name').limit(limit).offset(offset);
+    const page = this.filtered(orgId, filter).select(columns).orderByRaw(orderBySql(order)).limit(limit).offset(offset);
     const { rows } = await this.db.raw(
       `SELECT json_build_object(
-         'devices', COALESCE((SELECT json_agg(p ORDER BY p.name) FROM (?) p), '[]'::json),
+         'devices', COALESCE((SELECT json_agg(p ORDER BY ${orderBySql(order, 'p.')}) FROM (?) p), '[]'::json),
          'total', (?), 'limit', ?::int, 'offset', ?::int)::text AS body,
        ${LIST_VERSION} AS version`,
       [page, count, limit, offset, orgId],
-    ).options(PREPARED); // one text per combination of filters present
+    ).options(PREPARED); // one text per combination of filters present and order
     return rows[0];
   }
 

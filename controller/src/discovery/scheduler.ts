@@ -8,7 +8,7 @@
  * history older than discovery.poll_history_days.
  */
 import type { Logger } from 'pino';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { JobService } from '../jobs/types';
 import type { DiscoveryService } from './service';
 import type { DueDevice } from './store';
@@ -37,7 +37,7 @@ export class PollScheduler {
   constructor(
     private readonly service: DiscoveryService,
     private readonly settings: SettingsService,
-    private readonly jobs: () => JobService | undefined,
+    private readonly jobs: JobService,
     private readonly log: Logger,
     readonly options: SchedulerOptions,
   ) {}
@@ -65,8 +65,7 @@ export class PollScheduler {
   }
 
   private async pass(): Promise<void> {
-    const jobs = this.jobs();
-    if (!jobs) return;
+    const { jobs } = this;
     await this.recover(jobs);
     if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) {
       this.lastPrune = Date.now();

@@ -5,9 +5,9 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { collected, SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../agent/src/discovery/records';
+import { collected, SECTION_RECORDS, type DiscoveryRecords, type SectionResult } from '../../../shared/src/discovery/records';
 import type { AuthContext } from '../auth/auth-service';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
 import { Batcher } from '../../../shared/src/jobs/limit';
@@ -83,16 +83,14 @@ export class DiscoveryService {
    * Resolves once the job row is stored (or the poll ended failed because it could not be).
    */
   private readonly submissions = new Batcher<PollRow, void>(async (polls) => {
-    const jobs = this.jobs();
-    if (!jobs) throw appError('DISCOVERY_UNAVAILABLE');
-    await this.submit(jobs, polls);
+    await this.submit(this.jobs, polls);
     return polls.map(() => undefined);
   }, SUBMIT_BATCH);
 
   constructor(
     readonly store: DiscoveryStore,
     private readonly settings: SettingsService,
-    private readonly jobs: () => JobService | undefined,
+    private readonly jobs: JobService,
     private readonly log: Logger,
   ) {}
 
@@ -108,11 +106,6 @@ export class DiscoveryService {
    * arriving meanwhile (submissions), and the answer waits until its job row is stored.
    */
   async requestPoll(auth: Pick<AuthContext, 'orgId' | 'userId'>, deviceId: string, trigger: PollTrigger = 'manual'): Promise<{ poll: PollView; created: boolean }> {
-    if (!this.jobs()) {
-      const device = await this.device(auth.orgId, deviceId);
-      if (device.device_type === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
-      throw appError('DISCOVERY_UNAVAILABLE');
-    }
     const found = await this.store.requestPoll({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
     if (!found) throw appError('DEVICE_NOT_FOUND');
     if (found.deviceType === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');

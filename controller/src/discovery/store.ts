@@ -5,12 +5,13 @@
  */
 import type { Knex } from 'knex';
 import { hotQuery, PREPARED, type Db } from '../db/knex';
-import type { DiscoveryRecords, SectionResult } from '../../../agent/src/discovery/records';
+import type { DiscoveryRecords, SectionResult } from '../../../shared/src/discovery/records';
 
 export type RecordKind = keyof DiscoveryRecords;
 export type PollStatus = 'queued' | 'running' | 'succeeded' | 'partial' | 'failed';
 export type PollTrigger = 'manual' | 'schedule';
-export type PollTransport = 'ssh' | 'gnmi';
+export type { PollTransport } from '../../../shared/src/jobs/poll';
+import type { PollTransport } from '../../../shared/src/jobs/poll';
 
 export interface PollRow {
   id: string;

@@ -5,6 +5,12 @@ export const Uuid = Type.String({ format: 'uuid' });
 // Rows carry Date objects; the serializer writes them as ISO 8601 UTC strings.
 export const Timestamp = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+/**
+ * One of a closed list of strings, as a JSON Schema `enum` (not anyOf of constants): the OpenAPI
+ * document shows the list and a refusal names the allowed values.
+ */
+export const StringEnum = <T extends string>(values: readonly T[], options: { description?: string } = {}) =>
+  Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 
 export const ErrorBody = Type.Object(
   { error: Type.String(), code: Type.String() },

@@ -4,10 +4,7 @@ import { Deployment, RunOptionsBody, type RunOptionsT } from '../deployments/sch
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
-import { stacksService } from '../stacks/service';
 import { Instance, InstanceBody, InstanceChanges, InstanceQuery } from './schemas';
-import { InstanceService } from './service';
-import { InstanceStore } from './store';
 
 const tags = ['instances'];
 
@@ -20,10 +17,7 @@ const permission = 'devices.access' as const;
 /** Instances under /api/config: CRUD and deploy. */
 export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { services } = app;
-  if (!services.deployments) throw new Error('the deployments area must be registered before instances');
-  const instances = new InstanceService(new InstanceStore(services.db), stacksService(services), services.deployments, services.audit);
-  services.instances = instances;
+  const { instances } = app.services;
 
   app.get('/instances', {
     config: { permission },

@@ -1,19 +1,12 @@
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { DeploymentService, RunOptions } from '../deployments/service';
 import type { DeploymentRow } from '../deployments/store';
 import { appError } from '../errors/app-error';
-import type { Services } from '../services';
 import type { VariableValuesT } from '../stacks/schemas';
 import type { StacksService } from '../stacks/service';
 import { InstanceStore, type InstanceRow } from './store';
 
-declare module '../services' {
-  interface Services {
-    /** Instances, for scheduled deployment tasks (set by the instances plugin). */
-    instances?: InstanceService;
-  }
-}
 
 export interface InstanceInput {
   stack_id?: string;
@@ -21,11 +14,6 @@ export interface InstanceInput {
   target_devices?: { device_id: string }[];
   variable_values?: VariableValuesT;
   description?: string;
-}
-
-export function instanceService(services: Services): InstanceService {
-  if (!services.instances) throw new Error('the instances area must be registered before scheduled tasks');
-  return services.instances;
 }
 
 /** Instances: saved deployments that can be deployed again or on a schedule. */

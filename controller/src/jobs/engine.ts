@@ -5,9 +5,10 @@ import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { CONTROLLER_SIGN_ALG, signJson, signerOf, unverifiedPayload, type ControllerKey } from '../../../shared/src/jobs/crypto';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
-import { AgentEvent, JOB_KINDS, checkMessage, type LogLine, type ResultEvent } from '../../../shared/src/jobs/messages';
+import { isJobKind, resultMisfit } from '../../../shared/src/jobs/kinds';
+import { AgentEvent, checkMessage, type LogLine, type ResultEvent } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
-import type { SettingsService } from '../admin/settings-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { Liveness } from '../agents/service';
 import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';
@@ -78,6 +79,16 @@ const MAX_RECORD_FAILURES = 5;
 const PUBLISH_CONCURRENCY = 64;
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 
+/**
+ * A kind's recorder as the engine keeps it. Registered through the typed onOutcome and looked
+ * up by the kind of the job at hand, so it only ever sees outcomes of its own kind.
+ */
+interface KindHandler {
+  handle(outcome: JobOutcome, trx: Knex.Transaction): Promise<void>;
+  storedResult?(result: unknown): Record<string, unknown>;
+  handleMany?(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void>;
+}
+
 interface VerifiedEvent {
   incoming: IncomingEvent;
   event: AgentEvent;
@@ -93,7 +104,7 @@ interface VerifiedEvent {
  */
 export class JobEngine implements JobService {
   readonly store: JobsStore;
-  private readonly handlers = new Map<JobKind, { handle: OutcomeHandler } & OutcomeOptions>();
+  private readonly handlers = new Map<JobKind, KindHandler>();
   /** When this engine was built (the grace of deadlines after a controller restart runs from it). */
   private readonly createdAt = Date.now();
   private readonly finalListeners: ((row: JobRow) => void)[] = [];
@@ -129,16 +140,16 @@ export class JobEngine implements JobService {
 
   // ---- JobService ---------------------------------------------------------------------------
 
-  onOutcome(kind: JobKind, handler: OutcomeHandler, options: OutcomeOptions = {}): void {
-    this.handlers.set(kind, { handle: handler, ...options });
+  onOutcome<K extends JobKind>(kind: K, handler: OutcomeHandler<K>, options: OutcomeOptions<K> = {}): void {
+    this.handlers.set(kind, { handle: handler, ...options } as KindHandler);
   }
 
   onRequest(type: string, handler: RequestHandler): void {
     this.requestHandlers.set(type, handler);
   }
 
-  afterOutcome(kind: JobKind, listener: (outcome: JobOutcome) => void): void {
-    this.outcomeListeners.set(kind, [...(this.outcomeListeners.get(kind) ?? []), listener]);
+  afterOutcome<K extends JobKind>(kind: K, listener: (outcome: JobOutcome<K>) => void): void {
+    this.outcomeListeners.set(kind, [...(this.outcomeListeners.get(kind) ?? []), listener as (outcome: JobOutcome) => void]);
   }
 
   /** Hears every job this replica recorded final, once its transaction committed (metrics). */
@@ -146,11 +157,11 @@ export class JobEngine implements JobService {
     this.finalListeners.push(listener);
   }
 
-  async submit(specs: JobSpec[]): Promise<string[]> {
+  async submit<K extends JobKind>(specs: JobSpec<K>[]): Promise<string[]> {
     if (specs.length === 0) return [];
     const byOrg = new Map<string, Set<string>>();
     for (const spec of specs) {
-      if (!(JOB_KINDS as readonly string[]).includes(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${spec.kind}'`);
+      if (!isJobKind(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${spec.kind}'`);
       if (!UUID.test(spec.deviceId)) throw appError('DEVICE_NOT_FOUND', `Device ${spec.deviceId} not found`);
       byOrg.set(spec.orgId, (byOrg.get(spec.orgId) ?? new Set()).add(spec.deviceId));
     }
@@ -540,7 +551,7 @@ export class JobEngine implements JobService {
     const chunks: VerifiedEvent[][] = [];
     for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
     await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
-      const outcome = await this.recordResults(chunk.map(({ event, agent }) => ({ jobId: event.job_id, kind: jobs.get(event.job_id)!.kind, fields: resultFields(event as ResultEvent, agent.id) })));
+      const outcome = await this.recordResults(chunk.map(({ event, agent }) => ({ jobId: event.job_id, kind: jobs.get(event.job_id)!.kind, fields: resultFields(event as ResultEvent, agent.id, jobs.get(event.job_id)!.kind) })));
       chunk.forEach((v, i) => {
         if (outcome[i] === 'skipped') this.noteUnrecorded(jobs.get(v.event.job_id)!, v);
         if (outcome[i] === 'retry') v.incoming.nak(1000);
@@ -557,7 +568,7 @@ export class JobEngine implements JobService {
   private noteUnrecorded(job: EventJob, v: VerifiedEvent): void {
     if (!FINAL_STATUSES.has(job.status)) return;
     const e = v.event as ResultEvent;
-    const fields = resultFields(e, v.agent.id);
+    const fields = resultFields(e, v.agent.id, job.kind);
     const copy = job.status === fields.status && job.agent_id === v.agent.id && job.error === fields.error;
     const about = { job: job.id, device: job.device_id, kind: job.kind, agent: v.agent.id, attempt: e.attempt, job_status: job.status, job_error: job.error, result_status: e.status };
     if (copy) this.deps.log.debug(about, 'a result already recorded was delivered again');
@@ -672,12 +683,19 @@ function jobOfToken(token: string): { jobId: string; attempt: number } | null {
   }
 }
 
-/** The final fields an agent's result event asks for. */
-function resultFields(e: ResultEvent, agentId: string): FinalFields {
+/**
+ * The final fields an agent's result event asks for. A result that does not fit its kind's
+ * contract (an agent of another build) fails the job with the reason instead of reaching the
+ * kind's recorder, which can then take every result as its schema says.
+ */
+function resultFields(e: ResultEvent, agentId: string, kind: JobKind): FinalFields {
+  const misfit = e.result === null ? null : resultMisfit(kind, e.result);
   return {
-    status: e.status,
-    error: e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
-    result: e.result,
+    status: misfit ? 'failed' : e.status,
+    error: misfit
+      ? `The agent's ${kind} result does not fit the job contract (${misfit})${e.status === 'failed' && e.error ? `; it reported: ${e.error}` : ''}`
+      : e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
+    result: misfit ? null : e.result,
     agentId,
     startedAt: new Date(e.started_at),
     ...(e.host_key ? { hostKey: e.host_key } : {}),

@@ -7,8 +7,8 @@ import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { controllerKeyFromSecret } from '../../../shared/src/jobs/crypto';
 import { InProcessHub } from '../../../shared/src/jobs/inprocess';
 import { DEFAULT_PREFIX, jobsSubject, natsNames, poolConsumer, resultsSubject } from '../../../shared/src/nats/subjects';
-import type { AuditService } from '../admin/audit-service';
-import type { SettingsService } from '../admin/settings-service';
+import type { AuditService } from '../platform/audit-service';
+import type { SettingsService } from '../platform/settings-service';
 import { AgentsService } from '../agents/service';
 import { AgentsStore } from '../agents/store';
 import { natsAuthorityOf } from '../agents/nats-authority';
@@ -19,7 +19,6 @@ import { DEFAULT_TUNABLES, JobEngine, type JobTunables } from './engine';
 import { NatsJobTransport, type ResultsIntake } from './nats-transport';
 
 export type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler } from './types';
-export type { BackupMethodResult, BackupResult, TestCredentialResult } from '../../../shared/src/jobs/messages';
 export { JobEngine, DEFAULT_TUNABLES, type JobTunables } from './engine';
 
 declare module '../config' {
@@ -33,15 +32,6 @@ declare module '../config' {
   }
 }
 
-declare module '../services' {
-  interface Services {
-    /** The concrete job engine (dispatch, sweeps, agent events, the in-process hub). */
-    jobEngine: JobEngine;
-    agents: AgentsService;
-    /** NATS operator mode: agents' credentials and revocations (null without it). */
-    agentNatsCredentials: AgentNatsCredentials | null;
-  }
-}
 
 function envInt(name: string, min: number, max: number): number | undefined {
   const raw = process.env[name];

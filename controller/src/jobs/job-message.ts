@@ -18,10 +18,7 @@ export class SecretSealer {
   private readonly sealed = new Map<string, { at: number; jwe: Promise<GeneralJwe> }>();
 
   seal(target: DeviceTarget, recipients: AgentIdentityRow[]): Promise<GeneralJwe> {
-    const c = target.credentials;
-    const secrets = Object.fromEntries(
-      Object.entries({ password: c.password, private_key: c.private_key, enable_password: c.enable_password }).filter(([, v]) => v !== null && v !== undefined),
-    );
+    const { username: _username, ...secrets } = target.credentials;
     const digest = createHash('sha256').update(JSON.stringify(secrets)).digest('base64url');
     const key = `${target.profile_id}:${digest}:${recipients.map((r) => `${r.id}.${r.public_key!.x}`).join(',')}`;
     const now = Date.now();
@@ -54,7 +51,7 @@ export function jobMessage(job: JobRow, attempt: number, target: DeviceTarget, p
       gnmi_skip_verify: target.gnmi_skip_verify,
       automation_transport: target.automation_transport,
       username: target.credentials.username,
-      // Only once pinned: an agent older than pinning never sees the field.
+      // Only once pinned (absent: the agent accepts and reports what the device shows).
       ...(target.ssh_host_key ? { ssh_host_key: target.ssh_host_key } : {}),
       ...(target.gnmi_cert_sha256 ? { gnmi_cert_sha256: target.gnmi_cert_sha256 } : {}),
       ...(target.ca_certificate ? { ca_certificate: target.ca_certificate } : {}),

@@ -70,6 +70,7 @@ export interface IdentityPin {
 }
 
 export function outcomeOf(row: JobRow): JobOutcome {
+  // The result was checked against its kind's schema when it arrived (or is its stored form).
   return {
     jobId: row.id,
     kind: row.kind,
@@ -82,7 +83,7 @@ export function outcomeOf(row: JobRow): JobOutcome {
     agentId: row.agent_id,
     startedAt: row.started_at,
     finishedAt: row.finished_at as Date,
-  };
+  } as JobOutcome;
 }
 
 const DISPATCH_LOCK = 'switchboard.jobs.dispatch';

@@ -1,4 +1,7 @@
 import type { Knex } from 'knex';
+import type { JobKind, JobParams, JobResult } from '../../../shared/src/jobs/kinds';
+
+export type { JobKind } from '../../../shared/src/jobs/kinds';
 
 /**
  * The contract between the job machinery (controller/src/jobs, agents, NATS) and the areas
@@ -6,52 +9,60 @@ import type { Knex } from 'knex';
  * agents directly: they submit durable jobs and record outcomes in handlers.
  */
 
-export type JobKind = 'backup' | 'test_credential' | 'deploy' | 'rollback' | 'poll' | 'dry_run';
-
-export interface JobSpec {
+interface SpecOf<K extends JobKind> {
   orgId: string;
-  kind: JobKind;
+  kind: K;
   deviceId: string;
-  /** Kind-specific input, e.g. backup: { methods: ['cli'] }. Never holds secrets: the job
-   * service adds the device's credentials, encrypted to the agents of the device's pool. */
-  params: Record<string, unknown>;
+  /** The kind's params (shared/src/jobs/kinds.ts). Never holds secrets: the job service adds
+   * the device's credentials, encrypted to the agents of the device's pool. */
+  params: JobParams<K>;
   /** Whole-job deadline from submission; the job fails with a reason naming the site after it. */
   deadlineMs?: number;
   /** The snapshot, deployment or poll run this job belongs to, for the outcome handler. */
   groupId?: string | null;
 }
 
-export interface JobOutcome {
+/** A job to submit: one of the kinds with that kind's params. */
+export type JobSpec<K extends JobKind = JobKind> = { [k in K]: SpecOf<k> }[K];
+
+interface OutcomeOf<K extends JobKind> {
   jobId: string;
-  kind: JobKind;
+  kind: K;
   orgId: string;
   deviceId: string;
   groupId: string | null;
   status: 'succeeded' | 'failed';
   /** Why it failed, in words an operator can act on (timeout, auth, no agent online in site X…). */
   error: string | null;
-  /** Kind-specific output, e.g. backup: { results: [{ method, config?: FetchedConfig, error? }], transcript }. */
-  result: Record<string, unknown> | null;
+  /**
+   * The kind's result, checked against its schema when it arrived (one that did not fit failed
+   * the job, result null). An outcome read back from the job row (`wait`, a late recording)
+   * carries what `storedResult` kept of it instead.
+   */
+  result: JobResult<K> | null;
   agentId: string | null;
   startedAt: Date | null;
   finishedAt: Date;
 }
 
-export type OutcomeHandler = (outcome: JobOutcome, trx: Knex.Transaction) => Promise<void>;
+/** A final job: one of the kinds with that kind's result. */
+export type JobOutcome<K extends JobKind = JobKind> = { [k in K]: OutcomeOf<k> }[K];
 
-export interface OutcomeOptions {
+export type OutcomeHandler<K extends JobKind = JobKind> = (outcome: JobOutcome<K>, trx: Knex.Transaction) => Promise<void>;
+
+export interface OutcomeOptions<K extends JobKind = JobKind> {
   /**
    * What of the result stays on the job row once the handler has stored it where it belongs
    * (default: all of it). A backup keeps a summary, not a second copy of the config text.
    */
-  storedResult?(result: Record<string, unknown>): Record<string, unknown>;
+  storedResult?(result: JobResult<K>): Record<string, unknown>;
   /**
    * Records many outcomes of the kind with a few set-based statements (the fast path for
    * bursts of results). It must do exactly what `handler` does for each outcome. When it
    * throws, the engine rolls the batch back and records each outcome alone with `handler`,
    * so one bad outcome never blocks the others.
    */
-  handleMany?(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void>;
+  handleMany?(outcomes: JobOutcome<K>[], trx: Knex.Transaction): Promise<void>;
 }
 
 /** The agent a request came from (its signature checked out). */
@@ -65,18 +76,18 @@ export type RequestHandler = (agent: AgentRef, payload: unknown) => Promise<Reco
 
 export interface JobService {
   /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
-  submit(specs: JobSpec[]): Promise<string[]>;
+  submit<K extends JobKind>(specs: JobSpec<K>[]): Promise<string[]>;
   /**
    * Registers the recorder for one kind. It runs exactly once per job, inside the same
    * transaction that marks the job final, so a result is never lost nor recorded twice.
    */
-  onOutcome(kind: JobKind, handler: OutcomeHandler, options?: OutcomeOptions): void;
+  onOutcome<K extends JobKind>(kind: K, handler: OutcomeHandler<K>, options?: OutcomeOptions<K>): void;
   /**
    * Hears each outcome of `kind` once the transaction that recorded it has committed, on the
    * replica that recorded it: follow-up work that must not hold locks in the recorder's
    * transaction (a crash in between is for the area's own sweep to repair).
    */
-  afterOutcome(kind: JobKind, listener: (outcome: JobOutcome) => void): void;
+  afterOutcome<K extends JobKind>(kind: K, listener: (outcome: JobOutcome<K>) => void): void;
   /**
    * Answers agent requests of one message type (beyond heartbeats) from an agent whose signature
    * checked out; the handler's answer is signed and sent back.
@@ -86,8 +97,3 @@ export interface JobService {
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }
 
-declare module '../services' {
-  interface Services {
-    jobs: JobService;
-  }
-}

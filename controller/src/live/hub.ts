@@ -4,7 +4,7 @@ import type { Db } from '../db/knex';
 
 /** One live event, as the database announced it (migration 071's sb_live_notify, or in a batch of 160's). */
 export interface LiveEvent {
-  type: 'deployment' | 'deployment_device' | 'deployment_log' | 'snapshot' | 'agent';
+  type: 'deployment' | 'deployment_device' | 'deployment_log' | 'snapshot' | 'agent' | 'backup';
   org_id: string;
   [field: string]: unknown;
 }

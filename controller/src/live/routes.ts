@@ -1,9 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/auth-service';
-import { AgentLiveStore } from './agent-store';
-import { AgentWatch } from './agent-watch';
-import { LiveHub, type LiveEvent } from './hub';
+import type { LiveEvent } from './hub';
 
 /** How long a connection may stay without authenticating, and how often a token is re-checked. */
 const AUTH_WINDOW_MS = 10_000;
@@ -30,7 +28,7 @@ interface Filter {
 
 function wanted(event: LiveEvent, filter: Filter): boolean {
   if (filter.types && !filter.types.has(event.type)) return false;
-  if (event.type === 'agent') return true;
+  if (event.type === 'agent' || event.type === 'backup') return true;
   if (event.type === 'snapshot') return !filter.snapshots || filter.snapshots.has(String(event.id));
   const deploymentId = String(event.type === 'deployment' ? event.id : event.deployment_id);
   return !filter.deployments || filter.deployments.has(deploymentId);
@@ -43,7 +41,7 @@ function bearer(header: string | undefined): string | null {
 
 /**
  * GET /api/live (WebSocket): deployment and snapshot status changes and deployment log lines of
- * the caller's organization, as they are committed, and agent status changes (type "agent"). Authenticate with an Authorization: Bearer
+ * the caller's organization, as they are committed, backup job progress (type "backup") and agent status changes (type "agent"). Authenticate with an Authorization: Bearer
  * header, or (browsers) with a first message {"type":"auth","token":"<access token>"}; tokens in
  * URLs are not accepted (they end up in logs). Then optionally narrow with
  * {"type":"subscribe","deployments":[ids],"snapshots":[ids],"types":[...]}.
@@ -51,22 +49,7 @@ function bearer(header: string | undefined): string | null {
 export async function liveRoutes(parent: FastifyInstance): Promise<void> {
   const { services } = parent;
   await parent.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  const hub = new LiveHub(services.db, services.config.databaseUrl, parent.log);
-  const agentWatch = new AgentWatch({
-    store: new AgentLiveStore(services.db),
-    liveness: () => services.agents.liveness(),
-    watchedOrgs: () => hub.watchedOrgs(),
-    publish: (event) => hub.publish(event),
-    log: parent.log,
-  });
-  parent.addHook('onReady', async () => {
-    await hub.start();
-    agentWatch.start();
-  });
-  parent.addHook('onClose', async () => {
-    agentWatch.stop();
-    await hub.stop();
-  });
+  const hub = services.live;
 
   parent.get('/live', {
     websocket: true,

@@ -1,34 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { DeviceStore } from '../devices/store';
 import { errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { History, HistoryQuery, Source, SourceBody, SourceChanges, SourceList, SourceParams, SourceTest, SyncResult } from './schemas';
-import { ALLOWED_HOSTS_SETTING, DestinationPolicy } from './destination';
-import { NetboxService } from './service';
-import { NetboxStore } from './store';
 
 const tags = ['netbox'];
 const config = { permission: 'devices.access' } as const;
 
-/** The ports this controller listens on (none before it listens). */
-function listeningPorts(app: FastifyInstance): number[] {
-  const address = app.server.address();
-  return address && typeof address === 'object' ? [address.port] : [];
-}
-
 /** NetBox sources and syncs. Mounted at /api/devices (paths /sources/netbox… and /sync/history). */
 export async function netboxRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, secrets, settings, audit } = app.services;
-  const store = new NetboxStore(db);
-  const policy = async () => new DestinationPolicy(await settings.get<string[]>(ALLOWED_HOSTS_SETTING), () => listeningPorts(app));
-  const netbox = new NetboxService(store, new DeviceStore(db), secrets, settings, audit, policy, app.log);
+  const { netbox } = app.services;
 
   app.get('/sources/netbox', {
     config,
     schema: { tags, summary: 'List NetBox sources (tokens omitted)', response: { 200: SourceList, ...errorResponses(401, 403) } },
-  }, async (request) => store.list(caller(request).orgId));
+  }, async (request) => netbox.list(caller(request).orgId));
 
   app.post('/sources/netbox', {
     config,

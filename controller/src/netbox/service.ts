@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import type { AuditService } from '../admin/audit-service';
-import type { SettingsService } from '../admin/settings-service';
+import type { AuditService } from '../platform/audit-service';
+import type { SettingsService } from '../platform/settings-service';
 import type { AuthContext } from '../auth/auth-service';
 import { uniqueOr } from '../devices/db-errors';
 import { isDeviceType } from '../devices/rules';
@@ -60,6 +60,11 @@ export class NetboxService {
     private readonly policy: () => Promise<DestinationPolicy>,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /** The organization's NetBox sources (tokens never included). */
+  list(orgId: string) {
+    return this.store.list(orgId);
+  }
 
   async get(orgId: string, id: string) {
     const source = await this.store.find(orgId, id);

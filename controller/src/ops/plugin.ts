@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { lazyRequestLogger } from '../logger';
 import { opsRoutes } from './routes';
-import { OpsService } from './service';
 
 /**
  * Operations for the whole app (called from buildApp after the auth and OpenAPI plugins):
@@ -9,8 +8,7 @@ import { OpsService } from './service';
  * engine started, and the /healthz, /readyz and /metrics routes.
  */
 export async function opsPlugin(app: FastifyInstance): Promise<void> {
-  const ops = new OpsService(app.services, app.log as never);
-  app.services.ops = ops;
+  const { ops } = app.services;
   // Routes registered from here on (every area's) make their request logger only when it logs.
   app.setChildLoggerFactory(lazyRequestLogger);
   // Per-request hooks in callback style: an async hook costs a promise and a microtask each time.
@@ -24,7 +22,5 @@ export async function opsPlugin(app: FastifyInstance): Promise<void> {
     if (ops.draining) reply.header('connection', 'close');
     done(null, payload);
   });
-  // Runs after the job engine's own onReady hook (registered first in buildApp).
-  app.addHook('onReady', async () => ops.watchTransport(app.services.jobEngine));
   await app.register(opsRoutes, { ops, metricsToken: app.services.config.metricsToken ?? null });
 }

@@ -6,12 +6,6 @@ import type { Logger } from 'pino';
 import { ControllerMetrics } from './metrics';
 import { Readiness } from './readiness';
 
-declare module '../services' {
-  interface Services {
-    /** Health, readiness, metrics and the draining state; set by the ops plugin. */
-    ops?: OpsService;
-  }
-}
 
 /** The job transport's NATS connection, when the transport is NATS and has started. */
 function natsOf(engine: JobEngine) {
@@ -25,7 +19,7 @@ export class OpsService {
   readonly startedAt = Date.now();
   private drainingSince: number | null = null;
 
-  constructor(services: Services, log: Logger) {
+  constructor(services: Pick<Services, 'config' | 'db' | 'jobEngine' | 'agents'>, log: Logger) {
     const engine = services.jobEngine;
     this.metrics = new ControllerMetrics({ db: services.db, agents: services.agents, log });
     this.readiness = new Readiness({

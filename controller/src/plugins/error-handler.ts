@@ -21,6 +21,7 @@ function describeValidation(error: FastifyError): string {
     return `${subject} has unknown property '${String(params.additionalProperty)}'`;
   }
   if (first.keyword === 'format' && params.format === 'uuid') return `${subject} must be a UUID`;
+  if (first.keyword === 'enum') return `${subject} must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
   return `${subject} ${first.message ?? 'is invalid'}`;
 }
 

@@ -1,13 +1,6 @@
 import type { Db } from '../db/knex';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
-
-/** Decrypted login material of a device's connection profile. Never log or return it. */
-export interface DeviceCredentials {
-  username: string;
-  password: string | null;
-  private_key: string | null;
-  enable_password: string | null;
-}
+import type { DeviceCredentials } from '../../../shared/src/device/values';
 
 /** Everything an agent needs to reach one device: address, dialect, ports, transport, credentials. */
 export interface DeviceTarget {
@@ -30,6 +23,7 @@ export interface DeviceTarget {
   ssh_host_key: { type: string; fingerprint: string } | null;
   /** SHA-256 of the pinned gNMI TLS certificate (trust on first use); null until an agent reported one. */
   gnmi_cert_sha256: string | null;
+  /** Decrypted login material of the device's connection profile (a secret it lacks is absent). Never log or return it. */
   credentials: DeviceCredentials;
 }
 
@@ -53,8 +47,8 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
     );
   // Profiles are shared by many devices: open each sealed value once.
   const opened = new Map<string, Promise<string>>();
-  const open = (sealed: string | null) => {
-    if (sealed === null) return Promise.resolve(null);
+  const open = (sealed: string | null): Promise<string | undefined> => {
+    if (sealed === null) return Promise.resolve(undefined);
     if (!opened.has(sealed)) opened.set(sealed, secrets.open(sealed));
     return opened.get(sealed)!;
   };
@@ -78,21 +72,14 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
       gnmi_cert_sha256: row.gnmi_cert_sha256 ?? null,
       credentials: {
         username: row.username,
-        password: await open(row.password_enc),
-        private_key: await open(row.private_key_enc),
-        enable_password: await open(row.enable_password_enc),
+        ...present('password', await open(row.password_enc)),
+        ...present('private_key', await open(row.private_key_enc)),
+        ...present('enable_password', await open(row.enable_password_enc)),
       },
     });
   }
   return [...new Set(deviceIds)].flatMap((id) => byId.get(id) ?? []);
 }
 
-declare module '../services' {
-  interface Services {
-    /** Inventory for other areas; set by the profiles plugin (controller/src/profiles/routes.ts). */
-    inventory?: {
-      /** loadDeviceTargets bound to the app's database and secret box. */
-      loadDeviceTargets(orgId: string, deviceIds: string[]): Promise<DeviceTarget[]>;
-    };
-  }
-}
+/** A secret the profile has, as a credentials field; nothing for one it does not have. */
+const present = <K extends string>(key: K, value: string | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, string>));

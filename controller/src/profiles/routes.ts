@@ -2,10 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { loadDeviceTargets } from './credentials';
 import { AssignBody, Profile, ProfileBody, ProfileChanges, ProfileList, Updated } from './schemas';
-import { ProfileService } from './service';
-import { ProfileStore } from './store';
 
 const tags = ['profiles'];
 const config = { permission: 'devices.access' } as const;
@@ -13,15 +10,12 @@ const config = { permission: 'devices.access' } as const;
 /** Connection profiles (DESIGN.md): credentials and ports devices log in with. Mounted at /api/profiles. */
 export async function profileRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { db, secrets, audit } = app.services;
-  const store = new ProfileStore(db);
-  const profiles = new ProfileService(store, secrets, audit);
-  app.services.inventory = { loadDeviceTargets: (orgId, deviceIds) => loadDeviceTargets(db, secrets, orgId, deviceIds) };
+  const { profiles } = app.services;
 
   app.get('', {
     config,
     schema: { tags, summary: 'List connection profiles (secrets appear only as has_* flags)', response: { 200: ProfileList, ...errorResponses(401, 403) } },
-  }, async (request) => store.list(caller(request).orgId));
+  }, async (request) => profiles.list(caller(request).orgId));
 
   app.post('', {
     config,

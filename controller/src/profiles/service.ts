@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
@@ -18,6 +18,11 @@ export class ProfileService {
     private readonly secrets: SecretBox,
     private readonly audit: AuditService,
   ) {}
+
+  /** The organization's connection profiles (credentials never included). */
+  list(orgId: string) {
+    return this.store.list(orgId);
+  }
 
   async get(orgId: string, id: string) {
     const profile = await this.store.find(orgId, id);

@@ -3,8 +3,6 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
 import { Site, SiteBody, SiteChanges, SiteList } from './schemas';
-import { SiteService } from './service';
-import { SiteStore } from './store';
 
 const tags = ['sites'];
 const config = { permission: 'devices.access' } as const;
@@ -12,13 +10,12 @@ const config = { permission: 'devices.access' } as const;
 /** Sites with parent_site_id nesting. Mounted at /api/sites. */
 export async function siteRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const store = new SiteStore(app.services.db);
-  const sites = new SiteService(store, app.services.audit);
+  const { sites } = app.services;
 
   app.get('', {
     config,
     schema: { tags, summary: 'List sites', response: { 200: SiteList, ...errorResponses(401, 403) } },
-  }, async (request) => store.list(caller(request).orgId));
+  }, async (request) => sites.list(caller(request).orgId));
 
   app.post('', {
     config,

@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
 import { plural } from '../devices/words';
@@ -13,6 +13,11 @@ export class SiteService {
     private readonly store: SiteStore,
     private readonly audit: AuditService,
   ) {}
+
+  /** The organization's sites. */
+  list(orgId: string) {
+    return this.store.list(orgId);
+  }
 
   async get(orgId: string, id: string) {
     const site = await this.store.find(orgId, id);

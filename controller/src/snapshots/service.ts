@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
-import type { BackupJobParams, PullMethod } from '../configs/backup-job';
+import type { PullMethod } from '../../../shared/src/device/backup-method';
+import type { BackupJobParams } from '../../../shared/src/jobs/backup';
 import { planBackup, type ConfigService } from '../configs/service';
 import type { BackupDevice } from '../configs/store';
 import { appError } from '../errors/app-error';
@@ -14,12 +15,6 @@ export const DEFAULT_TIMEOUT_SECONDS = 600;
 /** Jobs are handed to the job service in slices of this many. */
 const SUBMIT_BATCH = 500;
 
-declare module '../services' {
-  interface Services {
-    /** Set by the configs area plugin (so absent in createServices). */
-    snapshots?: SnapshotService;
-  }
-}
 
 export interface DeviceFilter {
   site_id?: string;

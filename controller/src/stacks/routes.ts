@@ -2,9 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { templateService } from '../templates/service';
 import { RenderJob, ResolveBody, VARIABLE_VALUES_BODY_LIMIT, ResolveResult, Stack, StackBody, StackChanges, StackQuery, StackRenderBody, type VariableValuesT } from './schemas';
-import { StacksService } from './service';
 
 const tags = ['stacks'];
 const permission = 'devices.access' as const;
@@ -19,8 +17,7 @@ function variableValuesOf(body: Record<string, unknown> | undefined): VariableVa
 /** Stacks under /api/config: CRUD, render (nothing pushed) and resolve-variables. */
 export async function stackRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const stacks = new StacksService(app.services.db, app.services.audit, templateService(app.services));
-  app.services.stacks = stacks;
+  const { stacks } = app.services;
 
   app.get('/stacks', {
     config: { permission },

@@ -1,7 +1,6 @@
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { Db } from '../db/knex';
-import type { Services } from '../services';
 import { appError } from '../errors/app-error';
 import type { TemplateError } from '../templates/engine';
 import { RenderAborted, type RenderResult } from '../templates/render-pool';
@@ -12,12 +11,6 @@ import { lookupValue, serviceLookups, type Lookup } from './lookups';
 import type { VariableValuesT } from './schemas';
 import { StackStore, type StackDevice, type StackRow, type StackService } from './store';
 
-declare module '../services' {
-  interface Services {
-    /** Stacks and stack resolution, for deployments and instances (set by the stacks plugin). */
-    stacks?: StacksService;
-  }
-}
 
 export interface StackInput {
   name?: string;
@@ -51,12 +44,6 @@ interface Planned {
   template: TemplateRow;
   device: StackDevice;
   variables: Record<string, unknown>;
-}
-
-/** The stacks area's service; areas registered after it (deployments, instances) use this. */
-export function stacksService(services: Services): StacksService {
-  if (!services.stacks) throw new Error('the stacks area must be registered before deployments');
-  return services.stacks;
 }
 
 const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);

@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
-import { instanceService } from '../instances/service';
 import { caller } from '../plugins/auth';
 import { RunQuery, Task, TaskBody, TaskChanges, TaskQuery, TaskRun } from './schemas';
-import { TASK_PERMISSION, TaskService } from './service';
-import { TaskStore } from './store';
+import { TASK_PERMISSION } from './service';
 
 declare module '../config' {
   interface ControllerConfig {
@@ -20,10 +18,7 @@ const permission = TASK_PERMISSION;
 /** Scheduled tasks under /api/tasks: deployment (an instance), snapshot, backup; cron; last and next run. */
 export async function taskRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { services } = app;
-  const tasks = new TaskService(new TaskStore(services.db), services, instanceService(services), services.audit, app.log);
-  app.addHook('onReady', async () => tasks.start(services.config.tasks?.tickMs ?? 1_000));
-  app.addHook('onClose', async () => tasks.stop());
+  const { tasks } = app.services;
 
   app.get('/', {
     config: { permission },

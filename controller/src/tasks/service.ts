@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { CronExpressionParser } from 'cron-parser';
 import type { FastifyBaseLogger } from 'fastify';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { permissionsFor } from '../auth/permissions';
 import { appError } from '../errors/app-error';
 import type { InstanceService } from '../instances/service';
-import type { Services } from '../services';
+import type { SnapshotService } from '../snapshots/service';
 import type { TaskRow, TaskStore } from './store';
 
 export interface TaskInput {
@@ -57,7 +57,7 @@ export class TaskService {
 
   constructor(
     readonly store: TaskStore,
-    private readonly services: Services,
+    private readonly snapshots: SnapshotService,
     private readonly instances: InstanceService,
     private readonly audit: AuditService,
     private readonly log: FastifyBaseLogger,
@@ -206,8 +206,7 @@ export class TaskService {
     }
     try {
       let result: Record<string, unknown>;
-      const snapshots = this.services.snapshots;
-      if (task.type !== 'deployment' && !snapshots) throw new Error('snapshots are not available on this controller');
+      const { snapshots } = this;
       if (task.type === 'deployment') {
         if (!task.instance_id) throw new Error('the task has no instance');
         const deployment = await this.instances.deploy(me, task.instance_id, ' (scheduled)');

@@ -2,9 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { RenderPool } from './render-pool';
 import { RenderBody, RenderResult, Template, TemplateBody, TemplateChanges, TemplateQuery, TemplateSummary, TemplateVersion, ValidateBody, ValidateResult, VersionParams } from './schemas';
-import { TemplateService } from './service';
 
 const tags = ['templates'];
 const permission = 'devices.access' as const;
@@ -12,10 +10,7 @@ const permission = 'devices.access' as const;
 /** Config templates under /api/config: CRUD, versions and render. */
 export async function templateRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const renderer = new RenderPool();
-  const templates = new TemplateService(app.services.db, app.services.audit, renderer);
-  app.services.templates = templates;
-  app.addHook('onClose', async () => renderer.close());
+  const { templates } = app.services;
 
   app.get('/templates', {
     config: { permission },

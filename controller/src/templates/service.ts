@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
-import type { AuditService } from '../admin/audit-service';
+import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { Db } from '../db/knex';
-import type { Services } from '../services';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import { TemplateError, analyzeTemplate } from './engine';
@@ -10,18 +9,6 @@ import { RenderPool, type RenderRequest, type RenderResult } from './render-pool
 import { TemplateStore, type TemplateRow } from './store';
 import { missingRequired, quoteNames, type TemplateVariable } from './variables';
 
-declare module '../services' {
-  interface Services {
-    /** Templates and the sandboxed renderer, for stacks and deployments (set by the templates plugin). */
-    templates?: TemplateService;
-  }
-}
-
-/** The templates area's service; areas registered after it (stacks, deployments) use this. */
-export function templateService(services: Services): TemplateService {
-  if (!services.templates) throw new Error('the templates area must be registered before the areas that render');
-  return services.templates;
-}
 
 /**
  * Which template formats each transport takes: gNMI JSON, NETCONF XML. cli templates are allowed on

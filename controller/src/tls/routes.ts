@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { loadOrCreateCa } from './ca';
 
 /** GET /api/tls/ca-certificate: the CA clients trust to reach this service over TLS. */
 export async function tlsRoutes(app: FastifyInstance): Promise<void> {
-  const ca = await loadOrCreateCa(app.services.config);
+  const { ca } = app.services;
   app.get('/ca-certificate', {
     config: { public: true },
     schema: { tags: ['tls'], summary: 'The service CA certificate (PEM)', produces: ['application/x-pem-file'], response: { 200: Type.String() } },

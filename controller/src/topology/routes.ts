@@ -2,8 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Nullable, Uuid, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { TopologyService } from './service';
-import { TopologyStore } from './store';
 
 const Node = Type.Object({
   id: Type.String({ description: 'The device id, or external:<name> for a neighbor not in the inventory.' }),
@@ -29,7 +27,7 @@ const TopologyQuery = Type.Object({ site_id: Type.Optional(Uuid) });
 /** GET /api/topology: nodes and links from the neighbor records. */
 export async function topologyRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const topology = new TopologyService(new TopologyStore(app.services.db));
+  const { topology } = app.services;
   app.get('', {
     config: { permission: 'devices.access' },
     schema: {

@@ -5,7 +5,7 @@
  * device's discovered interface addresses; an unmatched neighbor becomes an external node.
  * Both ends reporting the same link gives one link, marked confirmed.
  */
-import { hostKey, interfaceKey } from '../../../agent/src/discovery/normalize';
+import { hostKey, interfaceKey } from '../../../shared/src/discovery/normalize';
 import { appError } from '../errors/app-error';
 import type { TopologyDevice, TopologyStore } from './store';
 

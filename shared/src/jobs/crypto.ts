@@ -1,5 +1,6 @@
 /**
- * Keys, signatures and encryption of the job protocol (all through jose).
+ * Keys, signatures and encryption of the job protocol: JWE through jose, JWS made and checked
+ * with node:crypto one-shot sign/verify (the same JWS bytes jose makes; see the signatures section).
  *
  * - Each agent has one P-256 key pair: ES256 to sign its events, ECDH-ES+A256KW to receive
  *   device secrets. The private key never leaves the agent's state dir.
@@ -7,16 +8,11 @@
  *   its master key, so every replica signs with the same key and agents can tell a genuine job
  *   from one somebody else published on NATS.
  */
-import { createPrivateKey, createPublicKey, hkdfSync, type KeyObject, type webcrypto } from 'node:crypto';
+import { KeyObject, createPrivateKey, createPublicKey, hkdfSync, sign, verify, type webcrypto } from 'node:crypto';
 import {
-  CompactSign,
-  FlattenedSign,
   GeneralEncrypt,
-  compactVerify,
-  decodeProtectedHeader,
   exportJWK,
   flattenedDecrypt,
-  flattenedVerify,
   generateKeyPair,
   importJWK,
   importSPKI,
@@ -125,10 +121,11 @@ export async function decryptSecrets(jwe: GeneralJwe, kid: string, privateKey: A
   return JSON.parse(decoder.decode(plaintext)) as Record<string, unknown>;
 }
 
+/** The agent's private key, imported once: a KeyObject signs (node:crypto) and decrypts (jose) alike. */
 export async function importAgentPrivateKey(jwk: JWK): Promise<{ sign: AnyKey; decrypt: AnyKey }> {
-  const sign = (await importJWK(jwk, AGENT_SIGN_ALG)) as AnyKey;
-  const decrypt = (await importJWK(jwk, SECRETS_KEY_ALG)) as AnyKey;
-  return { sign, decrypt };
+  const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw new Error('the agent key must be an EC key on curve P-256');
+  return { sign: key, decrypt: key };
 }
 
 // ---- signatures -----------------------------------------------------------------------------
@@ -147,18 +144,95 @@ export async function importAgentPrivateKey(jwk: JWK): Promise<{ sign: AnyKey; d
 //
 // verifyJson, signerOf and unverifiedPayload accept both forms.
 
+// Both forms are made and checked with node:crypto one-shot sign/verify on KeyObjects imported
+// once (importAgentPrivateKey, importAgentPublicKey, controllerKeyFromSecret): no WebCrypto
+// promise and key import per message, and the payload is hashed straight from its string.
+// The bytes on the wire are the JWS jose writes and reads (test/agents/signatures.test.ts
+// checks both ways), so older agents and controllers interoperate unchanged.
+
+/** node:crypto's form of a JWS algorithm: digest, and raw r||s signatures as JWS wants (RFC 7518 §3.4). */
+const ALGS: Record<string, { digest: string | null; ecdsa: boolean }> = {
+  ES256: { digest: 'sha256', ecdsa: true },
+  EdDSA: { digest: null, ecdsa: false },
+};
+
+function algOf(alg: string): { digest: string | null; ecdsa: boolean } {
+  const known = ALGS[alg];
+  if (!known) throw new Error(`unsupported JWS alg ${alg}`);
+  return known;
+}
+
+/** A KeyObject for node:crypto, whether it came as one or as a WebCrypto key (kept per key). */
+const asKeyObjects = new WeakMap<object, KeyObject>();
+function keyObject(key: AnyKey): KeyObject {
+  if (key instanceof KeyObject) return key;
+  let hit = asKeyObjects.get(key);
+  if (!hit) asKeyObjects.set(key, (hit = KeyObject.from(key)));
+  return hit;
+}
+
+/** Protected headers as sent: one per signer and form, encoded once. */
+const headerCache = new Map<string, string>();
+function encodedHeader(header: Record<string, unknown>): string {
+  const json = JSON.stringify(header);
+  let encoded = headerCache.get(json);
+  if (!encoded) {
+    if (headerCache.size > 1000) headerCache.clear();
+    headerCache.set(json, (encoded = Buffer.from(json).toString('base64url')));
+  }
+  return encoded;
+}
+
+function rawSign(alg: string, signingInput: Buffer, key: AnyKey): string {
+  const { digest, ecdsa } = algOf(alg);
+  const k = keyObject(key);
+  return sign(digest, signingInput, ecdsa ? { key: k, dsaEncoding: 'ieee-p1363' } : k).toString('base64url');
+}
+
+function rawVerify(alg: string, signingInput: Buffer, signature: string, key: AnyKey): void {
+  const { digest, ecdsa } = algOf(alg);
+  const k = keyObject(key);
+  const ok = verify(digest, signingInput, ecdsa ? { key: k, dsaEncoding: 'ieee-p1363' } : k, Buffer.from(signature, 'base64url'));
+  if (!ok) throw new Error('signature verification failed');
+}
+
+/** Protected headers as received, parsed once (each signer sends the same one every time). */
+const parsedHeaders = new Map<string, Record<string, unknown>>();
+function parsedHeader(encoded: string): Record<string, unknown> {
+  let header = parsedHeaders.get(encoded);
+  if (!header) {
+    const parsed: unknown = JSON.parse(Buffer.from(encoded, 'base64url').toString('utf8'));
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('JWS protected header is not an object');
+    header = parsed as Record<string, unknown>;
+    if (parsedHeaders.size > 1000) parsedHeaders.clear();
+    parsedHeaders.set(encoded, header);
+  }
+  return header;
+}
+
+/** The checks jose makes of a header: the expected alg, and only the `b64` extension, in the detached form only. */
+function checkHeader(header: Record<string, unknown>, alg: string, detached: boolean): void {
+  if (header.alg !== alg) throw new Error(`"alg" (Algorithm) Header Parameter value not allowed: ${String(header.alg)}`);
+  if (detached) {
+    const crit = header.crit;
+    if (header.b64 !== false || !Array.isArray(crit) || crit.length !== 1 || crit[0] !== 'b64') throw new Error('a detached JWS must have b64: false and crit: ["b64"]');
+  } else if (header.crit !== undefined || header.b64 !== undefined) {
+    throw new Error('unsupported JWS header extension (crit or b64) in a compact JWS');
+  }
+}
+
 /** Compact JWS over the JSON of `payload`; `kid` names the signer. */
 export async function signJson(payload: unknown, key: AnyKey, alg: string, kid?: string): Promise<string> {
-  return new CompactSign(encoder.encode(JSON.stringify(payload))).setProtectedHeader(kid ? { alg, kid } : { alg }).sign(key);
+  const input = `${encodedHeader(kid ? { alg, kid } : { alg })}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  return `${input}.${rawSign(alg, Buffer.from(input), key)}`;
 }
 
 /** JWS with the JSON of `payload` unencoded and detached (RFC 7797), sent after a line break. */
 export async function signJsonDetached(payload: unknown, key: AnyKey, alg: string, kid?: string): Promise<string> {
   const json = JSON.stringify(payload);
-  const jws = await new FlattenedSign(encoder.encode(json))
-    .setProtectedHeader(kid ? { alg, kid, b64: false, crit: ['b64'] } : { alg, b64: false, crit: ['b64'] })
-    .sign(key);
-  return `${jws.protected}..${jws.signature}\n${json}`;
+  const header = encodedHeader(kid ? { alg, kid, b64: false, crit: ['b64'] } : { alg, b64: false, crit: ['b64'] });
+  // RFC 7797: the signing input is the encoded header, a dot and the payload's bytes as they are.
+  return `${header}..${rawSign(alg, Buffer.from(`${header}.${json}`), key)}\n${json}`;
 }
 
 /** The detached form split into its parts, or null for a compact token. Throws when malformed. */
@@ -176,7 +250,7 @@ export function signerOf(token: string): string | null {
   const dot = token.indexOf('.');
   if (dot <= 0) return null;
   try {
-    const kid = decodeProtectedHeader({ protected: token.slice(0, dot) }).kid;
+    const kid = parsedHeader(token.slice(0, dot)).kid;
     return typeof kid === 'string' ? kid : null;
   } catch {
     return null;
@@ -187,14 +261,15 @@ export function signerOf(token: string): string | null {
 export async function verifyJson(token: string, key: AnyKey, alg: string): Promise<unknown> {
   const detached = detachedParts(token);
   if (!detached) {
-    const { payload } = await compactVerify(token, key, { algorithms: [alg] });
-    return JSON.parse(decoder.decode(payload));
+    const first = token.indexOf('.');
+    const second = token.indexOf('.', first + 1);
+    if (first <= 0 || second < 0 || token.indexOf('.', second + 1) >= 0) throw new Error('malformed compact JWS');
+    checkHeader(parsedHeader(token.slice(0, first)), alg, false);
+    rawVerify(alg, Buffer.from(token.slice(0, second)), token.slice(second + 1), key);
+    return JSON.parse(Buffer.from(token.slice(first + 1, second), 'base64url').toString('utf8'));
   }
-  await flattenedVerify(
-    { protected: detached.protectedHeader, signature: detached.signature, payload: encoder.encode(detached.payload) },
-    key,
-    { algorithms: [alg] },
-  );
+  checkHeader(parsedHeader(detached.protectedHeader), alg, true);
+  rawVerify(alg, Buffer.from(`${detached.protectedHeader}.${detached.payload}`), detached.signature, key);
   return JSON.parse(detached.payload);
 }
 
@@ -212,7 +287,7 @@ export function unverifiedPayload(token: string): unknown {
 }
 
 export async function importAgentPublicKey(jwk: PublicJwk): Promise<AnyKey> {
-  return (await importJWK(jwk, AGENT_SIGN_ALG)) as AnyKey;
+  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: jwk.x, y: jwk.y }, format: 'jwk' });
 }
 
 // ---- the controller's key -------------------------------------------------------------------

@@ -4,74 +4,89 @@
  * `dry_run`. `dry_run` is its own kind (not a flag on `deploy`) so that an agent that does not
  * know it refuses the job instead of pushing the change.
  */
-import type { Static } from '@sinclair/typebox';
-import type { FetchedConfigSchema } from './messages';
-
-type FetchedConfig = Static<typeof FetchedConfigSchema>;
+import { Type, type Static } from '@sinclair/typebox';
+import { ConfigFormatSchema, EditOperationSchema, ErrorCauseSchema, FetchedConfigSchema, TransportSchema } from '../device/values';
 
 /** One rendered service as a job carries it. */
-export interface DeployChange {
-  target_path?: string | null;
-  operation: 'replace' | 'merge' | 'delete';
-  config_format: 'cli' | 'xml' | 'json';
-  config: string;
-}
+export const DeployChange = Type.Object({
+  target_path: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  operation: EditOperationSchema,
+  config_format: ConfigFormatSchema,
+  config: Type.String(),
+});
+export type DeployChange = Static<typeof DeployChange>;
 
-export type DeployTransport = 'gnmi' | 'netconf' | 'ssh';
+export const DeployTransportSchema = TransportSchema;
+export type DeployTransport = Static<typeof DeployTransportSchema>;
 
-export interface DeployParams {
-  deployment_id: string;
-  transport: DeployTransport;
-  phase?: 'single' | 'backup' | 'push';
-  changes?: DeployChange[];
+export const DeployParams = Type.Object({
+  deployment_id: Type.String(),
+  transport: DeployTransportSchema,
+  phase: Type.Optional(Type.Union([Type.Literal('single'), Type.Literal('backup'), Type.Literal('push')])),
+  changes: Type.Optional(Type.Array(DeployChange)),
   /** push: the pre-deployment backup the controller stored from the backup phase. */
-  backup?: FetchedConfig;
+  backup: Type.Optional(FetchedConfigSchema),
+  backup_config_id: Type.Optional(Type.String()),
   /** Read the running config after the push (default true). */
-  verify?: boolean;
-}
+  verify: Type.Optional(Type.Boolean()),
+});
+export type DeployParams = Static<typeof DeployParams>;
 
-export interface DeployResult {
-  phase: 'backup' | 'push';
+export const DeployResult = Type.Object({
+  phase: Type.Union([Type.Literal('backup'), Type.Literal('push')]),
   /** backup phase (or a push without a stored backup): the running config before anything changed. */
-  backup: FetchedConfig | null;
+  backup: Type.Union([FetchedConfigSchema, Type.Null()]),
   /** True once the device accepted the change set. */
-  applied: boolean;
-  verified: boolean;
+  applied: Type.Boolean(),
+  verified: Type.Boolean(),
   /** Whether the running config differs from the backup after the push. */
-  changed: boolean | null;
+  changed: Type.Union([Type.Boolean(), Type.Null()]),
   /** A partly applied change was undone from the backup in the same session (true), or could not be (false). */
-  restored?: boolean;
+  restored: Type.Optional(Type.Boolean()),
   /** DriverError cause when something failed (auth, timeout, refused, protocol, device). */
-  error_cause?: string;
-}
+  error_cause: Type.Optional(ErrorCauseSchema),
+});
+export type DeployResult = Static<typeof DeployResult>;
 
-export interface RollbackParams {
-  deployment_id: string;
-  transport: DeployTransport;
-  backup: FetchedConfig;
-  purpose: 'restore' | 'rollback';
-}
+export const RollbackParams = Type.Object({
+  deployment_id: Type.String(),
+  transport: DeployTransportSchema,
+  backup: FetchedConfigSchema,
+  purpose: Type.Union([Type.Literal('restore'), Type.Literal('rollback')]),
+});
+export type RollbackParams = Static<typeof RollbackParams>;
 
-export interface DryRunParams {
-  deployment_id: string;
-  transport: DeployTransport;
-  changes: DeployChange[];
-}
+export const RollbackResult = Type.Object({
+  restored: Type.Boolean(),
+  /** The running config equals the backup text after the restore. */
+  matches: Type.Optional(Type.Boolean()),
+  error_cause: Type.Optional(ErrorCauseSchema),
+});
+export type RollbackResult = Static<typeof RollbackResult>;
+
+export const DryRunParams = Type.Object({
+  deployment_id: Type.String(),
+  transport: DeployTransportSchema,
+  changes: Type.Array(DeployChange),
+});
+export type DryRunParams = Static<typeof DryRunParams>;
 
 /**
  * How the "after" side was obtained: `device` (the device computed it: NETCONF candidate),
  * `local` (the agent applied the change to the fetched config the way the protocol defines it:
  * gNMI), `approximate` (the agent typed the CLI lines into a model of the config).
  */
-export type DryRunExactness = 'device' | 'local' | 'approximate';
+export const DryRunExactnessSchema = Type.Union([Type.Literal('device'), Type.Literal('local'), Type.Literal('approximate')]);
+export type DryRunExactness = Static<typeof DryRunExactnessSchema>;
 
-export interface DryRunResult {
+export const DryRunResult = Type.Object({
   /** Unified diff of the running config after the change against now; '' when nothing would change. */
-  diff: string;
-  changed: boolean;
-  additions: number;
-  deletions: number;
-  exactness: DryRunExactness;
+  diff: Type.String(),
+  changed: Type.Boolean(),
+  additions: Type.Integer({ minimum: 0 }),
+  deletions: Type.Integer({ minimum: 0 }),
+  exactness: DryRunExactnessSchema,
   /** One sentence on how the diff was computed, for the deployment log. */
-  method: string;
-}
+  method: Type.String(),
+});
+export type DryRunResult = Static<typeof DryRunResult>;

@@ -8,33 +8,15 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { CertSha256, FetchedConfigSchema, GnmiCert, SshHostKey } from '../device/values';
+import { JOB_KINDS } from './kinds';
 
 export const PROTOCOL_VERSION = 1;
 
-export const JOB_KINDS = ['backup', 'test_credential', 'deploy', 'rollback', 'poll', 'dry_run'] as const;
 export const JobKindSchema = Type.Union(JOB_KINDS.map((k) => Type.Literal(k)));
-export type JobKindName = Static<typeof JobKindSchema>;
 
 const Iso = Type.String({ minLength: 10, maxLength: 40 });
 const Id = Type.String({ minLength: 1, maxLength: 64 });
-
-/** An SSH host key as OpenSSH shows it: key type and `SHA256:` + unpadded base64 fingerprint. */
-export const SshHostKey = Type.Object({
-  type: Type.String({ minLength: 1, maxLength: 64 }),
-  fingerprint: Type.String({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$' }),
-});
-export type SshHostKey = Static<typeof SshHostKey>;
-
-/** SHA-256 of a DER certificate, as `openssl x509 -fingerprint -sha256` prints it. */
-const CertSha256 = Type.String({ pattern: '^([0-9A-F]{2}:){31}[0-9A-F]{2}$' });
-
-/** A gNMI server's TLS certificate as the agent saw it. */
-export const GnmiCert = Type.Object({
-  sha256: CertSha256,
-  subject: Type.String({ maxLength: 512 }),
-  not_after: Type.Union([Iso, Type.Null()]),
-});
-export type GnmiCert = Static<typeof GnmiCert>;
 
 /** Everything an agent needs to reach the device, except the secrets. */
 export const JobDevice = Type.Object({
@@ -172,13 +154,6 @@ export const HeartbeatReply = Type.Object({
 });
 export type HeartbeatReply = Static<typeof HeartbeatReply>;
 
-/** A configuration as a driver fetched it. */
-export const FetchedConfigSchema = Type.Object({
-  text: Type.String(),
-  format: Type.Union([Type.Literal('cli'), Type.Literal('xml'), Type.Literal('json')]),
-  via: Type.Union([Type.Literal('ssh'), Type.Literal('netconf'), Type.Literal('gnmi')]),
-});
-
 /**
  * A deploy job's pre-deployment backup, sent by the agent (over the request channel, like
  * heartbeats) before it changes anything. The controller stores the first one of the job and
@@ -216,36 +191,6 @@ export const BackupStoreReply = Type.Object({
   same: Type.Optional(Type.Boolean()),
 });
 export type BackupStoreReply = Static<typeof BackupStoreReply>;
-
-/** `backup` result, as JobOutcome.result. */
-export interface BackupMethodResult {
-  method: 'cli' | 'structured';
-  config?: Static<typeof FetchedConfigSchema>;
-  error?: string;
-  /** DriverError cause (auth, timeout, refused, protocol, device) when the method failed. */
-  error_cause?: string;
-}
-export interface BackupResult {
-  results: BackupMethodResult[];
-  transcript: string;
-}
-/** One transport's login in a `test_credential` job. */
-export interface TransportCheck {
-  transport: 'ssh' | 'netconf' | 'gnmi';
-  /** unavailable: nothing answered on the port (SSH on a device reached over gNMI or NETCONF). */
-  status: 'ok' | 'failed' | 'unavailable';
-  message: string;
-  error_cause?: string;
-}
-
-/** `test_credential` result. */
-export interface TestCredentialResult {
-  ok: boolean;
-  message: string;
-  error_cause?: string;
-  /** Each transport tried, automation transport first (absent from older agents). */
-  transports?: TransportCheck[];
-}
 
 const compiled = new Map<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
 

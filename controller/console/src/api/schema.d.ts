@@ -409,6 +409,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/oidc/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test the configured OIDC issuer
+         * @description OpenID discovery at oidc.issuer with the saved settings (10 s timeout; https, or plain http on loopback only). Always 200; ok and message say whether it works and why not. Never returns the client secret.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description True when discovery at oidc.issuer works and names the endpoints sign-in needs. */
+                            ok: boolean;
+                            /** @description What worked, or why not (unreachable, not an OpenID issuer, TLS). */
+                            message: string;
+                            /** @description The issuer the provider names (the setting when discovery failed). */
+                            issuer: string;
+                            client_id: string;
+                            /** @description Register this redirect URI at the provider. */
+                            callback_url: string;
+                            endpoints: {
+                                authorization: string | null;
+                                token: string | null;
+                                userinfo: string | null;
+                                jwks: string | null;
+                            };
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/oidc/authorize": {
         parameters: {
             query?: never;
@@ -3102,6 +3186,157 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sites/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every site and the default pool in one answer: agents, device reachability, backup freshness (24 h), last snapshot outcome, failing devices */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            generated_at: string;
+                            /** @description The default pool first, then every site by name. */
+                            pools: {
+                                /**
+                                 * Format: uuid
+                                 * @description null: the default pool.
+                                 */
+                                site_id: string | null;
+                                name: string;
+                                /** @description Where these devices' jobs go: the site id when the site has agents, else "default". */
+                                pool: string;
+                                status: "ok" | "degraded" | "down" | "no_agents";
+                                agents: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                    /** Format: uuid */
+                                    site_id: string | null;
+                                    /** @description The site id, or "default" for the organization's default pool. */
+                                    pool: string;
+                                    status: "online" | "offline" | "degraded";
+                                    /** Format: date-time */
+                                    last_seen_at: string | null;
+                                    version: string;
+                                    active_jobs: number;
+                                    /** @description Sessions the agent runs at once (SWITCHBOARD_AGENT_CONCURRENCY). */
+                                    max_jobs: number;
+                                    completed_jobs: number;
+                                    failed_jobs: number;
+                                    capabilities: string[];
+                                    /** @description What the agent last reported in its heartbeat about its connections: NATS (connected, reconnects), when a controller last answered it, and the controller URL over HTTP (null when the agent has none). Null before the first report. */
+                                    health: {
+                                        nats_connected: boolean;
+                                        nats_reconnects: number;
+                                        controller_answered_at: string | null;
+                                        controller_http: {
+                                            ok: boolean;
+                                            error: string | null;
+                                            checked_at: string;
+                                        } | null;
+                                    } | null;
+                                    enrolled: boolean;
+                                    /** Format: date-time */
+                                    enrolled_at: string | null;
+                                    builtin: boolean;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                }[];
+                                /** @description Agents not offline (online or degraded). */
+                                online_agents: number;
+                                devices: {
+                                    /** @description The default pool counts devices without a site and those of sites without agents. */
+                                    total: number;
+                                    /** @description Latest finished job in the last 24 hours succeeded. */
+                                    reachable: number;
+                                    /** @description Latest finished job in the last 24 hours failed. */
+                                    unreachable: number;
+                                    /** @description No finished job in the last 24 hours. */
+                                    unknown: number;
+                                    /** @description Devices with a successful backup (config version) in the last 24 hours. */
+                                    backed_up_24h: number;
+                                };
+                                /** @description The newest failures among unreachable devices (at most 5). */
+                                failing_devices: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                    error: string | null;
+                                    kind: string;
+                                    /** Format: date-time */
+                                    at: string;
+                                }[];
+                                /** @description The newest of the organization's last 10 snapshots that held any of these devices, with their outcomes in it; null when none did. */
+                                last_snapshot: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                    status: string;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    succeeded: number;
+                                    failed: number;
+                                    pending: number;
+                                } | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sites/{id}/health": {
         parameters: {
             query?: never;
@@ -4433,7 +4668,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List devices (summary form), filtered and paged */
+        /** List devices (summary form), filtered, sorted and paged */
         get: {
             parameters: {
                 query?: {
@@ -4447,6 +4682,10 @@ export interface paths {
                     /** @description Free-text site name, case-insensitive exact. */
                     site?: string;
                     source?: string;
+                    /** @description Beyond API.md: the column to order by (vendor and site case-insensitively), ties broken by id. Without sort and order: by name. */
+                    sort?: "name" | "host" | "device_type" | "manufacturer" | "model" | "site" | "source";
+                    /** @description Beyond API.md: asc (default) or desc. */
+                    order?: "asc" | "desc";
                     limit?: number;
                     offset?: number;
                 };

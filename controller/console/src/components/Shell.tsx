@@ -1,7 +1,9 @@
 import { AppShell, Burger, Group, NavLink, ScrollArea, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
+import { useQueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
+import { preloadRoute } from '../lib/queries';
 import { OrgSwitcher } from './OrgSwitcher';
 import { UserMenu } from './UserMenu';
 
@@ -27,6 +29,7 @@ function active(location: string, href: string): boolean {
 export function Shell({ children }: { children: ReactNode }) {
   const [opened, { toggle, close }] = useDisclosure();
   const [location] = useLocation();
+  const client = useQueryClient();
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 210, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding="md">
       <AppShell.Header>
@@ -53,6 +56,9 @@ export function Shell({ children }: { children: ReactNode }) {
               active={active(location, item.href)}
               aria-current={active(location, item.href) ? 'page' : undefined}
               onClick={close}
+              // Pointing at a link starts its page's code and data.
+              onMouseEnter={() => preloadRoute(client, item.href)}
+              onFocus={() => preloadRoute(client, item.href)}
             />
           ))}
         </ScrollArea>

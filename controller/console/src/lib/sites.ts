@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
-import { api, unwrap } from '../api/client';
+import { sitesQuery } from './queries';
 
 export function useSites() {
-  return useQuery({ queryKey: ['sites'], queryFn: () => unwrap(api.GET('/api/sites')) });
+  return useQuery(sitesQuery);
 }
 
 /** Select options for a site field (value: id, label: name). */

@@ -1,12 +1,13 @@
 import { Anchor, Button, Card, Group, Modal, SimpleGrid, Stack, Tabs, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
-import { api, unwrap } from '../api/client';
+import { api } from '../api/client';
 import { confirmAction } from '../components/confirm';
 import { ErrorNote, Page } from '../components/Page';
 import { dateTime } from '../lib/format';
+import { configsQuery, deviceQuery, profilesQuery } from '../lib/queries';
 import { Backups } from './device/Backups';
 import { Discovery } from './device/Discovery';
 import { DeviceForm } from './DeviceForm';
@@ -20,17 +21,32 @@ function Fact({ label, value }: { label: string; value: React.ReactNode }) {
   );
 }
 
+type FullDevice = Awaited<ReturnType<ReturnType<typeof deviceQuery>['queryFn']>>;
+
+/** The device's row from a list already shown (summary fields only), to draw the page before the full record arrives. */
+function fromLists(client: QueryClient, id: string): FullDevice | undefined {
+  for (const [, list] of client.getQueriesData<{ devices: { id: string }[] }>({ queryKey: ['devices'] })) {
+    const row = list?.devices.find((d) => d.id === id);
+    if (row) return row as FullDevice;
+  }
+  return undefined;
+}
+
 /** One device: facts, pinned identities, backups and discovery. */
 export default function Device() {
   const { id } = useParams<{ id: string }>();
   const client = useQueryClient();
   const [, navigate] = useLocation();
   const [editing, setEditing] = useState(false);
-  const device = useQuery({ queryKey: ['device', id], queryFn: () => unwrap(api.GET('/api/devices/{id}', { params: { path: { id } } })) });
-  const profiles = useQuery({ queryKey: ['profiles'], queryFn: () => unwrap(api.GET('/api/profiles')) });
+  // All three requests at once; the list row (if any) stands in for the device until it arrives.
+  const device = useQuery({ ...deviceQuery(id), placeholderData: () => fromLists(client, id) });
+  const profiles = useQuery(profilesQuery);
+  useQuery(configsQuery(id));
   const d = device.data;
   if (device.error) return <Page title="Device"><ErrorNote error={device.error} action="The device may have been deleted; go back to Devices." /></Page>;
   if (!d) return null;
+  // Drawn from the list's summary row until the full record arrives.
+  const partial = device.isPlaceholderData;
   const profile = (profiles.data?.profiles ?? []).find((p) => p.id === d.profile_id);
 
   const forget = async (which: 'ssh-host-key' | 'gnmi-certificate') => {
@@ -52,7 +68,7 @@ export default function Device() {
       title={d.name}
       actions={
         <>
-          <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>
+          <Button variant="default" onClick={() => setEditing(true)} disabled={partial}>Edit</Button>
           <Button color="red" variant="light" c="red.9" onClick={() => void remove()}>Delete</Button>
         </>
       }
@@ -63,14 +79,14 @@ export default function Device() {
           <Fact label="Host" value={d.host} />
           <Fact label="Type" value={d.device_type} />
           <Fact label="Vendor / model" value={[d.manufacturer, d.model].filter(Boolean).join(' ')} />
-          <Fact label="Platform" value={d.platform} />
+          <Fact label="Platform" value={partial ? '…' : d.platform} />
           <Fact label="Site" value={d.site} />
           <Fact label="Profile" value={profile?.name ?? d.profile_id} />
           <Fact label="Source" value={d.source} />
-          <Fact label="Polling" value={d.poll_enabled ? `every ${d.poll_interval_minutes ?? 'default'} min` : 'off'} />
+          <Fact label="Polling" value={partial ? '…' : d.poll_enabled ? `every ${d.poll_interval_minutes ?? 'default'} min` : 'off'} />
         </SimpleGrid>
       </Card>
-      <Card withBorder>
+      {!partial && <Card withBorder>
         <Stack gap="xs">
           <Group justify="space-between">
             <Fact label="Pinned SSH host key" value={d.ssh_host_key ? `${d.ssh_host_key.type} ${d.ssh_host_key.fingerprint} (since ${dateTime(d.ssh_host_key.seen_at)})` : 'none yet'} />
@@ -81,7 +97,7 @@ export default function Device() {
             {d.gnmi_certificate && <Button size="xs" variant="light" onClick={() => void forget('gnmi-certificate')}>Reset certificate</Button>}
           </Group>
         </Stack>
-      </Card>
+      </Card>}
       <Tabs defaultValue="backups" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="backups">Backups</Tabs.Tab>

@@ -1,26 +1,28 @@
 import { Anchor, Button, Checkbox, Group, Modal, Pagination, Select, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createColumnHelper, flexRender, getCoreRowModel, useReactTable, type RowSelectionState } from '@tanstack/react-table';
+import { createColumnHelper, flexRender, functionalUpdate, getCoreRowModel, useReactTable, type RowSelectionState } from '@tanstack/react-table';
 import { useMemo, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
-import { api, unwrap } from '../api/client';
+import { api } from '../api/client';
 import type { paths } from '../api/schema';
 import { confirmAction } from '../components/confirm';
 import { Empty, ErrorNote, Page } from '../components/Page';
+import { devicesQuery, preloadRoute } from '../lib/queries';
+import { SortableTh } from '../components/SortableTh';
 import { siteOptions, useSites } from '../lib/sites';
 import { useDebouncedValue } from '../lib/use-debounced-value';
 import { BulkEdit } from './BulkEdit';
 import { DeviceForm } from './DeviceForm';
 import { DeviceImport } from './DeviceImport';
-import { apiQuery, filtersFromSearch, searchFromFilters, type DeviceFilters } from './devices-query';
+import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState, type DeviceFilters } from './devices-query';
 
 /** A device as the list answers it (summary form). */
 type Row = paths['/api/devices']['get']['responses'][200]['content']['application/json']['devices'][number];
 
 const column = createColumnHelper<Row>();
 
-/** Devices: server-side paging and filters kept in the URL, row selection for bulk edit, import. */
+/** Devices: server-side paging, sorting and filters kept in the URL, row selection for bulk edit, import. */
 export default function Devices() {
   const search = useSearch();
   const [, navigate] = useLocation();
@@ -35,8 +37,7 @@ export default function Devices() {
   const [selection, setSelection] = useState<RowSelectionState>({});
 
   const devices = useQuery({
-    queryKey: ['devices', apiQuery(effective)],
-    queryFn: () => unwrap(api.GET('/api/devices', { params: { query: apiQuery(effective) } })),
+    ...devicesQuery(apiQuery(effective)),
     placeholderData: keepPreviousData,
   });
   const rows: Row[] = devices.data?.devices ?? [];
@@ -45,23 +46,28 @@ export default function Devices() {
   const columns = useMemo(() => [
     column.display({
       id: 'select',
+      enableSorting: false,
       header: ({ table }) => <Checkbox aria-label="Select all on this page" checked={table.getIsAllRowsSelected()} indeterminate={table.getIsSomeRowsSelected()} onChange={table.getToggleAllRowsSelectedHandler()} />,
       cell: ({ row }) => <Checkbox aria-label={`Select ${row.original.name}`} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />,
     }),
-    column.accessor('name', { header: 'Name', cell: (c) => <Anchor component={Link} href={`/devices/${c.row.original.id}`}>{c.getValue()}</Anchor> }),
+    column.accessor('name', { header: 'Name', cell: (c) => <Anchor component={Link} href={`/devices/${c.row.original.id}`} onMouseEnter={() => preloadRoute(client, `/devices/${c.row.original.id}`)}>{c.getValue()}</Anchor> }),
     column.accessor('host', { header: 'Host' }),
     column.accessor('device_type', { header: 'Type' }),
     column.accessor('manufacturer', { header: 'Vendor' }),
     column.accessor('model', { header: 'Model' }),
     column.accessor('site', { header: 'Site' }),
     column.accessor('source', { header: 'Source' }),
-  ], []);
+  ], [client]);
   const table = useReactTable({
     data: rows,
     columns,
     getRowId: (r) => r.id,
-    state: { rowSelection: selection },
+    state: { rowSelection: selection, sorting: sortingState(effective) },
     onRowSelectionChange: setSelection,
+    // The server sorts (GET /api/devices sort/order); a header click changes the URL, page 1.
+    onSortingChange: (update) => setFilters(orderFromSorting(functionalUpdate(update, sortingState(effective)))),
+    manualSorting: true,
+    sortDescFirst: false,
     getCoreRowModel: getCoreRowModel(),
     manualPagination: true,
   });
@@ -110,7 +116,7 @@ export default function Devices() {
           <Table striped highlightOnHover aria-label="Devices" aria-rowcount={total}>
             <Table.Thead>
               {table.getHeaderGroups().map((g) => (
-                <Table.Tr key={g.id}>{g.headers.map((h) => <Table.Th key={h.id}>{flexRender(h.column.columnDef.header, h.getContext())}</Table.Th>)}</Table.Tr>
+                <Table.Tr key={g.id}>{g.headers.map((h) => <SortableTh key={h.id} header={h} />)}</Table.Tr>
               ))}
             </Table.Thead>
             <Table.Tbody>

@@ -1,12 +1,14 @@
 import { Anchor, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
-import { api, unwrap } from '../api/client';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { ago } from '../lib/format';
+import { healthQuery } from '../lib/queries';
 import { useLive } from '../live/use-live';
-import { groupAgents, type AgentView } from './overview-model';
+import { freshness, poolStatus, withAgentEvent, type AgentEvent, type AgentView, type PoolHealth, type SitesHealth } from './overview-model';
+
+const HEALTH = healthQuery.queryKey;
 
 function AgentRows({ agents }: { agents: AgentView[] }) {
   if (agents.length === 0) return <Text size="sm" c="dimmed">No agents: create one on the Agents page.</Text>;
@@ -29,21 +31,26 @@ function AgentRows({ agents }: { agents: AgentView[] }) {
   );
 }
 
-function SiteHealthLine({ siteId }: { siteId: string }) {
-  const health = useQuery({
-    queryKey: ['site-health', siteId],
-    // Cancelled when the page is left: with many sites these would hold the browser's
-    // connections and delay the next page's requests.
-    queryFn: ({ signal }) => unwrap(api.GET('/api/sites/{id}/health', { params: { path: { id: siteId } }, signal })),
-  });
-  if (!health.data) return null;
-  const d = health.data.devices;
+function DeviceLines({ pool }: { pool: PoolHealth }) {
+  const d = pool.devices;
+  const snapshot = pool.last_snapshot;
   return (
-    <Stack gap={2}>
+    <Stack gap={2} mb="xs">
       <Text size="sm">
-        Reachable {d.reachable} · unreachable {d.unreachable} · no recent job {d.unknown}
+        {pool.site_id === null ? `${d.total} devices without a site, or whose site has no agent` : `${d.total} devices`}
       </Text>
-      {health.data.unreachable_devices.slice(0, 3).map((u) => (
+      <Text size="sm" data-freshness>Backed up in the last 24 h: {freshness(d)}</Text>
+      <Text size="sm">Reachable {d.reachable} · unreachable {d.unreachable} · no recent job {d.unknown}</Text>
+      {snapshot ? (
+        <Group gap={6}>
+          <Text size="sm">Last snapshot <Anchor component={Link} href="/snapshots" size="sm">{snapshot.name}</Anchor>:</Text>
+          <StatusBadge status={snapshot.status} />
+          <Text size="sm">{snapshot.succeeded} backed up, {snapshot.failed} failed{snapshot.pending > 0 ? `, ${snapshot.pending} pending` : ''}</Text>
+        </Group>
+      ) : (
+        d.total > 0 && <Text size="sm">No recent snapshot: <Anchor component={Link} href="/snapshots" size="sm">start one</Anchor> to back up every device.</Text>
+      )}
+      {pool.failing_devices.slice(0, 3).map((u) => (
         <Text size="xs" c="red.8" key={u.id}>
           <Anchor component={Link} href={`/devices/${u.id}`} size="xs">{u.name}</Anchor>: {u.error ?? `${u.kind} failed`}
         </Text>
@@ -52,47 +59,34 @@ function SiteHealthLine({ siteId }: { siteId: string }) {
   );
 }
 
-function LastSnapshot() {
-  const snapshots = useQuery({ queryKey: ['snapshots', 'latest'], queryFn: () => unwrap(api.GET('/api/devices/snapshots/', { params: { query: { limit: 1 } } })) });
-  const last = (snapshots.data as { snapshots?: { name: string; status: string; successful_devices: number; failed_devices: number; total_devices: number }[] } | undefined)?.snapshots?.[0];
-  if (!snapshots.data) return null;
-  if (!last) return <Text size="sm">No snapshot yet: <Anchor component={Link} href="/snapshots">start one</Anchor> to back up every device.</Text>;
-  return (
-    <Group gap="xs">
-      <Text size="sm">Last snapshot <Anchor component={Link} href="/snapshots">{last.name}</Anchor>:</Text>
-      <StatusBadge status={last.status} />
-      <Text size="sm">{last.successful_devices} of {last.total_devices} backed up, {last.failed_devices} failed</Text>
-    </Group>
-  );
-}
-
-/** Home: the agent health view, one panel per site plus the default pool, updated live. */
+/** Home: the agent health view, one panel per site plus the default pool, from one request and updated live. */
 export default function Overview() {
   const client = useQueryClient();
-  const sites = useQuery({ queryKey: ['sites'], queryFn: () => unwrap(api.GET('/api/sites')) });
-  const agents = useQuery({ queryKey: ['agents'], queryFn: () => unwrap(api.GET('/api/agents')), refetchInterval: 15_000 });
-  useLive(['agent'], () => void client.invalidateQueries({ queryKey: ['agents'] }));
-  useLive(['snapshot'], () => void client.invalidateQueries({ queryKey: ['snapshots'] }));
+  const health = useQuery({ ...healthQuery, refetchInterval: 15_000 });
+  // An agent's new status goes straight into the page; an agent the page does not show yet makes it ask again.
+  useLive(['agent'], (message) => {
+    const current = client.getQueryData<SitesHealth>(HEALTH);
+    const next = current && withAgentEvent(current, message as unknown as AgentEvent);
+    if (next) client.setQueryData(HEALTH, next);
+    else void client.invalidateQueries({ queryKey: HEALTH });
+  });
+  useLive(['snapshot'], () => void client.invalidateQueries({ queryKey: HEALTH }));
 
-  const error = sites.error ?? agents.error;
-  const panels = groupAgents(sites.data?.sites ?? [], agents.data?.agents ?? []);
+  const pools = health.data?.pools ?? [];
+  const nothing = pools.length === 1 && pools[0].agents.length === 0 && pools[0].devices.total === 0;
   return (
     <Page title="Sites">
-      <ErrorNote error={error} action="Check that the controller is running, then reload." />
-      <LastSnapshot />
-      {sites.data && panels.length === 0 && <Empty>No sites yet: add a site, then create an agent for it.</Empty>}
+      <ErrorNote error={health.error} action="Check that the controller is running, then reload." />
+      {nothing && <Empty>No sites yet: add a site, then create an agent for it.</Empty>}
       <SimpleGrid cols={{ base: 1, md: 2, xl: 3 }}>
-        {panels.map((panel) => (
-          <Card withBorder key={panel.key} component="section" aria-label={panel.name} data-site={panel.name}>
+        {!nothing && pools.map((pool) => (
+          <Card withBorder key={pool.site_id ?? 'default'} component="section" aria-label={pool.name} data-site={pool.name}>
             <Group justify="space-between" mb="xs">
-              <Title order={2} size="h4">{panel.name}</Title>
-              <StatusBadge status={panel.status} />
+              <Title order={2} size="h4">{pool.name}</Title>
+              <StatusBadge status={poolStatus(pool.agents, pool.devices.unreachable)} />
             </Group>
-            <Text size="sm" mb="xs">
-              {panel.deviceCount === null ? 'Devices without a site, or whose site has no agent' : `${panel.deviceCount} devices`}
-            </Text>
-            {panel.siteId && <SiteHealthLine siteId={panel.siteId} />}
-            <AgentRows agents={panel.agents} />
+            <DeviceLines pool={pool} />
+            <AgentRows agents={pool.agents} />
           </Card>
         ))}
       </SimpleGrid>

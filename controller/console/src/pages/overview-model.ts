@@ -1,54 +1,45 @@
-/** The Sites overview's grouping, kept free of React so Vitest can check it. */
-export interface AgentView {
-  id: string;
-  name: string;
-  site_id: string | null;
-  status: string;
-  last_seen_at: string | null;
-  version: string;
-  active_jobs: number;
-  max_jobs: number;
-}
+/** The Sites overview's model (GET /api/sites/health and live agent events), kept free of React so Vitest can check it. */
+import type { paths } from '../api/schema';
 
-export interface SiteView {
-  id: string;
-  name: string;
-  device_count: number;
-}
+export type SitesHealth = paths['/api/sites/health']['get']['responses'][200]['content']['application/json'];
+export type PoolHealth = SitesHealth['pools'][number];
+export type AgentView = PoolHealth['agents'][number];
+export type PanelStatus = 'ok' | 'degraded' | 'down' | 'no_agents';
 
-export interface Panel {
-  key: string;
-  siteId: string | null;
-  name: string;
-  deviceCount: number | null;
-  status: 'ok' | 'degraded' | 'down' | 'no_agents';
-  agents: AgentView[];
-}
-
-export function poolStatus(agents: AgentView[]): Panel['status'] {
+/** Down only when every agent is offline; degraded while any agent is not online or any device fails. */
+export function poolStatus(agents: Pick<AgentView, 'status'>[], failingDevices = 0): PanelStatus {
   if (agents.length === 0) return 'no_agents';
   const online = agents.filter((a) => a.status === 'online').length;
   const offline = agents.filter((a) => a.status === 'offline').length;
   if (offline === agents.length) return 'down';
-  return online === agents.length ? 'ok' : 'degraded';
+  return online === agents.length && failingDevices === 0 ? 'ok' : 'degraded';
 }
 
-/** The default pool first, then each site by name, each with its agents. */
-export function groupAgents(sites: SiteView[], agents: AgentView[]): Panel[] {
-  const bySite = new Map<string | null, AgentView[]>();
-  for (const agent of agents) {
-    const list = bySite.get(agent.site_id) ?? [];
-    list.push(agent);
-    bySite.set(agent.site_id, list);
-  }
-  const pool = bySite.get(null) ?? [];
-  const panels: Panel[] = [];
-  if (sites.length > 0 || pool.length > 0) {
-    panels.push({ key: 'default', siteId: null, name: 'Default pool', deviceCount: null, status: poolStatus(pool), agents: pool });
-  }
-  for (const site of [...sites].sort((a, b) => a.name.localeCompare(b.name))) {
-    const list = bySite.get(site.id) ?? [];
-    panels.push({ key: site.id, siteId: site.id, name: site.name, deviceCount: site.device_count, status: poolStatus(list), agents: list });
-  }
-  return panels;
+/** An agent status event of /api/live. */
+export interface AgentEvent {
+  id: string;
+  site_id: string | null;
+  status: string;
+  last_seen_at: string | null;
+}
+
+/**
+ * The aggregate with one agent's new status applied, so the page changes at once without asking
+ * the server again; undefined when the event does not fit what is shown (a new, moved or revoked
+ * agent), and the aggregate must be fetched again.
+ */
+export function withAgentEvent(data: SitesHealth, event: AgentEvent): SitesHealth | undefined {
+  if (event.status === 'revoked') return undefined;
+  const pool = data.pools.find((p) => p.agents.some((a) => a.id === event.id));
+  if (!pool || pool.site_id !== event.site_id) return undefined;
+  const status = event.status as AgentView['status'];
+  const agents = pool.agents.map((a) => (a.id === event.id ? { ...a, status, last_seen_at: event.last_seen_at } : a));
+  const online_agents = agents.filter((a) => a.status !== 'offline').length;
+  return { ...data, pools: data.pools.map((p) => (p === pool ? { ...p, agents, online_agents } : p)) };
+}
+
+/** "12 of 40 (30 %)": devices with a successful backup in the last 24 hours, of all. */
+export function freshness(devices: PoolHealth['devices']): string {
+  if (devices.total === 0) return 'no devices';
+  return `${devices.backed_up_24h} of ${devices.total} (${Math.floor((devices.backed_up_24h / devices.total) * 100)} %)`;
 }

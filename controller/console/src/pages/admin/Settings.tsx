@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { ErrorNote } from '../../components/Page';
+import { oidcTestSummary } from '../../lib/oidc-test';
 
 /** Keys whose value is never shown: the field only sets a new one. */
 const SECRET = /(password|secret)$/;
@@ -45,6 +46,10 @@ export function Settings() {
     const { data, error } = await api.POST('/api/auth/ldap/test');
     setMessage(error ? { ok: false, text: (error as { error?: string }).error ?? 'LDAP test failed' } : { ok: true, text: `LDAP: ${JSON.stringify(data)}` });
   };
+  const testOidc = async () => {
+    const { data, error } = await api.POST('/api/auth/oidc/test');
+    setMessage(data ? oidcTestSummary(data) : { ok: false, text: (error as { error?: string } | undefined)?.error ?? 'OIDC test failed' });
+  };
   if (settings.error) return <ErrorNote error={settings.error} />;
   return (
     <Stack>
@@ -52,6 +57,7 @@ export function Settings() {
       <Group>
         <Button onClick={() => void save()} disabled={Object.keys(edits).length === 0}>Save changes</Button>
         <Button variant="default" onClick={() => void testLdap()}>Test LDAP bind</Button>
+        <Button variant="default" onClick={() => void testOidc()}>Test OIDC issuer</Button>
       </Group>
       <Table aria-label="Settings" fz="sm">
         <Table.Tbody>

@@ -6,7 +6,10 @@ import { ConfigText } from '../../components/ConfigText';
 import { DiffView } from '../../components/DiffView';
 import { ErrorNote } from '../../components/Page';
 import { StatusBadge } from '../../components/StatusBadge';
+import { backupEnded, backupProgressText, type BackupProgress } from '../../lib/backup-progress';
 import { bytes, dateTime } from '../../lib/format';
+import { configsQuery } from '../../lib/queries';
+import { useLive } from '../../live/use-live';
 
 function VersionText({ deviceId, version }: { deviceId: string; version: number }) {
   const config = useQuery({
@@ -43,16 +46,21 @@ function changedLabel(list: { status: string; method: string; config_hash: strin
 /** Stored versions newest first; view one, diff two, back up now. */
 export function Backups({ deviceId }: { deviceId: string }) {
   const client = useQueryClient();
-  const versions = useQuery({
-    queryKey: ['configs', deviceId],
-    queryFn: () => unwrap(api.GET('/api/config/devices/{device_id}/configs', { params: { path: { device_id: deviceId }, query: { limit: 100 } } })),
-  });
+  const versions = useQuery(configsQuery(deviceId));
   const [picked, setPicked] = useState<number[]>([]);
   const [viewing, setViewing] = useState<number | null>(null);
   const [diffing, setDiffing] = useState<[number, number] | null>(null);
   const pull = useMutation({
     mutationFn: () => unwrap(api.POST('/api/config/devices/{device_id}/pull', { params: { path: { device_id: deviceId }, query: { method: 'cli' } } })),
     onSettled: () => void client.invalidateQueries({ queryKey: ['configs', deviceId] }),
+  });
+  // Progress of any backup of this device (Back up now, bulk, scheduled, snapshot), live.
+  const [progress, setProgress] = useState<BackupProgress | null>(null);
+  useLive(['backup'], (message) => {
+    if (message.device_id !== deviceId) return;
+    const next = { status: message.status, error: message.error ?? null } as BackupProgress;
+    setProgress(next);
+    if (backupEnded(next)) void client.invalidateQueries({ queryKey: ['configs', deviceId] });
   });
   const toggle = (v: number) => setPicked((p) => (p.includes(v) ? p.filter((x) => x !== v) : [...p.slice(-1), v]));
   const list = versions.data?.configs ?? [];
@@ -62,10 +70,14 @@ export function Backups({ deviceId }: { deviceId: string }) {
       <Group>
         <Button onClick={() => pull.mutate()} loading={pull.isPending}>Back up now</Button>
         <Button variant="default" disabled={picked.length !== 2} onClick={() => setDiffing([picked[0], picked[1]])}>Compare selected</Button>
-        {pull.isPending && <Text size="sm" role="status">Backing up: connecting to the device through its agent…</Text>}
+        {progress ? (
+          <Text size="sm" role="status" data-testid="backup-progress" data-status={progress.status} c={progress.status === 'failed' ? 'red.9' : undefined}>{backupProgressText(progress)}</Text>
+        ) : (
+          pull.isPending && <Text size="sm" role="status">Backing up: connecting to the device through its agent…</Text>
+        )}
       </Group>
       <ErrorNote error={pull.error} action="The failed attempt is stored as a version below with its reason." />
-      {pull.data && !pull.isPending && <Text size="sm" role="status">{pull.data.message}</Text>}
+      {pull.data && !pull.isPending && !progress && <Text size="sm" role="status">{pull.data.message}</Text>}
       <ErrorNote error={versions.error} />
       {versions.data && list.length === 0 && <Text size="sm" c="dimmed">No backups yet: use Back up now.</Text>}
       {list.length > 0 && (

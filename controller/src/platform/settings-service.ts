@@ -1,17 +1,17 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { SETTING_DEFINITIONS } from './settings-definitions';
 import { own } from '../../../shared/src/own';
+import type { SettingsStore } from './settings-store';
 
 const GLOBAL = 'global';
 
 /** Reads settings with org values over global values over defaults; writes validate each key. */
 export class SettingsService {
   constructor(
-    private readonly db: Db,
+    private readonly store: SettingsStore,
     private readonly secrets: SecretBox,
   ) {}
 
@@ -29,7 +29,7 @@ export class SettingsService {
   async getMany<K extends string>(keys: K[], orgId?: string): Promise<Record<K, unknown>> {
     const definitions = keys.map((key) => this.definition(key));
     const scopes = orgId ? [orgId, GLOBAL] : [GLOBAL];
-    const rows: { scope: string; key: string; value: unknown }[] = await this.db('settings').whereIn('key', keys).whereIn('scope', scopes);
+    const rows = await this.store.rows(scopes, keys);
     const result = {} as Record<K, unknown>;
     for (const [i, key] of keys.entries()) {
       const definition = definitions[i];
@@ -45,7 +45,7 @@ export class SettingsService {
 
   /** Every setting as the organization sees it; secrets appear only as has_<key> booleans. */
   async all(orgId: string): Promise<Record<string, unknown>> {
-    const rows: { scope: string; key: string; value: unknown }[] = await this.db('settings').whereIn('scope', [orgId, GLOBAL]);
+    const rows = await this.store.rows([orgId, GLOBAL]);
     const result: Record<string, unknown> = {};
     for (const [key, definition] of Object.entries(SETTING_DEFINITIONS)) {
       const own = rows.find((r) => r.key === key && r.scope === (definition.scope === 'org' ? orgId : GLOBAL));
@@ -72,15 +72,12 @@ export class SettingsService {
       writes.push({ scope: definition.scope === 'org' ? orgId : GLOBAL, key, value: JSON.stringify(stored) });
     }
     if (writes.length === 0) return;
-    await this.db('settings')
-      .insert(writes.map((w) => ({ ...w, updated_at: this.db.fn.now() })))
-      .onConflict(['scope', 'key'])
-      .merge();
+    await this.store.upsert(writes);
   }
 
   /** An id setting must name a row of the organization itself, never another one's (a dangling reference). */
   private async assertReference(key: string, target: { table: string; what: string }, id: string, orgId: string): Promise<void> {
-    if (await this.db(target.table).where({ id, org_id: orgId }).first('id')) return;
+    if (await this.store.orgRowExists(target.table, id, orgId)) return;
     throw appError('UNKNOWN_REFERENCE', `Setting '${key}': no ${target.what} ${id} in this organization`);
   }
 
@@ -90,7 +87,7 @@ export class SettingsService {
       if (value === undefined) continue;
       const definition = this.definition(key);
       const stored = definition.secret && typeof value === 'string' ? await this.secrets.seal(value) : value;
-      await this.db('settings').insert({ scope: GLOBAL, key, value: JSON.stringify(stored) }).onConflict(['scope', 'key']).ignore();
+      await this.store.insertIfAbsent({ scope: GLOBAL, key, value: JSON.stringify(stored) });
     }
   }
 }

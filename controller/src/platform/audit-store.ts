@@ -1,29 +1,11 @@
 import type { Db } from '../db/knex';
+import type { AuditEntry, AuditFilter } from './audit-service';
 
-export interface AuditEntry {
-  kind: string;
-  orgId?: string | null;
-  userId?: string | null;
-  username?: string | null;
-  ip?: string | null;
-  details?: Record<string, unknown>;
-}
-
-export interface AuditFilter {
-  orgId: string | null;
-  kind?: string;
-  user_id?: string;
-  since?: string | Date;
-  until?: string | Date;
-  limit: number;
-  offset: number;
-}
-
-/** Append-only audit log; never holds secrets (callers pass ids and names, not credentials). */
-export class AuditService {
+/** SQL for the append-only audit_log table. */
+export class AuditStore {
   constructor(private readonly db: Db) {}
 
-  async record(entry: AuditEntry): Promise<void> {
+  async insert(entry: AuditEntry): Promise<void> {
     await this.db('audit_log').insert({
       kind: entry.kind,
       org_id: entry.orgId ?? null,
