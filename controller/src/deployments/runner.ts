@@ -5,7 +5,7 @@ import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
 import type { AgentRef, JobOutcome, JobService, JobSpec } from '../jobs/types';
-import type { DeployResult, DryRunParams, DryRunResult } from '../../../shared/src/jobs/deploy';
+import type { DeployResult, DryRunResult } from '../../../shared/src/jobs/deploy';
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { backupVersion, PreDeploymentBackups } from './backup-store';
 import {
