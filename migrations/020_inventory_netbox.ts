@@ -87,7 +87,14 @@ async function tryExtension(knex: Knex, name: string): Promise<boolean> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const index of ['devices_search_trgm', 'devices_org_manufacturer_lower', 'devices_org_platform', 'devices_org_device_type', 'devices_org_source', 'devices_org_site_lower']) {
+  for (const index of [
+    'devices_search_trgm',
+    'devices_org_manufacturer_lower',
+    'devices_org_platform',
+    'devices_org_device_type',
+    'devices_org_source',
+    'devices_org_site_lower',
+  ]) {
     await knex.raw(`DROP INDEX IF EXISTS ${index}`);
   }
   await knex.schema.alterTable('devices', (t) => {

@@ -33,8 +33,12 @@ export async function up(knex: Knex): Promise<void> {
       DELETE FROM device_counts;
       RETURN NULL;
     END $$`);
-  await knex.raw('CREATE TRIGGER device_counts_insert AFTER INSERT ON devices REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION device_counts_insert()');
-  await knex.raw('CREATE TRIGGER device_counts_delete AFTER DELETE ON devices REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION device_counts_delete()');
+  await knex.raw(
+    'CREATE TRIGGER device_counts_insert AFTER INSERT ON devices REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION device_counts_insert()',
+  );
+  await knex.raw(
+    'CREATE TRIGGER device_counts_delete AFTER DELETE ON devices REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION device_counts_delete()',
+  );
   await knex.raw('CREATE TRIGGER device_counts_truncate AFTER TRUNCATE ON devices FOR EACH STATEMENT EXECUTE FUNCTION device_counts_truncate()');
   await knex.raw('INSERT INTO device_counts (org_id, devices) SELECT org_id, count(*) FROM devices GROUP BY org_id');
 }

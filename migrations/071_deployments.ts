@@ -185,9 +185,18 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['deployments', 'deployment_logs', 'deployment_devices', 'snapshots']) await knex.raw(`DROP TRIGGER IF EXISTS ${table}_live ON ${table}`);
+  for (const table of ['deployments', 'deployment_logs', 'deployment_devices', 'snapshots'])
+    await knex.raw(`DROP TRIGGER IF EXISTS ${table}_live ON ${table}`);
   await knex.raw('DROP FUNCTION IF EXISTS sb_live_notify()');
-  for (const table of ['scheduled_task_runs', 'scheduled_tasks', 'instances', 'deployment_logs', 'deployment_entries', 'deployment_devices', 'deployments']) {
+  for (const table of [
+    'scheduled_task_runs',
+    'scheduled_tasks',
+    'instances',
+    'deployment_logs',
+    'deployment_entries',
+    'deployment_devices',
+    'deployments',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

@@ -13,7 +13,22 @@ import type { Knex } from 'knex';
  * even after TRUNCATE or when an organization's row is recreated. Updates that change no listed
  * column (next_poll_at after each poll, NetBox sync stamps) leave the version alone.
  */
-const LISTED_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'site_id', 'source', 'profile_id', 'created_at', 'updated_at'];
+const LISTED_COLUMNS = [
+  'id',
+  'org_id',
+  'name',
+  'host',
+  'device_type',
+  'manufacturer',
+  'model',
+  'platform',
+  'site',
+  'site_id',
+  'source',
+  'profile_id',
+  'created_at',
+  'updated_at',
+];
 
 /**
  * 022's counter functions, with (up) or without (down) the version bump. With it, TRUNCATE keeps

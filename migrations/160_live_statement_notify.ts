@@ -72,5 +72,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP TRIGGER IF EXISTS deployment_devices_live_update ON deployment_devices');
   await knex.raw('DROP FUNCTION IF EXISTS sb_live_notify_rows()');
   await knex.raw('CREATE TRIGGER deployment_logs_live AFTER INSERT ON deployment_logs FOR EACH ROW EXECUTE FUNCTION sb_live_notify()');
-  await knex.raw('CREATE TRIGGER deployment_devices_live AFTER INSERT OR UPDATE ON deployment_devices FOR EACH ROW EXECUTE FUNCTION sb_live_notify()');
+  await knex.raw(
+    'CREATE TRIGGER deployment_devices_live AFTER INSERT OR UPDATE ON deployment_devices FOR EACH ROW EXECUTE FUNCTION sb_live_notify()',
+  );
 }

@@ -30,10 +30,13 @@ export function loadIdentity(stateDir: string): AgentIdentity | null {
   if (!existsSync(file)) return null;
   try {
     const identity = JSON.parse(readFileSync(file, 'utf8')) as AgentIdentity;
-    if (!identity.agent_id || !identity.private_jwk || !identity.controller_key || !identity.nats?.jobs_consumer) throw new Error('fields are missing');
+    if (!identity.agent_id || !identity.private_jwk || !identity.controller_key || !identity.nats?.jobs_consumer)
+      throw new Error('fields are missing');
     return identity;
   } catch (err) {
-    throw new AgentConfigError(`SWITCHBOARD_AGENT_STATE_DIR holds an unreadable ${IDENTITY_FILE} (${(err as Error).message}); remove it and enroll again with a new token`);
+    throw new AgentConfigError(
+      `SWITCHBOARD_AGENT_STATE_DIR holds an unreadable ${IDENTITY_FILE} (${(err as Error).message}); remove it and enroll again with a new token`,
+    );
   }
 }
 
@@ -47,8 +50,12 @@ export function saveIdentity(stateDir: string, identity: AgentIdentity): void {
 
 /** Redeems the one-time token with a fresh key pair; the identity is saved before it is used. */
 export async function enroll(config: AgentConfig, version: string, capabilities: string[]): Promise<AgentIdentity> {
-  if (!config.controllerUrl) throw new AgentConfigError('SWITCHBOARD_URL is required to enroll: the controller base URL, e.g. http://controller:8080');
-  if (!config.enrollToken) throw new AgentConfigError('SWITCHBOARD_ENROLL_TOKEN is required to enroll: create the agent with POST /api/agents and pass its enrollment_token');
+  if (!config.controllerUrl)
+    throw new AgentConfigError('SWITCHBOARD_URL is required to enroll: the controller base URL, e.g. http://controller:8080');
+  if (!config.enrollToken)
+    throw new AgentConfigError(
+      'SWITCHBOARD_ENROLL_TOKEN is required to enroll: create the agent with POST /api/agents and pass its enrollment_token',
+    );
   // The state dir must be writable, and the NATS key exist, before the token is spent.
   let natsKey: string;
   try {
@@ -67,7 +74,9 @@ export async function enroll(config: AgentConfig, version: string, capabilities:
       signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {
-    throw new AgentConfigError(`SWITCHBOARD_URL: cannot reach the controller at ${config.controllerUrl}: ${String((err as Error).cause ?? (err as Error).message)}`);
+    throw new AgentConfigError(
+      `SWITCHBOARD_URL: cannot reach the controller at ${config.controllerUrl}: ${String((err as Error).cause ?? (err as Error).message)}`,
+    );
   }
   const text = await res.text();
   let body: Record<string, any> = {};
@@ -77,7 +86,8 @@ export async function enroll(config: AgentConfig, version: string, capabilities:
     /* not JSON: reported below */
   }
   if (res.status === 401) throw new AgentConfigError(`SWITCHBOARD_ENROLL_TOKEN was refused: ${body.error ?? text}`);
-  if (res.status !== 200) throw new AgentConfigError(`SWITCHBOARD_URL: enrollment failed with HTTP ${res.status}: ${body.error ?? text.slice(0, 200)}`);
+  if (res.status !== 200)
+    throw new AgentConfigError(`SWITCHBOARD_URL: enrollment failed with HTTP ${res.status}: ${body.error ?? text.slice(0, 200)}`);
   const identity: AgentIdentity = {
     agent_id: body.agent_id,
     org_id: body.org_id,

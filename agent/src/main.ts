@@ -13,9 +13,18 @@ import { whileWaiting } from './waiting';
 try {
   const config = loadAgentConfig();
   const opsConfig = loadAgentOpsConfig();
-  const [{ default: pino }, { AGENT_VERSION, AgentRuntime, DRIVERS, capabilitiesOf, enroll, loadIdentity, natsAgentLink }, { AgentOps }, { natsSeed, secureStateDir }, { NatsRenewal }] =
-    await Promise.all([import('pino'), import('./index'), import('./ops'), import('./state-dir'), import('./nats-renewal')]);
-  const log = pino({ level: config.logLevel, name: 'agent', redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' } });
+  const [
+    { default: pino },
+    { AGENT_VERSION, AgentRuntime, DRIVERS, capabilitiesOf, enroll, loadIdentity, natsAgentLink },
+    { AgentOps },
+    { natsSeed, secureStateDir },
+    { NatsRenewal },
+  ] = await Promise.all([import('pino'), import('./index'), import('./ops'), import('./state-dir'), import('./nats-renewal')]);
+  const log = pino({
+    level: config.logLevel,
+    name: 'agent',
+    redact: { paths: ['*.password', '*.enable_password', '*.private_key', '*.token', '*.private_jwk'], censor: '[redacted]' },
+  });
   secureStateDir(config.stateDir);
   let identity = loadIdentity(config.stateDir);
   if (identity) {
@@ -28,11 +37,15 @@ try {
   const renewal = identity.nats.user_jwt ? new NatsRenewal({ identity, stateDir: config.stateDir, log }) : null;
   let link;
   const natsUrl = redactUrls(config.natsUrl);
-  const waiting = whileWaiting(10_000, () => log.warn({ nats: natsUrl }, `cannot reach NATS at ${natsUrl} yet; retrying (is nats-server running, with -js?)`));
+  const waiting = whileWaiting(10_000, () =>
+    log.warn({ nats: natsUrl }, `cannot reach NATS at ${natsUrl} yet; retrying (is nats-server running, with -js?)`),
+  );
   try {
     link = await natsAgentLink(config.natsUrl, identity, renewal ? { jwt: renewal.jwt, seed: natsSeed(config.stateDir).seed } : undefined);
   } catch (err) {
-    throw new AgentConfigError(`NATS_URL: ${jetStreamMissing(err) ? JETSTREAM_REQUIRED(natsUrl) : `cannot use ${natsUrl}: ${(err as Error).message}`}`);
+    throw new AgentConfigError(
+      `NATS_URL: ${jetStreamMissing(err) ? JETSTREAM_REQUIRED(natsUrl) : `cannot use ${natsUrl}: ${(err as Error).message}`}`,
+    );
   } finally {
     waiting.stop();
   }
@@ -41,10 +54,20 @@ try {
   void link.connection.closed().then((err) => {
     // Operator mode, closed by NATS rather than by us: its credentials were refused (revoked, or expired unrenewed).
     if (!err || !renewal) return;
-    console.error(`switchboard-agent: NATS closed the connection (${err.message}); if this agent was revoked, create a new agent and enroll with its token`);
+    console.error(
+      `switchboard-agent: NATS closed the connection (${err.message}); if this agent was revoked, create a new agent and enroll with its token`,
+    );
     process.exit(3);
   });
-  const ops = new AgentOps({ config: opsConfig, identity, version: AGENT_VERSION, link, drivers: DRIVERS, controllerUrl: config.controllerUrl ?? identity.controller_url, log });
+  const ops = new AgentOps({
+    config: opsConfig,
+    identity,
+    version: AGENT_VERSION,
+    link,
+    drivers: DRIVERS,
+    controllerUrl: config.controllerUrl ?? identity.controller_url,
+    log,
+  });
   const runtime = new AgentRuntime({
     identity,
     link: ops.link,

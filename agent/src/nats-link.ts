@@ -35,7 +35,11 @@ export interface NatsUserAuth {
  * With `auth` (operator mode) it connects as its own NATS user, which may not create streams or
  * consumers: the controller creates them, the agent waits for them.
  */
-export async function natsAgentLink(url: string, identity: NatsLinkIdentity, auth?: NatsUserAuth): Promise<AgentLink & { connection: NatsConnection }> {
+export async function natsAgentLink(
+  url: string,
+  identity: NatsLinkIdentity,
+  auth?: NatsUserAuth,
+): Promise<AgentLink & { connection: NatsConnection }> {
   const nc = await connectNats(
     url,
     `switchboard-agent ${identity.name} (${identity.agent_id})`,

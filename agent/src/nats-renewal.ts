@@ -1,6 +1,13 @@
 import type { Logger } from 'pino';
 import type { NatsConnection } from 'nats';
-import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, importAgentPrivateKey, importControllerPublicKey, signJson, verifyJson } from '../../shared/src/jobs/crypto';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  importAgentPrivateKey,
+  importControllerPublicKey,
+  signJson,
+  verifyJson,
+} from '../../shared/src/jobs/crypto';
 import type { AgentLink } from '../../shared/src/jobs/link';
 import { NatsCredentialsReply, PROTOCOL_VERSION, checkMessage, type NatsCredentialsRequest } from '../../shared/src/jobs/messages';
 import { saveIdentity, type AgentIdentity } from './identity';
@@ -54,7 +61,12 @@ export class NatsRenewal {
         continue;
       }
       try {
-        const request: NatsCredentialsRequest = { v: PROTOCOL_VERSION, type: 'nats_credentials', agent_id: identity.agent_id, at: new Date().toISOString() };
+        const request: NatsCredentialsRequest = {
+          v: PROTOCOL_VERSION,
+          type: 'nats_credentials',
+          agent_id: identity.agent_id,
+          at: new Date().toISOString(),
+        };
         const answer = await link.request(await signJson(request, sign, AGENT_SIGN_ALG, identity.agent_id), 10_000);
         if (!answer) throw new Error('no controller answered');
         const reply = checkMessage(NatsCredentialsReply, await verifyJson(answer, controller, CONTROLLER_SIGN_ALG), 'NATS credentials reply');

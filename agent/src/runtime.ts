@@ -218,7 +218,9 @@ export class AgentRuntime {
       logTimer = setInterval(flushLogs, LOG_FLUSH_MS);
     }, STARTED_AFTER_MS);
     try {
-      const outcome = await this.execute(msg, deadline, (level, text) => lines.push({ at: new Date().toISOString(), level, text: text.slice(0, 4000) }));
+      const outcome = await this.execute(msg, deadline, (level, text) =>
+        lines.push({ at: new Date().toISOString(), level, text: text.slice(0, 4000) }),
+      );
       clearTimeout(startedTimer);
       clearInterval(logTimer);
       await this.publish(
@@ -249,7 +251,12 @@ export class AgentRuntime {
     const runner = runnerOf(msg.kind);
     if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
     const misfit = paramsMisfit(msg.kind, msg.params);
-    if (misfit) return { status: 'failed', error: `The ${msg.kind} job's params do not fit the job contract (${misfit}; agent version ${this.o.version})`, result: null };
+    if (misfit)
+      return {
+        status: 'failed',
+        error: `The ${msg.kind} job's params do not fit the job contract (${misfit}; agent version ${this.o.version})`,
+        result: null,
+      };
     let credentials: DeviceCredentials;
     try {
       const secrets = msg.secrets ? await this.open(msg.secrets) : {};
@@ -272,19 +279,33 @@ export class AgentRuntime {
       log: (level, text) => log(level, mask(text)),
       mask,
       storeBackup: (backup) => this.storeBackup(msg, backup, deadline),
-      open: sessionOpener({ drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} }, target, controller.signal, (l, t) => log(l, mask(t)), (identity) => {
-        // The first SSH-based session's key and the first gNMI TLS certificate are the ones
-        // reported (and pinned by the controller).
-        seen.hostKey ??= identity.hostKey;
-        seen.gnmiCert ??= identity.gnmiCert;
-      }),
+      open: sessionOpener(
+        { drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} },
+        target,
+        controller.signal,
+        (l, t) => log(l, mask(t)),
+        (identity) => {
+          // The first SSH-based session's key and the first gNMI TLS certificate are the ones
+          // reported (and pinned by the controller).
+          seen.hostKey ??= identity.hostKey;
+          seen.gnmiCert ??= identity.gnmiCert;
+        },
+      ),
     };
     let ended = false;
     const deadlinePassed = new Promise<JobResultOf>((resolve) =>
       controller.signal.addEventListener('abort', () => {
         if (ended) return; // the job ended first: nothing to answer for
         // Give the kind a moment to report what it has (sessions are being closed) before answering for it.
-        setTimeout(() => resolve({ status: 'failed', error: `The job did not finish before its deadline (${Math.round(budget / 1000)} s on the agent)`, result: null }), 1_000);
+        setTimeout(
+          () =>
+            resolve({
+              status: 'failed',
+              error: `The job did not finish before its deadline (${Math.round(budget / 1000)} s on the agent)`,
+              result: null,
+            }),
+          1_000,
+        );
       }),
     );
     try {
@@ -306,7 +327,16 @@ export class AgentRuntime {
    */
   private async storeBackup(msg: JobMessage, backup: FetchedConfig, deadline: number): Promise<FetchedConfig> {
     const agentId = this.o.identity.agent_id;
-    const request: BackupStoreRequest = { v: PROTOCOL_VERSION, type: 'backup_store', agent_id: agentId, job_id: msg.job_id, attempt: msg.attempt, at: new Date().toISOString(), backup, echo: false };
+    const request: BackupStoreRequest = {
+      v: PROTOCOL_VERSION,
+      type: 'backup_store',
+      agent_id: agentId,
+      job_id: msg.job_id,
+      attempt: msg.attempt,
+      at: new Date().toISOString(),
+      backup,
+      echo: false,
+    };
     const token = await signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId);
     for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
       const answer = await this.o.link.request(token, 10_000);

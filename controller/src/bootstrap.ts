@@ -39,7 +39,9 @@ export async function bootstrap(db: Db, admin: { username: string; password: str
   });
   if (printedPassword) {
     // Printed once, to the console only, never to the structured log.
-    process.stdout.write(`\nSwitchboard admin account created.\n  username: ${admin.username}\n  password: ${printedPassword}\nChange it with PUT /api/auth/password.\n\n`);
+    process.stdout.write(
+      `\nSwitchboard admin account created.\n  username: ${admin.username}\n  password: ${printedPassword}\nChange it with PUT /api/auth/password.\n\n`,
+    );
   }
   return { defaultOrgId };
 }

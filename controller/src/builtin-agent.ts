@@ -10,5 +10,9 @@ import { startBuiltinAgents, type BuiltinAgents } from './agents/builtin-service
 export type { BuiltinAgents } from './agents/builtin-service';
 
 export function startBuiltinAgent(app: FastifyInstance, env: NodeJS.ProcessEnv = process.env): Promise<BuiltinAgents> {
-  return startBuiltinAgents(app, { version: AGENT_VERSION, capabilities: capabilitiesOf(DRIVERS), threadUrl: AGENT_THREAD_URL, loadIdentity, saveIdentity }, env);
+  return startBuiltinAgents(
+    app,
+    { version: AGENT_VERSION, capabilities: capabilitiesOf(DRIVERS), threadUrl: AGENT_THREAD_URL, loadIdentity, saveIdentity },
+    env,
+  );
 }

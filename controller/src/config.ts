@@ -35,8 +35,6 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-
-
 function boolFrom(env: NodeJS.ProcessEnv, name: string): boolean {
   const raw = (env[name] ?? '').trim().toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
@@ -60,7 +58,9 @@ function tlsCaFrom(env: NodeJS.ProcessEnv): ControllerConfig['tlsCa'] {
   const key = env.SWITCHBOARD_TLS_CA_KEY;
   if (!cert && !key) return null;
   if (!cert || !key) {
-    throw new ConfigError(`${cert ? 'SWITCHBOARD_TLS_CA_KEY' : 'SWITCHBOARD_TLS_CA_CERT'} must be set too: the CA certificate and its key go together`);
+    throw new ConfigError(
+      `${cert ? 'SWITCHBOARD_TLS_CA_KEY' : 'SWITCHBOARD_TLS_CA_CERT'} must be set too: the CA certificate and its key go together`,
+    );
   }
   return { certFile: readableFile(env, 'SWITCHBOARD_TLS_CA_CERT'), keyFile: readableFile(env, 'SWITCHBOARD_TLS_CA_KEY') };
 }
@@ -116,8 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
   const logLevel = (env.LOG_LEVEL || 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
   const tlsCa = tlsCaFrom(env);
-  const publicUrl =
-    urlFrom(ConfigError, env, 'SWITCHBOARD_PUBLIC_URL', ['http:', 'https:']) ?? `${tls ? 'https' : 'http'}://${host}:${port}`;
+  const publicUrl = urlFrom(ConfigError, env, 'SWITCHBOARD_PUBLIC_URL', ['http:', 'https:']) ?? `${tls ? 'https' : 'http'}://${host}:${port}`;
   return {
     port,
     host,

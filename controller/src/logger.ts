@@ -55,12 +55,24 @@ class LazyChild {
     if ((this.made ?? this.parent).isLevelEnabled(level)) (this.real()[level] as LogFn)(...args);
   }
 
-  fatal(...args: unknown[]) { this.write('fatal', args); }
-  error(...args: unknown[]) { this.write('error', args); }
-  warn(...args: unknown[]) { this.write('warn', args); }
-  info(...args: unknown[]) { this.write('info', args); }
-  debug(...args: unknown[]) { this.write('debug', args); }
-  trace(...args: unknown[]) { this.write('trace', args); }
+  fatal(...args: unknown[]) {
+    this.write('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.write('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.write('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.write('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.write('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.write('trace', args);
+  }
   silent() {}
 
   get level(): string {

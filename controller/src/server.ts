@@ -45,9 +45,7 @@ async function startLocked(config: ControllerConfig, log: Logger, releaseLock: (
     throw config.databaseUrl ? explain(err, 'DATABASE_URL', 'cannot use the database') : err;
   }
   await bootstrap(db, { username: config.adminUsername, password: config.adminPassword }, log);
-  const https = config.tls
-    ? await issueServerCertificate(await loadOrCreateCa(config), [...new Set([config.host, 'localhost', '127.0.0.1'])])
-    : null;
+  const https = config.tls ? await issueServerCertificate(await loadOrCreateCa(config), [...new Set([config.host, 'localhost', '127.0.0.1'])]) : null;
   const app = await buildApp({ config, db, log, https });
   try {
     await app.listen({ port: config.port, host: config.host });

@@ -9,7 +9,10 @@ beforeAll(async () => {
   c = await startTestController();
   org = await c.createOrgUser(['org_admin']);
   // Known activity in the organization: the admin creates an operator, who logs in and out.
-  const created = await c.request('POST', '/api/admin/users', { token: org.token, body: { username: 'audited-operator', password: 'a pass phrase for audit', roles: ['operator'] } });
+  const created = await c.request('POST', '/api/admin/users', {
+    token: org.token,
+    body: { username: 'audited-operator', password: 'a pass phrase for audit', roles: ['operator'] },
+  });
   operatorId = created.body.id;
   const login = await c.login('audited-operator', 'a pass phrase for audit');
   await c.request('POST', '/api/auth/logout', { token: login.body.access_token });

@@ -11,7 +11,10 @@ beforeAll(async () => {
   c = await startTestController();
   a = await c.createOrgUser(['org_admin']);
   b = await c.createOrgUser(['org_admin']);
-  const created = await c.request('POST', '/api/admin/users', { token: a.token, body: { username: 'a-operator', password: 'org a operator phrase', roles: ['operator'] } });
+  const created = await c.request('POST', '/api/admin/users', {
+    token: a.token,
+    body: { username: 'a-operator', password: 'org a operator phrase', roles: ['operator'] },
+  });
   aOperatorId = created.body.id;
   await c.request('PUT', '/api/admin/settings', { token: a.token, body: { settings: { 'discovery.default_poll_interval_minutes': 9 } } });
 });
@@ -50,7 +53,7 @@ describe('another organization sees nothing of the first', () => {
     expect(byUser.body.total).toBe(0);
   });
 
-  it("keeps its organization settings apart", async () => {
+  it('keeps its organization settings apart', async () => {
     const res = await c.request('GET', '/api/admin/settings', { token: b.token });
     expect(res.body.settings['discovery.default_poll_interval_minutes']).not.toBe(9);
   });

@@ -94,7 +94,10 @@ describe('PUT /api/admin/settings', () => {
     const a = await c.createOrgUser(['org_admin']);
     const b = await c.createOrgUser(['org_admin']);
     const profile = async (token: string) => {
-      const res = await c.request('POST', '/api/profiles', { token, body: { name: `p-${Math.random().toString(16).slice(2)}`, username: 'netops', password: 'secret' } });
+      const res = await c.request('POST', '/api/profiles', {
+        token,
+        body: { name: `p-${Math.random().toString(16).slice(2)}`, username: 'netops', password: 'secret' },
+      });
       expect(res.status, res.text).toBe(201);
       return res.body.id as string;
     };

@@ -17,7 +17,16 @@ describe('POST /api/admin/users', () => {
   it('creates a local user in the active organization (201) who can sign in', async () => {
     const res = await createUser({ username: 'alice', password: PASSWORD, email: 'alice@example.net', display_name: 'Alice', roles: ['operator'] });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ username: 'alice', email: 'alice@example.net', display_name: 'Alice', roles: ['operator'], home_org_id: orgAdmin.orgId, is_active: true, is_platform_admin: false, auth_provider: 'local' });
+    expect(res.body).toMatchObject({
+      username: 'alice',
+      email: 'alice@example.net',
+      display_name: 'Alice',
+      roles: ['operator'],
+      home_org_id: orgAdmin.orgId,
+      is_active: true,
+      is_platform_admin: false,
+      auth_provider: 'local',
+    });
     expect(res.body).not.toHaveProperty('password_hash');
     expect(res.body).not.toHaveProperty('password');
     const login = await c.login('alice', PASSWORD);
@@ -84,7 +93,9 @@ describe('GET /api/admin/users and /api/admin/users/:id', () => {
   });
 
   it('gets one user, 404 for an unknown id, 400 for a bad id', async () => {
-    const alice = (await c.request('GET', '/api/admin/users', { token: orgAdmin.token })).body.users.find((u: { username: string }) => u.username === 'alice');
+    const alice = (await c.request('GET', '/api/admin/users', { token: orgAdmin.token })).body.users.find(
+      (u: { username: string }) => u.username === 'alice',
+    );
     const res = await c.request('GET', `/api/admin/users/${alice.id}`, { token: orgAdmin.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: alice.id, username: 'alice' });
@@ -98,7 +109,10 @@ describe('GET /api/admin/users and /api/admin/users/:id', () => {
 describe('PUT /api/admin/users/:id', () => {
   it('updates fields and answers with the user', async () => {
     const user = (await createUser({ username: 'dave', password: PASSWORD })).body;
-    const res = await c.request('PUT', `/api/admin/users/${user.id}`, { token: orgAdmin.token, body: { display_name: 'Dave D.', email: 'dave@example.net' } });
+    const res = await c.request('PUT', `/api/admin/users/${user.id}`, {
+      token: orgAdmin.token,
+      body: { display_name: 'Dave D.', email: 'dave@example.net' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ display_name: 'Dave D.', email: 'dave@example.net' });
     expect(new Date(res.body.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(user.updated_at).getTime());
@@ -134,7 +148,9 @@ describe('PUT /api/admin/users/:id', () => {
     expect(self.status).toBe(400);
     expect(self.body.code).toBe('CANNOT_DISABLE_SELF');
     expect((await c.request('PUT', `/api/admin/users/${orgAdmin.userId}`, { token: orgAdmin.token, body: {} })).status).toBe(400);
-    expect((await c.request('PUT', `/api/admin/users/${orgAdmin.userId}`, { token: orgAdmin.token, body: { username: 'renamed' } })).status).toBe(400);
+    expect((await c.request('PUT', `/api/admin/users/${orgAdmin.userId}`, { token: orgAdmin.token, body: { username: 'renamed' } })).status).toBe(
+      400,
+    );
     expect((await c.request('PUT', `/api/admin/users/${randomUUID()}`, { token: orgAdmin.token, body: { display_name: 'x' } })).status).toBe(404);
   });
 
@@ -171,10 +187,16 @@ describe('PUT /api/admin/users/:id/roles', () => {
   it('answers 400 for an unknown role or own roles, 404 for an unknown user, 403 for platform_admin', async () => {
     const user = (await createUser({ username: 'heidi', password: PASSWORD })).body;
     expect((await c.request('PUT', `/api/admin/users/${user.id}/roles`, { token: orgAdmin.token, body: { roles: ['root'] } })).status).toBe(400);
-    expect((await c.request('PUT', `/api/admin/users/${orgAdmin.userId}/roles`, { token: orgAdmin.token, body: { roles: ['operator'] } })).status).toBe(400);
+    expect(
+      (await c.request('PUT', `/api/admin/users/${orgAdmin.userId}/roles`, { token: orgAdmin.token, body: { roles: ['operator'] } })).status,
+    ).toBe(400);
     expect((await c.request('PUT', `/api/admin/users/${randomUUID()}/roles`, { token: orgAdmin.token, body: { roles: [] } })).status).toBe(404);
-    expect((await c.request('PUT', `/api/admin/users/${user.id}/roles`, { token: orgAdmin.token, body: { roles: ['platform_admin'] } })).status).toBe(403);
-    expect((await c.request('PUT', `/api/admin/users/${user.id}/roles`, { token: orgAdmin.token, body: { roles: ['operator', 'operator'] } })).status).toBe(400);
+    expect((await c.request('PUT', `/api/admin/users/${user.id}/roles`, { token: orgAdmin.token, body: { roles: ['platform_admin'] } })).status).toBe(
+      403,
+    );
+    expect(
+      (await c.request('PUT', `/api/admin/users/${user.id}/roles`, { token: orgAdmin.token, body: { roles: ['operator', 'operator'] } })).status,
+    ).toBe(400);
   });
 });
 
@@ -196,7 +218,10 @@ describe('a user with no roles', () => {
     expect((await c.request('GET', '/api/auth/sessions', { token })).status).toBe(200);
     const refreshed = await c.request('POST', '/api/auth/refresh', { body: { refresh_token: login.body.refresh_token } });
     expect(refreshed.status).toBe(200);
-    const password = await c.request('PUT', '/api/auth/password', { token: refreshed.body.access_token, body: { current_password: PASSWORD, new_password: 'ivan has a new pass phrase' } });
+    const password = await c.request('PUT', '/api/auth/password', {
+      token: refreshed.body.access_token,
+      body: { current_password: PASSWORD, new_password: 'ivan has a new pass phrase' },
+    });
     expect(password.status).toBe(200);
     expect((await c.request('POST', '/api/auth/logout', { token: refreshed.body.access_token })).status).toBe(200);
   });

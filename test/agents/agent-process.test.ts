@@ -47,7 +47,14 @@ async function newAgent(name: string, siteId: string | null = null): Promise<{ i
 }
 
 function agentEnv(stateDir: string, token?: string, extra: Record<string, string> = {}) {
-  return { NATS_URL: SHARED_NATS, SWITCHBOARD_URL: tc.url, SWITCHBOARD_AGENT_STATE_DIR: stateDir, SWITCHBOARD_AGENT_CONCURRENCY: '4', ...(token ? { SWITCHBOARD_ENROLL_TOKEN: token } : {}), ...extra };
+  return {
+    NATS_URL: SHARED_NATS,
+    SWITCHBOARD_URL: tc.url,
+    SWITCHBOARD_AGENT_STATE_DIR: stateDir,
+    SWITCHBOARD_AGENT_CONCURRENCY: '4',
+    ...(token ? { SWITCHBOARD_ENROLL_TOKEN: token } : {}),
+    ...extra,
+  };
 }
 
 function run(env: Record<string, string | undefined>): Proc {
@@ -73,7 +80,10 @@ describe('agent settings', () => {
       [{ NATS_URL: SHARED_NATS, SWITCHBOARD_ENROLL_TOKEN: 'x' }, /^switchboard-agent: SWITCHBOARD_URL is required to enroll/],
       [{ NATS_URL: SHARED_NATS, SWITCHBOARD_URL: 'ftp://x' }, /^switchboard-agent: SWITCHBOARD_URL must use http: or https:/],
       [{ NATS_URL: SHARED_NATS, SWITCHBOARD_URL: tc.url }, /^switchboard-agent: SWITCHBOARD_ENROLL_TOKEN is required to enroll/],
-      [{ NATS_URL: SHARED_NATS, SWITCHBOARD_URL: tc.url, SWITCHBOARD_ENROLL_TOKEN: 'sbe_wrong' }, /^switchboard-agent: SWITCHBOARD_ENROLL_TOKEN was refused: Enrollment token is invalid, expired or already used/],
+      [
+        { NATS_URL: SHARED_NATS, SWITCHBOARD_URL: tc.url, SWITCHBOARD_ENROLL_TOKEN: 'sbe_wrong' },
+        /^switchboard-agent: SWITCHBOARD_ENROLL_TOKEN was refused: Enrollment token is invalid, expired or already used/,
+      ],
     ];
     await Promise.all(
       cases.map(async ([env, expected]) => {
@@ -92,11 +102,20 @@ describe('enrollment, identity and heartbeats', () => {
     const { id, token } = await newAgent('proc-1');
     const dir = stateDir();
     const first = run(agentEnv(dir, token));
-    const online = await until('the agent to be online', async () => {
-      const a = await agentView(id);
-      return a?.status === 'online' ? a : null;
-    }, 60_000);
-    expect(online).toMatchObject({ enrolled: true, version: '0.1.0', max_jobs: 4, capabilities: expect.arrayContaining(['job:backup', 'job:test_credential', 'transport:ssh', 'transport:netconf', 'transport:gnmi']) });
+    const online = await until(
+      'the agent to be online',
+      async () => {
+        const a = await agentView(id);
+        return a?.status === 'online' ? a : null;
+      },
+      60_000,
+    );
+    expect(online).toMatchObject({
+      enrolled: true,
+      version: '0.1.0',
+      max_jobs: 4,
+      capabilities: expect.arrayContaining(['job:backup', 'job:test_credential', 'transport:ssh', 'transport:netconf', 'transport:gnmi']),
+    });
     expect(statSync(join(dir, 'identity.json')).mode & 0o777).toBe(0o600);
     expect(statSync(dir).mode & 0o077).toBe(0);
 
@@ -126,9 +145,13 @@ describe('enrollment, identity and heartbeats', () => {
     await until('online', async () => (await agentView(other.id))?.status === 'online');
     expect((await tc.request('DELETE', `/api/agents/${other.id}`, { token: org.token })).status).toBe(204);
     expect(await q.exited).toBe(3);
-    expect(q.output().trim().split('\n').filter((l) => l.startsWith('switchboard-agent:'))).toEqual([
-      expect.stringMatching(/^switchboard-agent: the controller refused this agent \(agent proc-3 is revoked\)/),
-    ]);
+    expect(
+      q
+        .output()
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('switchboard-agent:')),
+    ).toEqual([expect.stringMatching(/^switchboard-agent: the controller refused this agent \(agent proc-3 is revoked\)/)]);
   });
 });
 
@@ -170,7 +193,9 @@ describe('agents killed in the middle of a job', () => {
     await p.kill('SIGKILL');
     const [outcome] = await tc.services.jobs.wait([jobId], 30_000);
     expect(outcome.status).toBe('failed');
-    expect(outcome.error).toMatch(/^Agent "lone" of site "Lone Outpost" started the job but reported no result within its 8 s deadline; the agent has stopped sending heartbeats$/);
+    expect(outcome.error).toMatch(
+      /^Agent "lone" of site "Lone Outpost" started the job but reported no result within its 8 s deadline; the agent has stopped sending heartbeats$/,
+    );
     expect(calls.get(jobId)).toBe(1);
     // Job counts are added up shortly after the outcomes commit.
     await until('the failed job to be counted', async () => (await agentView(lone.id))?.failed_jobs === 1, 10_000);

@@ -23,7 +23,16 @@ describe('POST /api/agents', () => {
   it('creates an agent with a one-time enrollment token, stored hashed', async () => {
     const res = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'edge-1', site_id: null } });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ name: 'edge-1', site_id: null, pool: 'default', status: 'offline', enrolled: false, active_jobs: 0, completed_jobs: 0, failed_jobs: 0 });
+    expect(res.body).toMatchObject({
+      name: 'edge-1',
+      site_id: null,
+      pool: 'default',
+      status: 'offline',
+      enrolled: false,
+      active_jobs: 0,
+      completed_jobs: 0,
+      failed_jobs: 0,
+    });
     expect(res.body.enrollment_token).toMatch(/^sbe_[A-Za-z0-9_-]{40,}$/);
     expect(new Date(res.body.enrollment_expires_at).getTime()).toBeGreaterThan(Date.now());
     const row = await tc.db('agents').where({ id: res.body.id }).first();
@@ -37,7 +46,7 @@ describe('POST /api/agents', () => {
     const foreignSite = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'x', site_id: site.id } });
     expect(foreignSite.status).toBe(400);
     expect(foreignSite.body.code).toBe('UNKNOWN_SITE');
-    expect((await tc.request('POST', '/api/agents', { token: org.token, body: { name: '' , site_id: null } })).status).toBe(400);
+    expect((await tc.request('POST', '/api/agents', { token: org.token, body: { name: '', site_id: null } })).status).toBe(400);
     expect((await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'y' } })).status).toBe(400);
     expect((await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'y', site_id: 'nope' } })).status).toBe(400);
     expect((await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'y', site_id: null, extra: 1 } })).status).toBe(400);
@@ -77,22 +86,42 @@ describe('POST /api/agents/enroll', () => {
   it('refuses an expired token, a bad key and an unknown token', async () => {
     const created = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'late', site_id: null } });
     const jwk = await exportJWK(await newKey());
-    await tc.db('agents').where({ id: created.body.id }).update({ enrollment_expires_at: new Date(Date.now() - 1000) });
-    const expired = await tc.request('POST', '/api/agents/enroll', { body: { token: created.body.enrollment_token, public_key: jwk, version: '1', capabilities: [] } });
+    await tc
+      .db('agents')
+      .where({ id: created.body.id })
+      .update({ enrollment_expires_at: new Date(Date.now() - 1000) });
+    const expired = await tc.request('POST', '/api/agents/enroll', {
+      body: { token: created.body.enrollment_token, public_key: jwk, version: '1', capabilities: [] },
+    });
     expect(expired.status).toBe(401);
     expect(expired.body.error).toMatch(/expired/);
 
     const fresh = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'badkey', site_id: null } });
     const rsa = await generateKeyPair('RS256', { extractable: true });
-    for (const public_key of [await exportJWK(rsa.publicKey), 'not a key', { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' }, await exportJWK(rsa.privateKey)]) {
-      const res = await tc.request('POST', '/api/agents/enroll', { body: { token: fresh.body.enrollment_token, public_key, version: '1', capabilities: [] } });
+    for (const public_key of [
+      await exportJWK(rsa.publicKey),
+      'not a key',
+      { kty: 'EC', crv: 'P-256', x: 'AAAA', y: 'AAAA' },
+      await exportJWK(rsa.privateKey),
+    ]) {
+      const res = await tc.request('POST', '/api/agents/enroll', {
+        body: { token: fresh.body.enrollment_token, public_key, version: '1', capabilities: [] },
+      });
       expect(res.status).toBe(400);
       expect(res.body.code).toMatch(/AGENT_PUBLIC_KEY_INVALID|VALIDATION_FAILED/);
     }
     // A refused key does not spend the token.
-    expect((await tc.request('POST', '/api/agents/enroll', { body: { token: fresh.body.enrollment_token, public_key: jwk, version: '1', capabilities: [] } })).status).toBe(200);
+    expect(
+      (
+        await tc.request('POST', '/api/agents/enroll', {
+          body: { token: fresh.body.enrollment_token, public_key: jwk, version: '1', capabilities: [] },
+        })
+      ).status,
+    ).toBe(200);
 
-    expect((await tc.request('POST', '/api/agents/enroll', { body: { token: 'sbe_nope', public_key: jwk, version: '1', capabilities: [] } })).status).toBe(401);
+    expect(
+      (await tc.request('POST', '/api/agents/enroll', { body: { token: 'sbe_nope', public_key: jwk, version: '1', capabilities: [] } })).status,
+    ).toBe(401);
     expect((await tc.request('POST', '/api/agents/enroll', { body: { token: 'x', public_key: jwk } })).status).toBe(400);
   });
 });
@@ -111,7 +140,13 @@ describe('DELETE /api/agents/:id', () => {
     expect(list.body.agents.map((a: any) => a.id)).not.toContain(created.body.id);
     // Its token died with it; the name can be reused.
     const jwk = await exportJWK(await newKey());
-    expect((await tc.request('POST', '/api/agents/enroll', { body: { token: created.body.enrollment_token, public_key: jwk, version: '1', capabilities: [] } })).status).toBe(401);
+    expect(
+      (
+        await tc.request('POST', '/api/agents/enroll', {
+          body: { token: created.body.enrollment_token, public_key: jwk, version: '1', capabilities: [] },
+        })
+      ).status,
+    ).toBe(401);
     expect((await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'doomed', site_id: null } })).status).toBe(201);
   });
 });
@@ -136,7 +171,11 @@ describe('GET /api/sites/:id/health', () => {
     expect(empty.body).toMatchObject({ site_id: site.id, name: site.name, pool: 'default', status: 'no_agents', agents: [], devices: { total: 0 } });
 
     const agent = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'site-agent', site_id: site.id } });
-    const [a, b, c] = [await makeDevice(tc, org, { site_id: site.id }), await makeDevice(tc, org, { site_id: site.id }), await makeDevice(tc, org, { site_id: site.id })];
+    const [a, b, c] = [
+      await makeDevice(tc, org, { site_id: site.id }),
+      await makeDevice(tc, org, { site_id: site.id }),
+      await makeDevice(tc, org, { site_id: site.id }),
+    ];
     const now = new Date();
     await tc.db('jobs').insert([
       { org_id: org.orgId, kind: 'backup', device_id: a, status: 'succeeded', deadline_at: now, finished_at: now },
@@ -146,7 +185,12 @@ describe('GET /api/sites/:id/health', () => {
     void c;
     const health = await tc.request('GET', `/api/sites/${site.id}/health`, { token: org.token });
     expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({ pool: site.id, status: 'down', online_agents: 0, devices: { total: 3, reachable: 1, unreachable: 1, unknown: 1 } });
+    expect(health.body).toMatchObject({
+      pool: site.id,
+      status: 'down',
+      online_agents: 0,
+      devices: { total: 3, reachable: 1, unreachable: 1, unknown: 1 },
+    });
     expect(health.body.agents.map((x: any) => x.id)).toEqual([agent.body.id]);
     expect(health.body.unreachable_devices).toEqual([expect.objectContaining({ id: b, error: 'connection refused', kind: 'test_credential' })]);
 

@@ -57,19 +57,34 @@ describe.each([
     const start = async () => {
       const p = spawnTs('controller/src/start.ts', env);
       procs.push(p);
-      await until('the controller to answer', async () => {
-        if (p.child.exitCode !== null) throw new Error(`npm start exited: ${p.output()}`);
-        return (await api.request('GET', '/api/auth/providers')).status === 200;
-      }, 90_000, 200);
+      await until(
+        'the controller to answer',
+        async () => {
+          if (p.child.exitCode !== null) throw new Error(`npm start exited: ${p.output()}`);
+          return (await api.request('GET', '/api/auth/providers')).status === 200;
+        },
+        90_000,
+        200,
+      );
       return p;
     };
     const first = await start();
     const token = (await api.request('POST', '/api/auth/login', { body: { username: 'admin', password: 'aio-admin-password-1' } })).body.access_token;
-    const builtin = await until('the built-in agent to be online', async () => {
-      const list = await api.request('GET', '/api/agents', { token });
-      return list.body.agents.find((a: any) => a.builtin && a.status === 'online');
-    }, 60_000);
-    expect(builtin).toMatchObject({ name: 'built-in', site_id: null, pool: 'default', enrolled: true, capabilities: expect.arrayContaining(['job:backup', 'transport:ssh']) });
+    const builtin = await until(
+      'the built-in agent to be online',
+      async () => {
+        const list = await api.request('GET', '/api/agents', { token });
+        return list.body.agents.find((a: any) => a.builtin && a.status === 'online');
+      },
+      60_000,
+    );
+    expect(builtin).toMatchObject({
+      name: 'built-in',
+      site_id: null,
+      pool: 'default',
+      enrolled: true,
+      capabilities: expect.arrayContaining(['job:backup', 'transport:ssh']),
+    });
     expect(statSync(join(dataDir, 'agent', 'identity.json')).mode & 0o777).toBe(0o600);
 
     const me = await api.request('GET', '/api/auth/me', { token });
@@ -88,7 +103,11 @@ describe.each([
     expect(org.status, org.text).toBe(201);
     const token2 = (await api.request('POST', '/api/auth/switch-org', { token, body: { org_id: org.body.id } })).body.access_token;
     const builtinOf = async (t: string) => (await api.request('GET', '/api/agents', { token: t })).body.agents.filter((a: any) => a.builtin);
-    const second = await until("the second organization's built-in agent", async () => (await builtinOf(token2)).find((a: any) => a.status === 'online'), 60_000);
+    const second = await until(
+      "the second organization's built-in agent",
+      async () => (await builtinOf(token2)).find((a: any) => a.status === 'online'),
+      60_000,
+    );
     expect(second).toMatchObject({ name: 'built-in', site_id: null, pool: 'default' });
     expect(second.id).not.toBe(builtin.id);
     expect(statSync(join(dataDir, 'agent', 'orgs', org.body.id, 'identity.json')).mode & 0o777).toBe(0o600);
@@ -99,10 +118,15 @@ describe.each([
 
     expect(await first.kill('SIGTERM')).toBe(0);
     await start();
-    const back = async (t: string) => until('the built-in agents to be back', async () => {
-      const agents = await builtinOf(t);
-      return agents.length === 1 && agents[0].status === 'online' ? agents[0] : null;
-    }, 60_000);
+    const back = async (t: string) =>
+      until(
+        'the built-in agents to be back',
+        async () => {
+          const agents = await builtinOf(t);
+          return agents.length === 1 && agents[0].status === 'online' ? agents[0] : null;
+        },
+        60_000,
+      );
     const again = await back(token);
     expect(again.id).toBe(builtin.id);
     expect(again.completed_jobs).toBeGreaterThanOrEqual(2);

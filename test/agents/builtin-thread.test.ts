@@ -20,7 +20,8 @@ const calls = new Map<string, number>();
 beforeAll(async () => {
   tc = await startTestController({ settings: { 'agents.heartbeat_seconds': 1 } });
   org = await tc.createOrgUser(['org_admin']);
-  for (let i = 0; i < 2; i++) sims.push(await startSshDevice({ hostname: `bt-${i}`, password: 'thread-pw', faults: { slowOutput: { chunkBytes: 128, intervalMs: 40 } } }));
+  for (let i = 0; i < 2; i++)
+    sims.push(await startSshDevice({ hostname: `bt-${i}`, password: 'thread-pw', faults: { slowOutput: { chunkBytes: 128, intervalMs: 40 } } }));
   tc.services.jobs.onOutcome('backup', async (outcome: JobOutcome) => {
     calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
   });
@@ -39,12 +40,19 @@ it('starts a crashed agent thread again; the jobs it held complete, each recorde
   const profiles = await Promise.all(sims.map((s) => makeProfile(tc, org, { ssh_port: s.port, password: 'thread-pw' })));
   const devices: string[] = [];
   for (let i = 0; i < 9; i++) devices.push(await makeDevice(tc, org, { profile_id: profiles[i % 2] }));
-  const ids = await tc.services.jobs.submit(devices.map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 180_000 })));
+  const ids = await tc.services.jobs.submit(
+    devices.map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 180_000 })),
+  );
 
-  await until('a part of the batch to be done while the rest runs', async () => {
-    const rows = await tc.db('jobs').whereIn('id', ids).select('status');
-    return rows.some((r) => r.status === 'succeeded') && rows.some((r) => r.status === 'running');
-  }, 120_000, 50);
+  await until(
+    'a part of the batch to be done while the rest runs',
+    async () => {
+      const rows = await tc.db('jobs').whereIn('id', ids).select('status');
+      return rows.some((r) => r.status === 'succeeded') && rows.some((r) => r.status === 'running');
+    },
+    120_000,
+    50,
+  );
   const crashed = thread.thread!;
   await crashed.terminate(); // the thread dies with jobs in hand
 

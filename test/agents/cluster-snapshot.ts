@@ -10,7 +10,16 @@ import { createDb } from '../../controller/src/db/knex';
 import { DEFAULT_PREFIX, natsNames } from '../../shared/src/nats/subjects';
 import { startSshSim } from '../bench/fleet';
 import { createTestDatabase } from '../helpers/postgres';
-import { startAgentProcess, startControllerProcess, startNatsCluster, stopAll, waitUntil, type AgentProcess, type NatsCluster, type Proc } from '../helpers/processes';
+import {
+  startAgentProcess,
+  startControllerProcess,
+  startNatsCluster,
+  stopAll,
+  waitUntil,
+  type AgentProcess,
+  type NatsCluster,
+  type Proc,
+} from '../helpers/processes';
 
 const LOGIN = { username: 'netops', password: 'cluster-Device-pw' };
 const ADMIN_PASSWORD = 'cluster-admin-password';
@@ -104,11 +113,24 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
     const agents: (AgentProcess & { id: string })[] = [];
     for (let i = 0; i < o.agents; i++) {
       const created = await call(base, 'POST', '/api/agents', token, { name: `cluster-agent-${i + 1}`, site_id: null });
-      const proc = await startAgentProcess({ natsUrl: cluster.url, controllerUrl: base, enrollToken: created.enrollment_token, concurrency: o.concurrency, logLevel: 'warn', readyTimeoutMs: 120_000 });
+      const proc = await startAgentProcess({
+        natsUrl: cluster.url,
+        controllerUrl: base,
+        enrollToken: created.enrollment_token,
+        concurrency: o.concurrency,
+        logLevel: 'warn',
+        readyTimeoutMs: 120_000,
+      });
       agents.push(Object.assign(proc, { id: created.id as string }));
     }
-    const agentViews = async () => (await call(base, 'GET', '/api/agents', token)).agents as { id: string; status: string; last_seen_at: string | null }[];
-    await waitUntil('every agent online', async () => (await agentViews()).filter((a) => a.status === 'online').length === o.agents, undefined, 120_000);
+    const agentViews = async () =>
+      (await call(base, 'GET', '/api/agents', token)).agents as { id: string; status: string; last_seen_at: string | null }[];
+    await waitUntil(
+      'every agent online',
+      async () => (await agentViews()).filter((a) => a.status === 'online').length === o.agents,
+      undefined,
+      120_000,
+    );
     log(`${o.agents} agents online; ${o.devices} devices imported`);
 
     const snap = (await call(base, 'POST', '/api/devices/snapshots', token, { name: 'through a NATS node restart' })).snapshot;
@@ -124,10 +146,14 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
     /** SIGKILL, down until each of its clients noticed, then back on the same port and store. */
     const killAndRestart = async (name: string) => {
       const served = await clientsOf(cluster, name);
-      const watched = served.map((c) => procOf(c)).filter((p): p is Proc => !!p).map((p) => ({ p, from: p.output().length }));
+      const watched = served
+        .map((c) => procOf(c))
+        .filter((p): p is Proc => !!p)
+        .map((p) => ({ p, from: p.output().length }));
       log(`killing ${name} (serving ${served.length} of our connections) with ${(await progress()).successful_devices} of ${o.devices} devices done`);
       await cluster.node(name).kill();
-      for (const { p, from } of watched) await waitUntil('a client to notice the lost node', () => p.output().slice(from).includes('NATS connection disconnect'), p, 60_000);
+      for (const { p, from } of watched)
+        await waitUntil('a client to notice the lost node', () => p.output().slice(from).includes('NATS connection disconnect'), p, 60_000);
       await cluster.node(name).start();
       await cluster.ready();
       log(`${name} restarted`);
@@ -137,7 +163,12 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
     // Mid-run: some devices recorded, most still to go. The controller's node goes first; if no
     // agent was on it, the node of an agent goes next, so both ends have to reconnect.
     let doneAtKill = 0;
-    await waitUntil('a part of the snapshot to be recorded', async () => (doneAtKill = (await progress()).successful_devices) >= Math.max(1, Math.floor(o.devices / 10)), undefined, 300_000);
+    await waitUntil(
+      'a part of the snapshot to be recorded',
+      async () => (doneAtKill = (await progress()).successful_devices) >= Math.max(1, Math.floor(o.devices / 10)),
+      undefined,
+      300_000,
+    );
     const killed = [await nodeServing('switchboard-controller')];
     const clientsOnKilled = await killAndRestart(killed[0]);
     if (!clientsOnKilled.some((c) => c !== 'switchboard-controller')) {
@@ -156,11 +187,23 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
     const seconds = (performance.now() - t0) / 1000;
     log(`snapshot ${snapshot.status} in ${seconds.toFixed(1)} s`);
 
-    const perDevice: { n: string }[] = await db('config_versions').where({ snapshot_id: snap.id }).groupBy('device_id').select(db.raw('count(*) as n'));
+    const perDevice: { n: string }[] = await db('config_versions')
+      .where({ snapshot_id: snap.id })
+      .groupBy('device_id')
+      .select(db.raw('count(*) as n'));
     const [jobs] = await db('jobs')
       .where({ group_id: snap.id })
-      .select(db.raw('count(*)::int as total'), db.raw(`count(*) filter (where status in ('queued', 'dispatched', 'running'))::int as open`), db.raw('coalesce(sum(record_failures), 0)::int as failures'));
-    await waitUntil('every agent heard after the restart', async () => (await agentViews()).every((a) => a.status === 'online' && a.last_seen_at && new Date(a.last_seen_at).getTime() > restartedAt), undefined, 60_000);
+      .select(
+        db.raw('count(*)::int as total'),
+        db.raw(`count(*) filter (where status in ('queued', 'dispatched', 'running'))::int as open`),
+        db.raw('coalesce(sum(record_failures), 0)::int as failures'),
+      );
+    await waitUntil(
+      'every agent heard after the restart',
+      async () => (await agentViews()).every((a) => a.status === 'online' && a.last_seen_at && new Date(a.last_seen_at).getTime() > restartedAt),
+      undefined,
+      60_000,
+    );
     const views = await agentViews();
     const reconnected = clientsOnKilled.filter((c) => procOf(c)?.output().includes(RECONNECT_LOG));
     return {
@@ -177,7 +220,8 @@ export async function runClusterSnapshot(o: ClusterRunOptions): Promise<ClusterR
       clientsOnKilled,
       reconnected,
       agentsNeverRestarted: agents.filter((a) => a.running).length,
-      agentsHeardAfterRestart: views.filter((a) => a.status === 'online' && a.last_seen_at && new Date(a.last_seen_at).getTime() > restartedAt).length,
+      agentsHeardAfterRestart: views.filter((a) => a.status === 'online' && a.last_seen_at && new Date(a.last_seen_at).getTime() > restartedAt)
+        .length,
     };
   } finally {
     await sim?.stop(5_000);

@@ -14,7 +14,19 @@ import { startTestController, type TestController } from '../helpers/controller'
 import { startGnmiTarget } from '../sim/gnmi/target';
 import { startNetconfDevice } from '../sim/netconf/device';
 import { normalizeConfig, startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, makeSite, natsPrefix, startAgent, until, type Org } from './helpers';
+import {
+  SHARED_NATS,
+  dropNatsNamespace,
+  enrollAgent,
+  jobRow,
+  makeDevice,
+  makeProfile,
+  makeSite,
+  natsPrefix,
+  startAgent,
+  until,
+  type Org,
+} from './helpers';
 
 /** Counts open SSH sessions per device across every agent that uses these drivers. */
 function countingDrivers() {
@@ -100,7 +112,15 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const deviceId = await makeDevice(tc, org, { port: sim.port, password: 'sw0rdfish-secret' });
     const [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId, params: { methods: ['cli'] }, deadlineMs: 30_000 }]);
     const [outcome] = await tc.services.jobs.wait([jobId], 40_000);
-    expect(outcome).toMatchObject({ jobId, kind: 'backup', orgId: org.orgId, deviceId, status: 'succeeded', error: null, agentId: mainAgent.runtime ? expect.any(String) : null });
+    expect(outcome).toMatchObject({
+      jobId,
+      kind: 'backup',
+      orgId: org.orgId,
+      deviceId,
+      status: 'succeeded',
+      error: null,
+      agentId: mainAgent.runtime ? expect.any(String) : null,
+    });
     const result = outcome.result as any;
     expect(result.results).toHaveLength(1);
     expect(result.results[0]).toMatchObject({ method: 'cli', config: { format: 'cli', via: 'ssh' } });
@@ -126,12 +146,16 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const deviceId = await makeDevice(tc, org, { port: slow.port, password: 'sw0rdfish-secret' }); // a few seconds of output
     const [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId, params: { methods: ['cli'] }, deadlineMs: 60_000 }]);
     // Both while the job runs: its started event and the log lines sent with it (not with the result).
-    await until('the job to run with its first log lines stored', async () => {
-      const row = await jobRow(tc, jobId);
-      if (row.status !== 'running') return false;
-      const lines = await tc.db('job_logs').where({ job_id: jobId });
-      return JSON.stringify(lines).includes('connected over ssh');
-    }, 30_000);
+    await until(
+      'the job to run with its first log lines stored',
+      async () => {
+        const row = await jobRow(tc, jobId);
+        if (row.status !== 'running') return false;
+        const lines = await tc.db('job_logs').where({ job_id: jobId });
+        return JSON.stringify(lines).includes('connected over ssh');
+      },
+      30_000,
+    );
     const [outcome] = await tc.services.jobs.wait([jobId], 60_000);
     expect(outcome.status).toBe('succeeded');
     const lines = (await tc.db('job_logs').where({ job_id: jobId })).map((l: any) => l.text);
@@ -139,15 +163,25 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     expect(lines.some((t: string) => t.startsWith('cli: fetched'))).toBe(true);
   });
 
-  it('backs up by method: cli over SSH, structured over the profile\'s NETCONF or gNMI, each reported on its own', async () => {
+  it("backs up by method: cli over SSH, structured over the profile's NETCONF or gNMI, each reported on its own", async () => {
     const nc = await startNetconfDevice({ username: 'admin', password: 'sw0rdfish-secret' });
     const gn = await startGnmiTarget({ username: 'admin', password: 'sw0rdfish-secret' });
     try {
       const viaNetconf = await makeDevice(tc, org, {
-        profile_id: await makeProfile(tc, org, { ssh_port: sim.port, netconf_port: nc.port, automation_transport: 'netconf', password: 'sw0rdfish-secret' }),
+        profile_id: await makeProfile(tc, org, {
+          ssh_port: sim.port,
+          netconf_port: nc.port,
+          automation_transport: 'netconf',
+          password: 'sw0rdfish-secret',
+        }),
       });
       const viaGnmi = await makeDevice(tc, org, {
-        profile_id: await makeProfile(tc, org, { ssh_port: sim.port, gnmi_port: gn.port, automation_transport: 'gnmi', password: 'sw0rdfish-secret' }),
+        profile_id: await makeProfile(tc, org, {
+          ssh_port: sim.port,
+          gnmi_port: gn.port,
+          automation_transport: 'gnmi',
+          password: 'sw0rdfish-secret',
+        }),
       });
       const none = await makeDevice(tc, org, { port: sim.port, password: 'sw0rdfish-secret' });
       const ids = await tc.services.jobs.submit([
@@ -162,7 +196,9 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
         expect.objectContaining({ method: 'structured', config: expect.objectContaining({ via: 'netconf', format: 'xml' }) }),
       ]);
       expect(gnmi.status).toBe('succeeded');
-      expect((gnmi.result as any).results).toEqual([expect.objectContaining({ method: 'structured', config: expect.objectContaining({ via: 'gnmi', format: 'json' }) })]);
+      expect((gnmi.result as any).results).toEqual([
+        expect.objectContaining({ method: 'structured', config: expect.objectContaining({ via: 'gnmi', format: 'json' }) }),
+      ]);
       expect(missing.status).toBe('failed');
       expect(missing.error).toMatch(/automation_transport/);
       for (const o of [both, gnmi, missing]) expect(JSON.stringify(o.result)).not.toContain('sw0rdfish-secret');
@@ -220,7 +256,9 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const profile = await makeProfile(tc, org, { ssh_port: sim.port, password: 'sw0rdfish-secret' });
     const devices = [];
     for (let i = 0; i < 3; i++) devices.push(await makeDevice(tc, org, { profile_id: profile, site_id: site.id }));
-    const specs = devices.flatMap((deviceId) => Array.from({ length: 4 }, () => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 60_000 })));
+    const specs = devices.flatMap((deviceId) =>
+      Array.from({ length: 4 }, () => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 60_000 })),
+    );
     const ids = await tc.services.jobs.submit(specs);
     const outcomes = await tc.services.jobs.wait(ids, 70_000);
     expect(outcomes.map((o) => o.status)).toEqual(ids.map(() => 'succeeded'));
@@ -304,20 +342,43 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const stranger = await generateAgentKeys();
     const { sign } = await importAgentPrivateKey(stranger.privateJwk);
     const result = (agentId: string) => ({
-      v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null,
-      result: { ok: true, message: 'forged' }, started_at: new Date().toISOString(), finished_at: new Date().toISOString(), logs: [],
+      v: PROTOCOL_VERSION,
+      type: 'result',
+      job_id: jobId,
+      attempt: 1,
+      agent_id: agentId,
+      status: 'succeeded',
+      error: null,
+      result: { ok: true, message: 'forged' },
+      started_at: new Date().toISOString(),
+      finished_at: new Date().toISOString(),
+      logs: [],
     });
     const unknownId = randomUUID();
     // Sent through a real agent's link, as anyone with NATS access could.
     await mainAgent.link.publish(await signJson(result(unknownId), sign, AGENT_SIGN_ALG, unknownId), `forged-1-${jobId}`);
-    await mainAgent.link.publish(await signJson(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id), `forged-2-${jobId}`);
+    await mainAgent.link.publish(
+      await signJson(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id),
+      `forged-2-${jobId}`,
+    );
     // The same in the detached form agents send now, and a genuine detached event whose body was changed on the way.
     await mainAgent.link.publish(await signJsonDetached(result(unknownId), sign, AGENT_SIGN_ALG, unknownId), `forged-3-${jobId}`);
-    await mainAgent.link.publish(await signJsonDetached(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id), `forged-4-${jobId}`);
+    await mainAgent.link.publish(
+      await signJsonDetached(result(member.identity.agent_id), sign, AGENT_SIGN_ALG, member.identity.agent_id),
+      `forged-4-${jobId}`,
+    );
     const memberSign = (await importAgentPrivateKey(member.identity.private_jwk)).sign;
-    const genuine = await signJsonDetached({ ...result(member.identity.agent_id), result: { ok: true, message: 'genuine', transports: [] } }, memberSign, AGENT_SIGN_ALG, member.identity.agent_id);
+    const genuine = await signJsonDetached(
+      { ...result(member.identity.agent_id), result: { ok: true, message: 'genuine', transports: [] } },
+      memberSign,
+      AGENT_SIGN_ALG,
+      member.identity.agent_id,
+    );
     await mainAgent.link.publish(genuine.replace('"genuine"', '"altered"'), `forged-5-${jobId}`);
-    await until('the forgeries to be refused', () => (tc.logs().match(new RegExp(`unknown agent ${unknownId}|bad signature claiming to be agent member-${transport}`, 'g')) ?? []).length >= 5);
+    await until(
+      'the forgeries to be refused',
+      () => (tc.logs().match(new RegExp(`unknown agent ${unknownId}|bad signature claiming to be agent member-${transport}`, 'g')) ?? []).length >= 5,
+    );
     expect((await jobRow(tc, jobId)).status).toBe('dispatched');
     expect(calls.get(jobId)).toBeUndefined();
   });
@@ -331,8 +392,17 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const { sign } = await importAgentPrivateKey(older.identity.private_jwk);
     const now = new Date().toISOString();
     const event = {
-      v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: older.identity.agent_id, status: 'succeeded', error: null,
-      result: { ok: true, message: 'compact', transports: [] }, started_at: now, finished_at: now, logs: [{ at: now, level: 'info', text: 'sent as a compact JWS' }],
+      v: PROTOCOL_VERSION,
+      type: 'result',
+      job_id: jobId,
+      attempt: 1,
+      agent_id: older.identity.agent_id,
+      status: 'succeeded',
+      error: null,
+      result: { ok: true, message: 'compact', transports: [] },
+      started_at: now,
+      finished_at: now,
+      logs: [{ at: now, level: 'info', text: 'sent as a compact JWS' }],
     };
     const token = await signJson(event, sign, AGENT_SIGN_ALG, older.identity.agent_id);
     expect(token.split('.')).toHaveLength(3);
@@ -341,17 +411,25 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     expect(outcome).toMatchObject({ status: 'succeeded', agentId: older.identity.agent_id, result: { ok: true, message: 'compact' } });
   });
 
-  it('checks what it is given: unknown devices, other organizations\' devices, unknown kinds, wait timeouts', async () => {
+  it("checks what it is given: unknown devices, other organizations' devices, unknown kinds, wait timeouts", async () => {
     const other = await tc.createOrgUser(['org_admin']);
     const foreign = await makeDevice(tc, other, { port: sim.port });
-    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: foreign, params: { methods: ['cli'] } }])).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
-    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: randomUUID(), params: { methods: ['cli'] } }])).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
-    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'nope', deviceId: foreign, params: {} } as never])).rejects.toMatchObject({ code: 'JOB_KIND_UNKNOWN' });
+    await expect(
+      tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: foreign, params: { methods: ['cli'] } }]),
+    ).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
+    await expect(
+      tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: randomUUID(), params: { methods: ['cli'] } }]),
+    ).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
+    await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'nope', deviceId: foreign, params: {} } as never])).rejects.toMatchObject({
+      code: 'JOB_KIND_UNKNOWN',
+    });
     expect(await tc.services.jobs.submit([])).toEqual([]);
     const site = await makeSite(tc, other);
     await enrollAgent(tc, other, { site_id: site.id });
     const waiting = await makeDevice(tc, other, { port: sim.port, site_id: site.id });
-    const [jobId] = await tc.services.jobs.submit([{ orgId: other.orgId, kind: 'backup', deviceId: waiting, params: { methods: ['cli'] }, deadlineMs: 60_000 }]);
+    const [jobId] = await tc.services.jobs.submit([
+      { orgId: other.orgId, kind: 'backup', deviceId: waiting, params: { methods: ['cli'] }, deadlineMs: 60_000 },
+    ]);
     await expect(tc.services.jobs.wait([jobId], 300)).rejects.toMatchObject({ code: 'JOBS_WAIT_TIMEOUT' });
   });
 });

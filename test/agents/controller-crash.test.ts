@@ -23,13 +23,23 @@ describe('a controller killed while holding agent results', () => {
     const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'through a crash' } })).body.snapshot;
     const started = await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 600 } });
     expect(started.status).toBe(202);
-    await until('a first device recorded', async () => (await api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot.successful_devices >= 1, 60_000, 100);
+    await until(
+      'a first device recorded',
+      async () => (await api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot.successful_devices >= 1,
+      60_000,
+      100,
+    );
 
     const upAt = await crashHoldingResults(inst);
-    const done = await until('the snapshot to finish', async () => {
-      const s = (await inst.api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
-      return s.status === 'collecting' ? null : s;
-    }, 120_000, 100);
+    const done = await until(
+      'the snapshot to finish',
+      async () => {
+        const s = (await inst.api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
+        return s.status === 'collecting' ? null : s;
+      },
+      120_000,
+      100,
+    );
     const tookMs = Date.now() - upAt;
     expect(done).toMatchObject({ status: 'completed', total_devices: 10, successful_devices: 10, failed_devices: 0 });
     // What the dead controller held came back after the results ack wait, not the old minute.
@@ -54,29 +64,54 @@ describe('a controller killed while holding agent results', () => {
       const target = await startGnmiTarget({ initialTree: { system: { config: { hostname: `old-${i}` } } }, faults: { delayMs: 300 } });
       targets.push(target);
       const profile = await makeProfile(inst.api, org, { gnmi_port: target.port, automation_transport: 'gnmi' });
-      const res = await inst.api.request('POST', '/api/devices', { token: org.token, body: { name: `gn-${i}`, host: target.host, device_type: 'vendor_eos', profile_id: profile } });
+      const res = await inst.api.request('POST', '/api/devices', {
+        token: org.token,
+        body: { name: `gn-${i}`, host: target.host, device_type: 'vendor_eos', profile_id: profile },
+      });
       expect(res.status).toBe(201);
       deviceIds.push(res.body.id);
     }
     const tpl = await inst.api.request('POST', '/api/config/templates', {
       token: org.token,
-      body: { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
+      body: {
+        name: 'hostname',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{"hostname": "{{ hostname }}"}',
+      },
     });
     expect(tpl.status).toBe(201);
-    const stack = await inst.api.request('POST', '/api/config/stacks', { token: org.token, body: { name: 'crash', services: [{ template_id: tpl.body.id, order: 0, variables: { hostname: 'after-crash' } }] } });
+    const stack = await inst.api.request('POST', '/api/config/stacks', {
+      token: org.token,
+      body: { name: 'crash', services: [{ template_id: tpl.body.id, order: 0, variables: { hostname: 'after-crash' } }] },
+    });
     expect(stack.status).toBe(201);
-    const dep = await inst.api.request('POST', '/api/config/deployments', { token: org.token, body: { stack_id: stack.body.id, name: 'through a crash', target_devices: deviceIds.map((device_id) => ({ device_id })) } });
+    const dep = await inst.api.request('POST', '/api/config/deployments', {
+      token: org.token,
+      body: { stack_id: stack.body.id, name: 'through a crash', target_devices: deviceIds.map((device_id) => ({ device_id })) },
+    });
     expect(dep.status, dep.text).toBe(201);
-    await until('a first device deployed', async () => {
-      const d = (await inst.api.request('GET', `/api/config/deployments/${dep.body.id}`, { token: org.token })).body;
-      return (d.devices as { status: string }[]).some((x) => x.status === 'completed');
-    }, 60_000, 100);
+    await until(
+      'a first device deployed',
+      async () => {
+        const d = (await inst.api.request('GET', `/api/config/deployments/${dep.body.id}`, { token: org.token })).body;
+        return (d.devices as { status: string }[]).some((x) => x.status === 'completed');
+      },
+      60_000,
+      100,
+    );
 
     const upAt = await crashHoldingResults(inst);
-    const done = await until('the deployment to end', async () => {
-      const d = (await inst.api.request('GET', `/api/config/deployments/${dep.body.id}`, { token: org.token })).body;
-      return ['completed', 'failed', 'rolled_back'].includes(d.status) ? d : null;
-    }, 120_000, 100);
+    const done = await until(
+      'the deployment to end',
+      async () => {
+        const d = (await inst.api.request('GET', `/api/config/deployments/${dep.body.id}`, { token: org.token })).body;
+        return ['completed', 'failed', 'rolled_back'].includes(d.status) ? d : null;
+      },
+      120_000,
+      100,
+    );
     expect(Date.now() - upAt).toBeLessThan(OLD_WAIT_MS / 2);
     expect(done.status, JSON.stringify(done.devices)).toBe('completed');
     for (const target of targets) expect(JSON.stringify(target.tree())).toContain('after-crash');
@@ -84,5 +119,4 @@ describe('a controller killed while holding agent results', () => {
     const jobs = await inst.api.request('GET', `/api/config/deployments/${dep.body.id}`, { token: org.token });
     expect((jobs.body.devices as unknown[]).length).toBe(6);
   });
-
 });

@@ -42,10 +42,15 @@ function startController(): Proc {
 }
 
 async function up(p: Proc): Promise<void> {
-  await until('the controller to answer', async () => {
-    if (p.child.exitCode !== null) throw new Error(`controller exited: ${p.output()}`);
-    return (await api.request('GET', '/api/auth/providers')).status === 200;
-  }, 90_000, 200);
+  await until(
+    'the controller to answer',
+    async () => {
+      if (p.child.exitCode !== null) throw new Error(`controller exited: ${p.output()}`);
+      return (await api.request('GET', '/api/auth/providers')).status === 200;
+    },
+    90_000,
+    200,
+  );
 }
 
 beforeAll(async () => {
@@ -69,8 +74,16 @@ beforeAll(async () => {
   // A submit-only replica in the test process: it stores and publishes jobs but records nothing.
   const secrets = new SecretBox(secretKey);
   const config = { natsUrl: SHARED_NATS, natsPrefix: prefix, secretKey, dataDir } as ControllerConfig;
-  submitter = createJobServices({ config, db, log: pino({ level: 'silent' }), secrets, settings: new SettingsService(new SettingsStore(db), secrets), audit: new AuditService(new AuditStore(db)) }).jobEngine;
-  for (let i = 0; i < 2; i++) sims.push(await startSshDevice({ hostname: `cr-${i}`, password: 'cr-pw', faults: { slowOutput: { chunkBytes: 512, intervalMs: 40 } } }));
+  submitter = createJobServices({
+    config,
+    db,
+    log: pino({ level: 'silent' }),
+    secrets,
+    settings: new SettingsService(new SettingsStore(db), secrets),
+    audit: new AuditService(new AuditStore(db)),
+  }).jobEngine;
+  for (let i = 0; i < 2; i++)
+    sims.push(await startSshDevice({ hostname: `cr-${i}`, password: 'cr-pw', faults: { slowOutput: { chunkBytes: 512, intervalMs: 40 } } }));
 });
 
 afterAll(async () => {
@@ -91,32 +104,62 @@ it('finishes a batch across a controller SIGKILL and restart: every job ends, ea
   const token = login.body.access_token as string;
   const me = await api.request('GET', '/api/auth/me', { token });
   const org: Org = { orgId: me.body.org_id, token };
-  expect((await api.request('PUT', '/api/admin/settings', { token, body: { settings: { 'agents.heartbeat_seconds': 1, 'agents.offline_after_seconds': 3 } } })).status).toBe(200);
+  expect(
+    (
+      await api.request('PUT', '/api/admin/settings', {
+        token,
+        body: { settings: { 'agents.heartbeat_seconds': 1, 'agents.offline_after_seconds': 3 } },
+      })
+    ).status,
+  ).toBe(200);
 
   const agentIds: string[] = [];
   for (const name of ['cr-a', 'cr-b']) {
     const res = await api.request('POST', '/api/agents', { token, body: { name, site_id: null } });
     expect(res.status).toBe(201);
     agentIds.push(res.body.id);
-    procs.push(spawnAgent({ NATS_URL: SHARED_NATS, SWITCHBOARD_URL: api.url, SWITCHBOARD_ENROLL_TOKEN: res.body.enrollment_token, SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-cr-')), SWITCHBOARD_AGENT_CONCURRENCY: '2' }));
+    procs.push(
+      spawnAgent({
+        NATS_URL: SHARED_NATS,
+        SWITCHBOARD_URL: api.url,
+        SWITCHBOARD_ENROLL_TOKEN: res.body.enrollment_token,
+        SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-cr-')),
+        SWITCHBOARD_AGENT_CONCURRENCY: '2',
+      }),
+    );
   }
-  await until('both agents online', async () => {
-    const list = await api.request('GET', '/api/agents', { token });
-    return agentIds.every((id) => list.body.agents.find((a: any) => a.id === id)?.status === 'online');
-  }, 90_000);
+  await until(
+    'both agents online',
+    async () => {
+      const list = await api.request('GET', '/api/agents', { token });
+      return agentIds.every((id) => list.body.agents.find((a: any) => a.id === id)?.status === 'online');
+    },
+    90_000,
+  );
 
   const profiles = await Promise.all(sims.map((s) => makeProfile(api, org, { ssh_port: s.port, password: 'cr-pw' })));
   const devices: string[] = [];
   for (let i = 0; i < 6; i++) devices.push(await makeDevice(api, org, { profile_id: profiles[i % 2] }));
   // Two jobs per device: each second job can only be dispatched once the first is recorded.
-  const specs = [...devices, ...devices].map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli' as const] }, deadlineMs: 240_000 }));
+  const specs = [...devices, ...devices].map((deviceId) => ({
+    orgId: org.orgId,
+    kind: 'backup' as const,
+    deviceId,
+    params: { methods: ['cli' as const] },
+    deadlineMs: 240_000,
+  }));
   const ids = await submitter.submit(specs);
   await submitter.kick();
 
-  await until('a part of the batch to be recorded', async () => {
-    const rows = await db('jobs').whereIn('id', ids).select('status');
-    return rows.filter((r) => r.status === 'succeeded').length >= 2;
-  }, 120_000, 50);
+  await until(
+    'a part of the batch to be recorded',
+    async () => {
+      const rows = await db('jobs').whereIn('id', ids).select('status');
+      return rows.filter((r) => r.status === 'succeeded').length >= 2;
+    },
+    120_000,
+    50,
+  );
   await first.kill('SIGKILL');
   const open = await db('jobs').whereIn('id', ids).whereIn('status', ['queued', 'dispatched', 'running']).count<{ count: number }[]>('id as count');
   expect(Number(open[0].count)).toBeGreaterThan(0); // really mid-batch

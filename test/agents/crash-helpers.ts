@@ -74,12 +74,24 @@ export async function install(opts: { concurrency: number; env?: Record<string, 
   for (const name of ['crash-a', 'crash-b']) {
     const created = await api.request('POST', '/api/agents', { token, body: { name, site_id: null } });
     expect(created.status).toBe(201);
-    agents.push(await startAgentProcess({ natsUrl: SHARED_NATS, controllerUrl: controller.url, enrollToken: created.body.enrollment_token, concurrency: opts.concurrency, logLevel: 'warn' }));
+    agents.push(
+      await startAgentProcess({
+        natsUrl: SHARED_NATS,
+        controllerUrl: controller.url,
+        enrollToken: created.body.enrollment_token,
+        concurrency: opts.concurrency,
+        logLevel: 'warn',
+      }),
+    );
   }
-  await until('both agents online', async () => {
-    const list = (await api.request('GET', '/api/agents', { token })).body.agents as { status: string }[];
-    return list.length === 2 && list.every((a) => a.status === 'online');
-  }, 60_000);
+  await until(
+    'both agents online',
+    async () => {
+      const list = (await api.request('GET', '/api/agents', { token })).body.agents as { status: string }[];
+      return list.length === 2 && list.every((a) => a.status === 'online');
+    },
+    60_000,
+  );
   return { controller, api, org, agents, prefix, databaseUrl: db.url };
 }
 
@@ -111,13 +123,15 @@ export async function sshDevices(api: Api, org: Org, n: number, name: string, sl
     const sim = await startSshDevice({ hostname: `${name}-${i}`, password: DEVICE_PASSWORD, faults: { slowOutput } });
     sims.push(sim);
     const profile = await makeProfile(api, org, { ssh_port: sim.port, password: DEVICE_PASSWORD });
-    const res = await api.request('POST', '/api/devices', { token: org.token, body: { name: `${name}-${i}`, host: sim.host, device_type: 'vendor_ios', profile_id: profile } });
+    const res = await api.request('POST', '/api/devices', {
+      token: org.token,
+      body: { name: `${name}-${i}`, host: sim.host, device_type: 'vendor_ios', profile_id: profile },
+    });
     expect(res.status).toBe(201);
     ids.push(res.body.id);
   }
   return ids;
 }
-
 
 /** How many jobs are in one of `statuses`, read from the installation's database. */
 export async function jobsIn(inst: Installation, statuses: string[]): Promise<number> {

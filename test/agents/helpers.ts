@@ -25,7 +25,12 @@ const quiet = pino({ level: process.env.TEST_AGENT_LOG ?? 'silent' });
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until fn answers something truthy; fails with `what` after `timeoutMs` (a guard, not an assertion on timing). */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -74,7 +79,10 @@ export async function makeSite(tc: Api, org: Org, name = `site-${randomBytes(3).
 
 export async function makeProfile(tc: Api, org: Org, body: Record<string, unknown> = {}): Promise<string> {
   const profile = await ok(
-    tc.request('POST', '/api/profiles', { token: org.token, body: { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'admin', ...body } }),
+    tc.request('POST', '/api/profiles', {
+      token: org.token,
+      body: { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'admin', ...body },
+    }),
     201,
     'create profile',
   );
@@ -86,7 +94,8 @@ export async function makeDevice(
   org: Org,
   fields: { host?: string; port?: number; profile_id?: string; site_id?: string | null; device_type?: string; name?: string; password?: string },
 ): Promise<string> {
-  const profileId = fields.profile_id ?? (await makeProfile(tc, org, { ssh_port: fields.port ?? 22, ...(fields.password ? { password: fields.password } : {}) }));
+  const profileId =
+    fields.profile_id ?? (await makeProfile(tc, org, { ssh_port: fields.port ?? 22, ...(fields.password ? { password: fields.password } : {}) }));
   const device = await ok(
     tc.request('POST', '/api/devices', {
       token: org.token,
@@ -105,15 +114,30 @@ export async function makeDevice(
 }
 
 /** Creates an agent through the API and redeems its token; the identity is saved in a temp state dir. */
-export async function enrollAgent(tc: Api, org: Org, opts: { name?: string; site_id?: string | null; stateDir?: string } = {}): Promise<{ identity: AgentIdentity; stateDir: string; token: string }> {
+export async function enrollAgent(
+  tc: Api,
+  org: Org,
+  opts: { name?: string; site_id?: string | null; stateDir?: string } = {},
+): Promise<{ identity: AgentIdentity; stateDir: string; token: string }> {
   const created = await ok(
-    tc.request('POST', '/api/agents', { token: org.token, body: { name: opts.name ?? `agent-${randomBytes(3).toString('hex')}`, site_id: opts.site_id ?? null } }),
+    tc.request('POST', '/api/agents', {
+      token: org.token,
+      body: { name: opts.name ?? `agent-${randomBytes(3).toString('hex')}`, site_id: opts.site_id ?? null },
+    }),
     201,
     'create agent',
   );
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'sb-agent-'));
   const identity = await enroll(
-    { controllerUrl: tc.url, enrollToken: created.enrollment_token, natsUrl: SHARED_NATS, stateDir, concurrency: 8, connectConcurrency: 8, logLevel: 'silent' },
+    {
+      controllerUrl: tc.url,
+      enrollToken: created.enrollment_token,
+      natsUrl: SHARED_NATS,
+      stateDir,
+      concurrency: 8,
+      connectConcurrency: 8,
+      logLevel: 'silent',
+    },
     'test',
     ['job:backup', 'job:test_credential', 'transport:ssh'],
   );
@@ -126,7 +150,9 @@ export async function startAgent(
   identity: AgentIdentity,
   opts: { natsUrl?: string | null; drivers?: DriverRegistry; concurrency?: number; onRevoked?: (reason: string) => void } = {},
 ): Promise<{ runtime: AgentRuntime; link: AgentLink; stop(): Promise<void> }> {
-  const link = opts.natsUrl ? await natsAgentLink(opts.natsUrl, identity) : (tc.services.jobEngine.transport as InProcessHub).link(identity.org_id, identity.pool);
+  const link = opts.natsUrl
+    ? await natsAgentLink(opts.natsUrl, identity)
+    : (tc.services.jobEngine.transport as InProcessHub).link(identity.org_id, identity.pool);
   const runtime = new AgentRuntime({
     identity,
     link,

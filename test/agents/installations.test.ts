@@ -65,7 +65,7 @@ describe('installations sharing a NATS server', () => {
     expect(ok.body.nats.user_jwt).toBeUndefined();
   });
 
-  it('runs each installation\'s jobs on its own agent, and each sees only its own agent beat', async () => {
+  it("runs each installation's jobs on its own agent, and each sees only its own agent beat", async () => {
     for (const i of installations) {
       const deviceId = await makeDevice(i.tc, i.org, { port: sim.port });
       const [jobId] = await i.tc.services.jobs.submit([{ orgId: i.org.orgId, kind: 'test_credential', deviceId, params: {}, deadlineMs: 60_000 }]);

@@ -11,29 +11,43 @@ beforeAll(setUp);
 afterAll(cleanUp);
 
 describe('deadlines across a controller crash', () => {
-  it('a deadline that passes while the dead controller held the results: the results are recorded, not failed as "none started"', { timeout: 180_000 }, async () => {
-    const inst = await install({ concurrency: 2 });
-    const { api, org } = inst;
-    await sshDevices(api, org, 4, 'short');
-    const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'short deadline' } })).body.snapshot;
-    const collectAt = Date.now();
-    expect((await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 20 } })).status).toBe(202);
-    // Frozen once the jobs went to the agents: their results reach a controller that cannot record them.
-    await until('the jobs to be dispatched', async () => (await jobsIn(inst, ['dispatched', 'running'])) > 0, 30_000, 50);
-    inst.controller.signal('SIGSTOP');
-    await until('the frozen controller to hold unacknowledged results', async () => (await unackedResults(inst.prefix)) > 0, 60_000, 100);
-    // The controller stays down past the deadline: only then does a new one come up.
-    await until('the deadline to pass', () => Date.now() > collectAt + 22_000, 40_000, 200);
-    await inst.controller.kill('SIGKILL');
-    inst.controller = await inst.controller.restart();
-    const done = await until('the snapshot to finish', async () => {
-      const s = (await inst.api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
-      return s.status === 'collecting' ? null : s;
-    }, 60_000, 100);
-    const backups = (await inst.api.request('GET', `/api/devices/snapshots/${snap.id}/backups`, { token: org.token })).body.backups as { status: string; error_message: string | null }[];
-    expect(backups.map((b) => b.error_message ?? '').join('\n')).not.toMatch(/none started/);
-    expect(done, JSON.stringify(backups)).toMatchObject({ total_devices: 4, successful_devices: 4, failed_devices: 0 });
-  });
+  it(
+    'a deadline that passes while the dead controller held the results: the results are recorded, not failed as "none started"',
+    { timeout: 180_000 },
+    async () => {
+      const inst = await install({ concurrency: 2 });
+      const { api, org } = inst;
+      await sshDevices(api, org, 4, 'short');
+      const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'short deadline' } })).body.snapshot;
+      const collectAt = Date.now();
+      expect(
+        (await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 20 } })).status,
+      ).toBe(202);
+      // Frozen once the jobs went to the agents: their results reach a controller that cannot record them.
+      await until('the jobs to be dispatched', async () => (await jobsIn(inst, ['dispatched', 'running'])) > 0, 30_000, 50);
+      inst.controller.signal('SIGSTOP');
+      await until('the frozen controller to hold unacknowledged results', async () => (await unackedResults(inst.prefix)) > 0, 60_000, 100);
+      // The controller stays down past the deadline: only then does a new one come up.
+      await until('the deadline to pass', () => Date.now() > collectAt + 22_000, 40_000, 200);
+      await inst.controller.kill('SIGKILL');
+      inst.controller = await inst.controller.restart();
+      const done = await until(
+        'the snapshot to finish',
+        async () => {
+          const s = (await inst.api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
+          return s.status === 'collecting' ? null : s;
+        },
+        60_000,
+        100,
+      );
+      const backups = (await inst.api.request('GET', `/api/devices/snapshots/${snap.id}/backups`, { token: org.token })).body.backups as {
+        status: string;
+        error_message: string | null;
+      }[];
+      expect(backups.map((b) => b.error_message ?? '').join('\n')).not.toMatch(/none started/);
+      expect(done, JSON.stringify(backups)).toMatchObject({ total_devices: 4, successful_devices: 4, failed_devices: 0 });
+    },
+  );
 
   it('a result that arrives after its job failed at the deadline is logged with its job and device', { timeout: 180_000 }, async () => {
     const inst = await install({ concurrency: 1 });
@@ -41,17 +55,32 @@ describe('deadlines across a controller crash', () => {
     const [deviceId] = await sshDevices(api, org, 1, 'late', SLOWER);
     // Both agents frozen once the job started: its deadline passes with no result.
     const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'late result' } })).body.snapshot;
-    expect((await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 6 } })).status).toBe(202);
+    expect((await api.request('POST', `/api/devices/snapshots/${snap.id}/collect`, { token: org.token, body: { timeout_seconds: 6 } })).status).toBe(
+      202,
+    );
     await until('the job to start', async () => (await jobsIn(inst, ['running'])) > 0, 60_000, 50);
     inst.agents.forEach((a) => a.signal('SIGSTOP'));
-    const failed = await until('the snapshot to end at its deadline', async () => {
-      const s = (await api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
-      return s.status === 'collecting' ? null : s;
-    }, 60_000, 200);
+    const failed = await until(
+      'the snapshot to end at its deadline',
+      async () => {
+        const s = (await api.request('GET', `/api/devices/snapshots/${snap.id}`, { token: org.token })).body.snapshot;
+        return s.status === 'collecting' ? null : s;
+      },
+      60_000,
+      200,
+    );
     expect(failed.failed_devices).toBe(1);
     inst.agents.forEach((a) => a.signal('SIGCONT'));
-    await until('the late result to be logged', async () => /a result arrived after its job was finalised/.test(inst.controller.output()), 60_000, 200);
-    const line = inst.controller.output().split('\n').find((l) => l.includes('a result arrived after its job was finalised'))!;
+    await until(
+      'the late result to be logged',
+      async () => /a result arrived after its job was finalised/.test(inst.controller.output()),
+      60_000,
+      200,
+    );
+    const line = inst.controller
+      .output()
+      .split('\n')
+      .find((l) => l.includes('a result arrived after its job was finalised'))!;
     expect(line).toContain(deviceId);
     expect(JSON.parse(line)).toMatchObject({ device: deviceId, kind: 'backup', job_status: 'failed' });
   });

@@ -30,10 +30,14 @@ describe('Batcher', () => {
 
   it('with a gather window, calls spread over it share the batch', async () => {
     const batches: number[][] = [];
-    const gathering = new Batcher<number, number>(async (items) => {
-      batches.push(items);
-      return items;
-    }, 100, 300);
+    const gathering = new Batcher<number, number>(
+      async (items) => {
+        batches.push(items);
+        return items;
+      },
+      100,
+      300,
+    );
     const first = gathering.add(1);
     await sleep(10); // well inside the 300 ms window
     const second = gathering.add(2);

@@ -15,7 +15,12 @@ const AGENTS = 2;
 afterAll(stopAll);
 
 it('completes a snapshot across a node kill and restart, each device recorded once', { timeout: 360_000 }, async () => {
-  const facts = await runClusterSnapshot({ devices: DEVICES, agents: AGENTS, concurrency: 8, log: (t) => console.log(`[cluster ${new Date().toISOString().slice(11, 19)}] ${t}`) });
+  const facts = await runClusterSnapshot({
+    devices: DEVICES,
+    agents: AGENTS,
+    concurrency: 8,
+    log: (t) => console.log(`[cluster ${new Date().toISOString().slice(11, 19)}] ${t}`),
+  });
 
   expect(facts.replicas).toEqual([3, 3]);
   expect(facts.doneAtKill).toBeLessThan(DEVICES); // the node died mid-run

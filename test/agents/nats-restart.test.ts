@@ -27,7 +27,8 @@ beforeAll(async () => {
     config: { natsUrl: nats.url, jobs: { sweepIntervalMs: 200, ackWaitMs: 3_000 } },
   });
   org = await tc.createOrgUser(['org_admin']);
-  for (let i = 0; i < 2; i++) sims.push(await startSshDevice({ hostname: `nr-${i}`, password: 'nats-pw', faults: { slowOutput: { chunkBytes: 128, intervalMs: 40 } } }));
+  for (let i = 0; i < 2; i++)
+    sims.push(await startSshDevice({ hostname: `nr-${i}`, password: 'nats-pw', faults: { slowOutput: { chunkBytes: 128, intervalMs: 40 } } }));
   tc.services.jobs.onOutcome('backup', async (outcome: JobOutcome) => {
     calls.set(outcome.jobId, (calls.get(outcome.jobId) ?? 0) + 1);
   });
@@ -55,18 +56,29 @@ it('keeps every result when NATS restarts mid-batch; agents and controller recon
     procs.push(p);
   }
   const statusOf = async (id: string) => (await tc.request('GET', '/api/agents', { token: org.token })).body.agents.find((a: any) => a.id === id);
-  await until('both agents online', async () => (await statusOf(agentIds[0]))?.status === 'online' && (await statusOf(agentIds[1]))?.status === 'online', 90_000);
+  await until(
+    'both agents online',
+    async () => (await statusOf(agentIds[0]))?.status === 'online' && (await statusOf(agentIds[1]))?.status === 'online',
+    90_000,
+  );
 
   const profiles = await Promise.all(sims.map((s) => makeProfile(tc, org, { ssh_port: s.port, password: 'nats-pw' })));
   const devices: string[] = [];
   for (let i = 0; i < 12; i++) devices.push(await makeDevice(tc, org, { profile_id: profiles[i % 2] }));
-  const ids = await tc.services.jobs.submit(devices.map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 180_000 })));
+  const ids = await tc.services.jobs.submit(
+    devices.map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 180_000 })),
+  );
 
   // Mid-batch: some results are in, some jobs are still running on the agents.
-  await until('a part of the batch to be done', async () => {
-    const rows = await tc.db('jobs').whereIn('id', ids).select('status');
-    return rows.filter((r) => r.status === 'succeeded').length >= 2 && rows.some((r) => r.status === 'running');
-  }, 120_000, 50);
+  await until(
+    'a part of the batch to be done',
+    async () => {
+      const rows = await tc.db('jobs').whereIn('id', ids).select('status');
+      return rows.filter((r) => r.status === 'succeeded').length >= 2 && rows.some((r) => r.status === 'running');
+    },
+    120_000,
+    50,
+  );
   const restartedAt = Date.now();
   await nats.kill();
   await sleep(1_500);
@@ -79,11 +91,17 @@ it('keeps every result when NATS restarts mid-batch; agents and controller recon
   expect(Number(done[0].count)).toBeGreaterThan(0); // some results travelled after the restart
 
   // Both agents heartbeat again through the restarted server.
-  await until('heartbeats after the restart', async () => {
-    const views = await Promise.all(agentIds.map(statusOf));
-    return views.every((v) => v.status === 'online' && new Date(v.last_seen_at).getTime() > restartedAt + 1_500);
-  }, 60_000);
+  await until(
+    'heartbeats after the restart',
+    async () => {
+      const views = await Promise.all(agentIds.map(statusOf));
+      return views.every((v) => v.status === 'online' && new Date(v.last_seen_at).getTime() > restartedAt + 1_500);
+    },
+    60_000,
+  );
   // A fresh job after the restart goes through too.
-  const [late] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: devices[0], params: { methods: ['cli'] }, deadlineMs: 60_000 }]);
+  const [late] = await tc.services.jobs.submit([
+    { orgId: org.orgId, kind: 'backup', deviceId: devices[0], params: { methods: ['cli'] }, deadlineMs: 60_000 },
+  ]);
   expect((await tc.services.jobs.wait([late], 70_000))[0].status).toBe('succeeded');
 });

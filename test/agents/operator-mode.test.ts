@@ -46,7 +46,12 @@ const identityOf = (stateDir: string) => JSON.parse(readFileSync(join(stateDir, 
 async function connectAs(stateDir: string, inboxPrefix?: string): Promise<{ nc: NatsConnection; violations: string[] }> {
   const identity = identityOf(stateDir);
   const seed = new TextEncoder().encode(readFileSync(join(stateDir, NATS_SEED_FILE), 'utf8').trim());
-  const nc = await connect({ servers: nats.url, authenticator: jwtAuthenticator(identity.nats.user_jwt, seed), inboxPrefix: inboxPrefix ?? identity.nats.inbox_prefix, maxReconnectAttempts: 0 });
+  const nc = await connect({
+    servers: nats.url,
+    authenticator: jwtAuthenticator(identity.nats.user_jwt, seed),
+    inboxPrefix: inboxPrefix ?? identity.nats.inbox_prefix,
+    maxReconnectAttempts: 0,
+  });
   const violations: string[] = [];
   void (async () => {
     for await (const s of nc.status()) {
@@ -77,7 +82,13 @@ beforeAll(async () => {
   sim = await startSshDevice({ hostname: 'op-sw1' });
   const created = await tc.request('POST', '/api/agents', { token: org1.token, body: { name: 'agent-a', site_id: siteA } });
   agentAId = created.body.id;
-  agentA = await startAgentProcess({ natsUrl: nats.url, controllerUrl: tc.url, enrollToken: created.body.enrollment_token, stateDir: stateDirA, concurrency: 4 });
+  agentA = await startAgentProcess({
+    natsUrl: nats.url,
+    controllerUrl: tc.url,
+    enrollToken: created.body.enrollment_token,
+    stateDir: stateDirA,
+    concurrency: 4,
+  });
   // Another organization's agent, enrolled (its credentials exist) but not running.
   agentBId = (await enrollAgent(tc, org2, { name: 'agent-b' })).identity.agent_id;
 }, 180_000);
@@ -92,7 +103,7 @@ afterAll(async () => {
 });
 
 describe('NATS operator mode', () => {
-  it('enrolls with the agent\'s own NATS key, and the job path runs end to end on the credentials it got', async () => {
+  it("enrolls with the agent's own NATS key, and the job path runs end to end on the credentials it got", async () => {
     const identity = identityOf(stateDirA);
     expect(identity.nats.user_jwt).toMatch(/^eyJ/);
     expect(identity.nats.inbox_prefix).toBe(`_INBOX.${agentAId}`);
@@ -112,21 +123,31 @@ describe('NATS operator mode', () => {
     expect(agentA.output()).not.toMatch(/Permissions Violation/i);
   });
 
-  it('refuses, at NATS, every subject outside the agent\'s own: inboxes, consumers, other agents and organizations', async () => {
+  it("refuses, at NATS, every subject outside the agent's own: inboxes, consumers, other agents and organizations", async () => {
     const names = natsNames(identityOf(stateDirA).nats.prefix);
     const own = poolConsumer(org1.orgId, siteA);
     const otherOrg = poolConsumer(org2.orgId, 'default');
     const { nc, violations } = await connectAs(stateDirA);
     try {
       const refused = async (subject: string) => {
-        const err = await nc.request(subject, new TextEncoder().encode('{}'), { timeout: 1_500 }).then(() => null, (e: Error) => e);
+        const err = await nc.request(subject, new TextEncoder().encode('{}'), { timeout: 1_500 }).then(
+          () => null,
+          (e: Error) => e,
+        );
         expect(err, subject).not.toBeNull();
       };
-      const consumerConfig = (filter: string) => new TextEncoder().encode(JSON.stringify({ stream_name: names.jobsStream, config: { durable_name: own, filter_subject: filter, ack_policy: 'explicit' } }));
+      const consumerConfig = (filter: string) =>
+        new TextEncoder().encode(
+          JSON.stringify({ stream_name: names.jobsStream, config: { durable_name: own, filter_subject: filter, ack_policy: 'explicit' } }),
+        );
       // Re-pointing its pool's consumer at another pool, or making a consumer of its own.
       const repoint = `$JS.API.CONSUMER.CREATE.${names.jobsStream}.${own}`;
       await nc.request(repoint, consumerConfig(jobsSubject(names.prefix, org2.orgId, 'default')), { timeout: 1_500 }).catch(() => null);
-      await nc.request(`$JS.API.CONSUMER.DURABLE.CREATE.${names.jobsStream}.${own}`, consumerConfig(jobsSubject(names.prefix, org2.orgId, 'default')), { timeout: 1_500 }).catch(() => null);
+      await nc
+        .request(`$JS.API.CONSUMER.DURABLE.CREATE.${names.jobsStream}.${own}`, consumerConfig(jobsSubject(names.prefix, org2.orgId, 'default')), {
+          timeout: 1_500,
+        })
+        .catch(() => null);
       await refused(`$JS.API.CONSUMER.CREATE.${names.jobsStream}`);
       // Another organization's queue, another agent's results, the streams themselves.
       await refused(`$JS.API.CONSUMER.MSG.NEXT.${names.jobsStream}.${otherOrg}`);
@@ -135,18 +156,36 @@ describe('NATS operator mode', () => {
       await refused(`$JS.API.STREAM.PURGE.${names.resultsStream}`);
       nc.publish(resultsSubject(names.prefix, agentBId), new TextEncoder().encode('forged'));
       // Snooping: every inbox, another organization's job subject, everything.
-      const subs = [nc.subscribe('_INBOX.>'), nc.subscribe(`_INBOX.${agentBId}.>`), nc.subscribe(jobsSubject(names.prefix, org2.orgId, 'default')), nc.subscribe('>')];
+      const subs = [
+        nc.subscribe('_INBOX.>'),
+        nc.subscribe(`_INBOX.${agentBId}.>`),
+        nc.subscribe(jobsSubject(names.prefix, org2.orgId, 'default')),
+        nc.subscribe('>'),
+      ];
       await nc.flush();
-      await waitUntil('NATS to refuse the subscriptions', () => violations.filter((v) => v.startsWith('subscri')).length >= subs.length, undefined, 30_000);
+      await waitUntil(
+        'NATS to refuse the subscriptions',
+        () => violations.filter((v) => v.startsWith('subscri')).length >= subs.length,
+        undefined,
+        30_000,
+      );
       const seen = violations.join('\n');
-      for (const subject of [repoint, `$JS.API.CONSUMER.DURABLE.CREATE.${names.jobsStream}.${own}`, `$JS.API.CONSUMER.MSG.NEXT.${names.jobsStream}.${otherOrg}`, resultsSubject(names.prefix, agentBId), `$JS.API.STREAM.DELETE.${names.jobsStream}`]) {
+      for (const subject of [
+        repoint,
+        `$JS.API.CONSUMER.DURABLE.CREATE.${names.jobsStream}.${own}`,
+        `$JS.API.CONSUMER.MSG.NEXT.${names.jobsStream}.${otherOrg}`,
+        resultsSubject(names.prefix, agentBId),
+        `$JS.API.STREAM.DELETE.${names.jobsStream}`,
+      ]) {
         expect(seen).toContain(`publish ${subject}`);
       }
       for (const subject of ['_INBOX.>', `_INBOX.${agentBId}.>`, jobsSubject(names.prefix, org2.orgId, 'default'), '>']) {
         expect(seen).toMatch(new RegExp(`^subscri\\w* ${subject.replace(/[.$>*]/g, '\\$&')}$`, 'm'));
       }
       // The pool's consumer still takes its own pool's subject only.
-      const info = JSON.parse(new TextDecoder().decode((await nc.request(`$JS.API.CONSUMER.INFO.${names.jobsStream}.${own}`, undefined, { timeout: 5_000 })).data));
+      const info = JSON.parse(
+        new TextDecoder().decode((await nc.request(`$JS.API.CONSUMER.INFO.${names.jobsStream}.${own}`, undefined, { timeout: 5_000 })).data),
+      );
       expect(info.config.filter_subject).toBe(jobsSubject(names.prefix, org1.orgId, siteA));
     } finally {
       await nc.close();
@@ -154,7 +193,10 @@ describe('NATS operator mode', () => {
     // Another inbox prefix than its own gets no replies at all (its requests time out).
     const wrong = await connectAs(stateDirA, '_INBOX');
     try {
-      const err = await wrong.nc.request(`$JS.API.CONSUMER.INFO.${names.jobsStream}.${own}`, undefined, { timeout: 1_500 }).then(() => null, (e: Error) => e);
+      const err = await wrong.nc.request(`$JS.API.CONSUMER.INFO.${names.jobsStream}.${own}`, undefined, { timeout: 1_500 }).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(err).not.toBeNull();
     } finally {
       await wrong.nc.close();
@@ -176,7 +218,7 @@ describe('NATS operator mode', () => {
     expect(ok.body.nats.inbox_prefix).toBe(`_INBOX.${ok.body.agent_id}`);
   });
 
-  it('renews the agent\'s credentials before they expire and keeps taking jobs past the first expiry', { timeout: 150_000 }, async () => {
+  it("renews the agent's credentials before they expire and keeps taking jobs past the first expiry", { timeout: 150_000 }, async () => {
     const first = identityOf(stateDirA).nats.user_jwt as string;
     const { exp } = jwtTimes(first);
     await waitUntil('the agent to renew its NATS credentials', () => identityOf(stateDirA).nats.user_jwt !== first, agentA, 120_000);
@@ -199,18 +241,30 @@ describe('NATS operator mode', () => {
     expect(await agentA.exited).toBe(3);
     expect(agentA.output()).toMatch(/NATS closed the connection|the controller refused this agent/);
     // Its credentials are refused from now on.
-    const again = await connectAs(stateDirA).then(() => null, (e: Error) => e);
+    const again = await connectAs(stateDirA).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(String(again?.message ?? again)).toMatch(/authoriz|revoked/i);
     // Nor does it get new ones: the controller refuses its signature (revoked), and the restarted controller pushes the list again.
     await tc.restart();
-    const after = await connectAs(stateDirA).then(() => null, (e: Error) => e);
+    const after = await connectAs(stateDirA).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(String(after?.message ?? after)).toMatch(/authoriz|revoked/i);
   });
 
   it('an enrollment while NATS is down answers 503 and leaves the token usable', async () => {
     const site = (await makeSite(tc, org2, 'site-late')).id;
     const created = await tc.request('POST', '/api/agents', { token: org2.token, body: { name: 'agent-late', site_id: site } });
-    const body = { token: created.body.enrollment_token, public_key: (await generateAgentKeys()).publicJwk, nats_public_key: createUser().getPublicKey(), version: 'test', capabilities: [] };
+    const body = {
+      token: created.body.enrollment_token,
+      public_key: (await generateAgentKeys()).publicJwk,
+      nats_public_key: createUser().getPublicKey(),
+      version: 'test',
+      capabilities: [],
+    };
     await nats.stop();
     try {
       const down = await tc.request('POST', '/api/agents/enroll', { body });
@@ -219,10 +273,15 @@ describe('NATS operator mode', () => {
     } finally {
       await nats.start();
     }
-    const again = await until('the controller to reach NATS again', async () => {
-      const res = await tc.request('POST', '/api/agents/enroll', { body });
-      return res.status === 200 && res;
-    }, 60_000, 500);
+    const again = await until(
+      'the controller to reach NATS again',
+      async () => {
+        const res = await tc.request('POST', '/api/agents/enroll', { body });
+        return res.status === 200 && res;
+      },
+      60_000,
+      500,
+    );
     expect(again.body.nats.user_jwt).toMatch(/^eyJ/);
   });
 });
@@ -231,11 +290,20 @@ describe('deploy/nats-server-operator.conf', () => {
   it('passes nats-server -t with the keys `npm run nats:operator` makes, which refuses to overwrite them', () => {
     const root = mkdtempSync(join(tmpdir(), 'sb-natsop-deploy-'));
     try {
-      const generate = (dir: string) => spawnSync(process.execPath, ['--import', 'tsx', 'deploy/nats-operator/generate.ts', dir, join(root, 'resolver')], { cwd: ROOT, encoding: 'utf8' });
+      const generate = (dir: string) =>
+        spawnSync(process.execPath, ['--import', 'tsx', 'deploy/nats-operator/generate.ts', dir, join(root, 'resolver')], {
+          cwd: ROOT,
+          encoding: 'utf8',
+        });
       const made = generate(join(root, 'operator'));
       expect(made.status, made.stderr).toBe(0);
       expect(made.stdout).toContain('SWITCHBOARD_NATS_OPERATOR_DIR=');
-      for (const seed of [OPERATOR_FILES.operatorSeed, OPERATOR_FILES.operatorSigningSeed, OPERATOR_FILES.accountSeed, OPERATOR_FILES.systemUserCreds]) {
+      for (const seed of [
+        OPERATOR_FILES.operatorSeed,
+        OPERATOR_FILES.operatorSigningSeed,
+        OPERATOR_FILES.accountSeed,
+        OPERATOR_FILES.systemUserCreds,
+      ]) {
         expect(statSync(join(root, 'operator', seed)).mode & 0o777, seed).toBe(0o600);
       }
       const again = generate(join(root, 'operator'));
@@ -270,7 +338,9 @@ describe('operator mode settings', () => {
     expect(natsAuthorityOf(config('nats://127.0.0.1:4222'))).toBeNull();
     const missing = join(tmpdir(), 'sb-no-such-operator-dir');
     withEnv({ SWITCHBOARD_NATS_OPERATOR_DIR: missing }, () => {
-      expect(() => natsAuthorityOf(config('nats://127.0.0.1:4222'))).toThrow(/SWITCHBOARD_NATS_OPERATOR_DIR .* does not exist; create it with `npm run nats:operator/);
+      expect(() => natsAuthorityOf(config('nats://127.0.0.1:4222'))).toThrow(
+        /SWITCHBOARD_NATS_OPERATOR_DIR .* does not exist; create it with `npm run nats:operator/,
+      );
       expect(() => natsAuthorityOf(config(null))).toThrow(/SWITCHBOARD_NATS_OPERATOR_DIR needs NATS_URL/);
     });
     const empty = mkdtempSync(join(tmpdir(), 'sb-empty-op-'));

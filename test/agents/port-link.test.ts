@@ -46,7 +46,10 @@ it('hands out jobs, carries events and requests back', async () => {
   await hub.publishJob(ORG, POOL, 'job-1');
   await hub.publishJob(ORG, POOL, 'job-2');
   const jobs = await pullAll(link, 2);
-  expect(jobs.map((j) => [j.token, j.redeliveries])).toEqual([['job-1', 0], ['job-2', 0]]);
+  expect(jobs.map((j) => [j.token, j.redeliveries])).toEqual([
+    ['job-1', 0],
+    ['job-2', 0],
+  ]);
   expect(link.ackWaitMs).toBe(1234);
   await link.publish('result-1', 'id-1');
   expect(events).toEqual(['result-1']);
@@ -66,7 +69,10 @@ it('puts back the jobs a closed far end still held, not the acked ones', async (
   port.close(); // the agent thread is gone
   const next = await setUpOnHub(hub);
   const again = await pullAll(next, 2);
-  expect(again.map((j) => [j.token, j.redeliveries]).sort()).toEqual([['b', 1], ['c', 1]]);
+  expect(again.map((j) => [j.token, j.redeliveries]).sort()).toEqual([
+    ['b', 1],
+    ['c', 1],
+  ]);
   await hub.close();
 });
 

@@ -56,7 +56,10 @@ it('records each outcome once across two replicas, and one replica finishes when
   const profile = await makeProfile(tc, org, { ssh_port: sim.port, password: 'rep-pw' });
   const devices: string[] = [];
   for (let i = 0; i < 10; i++) devices.push(await makeDevice(tc, org, { profile_id: profile }));
-  const specs = (n: number): JobSpec[] => devices.flatMap((deviceId) => Array.from({ length: n }, () => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 120_000 })));
+  const specs = (n: number): JobSpec[] =>
+    devices.flatMap((deviceId) =>
+      Array.from({ length: n }, () => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 120_000 })),
+    );
   const ids = [...(await tc.services.jobs.submit(specs(3))), ...(await second.services.jobs.submit(specs(3)))];
 
   await until('a part of the batch to be recorded', () => recorded.size >= 10, 120_000, 50);

@@ -68,8 +68,13 @@ afterAll(async () => {
 /** Submits one test_credential job per new device and waits until all are dispatched. */
 async function dispatchedJobs(n: number): Promise<string[]> {
   const devices = await Promise.all(Array.from({ length: n }, () => makeDevice(tc, org, { profile_id: profileId })));
-  const ids = await tc.services.jobs.submit(devices.map((deviceId) => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 60_000 })));
-  await until('the jobs to be dispatched', async () => (await tc.db('jobs').whereIn('id', ids).where({ status: 'dispatched' }).count<{ n: number }[]>('* as n'))[0].n == n);
+  const ids = await tc.services.jobs.submit(
+    devices.map((deviceId) => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 60_000 })),
+  );
+  await until(
+    'the jobs to be dispatched',
+    async () => (await tc.db('jobs').whereIn('id', ids).where({ status: 'dispatched' }).count<{ n: number }[]>('* as n'))[0].n == n,
+  );
   return ids;
 }
 
@@ -78,14 +83,31 @@ async function answer(ids: string[], extra: (jobId: string) => Record<string, un
   const now = new Date().toISOString();
   await Promise.all(
     ids.map(async (jobId) => {
-      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result: { ok: true, message: 'login ok', transports: [] }, started_at: now, finished_at: now, logs: [], ...extra(jobId) };
+      const event = {
+        v: PROTOCOL_VERSION,
+        type: 'result',
+        job_id: jobId,
+        attempt: 1,
+        agent_id: agentId,
+        status: 'succeeded',
+        error: null,
+        result: { ok: true, message: 'login ok', transports: [] },
+        started_at: now,
+        finished_at: now,
+        logs: [],
+        ...extra(jobId),
+      };
       await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
     }),
   );
 }
 
 const marks = async (ids: string[]) => {
-  const rows: { job_id: string; text: string }[] = await tc.db('job_logs').whereIn('job_id', ids).where('text', 'like', 'recorded %').select('job_id', 'text');
+  const rows: { job_id: string; text: string }[] = await tc
+    .db('job_logs')
+    .whereIn('job_id', ids)
+    .where('text', 'like', 'recorded %')
+    .select('job_id', 'text');
   return new Map(ids.map((id) => [id, rows.filter((r) => r.job_id === id).map((r) => r.text)]));
 };
 
@@ -101,34 +123,50 @@ it('records a burst of results together: each job final once, its handler mark c
   }
 });
 
-it('falls back to one outcome at a time when the batch fails: the others are recorded once, the bad one ends failed with the reason', { timeout: 60_000 }, async () => {
-  const ids = await dispatchedJobs(5);
-  const [bad, ...good] = ids;
-  poisoned.add(bad);
-  await answer(ids);
-  const outcomes = await tc.services.jobs.wait(good, 30_000);
-  expect(outcomes.map((o) => o.status)).toEqual(good.map(() => 'succeeded'));
-  const seen = await marks(ids);
-  for (const id of good) expect(seen.get(id)!.length, id).toBe(1); // a rolled-back batch leaves no mark
-  // The poisoned outcome is retried, then given up on with the reason; its marks were all rolled back.
-  const [failed] = await tc.services.jobs.wait([bad], 40_000);
-  expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/^Recording the job's outcome failed \d+ times: this outcome cannot be recorded/) });
-  expect((await marks([bad])).get(bad)).toEqual([]);
-  expect(tc.logs()).toMatch(/recording job results together failed; recording them one by one/);
-});
+it(
+  'falls back to one outcome at a time when the batch fails: the others are recorded once, the bad one ends failed with the reason',
+  { timeout: 60_000 },
+  async () => {
+    const ids = await dispatchedJobs(5);
+    const [bad, ...good] = ids;
+    poisoned.add(bad);
+    await answer(ids);
+    const outcomes = await tc.services.jobs.wait(good, 30_000);
+    expect(outcomes.map((o) => o.status)).toEqual(good.map(() => 'succeeded'));
+    const seen = await marks(ids);
+    for (const id of good) expect(seen.get(id)!.length, id).toBe(1); // a rolled-back batch leaves no mark
+    // The poisoned outcome is retried, then given up on with the reason; its marks were all rolled back.
+    const [failed] = await tc.services.jobs.wait([bad], 40_000);
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^Recording the job's outcome failed \d+ times: this outcome cannot be recorded/),
+    });
+    expect((await marks([bad])).get(bad)).toEqual([]);
+    expect(tc.logs()).toMatch(/recording job results together failed; recording them one by one/);
+  },
+);
 
 it('pins the SSH host keys and gNMI certificates results report the same way together and one by one', { timeout: 60_000 }, async () => {
   const hex = (i: number) => Array.from({ length: 32 }, (_, j) => ((i * 7 + j) % 256).toString(16).padStart(2, '0').toUpperCase()).join(':');
   const identities = (i: number) => [
-    { host_key: { type: 'ssh-ed25519', fingerprint: `SHA256:${String(i).repeat(43).slice(0, 43)}` }, gnmi_cert: { sha256: hex(i), subject: `CN=d${i}`, not_after: '2030-01-02T03:04:05.000Z' } },
+    {
+      host_key: { type: 'ssh-ed25519', fingerprint: `SHA256:${String(i).repeat(43).slice(0, 43)}` },
+      gnmi_cert: { sha256: hex(i), subject: `CN=d${i}`, not_after: '2030-01-02T03:04:05.000Z' },
+    },
     { host_key: { type: 'ssh-rsa', fingerprint: `SHA256:${'A'.repeat(42)}${i}` } },
     { gnmi_cert: { sha256: hex(i + 100), subject: `CN=g${i}`, not_after: null } },
     {}, // an older agent: nothing to pin
   ];
   const pinRows = async (ids: string[]) =>
-    (await tc.db('jobs as j').join('devices as d', 'd.id', 'j.device_id').whereIn('j.id', ids).orderBy('j.created_at').orderBy('j.id')
-      .select('j.id', 'd.ssh_host_key_type', 'd.ssh_host_key_sha256', 'd.gnmi_cert_sha256', 'd.gnmi_cert_subject', 'd.gnmi_cert_not_after'))
-      .map(({ id, ...pins }: any) => ({ id, pins: { ...pins, gnmi_cert_not_after: pins.gnmi_cert_not_after?.toISOString() ?? null } }));
+    (
+      await tc
+        .db('jobs as j')
+        .join('devices as d', 'd.id', 'j.device_id')
+        .whereIn('j.id', ids)
+        .orderBy('j.created_at')
+        .orderBy('j.id')
+        .select('j.id', 'd.ssh_host_key_type', 'd.ssh_host_key_sha256', 'd.gnmi_cert_sha256', 'd.gnmi_cert_subject', 'd.gnmi_cert_not_after')
+    ).map(({ id, ...pins }: any) => ({ id, pins: { ...pins, gnmi_cert_not_after: pins.gnmi_cert_not_after?.toISOString() ?? null } }));
   const expected = (extra: Record<string, any>) => ({
     ssh_host_key_type: extra.host_key?.type ?? null,
     ssh_host_key_sha256: extra.host_key?.fingerprint ?? null,
@@ -155,7 +193,9 @@ it('pins the SSH host keys and gNMI certificates results report the same way tog
   const together = await round(1, false);
   const alone = await round(2, true);
   // The same shape of rows either way (only the fingerprints differ).
-  expect(alone.map((p) => Object.entries(p).map(([k, v]) => [k, v === null]))).toEqual(together.map((p) => Object.entries(p).map(([k, v]) => [k, v === null])));
+  expect(alone.map((p) => Object.entries(p).map(([k, v]) => [k, v === null]))).toEqual(
+    together.map((p) => Object.entries(p).map(([k, v]) => [k, v === null])),
+  );
 
   // A device keeps the pins it has, whatever a later result reports, together or alone.
   const again = await dispatchedJobs(1);

@@ -49,7 +49,19 @@ async function dispatchedBackup(): Promise<{ jobId: string; deviceId: string }> 
 
 async function answer(jobId: string, result: Record<string, unknown>): Promise<void> {
   const now = new Date().toISOString();
-  const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: 1, agent_id: agentId, status: 'succeeded', error: null, result, started_at: now, finished_at: now, logs: [] };
+  const event = {
+    v: PROTOCOL_VERSION,
+    type: 'result',
+    job_id: jobId,
+    attempt: 1,
+    agent_id: agentId,
+    status: 'succeeded',
+    error: null,
+    result,
+    started_at: now,
+    finished_at: now,
+    logs: [],
+  };
   await link.publish(await signJsonDetached(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
 }
 

@@ -22,12 +22,23 @@ import {
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 
 const AGENT_ID = '0b6a2f4e-3c1d-4e5f-8a9b-0c1d2e3f4a5b';
-const config = Array.from({ length: 400 }, (_, i) => `interface Gi0/${i}\n description "uplink to core.${i}" é ✓ 😀\n ip address 10.0.${i % 250}.1 255.255.255.0`).join('\n');
+const config = Array.from(
+  { length: 400 },
+  (_, i) => `interface Gi0/${i}\n description "uplink to core.${i}" é ✓ 😀\n ip address 10.0.${i % 250}.1 255.255.255.0`,
+).join('\n');
 /** A backup result of about 30 KB: config text, transcript (quotes, dots, line breaks, non-ASCII). */
 const result = {
-  v: PROTOCOL_VERSION, job_id: 'a1b2c3d4-0000-4000-8000-000000000001', attempt: 1, agent_id: AGENT_ID, type: 'result', status: 'succeeded', error: null,
+  v: PROTOCOL_VERSION,
+  job_id: 'a1b2c3d4-0000-4000-8000-000000000001',
+  attempt: 1,
+  agent_id: AGENT_ID,
+  type: 'result',
+  status: 'succeeded',
+  error: null,
   result: { results: [{ method: 'cli', config: { text: config, format: 'cli', via: 'ssh' } }], transcript: `> show running-config\n${config}\n` },
-  started_at: '2026-01-01T00:00:00.000Z', finished_at: '2026-01-01T00:00:01.000Z', logs: [{ at: '2026-01-01T00:00:00.500Z', level: 'info', text: 'connecting' }],
+  started_at: '2026-01-01T00:00:00.000Z',
+  finished_at: '2026-01-01T00:00:01.000Z',
+  logs: [{ at: '2026-01-01T00:00:00.500Z', level: 'info', text: 'connecting' }],
 };
 
 let sign: AnyKey;
@@ -52,7 +63,12 @@ describe('detached event signatures (RFC 7797)', () => {
     const nl = token.indexOf('\n');
     expect(token.slice(0, nl)).toMatch(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+$/);
     expect(token.slice(nl + 1)).toBe(JSON.stringify(result));
-    expect(decodeProtectedHeader({ protected: token.slice(0, token.indexOf('.')) })).toEqual({ alg: 'ES256', kid: AGENT_ID, b64: false, crit: ['b64'] });
+    expect(decodeProtectedHeader({ protected: token.slice(0, token.indexOf('.')) })).toEqual({
+      alg: 'ES256',
+      kid: AGENT_ID,
+      b64: false,
+      crit: ['b64'],
+    });
     expect(await verifyJson(token, verify, AGENT_SIGN_ALG)).toEqual(result);
     expect(signerOf(token)).toBe(AGENT_ID);
     expect(unverifiedPayload(token)).toEqual(result);
@@ -68,7 +84,9 @@ describe('detached event signatures (RFC 7797)', () => {
 
   it('is what other RFC 7797 implementations make: jose signs the same input', async () => {
     const json = JSON.stringify(result);
-    const jws = await new FlattenedSign(new TextEncoder().encode(json)).setProtectedHeader({ alg: 'ES256', kid: AGENT_ID, b64: false, crit: ['b64'] }).sign(sign as never);
+    const jws = await new FlattenedSign(new TextEncoder().encode(json))
+      .setProtectedHeader({ alg: 'ES256', kid: AGENT_ID, b64: false, crit: ['b64'] })
+      .sign(sign as never);
     expect(await verifyJson(`${jws.protected}..${jws.signature}\n${json}`, verify, AGENT_SIGN_ALG)).toEqual(result);
   });
 
@@ -110,7 +128,7 @@ describe('detached event signatures (RFC 7797)', () => {
   });
 });
 
-describe('compact signatures (controller messages, heartbeats, older agents\' events)', () => {
+describe("compact signatures (controller messages, heartbeats, older agents' events)", () => {
   it('still verify, name their signer and give their payload unverified', async () => {
     const token = await signJson(result, sign, AGENT_SIGN_ALG, AGENT_ID);
     expect(token.split('.')).toHaveLength(3);
@@ -119,7 +137,9 @@ describe('compact signatures (controller messages, heartbeats, older agents\' ev
     expect(signerOf(token)).toBe(AGENT_ID);
     expect(unverifiedPayload(token)).toEqual(result);
     // As an agent of the previous release made them (jose CompactSign, no helper of ours).
-    const older = await new CompactSign(new TextEncoder().encode(JSON.stringify(result))).setProtectedHeader({ alg: 'ES256', kid: AGENT_ID }).sign(sign as never);
+    const older = await new CompactSign(new TextEncoder().encode(JSON.stringify(result)))
+      .setProtectedHeader({ alg: 'ES256', kid: AGENT_ID })
+      .sign(sign as never);
     expect(await verifyJson(older, verify, AGENT_SIGN_ALG)).toEqual(result);
     const [h, p, s] = token.split('.');
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...result, status: 'failed' })).toString('base64url')}.${s}`;
@@ -127,7 +147,7 @@ describe('compact signatures (controller messages, heartbeats, older agents\' ev
     expect(p.length).toBeGreaterThan(JSON.stringify(result).length); // what the detached form saves
   });
 
-  it('the controller\'s EdDSA messages stay compact and verify', async () => {
+  it("the controller's EdDSA messages stay compact and verify", async () => {
     const controller = controllerKeyFromSecret(Buffer.alloc(32, 7));
     const token = await signJson({ v: PROTOCOL_VERSION, ok: true }, controller.privateKey, CONTROLLER_SIGN_ALG);
     expect(token.split('.')).toHaveLength(3);
@@ -146,15 +166,27 @@ describe('compact signatures (controller messages, heartbeats, older agents\' ev
     const detached = await signJsonDetached(result, mine, AGENT_SIGN_ALG, AGENT_ID);
     const nl = detached.indexOf('\n');
     const [protectedHeader, , signature] = detached.slice(0, nl).split('.');
-    await expect(flattenedVerify({ protected: protectedHeader, signature, payload: new TextEncoder().encode(detached.slice(nl + 1)) }, joseKey, { algorithms: [AGENT_SIGN_ALG] })).resolves.toBeDefined();
+    await expect(
+      flattenedVerify({ protected: protectedHeader, signature, payload: new TextEncoder().encode(detached.slice(nl + 1)) }, joseKey, {
+        algorithms: [AGENT_SIGN_ALG],
+      }),
+    ).resolves.toBeDefined();
     const controller = controllerKeyFromSecret(Buffer.alloc(32, 9));
     const job = await signJson({ v: PROTOCOL_VERSION, job_id: 'x' }, controller.privateKey, CONTROLLER_SIGN_ALG);
     await expect(compactVerify(job, controller.publicKey, { algorithms: [CONTROLLER_SIGN_ALG] })).resolves.toBeDefined();
-    const joseJob = await new CompactSign(new TextEncoder().encode('{"v":1}')).setProtectedHeader({ alg: CONTROLLER_SIGN_ALG }).sign(controller.privateKey);
+    const joseJob = await new CompactSign(new TextEncoder().encode('{"v":1}'))
+      .setProtectedHeader({ alg: CONTROLLER_SIGN_ALG })
+      .sign(controller.privateKey);
     expect(await verifyJson(joseJob, controller.publicKey, CONTROLLER_SIGN_ALG)).toEqual({ v: 1 });
     // A WebCrypto key (as jose imports one) still works with our helpers.
     expect(await verifyJson(compact, (await importJWK(keys.publicJwk, AGENT_SIGN_ALG)) as AnyKey, AGENT_SIGN_ALG)).toEqual(result);
     // A compact token claiming an extension we do not implement is refused, as jose refuses it.
-    await expect(verifyJson(`${Buffer.from(JSON.stringify({ alg: 'ES256', crit: ['exp'] })).toString('base64url')}${compact.slice(compact.indexOf('.'))}`, verify, AGENT_SIGN_ALG)).rejects.toThrow();
+    await expect(
+      verifyJson(
+        `${Buffer.from(JSON.stringify({ alg: 'ES256', crit: ['exp'] })).toString('base64url')}${compact.slice(compact.indexOf('.'))}`,
+        verify,
+        AGENT_SIGN_ALG,
+      ),
+    ).rejects.toThrow();
   });
 });

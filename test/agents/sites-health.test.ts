@@ -20,15 +20,29 @@ const hoursAgo = (h: number) => new Date(Date.now() - h * 3600_000);
 /** A config version as a backup stores it. */
 async function backup(deviceId: string, version: number, status: 'success' | 'failed', at: Date): Promise<void> {
   await tc.db('config_versions').insert({
-    org_id: org.orgId, device_id: deviceId, version, method: 'cli', config_format: 'cli', config_hash: `h${version}`,
-    source: 'running', pulled_via: 'ssh', status, created_at: at, config_text: status === 'success' ? 'hostname x' : '',
+    org_id: org.orgId,
+    device_id: deviceId,
+    version,
+    method: 'cli',
+    config_format: 'cli',
+    config_hash: `h${version}`,
+    source: 'running',
+    pulled_via: 'ssh',
+    status,
+    created_at: at,
+    config_text: status === 'success' ? 'hostname x' : '',
   });
 }
 
 /** A finished snapshot holding the given devices with their outcomes. */
 async function snapshot(name: string, at: Date, outcomes: [string, 'success' | 'failed' | 'pending'][]): Promise<string> {
-  const [row] = await tc.db('snapshots').insert({ org_id: org.orgId, name, status: 'partial', total_devices: outcomes.length, created_at: at }).returning('id');
-  await tc.db('snapshot_devices').insert(outcomes.map(([device, status]) => ({ snapshot_id: row.id, device_id: device, device_name: device, status })));
+  const [row] = await tc
+    .db('snapshots')
+    .insert({ org_id: org.orgId, name, status: 'partial', total_devices: outcomes.length, created_at: at })
+    .returning('id');
+  await tc
+    .db('snapshot_devices')
+    .insert(outcomes.map(([device, status]) => ({ snapshot_id: row.id, device_id: device, device_name: device, status })));
   return row.id;
 }
 
@@ -36,7 +50,9 @@ describe('GET /api/sites/health', () => {
   it('answers every site and the default pool: agents, reachability, backup freshness, last snapshot, failing devices', async () => {
     const empty = await tc.request('GET', '/api/sites/health', { token: org.token });
     expect(empty.status).toBe(200);
-    expect(empty.body.pools).toEqual([expect.objectContaining({ site_id: null, pool: 'default', status: 'no_agents', agents: [], last_snapshot: null })]);
+    expect(empty.body.pools).toEqual([
+      expect.objectContaining({ site_id: null, pool: 'default', status: 'no_agents', agents: [], last_snapshot: null }),
+    ]);
 
     const east = await makeSite(tc, org, 'east');
     const west = await makeSite(tc, org, 'west'); // no agents: its devices go to the default pool
@@ -46,13 +62,27 @@ describe('GET /api/sites/health', () => {
 
     const profile = await makeProfile(tc, org);
     const device = (name: string, site: { id: string } | null) => makeDevice(tc, org, { name, profile_id: profile, site_id: site?.id ?? null });
-    const [e1, e2, e3, w1, n1] = [await device('e1', east), await device('e2', east), await device('e3', east), await device('w1', west), await device('n1', null)];
+    const [e1, e2, e3, w1, n1] = [
+      await device('e1', east),
+      await device('e2', east),
+      await device('e3', east),
+      await device('w1', west),
+      await device('n1', null),
+    ];
 
     const now = new Date();
     await tc.db('jobs').insert([
       { org_id: org.orgId, kind: 'backup', device_id: e1, status: 'succeeded', deadline_at: now, finished_at: now },
       { org_id: org.orgId, kind: 'backup', device_id: e2, status: 'succeeded', deadline_at: now, finished_at: hoursAgo(1) },
-      { org_id: org.orgId, kind: 'test_credential', device_id: e2, status: 'failed', error: 'connection refused', deadline_at: now, finished_at: now },
+      {
+        org_id: org.orgId,
+        kind: 'test_credential',
+        device_id: e2,
+        status: 'failed',
+        error: 'connection refused',
+        deadline_at: now,
+        finished_at: now,
+      },
       { org_id: org.orgId, kind: 'backup', device_id: e3, status: 'failed', error: 'too old to count', deadline_at: now, finished_at: hoursAgo(30) },
     ]);
     await backup(e1, 1, 'success', hoursAgo(1)); // fresh
@@ -60,8 +90,17 @@ describe('GET /api/sites/health', () => {
     await backup(e3, 1, 'failed', hoursAgo(1)); // a failed backup is not a backup
     await backup(w1, 1, 'success', now);
     // The older snapshot held every site; the newer one only east's devices.
-    const all = await snapshot('nightly', hoursAgo(5), [[e1, 'success'], [e2, 'success'], [w1, 'failed'], [n1, 'success']]);
-    const eastOnly = await snapshot('east only', hoursAgo(1), [[e1, 'success'], [e2, 'failed'], [e3, 'pending']]);
+    const all = await snapshot('nightly', hoursAgo(5), [
+      [e1, 'success'],
+      [e2, 'success'],
+      [w1, 'failed'],
+      [n1, 'success'],
+    ]);
+    const eastOnly = await snapshot('east only', hoursAgo(1), [
+      [e1, 'success'],
+      [e2, 'failed'],
+      [e3, 'pending'],
+    ]);
 
     const res = await tc.request('GET', '/api/sites/health', { token: org.token });
     expect(res.status).toBe(200);
@@ -69,23 +108,34 @@ describe('GET /api/sites/health', () => {
     const [pool, eastPanel, westPanel] = res.body.pools;
 
     expect(eastPanel).toMatchObject({
-      site_id: east.id, pool: east.id, status: 'degraded', online_agents: 1,
+      site_id: east.id,
+      pool: east.id,
+      status: 'degraded',
+      online_agents: 1,
       devices: { total: 3, reachable: 1, unreachable: 1, unknown: 1, backed_up_24h: 1 },
       failing_devices: [{ id: e2, name: 'e2', error: 'connection refused', kind: 'test_credential' }],
       last_snapshot: { id: eastOnly, name: 'east only', succeeded: 1, failed: 1, pending: 1 },
     });
-    expect(eastPanel.agents).toEqual([expect.objectContaining({ id: eastAgent.id, status: 'online', version: '2.0.0', max_jobs: 8, active_jobs: 3 })]);
+    expect(eastPanel.agents).toEqual([
+      expect.objectContaining({ id: eastAgent.id, status: 'online', version: '2.0.0', max_jobs: 8, active_jobs: 3 }),
+    ]);
     expect(new Date(eastPanel.failing_devices[0].at).getTime()).toBe(now.getTime());
 
     expect(westPanel).toMatchObject({
-      site_id: west.id, pool: 'default', status: 'no_agents', agents: [],
+      site_id: west.id,
+      pool: 'default',
+      status: 'no_agents',
+      agents: [],
       devices: { total: 1, reachable: 0, unreachable: 0, unknown: 1, backed_up_24h: 1 },
       failing_devices: [],
       last_snapshot: { id: all, name: 'nightly', succeeded: 0, failed: 1, pending: 0 },
     });
     // The default pool: devices without a site and those of sites without agents (west).
     expect(pool).toMatchObject({
-      site_id: null, pool: 'default', status: 'down', online_agents: 0,
+      site_id: null,
+      pool: 'default',
+      status: 'down',
+      online_agents: 0,
       devices: { total: 2, reachable: 0, unreachable: 0, unknown: 2, backed_up_24h: 1 },
       last_snapshot: { id: all, succeeded: 1, failed: 1, pending: 0 },
     });
@@ -95,7 +145,15 @@ describe('GET /api/sites/health', () => {
   it('shows another organization nothing of this one, and needs a signed-in caller', async () => {
     const res = await tc.request('GET', '/api/sites/health', { token: other.token });
     expect(res.status).toBe(200);
-    expect(res.body.pools).toEqual([expect.objectContaining({ site_id: null, agents: [], devices: expect.objectContaining({ total: 0, backed_up_24h: 0 }), failing_devices: [], last_snapshot: null })]);
+    expect(res.body.pools).toEqual([
+      expect.objectContaining({
+        site_id: null,
+        agents: [],
+        devices: expect.objectContaining({ total: 0, backed_up_24h: 0 }),
+        failing_devices: [],
+        last_snapshot: null,
+      }),
+    ]);
     expect((await tc.request('GET', '/api/sites/health')).status).toBe(401);
   });
 });

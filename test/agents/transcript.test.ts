@@ -20,9 +20,13 @@ describe('a backup transcript without its config', () => {
     t.write('info', 'pager prompt answered with a space');
     t.elideReceived(mark, configPlaceholder('cli'));
     const text = t.text();
-    expect(text).toBe(`Welcome\r\nr1## cli backup over ssh\n> show running-config\n${configPlaceholder('cli')}# pager prompt answered with a space\n`);
+    expect(text).toBe(
+      `Welcome\r\nr1## cli backup over ssh\n> show running-config\n${configPlaceholder('cli')}# pager prompt answered with a space\n`,
+    );
     expect(text).not.toContain('interface Gi0/1');
-    expect(expandTranscript(text, (m) => (m === 'cli' ? CONFIG : undefined))).toBe(`Welcome\r\nr1## cli backup over ssh\n> show running-config\n${CONFIG}# pager prompt answered with a space\n`);
+    expect(expandTranscript(text, (m) => (m === 'cli' ? CONFIG : undefined))).toBe(
+      `Welcome\r\nr1## cli backup over ssh\n> show running-config\n${CONFIG}# pager prompt answered with a space\n`,
+    );
   });
 
   it('a device cannot forge a placeholder, a missing config is said so, and older transcripts pass as they are', () => {
@@ -30,7 +34,9 @@ describe('a backup transcript without its config', () => {
     t.write('received', `${configPlaceholder('cli')}`);
     expect(t.text()).not.toContain('\uE000');
     expect(expandTranscript(t.text(), () => 'secret config')).toBe(t.text());
-    expect(expandTranscript(`> show run\n${configPlaceholder('structured')}`, () => undefined)).toBe('> show run\n# (the structured configuration was not returned)\n');
+    expect(expandTranscript(`> show run\n${configPlaceholder('structured')}`, () => undefined)).toBe(
+      '> show run\n# (the structured configuration was not returned)\n',
+    );
     const older = `> show running-config\n${CONFIG}`;
     expect(expandTranscript(older, () => 'x')).toBe(older);
   });

@@ -58,7 +58,12 @@ afterEach(async () => {
 describe('LDAP not configured', () => {
   it('lists ldap as a disabled provider and answers 400 on /ldap', async () => {
     const providers = await c.request('GET', '/api/auth/providers');
-    expect(providers.body.providers).toEqual(expect.arrayContaining([{ name: 'local', enabled: true }, { name: 'ldap', enabled: false }]));
+    expect(providers.body.providers).toEqual(
+      expect.arrayContaining([
+        { name: 'local', enabled: true },
+        { name: 'ldap', enabled: false },
+      ]),
+    );
     const res = await ldapLogin('alice', ALICE.password);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'LDAP_NOT_CONFIGURED' });
@@ -191,7 +196,10 @@ describe('POST /api/auth/ldap against slapd (StartTLS, service account)', () => 
   });
 
   it('never takes over a local account with the same username (409)', async () => {
-    const created = await c.request('POST', '/api/admin/users', { token: c.adminToken, body: { username: 'carol', password: 'a-long-local-password-1' } });
+    const created = await c.request('POST', '/api/admin/users', {
+      token: c.adminToken,
+      body: { username: 'carol', password: 'a-long-local-password-1' },
+    });
     expect(created.status, created.text).toBe(201);
     const res = await ldapLogin('carol', CAROL.password);
     expect(res.status).toBe(409);
@@ -347,14 +355,16 @@ describe('server trouble is a clear 503, not a hang, and not a failed login', ()
 
 describe('settings from the environment', () => {
   it('maps SWITCHBOARD_LDAP_* to settings and names a bad variable', () => {
-    expect(enterpriseSettingsFromEnv({
-      SWITCHBOARD_LDAP_URL: 'ldaps://ldap.example.com',
-      SWITCHBOARD_LDAP_BIND_DN: 'cn=reader,dc=example,dc=com',
-      SWITCHBOARD_LDAP_BIND_PASSWORD: 'pw',
-      SWITCHBOARD_LDAP_BASE_DN: 'dc=example,dc=com',
-      SWITCHBOARD_LDAP_USER_FILTER: '(sAMAccountName={username})',
-      SWITCHBOARD_LDAP_START_TLS: 'false',
-    })).toEqual({
+    expect(
+      enterpriseSettingsFromEnv({
+        SWITCHBOARD_LDAP_URL: 'ldaps://ldap.example.com',
+        SWITCHBOARD_LDAP_BIND_DN: 'cn=reader,dc=example,dc=com',
+        SWITCHBOARD_LDAP_BIND_PASSWORD: 'pw',
+        SWITCHBOARD_LDAP_BASE_DN: 'dc=example,dc=com',
+        SWITCHBOARD_LDAP_USER_FILTER: '(sAMAccountName={username})',
+        SWITCHBOARD_LDAP_START_TLS: 'false',
+      }),
+    ).toEqual({
       'ldap.url': 'ldaps://ldap.example.com',
       'ldap.bind_dn': 'cn=reader,dc=example,dc=com',
       'ldap.bind_password': 'pw',
@@ -364,7 +374,9 @@ describe('settings from the environment', () => {
     });
     expect(() => enterpriseSettingsFromEnv({ SWITCHBOARD_LDAP_URL: 'http://ldap.example.com' })).toThrow(ConfigError);
     expect(() => enterpriseSettingsFromEnv({ SWITCHBOARD_LDAP_USER_FILTER: '(uid=*)' })).toThrow(/SWITCHBOARD_LDAP_USER_FILTER/);
-    expect(() => enterpriseSettingsFromEnv({ SWITCHBOARD_LDAP_CA_FILE: '/nonexistent/ca.pem' })).toThrow(/SWITCHBOARD_LDAP_CA_FILE names a file that cannot be read/);
+    expect(() => enterpriseSettingsFromEnv({ SWITCHBOARD_LDAP_CA_FILE: '/nonexistent/ca.pem' })).toThrow(
+      /SWITCHBOARD_LDAP_CA_FILE names a file that cannot be read/,
+    );
   });
 
   it('seeds the settings on start (a controller started with SWITCHBOARD_LDAP_* signs LDAP users in)', async () => {
@@ -383,7 +395,10 @@ describe('settings from the environment', () => {
       const res = await other.request('POST', '/api/auth/ldap', { body: { username: 'bob', password: BOB.password } });
       expect(res.status, res.text).toBe(200);
       // Seeding never overwrites what an administrator changed.
-      await other.request('PUT', '/api/admin/settings', { token: other.adminToken, body: { settings: { 'ldap.base_dn': `ou=people,${slapd.baseDn}` } } });
+      await other.request('PUT', '/api/admin/settings', {
+        token: other.adminToken,
+        body: { settings: { 'ldap.base_dn': `ou=people,${slapd.baseDn}` } },
+      });
       await other.restart();
       const settings = await other.request('GET', '/api/admin/settings', { token: other.adminToken });
       expect(settings.body.settings['ldap.base_dn']).toBe(`ou=people,${slapd.baseDn}`);

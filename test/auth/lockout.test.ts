@@ -80,10 +80,18 @@ describe('failed-login lockout', () => {
     await ageFailures();
     const token = (await c.login(ADMIN.username, ADMIN.password)).body.access_token;
     for (let i = 0; i < LIMIT; i++) {
-      const res = await c.request('PUT', '/api/auth/password', { token, body: { current_password: `guess-${i}`, new_password: 'a sturdy new pass phrase 42' } });
+      const res = await c.request('PUT', '/api/auth/password', {
+        token,
+        body: { current_password: `guess-${i}`, new_password: 'a sturdy new pass phrase 42' },
+      });
       expect(res.status).toBe(400);
     }
-    expectLockedOut(await c.request('PUT', '/api/auth/password', { token, body: { current_password: ADMIN.password, new_password: 'a sturdy new pass phrase 42' } }));
+    expectLockedOut(
+      await c.request('PUT', '/api/auth/password', {
+        token,
+        body: { current_password: ADMIN.password, new_password: 'a sturdy new pass phrase 42' },
+      }),
+    );
   });
 
   it('tells when the lockout ends: when enough failures leave the window', async () => {
@@ -101,7 +109,10 @@ describe('failed-login lockout', () => {
   it('takes a changed limit after the API restarts (API.md), not before', async () => {
     await c.db('failed_logins').delete();
     const admin = (await c.login(ADMIN.username, ADMIN.password)).body.access_token as string;
-    const put = await c.request('PUT', '/api/admin/settings', { token: admin, body: { settings: { 'security.rate_limit.failed_login_limit': LIMIT + 2 } } });
+    const put = await c.request('PUT', '/api/admin/settings', {
+      token: admin,
+      body: { settings: { 'security.rate_limit.failed_login_limit': LIMIT + 2 } },
+    });
     expect(put.status, put.text).toBe(200);
     for (let i = 0; i < LIMIT; i++) expect((await c.login(ADMIN.username, 'wrong-password')).status).toBe(401);
     expectLockedOut(await c.login(ADMIN.username, ADMIN.password)); // still the limit read at start

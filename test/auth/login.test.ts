@@ -52,7 +52,13 @@ describe('POST /api/auth/login', () => {
 
   it('refuses an LDAP account on /login even with its stored password', async () => {
     const [org] = await c.db('organizations').where({ is_default: true }).select('id');
-    await c.db('users').insert({ home_org_id: org.id, username: 'ldap-person', auth_provider: 'ldap', password_hash: await hashPassword('ldap-person-password'), roles: [] });
+    await c.db('users').insert({
+      home_org_id: org.id,
+      username: 'ldap-person',
+      auth_provider: 'ldap',
+      password_hash: await hashPassword('ldap-person-password'),
+      roles: [],
+    });
     const res = await c.login('ldap-person', 'ldap-person-password');
     expect(res.status).toBe(401);
     expect(res.body.error).toMatch(/^Invalid credentials/);
@@ -106,7 +112,13 @@ describe('GET /api/auth/me', () => {
   it('returns the current user with permissions computed from roles', async () => {
     const res = await c.request('GET', '/api/auth/me', { token: c.adminToken });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ username: 'admin', is_platform_admin: true, is_active: true, auth_provider: 'local', roles: ['platform_admin'] });
+    expect(res.body).toMatchObject({
+      username: 'admin',
+      is_platform_admin: true,
+      is_active: true,
+      auth_provider: 'local',
+      roles: ['platform_admin'],
+    });
     expect(res.body.permissions).toContain('platform.admin');
     expect(res.body.org_id).toBe(res.body.home_org_id);
     for (const field of ['id', 'email', 'display_name', 'created_at', 'updated_at']) expect(res.body).toHaveProperty(field);
@@ -116,7 +128,13 @@ describe('GET /api/auth/me', () => {
   it('computes permissions from the roles of an ordinary user', async () => {
     const operator = await c.createOrgUser(['operator']);
     const res = await c.request('GET', '/api/auth/me', { token: operator.token });
-    expect(res.body).toMatchObject({ roles: ['operator'], permissions: ['devices.access', 'ssh.certificate'], is_platform_admin: false, org_id: operator.orgId, home_org_id: operator.orgId });
+    expect(res.body).toMatchObject({
+      roles: ['operator'],
+      permissions: ['devices.access', 'ssh.certificate'],
+      is_platform_admin: false,
+      org_id: operator.orgId,
+      home_org_id: operator.orgId,
+    });
   });
 
   it('answers 401 Authentication required without a token', async () => {
@@ -128,7 +146,10 @@ describe('GET /api/auth/me', () => {
   it('answers 401 Invalid or expired token for a bad, tampered or expired token', async () => {
     const [, payload] = c.adminToken.split('.');
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
-    const tampered = c.adminToken.replace(payload, Buffer.from(JSON.stringify({ ...claims, org: '00000000-0000-4000-8000-000000000000' })).toString('base64url'));
+    const tampered = c.adminToken.replace(
+      payload,
+      Buffer.from(JSON.stringify({ ...claims, org: '00000000-0000-4000-8000-000000000000' })).toString('base64url'),
+    );
     const expired = await c.services.signer.sign({ sub: claims.sub, sid: claims.sid, org: claims.org }, -10);
     for (const token of ['not.a.jwt', tampered, expired]) {
       const res = await c.request('GET', '/api/auth/me', { token });

@@ -26,7 +26,10 @@ describe('logs', () => {
 
     const next = 'a brand new pass phrase for logs';
     secrets.push(next);
-    const changed = await c.request('PUT', '/api/auth/password', { token: refreshed.body.access_token, body: { current_password: user.password, new_password: next } });
+    const changed = await c.request('PUT', '/api/auth/password', {
+      token: refreshed.body.access_token,
+      body: { current_password: user.password, new_password: next },
+    });
     expect(changed.status).toBe(200);
     const reset = 'an administrator reset pass phrase';
     secrets.push(reset);
@@ -35,8 +38,14 @@ describe('logs', () => {
     secrets.push(created);
     await c.request('POST', '/api/admin/users', { token: c.adminToken, body: { username: 'logged-user', password: created } });
     // A replay (past the two-tab grace), and a malformed body carrying a token, both fail without echoing it to the log.
-    await c.db('refresh_tokens').where({ token_hash: hashToken(login.body.refresh_token) }).update({ used_at: c.db.raw("now() - interval '1 minute'") });
-    expect((await c.request('POST', '/api/auth/refresh', { raw: `{"refresh_token": "${refreshed.body.refresh_token}"`, contentType: 'application/json' })).status).toBe(400);
+    await c
+      .db('refresh_tokens')
+      .where({ token_hash: hashToken(login.body.refresh_token) })
+      .update({ used_at: c.db.raw("now() - interval '1 minute'") });
+    expect(
+      (await c.request('POST', '/api/auth/refresh', { raw: `{"refresh_token": "${refreshed.body.refresh_token}"`, contentType: 'application/json' }))
+        .status,
+    ).toBe(400);
     expect((await c.request('POST', '/api/auth/refresh', { body: { refresh_token: login.body.refresh_token } })).status).toBe(401);
     await c.request('POST', '/api/auth/logout', { token: c.adminToken });
 

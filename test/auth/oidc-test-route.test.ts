@@ -34,12 +34,24 @@ describe('POST /api/auth/oidc/test', () => {
   });
 
   it('reports the issuer and its endpoints, never the client secret', async () => {
-    await configure({ 'oidc.issuer': idp.issuer, 'oidc.client_id': idp.clientId, 'oidc.client_secret': idp.clientSecret, 'oidc.redirect_uris': ['https://console.example.test/'] });
+    await configure({
+      'oidc.issuer': idp.issuer,
+      'oidc.client_id': idp.clientId,
+      'oidc.client_secret': idp.clientSecret,
+      'oidc.redirect_uris': ['https://console.example.test/'],
+    });
     const res = await test();
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ ok: true, issuer: idp.issuer, client_id: idp.clientId, callback_url: `${c.url}/api/auth/oidc/callback`, warnings: [] });
+    expect(res.body).toMatchObject({
+      ok: true,
+      issuer: idp.issuer,
+      client_id: idp.clientId,
+      callback_url: `${c.url}/api/auth/oidc/callback`,
+      warnings: [],
+    });
     expect(res.body.message).toBe(`Read the OpenID configuration of ${idp.issuer}`);
-    for (const endpoint of ['authorization', 'token', 'userinfo', 'jwks']) expect(res.body.endpoints[endpoint], endpoint).toMatch(new RegExp(`^${idp.issuer}/`));
+    for (const endpoint of ['authorization', 'token', 'userinfo', 'jwks'])
+      expect(res.body.endpoints[endpoint], endpoint).toMatch(new RegExp(`^${idp.issuer}/`));
     expect(res.text).not.toContain(idp.clientSecret);
   });
 
@@ -65,7 +77,10 @@ describe('POST /api/auth/oidc/test', () => {
 
     await configure({ 'oidc.issuer': 'http://idp.example.test' });
     res = await test();
-    expect(res.body).toMatchObject({ ok: false, message: 'oidc.issuer must use https (plain http is accepted only for loopback addresses): http://idp.example.test' });
+    expect(res.body).toMatchObject({
+      ok: false,
+      message: 'oidc.issuer must use https (plain http is accepted only for loopback addresses): http://idp.example.test',
+    });
   });
 
   it('needs a signed-in caller', async () => {

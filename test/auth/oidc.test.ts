@@ -173,7 +173,10 @@ describe('authorization code flow with PKCE against oidc-provider', () => {
   });
 
   it('never takes over a local account with the same username (409)', async () => {
-    const created = await c.request('POST', '/api/admin/users', { token: c.adminToken, body: { username: 'lena', password: 'a-long-local-password-2' } });
+    const created = await c.request('POST', '/api/admin/users', {
+      token: c.adminToken,
+      body: { username: 'lena', password: 'a-long-local-password-2' },
+    });
     expect(created.status, created.text).toBe(201);
     const res = await callback(await idp.signIn(await authorize(), 'sub-lena'));
     expect(res.status).toBe(409);
@@ -191,7 +194,11 @@ describe('authorization code flow with PKCE against oidc-provider', () => {
   });
 
   it('the callback can land on another controller replica: the pending request lives in the database', async () => {
-    const sink = new Writable({ write(_chunk, _enc, done) { done(); } });
+    const sink = new Writable({
+      write(_chunk, _enc, done) {
+        done();
+      },
+    });
     const replica: FastifyInstance = await buildApp({ config: { ...c.config, publicUrl: c.url }, db: c.db, log: createLogger('info', sink) });
     await replica.listen({ port: 0, host: '127.0.0.1' });
     try {
@@ -209,7 +216,14 @@ describe('refusals', () => {
   beforeAll(async () => configure(oidcSettings()));
 
   it('a redirect_uri not on the allow-list is a 400 and no redirect', async () => {
-    for (const uri of ['https://evil.example/steal', `${APP_URI}/more`, `${APP_URI}?x=1`, 'https://console.example.test', `${APP_URI}#frag`, 'javascript:alert(1)']) {
+    for (const uri of [
+      'https://evil.example/steal',
+      `${APP_URI}/more`,
+      `${APP_URI}?x=1`,
+      'https://console.example.test',
+      `${APP_URI}#frag`,
+      'javascript:alert(1)',
+    ]) {
       const res = await c.request('GET', `/api/auth/oidc/authorize?redirect_uri=${encodeURIComponent(uri)}`);
       expect(res.status, uri).toBe(400);
       expect(res.body.code).toBe('OIDC_REDIRECT_URI_NOT_ALLOWED');
@@ -225,7 +239,10 @@ describe('refusals', () => {
     const back = await idp.signIn(await authorize(), 'sub-olivia');
     const tampered = await callback(withParam(back, 'state', randomBytes(32).toString('base64url')));
     expect(tampered.status).toBe(400);
-    expect(tampered.body).toMatchObject({ code: 'OIDC_INVALID_STATE', error: 'Unknown, expired or already used sign-in state; start the sign-in again' });
+    expect(tampered.body).toMatchObject({
+      code: 'OIDC_INVALID_STATE',
+      error: 'Unknown, expired or already used sign-in state; start the sign-in again',
+    });
     expect(tampered.location).toBeNull();
     expect((await callback(back)).status).toBe(302);
   });
@@ -265,12 +282,22 @@ describe('refusals', () => {
   });
 
   it('marks the state cookie Secure when the public URL is https', async () => {
-    const sink = new Writable({ write(_chunk, _enc, done) { done(); } });
-    const replica: FastifyInstance = await buildApp({ config: { ...c.config, publicUrl: 'https://switchboard.example.test' }, db: c.db, log: createLogger('info', sink) });
+    const sink = new Writable({
+      write(_chunk, _enc, done) {
+        done();
+      },
+    });
+    const replica: FastifyInstance = await buildApp({
+      config: { ...c.config, publicUrl: 'https://switchboard.example.test' },
+      db: c.db,
+      log: createLogger('info', sink),
+    });
     try {
       const res = await replica.inject({ method: 'GET', url: `/api/auth/oidc/authorize?redirect_uri=${encodeURIComponent(APP_URI)}` });
       expect(res.statusCode, res.body).toBe(302);
-      expect(res.headers['set-cookie']).toMatch(/^switchboard_oidc_state=[\w-]+; Max-Age=600; Path=\/api\/auth\/oidc; HttpOnly; SameSite=Lax; Secure$/);
+      expect(res.headers['set-cookie']).toMatch(
+        /^switchboard_oidc_state=[\w-]+; Max-Age=600; Path=\/api\/auth\/oidc; HttpOnly; SameSite=Lax; Secure$/,
+      );
     } finally {
       await replica.close();
     }
@@ -344,12 +371,14 @@ describe('refusals', () => {
 
 describe('settings from the environment', () => {
   it('maps SWITCHBOARD_OIDC_* (redirect URIs comma-separated) and names a bad variable', () => {
-    expect(enterpriseSettingsFromEnv({
-      SWITCHBOARD_OIDC_ISSUER: 'https://idp.example.com/realms/net',
-      SWITCHBOARD_OIDC_CLIENT_ID: 'switchboard',
-      SWITCHBOARD_OIDC_CLIENT_SECRET: 's3cret',
-      SWITCHBOARD_OIDC_REDIRECT_URIS: 'https://console.example.com/cb, http://localhost:5173/cb',
-    })).toEqual({
+    expect(
+      enterpriseSettingsFromEnv({
+        SWITCHBOARD_OIDC_ISSUER: 'https://idp.example.com/realms/net',
+        SWITCHBOARD_OIDC_CLIENT_ID: 'switchboard',
+        SWITCHBOARD_OIDC_CLIENT_SECRET: 's3cret',
+        SWITCHBOARD_OIDC_REDIRECT_URIS: 'https://console.example.com/cb, http://localhost:5173/cb',
+      }),
+    ).toEqual({
       'oidc.issuer': 'https://idp.example.com/realms/net',
       'oidc.client_id': 'switchboard',
       'oidc.client_secret': 's3cret',

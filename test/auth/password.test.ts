@@ -73,7 +73,10 @@ describe('PUT /api/auth/password', () => {
     const missing = await c.request('PUT', '/api/auth/password', { token: user.token, body: { current_password: user.password } });
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe("body must have required property 'new_password'");
-    const mistyped = await c.request('PUT', '/api/auth/password', { token: user.token, body: { current_password: user.password, new_password: 123456789012345 } });
+    const mistyped = await c.request('PUT', '/api/auth/password', {
+      token: user.token,
+      body: { current_password: user.password, new_password: 123456789012345 },
+    });
     expect(mistyped.status).toBe(400);
     expect(mistyped.body.error).toBe('body.new_password must be string');
     const anonymous = await c.request('PUT', '/api/auth/password', { body: { current_password: 'a', new_password: 'b' } });

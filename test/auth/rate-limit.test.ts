@@ -42,7 +42,10 @@ describe('rate limit on /api/auth/*', () => {
   });
 
   it('reads a changed limit only after a restart', async () => {
-    const set = await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'security.rate_limit.requests_per_minute': 1000 } } });
+    const set = await c.request('PUT', '/api/admin/settings', {
+      token: c.adminToken,
+      body: { settings: { 'security.rate_limit.requests_per_minute': 1000 } },
+    });
     expect(set.status).toBe(200);
     expect((await c.request('GET', '/api/auth/providers')).status).toBe(429);
     await c.restart();

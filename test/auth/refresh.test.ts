@@ -14,8 +14,17 @@ const refresh = (refresh_token: string, headers?: Record<string, string>) =>
 const me = (token: string) => c.request('GET', '/api/auth/me', { token });
 /** Moves a spent token's used_at into the past (what waiting would do, without waiting). */
 const spentSecondsAgo = (token: string, seconds: number) =>
-  c.db('refresh_tokens').where({ token_hash: hashToken(token) }).update({ used_at: c.db.raw('now() - make_interval(secs => ?)', [seconds]) });
-const sessionOf = async (token: string) => (await c.db('refresh_tokens').where({ token_hash: hashToken(token) }).first('session_id')).session_id as string;
+  c
+    .db('refresh_tokens')
+    .where({ token_hash: hashToken(token) })
+    .update({ used_at: c.db.raw('now() - make_interval(secs => ?)', [seconds]) });
+const sessionOf = async (token: string) =>
+  (
+    await c
+      .db('refresh_tokens')
+      .where({ token_hash: hashToken(token) })
+      .first('session_id')
+  ).session_id as string;
 
 describe('POST /api/auth/refresh', () => {
   it('rotates: a new pair, the old refresh token rejected, no Authorization header needed', async () => {
@@ -120,7 +129,10 @@ describe('POST /api/auth/refresh', () => {
 
   it('answers 401 for an expired refresh token', async () => {
     const pair = (await c.login(ADMIN.username, ADMIN.password)).body;
-    await c.db('refresh_tokens').where({ token_hash: hashToken(pair.refresh_token) }).update({ expires_at: c.db.raw("now() - interval '1 second'") });
+    await c
+      .db('refresh_tokens')
+      .where({ token_hash: hashToken(pair.refresh_token) })
+      .update({ expires_at: c.db.raw("now() - interval '1 second'") });
     const res = await refresh(pair.refresh_token);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('INVALID_REFRESH_TOKEN');
@@ -128,7 +140,10 @@ describe('POST /api/auth/refresh', () => {
 
   it('answers 401 once the session has aged past its lifetime, for refresh and access tokens alike', async () => {
     const pair = (await c.login(ADMIN.username, ADMIN.password)).body;
-    const [{ session_id }] = await c.db('refresh_tokens').where({ token_hash: hashToken(pair.refresh_token) }).select('session_id');
+    const [{ session_id }] = await c
+      .db('refresh_tokens')
+      .where({ token_hash: hashToken(pair.refresh_token) })
+      .select('session_id');
     const past = c.db.raw("now() - interval '1 second'");
     await c.db('refresh_tokens').where({ session_id }).update({ expires_at: past });
     await c.db('sessions').where({ id: session_id }).update({ expires_at: past });
@@ -145,7 +160,10 @@ describe('POST /api/auth/refresh', () => {
   });
 
   it('uses the lifetimes from settings for the new pair', async () => {
-    const set = await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'session.access_token_hours': 2, 'session.refresh_token_days': 1 } } });
+    const set = await c.request('PUT', '/api/admin/settings', {
+      token: c.adminToken,
+      body: { settings: { 'session.access_token_hours': 2, 'session.refresh_token_days': 1 } },
+    });
     expect(set.status).toBe(200);
     try {
       const pair = (await c.login(ADMIN.username, ADMIN.password)).body;
@@ -155,12 +173,18 @@ describe('POST /api/auth/refresh', () => {
       const [, payload] = res.body.access_token.split('.');
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
       expect(claims.exp - claims.iat).toBe(7200);
-      const [row] = await c.db('refresh_tokens').where({ token_hash: hashToken(res.body.refresh_token) }).select('expires_at');
+      const [row] = await c
+        .db('refresh_tokens')
+        .where({ token_hash: hashToken(res.body.refresh_token) })
+        .select('expires_at');
       const days = (new Date(row.expires_at).getTime() - Date.now()) / 86_400_000;
       expect(days).toBeGreaterThan(0.99);
       expect(days).toBeLessThanOrEqual(1);
     } finally {
-      await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'session.access_token_hours': 24, 'session.refresh_token_days': 30 } } });
+      await c.request('PUT', '/api/admin/settings', {
+        token: c.adminToken,
+        body: { settings: { 'session.access_token_hours': 24, 'session.refresh_token_days': 30 } },
+      });
     }
   });
 

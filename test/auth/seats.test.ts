@@ -41,7 +41,11 @@ describe('terminal license seats', () => {
     const holder = await c.login(user.username, user.password, { client_type: 'terminal' });
     expect(holder.status).toBe(200);
     expect((await c.login(user.username, user.password, { client_type: 'terminal' })).status).toBe(409);
-    await c.db('sessions').where({ client_type: 'terminal' }).whereNull('revoked_at').update({ expires_at: c.db.raw("now() - interval '1 second'") });
+    await c
+      .db('sessions')
+      .where({ client_type: 'terminal' })
+      .whereNull('revoked_at')
+      .update({ expires_at: c.db.raw("now() - interval '1 second'") });
     expect((await c.login(user.username, user.password, { client_type: 'terminal' })).status).toBe(200);
   });
 

@@ -13,7 +13,10 @@ async function userWithSessions(count: number) {
   const user = await c.createOrgUser(['operator']);
   const pairs = [];
   for (let i = 0; i < count; i++) {
-    const res = await c.request('POST', '/api/auth/login', { body: { username: user.username, password: user.password }, headers: { 'user-agent': `agent-${i}` } });
+    const res = await c.request('POST', '/api/auth/login', {
+      body: { username: user.username, password: user.password },
+      headers: { 'user-agent': `agent-${i}` },
+    });
     pairs.push(res.body as { access_token: string; refresh_token: string });
   }
   return { user, pairs };
@@ -115,7 +118,13 @@ describe('POST /api/auth/logout', () => {
     const audit = await c.request('GET', `/api/admin/audit?kind=auth.logout&user_id=${user.userId}`, { token: admin.body.access_token });
     expect(audit.status).toBe(200);
     expect(audit.body.total).toBe(1);
-    expect(audit.body.entries[0]).toMatchObject({ kind: 'auth.logout', user_id: user.userId, username: user.username, org_id: user.orgId, ip_address: '127.0.0.1' });
+    expect(audit.body.entries[0]).toMatchObject({
+      kind: 'auth.logout',
+      user_id: user.userId,
+      username: user.username,
+      org_id: user.orgId,
+      ip_address: '127.0.0.1',
+    });
     expect(audit.body.entries[0].details.sessions_revoked).toBe(2);
   });
 

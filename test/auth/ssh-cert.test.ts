@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SSH_CA_KEY_FILE, SSH_CA_PUBLIC_KEY_FILE, SshCertificateAuthority, loadSshCa } from '../../controller/src/auth/ssh-ca';
+import { SSH_CA_KEY_FILE, SSH_CA_PUBLIC_KEY_FILE, type SshCertificateAuthority, loadSshCa } from '../../controller/src/auth/ssh-ca';
 import { ConfigError } from '../../controller/src/config';
 import { ADMIN, startTestController, type TestController } from '../helpers/controller';
 import { startCaTrustingSshd, type CaTrustingSshd } from '../helpers/sshd';
@@ -72,9 +72,13 @@ describe('the SSH CA', () => {
     expect(ca.publicKey.split(' ')[1]).toBe(supplied.publicKey.split(' ')[1]);
 
     expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'missing') })).toThrow(ConfigError);
-    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'missing') })).toThrow(/SWITCHBOARD_SSH_CA_KEY names a file that cannot be read/);
+    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'missing') })).toThrow(
+      /SWITCHBOARD_SSH_CA_KEY names a file that cannot be read/,
+    );
     writeFileSync(join(scratch, 'not-a-key'), 'hello\n');
-    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'not-a-key') })).toThrow(/SWITCHBOARD_SSH_CA_KEY: .* is not an SSH private key/);
+    expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: join(scratch, 'not-a-key') })).toThrow(
+      /SWITCHBOARD_SSH_CA_KEY: .* is not an SSH private key/,
+    );
     const locked = join(scratch, 'locked-ca');
     keygen(['-q', '-t', 'ed25519', '-N', 'a passphrase', '-f', locked]);
     expect(() => loadSshCa(scratch, { SWITCHBOARD_SSH_CA_KEY: locked })).toThrow(/passphrase-protected/);
@@ -100,11 +104,14 @@ describe('ssh_certificate on POST /api/auth/login', () => {
     // The audit log ties the serial sshd logs to the user.
     const serial = /Serial: (\d+)/.exec(cert.text)?.[1];
     const audit = await c.request('GET', '/api/admin/audit?kind=auth.ssh_certificate_issued', { token: c.adminToken });
-    expect(audit.body.entries.some((e: { username: string; details: { serial: string } }) => e.username === ADMIN.username && e.details.serial === serial)).toBe(true);
+    expect(
+      audit.body.entries.some((e: { username: string; details: { serial: string } }) => e.username === ADMIN.username && e.details.serial === serial),
+    ).toBe(true);
   });
 
   it('caps the validity at ssh.certificate_max_hours (1 to 24 hours)', async () => {
-    const set = (hours: unknown) => c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'ssh.certificate_max_hours': hours } } });
+    const set = (hours: unknown) =>
+      c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'ssh.certificate_max_hours': hours } } });
     for (const bad of [0, 25, 1.5, '8']) {
       const res = await set(bad);
       expect(res.status, String(bad)).toBe(400);
@@ -147,7 +154,10 @@ describe('ssh_certificate on POST /api/auth/login', () => {
   });
 
   it('certifies RSA and ECDSA keys too', async () => {
-    for (const [name, type, certType] of [['rsa-key', ['-t', 'rsa', '-b', '2048'], 'ssh-rsa-cert-v01@openssh.com'], ['ecdsa-key', ['-t', 'ecdsa', '-b', '256'], 'ecdsa-sha2-nistp256-cert-v01@openssh.com']] as const) {
+    for (const [name, type, certType] of [
+      ['rsa-key', ['-t', 'rsa', '-b', '2048'], 'ssh-rsa-cert-v01@openssh.com'],
+      ['ecdsa-key', ['-t', 'ecdsa', '-b', '256'], 'ecdsa-sha2-nistp256-cert-v01@openssh.com'],
+    ] as const) {
       const res = await c.login(ADMIN.username, ADMIN.password, { public_key: newKey(name, [...type]).publicKey });
       expect(res.status, res.text).toBe(200);
       expect(inspect(res.body.ssh_certificate).text).toContain(`Type: ${certType} user certificate`);
@@ -242,7 +252,8 @@ describe('the key revocation list, GET /api/auth/ssh/krl', () => {
     return { key, token: res.body.access_token as string, certFile: guarded.saveCertificate(key.privateKeyFile, res.body.ssh_certificate) };
   }
 
-  const signsIn = async (cert: { key: { privateKeyFile: string }; certFile: string }) => (await guarded.ssh(cert.key.privateKeyFile, cert.certFile, 'echo in')).code === 0;
+  const signsIn = async (cert: { key: { privateKeyFile: string }; certFile: string }) =>
+    (await guarded.ssh(cert.key.privateKeyFile, cert.certFile, 'echo in')).code === 0;
 
   beforeAll(async () => {
     for (const username of Object.values(names)) {
@@ -283,7 +294,10 @@ describe('the key revocation list, GET /api/auth/ssh/krl', () => {
   it("a password change revokes the other sessions' certificates and keeps the current one's", async () => {
     const other = await certified(names.pw, 'krl-pw-other');
     const current = await certified(names.pw, 'krl-pw-current');
-    const changed = await c.request('PUT', '/api/auth/password', { token: current.token, body: { current_password: PASSWORD, new_password: `${PASSWORD}-2` } });
+    const changed = await c.request('PUT', '/api/auth/password', {
+      token: current.token,
+      body: { current_password: PASSWORD, new_password: `${PASSWORD}-2` },
+    });
     expect(changed.status, changed.text).toBe(200);
     await publish();
     expect(revokedByKrl(other.certFile)).toBe(true);
@@ -303,13 +317,19 @@ describe('the key revocation list, GET /api/auth/ssh/krl', () => {
   it('drops a revoked certificate once it has expired (sshd refuses it by date anyway)', async () => {
     const before = (await publish()).length;
     const revoked = await c.db('ssh_certificates').whereNotNull('revoked_at').first('serial');
-    await c.db('ssh_certificates').where({ serial: revoked.serial }).update({ valid_until: c.db.raw("now() - interval '1 second'") });
+    await c
+      .db('ssh_certificates')
+      .where({ serial: revoked.serial })
+      .update({ valid_until: c.db.raw("now() - interval '1 second'") });
     expect((await publish()).length).toBe(before - 8);
   });
 
   it('forgets certificates a day past their expiry at the next issue', async () => {
     const [old] = await c.db('ssh_certificates').whereNotNull('revoked_at').select('serial');
-    await c.db('ssh_certificates').where({ serial: old.serial }).update({ valid_until: c.db.raw("now() - interval '25 hours'") });
+    await c
+      .db('ssh_certificates')
+      .where({ serial: old.serial })
+      .update({ valid_until: c.db.raw("now() - interval '25 hours'") });
     await certified(names.out, 'krl-purge');
     expect(await c.db('ssh_certificates').where({ serial: old.serial })).toEqual([]);
     expect(Number((await c.db('ssh_certificates').count({ n: '*' }))[0].n)).toBeGreaterThan(0);

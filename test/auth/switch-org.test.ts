@@ -69,7 +69,10 @@ describe('POST /api/auth/switch-org', () => {
 
   it('stops working in the other organization once the admin loses platform_admin', async () => {
     const other = await c.createOrgUser(['org_admin']);
-    const second = await c.request('POST', '/api/admin/users', { token: c.adminToken, body: { username: 'second-admin', password: 'second admin pass phrase', roles: ['platform_admin'] } });
+    const second = await c.request('POST', '/api/admin/users', {
+      token: c.adminToken,
+      body: { username: 'second-admin', password: 'second admin pass phrase', roles: ['platform_admin'] },
+    });
     expect(second.status).toBe(201);
     const login = await c.login('second-admin', 'second admin pass phrase');
     const switched = await switchOrg(login.body.access_token, other.orgId);

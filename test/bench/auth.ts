@@ -88,10 +88,17 @@ export async function run(args: string[] = []): Promise<void> {
   const connections = option(args, 'connections', 16);
   const duration = option(args, 'duration', 10);
 
-  const c = await benchController({}, { settings: { 'security.rate_limit.requests_per_minute': 100_000, 'security.rate_limit.failed_login_limit': 1000 } });
+  const c = await benchController(
+    {},
+    { settings: { 'security.rate_limit.requests_per_minute': 100_000, 'security.rate_limit.failed_login_limit': 1000 } },
+  );
   const { base } = c;
   const login = async () => {
-    const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const res = await fetch(`${base}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
     if (!res.ok) throw new Error(`login → ${res.status} ${await res.text()}`);
     return (await res.json()) as { access_token: string; refresh_token: string };
   };
@@ -105,14 +112,19 @@ export async function run(args: string[] = []): Promise<void> {
       { name: 'GET /api/auth/me', url: `${base}/api/auth/me`, connections, duration, token },
     ];
     console.log(`auth benchmark: ${connections} connections, ${duration} s per scenario, controller and PostgreSQL on this machine`);
-    console.log(`machine load average at start: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `machine load average at start: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('scenario,requests_per_s,p50_ms,p99_ms,requests,non_2xx,errors');
     for (const scenario of scenarios) {
       const figures = await drive(scenario);
-      console.log(`${figures.name},${Math.round(figures.requestsPerSecond)},${figures.p50},${figures.p99},${figures.requests},${figures.non2xx},${figures.errors}`);
+      console.log(
+        `${figures.name},${Math.round(figures.requestsPerSecond)},${figures.p50},${figures.p99},${figures.requests},${figures.non2xx},${figures.errors}`,
+      );
     }
   } finally {
     await c.close();
   }
 }
-

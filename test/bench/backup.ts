@@ -47,7 +47,8 @@ export async function run(args: string[] = []): Promise<void> {
     const { access_token: token } = await call('POST', '/api/auth/login', null, JSON.stringify(ADMIN));
     const profile = await call('POST', '/api/profiles', token, JSON.stringify({ name: 'bench', ...DEVICE_LOGIN, ssh_port: simPort }));
     const summary = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, sim.csv, 'text/csv');
-    if (summary.imported !== devices) throw new Error(`import stored ${summary.imported} of ${devices} devices: ${JSON.stringify(summary.errors.slice(0, 3))}`);
+    if (summary.imported !== devices)
+      throw new Error(`import stored ${summary.imported} of ${devices} devices: ${JSON.stringify(summary.errors.slice(0, 3))}`);
     const rows: { id: string; name: string; host: string; device_type: string }[] = await db('devices').select('id', 'name', 'host', 'device_type');
     const ids = rows.map((r) => r.id);
 
@@ -61,28 +62,42 @@ export async function run(args: string[] = []): Promise<void> {
       const windowStart = process.hrtime.bigint() / 1000n;
       const answer = await call('POST', '/api/config/devices/bulk-pull', token, JSON.stringify({ device_ids: subset, method: 'cli' }));
       const acceptedMs = performance.now() - started;
-      const snap = await waitFor('the bulk pull to finish', async () => {
-        const s = (await call('GET', `/api/devices/snapshots/${answer.snapshot_id}`, token)).snapshot;
-        return s.status !== 'collecting' ? s : null;
-      }, 600_000, 250); // the end time comes from the database, so polling gently costs no accuracy
+      const snap = await waitFor(
+        'the bulk pull to finish',
+        async () => {
+          const s = (await call('GET', `/api/devices/snapshots/${answer.snapshot_id}`, token)).snapshot;
+          return s.status !== 'collecting' ? s : null;
+        },
+        600_000,
+        250,
+      ); // the end time comes from the database, so polling gently costs no accuracy
       const [{ last }] = (await db.raw('SELECT max(created_at) AS last FROM config_versions WHERE snapshot_id = ?', [answer.snapshot_id])).rows;
       const at = (t: Date | string | null) => (t ? ((new Date(t).getTime() - new Date(before).getTime()) / 1000).toFixed(2) : '-');
-      const [p] = (await db.raw(
-        `SELECT max(created_at) AS submitted, max(dispatched_at) AS dispatched, min(started_at) AS first_start,
+      const [p] = (
+        await db.raw(
+          `SELECT max(created_at) AS submitted, max(dispatched_at) AS dispatched, min(started_at) AS first_start,
                 max(started_at) AS last_start, max(finished_at) AS last_finish FROM jobs WHERE group_id = ?`,
-        [answer.snapshot_id],
-      )).rows;
+          [answer.snapshot_id],
+        )
+      ).rows;
       if (process.env.BENCH_DEBUG) {
         const perSecond = async (sql: string) =>
-          (await db.raw(`SELECT floor(extract(epoch FROM t - ?::timestamptz))::int AS s, count(*)::int AS n FROM (${sql}) x GROUP BY 1 ORDER BY 1`, [before, answer.snapshot_id]))
-            .rows.map((h: { s: number; n: number }) => `${h.s}:${h.n}`).join(' ');
+          (
+            await db.raw(`SELECT floor(extract(epoch FROM t - ?::timestamptz))::int AS s, count(*)::int AS n FROM (${sql}) x GROUP BY 1 ORDER BY 1`, [
+              before,
+              answer.snapshot_id,
+            ])
+          ).rows
+            .map((h: { s: number; n: number }) => `${h.s}:${h.n}`)
+            .join(' ');
         console.log('  agent starts per second:', await perSecond('SELECT started_at AS t FROM jobs WHERE group_id = ?'));
         // The monotonic clock of V8 CPU profiles (SB_CPU_PROF_DIR), to read only this run's samples.
         console.log(`  profile window (µs): ${windowStart},${process.hrtime.bigint() / 1000n}`);
         console.log('  versions stored per second:', await perSecond('SELECT created_at AS t FROM config_versions WHERE snapshot_id = ?'));
       }
       const seconds = (new Date(last).getTime() - new Date(before).getTime()) / 1000;
-      const phases = `submitted ${at(p.submitted)} s, dispatched ${at(p.dispatched)} s, agents started ${at(p.first_start)}–${at(p.last_start)} s, ` +
+      const phases =
+        `submitted ${at(p.submitted)} s, dispatched ${at(p.dispatched)} s, agents started ${at(p.first_start)}–${at(p.last_start)} s, ` +
         `last job final ${at(p.last_finish)} s, last version stored ${at(last)} s`;
       return { seconds, acceptedMs, snap, phases };
     };
@@ -97,15 +112,23 @@ export async function run(args: string[] = []): Promise<void> {
       await workFloor('backup', targets, limits);
     }
 
-    const setUp = embedded ? `embedded default (PGlite, built-in agent on the ${embedded === 'thread' ? 'worker thread' : "controller's main thread"})` : `NATS ${NATS_URL}`;
+    const setUp = embedded
+      ? `embedded default (PGlite, built-in agent on the ${embedded === 'thread' ? 'worker thread' : "controller's main thread"})`
+      : `NATS ${NATS_URL}`;
     console.log(`backup benchmark: ${devices} simulated SSH devices (vendor_ios), ${agentCount} agents × concurrency ${concurrency}, ${setUp}`);
     console.log('round,end_to_end_s,end_to_end_devices_per_s,accepted_ms,successful,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
-    const meter = () => cpuMeter(embedded
-      ? { simulator: processCpu(() => [sim.proc.pid]), 'controller (all threads, PGlite)': selfCpu }
-      : {
-        agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [sim.proc.pid]), controller: selfCpu,
-        postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
-      });
+    const meter = () =>
+      cpuMeter(
+        embedded
+          ? { simulator: processCpu(() => [sim.proc.pid]), 'controller (all threads, PGlite)': selfCpu }
+          : {
+              agents: processCpu(() => agents.map((a) => a.pid)),
+              simulator: processCpu(() => [sim.proc.pid]),
+              controller: selfCpu,
+              postgres: () => cpuOfNamed('postgres'),
+              'nats-server': () => cpuOfNamed('nats-server'),
+            },
+      );
     const cpuNotes: string[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
@@ -121,25 +144,38 @@ export async function run(args: string[] = []): Promise<void> {
         // The NATS protocol's floors (PostgreSQL + JetStream); the embedded default has neither.
         const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
         cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
-        const pipeline = await pipelineFloor(db, NATS_URL, targets, { work: 'backup', agents: agentCount, sessions: concurrency, connects: connectSlotsOf(concurrency), simulatorPid: sim.proc.pid, warmupRounds });
+        const pipeline = await pipelineFloor(db, NATS_URL, targets, {
+          work: 'backup',
+          agents: agentCount,
+          sessions: concurrency,
+          connects: connectSlotsOf(concurrency),
+          simulatorPid: sim.proc.pid,
+          warmupRounds,
+        });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
       }
-      console.log([
-        round,
-        e2e.seconds.toFixed(2),
-        (devices / e2e.seconds).toFixed(1),
-        Math.round(e2e.acceptedMs),
-        e2e.snap.successful_devices,
-        e2e.snap.failed_devices,
-        floor.seconds.toFixed(2),
-        (devices / floor.seconds).toFixed(1),
-        floor.failed,
-        (e2e.seconds / floor.seconds).toFixed(2),
-      ].join(','));
+      console.log(
+        [
+          round,
+          e2e.seconds.toFixed(2),
+          (devices / e2e.seconds).toFixed(1),
+          Math.round(e2e.acceptedMs),
+          e2e.snap.successful_devices,
+          e2e.snap.failed_devices,
+          floor.seconds.toFixed(2),
+          (devices / floor.seconds).toFixed(1),
+          floor.failed,
+          (e2e.seconds / floor.seconds).toFixed(2),
+        ].join(','),
+      );
       console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
       console.log(cpuNotes.splice(0).join('\n'));
     }
-    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `machine load average now: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('targets: 1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ 1.3');
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
@@ -149,4 +185,3 @@ export async function run(args: string[] = []): Promise<void> {
     if (!embedded) await dropNatsNamespace(NATS_URL, prefix).catch(() => undefined);
   }
 }
-

@@ -44,7 +44,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
 /** Requests a page sends, each with when it started and ended (ms, performance.now()). */
-interface Fetched { url: string; start: number; end: number | null; failed: boolean }
+interface Fetched {
+  url: string;
+  start: number;
+  end: number | null;
+  failed: boolean;
+}
 
 function recordRequests(page: Page): Fetched[] {
   const seen = new Map<object, Fetched>();
@@ -54,8 +59,17 @@ function recordRequests(page: Page): Fetched[] {
     seen.set(r, entry);
     list.push(entry);
   });
-  page.on('requestfinished', (r) => { const e = seen.get(r); if (e) e.end = performance.now(); });
-  page.on('requestfailed', (r) => { const e = seen.get(r); if (e) { e.end = performance.now(); e.failed = true; } });
+  page.on('requestfinished', (r) => {
+    const e = seen.get(r);
+    if (e) e.end = performance.now();
+  });
+  page.on('requestfailed', (r) => {
+    const e = seen.get(r);
+    if (e) {
+      e.end = performance.now();
+      e.failed = true;
+    }
+  });
   return list;
 }
 
@@ -63,14 +77,21 @@ function recordRequests(page: Page): Fetched[] {
 function printWaterfall(what: string, requests: Fetched[], from: number, total: number): void {
   console.log(`  ${what}: ${Math.round(total)} ms`);
   for (const r of requests.filter((x) => x.start >= from && x.start <= from + total)) {
-    const path = r.url.replace(/^https?:\/\/[^/]+/, '').replace(/#.*/, '').slice(0, 90);
+    const path = r.url
+      .replace(/^https?:\/\/[^/]+/, '')
+      .replace(/#.*/, '')
+      .slice(0, 90);
     const end = r.end === null ? 'open' : `${Math.round(r.end - from)}`;
     console.log(`    ${String(Math.round(r.start - from)).padStart(5)} → ${end.padStart(5)} ms  ${r.failed ? '(cancelled) ' : ''}${path}`);
   }
 }
 
 /** Milliseconds from the action until `ready` resolves; with a request list, prints the step's waterfall. */
-async function timed(action: () => Promise<unknown>, ready: () => Promise<unknown>, waterfall?: { what: string; requests: Fetched[] }): Promise<number> {
+async function timed(
+  action: () => Promise<unknown>,
+  ready: () => Promise<unknown>,
+  waterfall?: { what: string; requests: Fetched[] },
+): Promise<number> {
   const start = performance.now();
   await action();
   await ready();
@@ -115,16 +136,55 @@ async function timings(base: string, runs: number, waterfall: boolean): Promise<
       // --waterfall: the first run prints each step's requests.
       const w = (what: string) => (waterfall && r === 0 ? { what, requests } : undefined);
       const url = await signedInUrl(base, '/');
-      out.overview.push(await timed(() => page.goto(url), () => page.waitForFunction("document.querySelectorAll('section[data-site]').length >= 51 && document.querySelectorAll('tr[data-agent]').length >= 100"), w('overview')));
+      out.overview.push(
+        await timed(
+          () => page.goto(url),
+          () =>
+            page.waitForFunction(
+              "document.querySelectorAll('section[data-site]').length >= 51 && document.querySelectorAll('tr[data-agent]').length >= 100",
+            ),
+          w('overview'),
+        ),
+      );
       const rows = page.locator('table[aria-label="Devices"] tbody tr');
-      out.devicesFirstPaint.push(await timed(() => page.getByRole('link', { name: 'Devices' }).click(), () => rows.nth(49).waitFor(), w('devices first paint')));
+      out.devicesFirstPaint.push(
+        await timed(
+          () => page.getByRole('link', { name: 'Devices' }).click(),
+          () => rows.nth(49).waitFor(),
+          w('devices first paint'),
+        ),
+      );
       const firstName = async () => rows.first().locator('td').nth(1).textContent();
       const before = await firstName();
-      out.pageChange.push(await timed(() => page.getByRole('button', { name: 'Page 2', exact: true }).click(), () => page.waitForFunction(`document.querySelector('table[aria-label="Devices"] tbody tr td:nth-child(2)')?.textContent !== ${JSON.stringify(before)}`), w('page change')));
+      out.pageChange.push(
+        await timed(
+          () => page.getByRole('button', { name: 'Page 2', exact: true }).click(),
+          () =>
+            page.waitForFunction(
+              `document.querySelector('table[aria-label="Devices"] tbody tr td:nth-child(2)')?.textContent !== ${JSON.stringify(before)}`,
+            ),
+          w('page change'),
+        ),
+      );
       const vendor = page.getByRole('textbox', { name: 'Vendor' });
       await vendor.fill('Juniper');
-      out.filter.push(await timed(() => vendor.press('Enter'), () => page.waitForFunction(`[...document.querySelectorAll('table[aria-label="Devices"] tbody tr td:nth-child(5)')].every((c) => c.textContent === 'Juniper') && document.querySelectorAll('table[aria-label="Devices"] tbody tr').length > 0`), w('vendor filter')));
-      out.devicePage.push(await timed(() => rows.first().getByRole('link').click(), () => page.getByRole('tab', { name: 'Backups' }).waitFor(), w('device page')));
+      out.filter.push(
+        await timed(
+          () => vendor.press('Enter'),
+          () =>
+            page.waitForFunction(
+              `[...document.querySelectorAll('table[aria-label="Devices"] tbody tr td:nth-child(5)')].every((c) => c.textContent === 'Juniper') && document.querySelectorAll('table[aria-label="Devices"] tbody tr').length > 0`,
+            ),
+          w('vendor filter'),
+        ),
+      );
+      out.devicePage.push(
+        await timed(
+          () => rows.first().getByRole('link').click(),
+          () => page.getByRole('tab', { name: 'Backups' }).waitFor(),
+          w('device page'),
+        ),
+      );
       await context.close();
     }
   } finally {
@@ -133,7 +193,10 @@ async function timings(base: string, runs: number, waterfall: boolean): Promise<
   return out;
 }
 
-interface LighthouseScores { accessibility: number; bestPractices: number }
+interface LighthouseScores {
+  accessibility: number;
+  bestPractices: number;
+}
 
 async function lighthouseScores(urls: Record<string, string>): Promise<Record<string, LighthouseScores> | string> {
   let lighthouse: typeof import('lighthouse').default;
@@ -144,18 +207,36 @@ async function lighthouseScores(urls: Record<string, string>): Promise<Record<st
   } catch {
     return 'lighthouse is not installed (npm ci installs it as a devDependency)';
   }
-  const chrome = await launcher.launch({ chromePath: CHROMIUM, chromeFlags: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'] });
+  const chrome = await launcher.launch({
+    chromePath: CHROMIUM,
+    chromeFlags: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+  });
   const scores: Record<string, LighthouseScores> = {};
   try {
     for (const [name, url] of Object.entries(urls)) {
-      const result = await lighthouse(url, { port: chrome.port, output: 'json', logLevel: 'error', onlyCategories: ['accessibility', 'best-practices'], formFactor: 'desktop', screenEmulation: { mobile: false, width: 1280, height: 800, deviceScaleFactor: 1, disabled: false } });
+      const result = await lighthouse(url, {
+        port: chrome.port,
+        output: 'json',
+        logLevel: 'error',
+        onlyCategories: ['accessibility', 'best-practices'],
+        formFactor: 'desktop',
+        screenEmulation: { mobile: false, width: 1280, height: 800, deviceScaleFactor: 1, disabled: false },
+      });
       const categories = result?.lhr.categories ?? {};
-      scores[name] = { accessibility: Math.round((categories.accessibility?.score ?? 0) * 100), bestPractices: Math.round((categories['best-practices']?.score ?? 0) * 100) };
-      const failing = Object.values(result?.lhr.audits ?? {}).filter((a) => a.score !== null && a.score < 1 && (a.scoreDisplayMode === 'binary' || a.scoreDisplayMode === 'numeric')).map((a) => a.id);
+      scores[name] = {
+        accessibility: Math.round((categories.accessibility?.score ?? 0) * 100),
+        bestPractices: Math.round((categories['best-practices']?.score ?? 0) * 100),
+      };
+      const failing = Object.values(result?.lhr.audits ?? {})
+        .filter((a) => a.score !== null && a.score < 1 && (a.scoreDisplayMode === 'binary' || a.scoreDisplayMode === 'numeric'))
+        .map((a) => a.id);
       if (failing.length) console.log(`  lighthouse ${name}: audits below full marks: ${failing.slice(0, 12).join(', ')}`);
       for (const id of failing) {
-        const items = ((result?.lhr.audits[id]?.details as { items?: { node?: { snippet?: string; explanation?: string } }[] } | undefined)?.items ?? []).slice(0, 4);
-        for (const item of items) if (item.node) console.log(`    ${id}: ${item.node.snippet?.slice(0, 140)} ${item.node.explanation?.split('\n')[1] ?? ''}`);
+        const items = (
+          (result?.lhr.audits[id]?.details as { items?: { node?: { snippet?: string; explanation?: string } }[] } | undefined)?.items ?? []
+        ).slice(0, 4);
+        for (const item of items)
+          if (item.node) console.log(`    ${id}: ${item.node.snippet?.slice(0, 140)} ${item.node.explanation?.split('\n')[1] ?? ''}`);
       }
     }
   } finally {

@@ -43,8 +43,18 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   const database = options.embedded ? { url: null, drop: async () => {} } : await createTestDatabase();
   const databaseUrl = database.url && options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
   const config: ControllerConfig = {
-    port: 0, host: '127.0.0.1', databaseUrl, natsUrl: null, dataDir, adminUsername: ADMIN.username, adminPassword: ADMIN.password,
-    secretKey: randomBytes(32), logLevel: 'warn', publicUrl: 'http://127.0.0.1:0', tls: false, ...extra,
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl,
+    natsUrl: null,
+    dataDir,
+    adminUsername: ADMIN.username,
+    adminPassword: ADMIN.password,
+    secretKey: randomBytes(32),
+    logLevel: 'warn',
+    publicUrl: 'http://127.0.0.1:0',
+    tls: false,
+    ...extra,
   };
   const log = createLogger('warn');
   const db = await createDb(config.databaseUrl, dataDir);
@@ -78,11 +88,18 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   };
   token = (await call('POST', '/api/auth/login', ADMIN)).body.access_token;
   return {
-    app, db, base, call, request, config, log,
+    app,
+    db,
+    base,
+    call,
+    request,
+    config,
+    log,
     async close() {
       if (statements.size > 0) {
         console.log('statements sent through knex (count, first 160 characters):');
-        for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${String(n).padStart(7)}  ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
+        for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 25))
+          console.log(`${String(n).padStart(7)}  ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
       }
       await app.close();
       await db.destroy();

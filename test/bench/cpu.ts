@@ -22,7 +22,11 @@ function statOf(pid: number | string): { name: string; cpu: number; withChildren
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const end = stat.lastIndexOf(')');
   // The fields after the name, from the state on: utime, stime, cutime and cstime are 11 to 14.
-  const [utime, stime, cutime, cstime] = stat.slice(end + 2).split(' ').slice(11, 15).map(Number);
+  const [utime, stime, cutime, cstime] = stat
+    .slice(end + 2)
+    .split(' ')
+    .slice(11, 15)
+    .map(Number);
   return { name: stat.slice(stat.indexOf('(') + 1, end), cpu: (utime + stime) / TICK, withChildren: (utime + stime + cutime + cstime) / TICK };
 }
 
@@ -76,6 +80,12 @@ export function cpuMeter(groups: CpuGroups): (perItems?: number) => { text: stri
     const by = Object.fromEntries(Object.keys(groups).map((k) => [k, after[k] - before[k]]));
     const total = sum(Object.values(by));
     const per = perItems ? ` (${((total * 1000) / perItems).toFixed(1)} ms per device)` : '';
-    return { by, total, text: `${Object.entries(by).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; in all ${total.toFixed(1)} CPU s${per}` };
+    return {
+      by,
+      total,
+      text: `${Object.entries(by)
+        .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+        .join(', ')}; in all ${total.toFixed(1)} CPU s${per}`,
+    };
   };
 }

@@ -37,14 +37,18 @@ import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
 
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
-const INITIAL_TREE = { system: { config: { hostname: 'factory', 'domain-name': 'example.net' } }, interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] } };
+const INITIAL_TREE = {
+  system: { config: { hostname: 'factory', 'domain-name': 'example.net' } },
+  interfaces: { interface: [{ name: 'Ethernet1', config: { mtu: 1500, description: '' } }] },
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const SYSTEM = { name: 'system', target_path: DEPLOY_PATHS.system, source: '{"hostname": "{{ hostname }}", "domain-name": "{{ domain }}"}' };
 const INTERFACES = {
   name: 'interfaces',
   target_path: DEPLOY_PATHS.interfaces,
-  source: '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
+  source:
+    '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
 };
 
 /** SIGTERM, then SIGKILL if it does not exit within 5 s. */
@@ -60,10 +64,17 @@ async function stop(proc: Proc): Promise<void> {
 async function startSimProcess(devices: number): Promise<{ port: number; hosts: string[]; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const sim = spawnTs('test/bench/deploy.ts', { SB_BENCH_GNMI_SIM: String(devices), SB_BENCH_GNMI_PORT: String(port) });
-  const line = await until('the gNMI simulator', () => {
-    if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
-    return sim.output().split('\n').find((l) => l.startsWith('HOSTS '));
-  }, 120_000);
+  const line = await until(
+    'the gNMI simulator',
+    () => {
+      if (sim.child.exitCode !== null) throw new Error(`simulator exited: ${sim.output()}`);
+      return sim
+        .output()
+        .split('\n')
+        .find((l) => l.startsWith('HOSTS '));
+    },
+    120_000,
+  );
   return { port, hosts: JSON.parse(line.slice(6)) as string[], pid: sim.child.pid ?? -1, stop: () => stop(sim) };
 }
 
@@ -83,7 +94,11 @@ function variableValues(ids: string[], names: Map<string, string>) {
   const perDevice = (build: (id: string, i: number) => Record<string, unknown>) => Object.fromEntries(ids.map((id, i) => [id, build(id, i)]));
   return {
     '0': { devices: ids, shared_vars: { domain: 'dc1.example.net' }, device_vars: perDevice((id) => ({ hostname: names.get(id) })) },
-    '1': { devices: ids, shared_vars: { mtu: 9214 }, device_vars: perDevice((_id, i) => ({ interfaces: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, description: `uplink ${p} of ${i}` })) })) },
+    '1': {
+      devices: ids,
+      shared_vars: { mtu: 9214 },
+      device_vars: perDevice((_id, i) => ({ interfaces: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, description: `uplink ${p} of ${i}` })) })),
+    },
   };
 }
 
@@ -93,7 +108,13 @@ function variableValues(ids: string[], names: Map<string, string>) {
  * most CPU a run meeting the target can use, so (pipeline + persistence CPU) / cores / floor time
  * is the lowest ratio any implementation of this design can reach here.
  */
-function budgetReport(floorSeconds: number, floorCpu: number, pipelineCpu: number, persistence: { cpuSeconds: number; text: string }, devices: number): string {
+function budgetReport(
+  floorSeconds: number,
+  floorCpu: number,
+  pipelineCpu: number,
+  persistence: { cpuSeconds: number; text: string },
+  devices: number,
+): string {
   const cores = availableParallelism();
   const budget = cores * 1.3 * floorSeconds;
   const perDevice = (s: number) => `${((s * 1000) / devices).toFixed(2)} ms per device`;
@@ -125,20 +146,46 @@ export async function run(args: string[] = []): Promise<void> {
     const names = new Map<string, string>();
     const targets: DeviceTarget[] = [];
     const profile = (await c.call('POST', '/api/profiles', { name: 'gnmi-fleet', ...LOGIN, gnmi_port: sim.port, automation_transport: 'gnmi' })).body;
-    await mapLimit(sim.hosts.map((host, i) => ({ host, i })), 16, async ({ host, i }) => {
-      const device = (await c.call('POST', '/api/devices', { name: `leaf${i}`, host, device_type: 'vendor_eos', profile_id: profile.id })).body;
-      ids[i] = device.id;
-      names.set(device.id, device.name);
-      targets[i] = {
-        id: device.id, name: device.name, host, device_type: 'vendor_eos', credentials: { ...LOGIN },
-        ports: { ssh: 22, netconf: 830, gnmi: sim.port }, gnmi_tls: false, gnmi_skip_verify: false,
-      };
-    });
+    await mapLimit(
+      sim.hosts.map((host, i) => ({ host, i })),
+      16,
+      async ({ host, i }) => {
+        const device = (await c.call('POST', '/api/devices', { name: `leaf${i}`, host, device_type: 'vendor_eos', profile_id: profile.id })).body;
+        ids[i] = device.id;
+        names.set(device.id, device.name);
+        targets[i] = {
+          id: device.id,
+          name: device.name,
+          host,
+          device_type: 'vendor_eos',
+          credentials: { ...LOGIN },
+          ports: { ssh: 22, netconf: 830, gnmi: sim.port },
+          gnmi_tls: false,
+          gnmi_skip_verify: false,
+        };
+      },
+    );
     const templates = [];
     for (const s of [SYSTEM, INTERFACES]) {
-      templates.push((await c.call('POST', '/api/config/templates', { name: s.name, platform: 'openconfig-gnmi', config_format: 'json', target_path: s.target_path, source: s.source })).body);
+      templates.push(
+        (
+          await c.call('POST', '/api/config/templates', {
+            name: s.name,
+            platform: 'openconfig-gnmi',
+            config_format: 'json',
+            target_path: s.target_path,
+            source: s.source,
+          })
+        ).body,
+      );
     }
-    const stack = (await c.call('POST', '/api/config/stacks', { name: 'fabric', atomic: true, services: templates.map((t, order) => ({ template_id: t.id, order })) })).body;
+    const stack = (
+      await c.call('POST', '/api/config/stacks', {
+        name: 'fabric',
+        atomic: true,
+        services: templates.map((t, order) => ({ template_id: t.id, order })),
+      })
+    ).body;
 
     if (transport === 'nats') {
       for (let i = 0; i < agentCount; i++) {
@@ -159,46 +206,94 @@ export async function run(args: string[] = []): Promise<void> {
       const pino = (await import('pino')).default;
       const created = (await c.call('POST', '/api/agents', { name: 'bench-agent', site_id: null })).body;
       const identity = await enroll(
-        { controllerUrl: c.base, enrollToken: created.enrollment_token, natsUrl: NATS_URL, stateDir: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')), concurrency, connectConcurrency: Math.min(concurrency, 16), logLevel: 'silent' },
+        {
+          controllerUrl: c.base,
+          enrollToken: created.enrollment_token,
+          natsUrl: NATS_URL,
+          stateDir: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
+          concurrency,
+          connectConcurrency: Math.min(concurrency, 16),
+          logLevel: 'silent',
+        },
         'bench',
         ['job:deploy', 'job:rollback', 'transport:gnmi'],
       );
       const hub = c.app.services.jobEngine.transport as import('../../shared/src/jobs/inprocess').InProcessHub;
-      const runtime = new AgentRuntime({ identity, link: hub.link(identity.org_id, identity.pool), drivers: DRIVERS, concurrency, connectConcurrency: Math.min(concurrency, 16), version: 'bench', log: pino({ level: 'silent' }) });
+      const runtime = new AgentRuntime({
+        identity,
+        link: hub.link(identity.org_id, identity.pool),
+        drivers: DRIVERS,
+        concurrency,
+        connectConcurrency: Math.min(concurrency, 16),
+        version: 'bench',
+        log: pino({ level: 'silent' }),
+      });
       await runtime.start();
       agents.push({ stop: () => runtime.stop(2_000) });
     }
-    await until('the agents to come online', async () => {
-      const list = (await c.call('GET', '/api/agents')).body;
-      return list.agents.filter((a: { status: string }) => a.status === 'online').length >= agents.length;
-    }, 60_000, 200);
+    await until(
+      'the agents to come online',
+      async () => {
+        const list = (await c.call('GET', '/api/agents')).body;
+        return list.agents.filter((a: { status: string }) => a.status === 'online').length >= agents.length;
+      },
+      60_000,
+      200,
+    );
 
     /** One deployment of the stack on `subset`; seconds from the API call to completed_at. */
     const endToEnd = async (subset: string[]) => {
       const [{ now: before }] = (await c.db.raw('SELECT clock_timestamp() AS now')).rows;
       const started = performance.now();
       const windowStart = process.hrtime.bigint() / 1000n;
-      const created = (await c.call('POST', '/api/config/deployments', { stack_id: stack.id, name: 'bench', target_devices: subset.map((device_id) => ({ device_id })), variable_values: variableValues(subset, names) })).body;
+      const created = (
+        await c.call('POST', '/api/config/deployments', {
+          stack_id: stack.id,
+          name: 'bench',
+          target_devices: subset.map((device_id) => ({ device_id })),
+          variable_values: variableValues(subset, names),
+        })
+      ).body;
       const acceptedMs = performance.now() - started;
-      const done = await until('the deployment to end', async () => {
-        const row = await c.db('deployments').where({ id: created.id }).first('status', 'completed_at', 'succeeded_count', 'failed_count', 'error_message');
-        return ['completed', 'failed'].includes(row.status) ? row : null;
-      }, 600_000, 250); // the end time comes from the database, so polling gently costs no accuracy
+      const done = await until(
+        'the deployment to end',
+        async () => {
+          const row = await c
+            .db('deployments')
+            .where({ id: created.id })
+            .first('status', 'completed_at', 'succeeded_count', 'failed_count', 'error_message');
+          return ['completed', 'failed'].includes(row.status) ? row : null;
+        },
+        600_000,
+        250,
+      ); // the end time comes from the database, so polling gently costs no accuracy
       if (done.failed_count > 0) {
-        const sample = await c.db('deployment_devices').where({ deployment_id: created.id }).whereNotNull('error_message').first('device_name', 'status', 'error_message');
-        console.log(`  deployment ${done.status}: ${done.error_message}; for example ${sample?.device_name} (${sample?.status}): ${sample?.error_message}`);
+        const sample = await c
+          .db('deployment_devices')
+          .where({ deployment_id: created.id })
+          .whereNotNull('error_message')
+          .first('device_name', 'status', 'error_message');
+        console.log(
+          `  deployment ${done.status}: ${done.error_message}; for example ${sample?.device_name} (${sample?.status}): ${sample?.error_message}`,
+        );
       }
-      const [p] = (await c.db.raw(
-        'SELECT max(created_at) AS submitted, min(started_at) AS first_start, max(started_at) AS last_start, max(finished_at) AS last_finish FROM jobs WHERE group_id = ?',
-        [created.id],
-      )).rows;
-      if (process.env.BENCH_DEBUG) {
-        const [d] = (await c.db.raw(
-          `SELECT avg(extract(epoch FROM finished_at - started_at))::float AS run_s, avg(extract(epoch FROM started_at - created_at))::float AS wait_s,
-                  avg(extract(epoch FROM dispatched_at - created_at))::float AS dispatch_s FROM jobs WHERE group_id = ?`,
+      const [p] = (
+        await c.db.raw(
+          'SELECT max(created_at) AS submitted, min(started_at) AS first_start, max(started_at) AS last_start, max(finished_at) AS last_finish FROM jobs WHERE group_id = ?',
           [created.id],
-        )).rows;
-        console.log(`  jobs: mean run ${d.run_s?.toFixed(2)} s on the agent, mean wait ${d.wait_s?.toFixed(2)} s from submit to start, mean dispatch ${d.dispatch_s?.toFixed(2)} s`);
+        )
+      ).rows;
+      if (process.env.BENCH_DEBUG) {
+        const [d] = (
+          await c.db.raw(
+            `SELECT avg(extract(epoch FROM finished_at - started_at))::float AS run_s, avg(extract(epoch FROM started_at - created_at))::float AS wait_s,
+                  avg(extract(epoch FROM dispatched_at - created_at))::float AS dispatch_s FROM jobs WHERE group_id = ?`,
+            [created.id],
+          )
+        ).rows;
+        console.log(
+          `  jobs: mean run ${d.run_s?.toFixed(2)} s on the agent, mean wait ${d.wait_s?.toFixed(2)} s from submit to start, mean dispatch ${d.dispatch_s?.toFixed(2)} s`,
+        );
         // The monotonic clock of V8 CPU profiles (SB_CPU_PROF_DIR), to read only this run's samples.
         console.log(`  profile window (µs): ${windowStart},${process.hrtime.bigint() / 1000n}`);
       }
@@ -225,12 +320,18 @@ export async function run(args: string[] = []): Promise<void> {
       await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
     }
 
-    console.log(`deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`);
+    console.log(
+      `deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`,
+    );
     console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
-    const meter = () => cpuMeter({
-      agents: processCpu(() => agents.flatMap((a) => (a.pid ? [a.pid] : []))), simulator: processCpu(() => [sim.pid]),
-      controller: selfCpu, postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
-    });
+    const meter = () =>
+      cpuMeter({
+        agents: processCpu(() => agents.flatMap((a) => (a.pid ? [a.pid] : []))),
+        simulator: processCpu(() => [sim.pid]),
+        controller: selfCpu,
+        postgres: () => cpuOfNamed('postgres'),
+        'nats-server': () => cpuOfNamed('nats-server'),
+      });
     const cpuNotes: string[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
@@ -243,20 +344,41 @@ export async function run(args: string[] = []): Promise<void> {
       if (transport === 'nats') {
         const protocol = await protocolFloor(c.db, NATS_URL, floor.results, sessions);
         cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
-        const pipeline = await pipelineFloor(c.db, NATS_URL, targets.slice(0, devices), { work: 'deploy', agents: agents.length, sessions: concurrency, connects: Math.min(concurrency, 16), simulatorPid: sim.pid, warmupRounds });
+        const pipeline = await pipelineFloor(c.db, NATS_URL, targets.slice(0, devices), {
+          work: 'deploy',
+          agents: agents.length,
+          sessions: concurrency,
+          connects: Math.min(concurrency, 16),
+          simulatorPid: sim.pid,
+          warmupRounds,
+        });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agents.length));
         const backups = floor.results.map((r) => (r as { backup: { text: string; format: string } }).backup);
         const persistence = await persistenceFloor(c.db, e2e.id, new Map(measured.map((id, i) => [id, backups[i % backups.length]])));
         cpuNotes.push(budgetReport(floor.seconds, floorCpu.total, pipeline.cpuSeconds, persistence, devices));
       }
-      console.log([
-        round, e2e.seconds.toFixed(2), (devices / e2e.seconds).toFixed(1), Math.round(e2e.acceptedMs), e2e.done.succeeded_count, e2e.done.failed_count,
-        floor.seconds.toFixed(2), (devices / floor.seconds).toFixed(1), floor.failed, (e2e.seconds / floor.seconds).toFixed(2),
-      ].join(','));
+      console.log(
+        [
+          round,
+          e2e.seconds.toFixed(2),
+          (devices / e2e.seconds).toFixed(1),
+          Math.round(e2e.acceptedMs),
+          e2e.done.succeeded_count,
+          e2e.done.failed_count,
+          floor.seconds.toFixed(2),
+          (devices / floor.seconds).toFixed(1),
+          floor.failed,
+          (e2e.seconds / floor.seconds).toFixed(2),
+        ].join(','),
+      );
       console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
       console.log(cpuNotes.splice(0).join('\n'));
     }
-    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `machine load average now: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('target: ratio (end to end / floor) ≤ 1.3');
   } finally {
     await Promise.all(agents.map((a) => a.stop()));

@@ -33,7 +33,11 @@ export interface EmbeddedAgent {
 
 const mainBusy = () => performance.eventLoopUtilization().active / 1000;
 
-export async function startEmbeddedAgent(c: Awaited<ReturnType<typeof benchController>>, mode: EmbeddedMode, concurrency: number): Promise<EmbeddedAgent> {
+export async function startEmbeddedAgent(
+  c: Awaited<ReturnType<typeof benchController>>,
+  mode: EmbeddedMode,
+  concurrency: number,
+): Promise<EmbeddedAgent> {
   if (mode === 'thread') {
     const agents = await startBuiltinAgent(c.app, { SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency) });
     const threads = [...agents.threads.values()];
@@ -45,12 +49,28 @@ export async function startEmbeddedAgent(c: Awaited<ReturnType<typeof benchContr
   const created = (await c.call('POST', '/api/agents', { name: 'bench-main-thread-agent', site_id: null })).body;
   const connectConcurrency = connectSlotsOf(concurrency);
   const identity = await enroll(
-    { controllerUrl: c.base, enrollToken: created.enrollment_token, natsUrl: NATS_URL, stateDir: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')), concurrency, connectConcurrency, logLevel: 'silent' },
+    {
+      controllerUrl: c.base,
+      enrollToken: created.enrollment_token,
+      natsUrl: NATS_URL,
+      stateDir: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
+      concurrency,
+      connectConcurrency,
+      logLevel: 'silent',
+    },
     'bench',
     ['job:backup', 'transport:ssh'],
   );
   const hub = c.app.services.jobEngine.transport as InProcessHub;
-  const runtime = new AgentRuntime({ identity, link: hub.link(identity.org_id, identity.pool), drivers: DRIVERS, concurrency, connectConcurrency, version: 'bench', log: pino({ level: 'silent' }) });
+  const runtime = new AgentRuntime({
+    identity,
+    link: hub.link(identity.org_id, identity.pool),
+    drivers: DRIVERS,
+    concurrency,
+    connectConcurrency,
+    version: 'bench',
+    log: pino({ level: 'silent' }),
+  });
   await runtime.start();
   return { busy: () => ({ main: mainBusy(), agent: 0 }), stop: () => runtime.stop(2_000) };
 }

@@ -23,8 +23,25 @@ type BenchController = Awaited<ReturnType<typeof benchController>>;
 /** `npm run sim` devices (one loopback address each) in their own process, with the CSV it prints for the import. */
 export async function startSshSim(devices: number, login = DEVICE_LOGIN): Promise<{ proc: Proc; port: number; csv: string }> {
   const port = await freePort();
-  const proc = spawnTs('test/sim/main.ts', {}, ['--kind', 'ssh', '--devices', String(devices), '--spread-hosts', '--base-port', String(port), '--username', login.username, '--password', login.password, '--csv']);
-  const csvLines = () => proc.output().split('\n').filter((l) => /^name,|,simulator,/.test(l));
+  const proc = spawnTs('test/sim/main.ts', {}, [
+    '--kind',
+    'ssh',
+    '--devices',
+    String(devices),
+    '--spread-hosts',
+    '--base-port',
+    String(port),
+    '--username',
+    login.username,
+    '--password',
+    login.password,
+    '--csv',
+  ]);
+  const csvLines = () =>
+    proc
+      .output()
+      .split('\n')
+      .filter((l) => /^name,|,simulator,/.test(l));
   await waitUntil('the simulator and its CSV', () => /device\(s\) up in/.test(proc.output()) && csvLines().length === devices + 1, proc, 300_000);
   return { proc, port, csv: csvLines().join('\n') + '\n' };
 }
@@ -32,8 +49,14 @@ export async function startSshSim(devices: number, login = DEVICE_LOGIN): Promis
 /** The simulator's devices as the drivers take them (the floor connects without the controller). */
 export function simTargets(rows: { id: string; name: string; host: string; device_type: string }[], sshPort: number): DeviceTarget[] {
   return rows.map((r) => ({
-    id: r.id, name: r.name, host: r.host, device_type: r.device_type, credentials: { ...DEVICE_LOGIN },
-    ports: { ssh: sshPort, netconf: 830, gnmi: 9339 }, gnmi_tls: false, gnmi_skip_verify: false,
+    id: r.id,
+    name: r.name,
+    host: r.host,
+    device_type: r.device_type,
+    credentials: { ...DEVICE_LOGIN },
+    ports: { ssh: sshPort, netconf: 830, gnmi: 9339 },
+    gnmi_tls: false,
+    gnmi_skip_verify: false,
   }));
 }
 
@@ -42,20 +65,27 @@ export async function startAgents(c: BenchController, token: string, count: numb
   const agents: Proc[] = [];
   for (let i = 0; i < count; i++) {
     const created = await c.request('POST', '/api/agents', token, JSON.stringify({ name: `bench-agent-${i + 1}`, site_id: null }));
-    agents.push(spawnTs('agent/src/main.ts', {
-      NATS_URL,
-      SWITCHBOARD_URL: c.base,
-      SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
-      SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
-      SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
-      LOG_LEVEL: 'warn',
-    }));
+    agents.push(
+      spawnTs('agent/src/main.ts', {
+        NATS_URL,
+        SWITCHBOARD_URL: c.base,
+        SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
+        SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
+        SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
+        LOG_LEVEL: 'warn',
+      }),
+    );
   }
-  await until('the agents to come online', async () => {
-    for (const a of agents) if (!a.running) throw new Error(`agent exited: ${a.output()}`);
-    const list = await c.request('GET', '/api/agents', token);
-    return list.agents.filter((a: { status: string }) => a.status === 'online').length >= count;
-  }, 60_000, 200);
+  await until(
+    'the agents to come online',
+    async () => {
+      for (const a of agents) if (!a.running) throw new Error(`agent exited: ${a.output()}`);
+      const list = await c.request('GET', '/api/agents', token);
+      return list.agents.filter((a: { status: string }) => a.status === 'online').length >= count;
+    },
+    60_000,
+    200,
+  );
   return agents;
 }
 

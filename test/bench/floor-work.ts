@@ -23,8 +23,18 @@ export const DEPLOY_PATHS = { system: '/system/config', interfaces: '/interfaces
 /** The deploy benchmark's two services as rendered for `target`. */
 export function deployChanges(target: DeviceTarget): ConfigChange[] {
   return [
-    { target_path: DEPLOY_PATHS.system, operation: 'replace', config_format: 'json', config: JSON.stringify({ hostname: target.name, 'domain-name': 'dc1.example.net' }) },
-    { target_path: DEPLOY_PATHS.interfaces, operation: 'replace', config_format: 'json', config: JSON.stringify({ interface: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, config: { mtu: 9214, description: `uplink ${p}` } })) }) },
+    {
+      target_path: DEPLOY_PATHS.system,
+      operation: 'replace',
+      config_format: 'json',
+      config: JSON.stringify({ hostname: target.name, 'domain-name': 'dc1.example.net' }),
+    },
+    {
+      target_path: DEPLOY_PATHS.interfaces,
+      operation: 'replace',
+      config_format: 'json',
+      config: JSON.stringify({ interface: [1, 2, 3, 4].map((p) => ({ name: `Ethernet${p}`, config: { mtu: 9214, description: `uplink ${p}` } })) }),
+    },
   ];
 }
 

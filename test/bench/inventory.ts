@@ -28,12 +28,19 @@ function option(args: string[], name: string, fallback: number): number {
 
 /** CSV text of `rows` devices with realistic, varied values. */
 export function inventoryCsv(rows: number): string {
-  const makers = [['Arista', 'vendor_eos', 'eos', '7050SX'], ['Juniper', 'vendor_junos', 'junos', 'MX204'], ['Vendor', 'vendor_ios', 'ios', 'C9300'], ['Vendor', 'vendor_nxos', 'nxos', 'N9K-C93180']];
+  const makers = [
+    ['Arista', 'vendor_eos', 'eos', '7050SX'],
+    ['Juniper', 'vendor_junos', 'junos', 'MX204'],
+    ['Vendor', 'vendor_ios', 'ios', 'C9300'],
+    ['Vendor', 'vendor_nxos', 'nxos', 'N9K-C93180'],
+  ];
   const lines = ['name,host,device_type,manufacturer,model,platform,site,description'];
   for (let i = 0; i < rows; i++) {
     const [maker, type, platform, model] = makers[i % makers.length];
     const site = `site-${String(i % 50).padStart(2, '0')}`;
-    lines.push(`${site}-sw-${String(i).padStart(5, '0')},10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},${type},${maker},${model},${platform},${site},"rack ${i % 40}, row ${i % 7}"`);
+    lines.push(
+      `${site}-sw-${String(i).padStart(5, '0')},10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},${type},${maker},${model},${platform},${site},"rack ${i % 40}, row ${i % 7}"`,
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -69,9 +76,18 @@ interface LoadResult {
 
 async function load(url: string, token: string, connections: number, duration: number): Promise<LoadResult> {
   const bin = join(import.meta.dirname, '../../node_modules/.bin/autocannon');
-  const { stdout } = await run$(bin, ['-j', '-c', String(connections), '-d', String(duration), '-H', `authorization=Bearer ${token}`, url], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run$(bin, ['-j', '-c', String(connections), '-d', String(duration), '-H', `authorization=Bearer ${token}`, url], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const result = JSON.parse(stdout);
-  return { requestsPerSecond: result.requests.average, requests: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  return {
+    requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
 }
 
 export async function run(args: string[] = []): Promise<void> {
@@ -90,7 +106,9 @@ export async function run(args: string[] = []): Promise<void> {
     // Fill the pool so every backend that will serve requests exists, then find their pids.
     await Promise.all(Array.from({ length: 20 }, () => db.raw('SELECT pg_sleep(0.05)')));
     const backends = async (): Promise<number[]> =>
-      (await db.raw("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'inventory-bench'")).rows.map((r: { pid: number }) => r.pid);
+      (await db.raw("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'inventory-bench'")).rows.map(
+        (r: { pid: number }) => r.pid,
+      );
     const pids = await backends();
     const csv = inventoryCsv(rows);
     const cpuBefore = cpuNow(pids);
@@ -98,11 +116,19 @@ export async function run(args: string[] = []): Promise<void> {
     const summary = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, csv, 'text/csv');
     const importMs = performance.now() - started;
     const cpuAfter = cpuNow(pids);
-    if (summary.imported !== rows) throw new Error(`import stored ${summary.imported} of ${rows} rows: ${JSON.stringify(summary.errors.slice(0, 3))}`);
+    if (summary.imported !== rows)
+      throw new Error(`import stored ${summary.imported} of ${rows} rows: ${JSON.stringify(summary.errors.slice(0, 3))}`);
 
     console.log(`inventory benchmark: ${rows} devices, ${connections} connections, ${duration} s per run`);
-    console.log(`csv import, ${rows} rows: ${(importMs / 1000).toFixed(2)} s (${Math.round(csv.length / 1024)} KiB; cpu node ${Math.round(cpuAfter.node - cpuBefore.node)} ms, postgres ${Math.round(cpuAfter.postgres - cpuBefore.postgres)} ms) target ≤ 3 s`);
-    console.log(`machine load average now: ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `csv import, ${rows} rows: ${(importMs / 1000).toFixed(2)} s (${Math.round(csv.length / 1024)} KiB; cpu node ${Math.round(cpuAfter.node - cpuBefore.node)} ms, postgres ${Math.round(cpuAfter.postgres - cpuBefore.postgres)} ms) target ≤ 3 s`,
+    );
+    console.log(
+      `machine load average now: ${(await import('node:os'))
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('scenario,requests_per_s,p50_ms,p99_ms,errors,non_2xx,cpu_ms_per_request_node,cpu_ms_per_request_postgres');
     for (const [name, path] of [
       // Floor for comparison: authentication (JWT check, session lookup) and one trivial query.
@@ -116,11 +142,12 @@ export async function run(args: string[] = []): Promise<void> {
       const result = await load(base + path, token, connections, duration);
       const after = cpuNow(pids);
       const per = (ms: number) => (ms / Math.max(1, result.requests)).toFixed(3);
-      console.log(`${name},${Math.round(result.requestsPerSecond)},${result.p50},${result.p99},${result.errors},${result.non2xx},${per(after.node - before.node)},${per(after.postgres - before.postgres)}`);
+      console.log(
+        `${name},${Math.round(result.requestsPerSecond)},${result.p50},${result.p99},${result.errors},${result.non2xx},${per(after.node - before.node)},${per(after.postgres - before.postgres)}`,
+      );
     }
     console.log('targets: list ≥ 2000 requests/s with p99 ≤ 50 ms');
   } finally {
     await c.close();
   }
 }
-

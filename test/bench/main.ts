@@ -11,11 +11,27 @@ const BENCHMARKS: Record<string, { about: string; load: () => Promise<Benchmark>
   inventory: { about: 'CSV import of 10,000 devices; device list requests/s with p50/p99', load: () => import('./inventory') },
   backup: { about: 'end-to-end bulk config pull through NATS and agents against simulated devices', load: () => import('./backup') },
   render: { about: 'stack render of 1,000 devices × 3 services (POST /stacks/:id/render)', load: () => import('./render') },
-  poll: { about: 'end-to-end discovery polls of simulated devices through NATS and agents vs the driver and parsers alone (--devices 1000)', load: () => import('./poll') },
-  scale: { about: 'one snapshot over simulated devices through agent processes in several sites: devices/s, per-agent spread, controller CPU and RSS, NATS messages (--agents 20 --devices 5000)', load: () => import('./scale') },
-  cluster: { about: 'one snapshot on a three-node NATS cluster (R3 streams) while a node is killed and restarted: exactly once, time (--devices 1000)', load: () => import('./cluster') },
-  console: { about: 'operator console in chromium with 10,000 devices: first-page JS size, page timings, Lighthouse scores (--devices 10000 --runs 5)', load: () => import('./console') },
-  signatures: { about: 'µs per sign and verify of job messages, results and heartbeats: crypto.ts next to jose (--iterations 2000 --config-kb 20)', load: () => import('./signatures') },
+  poll: {
+    about: 'end-to-end discovery polls of simulated devices through NATS and agents vs the driver and parsers alone (--devices 1000)',
+    load: () => import('./poll'),
+  },
+  scale: {
+    about:
+      'one snapshot over simulated devices through agent processes in several sites: devices/s, per-agent spread, controller CPU and RSS, NATS messages (--agents 20 --devices 5000)',
+    load: () => import('./scale'),
+  },
+  cluster: {
+    about: 'one snapshot on a three-node NATS cluster (R3 streams) while a node is killed and restarted: exactly once, time (--devices 1000)',
+    load: () => import('./cluster'),
+  },
+  console: {
+    about: 'operator console in chromium with 10,000 devices: first-page JS size, page timings, Lighthouse scores (--devices 10000 --runs 5)',
+    load: () => import('./console'),
+  },
+  signatures: {
+    about: 'µs per sign and verify of job messages, results and heartbeats: crypto.ts next to jose (--iterations 2000 --config-kb 20)',
+    load: () => import('./signatures'),
+  },
   deploy: { about: 'end-to-end deployment of a two-service stack over gNMI vs the drivers alone (--devices 500)', load: () => import('./deploy') },
 };
 

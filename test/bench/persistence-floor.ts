@@ -20,42 +20,62 @@ export interface PersistenceFloor {
 }
 
 /** What the deployment's device rows held before the floor wrote them. */
-type DeviceState = { device_id: string; status: string; job_id: string | null; backup_config_id: string | null; changed: boolean; status_since: Date };
+type DeviceState = {
+  device_id: string;
+  status: string;
+  job_id: string | null;
+  backup_config_id: string | null;
+  changed: boolean;
+  status_since: Date;
+};
 
 /**
  * Writes the rows for every device of `deploymentId` (an ended deployment of the benchmark) with
  * `backups` (device id → its backup as the agent sent it), measures this process's and
  * PostgreSQL's CPU, then undoes it.
  */
-export async function persistenceFloor(db: Knex, deploymentId: string, backups: Map<string, { text: string; format: string }>): Promise<PersistenceFloor> {
+export async function persistenceFloor(
+  db: Knex,
+  deploymentId: string,
+  backups: Map<string, { text: string; format: string }>,
+): Promise<PersistenceFloor> {
   const { org_id: orgId } = await db('deployments').where({ id: deploymentId }).first('org_id');
-  const before: DeviceState[] = await db('deployment_devices').where({ deployment_id: deploymentId })
+  const before: DeviceState[] = await db('deployment_devices')
+    .where({ deployment_id: deploymentId })
     .select('device_id', 'status', 'job_id', 'backup_config_id', 'changed', 'status_since');
   const deviceIds = before.map((d) => d.device_id);
   const counting = cpuMeter({ 'this process': selfCpu, postgres: () => cpuOfNamed('postgres') });
   const jobIds = await db.transaction(async (trx) => {
-    const jobs: { id: string; device_id: string }[] = (await trx.raw(
-      `INSERT INTO jobs (org_id, kind, device_id, group_id, params, pool, transport, deadline_at)
+    const jobs: { id: string; device_id: string }[] = (
+      await trx.raw(
+        `INSERT INTO jobs (org_id, kind, device_id, group_id, params, pool, transport, deadline_at)
        SELECT ?, 'deploy', d, ?, '{}'::jsonb, 'default', 'gnmi', now() + interval '1 hour' FROM unnest(?::uuid[]) AS d RETURNING id, device_id`,
-      [orgId, deploymentId, deviceIds],
-    )).rows;
+        [orgId, deploymentId, deviceIds],
+      )
+    ).rows;
     const jobOf = new Map(jobs.map((j) => [j.device_id, j.id]));
     const versions = deviceIds.map((id) => {
       const backup = backups.get(id) ?? { text: '', format: 'json' };
       return {
-        device_id: id, job_id: jobOf.get(id), config_format: backup.format, config_text: backup.text,
+        device_id: id,
+        job_id: jobOf.get(id),
+        config_format: backup.format,
+        config_text: backup.text,
         config_hash: createHash('sha256').update(backup.text, 'utf8').digest('hex'),
-        size_bytes: Buffer.byteLength(backup.text), line_count: backup.text.split('\n').length,
+        size_bytes: Buffer.byteLength(backup.text),
+        line_count: backup.text.split('\n').length,
       };
     });
-    const stored: { id: string; device_id: string }[] = (await trx.raw(
-      `INSERT INTO config_versions (org_id, device_id, version, method, config_format, config_hash, source, pulled_via, status, job_id, config_text, size_bytes, line_count)
+    const stored: { id: string; device_id: string }[] = (
+      await trx.raw(
+        `INSERT INTO config_versions (org_id, device_id, version, method, config_format, config_hash, source, pulled_via, status, job_id, config_text, size_bytes, line_count)
        SELECT ?, r.device_id, coalesce((SELECT max(v.version) FROM config_versions v WHERE v.device_id = r.device_id), 0) + 1,
               'structured', r.config_format, r.config_hash, 'deployment', 'gnmi', 'success', r.job_id, r.config_text, r.size_bytes, r.line_count
          FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, job_id uuid, config_format text, config_hash text, config_text text, size_bytes int, line_count int)
        RETURNING id, device_id`,
-      [orgId, JSON.stringify(versions)],
-    )).rows;
+        [orgId, JSON.stringify(versions)],
+      )
+    ).rows;
     const backupOf = new Map(stored.map((s) => [s.device_id, s.id]));
     await trx.raw(
       `UPDATE deployment_devices d SET status = 'completed', job_id = r.job_id, backup_config_id = r.backup_config_id, changed = true, status_since = now()
@@ -68,10 +88,9 @@ export async function persistenceFloor(db: Knex, deploymentId: string, backups: 
        SELECT ?, ?, d, 'info', 'services applied and verified' FROM unnest(?::uuid[]) AS d`,
       [deploymentId, orgId, deviceIds],
     );
-    await trx.raw(
-      `UPDATE jobs SET status = 'succeeded', result = '{"status":"succeeded"}'::jsonb, finished_at = now() WHERE id = ANY(?::uuid[])`,
-      [jobs.map((j) => j.id)],
-    );
+    await trx.raw(`UPDATE jobs SET status = 'succeeded', result = '{"status":"succeeded"}'::jsonb, finished_at = now() WHERE id = ANY(?::uuid[])`, [
+      jobs.map((j) => j.id),
+    ]);
     return jobs.map((j) => j.id);
   });
   const cpu = counting(deviceIds.length);

@@ -11,7 +11,14 @@
  */
 import { StringCodec, type JsMsg } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, importAgentPrivateKey, importControllerPublicKey, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  importAgentPrivateKey,
+  importControllerPublicKey,
+  signJsonDetached,
+  verifyJson,
+} from '../../shared/src/jobs/crypto';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { natsNames, resultsSubject } from '../../shared/src/nats/subjects';

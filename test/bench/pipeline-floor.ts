@@ -15,7 +15,18 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { StringCodec, type JsMsg } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, controllerKeyFromSecret, generateAgentKeys, importAgentPublicKey, signJson, signerOf, verifyJson, type AnyKey, type ControllerKey } from '../../shared/src/jobs/crypto';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  controllerKeyFromSecret,
+  generateAgentKeys,
+  importAgentPublicKey,
+  signJson,
+  signerOf,
+  verifyJson,
+  type AnyKey,
+  type ControllerKey,
+} from '../../shared/src/jobs/crypto';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { jobsSubject, poolConsumer } from '../../shared/src/nats/subjects';
@@ -58,16 +69,30 @@ async function verifiedRow(m: JsMsg, keys: Map<string, AnyKey>): Promise<{ devic
 }
 
 /** Starts the agent processes (each with its own key); answers them with the keys to verify their results. */
-async function startPipelineAgents(natsUrl: string, prefix: string, o: PipelineFloorOptions, controllerKey: ControllerKey, agents: Proc[]): Promise<Map<string, AnyKey>> {
+async function startPipelineAgents(
+  natsUrl: string,
+  prefix: string,
+  o: PipelineFloorOptions,
+  controllerKey: ControllerKey,
+  agents: Proc[],
+): Promise<Map<string, AnyKey>> {
   const keys = new Map<string, AnyKey>();
   for (let i = 0; i < o.agents; i++) {
     const agentId = `pipeline-agent-${i + 1}`;
     const pair = await generateAgentKeys();
     keys.set(agentId, await importAgentPublicKey(pair.publicJwk));
-    agents.push(spawnTs('test/bench/pipeline-agent.ts', {
-      NATS_URL: natsUrl, FLOOR_PREFIX: prefix, FLOOR_WORK: o.work, FLOOR_SESSIONS: String(o.sessions), FLOOR_CONNECTS: String(o.connects),
-      FLOOR_AGENT_ID: agentId, FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk), FLOOR_CONTROLLER_JWK: JSON.stringify(controllerKey.publicJwk),
-    }));
+    agents.push(
+      spawnTs('test/bench/pipeline-agent.ts', {
+        NATS_URL: natsUrl,
+        FLOOR_PREFIX: prefix,
+        FLOOR_WORK: o.work,
+        FLOOR_SESSIONS: String(o.sessions),
+        FLOOR_CONNECTS: String(o.connects),
+        FLOOR_AGENT_ID: agentId,
+        FLOOR_AGENT_JWK: JSON.stringify(pair.privateJwk),
+        FLOOR_CONTROLLER_JWK: JSON.stringify(controllerKey.publicJwk),
+      }),
+    );
   }
   for (const a of agents) await waitUntil('a pipeline agent', () => a.output().includes('pipeline agent ready'), a, 60_000);
   return keys;
@@ -99,7 +124,12 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
     /** Publishes the jobs of `batch` (ids from `first`) and stores their results; answers the failed count. */
     const round = async (batch: DeviceTarget[], first: number): Promise<number> => {
       const submit = mapLimit(batch, 256, async (target, i) =>
-        js.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), sc.encode(await signJson({ id: first + i, target } satisfies PipelineJob, controllerKey.privateKey, CONTROLLER_SIGN_ALG)), { msgID: `job-${first + i}` }));
+        js.publish(
+          jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL),
+          sc.encode(await signJson({ id: first + i, target } satisfies PipelineJob, controllerKey.privateKey, CONTROLLER_SIGN_ALG)),
+          { msgID: `job-${first + i}` },
+        ),
+      );
       let failed = 0;
       let progressAt = Date.now();
       for (let stored = 0; stored < batch.length;) {
@@ -107,7 +137,9 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
         for await (const m of await results.fetch({ max_messages: Math.min(64, batch.length - stored), expires: 2_000 })) msgs.push(m);
         if (msgs.length > 0) progressAt = Date.now();
         else if (Date.now() - progressAt > STALL_MS) {
-          throw new Error(`the pipeline floor stalled at ${stored} of ${batch.length} results; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}`);
+          throw new Error(
+            `the pipeline floor stalled at ${stored} of ${batch.length} results; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}`,
+          );
         }
         const rows = await Promise.all(msgs.map((m) => verifiedRow(m, keys)));
         failed += rows.filter((r) => !r.ok).length;
@@ -121,8 +153,11 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
 
     for (let i = 1; i <= o.warmupRounds; i++) await round(targets, i * 1_000_000);
     const counting = cpuMeter({
-      agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [o.simulatorPid]), 'this process': selfCpu,
-      postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
+      agents: processCpu(() => agents.map((a) => a.pid)),
+      simulator: processCpu(() => [o.simulatorPid]),
+      'this process': selfCpu,
+      postgres: () => cpuOfNamed('postgres'),
+      'nats-server': () => cpuOfNamed('nats-server'),
     });
     const started = performance.now();
     const failed = await round(targets, 0);
@@ -138,6 +173,8 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
 
 /** The line a benchmark prints for it. */
 export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: number, agents: number): string {
-  return `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
-    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ${pipeline.cpuText}`;
+  return (
+    `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
+    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ${pipeline.cpuText}`
+  );
 }

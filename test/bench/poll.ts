@@ -50,7 +50,8 @@ export async function run(args: string[] = []): Promise<void> {
     const { access_token: token } = await call('POST', '/api/auth/login', null, JSON.stringify(ADMIN));
     const profile = await call('POST', '/api/profiles', token, JSON.stringify({ name: 'bench', ...DEVICE_LOGIN, ssh_port: sim.port }));
     const summary = await call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, token, sim.csv, 'text/csv');
-    if (summary.imported !== devices) throw new Error(`import stored ${summary.imported} of ${devices} devices: ${JSON.stringify(summary.errors.slice(0, 3))}`);
+    if (summary.imported !== devices)
+      throw new Error(`import stored ${summary.imported} of ${devices} devices: ${JSON.stringify(summary.errors.slice(0, 3))}`);
     const rows: { id: string; name: string; host: string; device_type: string }[] = await db('devices').select('id', 'name', 'host', 'device_type');
     agents = await startAgents(c, token, agentCount, concurrency);
 
@@ -66,14 +67,24 @@ export async function run(args: string[] = []): Promise<void> {
       if (via === 'post') await mapLimit(rows, POST_IN_FLIGHT, (r) => call('POST', `/api/devices/${r.id}/poll`, token));
       else await db('devices').update({ poll_enabled: true, poll_interval_minutes: 10080, next_poll_at: db.fn.now() });
       const queuedS = (performance.now() - started) / 1000;
-      await waitFor('the polls to be queued', async () => {
-        const [{ n }] = (await db.raw('SELECT count(*)::int AS n FROM discovery_polls')).rows;
-        return n === rows.length;
-      }, 900_000, 100);
-      await waitFor('every poll to finish', async () => {
-        const [{ open }] = (await db.raw("SELECT count(*)::int AS open FROM discovery_polls WHERE status = 'queued'")).rows;
-        return open === 0;
-      }, 900_000, 250); // the end comes from the database, so polling gently costs no accuracy
+      await waitFor(
+        'the polls to be queued',
+        async () => {
+          const [{ n }] = (await db.raw('SELECT count(*)::int AS n FROM discovery_polls')).rows;
+          return n === rows.length;
+        },
+        900_000,
+        100,
+      );
+      await waitFor(
+        'every poll to finish',
+        async () => {
+          const [{ open }] = (await db.raw("SELECT count(*)::int AS open FROM discovery_polls WHERE status = 'queued'")).rows;
+          return open === 0;
+        },
+        900_000,
+        250,
+      ); // the end comes from the database, so polling gently costs no accuracy
       const [{ last }] = (await db.raw('SELECT max(finished_at) AS last FROM discovery_polls')).rows;
       const seconds = (new Date(last).getTime() - new Date(before).getTime()) / 1000;
       if (process.env.BENCH_DEBUG) {
@@ -85,19 +96,30 @@ export async function run(args: string[] = []): Promise<void> {
              FROM generate_series(0.5, ?::numeric + 0.5, 0.5) AS t`,
           [before, before, before, before, before, before, before, seconds],
         );
-        console.log(`  timeline (s: stored/running/recorded): ${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`);
+        console.log(
+          `  timeline (s: stored/running/recorded): ${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`,
+        );
       }
-      const byStatus = (await db.raw('SELECT status, count(*)::int AS n FROM discovery_polls GROUP BY status')).rows as { status: string; n: number }[];
+      const byStatus = (await db.raw('SELECT status, count(*)::int AS n FROM discovery_polls GROUP BY status')).rows as {
+        status: string;
+        n: number;
+      }[];
       const [{ n: records }] = (await db.raw('SELECT COALESCE(sum(jsonb_array_length(records)), 0)::int AS n FROM discovery_sections')).rows;
       return { seconds, queuedS, byStatus, records };
     };
 
-    console.log(`poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`);
+    console.log(
+      `poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`,
+    );
     // CPU seconds per process: this process is the controller (and the client sending the POSTs) end to end, the driver in the floor.
-    const meter = () => cpuMeter({
-      agents: processCpu(() => agents.map((a) => a.pid)), simulator: processCpu(() => [sim.proc.pid]), 'this process': selfCpu,
-      postgres: () => cpuOfNamed('postgres'), 'nats-server': () => cpuOfNamed('nats-server'),
-    });
+    const meter = () =>
+      cpuMeter({
+        agents: processCpu(() => agents.map((a) => a.pid)),
+        simulator: processCpu(() => [sim.proc.pid]),
+        'this process': selfCpu,
+        postgres: () => cpuOfNamed('postgres'),
+        'nats-server': () => cpuOfNamed('nats-server'),
+      });
     // Warm-up, not timed: each path polls every device `--warmup-rounds` times first, so that all
     // processes meet the timed round warm (see the deploy benchmark).
     const targets = simTargets(rows, sim.port);
@@ -119,15 +141,30 @@ export async function run(args: string[] = []): Promise<void> {
 
     const ratio = e2e.seconds / floor.seconds;
     console.log(`last warm-up round: ${warm.seconds.toFixed(2)} s`);
-    console.log(`end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s (${via === 'post' ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s` : 'from the moment all became due'}); results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`);
-    console.log(`driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ${floor.records} records parsed)`);
+    console.log(
+      `end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s (${via === 'post' ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s` : 'from the moment all became due'}); results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`,
+    );
+    console.log(
+      `driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ${floor.records} records parsed)`,
+    );
     console.log(`ratio end-to-end / floor: ${ratio.toFixed(2)} (target ≤ 1.3)`);
     console.log(`  CPU s end to end: ${e2eCpu}`);
     console.log(`  CPU s of the floor: ${floorCpu.text}`);
     console.log(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
-    const pipeline = await pipelineFloor(db, NATS_URL, targets, { work: 'poll', agents: agentCount, sessions: concurrency, connects: connectSlotsOf(concurrency), simulatorPid: sim.proc.pid, warmupRounds });
+    const pipeline = await pipelineFloor(db, NATS_URL, targets, {
+      work: 'poll',
+      agents: agentCount,
+      sessions: concurrency,
+      connects: connectSlotsOf(concurrency),
+      simulatorPid: sim.proc.pid,
+      warmupRounds,
+    });
     console.log(pipelineFloorReport(pipeline, floor.seconds, agentCount));
-    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (postgres and nats-server are counted machine-wide)`);
+    console.log(
+      `machine load average now: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} (postgres and nats-server are counted machine-wide)`,
+    );
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await sim.proc.stop();

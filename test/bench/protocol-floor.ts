@@ -15,7 +15,17 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import type { Knex } from 'knex';
 import type { JetStreamManager, JsMsg, NatsConnection } from 'nats';
-import { AGENT_SIGN_ALG, CONTROLLER_SIGN_ALG, controllerKeyFromSecret, generateAgentKeys, importAgentPrivateKey, importAgentPublicKey, signJson, signJsonDetached, verifyJson } from '../../shared/src/jobs/crypto';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  controllerKeyFromSecret,
+  generateAgentKeys,
+  importAgentPrivateKey,
+  importAgentPublicKey,
+  signJson,
+  signJsonDetached,
+  verifyJson,
+} from '../../shared/src/jobs/crypto';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { connectNats, deleteStreams, ensurePoolConsumer, ensureResultsConsumer, ensureStreams } from '../../shared/src/nats/jetstream';
 import { jobsSubject, natsNames, poolConsumer, resultsSubject, type NatsNames } from '../../shared/src/nats/subjects';
@@ -29,7 +39,11 @@ const FETCH = 64;
  * The scratch space of one floor run: the job protocol's streams and consumers under a prefix of
  * their own, and a table for the results (one row per device). `drop` removes both.
  */
-export async function floorScratch(db: Knex, jsm: JetStreamManager, stem: string): Promise<{ names: NatsNames; table: string; drop(): Promise<void> }> {
+export async function floorScratch(
+  db: Knex,
+  jsm: JetStreamManager,
+  stem: string,
+): Promise<{ names: NatsNames; table: string; drop(): Promise<void> }> {
   const names = natsNames(`${stem}${randomBytes(4).toString('hex')}`);
   const table = `${stem}_floor_${randomBytes(4).toString('hex')}`;
   const drop = async () => {
@@ -93,19 +107,27 @@ export async function protocolFloor(db: Knex, natsUrl: string, results: unknown[
     const agentJs = agent.jetstream();
     // Jobs signed by the controller's key and checked by the agent, as DESIGN.md has them.
     const submit = mapLimit(results, 256, async (_, i) =>
-      controllerJs.publish(jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL), encoder.encode(await signJson({ job_id: i, kind: 'bench', attempt: 1 }, controllerKey.privateKey, CONTROLLER_SIGN_ALG)), { msgID: `job-${i}` }));
+      controllerJs.publish(
+        jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL),
+        encoder.encode(await signJson({ job_id: i, kind: 'bench', attempt: 1 }, controllerKey.privateKey, CONTROLLER_SIGN_ALG)),
+        { msgID: `job-${i}` },
+      ),
+    );
     const work = drain(agent, names.jobsStream, poolConsumer(FLOOR_ORG, FLOOR_POOL), count, (jobs) =>
       mapLimit(jobs, concurrency, async (m) => {
         const job = (await verifyJson(decoder.decode(m.data), controllerKey.publicKey, CONTROLLER_SIGN_ALG)) as { job_id: number };
         const token = await signJsonDetached({ type: 'result', job_id: job.job_id, result: results[job.job_id] }, sign, AGENT_SIGN_ALG, 'agent');
         await agentJs.publish(resultsSubject(names.prefix, 'agent'), encoder.encode(token), { msgID: `result-${job.job_id}` });
         m.ack();
-      }).then(() => undefined));
+      }).then(() => undefined),
+    );
     const record = drain(controller, names.resultsStream, names.resultsConsumer, count, async (msgs) => {
-      const rows = await Promise.all(msgs.map(async (m) => {
-        const event = (await verifyJson(decoder.decode(m.data), key, AGENT_SIGN_ALG)) as { job_id: number; result: unknown };
-        return { device: event.job_id, result: JSON.stringify(event.result) };
-      }));
+      const rows = await Promise.all(
+        msgs.map(async (m) => {
+          const event = (await verifyJson(decoder.decode(m.data), key, AGENT_SIGN_ALG)) as { job_id: number; result: unknown };
+          return { device: event.job_id, result: JSON.stringify(event.result) };
+        }),
+      );
       if (rows.length > 0) await db(table).insert(rows);
       msgs.forEach((m) => m.ack());
     });

@@ -12,7 +12,6 @@
 import { loadavg } from 'node:os';
 import { benchController, option } from './controller';
 
-
 export const SERVICES = [
   {
     name: 'system',
@@ -39,12 +38,21 @@ export const SERVICES = [
 export function variableValues(deviceIds: string[]) {
   const deviceVars = (build: (i: number) => Record<string, unknown>) => Object.fromEntries(deviceIds.map((id, i) => [id, build(i)]));
   return {
-    '0': { devices: deviceIds, shared_vars: { domain: 'dc1.example.net', ntp_servers: ['192.0.2.1', '192.0.2.2'] }, device_vars: deviceVars((i) => ({ hostname: `leaf${i + 1}` })) },
+    '0': {
+      devices: deviceIds,
+      shared_vars: { domain: 'dc1.example.net', ntp_servers: ['192.0.2.1', '192.0.2.2'] },
+      device_vars: deviceVars((i) => ({ hostname: `leaf${i + 1}` })),
+    },
     '1': {
       devices: deviceIds,
       shared_vars: { mtu: 9214 },
       device_vars: deviceVars((i) => ({
-        interfaces: Array.from({ length: 8 }, (_, p) => ({ name: `Ethernet${p + 1}`, description: `to spine${(p % 4) + 1} port ${i}`, enabled: p % 5 !== 4, ...(p === 0 ? { mtu: 1500 } : {}) })),
+        interfaces: Array.from({ length: 8 }, (_, p) => ({
+          name: `Ethernet${p + 1}`,
+          description: `to spine${(p % 4) + 1} port ${i}`,
+          enabled: p % 5 !== 4,
+          ...(p === 0 ? { mtu: 1500 } : {}),
+        })),
       })),
     },
     '2': {
@@ -52,7 +60,11 @@ export function variableValues(deviceIds: string[]) {
       shared_vars: { asn: 65000 },
       device_vars: deviceVars((i) => ({
         loopback: `10.255.${Math.floor(i / 250)}.${(i % 250) + 1}`,
-        neighbors: Array.from({ length: 4 }, (_, n) => ({ ip: `10.${n}.${Math.floor(i / 250)}.${(i % 250) + 1}`, asn: 65100 + n, ...(n % 2 ? { password: 'bgp-secret' } : {}) })),
+        neighbors: Array.from({ length: 4 }, (_, n) => ({
+          ip: `10.${n}.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+          asn: 65100 + n,
+          ...(n % 2 ? { password: 'bgp-secret' } : {}),
+        })),
       })),
     },
   };
@@ -63,16 +75,33 @@ export async function run(args: string[] = []): Promise<void> {
   const rounds = option(args, 'rounds', 5);
   const c = await benchController();
   try {
-    const profile = (await c.call('POST', '/api/profiles', { name: 'bench', username: 'netops', password: 'bench-Device-pw', automation_transport: 'gnmi' })).body;
-    const csv = ['name,host,device_type', ...Array.from({ length: devices }, (_, i) => `leaf${i + 1},10.0.${Math.floor(i / 250)}.${(i % 250) + 1},vendor_eos`)].join('\n');
+    const profile = (
+      await c.call('POST', '/api/profiles', { name: 'bench', username: 'netops', password: 'bench-Device-pw', automation_transport: 'gnmi' })
+    ).body;
+    const csv = [
+      'name,host,device_type',
+      ...Array.from({ length: devices }, (_, i) => `leaf${i + 1},10.0.${Math.floor(i / 250)}.${(i % 250) + 1},vendor_eos`),
+    ].join('\n');
     const imported = (await c.call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, csv, 'text/csv')).body;
     if (imported.imported !== devices) throw new Error(`imported ${imported.imported} of ${devices} devices`);
     const ids: string[] = (await c.db('devices').orderBy('name').select('id')).map((r: { id: string }) => r.id);
     const templates = [];
     for (const s of SERVICES) {
-      templates.push((await c.call('POST', '/api/config/templates', { name: s.name, platform: 'openconfig-gnmi', config_format: 'json', target_path: s.target_path, source: s.source })).body);
+      templates.push(
+        (
+          await c.call('POST', '/api/config/templates', {
+            name: s.name,
+            platform: 'openconfig-gnmi',
+            config_format: 'json',
+            target_path: s.target_path,
+            source: s.source,
+          })
+        ).body,
+      );
     }
-    const stack = (await c.call('POST', '/api/config/stacks', { name: 'fabric', services: templates.map((t, order) => ({ template_id: t.id, order })) })).body;
+    const stack = (
+      await c.call('POST', '/api/config/stacks', { name: 'fabric', services: templates.map((t, order) => ({ template_id: t.id, order })) })
+    ).body;
     const body = JSON.stringify({ variable_values: variableValues(ids) });
 
     const render = async () => {
@@ -97,7 +126,11 @@ export async function run(args: string[] = []): Promise<void> {
       console.log([round, r.seconds.toFixed(3), r.jobs, Math.round(r.jobs / r.seconds), (r.bytes / 1024).toFixed(0)].join(','));
     }
     const sorted = [...times].sort((a, b) => a - b);
-    console.log(`median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} s, best ${sorted[0].toFixed(3)} s; machine load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} s, best ${sorted[0].toFixed(3)} s; machine load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
     console.log('target: 1,000 devices × 3 services ≤ 1 s');
   } finally {
     await c.close();

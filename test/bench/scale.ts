@@ -57,7 +57,14 @@ export async function run(args: string[] = []): Promise<void> {
   let sim: Proc | null = null;
   try {
     const nats = await startNats({ monitor: true });
-    const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, natsPrefix: 'sb', adminPassword: ADMIN_PASSWORD, metricsToken: METRICS_TOKEN, logLevel: 'warn' });
+    const ctl = await startControllerProcess({
+      databaseUrl: database.url,
+      natsUrl: nats.url,
+      natsPrefix: 'sb',
+      adminPassword: ADMIN_PASSWORD,
+      metricsToken: METRICS_TOKEN,
+      logLevel: 'warn',
+    });
     const call = (method: string, path: string, token: string | null, body?: unknown, type = 'application/json') =>
       json(
         fetch(ctl.url + path, {
@@ -94,12 +101,25 @@ export async function run(args: string[] = []): Promise<void> {
       const batch = Array.from({ length: Math.min(5, agentCount - i) }, async (_, k) => {
         const site = sites[(i + k) % siteCount];
         const created = await call('POST', '/api/agents', token, { name: `scale-agent-${i + k + 1}`, site_id: site.id });
-        const proc = await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: created.enrollment_token, concurrency, metricsToken: METRICS_TOKEN, logLevel: 'warn', readyTimeoutMs: 300_000 });
+        const proc = await startAgentProcess({
+          natsUrl: nats.url,
+          controllerUrl: ctl.url,
+          enrollToken: created.enrollment_token,
+          concurrency,
+          metricsToken: METRICS_TOKEN,
+          logLevel: 'warn',
+          readyTimeoutMs: 300_000,
+        });
         return Object.assign(proc, { id: created.id as string, site: site.name });
       });
       started.push(...(await Promise.all(batch)));
     }
-    await waitUntil('every agent online', async () => (await call('GET', '/api/agents', token)).agents.filter((a: { status: string }) => a.status === 'online').length >= agentCount, undefined, 120_000);
+    await waitUntil(
+      'every agent online',
+      async () => (await call('GET', '/api/agents', token)).agents.filter((a: { status: string }) => a.status === 'online').length >= agentCount,
+      undefined,
+      120_000,
+    );
     log('all agents online');
 
     // The snapshot.
@@ -107,7 +127,12 @@ export async function run(args: string[] = []): Promise<void> {
     const varz0 = await nats.varz();
     const cpu0 = usage(ctl.pid);
     const natsPid = nats.proc()?.pid ?? 0;
-    const others0 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: cpuOfNamed('postgres') };
+    const others0 = {
+      agents: sum(started.map((a) => usage(a.pid).cpu)),
+      sim: usage(sim.pid).cpu,
+      nats: usage(natsPid).cpu,
+      pg: cpuOfNamed('postgres'),
+    };
     let rssPeakDuring = cpu0.rssMb;
     const sampler = setInterval(() => (rssPeakDuring = Math.max(rssPeakDuring, usage(ctl.pid).rssMb)), 250);
     // Where work waits: results not yet recorded by the controller, jobs not yet taken by agents.
@@ -145,10 +170,26 @@ export async function run(args: string[] = []): Promise<void> {
     );
     const cpu1 = usage(ctl.pid);
     const varz1 = await nats.varz();
-    const others1 = { agents: sum(started.map((a) => usage(a.pid).cpu)), sim: usage(sim.pid).cpu, nats: usage(natsPid).cpu, pg: cpuOfNamed('postgres') };
-    const failures = (await db('jobs').where({ group_id: snap.id, status: 'failed' }).select('error').count('* as n').groupBy('error').orderBy('n', 'desc').limit(5)) as unknown as { error: string; n: number }[];
+    const others1 = {
+      agents: sum(started.map((a) => usage(a.pid).cpu)),
+      sim: usage(sim.pid).cpu,
+      nats: usage(natsPid).cpu,
+      pg: cpuOfNamed('postgres'),
+    };
+    const failures = (await db('jobs')
+      .where({ group_id: snap.id, status: 'failed' })
+      .select('error')
+      .count('* as n')
+      .groupBy('error')
+      .orderBy('n', 'desc')
+      .limit(5)) as unknown as { error: string; n: number }[];
 
-    const perAgent: { agent_id: string; n: number }[] = await db('jobs').where({ group_id: snap.id }).whereNotNull('agent_id').select('agent_id').count('* as n').groupBy('agent_id');
+    const perAgent: { agent_id: string; n: number }[] = await db('jobs')
+      .where({ group_id: snap.id })
+      .whereNotNull('agent_id')
+      .select('agent_id')
+      .count('* as n')
+      .groupBy('agent_id');
     const counts = new Map(perAgent.map((r) => [r.agent_id, Number(r.n)]));
     const agentCounts = started.map((a) => counts.get(a.id) ?? 0);
     const siteCounts = sites.map((s) => sum(started.filter((a) => a.site === s.name).map((a) => counts.get(a.id) ?? 0)));
@@ -168,25 +209,49 @@ export async function run(args: string[] = []): Promise<void> {
     const poolUsed = /switchboard_db_pool_connections\{state="max"\} (\d+)/.exec(metrics)?.[1];
 
     console.log('');
-    console.log(`scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, one controller process, own nats-server`);
-    console.log(`snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ${(devices / seconds).toFixed(1)} devices/s`);
+    console.log(
+      `scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, one controller process, own nats-server`,
+    );
+    console.log(
+      `snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ${(devices / seconds).toFixed(1)} devices/s`,
+    );
     const f = (x: unknown) => Number(x).toFixed(1);
-    console.log(`phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`);
+    console.log(
+      `phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`,
+    );
     const agentMean = sum(agentSide.map((a) => a.seconds)) / Math.max(1, sum(agentSide.map((a) => a.count)));
-    console.log(`on the agents, a job takes ${agentMean.toFixed(2)} s on average from receipt to published result; most waiting in NATS: ${backlog.jobs} jobs not yet taken by an agent, ${backlog.results} results not yet recorded by the controller`);
+    console.log(
+      `on the agents, a job takes ${agentMean.toFixed(2)} s on average from receipt to published result; most waiting in NATS: ${backlog.jobs} jobs not yet taken by an agent, ${backlog.results} results not yet recorded by the controller`,
+    );
     console.log(`per agent (jobs): ${spread(agentCounts)}`);
     console.log(`per site (jobs):  ${siteCounts.map((n, i) => `${sites[i].name} ${n}`).join(', ')}`);
-    console.log(`controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`);
-    const spent = { agents: others1.agents - others0.agents, sim: others1.sim - others0.sim, nats: others1.nats - others0.nats, pg: others1.pg - others0.pg, controller: cpu1.cpu - cpu0.cpu };
+    console.log(
+      `controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`,
+    );
+    const spent = {
+      agents: others1.agents - others0.agents,
+      sim: others1.sim - others0.sim,
+      nats: others1.nats - others0.nats,
+      pg: others1.pg - others0.pg,
+      controller: cpu1.cpu - cpu0.cpu,
+    };
     console.log(
       `CPU s during the snapshot: agents together ${spent.agents.toFixed(1)}, simulator ${spent.sim.toFixed(1)}, nats-server ${spent.nats.toFixed(1)}, PostgreSQL (all its processes) ${spent.pg.toFixed(1)}, controller ${spent.controller.toFixed(1)}; ` +
         `${((sum(Object.values(spent)) * 1000) / devices).toFixed(1)} ms per device in all, ${((spent.agents * 1000) / devices).toFixed(1)} in agents, ${((spent.controller * 1000) / devices).toFixed(1)} in the controller`,
     );
     for (const f of failures) console.log(`failed (${f.n}): ${f.error}`);
     const d = (k: string) => Number(varz1[k]) - Number(varz0[k]);
-    console.log(`NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ${(d('out_bytes') / 1e6).toFixed(1)} MB out; ${varz1.connections} connections; slow consumers ${varz1.slow_consumers}`);
-    console.log(`machine load average now: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    console.log(`targets: snapshot ≤ 60 s (${seconds <= 60 ? 'met' : 'missed'}: ${seconds.toFixed(1)} s); controller RSS ≤ 400 MB (${cpu1.peakMb <= 400 ? 'met' : 'missed'}: peak ${mb(cpu1.peakMb)})`);
+    console.log(
+      `NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ${(d('out_bytes') / 1e6).toFixed(1)} MB out; ${varz1.connections} connections; slow consumers ${varz1.slow_consumers}`,
+    );
+    console.log(
+      `machine load average now: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    console.log(
+      `targets: snapshot ≤ 60 s (${seconds <= 60 ? 'met' : 'missed'}: ${seconds.toFixed(1)} s); controller RSS ≤ 400 MB (${cpu1.peakMb <= 400 ? 'met' : 'missed'}: peak ${mb(cpu1.peakMb)})`,
+    );
     await Promise.all(started.map((a) => a.stop(30_000)));
     await ctl.stop(30_000);
     await nats.close();

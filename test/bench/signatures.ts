@@ -49,8 +49,23 @@ export async function run(args: string[]): Promise<void> {
   const controller = controllerKeyFromSecret(Buffer.alloc(32, 7));
 
   const config = 'interface GigabitEthernet0/1\n description uplink\n'.repeat(Math.ceil((configKb * 1024) / 48));
-  const result = { v: 1, type: 'result', job_id: 'j', attempt: 1, agent_id: 'a', status: 'succeeded', result: { results: [{ method: 'cli', config: { text: config, format: 'cli', via: 'ssh' } }] } };
-  const job = { v: 1, job_id: 'j', attempt: 1, kind: 'backup', device: { id: 'd', host: '10.0.0.1', ports: { ssh: 22 } }, secrets: { ciphertext: 'x'.repeat(600) } };
+  const result = {
+    v: 1,
+    type: 'result',
+    job_id: 'j',
+    attempt: 1,
+    agent_id: 'a',
+    status: 'succeeded',
+    result: { results: [{ method: 'cli', config: { text: config, format: 'cli', via: 'ssh' } }] },
+  };
+  const job = {
+    v: 1,
+    job_id: 'j',
+    attempt: 1,
+    kind: 'backup',
+    device: { id: 'd', host: '10.0.0.1', ports: { ssh: 22 } },
+    secrets: { ciphertext: 'x'.repeat(600) },
+  };
   const beat = { v: 1, type: 'heartbeat', agent_id: 'a', at: new Date().toISOString(), active_jobs: 3 };
 
   const rows: string[][] = [];
@@ -61,35 +76,53 @@ export async function run(args: string[]): Promise<void> {
     rows.push([what, s.toFixed(1), v.toFixed(1), (s + v).toFixed(1)]);
   };
 
-  await measure('job message, EdDSA compact: crypto.ts', () => signJson(job, controller.privateKey, CONTROLLER_SIGN_ALG), (t) => verifyJson(t, controller.publicKey, CONTROLLER_SIGN_ALG));
+  await measure(
+    'job message, EdDSA compact: crypto.ts',
+    () => signJson(job, controller.privateKey, CONTROLLER_SIGN_ALG),
+    (t) => verifyJson(t, controller.publicKey, CONTROLLER_SIGN_ALG),
+  );
   await measure(
     'job message, EdDSA compact: jose',
     () => new CompactSign(encoder.encode(JSON.stringify(job))).setProtectedHeader({ alg: CONTROLLER_SIGN_ALG }).sign(controller.privateKey),
     async (t) => JSON.parse(new TextDecoder().decode((await compactVerify(t, controller.publicKey, { algorithms: [CONTROLLER_SIGN_ALG] })).payload)),
   );
-  await measure(`result with ${configKb} KB config, ES256 detached: crypto.ts`, () => signJsonDetached(result, sign, AGENT_SIGN_ALG, 'a'), (t) => verifyJson(t, verify, AGENT_SIGN_ALG));
+  await measure(
+    `result with ${configKb} KB config, ES256 detached: crypto.ts`,
+    () => signJsonDetached(result, sign, AGENT_SIGN_ALG, 'a'),
+    (t) => verifyJson(t, verify, AGENT_SIGN_ALG),
+  );
   await measure(
     `result with ${configKb} KB config, ES256 detached: jose`,
     async () => {
       const json = JSON.stringify(result);
-      const jws = await new FlattenedSign(encoder.encode(json)).setProtectedHeader({ alg: AGENT_SIGN_ALG, kid: 'a', b64: false, crit: ['b64'] }).sign(joseSign);
+      const jws = await new FlattenedSign(encoder.encode(json))
+        .setProtectedHeader({ alg: AGENT_SIGN_ALG, kid: 'a', b64: false, crit: ['b64'] })
+        .sign(joseSign);
       return `${jws.protected}..${jws.signature}\n${json}`;
     },
     async (t) => {
       const nl = t.indexOf('\n');
       const [protectedHeader, , signature] = t.slice(0, nl).split('.');
-      await flattenedVerify({ protected: protectedHeader, signature, payload: encoder.encode(t.slice(nl + 1)) }, joseVerify, { algorithms: [AGENT_SIGN_ALG] });
+      await flattenedVerify({ protected: protectedHeader, signature, payload: encoder.encode(t.slice(nl + 1)) }, joseVerify, {
+        algorithms: [AGENT_SIGN_ALG],
+      });
       return JSON.parse(t.slice(nl + 1));
     },
   );
-  await measure('heartbeat, ES256 compact: crypto.ts', () => signJson(beat, sign, AGENT_SIGN_ALG, 'a'), (t) => verifyJson(t, verify, AGENT_SIGN_ALG));
+  await measure(
+    'heartbeat, ES256 compact: crypto.ts',
+    () => signJson(beat, sign, AGENT_SIGN_ALG, 'a'),
+    (t) => verifyJson(t, verify, AGENT_SIGN_ALG),
+  );
   await measure(
     'heartbeat, ES256 compact: jose',
     () => new CompactSign(encoder.encode(JSON.stringify(beat))).setProtectedHeader({ alg: AGENT_SIGN_ALG, kid: 'a' }).sign(joseSign),
     async (t) => JSON.parse(new TextDecoder().decode((await compactVerify(t, joseVerify, { algorithms: [AGENT_SIGN_ALG] })).payload)),
   );
 
-  console.log(`signatures: ${iterations} iterations each, CPU µs per message (best of ${rounds} rounds) (load average ${(await import('node:os')).loadavg()[0].toFixed(2)})`);
+  console.log(
+    `signatures: ${iterations} iterations each, CPU µs per message (best of ${rounds} rounds) (load average ${(await import('node:os')).loadavg()[0].toFixed(2)})`,
+  );
   const header = ['message', 'sign µs', 'verify µs', 'sign+verify µs'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [header, ...rows]) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  '));

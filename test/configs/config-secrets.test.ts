@@ -49,8 +49,19 @@ describe('config secret masking per dialect', () => {
       ' password 7 0822455D0A16',
     ].join('\n');
     const out = check(text, 'cli', 'vendor_ios', [
-      '$9$Zk1H0w2Yb3mD4s5', '$9$Q1w2E3r4T5y6U7$abcdefghijklmnop', '094F471A1A0A', 'n0tpublic', 'AuthPass123', 'PrivPass456',
-      '0822455D0A16', '13061E010803', '045802150C2E', '1511021F0725', '110A1016141D', '02050D480809', 'Sup3rPsk',
+      '$9$Zk1H0w2Yb3mD4s5',
+      '$9$Q1w2E3r4T5y6U7$abcdefghijklmnop',
+      '094F471A1A0A',
+      'n0tpublic',
+      'AuthPass123',
+      'PrivPass456',
+      '0822455D0A16',
+      '13061E010803',
+      '045802150C2E',
+      '1511021F0725',
+      '110A1016141D',
+      '02050D480809',
+      'Sup3rPsk',
     ]);
     expect(out).toContain(`enable secret 9 ${m('$9$Zk1H0w2Yb3mD4s5')}`);
     expect(out).toContain(`snmp-server community ${m('n0tpublic')} RO MGMT`);
@@ -71,7 +82,15 @@ describe('config secret masking per dialect', () => {
       '    password 3 5ae8c2d1f0',
       'feature tacacs+',
     ].join('\n');
-    const out = check(text, 'cli', 'vendor_nxos', ['$5$ABCD$0123456789abcdef', '0x1234abcd', '0x5678ef01', 'public', 'fewhg123', 'radk3y', '5ae8c2d1f0']);
+    const out = check(text, 'cli', 'vendor_nxos', [
+      '$5$ABCD$0123456789abcdef',
+      '0x1234abcd',
+      '0x5678ef01',
+      'public',
+      'fewhg123',
+      'radk3y',
+      '5ae8c2d1f0',
+    ]);
     expect(out).toContain(`username admin password 5 ${m('$5$ABCD$0123456789abcdef')}  role network-admin`);
     expect(out).toContain(`tacacs-server key 7 "${m('fewhg123')}"`);
   });
@@ -146,7 +165,9 @@ describe('config secret masking per dialect', () => {
     ].join('\n');
     check(set, 'cli', 'vendor_panos', ['$1$pwhash$abcdefgh', '-AQ==psk0123', 'c0mm']);
     const xml = '<users><entry name="admin"><phash>$1$pwhash$abcdefgh</phash></entry></users><hostname>fw1</hostname>';
-    expect(maskConfigSecrets(xml, 'xml', 'vendor_panos', mask)).toBe(`<users><entry name="admin"><phash>${m('$1$pwhash$abcdefgh')}</phash></entry></users><hostname>fw1</hostname>`);
+    expect(maskConfigSecrets(xml, 'xml', 'vendor_panos', mask)).toBe(
+      `<users><entry name="admin"><phash>${m('$1$pwhash$abcdefgh')}</phash></entry></users><hostname>fw1</hostname>`,
+    );
   });
 
   it('OpenConfig JSON over gNMI', () => {

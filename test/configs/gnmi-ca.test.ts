@@ -41,9 +41,24 @@ beforeAll(async () => {
   c = await startTestController({ config: { natsUrl: nats.url, natsPrefix: 'sb', jobs: { sweepIntervalMs: 200 } } });
   u = await inventoryUser(c, ['org_admin']);
   const created = (await u.as('POST', '/api/agents', { body: { name: 'ca-agent', site_id: null } })).body;
-  agent = await startAgentProcess({ natsUrl: nats.url, controllerUrl: c.url, enrollToken: created.enrollment_token, concurrency: 2, env: { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') } });
+  agent = await startAgentProcess({
+    natsUrl: nats.url,
+    controllerUrl: c.url,
+    enrollToken: created.enrollment_token,
+    concurrency: 2,
+    env: { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') },
+  });
   target = await startGnmiTarget({ tls: true, cert: certA, username: 'netops', password: PASSWORD, initialTree: INITIAL });
-  profileId = (await u.profile({ username: 'netops', password: PASSWORD, gnmi_port: target.port, gnmi_tls: true, gnmi_skip_verify: false, automation_transport: 'gnmi' })).id;
+  profileId = (
+    await u.profile({
+      username: 'netops',
+      password: PASSWORD,
+      gnmi_port: target.port,
+      gnmi_tls: true,
+      gnmi_skip_verify: false,
+      automation_transport: 'gnmi',
+    })
+  ).id;
   deviceId = (await u.device(profileId, { name: 'gnmi-ca', host: target.host, device_type: 'vendor_eos' })).id;
 }, 90_000);
 
@@ -65,7 +80,11 @@ describe('gNMI TLS with a private CA (gnmi_skip_verify off)', () => {
     const res = await pull(deviceId);
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ structured: true, cli: false });
-    expect((await u.as('GET', `/api/config/devices/${deviceId}/configs/latest`)).body).toMatchObject({ status: 'success', config_format: 'json', pulled_via: 'gnmi' });
+    expect((await u.as('GET', `/api/config/devices/${deviceId}/configs/latest`)).body).toMatchObject({
+      status: 'success',
+      config_format: 'json',
+      pulled_via: 'gnmi',
+    });
     expect(await pinOf(deviceId)).toMatchObject({ sha256: sha256(certA.cert), subject: 'CN=gnmi-ca-a' });
     expect(target.rpcs).toEqual(['/gnmi.gNMI/Capabilities', '/gnmi.gNMI/Get']);
   });
@@ -89,13 +108,28 @@ describe('gNMI TLS with a private CA (gnmi_skip_verify off)', () => {
   });
 
   it('fails the chain check of a certificate no trusted CA signed, before any RPC, and pins nothing', async () => {
-    const untrusted = await startGnmiTarget({ tls: true, cert: newSelfSignedCert('gnmi-untrusted'), username: 'netops', password: PASSWORD, initialTree: INITIAL });
+    const untrusted = await startGnmiTarget({
+      tls: true,
+      cert: newSelfSignedCert('gnmi-untrusted'),
+      username: 'netops',
+      password: PASSWORD,
+      initialTree: INITIAL,
+    });
     try {
-      const profile = await u.profile({ username: 'netops', password: PASSWORD, gnmi_port: untrusted.port, gnmi_tls: true, gnmi_skip_verify: false, automation_transport: 'gnmi' });
+      const profile = await u.profile({
+        username: 'netops',
+        password: PASSWORD,
+        gnmi_port: untrusted.port,
+        gnmi_tls: true,
+        gnmi_skip_verify: false,
+        automation_transport: 'gnmi',
+      });
       const id = (await u.device(profile.id, { name: 'gnmi-untrusted', host: untrusted.host, device_type: 'vendor_eos' })).id;
       const res = await pull(id);
       expect(res.status, res.text).toBe(502);
-      expect(await latestError(id)).toMatch(/server TLS certificate not trusted \(.*self-signed certificate.*\); trust its CA on the agent \(NODE_EXTRA_CA_CERTS\) or set gnmi_skip_verify to accept it/);
+      expect(await latestError(id)).toMatch(
+        /server TLS certificate not trusted \(.*self-signed certificate.*\); trust its CA on the agent \(NODE_EXTRA_CA_CERTS\) or set gnmi_skip_verify to accept it/,
+      );
       expect(untrusted.rpcs).toEqual([]);
       expect(await pinOf(id)).toBeNull();
     } finally {

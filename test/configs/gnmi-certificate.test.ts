@@ -37,7 +37,16 @@ beforeAll(async () => {
   f = await pinningFixture();
   ({ c, u, other } = f);
   target = await startGnmiTarget({ tls: true, cert: certA, username: 'netops', password: PASSWORD, initialTree: INITIAL });
-  profileId = (await u.profile({ username: 'netops', password: PASSWORD, gnmi_port: target.port, gnmi_tls: true, gnmi_skip_verify: true, automation_transport: 'gnmi' })).id;
+  profileId = (
+    await u.profile({
+      username: 'netops',
+      password: PASSWORD,
+      gnmi_port: target.port,
+      gnmi_tls: true,
+      gnmi_skip_verify: true,
+      automation_transport: 'gnmi',
+    })
+  ).id;
   deviceId = (await u.device(profileId, { name: 'gnmi-pin', host: target.host, device_type: 'vendor_eos' })).id;
 }, 60_000);
 
@@ -131,7 +140,7 @@ describe('gNMI TLS certificate pinning (gnmi_skip_verify on)', () => {
 });
 
 describe('older agents and the job message', () => {
-  it("pins nothing from a result without gnmi_cert (an older agent); the job carries the pin once there is one", async () => {
+  it('pins nothing from a result without gnmi_cert (an older agent); the job carries the pin once there is one', async () => {
     // An agent of its own site, never started: the test takes its jobs off the hub and answers.
     const site = await u.site();
     const { identity } = await enrollAgent(c, u, { site_id: site.id });
@@ -152,8 +161,24 @@ describe('older agents and the job message', () => {
       const message = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JobMessage;
       expect(message.job_id).toBe(jobId);
       const now = new Date().toISOString();
-      const event = { v: PROTOCOL_VERSION, type: 'result', job_id: jobId, attempt: message.attempt, agent_id: identity.agent_id, status: 'succeeded', error: null, result: { ok: true, message: 'login ok', transports: [] }, started_at: now, finished_at: now, logs: [], ...extra };
-      await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, identity.agent_id), `${jobId}:${message.attempt}:${identity.agent_id}:result`);
+      const event = {
+        v: PROTOCOL_VERSION,
+        type: 'result',
+        job_id: jobId,
+        attempt: message.attempt,
+        agent_id: identity.agent_id,
+        status: 'succeeded',
+        error: null,
+        result: { ok: true, message: 'login ok', transports: [] },
+        started_at: now,
+        finished_at: now,
+        logs: [],
+        ...extra,
+      };
+      await link.publish(
+        await signJson(event, signKey, AGENT_SIGN_ALG, identity.agent_id),
+        `${jobId}:${message.attempt}:${identity.agent_id}:result`,
+      );
       const [outcome] = await c.services.jobs.wait([jobId], 30_000);
       expect(outcome.status).toBe('succeeded');
       return message;

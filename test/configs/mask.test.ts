@@ -7,9 +7,17 @@ describe('maskSecrets', () => {
   });
 
   it('masks the values of secret config lines, with their type digit kept', () => {
-    const text = ['enable secret 5 $1$abcd$xyz', 'snmp-server community public RO', ' authentication-key "$9$x y"', '  key-string 7 0822455D0A16'].join('\n');
+    const text = [
+      'enable secret 5 $1$abcd$xyz',
+      'snmp-server community public RO',
+      ' authentication-key "$9$x y"',
+      '  key-string 7 0822455D0A16',
+    ].join('\n');
     expect(maskSecrets(text, []).split('\n')).toEqual([
-      `enable secret 5 ${MASK}`, `snmp-server community ${MASK} RO`, ` authentication-key ${MASK}`, `  key-string 7 ${MASK}`,
+      `enable secret 5 ${MASK}`,
+      `snmp-server community ${MASK} RO`,
+      ` authentication-key ${MASK}`,
+      `  key-string 7 ${MASK}`,
     ]);
   });
 

@@ -45,7 +45,13 @@ beforeAll(async () => {
   edgeId = (await u.device(profile.id, { name: 'edge-1', host: edge.host })).id;
   const wrong = await u.profile({ username: 'netops', password: 'not-the-password', ssh_port: locked.port });
   lockedId = (await u.device(wrong.id, { name: 'edge-2', host: locked.host })).id;
-  const ncProfile = await u.profile({ username: 'netops', password: PASSWORD, ssh_port: await freePort(), netconf_port: nc.port, automation_transport: 'netconf' });
+  const ncProfile = await u.profile({
+    username: 'netops',
+    password: PASSWORD,
+    ssh_port: await freePort(),
+    netconf_port: nc.port,
+    automation_transport: 'netconf',
+  });
   ncId = (await u.device(ncProfile.id, { name: 'nc-1', host: nc.host, device_type: 'vendor_junos' })).id;
 }, 60_000);
 
@@ -66,7 +72,15 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(res.body.message).toContain('cli stored as version 1');
     // reveal: the text as stored, which size_bytes and line_count describe (secrets unmasked).
     const v = await u.as('GET', `/api/config/devices/${edgeId}/configs/1?reveal=true`);
-    expect(v.body).toMatchObject({ version: 1, status: 'success', source: 'pull', pulled_via: 'ssh', config_format: 'cli', method: 'cli', error_message: null });
+    expect(v.body).toMatchObject({
+      version: 1,
+      status: 'success',
+      source: 'pull',
+      pulled_via: 'ssh',
+      config_format: 'cli',
+      method: 'cli',
+      error_message: null,
+    });
     expect(normalizeConfig(v.body.config_text)).toBe(edge.config());
     expect(v.body.size_bytes).toBe(Buffer.byteLength(v.body.config_text));
     expect(v.body.line_count).toBe(v.body.config_text.trimEnd().split('\n').length);
@@ -94,7 +108,15 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(res.body.versions).toEqual([{ method: 'cli', version: 3, status: 'success', error_message: null }]);
     const diff = await u.as('GET', `/api/config/devices/${edgeId}/diff-versions?old_version=2&new_version=3`);
     expect(diff.status).toBe(200);
-    expect(diff.body).toMatchObject({ old_version: 2, new_version: 3, old_format: 'cli', new_format: 'cli', identical: false, additions: 2, deletions: 1 });
+    expect(diff.body).toMatchObject({
+      old_version: 2,
+      new_version: 3,
+      old_format: 'cli',
+      new_format: 'cli',
+      identical: false,
+      additions: 2,
+      deletions: 1,
+    });
     expect(diff.body.diff).toContain(`-${removed}`);
     expect(diff.body.diff).toContain('+hostname edge-1-renamed');
     expect(diff.body.diff).toContain('+banner motd ^C maintenance window ^C');
@@ -141,8 +163,19 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(both.status, both.text).toBe(201);
     expect(both.body).toMatchObject({ structured: true, cli: false });
     const list = (await u.as('GET', `/api/config/devices/${ncId}/configs`)).body.configs;
-    expect(list.slice(0, 2).map((v: any) => [v.method, v.status]).sort()).toEqual([['cli', 'failed'], ['structured', 'success']]);
-    const identical = await u.as('GET', `/api/config/devices/${ncId}/diff-versions?old_version=1&new_version=${list.find((v: any) => v.method === 'structured').version}`);
+    expect(
+      list
+        .slice(0, 2)
+        .map((v: any) => [v.method, v.status])
+        .sort(),
+    ).toEqual([
+      ['cli', 'failed'],
+      ['structured', 'success'],
+    ]);
+    const identical = await u.as(
+      'GET',
+      `/api/config/devices/${ncId}/diff-versions?old_version=1&new_version=${list.find((v: any) => v.method === 'structured').version}`,
+    );
     expect(identical.body).toMatchObject({ identical: true, old_format: 'xml', new_format: 'xml' });
   });
 
@@ -158,7 +191,7 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(list.configs[0].error_message).toContain('automation_transport');
   });
 
-  it('404 for an unknown device and for another organization\'s device', async () => {
+  it("404 for an unknown device and for another organization's device", async () => {
     expect((await u.as('POST', `/api/config/devices/${randomUUID()}/pull`)).status).toBe(404);
     const res = await other.as('POST', `/api/config/devices/${edgeId}/pull?method=cli`);
     expect(res.status).toBe(404);
@@ -190,7 +223,7 @@ describe('credential tests', () => {
 });
 
 describe('GET /api/devices/with-backup-info', () => {
-  it('shows each device\'s newest backup after real pulls', async () => {
+  it("shows each device's newest backup after real pulls", async () => {
     const res = await u.as('GET', '/api/devices/with-backup-info');
     const byName = Object.fromEntries(res.body.devices.map((d: any) => [d.name, d]));
     // edge-1's newest is the failed structured attempt; its newest good one the cli version before.

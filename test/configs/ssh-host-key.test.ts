@@ -47,9 +47,21 @@ beforeAll(async () => {
   const profile = await u.profile({ username: 'netops', password: PASSWORD, ssh_port: sim.port });
   deviceId = (await u.device(profile.id, { name: 'pin-1', host: sim.host })).id;
 
-  nc = await startNetconfDevice({ username: 'netops', password: PASSWORD, hostKey: ncKeyA, initialConfig: '<system xmlns="urn:example:system"><hostname>nc-pin</hostname></system>' });
-  ncRekeyed = await startNetconfDevice({ username: 'netops', password: PASSWORD, hostKey: ncKeyB, initialConfig: '<system xmlns="urn:example:system"><hostname>nc-pin</hostname></system>' });
-  ncProfileId = (await u.profile({ username: 'netops', password: PASSWORD, ssh_port: await freePort(), netconf_port: nc.port, automation_transport: 'netconf' })).id;
+  nc = await startNetconfDevice({
+    username: 'netops',
+    password: PASSWORD,
+    hostKey: ncKeyA,
+    initialConfig: '<system xmlns="urn:example:system"><hostname>nc-pin</hostname></system>',
+  });
+  ncRekeyed = await startNetconfDevice({
+    username: 'netops',
+    password: PASSWORD,
+    hostKey: ncKeyB,
+    initialConfig: '<system xmlns="urn:example:system"><hostname>nc-pin</hostname></system>',
+  });
+  ncProfileId = (
+    await u.profile({ username: 'netops', password: PASSWORD, ssh_port: await freePort(), netconf_port: nc.port, automation_transport: 'netconf' })
+  ).id;
   ncId = (await u.device(ncProfileId, { name: 'nc-pin', host: nc.host, device_type: 'vendor_junos' })).id;
 }, 60_000);
 

@@ -28,7 +28,10 @@ function outcomeOf(device: string, orgId: string, results: unknown[], extra: Par
     groupId: null,
     status: 'succeeded',
     error: null,
-    result: { results: results as BackupMethodResult[], transcript: 'ssh netops@r1\nPassword: hunter2-secret\nr1#show running-config\nenable secret 5 $1$abcd$xyz\n' },
+    result: {
+      results: results as BackupMethodResult[],
+      transcript: 'ssh netops@r1\nPassword: hunter2-secret\nr1#show running-config\nenable secret 5 $1$abcd$xyz\n',
+    },
     agentId: null,
     startedAt: new Date(),
     finishedAt: new Date(),
@@ -53,7 +56,10 @@ beforeAll(async () => {
   await record(deviceId, u.orgId, [cli(CONFIG_A)]); // v1
   await record(deviceId, u.orgId, [cli(CONFIG_A)]); // v2, unchanged
   await record(deviceId, u.orgId, [cli(CONFIG_B)]); // v3, changed
-  await record(deviceId, u.orgId, [{ method: 'cli', error: 'Authentication failed for netops' }], { status: 'failed', error: 'Authentication failed for netops' }); // v4
+  await record(deviceId, u.orgId, [{ method: 'cli', error: 'Authentication failed for netops' }], {
+    status: 'failed',
+    error: 'Authentication failed for netops',
+  }); // v4
 });
 afterAll(async () => c?.close());
 
@@ -65,7 +71,17 @@ describe('GET /api/config/devices/:device_id/configs', () => {
     expect(res.body.configs.map((v: any) => v.version)).toEqual([4, 3, 2, 1]);
     expect(res.body.configs[0]).not.toHaveProperty('config_text');
     expect(res.body.configs[0]).not.toHaveProperty('transcript');
-    expect(res.body.configs[3]).toMatchObject({ device_id: deviceId, config_format: 'cli', source: 'pull', pulled_via: 'ssh', status: 'success', error_message: null, snapshot_id: null, notes: '', notes_by: '' });
+    expect(res.body.configs[3]).toMatchObject({
+      device_id: deviceId,
+      config_format: 'cli',
+      source: 'pull',
+      pulled_via: 'ssh',
+      status: 'success',
+      error_message: null,
+      snapshot_id: null,
+      notes: '',
+      notes_by: '',
+    });
   });
 
   it('pages with limit and offset', async () => {
@@ -151,7 +167,16 @@ describe('GET /api/config/devices/:device_id/diff-versions', () => {
   it('reports identical versions', async () => {
     const res = await u.as('GET', `/api/config/devices/${deviceId}/diff-versions?old_version=1&new_version=2`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ old_version: 1, new_version: 2, old_format: 'cli', new_format: 'cli', identical: true, diff: '', additions: 0, deletions: 0 });
+    expect(res.body).toEqual({
+      old_version: 1,
+      new_version: 2,
+      old_format: 'cli',
+      new_format: 'cli',
+      identical: true,
+      diff: '',
+      additions: 0,
+      deletions: 0,
+    });
   });
 
   it('gives a unified diff with additions and deletions', async () => {
@@ -249,8 +274,8 @@ describe('another organization', () => {
   });
 });
 
-describe('recording many outcomes at once (the job service\'s fast path)', () => {
-  it('numbers each device\'s versions in order, even one device twice in a batch, and reports a deleted device as gone', async () => {
+describe("recording many outcomes at once (the job service's fast path)", () => {
+  it("numbers each device's versions in order, even one device twice in a batch, and reports a deleted device as gone", async () => {
     const profile = await u.profile({ password: 'hunter2-secret' });
     const [a, b, gone] = await Promise.all(['batch-a', 'batch-b', 'batch-gone'].map(async (name) => (await u.device(profile.id, { name })).id));
     expect((await u.as('DELETE', `/api/devices/${gone}`)).status).toBe(204);
@@ -264,8 +289,15 @@ describe('recording many outcomes at once (the job service\'s fast path)', () =>
     const recorded = await c.db.transaction((trx) => c.services.configs!.recordBackups(outcomes, trx));
     expect(recorded.map((r) => r.ok)).toEqual([true, true, false, true, false]);
     expect(recorded[2].error).toMatch(/deleted/);
-    const versions = async (id: string) => (await c.db('config_versions').where({ device_id: id }).orderBy('version', 'desc').select('version', 'job_id')).map((v) => [v.version, v.job_id]);
-    expect(await versions(a)).toEqual([[2, outcomes[3].jobId], [1, outcomes[0].jobId]]);
+    const versions = async (id: string) =>
+      (await c.db('config_versions').where({ device_id: id }).orderBy('version', 'desc').select('version', 'job_id')).map((v) => [
+        v.version,
+        v.job_id,
+      ]);
+    expect(await versions(a)).toEqual([
+      [2, outcomes[3].jobId],
+      [1, outcomes[0].jobId],
+    ]);
     expect(await versions(b)).toEqual([[1, outcomes[1].jobId]]);
     expect((await u.as('GET', `/api/config/devices/${a}/configs/latest`)).body.config_text).toBe(CONFIG_B);
     // The transcript is masked in a batch as alone.

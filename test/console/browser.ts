@@ -23,7 +23,11 @@ export interface PageProblems {
 }
 
 /** A fresh browser context (its own sessionStorage) at 1280x800, watching for problems. */
-export async function openPage(browser: Browser, baseUrl: string, viewport = { width: 1280, height: 800 }): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
+export async function openPage(
+  browser: Browser,
+  baseUrl: string,
+  viewport = { width: 1280, height: 800 },
+): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
   const context = await browser.newContext({ baseURL: baseUrl, viewport });
   const page = await context.newPage();
   const problems: PageProblems = { errors: [], failed: [] };
@@ -50,10 +54,15 @@ export async function signIn(page: Page, username: string, password: string): Pr
 
 /** Waits until the locator's text matches (a guard against hanging, not a timed assertion). */
 export async function textMatching(locator: Locator, pattern: RegExp, what: string, timeoutMs = 30_000): Promise<string> {
-  return until(what, async () => {
-    const text = (await locator.textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
-    return pattern.test(text) ? text : null;
-  }, timeoutMs, 100);
+  return until(
+    what,
+    async () => {
+      const text = (await locator.textContent({ timeout: 1_000 }).catch(() => null)) ?? '';
+      return pattern.test(text) ? text : null;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

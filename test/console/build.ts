@@ -7,8 +7,12 @@ import { ROOT } from '../helpers/processes';
 /** Builds the console once when no build exists (npm ci's prepare script normally did it). */
 export function ensureConsoleBuilt(): void {
   if (existsSync(join(CONSOLE_DIST, 'index.html'))) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'controller/console/vite.config.ts', '--logLevel', 'warn'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'controller/console/vite.config.ts', '--logLevel', 'warn'],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
 }

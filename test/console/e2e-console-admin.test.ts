@@ -97,7 +97,10 @@ describe('console administration', () => {
 
     // An API 400 on the edit form is shown next to it (the caller cannot disable itself).
     const me = users.find((u: { username: string }) => u.username === admin.username);
-    await page.getByRole('table', { name: 'Users' }).getByRole('button', { name: `Edit ${admin.username}` }).click();
+    await page
+      .getByRole('table', { name: 'Users' })
+      .getByRole('button', { name: `Edit ${admin.username}` })
+      .click();
     const mine = page.getByRole('form', { name: `Edit ${admin.username}` });
     await mine.getByRole('switch', { name: 'Enabled' }).setChecked(false, { force: true });
     await mine.getByRole('button', { name: 'Save user' }).click();
@@ -109,12 +112,58 @@ describe('console administration', () => {
     await close();
   });
 
-  it('edits an instance\'s name and variable values, read back through the API', { timeout: 120_000 }, async () => {
-    const profile = await api(c, admin.token, 'POST', '/api/profiles', { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'admin' }, 201);
-    const device = await api(c, admin.token, 'POST', '/api/devices', { name: 'inst-dev', host: '192.0.2.10', device_type: 'vendor_eos', profile_id: profile.id }, 201);
-    const tpl = await api(c, admin.token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-    const stack = await api(c, admin.token, 'POST', '/api/config/stacks', { name: 'inst-stack', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'one' } }] }, 201);
-    const instance = await api(c, admin.token, 'POST', '/api/config/instances', { stack_id: stack.id, name: 'before-edit', target_devices: [{ device_id: device.id }], variable_values: { 0: { devices: [device.id], shared_vars: {}, device_vars: {} } } }, 201);
+  it("edits an instance's name and variable values, read back through the API", { timeout: 120_000 }, async () => {
+    const profile = await api(
+      c,
+      admin.token,
+      'POST',
+      '/api/profiles',
+      { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'admin' },
+      201,
+    );
+    const device = await api(
+      c,
+      admin.token,
+      'POST',
+      '/api/devices',
+      { name: 'inst-dev', host: '192.0.2.10', device_type: 'vendor_eos', profile_id: profile.id },
+      201,
+    );
+    const tpl = await api(
+      c,
+      admin.token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'hostname',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{"hostname": "{{ hostname }}"}',
+      },
+      201,
+    );
+    const stack = await api(
+      c,
+      admin.token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'inst-stack', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'one' } }] },
+      201,
+    );
+    const instance = await api(
+      c,
+      admin.token,
+      'POST',
+      '/api/config/instances',
+      {
+        stack_id: stack.id,
+        name: 'before-edit',
+        target_devices: [{ device_id: device.id }],
+        variable_values: { 0: { devices: [device.id], shared_vars: {}, device_vars: {} } },
+      },
+      201,
+    );
 
     const { page, problems, close } = await session();
     await page.getByRole('link', { name: 'Instances' }).click();

@@ -20,7 +20,9 @@ let browser: Browser;
 
 async function device(name: string, siteId: string, profileId: string): Promise<string> {
   // Nothing listens on port 1: the backup fails, but the device is queued all the same.
-  return (await api(c, user.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'generic', profile_id: profileId, site_id: siteId }, 201)).id;
+  return (
+    await api(c, user.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'generic', profile_id: profileId, site_id: siteId }, 201)
+  ).id;
 }
 
 beforeAll(async () => {
@@ -40,8 +42,17 @@ afterAll(async () => {
 });
 
 describe('console snapshots', () => {
-  it('starts a site-filtered snapshot: only that site\'s devices are queued', { timeout: 120_000 }, async () => {
-    const profileId = (await api(c, user.token, 'POST', '/api/profiles', { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'x-pass-1', ssh_port: 1 }, 201)).id;
+  it("starts a site-filtered snapshot: only that site's devices are queued", { timeout: 120_000 }, async () => {
+    const profileId = (
+      await api(
+        c,
+        user.token,
+        'POST',
+        '/api/profiles',
+        { name: `p-${randomBytes(3).toString('hex')}`, username: 'admin', password: 'x-pass-1', ssh_port: 1 },
+        201,
+      )
+    ).id;
     const east = (await api(c, user.token, 'POST', '/api/sites', { name: 'snap-east' }, 201)).id;
     const west = (await api(c, user.token, 'POST', '/api/sites', { name: 'snap-west' }, 201)).id;
     const eastIds = [await device('east-1', east, profileId), await device('east-2', east, profileId)];
@@ -61,7 +72,8 @@ describe('console snapshots', () => {
 
       const snap = await until('the snapshot to be listed', async () => {
         const list = await api(c, user.token, 'GET', '/api/devices/snapshots/');
-        return (list.snapshots as { name: string }[]).find((s) => s.name === 'east only') as { id: string; total_devices: number; device_filter: { site_id?: string } } | undefined;
+        return (list.snapshots as { name: string }[]).find((s) => s.name === 'east only') as
+          { id: string; total_devices: number; device_filter: { site_id?: string } } | undefined;
       });
       expect(snap.device_filter.site_id).toBe(east);
       expect(snap.total_devices).toBe(2);
@@ -77,7 +89,14 @@ describe('console snapshots', () => {
 
 describe('console template editor', () => {
   it('shows a syntax error with its line while typing, and drops it once fixed; nothing is saved', { timeout: 90_000 }, async () => {
-    await api(c, user.token, 'POST', '/api/config/templates', { name: 'syntax', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
+    await api(
+      c,
+      user.token,
+      'POST',
+      '/api/config/templates',
+      { name: 'syntax', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
+      201,
+    );
     const { page, problems, close } = await openPage(browser, c.url);
     try {
       await signIn(page, user.username, user.password);

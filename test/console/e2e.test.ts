@@ -37,7 +37,14 @@ async function profile(fields: Record<string, unknown>): Promise<string> {
 async function sshSim(hostname: string, host?: string): Promise<{ sim: SimSshDevice; id: string }> {
   const sim = await startSshDevice({ hostname, password: 'sim-pass-1', ...(host ? { host } : {}) });
   sims.push(sim);
-  const device = await api(c, user.token, 'POST', '/api/devices', { name: hostname, host: sim.host, device_type: sim.deviceType, profile_id: await profile({ password: 'sim-pass-1', ssh_port: sim.port }) }, 201);
+  const device = await api(
+    c,
+    user.token,
+    'POST',
+    '/api/devices',
+    { name: hostname, host: sim.host, device_type: sim.deviceType, profile_id: await profile({ password: 'sim-pass-1', ssh_port: sim.port }) },
+    201,
+  );
   return { sim, id: device.id };
 }
 
@@ -73,7 +80,7 @@ afterAll(async () => {
 });
 
 describe('console', () => {
-  it('signs in; a wrong password shows the API\'s error', { timeout: 60_000 }, async () => {
+  it("signs in; a wrong password shows the API's error", { timeout: 60_000 }, async () => {
     const { page, close } = await openPage(browser, c.url);
     await signIn(page, user.username, 'not-the-password');
     const alert = page.getByRole('alert');
@@ -95,7 +102,12 @@ describe('console', () => {
     const token = /SWITCHBOARD_ENROLL_TOKEN=(\S+)/.exec(command)![1];
     expect(command).toContain(`SWITCHBOARD_URL=${c.url}`);
     await page.keyboard.press('Escape');
-    uiAgent = spawnAgent({ NATS_URL: SHARED_NATS, SWITCHBOARD_URL: c.url, SWITCHBOARD_ENROLL_TOKEN: token, SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-console-agent-')) });
+    uiAgent = spawnAgent({
+      NATS_URL: SHARED_NATS,
+      SWITCHBOARD_URL: c.url,
+      SWITCHBOARD_ENROLL_TOKEN: token,
+      SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-console-agent-')),
+    });
 
     await page.getByRole('link', { name: 'Sites' }).click();
     const row = page.locator(`section[data-site="Site East"] tr[data-agent="east-1"]`);
@@ -108,13 +120,15 @@ describe('console', () => {
     await close();
   });
 
-  it('imports a CSV and lists the bad row\'s error', { timeout: 60_000 }, async () => {
+  it("imports a CSV and lists the bad row's error", { timeout: 60_000 }, async () => {
     await profile({ name: 'import-profile', password: 'x' });
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Devices' }).click();
     await page.getByRole('button', { name: 'Import' }).click();
     await choose(page, page.getByRole('textbox', { name: 'Connection profile' }), 'import-profile');
-    await page.getByLabel('Or paste the rows').fill('name,host,device_type\ncsv-a,10.0.0.1,vendor_ios\ncsv-bad,,vendor_ios\ncsv-b,10.0.0.2,generic\n');
+    await page
+      .getByLabel('Or paste the rows')
+      .fill('name,host,device_type\ncsv-a,10.0.0.1,vendor_ios\ncsv-bad,,vendor_ios\ncsv-b,10.0.0.2,generic\n');
     await page.getByRole('button', { name: 'Import', exact: true }).last().click();
     const summary = await textMatching(page.getByTestId('import-summary'), /imported/, 'import summary');
     expect(summary).toMatch(/2 imported, 1 failed/);
@@ -123,7 +137,14 @@ describe('console', () => {
   });
 
   it('sorts the device table by a column header, the order kept in the URL', { timeout: 60_000 }, async () => {
-    await api(c, user.token, 'POST', '/api/devices', { name: 'sort-z', host: '10.9.0.1', device_type: 'generic', profile_id: await profile({ password: 'x' }) }, 201);
+    await api(
+      c,
+      user.token,
+      'POST',
+      '/api/devices',
+      { name: 'sort-z', host: '10.9.0.1', device_type: 'generic', profile_id: await profile({ password: 'x' }) },
+      201,
+    );
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Devices' }).click();
     const table = page.getByRole('table', { name: 'Devices' });
@@ -176,9 +197,36 @@ describe('console', () => {
   it('starts a deployment, watches it finish live, and rolls it back', { timeout: 180_000 }, async () => {
     gnmi = await startGnmiTarget({ initialTree: { system: { config: { hostname: 'gnmi-before' } } } });
     const profileId = await profile({ password: 'admin', gnmi_port: gnmi.port, automation_transport: 'gnmi' });
-    const device = await api(c, user.token, 'POST', '/api/devices', { name: 'e2e-gnmi', host: gnmi.host, device_type: 'vendor_eos', profile_id: profileId }, 201);
-    const tpl = await api(c, user.token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-    await api(c, user.token, 'POST', '/api/config/stacks', { name: 'e2e-stack', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'gnmi-after' } }] }, 201);
+    const device = await api(
+      c,
+      user.token,
+      'POST',
+      '/api/devices',
+      { name: 'e2e-gnmi', host: gnmi.host, device_type: 'vendor_eos', profile_id: profileId },
+      201,
+    );
+    const tpl = await api(
+      c,
+      user.token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'hostname',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{"hostname": "{{ hostname }}"}',
+      },
+      201,
+    );
+    await api(
+      c,
+      user.token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'e2e-stack', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'gnmi-after' } }] },
+      201,
+    );
 
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Deployments' }).click();
@@ -229,7 +277,10 @@ describe('console', () => {
   it('previews a stack rendered for a chosen device', { timeout: 60_000 }, async () => {
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Stacks' }).click();
-    await page.getByRole('row', { name: /e2e-stack/ }).getByRole('button', { name: 'Render preview' }).click();
+    await page
+      .getByRole('row', { name: /e2e-stack/ })
+      .getByRole('button', { name: 'Render preview' })
+      .click();
     const picker = page.getByRole('textbox', { name: 'Preview e2e-stack for device' });
     await picker.fill('e2e-gnmi');
     await page.getByRole('option', { name: 'e2e-gnmi' }).click();
@@ -261,14 +312,21 @@ describe('console', () => {
     ];
     const made = [];
     for (const s of specs) made.push(await sshSim(s.hostname, s.host));
-    registerSimNetwork(specs.map((s) => ({ hostname: s.hostname, deviceType: 'vendor_ios', address: s.host })), [{ a: 'topo-c1', aPort: 1, b: 'topo-c2', bPort: 1 }]);
+    registerSimNetwork(
+      specs.map((s) => ({ hostname: s.hostname, deviceType: 'vendor_ios', address: s.host })),
+      [{ a: 'topo-c1', aPort: 1, b: 'topo-c2', bPort: 1 }],
+    );
     for (const m of made) {
       const queued = await api(c, user.token, 'POST', `/api/devices/${m.id}/poll`, undefined, 202);
-      await until('poll finished', async () => {
-        const history = await api(c, user.token, 'GET', `/api/devices/${m.id}/poll-history`);
-        const poll = history.polls.find((p: { id: string }) => p.id === queued.poll_id);
-        return poll && !['queued', 'running'].includes(poll.status);
-      }, 60_000);
+      await until(
+        'poll finished',
+        async () => {
+          const history = await api(c, user.token, 'GET', `/api/devices/${m.id}/poll-history`);
+          const poll = history.polls.find((p: { id: string }) => p.id === queued.poll_id);
+          return poll && !['queued', 'running'].includes(poll.status);
+        },
+        60_000,
+      );
     }
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Topology' }).click();
@@ -279,7 +337,7 @@ describe('console', () => {
     await close();
   });
 
-  it('schedules a backup task with its next run, and shows the API\'s error for a bad cron', { timeout: 60_000 }, async () => {
+  it("schedules a backup task with its next run, and shows the API's error for a bad cron", { timeout: 60_000 }, async () => {
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Scheduled tasks' }).click();
     await page.getByLabel('Task name').fill('nightly backup');
@@ -294,7 +352,7 @@ describe('console', () => {
     await close();
   });
 
-  it('shows another organization none of the first one\'s data', { timeout: 60_000 }, async () => {
+  it("shows another organization none of the first one's data", { timeout: 60_000 }, async () => {
     const other = await c.createOrgUser(['org_admin']);
     const { page, problems, close } = await openPage(browser, c.url);
     await signIn(page, other.username, other.password);

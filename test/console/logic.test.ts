@@ -5,27 +5,71 @@ import { backupEnded, backupProgressText } from '../../controller/console/src/li
 import { ago, bytes } from '../../controller/console/src/lib/format';
 import { oidcTestSummary } from '../../controller/console/src/lib/oidc-test';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
-import { freshness, poolStatus, withAgentEvent, type AgentView, type PoolHealth, type SitesHealth } from '../../controller/console/src/pages/overview-model';
+import {
+  freshness,
+  poolStatus,
+  withAgentEvent,
+  type AgentView,
+  type PoolHealth,
+  type SitesHealth,
+} from '../../controller/console/src/pages/overview-model';
 import { isServerPath } from '../../controller/src/console/headers';
 
 const agent = (name: string, site_id: string | null, status: AgentView['status']): AgentView => ({
-  id: name, name, site_id, pool: site_id ?? 'default', status, last_seen_at: null, version: '1', active_jobs: 0, max_jobs: 4, completed_jobs: 0,
-  failed_jobs: 0, capabilities: [], health: null, enrolled: true, enrolled_at: null, builtin: false, created_at: '2026-01-01T00:00:00.000Z',
+  id: name,
+  name,
+  site_id,
+  pool: site_id ?? 'default',
+  status,
+  last_seen_at: null,
+  version: '1',
+  active_jobs: 0,
+  max_jobs: 4,
+  completed_jobs: 0,
+  failed_jobs: 0,
+  capabilities: [],
+  health: null,
+  enrolled: true,
+  enrolled_at: null,
+  builtin: false,
+  created_at: '2026-01-01T00:00:00.000Z',
 });
-const devices = (total: number, backed_up_24h: number): PoolHealth['devices'] => ({ total, reachable: 0, unreachable: 0, unknown: total, backed_up_24h });
+const devices = (total: number, backed_up_24h: number): PoolHealth['devices'] => ({
+  total,
+  reachable: 0,
+  unreachable: 0,
+  unknown: total,
+  backed_up_24h,
+});
 const pool = (site_id: string | null, agents: AgentView[]): PoolHealth => ({
-  site_id, name: site_id ?? 'Default pool', pool: site_id ?? 'default', status: 'ok', agents, online_agents: agents.length,
-  devices: devices(0, 0), failing_devices: [], last_snapshot: null,
+  site_id,
+  name: site_id ?? 'Default pool',
+  pool: site_id ?? 'default',
+  status: 'ok',
+  agents,
+  online_agents: agents.length,
+  devices: devices(0, 0),
+  failing_devices: [],
+  last_snapshot: null,
 });
 
 describe('console diff model', () => {
   it('numbers each side and pairs removed with added lines side by side', () => {
     const lines = parseDiff(' a\n-b\n+B\n+C\n d\n');
     expect(lines.map((l) => [l.kind, l.oldNo, l.newNo])).toEqual([
-      ['same', 1, 1], ['removed', 2, null], ['added', null, 2], ['added', null, 3], ['same', 3, 4],
+      ['same', 1, 1],
+      ['removed', 2, null],
+      ['added', null, 2],
+      ['added', null, 3],
+      ['same', 3, 4],
     ]);
     const rows = sideBySide(lines);
-    expect(rows.map((r) => [r.left?.text ?? null, r.right?.text ?? null])).toEqual([['a', 'a'], ['b', 'B'], [null, 'C'], ['d', 'd']]);
+    expect(rows.map((r) => [r.left?.text ?? null, r.right?.text ?? null])).toEqual([
+      ['a', 'a'],
+      ['b', 'B'],
+      [null, 'C'],
+      ['d', 'd'],
+    ]);
   });
 });
 
@@ -64,17 +108,42 @@ describe('console backup progress', () => {
   it('says each stage of a live backup, the failure with its reason, and when it ended', () => {
     expect(backupProgressText({ status: 'queued', error: null })).toMatch(/queued/);
     expect(backupProgressText({ status: 'running', error: null })).toMatch(/running/);
-    expect(backupProgressText({ status: 'failed', error: 'Authentication failed' })).toBe('Backup failed: Authentication failed. The failed attempt is listed below.');
-    expect([backupEnded({ status: 'running', error: null }), backupEnded({ status: 'succeeded', error: null }), backupEnded({ status: 'failed', error: 'x' })]).toEqual([false, true, true]);
+    expect(backupProgressText({ status: 'failed', error: 'Authentication failed' })).toBe(
+      'Backup failed: Authentication failed. The failed attempt is listed below.',
+    );
+    expect([
+      backupEnded({ status: 'running', error: null }),
+      backupEnded({ status: 'succeeded', error: null }),
+      backupEnded({ status: 'failed', error: 'x' }),
+    ]).toEqual([false, true, true]);
   });
 });
 
 describe('console OIDC test result', () => {
   const base = { issuer: 'https://idp.example.test', client_id: 'sb', callback_url: 'https://sb.example.test/api/auth/oidc/callback', warnings: [] };
   it('lists the endpoints found and the redirect URI to register, or says why discovery failed', () => {
-    const ok = oidcTestSummary({ ...base, ok: true, message: 'Read the OpenID configuration of https://idp.example.test', endpoints: { authorization: 'https://idp.example.test/auth', token: 'https://idp.example.test/token', userinfo: null, jwks: 'https://idp.example.test/jwks' }, warnings: ['No oidc.client_secret: public client'] });
-    expect(ok).toEqual({ ok: true, text: 'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a redirect URI at the provider. Warning: No oidc.client_secret: public client.' });
-    const failed = oidcTestSummary({ ...base, ok: false, message: 'Cannot read the OpenID configuration of https://idp.example.test: connection refused', endpoints: { authorization: null, token: null, userinfo: null, jwks: null } });
+    const ok = oidcTestSummary({
+      ...base,
+      ok: true,
+      message: 'Read the OpenID configuration of https://idp.example.test',
+      endpoints: {
+        authorization: 'https://idp.example.test/auth',
+        token: 'https://idp.example.test/token',
+        userinfo: null,
+        jwks: 'https://idp.example.test/jwks',
+      },
+      warnings: ['No oidc.client_secret: public client'],
+    });
+    expect(ok).toEqual({
+      ok: true,
+      text: 'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a redirect URI at the provider. Warning: No oidc.client_secret: public client.',
+    });
+    const failed = oidcTestSummary({
+      ...base,
+      ok: false,
+      message: 'Cannot read the OpenID configuration of https://idp.example.test: connection refused',
+      endpoints: { authorization: null, token: null, userinfo: null, jwks: null },
+    });
     expect(failed).toEqual({ ok: false, text: 'OIDC: Cannot read the OpenID configuration of https://idp.example.test: connection refused.' });
   });
 });
@@ -90,9 +159,15 @@ describe('console overview model', () => {
   });
 
   it('applies an agent event to the shown aggregate, and asks for a fetch when the agent is new, moved or revoked', () => {
-    const data: SitesHealth = { generated_at: '2026-01-01T00:00:00.000Z', pools: [pool(null, [agent('c', null, 'online')]), pool('s1', [agent('a', 's1', 'online'), agent('b', 's1', 'online')])] };
+    const data: SitesHealth = {
+      generated_at: '2026-01-01T00:00:00.000Z',
+      pools: [pool(null, [agent('c', null, 'online')]), pool('s1', [agent('a', 's1', 'online'), agent('b', 's1', 'online')])],
+    };
     const next = withAgentEvent(data, { id: 'b', site_id: 's1', status: 'offline', last_seen_at: '2026-01-01T00:00:05.000Z' })!;
-    expect(next.pools[1].agents.map((a) => [a.name, a.status])).toEqual([['a', 'online'], ['b', 'offline']]);
+    expect(next.pools[1].agents.map((a) => [a.name, a.status])).toEqual([
+      ['a', 'online'],
+      ['b', 'offline'],
+    ]);
     expect(next.pools[1]).toMatchObject({ online_agents: 1 });
     expect(next.pools[1].agents[1].last_seen_at).toBe('2026-01-01T00:00:05.000Z');
     expect(next.pools[0]).toBe(data.pools[0]);
@@ -111,7 +186,10 @@ describe('console overview model', () => {
 
 describe('console field errors', () => {
   it('puts validation and conflict messages next to their field', () => {
-    expect(fieldOfError({ error: 'body.host must NOT have fewer than 1 characters', code: 'VALIDATION_FAILED' })).toEqual({ field: 'host', message: 'body.host must NOT have fewer than 1 characters' });
+    expect(fieldOfError({ error: 'body.host must NOT have fewer than 1 characters', code: 'VALIDATION_FAILED' })).toEqual({
+      field: 'host',
+      message: 'body.host must NOT have fewer than 1 characters',
+    });
     expect(fieldOfError({ error: "body must have required property 'device_type'" }).field).toBe('device_type');
     expect(fieldOfError({ error: 'Device with this name already exists', code: 'DEVICE_NAME_TAKEN' }).field).toBe('name');
     expect(fieldOfError({ error: 'Insufficient permissions', code: 'FORBIDDEN' }).field).toBeNull();

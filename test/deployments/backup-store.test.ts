@@ -24,12 +24,42 @@ beforeAll(async () => {
   c = await startTestController({ config: { deployments: { sweepIntervalMs: 3_600_000, staleMs: 3_600_000 } } });
   org = await c.createOrgUser(['org_admin']);
   runner = c.app.services.deployments!.runner;
-  const profile = await api(c, org.token, 'POST', '/api/profiles', { name: 'store', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' }, 201);
-  deviceId = (await api(c, org.token, 'POST', '/api/devices', { name: 'store-1', host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)).id;
-  const tpl = await api(c, org.token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-  const stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'h' } }] }, 201);
-  deploymentId = (await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'store', target_devices: [{ device_id: deviceId }] }, 201)).id;
-  jobId = await until('the deploy job', async () => ((await c.db('deployment_devices').where({ deployment_id: deploymentId }).first('job_id'))?.job_id as string | null) ?? undefined, 30_000, 50);
+  const profile = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/profiles',
+    { name: 'store', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' },
+    201,
+  );
+  deviceId = (
+    await api(c, org.token, 'POST', '/api/devices', { name: 'store-1', host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)
+  ).id;
+  const tpl = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/config/templates',
+    { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
+    201,
+  );
+  const stack = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/config/stacks',
+    { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'h' } }] },
+    201,
+  );
+  deploymentId = (
+    await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'store', target_devices: [{ device_id: deviceId }] }, 201)
+  ).id;
+  jobId = await until(
+    'the deploy job',
+    async () => ((await c.db('deployment_devices').where({ deployment_id: deploymentId }).first('job_id'))?.job_id as string | null) ?? undefined,
+    30_000,
+    50,
+  );
   // As if an agent had taken it.
   await c.db('jobs').where({ id: jobId }).update({ status: 'dispatched', attempt: 1 });
 });
@@ -37,14 +67,21 @@ beforeAll(async () => {
 afterAll(async () => c?.close());
 
 const request = (text: string, extra: Record<string, unknown> = {}) => ({
-  v: PROTOCOL_VERSION, type: 'backup_store', agent_id: AGENT, job_id: jobId, attempt: 1, at: new Date().toISOString(), backup: { text, format: 'json', via: 'gnmi' }, ...extra,
+  v: PROTOCOL_VERSION,
+  type: 'backup_store',
+  agent_id: AGENT,
+  job_id: jobId,
+  attempt: 1,
+  at: new Date().toISOString(),
+  backup: { text, format: 'json', via: 'gnmi' },
+  ...extra,
 });
 const store = (payload: unknown, agent = { id: AGENT, org_id: org.orgId }) => runner.storeBackup(agent, payload);
 const versions = () => c.db('config_versions').where({ device_id: deviceId, source: 'deployment' }).select('id', 'config_text', 'job_id');
 const deviceRow = () => c.db('deployment_devices').where({ deployment_id: deploymentId }).first('backup_config_id', 'status');
 
-describe('storing a deploy job\'s pre-deployment backup', () => {
-  it('asks the agent to try again while the job\'s dispatch has not committed', async () => {
+describe("storing a deploy job's pre-deployment backup", () => {
+  it("asks the agent to try again while the job's dispatch has not committed", async () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'queued', attempt: 0 });
     expect(await store(request('{}'))).toMatchObject({ ok: false, retry: true, error: 'the job is still being dispatched' });
     await c.db('jobs').where({ id: jobId }).update({ status: 'dispatched', attempt: 1 });
@@ -52,8 +89,15 @@ describe('storing a deploy job\'s pre-deployment backup', () => {
   });
 
   it('refuses a malformed request, another agent, another organization and a stale attempt, storing nothing', async () => {
-    expect(await store({ ...request('{}'), backup: { text: '{}' } })).toMatchObject({ ok: false, backup: null, error: expect.stringContaining('malformed backup store request') });
-    expect(await store(request('{}'), { id: '22222222-2222-4222-8222-222222222222', org_id: org.orgId })).toMatchObject({ ok: false, error: 'agent_id does not match the signer' });
+    expect(await store({ ...request('{}'), backup: { text: '{}' } })).toMatchObject({
+      ok: false,
+      backup: null,
+      error: expect.stringContaining('malformed backup store request'),
+    });
+    expect(await store(request('{}'), { id: '22222222-2222-4222-8222-222222222222', org_id: org.orgId })).toMatchObject({
+      ok: false,
+      error: 'agent_id does not match the signer',
+    });
     const other = await c.createOrgUser(['org_admin']);
     expect(await store(request('{}'), { id: AGENT, org_id: other.orgId })).toMatchObject({ ok: false, error: 'the deploy job is not open' });
     expect(await store(request('{}', { attempt: 2 }))).toMatchObject({ ok: false, error: "attempt 2 is not the job's current attempt (1)" });
@@ -63,7 +107,14 @@ describe('storing a deploy job\'s pre-deployment backup', () => {
 
   it('stores the first backup and answers every later attempt with it', async () => {
     const first = await store(request('{"hostname": "before"}'));
-    expect(first).toEqual({ v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: true, backup: { text: '{"hostname": "before"}', format: 'json', via: 'gnmi' }, error: null });
+    expect(first).toEqual({
+      v: PROTOCOL_VERSION,
+      type: 'backup_stored',
+      job_id: jobId,
+      ok: true,
+      backup: { text: '{"hostname": "before"}', format: 'json', via: 'gnmi' },
+      error: null,
+    });
     const stored = await versions();
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ config_text: '{"hostname": "before"}', job_id: jobId });
@@ -77,7 +128,13 @@ describe('storing a deploy job\'s pre-deployment backup', () => {
     // An agent that keeps its copy (echo: false) hears `same` when the kept backup is its own,
     // and gets the kept one whenever it differs.
     expect(await store(request('{"hostname": "before"}', { echo: false }))).toEqual({
-      v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: true, backup: null, error: null, same: true,
+      v: PROTOCOL_VERSION,
+      type: 'backup_stored',
+      job_id: jobId,
+      ok: true,
+      backup: null,
+      error: null,
+      same: true,
     });
     const differs = await store(request('{"hostname": "half changed"}', { echo: false }));
     expect(differs).toMatchObject({ ok: true, backup: { text: '{"hostname": "before"}' } });
@@ -86,20 +143,49 @@ describe('storing a deploy job\'s pre-deployment backup', () => {
   });
 
   it('stores the requests of the moment together: one backup per job, a repeated request answered with the first', async () => {
-    const profile = await api(c, org.token, 'POST', '/api/profiles', { name: 'store-many', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' }, 201);
+    const profile = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/profiles',
+      { name: 'store-many', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' },
+      201,
+    );
     const ids: string[] = [];
-    for (const name of ['store-a', 'store-b']) ids.push((await api(c, org.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)).id);
+    for (const name of ['store-a', 'store-b'])
+      ids.push(
+        (await api(c, org.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)).id,
+      );
     const stackId = (await api(c, org.token, 'GET', '/api/config/stacks'))[0].id;
-    const run = (await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stackId, name: 'store-many', target_devices: ids.map((device_id) => ({ device_id })) }, 201)).id;
-    const jobs = await until('both deploy jobs', async () => {
-      const rows = await c.db('deployment_devices').where({ deployment_id: run }).orderBy('position').select('job_id');
-      return rows.every((r) => r.job_id) ? rows.map((r) => r.job_id as string) : undefined;
-    }, 30_000, 50);
+    const run = (
+      await api(
+        c,
+        org.token,
+        'POST',
+        '/api/config/deployments',
+        { stack_id: stackId, name: 'store-many', target_devices: ids.map((device_id) => ({ device_id })) },
+        201,
+      )
+    ).id;
+    const jobs = await until(
+      'both deploy jobs',
+      async () => {
+        const rows = await c.db('deployment_devices').where({ deployment_id: run }).orderBy('position').select('job_id');
+        return rows.every((r) => r.job_id) ? rows.map((r) => r.job_id as string) : undefined;
+      },
+      30_000,
+      50,
+    );
     await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
     const ask = (job: string, text: string) => store({ ...request(text), job_id: job });
     const [a, b, again] = await Promise.all([ask(jobs[0], '{"a": 1}'), ask(jobs[1], '{"b": 1}'), ask(jobs[0], '{"a": "half"}')]);
     expect([a.backup?.text, b.backup?.text, again.backup?.text]).toEqual(['{"a": 1}', '{"b": 1}', '{"a": 1}']);
-    const stored = await c.db('config_versions').whereIn('device_id', ids).where({ source: 'deployment' }).orderBy('config_text').pluck('config_text');
+    const stored = await c
+      .db('config_versions')
+      .whereIn('device_id', ids)
+      .where({ source: 'deployment' })
+      .orderBy('config_text')
+      .pluck('config_text');
     expect(stored).toEqual(['{"a": 1}', '{"b": 1}']);
     const rows = await c.db('deployment_devices').where({ deployment_id: run }).whereNotNull('backup_config_id');
     expect(rows).toHaveLength(2);

@@ -27,18 +27,28 @@ async function gnmi(initialTree: Json = INITIAL): Promise<GnmiTarget> {
 }
 
 async function stack(atomic = true, services?: unknown[]) {
-  return api(c, token, 'POST', '/api/config/stacks', {
-    name: `fabric-${atomic}`,
-    atomic,
-    services: services ?? [
-      { template_id: system.id, order: 0, variables: { hostname: 'default' } },
-      { template_id: interfaces.id, order: 1, variables: { mtu: 9000 } },
-    ],
-  }, 201);
+  return api(
+    c,
+    token,
+    'POST',
+    '/api/config/stacks',
+    {
+      name: `fabric-${atomic}`,
+      atomic,
+      services: services ?? [
+        { template_id: system.id, order: 0, variables: { hostname: 'default' } },
+        { template_id: interfaces.id, order: 1, variables: { mtu: 9000 } },
+      ],
+    },
+    201,
+  );
 }
 
 function deploy(stackId: string, devices: string[], variable_values?: unknown, name = 'rollout') {
-  return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name, target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
+  return c.request('POST', '/api/config/deployments', {
+    token,
+    body: { stack_id: stackId, name, target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) },
+  });
 }
 
 function backupText(deviceId: string, configId: string): Promise<string> {
@@ -53,15 +63,29 @@ beforeAll(async () => {
   org = await c.createOrgUser(['org_admin']);
   token = org.token;
   agent = await agentFor(c, org);
-  system = await api(c, token, 'POST', '/api/config/templates', { name: 'system', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-  interfaces = await api(c, token, 'POST', '/api/config/templates', {
-    name: 'interfaces',
-    platform: 'openconfig-gnmi',
-    config_format: 'json',
-    operation: 'replace',
-    target_path: '/interfaces',
-    source: '{"interface": [{"name": "eth0", "config": {"mtu": {{ mtu }}}}]}',
-  }, 201);
+  system = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    { name: 'system', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
+    201,
+  );
+  interfaces = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    {
+      name: 'interfaces',
+      platform: 'openconfig-gnmi',
+      config_format: 'json',
+      operation: 'replace',
+      target_path: '/interfaces',
+      source: '{"interface": [{"name": "eth0", "config": {"mtu": {{ mtu }}}}]}',
+    },
+    201,
+  );
 });
 
 afterAll(async () => {
@@ -77,7 +101,16 @@ describe('deploy over gNMI', () => {
     const s = await stack();
     const res = await deploy(s.id, [device.id], { '0': { devices: [device.id], device_vars: { [device.id]: { hostname: 'leaf1' } } } });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ status: 'pending', stack_id: s.id, name: 'rollout', total_devices: 1, succeeded_count: 0, failed_count: 0, target_devices: [{ device_id: device.id }], completed_at: null });
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      stack_id: s.id,
+      name: 'rollout',
+      total_devices: 1,
+      succeeded_count: 0,
+      failed_count: 0,
+      target_devices: [{ device_id: device.id }],
+      completed_at: null,
+    });
     expect(res.body.variable_values['0'].devices).toEqual([device.id]);
 
     const done = await waitFor(c, token, res.body.id);
@@ -85,14 +118,25 @@ describe('deploy over gNMI', () => {
     expect(done.started_at).toEqual(expect.any(String));
     expect(done.completed_at).toEqual(expect.any(String));
     expect(done.devices).toHaveLength(2);
-    expect(done.devices.map((d: any) => [d.service_name, d.status])).toEqual([['system', 'completed'], ['interfaces', 'completed']]);
-    expect(done.devices[0]).toMatchObject({ device_id: device.id, rendered_config: '{"hostname": "leaf1"}', error_message: null, backup_config_id: expect.any(String) });
+    expect(done.devices.map((d: any) => [d.service_name, d.status])).toEqual([
+      ['system', 'completed'],
+      ['interfaces', 'completed'],
+    ]);
+    expect(done.devices[0]).toMatchObject({
+      device_id: device.id,
+      rendered_config: '{"hostname": "leaf1"}',
+      error_message: null,
+      backup_config_id: expect.any(String),
+    });
     expect(done.devices[1].rendered_config).toBe('{"interface": [{"name": "eth0", "config": {"mtu": 9000}}]}');
 
     // One SetRequest for the device, services in push order; the device took it.
     expect(target.setRequests).toHaveLength(1);
     expect(target.setRequests[0].replace).toEqual(['/system/config', '/interfaces']);
-    expect(target.tree()).toEqual({ system: { config: { hostname: 'leaf1' } }, interfaces: { interface: [{ name: 'eth0', config: { mtu: 9000 } }] } });
+    expect(target.tree()).toEqual({
+      system: { config: { hostname: 'leaf1' } },
+      interfaces: { interface: [{ name: 'eth0', config: { mtu: 9000 } }] },
+    });
 
     // The backup is the config before the change, stored as a version of the device.
     expect(JSON.parse(await backupText(device.id, done.devices[0].backup_config_id))).toEqual(INITIAL);
@@ -122,7 +166,11 @@ describe('deploy over gNMI', () => {
     expect(logs).toMatchObject({ limit: 100, offset: 0, total: expect.any(Number) });
     expect(logs.logs.length).toBe(Math.min(100, logs.total));
     for (const line of logs.logs) {
-      expect(line).toMatchObject({ level: expect.stringMatching(/^(info|warn|error)$/), message: expect.any(String), created_at: expect.any(String) });
+      expect(line).toMatchObject({
+        level: expect.stringMatching(/^(info|warn|error)$/),
+        message: expect.any(String),
+        created_at: expect.any(String),
+      });
       expect(line).toHaveProperty('device_id');
     }
     const messages = logs.logs.map((l: any) => l.message).join('\n');
@@ -176,7 +224,7 @@ describe('atomic and non-atomic failure', () => {
     expect(logs.logs.map((l: any) => l.message).join('\n')).toMatch(/Atomic stack: restoring 1 device/);
   });
 
-  it('non-atomic: keeps what succeeded and ends failed with the failing device\'s reason', async () => {
+  it("non-atomic: keeps what succeeded and ends failed with the failing device's reason", async () => {
     const good = await gnmi();
     const bad = await gnmi();
     bad.faults.failSetPaths = ['/system/config'];
@@ -186,7 +234,9 @@ describe('atomic and non-atomic failure', () => {
     expect(done).toMatchObject({ status: 'failed', succeeded_count: 1, failed_count: 1 });
     expect(done.error_message).toMatch(/1 of 2 devices failed; 1 kept the change/);
     expect((good.tree() as { system: Json }).system).toEqual({ config: { hostname: 'default' } });
-    expect(done.devices.filter((d: any) => d.device_id === d2.id).every((d: any) => d.status === 'failed' && /ABORTED/.test(d.error_message))).toBe(true);
+    expect(done.devices.filter((d: any) => d.device_id === d2.id).every((d: any) => d.status === 'failed' && /ABORTED/.test(d.error_message))).toBe(
+      true,
+    );
   });
 
   it('fails a device the agent cannot reach, with the reason, and no backup', async () => {
@@ -199,7 +249,10 @@ describe('atomic and non-atomic failure', () => {
     expect(done.devices[0].error_message).toMatch(/connect failed/);
     const rollback = await c.request('POST', `/api/config/deployments/${done.id}/rollback`, { token });
     expect(rollback.status).toBe(400);
-    expect(rollback.body).toMatchObject({ code: 'ROLLBACK_NOT_ALLOWED', error: 'Rollback is not possible: no device of this deployment has a pre-deployment backup' });
+    expect(rollback.body).toMatchObject({
+      code: 'ROLLBACK_NOT_ALLOWED',
+      error: 'Rollback is not possible: no device of this deployment has a pre-deployment backup',
+    });
   });
 });
 
@@ -246,9 +299,19 @@ describe('rollback', () => {
     const other = await c.createOrgUser(['org_admin']);
     const target = await gnmi();
     const device = await gnmiDevice(c, other.token, target);
-    const tpl = await api(c, other.token, 'POST', '/api/config/templates', { name: 's', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "x"}' }, 201);
+    const tpl = await api(
+      c,
+      other.token,
+      'POST',
+      '/api/config/templates',
+      { name: 's', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "x"}' },
+      201,
+    );
     const s = await api(c, other.token, 'POST', '/api/config/stacks', { name: 's', services: [{ template_id: tpl.id, order: 0 }] }, 201);
-    const created = await c.request('POST', '/api/config/deployments', { token: other.token, body: { stack_id: s.id, name: 'stuck', target_devices: [{ device_id: device.id }] } });
+    const created = await c.request('POST', '/api/config/deployments', {
+      token: other.token,
+      body: { stack_id: s.id, name: 'stuck', target_devices: [{ device_id: device.id }] },
+    });
     expect(created.body.status).toBe('pending');
     const res = await c.request('POST', `/api/config/deployments/${created.body.id}/rollback`, { token: other.token });
     expect(res.status).toBe(400);
@@ -267,13 +330,20 @@ describe('deploy over NETCONF', () => {
   it('deploys with candidate + confirmed commit and rolls back to the backup', async () => {
     const device = await netconfDevice(c, token, sim, 'edge1');
     const before = sim.running();
-    const tpl = await api(c, token, 'POST', '/api/config/templates', {
-      name: 'nc-system',
-      platform: 'ietf-netconf',
-      config_format: 'xml',
-      operation: 'merge',
-      source: `<system xmlns="${NS}"><hostname>{{ hostname }}</hostname><location>{{ site | default("lab") }}</location></system>`,
-    }, 201);
+    const tpl = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'nc-system',
+        platform: 'ietf-netconf',
+        config_format: 'xml',
+        operation: 'merge',
+        source: `<system xmlns="${NS}"><hostname>{{ hostname }}</hostname><location>{{ site | default("lab") }}</location></system>`,
+      },
+      201,
+    );
     const s = await api(c, token, 'POST', '/api/config/stacks', { name: 'nc', services: [{ template_id: tpl.id, order: 0 }] }, 201);
     const res = await deploy(s.id, [device.id], { '0': { devices: [device.id], shared_vars: { hostname: 'edge1' } } });
     expect(res.status, res.text).toBe(201);
@@ -293,7 +363,14 @@ describe('checks before anything is touched', () => {
   it('answers 400 Stack resolution failed for a transport mismatch, a bad payload, an unknown stack or device, and no work', async () => {
     const target = await gnmi();
     const device = await gnmiDevice(c, token, target);
-    const nc = await api(c, token, 'POST', '/api/config/templates', { name: 'nc', platform: 'ietf-netconf', config_format: 'xml', source: '<a>{{ x }}</a>' }, 201);
+    const nc = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      { name: 'nc', platform: 'ietf-netconf', config_format: 'xml', source: '<a>{{ x }}</a>' },
+      201,
+    );
     const bad = async (stackId: string, devices: string[], vv?: unknown) => {
       const res = await deploy(stackId, devices, vv);
       expect(res.status, res.text).toBe(400);
@@ -303,23 +380,61 @@ describe('checks before anything is touched', () => {
     const ncStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'nc', services: [{ template_id: nc.id, variables: { x: 1 } }] }, 201);
     expect(await bad(ncStack.id, [device.id])).toMatch(/automation transport is gnmi, but its templates target netconf platforms/);
 
-    const broken = await api(c, token, 'POST', '/api/config/templates', { name: 'broken', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/a', source: '{"a": {{ x }}' }, 201);
-    const brokenStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'b', services: [{ template_id: broken.id, variables: { x: 1 } }] }, 201);
+    const broken = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      { name: 'broken', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/a', source: '{"a": {{ x }}' },
+      201,
+    );
+    const brokenStack = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'b', services: [{ template_id: broken.id, variables: { x: 1 } }] },
+      201,
+    );
     expect(await bad(brokenStack.id, [device.id])).toMatch(/does not render valid JSON/);
 
     // cli templates go over SSH; one device cannot mix them with structured ones.
-    const cli = await api(c, token, 'POST', '/api/config/templates', { name: 'cli', platform: 'vendor_eos-gnmi', config_format: 'cli', source: 'hostname x' }, 201);
-    const cliStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'c', services: [{ template_id: cli.id }, { template_id: system.id, order: 1, variables: { hostname: 'x' } }] }, 201);
+    const cli = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      { name: 'cli', platform: 'vendor_eos-gnmi', config_format: 'cli', source: 'hostname x' },
+      201,
+    );
+    const cliStack = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'c', services: [{ template_id: cli.id }, { template_id: system.id, order: 1, variables: { hostname: 'x' } }] },
+      201,
+    );
     expect(await bad(cliStack.id, [device.id])).toMatch(/gets both cli templates \(pushed over SSH\) and structured ones \(json\)/);
 
     const s = await stack();
-    expect(await bad('00000000-0000-4000-8000-000000000000', [device.id])).toBe('Stack resolution failed: stack 00000000-0000-4000-8000-000000000000 not found');
-    expect(await bad(s.id, ['00000000-0000-4000-8000-000000000001'])).toBe('Stack resolution failed: unknown device 00000000-0000-4000-8000-000000000001');
+    expect(await bad('00000000-0000-4000-8000-000000000000', [device.id])).toBe(
+      'Stack resolution failed: stack 00000000-0000-4000-8000-000000000000 not found',
+    );
+    expect(await bad(s.id, ['00000000-0000-4000-8000-000000000001'])).toBe(
+      'Stack resolution failed: unknown device 00000000-0000-4000-8000-000000000001',
+    );
     const other = await gnmiDevice(c, token, target);
     expect(await bad(s.id, [device.id, other.id], { '0': { devices: [device.id] }, '1': { devices: [device.id] } })).toMatch(/no service runs on it/);
     expect(await bad(s.id, [device.id], { '0': { devices: [other.id] } })).toMatch(/not in target_devices/);
 
-    for (const body of [{}, { stack_id: s.id, name: 'x', target_devices: [] }, { stack_id: s.id, name: 'x', target_devices: [{ id: device.id }] }, { stack_id: 'nope', name: 'x', target_devices: [{ device_id: device.id }] }, { stack_id: s.id, target_devices: [{ device_id: device.id }] }]) {
+    for (const body of [
+      {},
+      { stack_id: s.id, name: 'x', target_devices: [] },
+      { stack_id: s.id, name: 'x', target_devices: [{ id: device.id }] },
+      { stack_id: 'nope', name: 'x', target_devices: [{ device_id: device.id }] },
+      { stack_id: s.id, target_devices: [{ device_id: device.id }] },
+    ]) {
       const res = await c.request('POST', '/api/config/deployments', { token, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -345,7 +460,10 @@ describe('organization scoping', () => {
     }
     expect(await api(c, other.token, 'GET', '/api/config/deployments')).toEqual([]);
     expect((await deploy((await stack()).id, [device.id])).status).toBe(201);
-    const foreign = await c.request('POST', '/api/config/deployments', { token: other.token, body: { stack_id: done.stack_id, name: 'x', target_devices: [{ device_id: device.id }] } });
+    const foreign = await c.request('POST', '/api/config/deployments', {
+      token: other.token,
+      body: { stack_id: done.stack_id, name: 'x', target_devices: [{ device_id: device.id }] },
+    });
     expect(foreign.status).toBe(400);
   });
 });
@@ -360,20 +478,51 @@ describe('controller restart', () => {
     const running = await waitFor(c, token, created.body.id, ['in_progress']);
     expect(running.devices[0].status).toBe('running');
     // A deployment whose controller stopped between storing it and starting it.
-    const [crashed] = await c.db('deployments').insert({
-      org_id: org.orgId, stack_id: running.stack_id, name: 'crashed', status: 'pending', atomic: true, total_devices: 1,
-      target_devices: JSON.stringify([{ device_id: device.id }]), variable_values: '{}', created_by_name: 'test',
-    }).returning('id');
-    await c.db('deployment_devices').insert({ deployment_id: crashed.id, device_id: device.id, device_name: device.name, position: 0, transport: 'gnmi' });
+    const [crashed] = await c
+      .db('deployments')
+      .insert({
+        org_id: org.orgId,
+        stack_id: running.stack_id,
+        name: 'crashed',
+        status: 'pending',
+        atomic: true,
+        total_devices: 1,
+        target_devices: JSON.stringify([{ device_id: device.id }]),
+        variable_values: '{}',
+        created_by_name: 'test',
+      })
+      .returning('id');
+    await c
+      .db('deployment_devices')
+      .insert({ deployment_id: crashed.id, device_id: device.id, device_name: device.name, position: 0, transport: 'gnmi' });
     const entries = await c.db('deployment_entries').where({ deployment_id: created.body.id });
     await c.db('deployment_entries').insert(entries.map((e: any) => ({ ...e, deployment_id: crashed.id })));
 
     // One whose controller stopped after claiming its device, before recording the job.
-    const [claimed] = await c.db('deployments').insert({
-      org_id: org.orgId, stack_id: running.stack_id, name: 'claimed', status: 'in_progress', atomic: true, total_devices: 1, started_at: c.db.fn.now(),
-      target_devices: JSON.stringify([{ device_id: device.id }]), variable_values: '{}', created_by_name: 'test',
-    }).returning('id');
-    await c.db('deployment_devices').insert({ deployment_id: claimed.id, device_id: device.id, device_name: device.name, position: 0, transport: 'gnmi', status: 'running', status_since: new Date(Date.now() - 3_600_000) });
+    const [claimed] = await c
+      .db('deployments')
+      .insert({
+        org_id: org.orgId,
+        stack_id: running.stack_id,
+        name: 'claimed',
+        status: 'in_progress',
+        atomic: true,
+        total_devices: 1,
+        started_at: c.db.fn.now(),
+        target_devices: JSON.stringify([{ device_id: device.id }]),
+        variable_values: '{}',
+        created_by_name: 'test',
+      })
+      .returning('id');
+    await c.db('deployment_devices').insert({
+      deployment_id: claimed.id,
+      device_id: device.id,
+      device_name: device.name,
+      position: 0,
+      transport: 'gnmi',
+      status: 'running',
+      status_since: new Date(Date.now() - 3_600_000),
+    });
     await c.db('deployment_entries').insert(entries.map((e: any) => ({ ...e, deployment_id: claimed.id })));
 
     await c.restart();
@@ -384,6 +533,8 @@ describe('controller restart', () => {
     expect(first.status).toBe('completed');
     expect(second.status).toBe('completed');
     expect(third.status).toBe('completed');
-    expect(await c.db('deployments').whereIn('status', ['pending', 'in_progress', 'rolling_back']).where({ org_id: org.orgId }).count('* as n').first()).toMatchObject({ n: 0 });
+    expect(
+      await c.db('deployments').whereIn('status', ['pending', 'in_progress', 'rolling_back']).where({ org_id: org.orgId }).count('* as n').first(),
+    ).toMatchObject({ n: 0 });
   });
 });

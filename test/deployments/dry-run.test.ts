@@ -17,7 +17,10 @@ import { agentFor, api, gnmiDevice, netconfDevice, sshDevice, waitFor } from './
 const DRY_FINAL = ['dry_run_completed', 'dry_run_failed', 'completed', 'failed'];
 const NS = 'urn:sb:dry';
 const SSH_PASSWORD = 'dry-run-ssh-pw';
-const INITIAL: Json = { system: { config: { hostname: 'factory' } }, interfaces: { interface: [{ name: 'eth0', config: { name: 'eth0', mtu: 1500 } }] } };
+const INITIAL: Json = {
+  system: { config: { hostname: 'factory' } },
+  interfaces: { interface: [{ name: 'eth0', config: { name: 'eth0', mtu: 1500 } }] },
+};
 
 let c: TestController;
 let org: Org;
@@ -28,7 +31,13 @@ const sims: { close(): Promise<void> }[] = [];
 function deploy(stackId: string, deviceId: string, shared_vars: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   return c.request('POST', '/api/config/deployments', {
     token,
-    body: { stack_id: stackId, name: extra.dry_run ? 'dry' : 'real', target_devices: [{ device_id: deviceId }], variable_values: { '0': { devices: [deviceId], shared_vars } }, ...extra },
+    body: {
+      stack_id: stackId,
+      name: extra.dry_run ? 'dry' : 'real',
+      target_devices: [{ device_id: deviceId }],
+      variable_values: { '0': { devices: [deviceId], shared_vars } },
+      ...extra,
+    },
   });
 }
 
@@ -79,15 +88,32 @@ describe('dry run over gNMI', () => {
     target = await startGnmiTarget({ initialTree: structuredClone(INITIAL) });
     sims.push(target);
     device = await gnmiDevice(c, token, target, 'dry-g');
-    const interfaces = await api(c, token, 'POST', '/api/config/templates', {
-      name: 'dry-interfaces', platform: 'openconfig-gnmi', config_format: 'json', operation: 'replace', target_path: '/interfaces',
-      source: '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not loop.last %},{% endif %}{% endfor %}]}',
-    }, 201);
+    const interfaces = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'dry-interfaces',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        operation: 'replace',
+        target_path: '/interfaces',
+        source:
+          '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not loop.last %},{% endif %}{% endfor %}]}',
+      },
+      201,
+    );
     stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-g', services: [{ template_id: interfaces.id }] }, 201);
   });
 
   it('reports the diff of Get-then-Set applied locally, sends no Set, stores no backup; the real run gives that diff', async () => {
-    const vars = { interfaces: [{ name: 'eth0', mtu: 9000 }, { name: 'eth1', mtu: 1500 }] };
+    const vars = {
+      interfaces: [
+        { name: 'eth0', mtu: 9000 },
+        { name: 'eth1', mtu: 1500 },
+      ],
+    };
     const sets = target.setRequests.length;
     const done = await dryRun(stack.id, device.id, vars);
     expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
@@ -112,9 +138,19 @@ describe('dry run over gNMI', () => {
   });
 
   it('runs from an instance with the body {"dry_run": true}', async () => {
-    const instance = await api(c, token, 'POST', '/api/config/instances', {
-      stack_id: stack.id, name: 'dry-instance', target_devices: [{ device_id: device.id }], variable_values: { '0': { devices: [device.id], shared_vars: { interfaces: [{ name: 'eth0', mtu: 1400 }] } } },
-    }, 201);
+    const instance = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/instances',
+      {
+        stack_id: stack.id,
+        name: 'dry-instance',
+        target_devices: [{ device_id: device.id }],
+        variable_values: { '0': { devices: [device.id], shared_vars: { interfaces: [{ name: 'eth0', mtu: 1400 }] } } },
+      },
+      201,
+    );
     const before = target.tree();
     const res = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token, body: { dry_run: true } });
     expect(res.status, res.text).toBe(201);
@@ -140,16 +176,29 @@ async function hostnameOverNetconf(name: string, options: Parameters<typeof star
   const sim: NetconfDevice = await startNetconfDevice(options);
   sims.push(sim);
   const device = await netconfDevice(c, token, sim, name);
-  const tpl = await api(c, token, 'POST', '/api/config/templates', {
-    name, platform: 'ietf-netconf', config_format: 'xml', operation: 'merge', source: `<system xmlns="${NS}"><hostname>{{ hostname }}</hostname></system>`,
-  }, 201);
+  const tpl = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    {
+      name,
+      platform: 'ietf-netconf',
+      config_format: 'xml',
+      operation: 'merge',
+      source: `<system xmlns="${NS}"><hostname>{{ hostname }}</hostname></system>`,
+    },
+    201,
+  );
   const stack = await api(c, token, 'POST', '/api/config/stacks', { name, services: [{ template_id: tpl.id }] }, 201);
   return { sim, device, stack };
 }
 
 describe('dry run over NETCONF', () => {
   it('edits the candidate, reads it back, discards it and unlocks; running is untouched; the real run gives that diff', async () => {
-    const { sim, device, stack } = await hostnameOverNetconf('dry-n', { initialConfig: `<system xmlns="${NS}"><hostname>factory</hostname><location>lab</location></system>` });
+    const { sim, device, stack } = await hostnameOverNetconf('dry-n', {
+      initialConfig: `<system xmlns="${NS}"><hostname>factory</hostname><location>lab</location></system>`,
+    });
     const running = sim.running();
     sim.rpcLog.length = 0;
 
@@ -168,12 +217,20 @@ describe('dry run over NETCONF', () => {
     const before = await api(c, token, 'GET', `/api/config/devices/${device.id}/configs`);
     const backup = before.configs.find((v: any) => v.id === real.devices[0].backup_config_id);
     await api(c, token, 'POST', `/api/config/devices/${device.id}/pull?method=structured`, undefined, 201);
-    const actual = await api(c, token, 'GET', `/api/config/devices/${device.id}/diff-versions?old_version=${backup.version}&new_version=${backup.version + 1}&reveal=true`);
+    const actual = await api(
+      c,
+      token,
+      'GET',
+      `/api/config/devices/${device.id}/diff-versions?old_version=${backup.version}&new_version=${backup.version + 1}&reveal=true`,
+    );
     expect(diff).toBe(actual.diff);
   });
 
   it('fails the device with the reason when the device has no candidate datastore, changing nothing', async () => {
-    const { sim, device, stack } = await hostnameOverNetconf('dry-plain', { candidate: false, initialConfig: `<system xmlns="${NS}"><hostname>plain</hostname></system>` });
+    const { sim, device, stack } = await hostnameOverNetconf('dry-plain', {
+      candidate: false,
+      initialConfig: `<system xmlns="${NS}"><hostname>plain</hostname></system>`,
+    });
     const running = sim.running();
     const done = await dryRun(stack.id, device.id, { hostname: 'x' });
     expect(done.status).toBe('dry_run_failed');
@@ -188,14 +245,26 @@ async function cliOnSim(name: string, dialect: string, source: string, configSca
   const sim: SimSshDevice = await startSshDevice({ dialect, hostname: name, password: SSH_PASSWORD, configScale });
   sims.push(sim);
   const device = await sshDevice(c, token, sim, SSH_PASSWORD, name);
-  const tpl = await api(c, token, 'POST', '/api/config/templates', { name, platform: 'vendor_xe-netconf', config_format: 'cli', target_path: name, source }, 201);
+  const tpl = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    { name, platform: 'vendor_xe-netconf', config_format: 'cli', target_path: name, source },
+    201,
+  );
   const stack = await api(c, token, 'POST', '/api/config/stacks', { name, services: [{ template_id: tpl.id }] }, 201);
   return { sim, device, stack };
 }
 
 describe('dry run over SSH CLI', () => {
   it('types the lines into a model of the running config, never into the device; the real run gives that diff', async () => {
-    const { sim, device, stack } = await cliOnSim('dry-s', 'vendor_ios', '{% for s in servers %}ntp server {{ s }}\n{% endfor %}interface GigabitEthernet0/1\n description {{ description }}\nexit\n', 2);
+    const { sim, device, stack } = await cliOnSim(
+      'dry-s',
+      'vendor_ios',
+      '{% for s in servers %}ntp server {{ s }}\n{% endfor %}interface GigabitEthernet0/1\n description {{ description }}\nexit\n',
+      2,
+    );
     const original = sim.config();
     const vars = { servers: ['192.0.2.10', '192.0.2.11'], description: 'to core (dry)' };
 
@@ -213,7 +282,12 @@ describe('dry run over SSH CLI', () => {
   });
 
   it('Junos in braces: applies the set lines to the statement tree, changing nothing; the real run gives that diff', async () => {
-    const { sim, device, stack } = await cliOnSim('dry-j', 'vendor_junos', 'set system ntp server {{ server }}\nset interfaces ge-0/0/1 description "{{ description }}"\n', 3);
+    const { sim, device, stack } = await cliOnSim(
+      'dry-j',
+      'vendor_junos',
+      'set system ntp server {{ server }}\nset interfaces ge-0/0/1 description "{{ description }}"\n',
+      3,
+    );
     const original = sim.config();
     const vars = { server: '192.0.2.77', description: 'to core (dry)' };
     const done = await dryRun(stack.id, device.id, vars);

@@ -28,12 +28,26 @@ export async function agentFor(c: TestController, org: Org) {
 }
 
 export async function gnmiDevice(c: TestController, token: string, target: GnmiTarget, name = `g-${randomBytes(3).toString('hex')}`) {
-  const profile = await api(c, token, 'POST', '/api/profiles', { name: `p-${name}`, username: 'admin', password: 'admin', gnmi_port: target.port, automation_transport: 'gnmi' }, 201);
+  const profile = await api(
+    c,
+    token,
+    'POST',
+    '/api/profiles',
+    { name: `p-${name}`, username: 'admin', password: 'admin', gnmi_port: target.port, automation_transport: 'gnmi' },
+    201,
+  );
   return api(c, token, 'POST', '/api/devices', { name, host: target.host, device_type: 'vendor_eos', profile_id: profile.id }, 201);
 }
 
 export async function netconfDevice(c: TestController, token: string, device: NetconfDevice, name = `n-${randomBytes(3).toString('hex')}`) {
-  const profile = await api(c, token, 'POST', '/api/profiles', { name: `p-${name}`, username: 'admin', password: 'admin', netconf_port: device.port, automation_transport: 'netconf' }, 201);
+  const profile = await api(
+    c,
+    token,
+    'POST',
+    '/api/profiles',
+    { name: `p-${name}`, username: 'admin', password: 'admin', netconf_port: device.port, automation_transport: 'netconf' },
+    201,
+  );
   return api(c, token, 'POST', '/api/devices', { name, host: device.host, device_type: 'vendor_junos', profile_id: profile.id }, 201);
 }
 
@@ -51,13 +65,35 @@ export async function gnmiStackFixture(opts: { hostname: string; deviceName: str
     await parts.target?.close();
   };
   try {
-    const c = (parts.c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } }));
+    const c = (parts.c = await startTestController({
+      config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } },
+    }));
     const org = await c.createOrgUser(['org_admin']);
     const agent = (parts.agent = await agentFor(c, org));
     const target = (parts.target = await startGnmiTarget({ initialTree: { system: { config: { hostname: opts.hostname } } } }));
     const device = await gnmiDevice(c, org.token, target, opts.deviceName);
-    const tpl = await api(c, org.token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-    const stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'default' } }] }, 201);
+    const tpl = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'hostname',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{"hostname": "{{ hostname }}"}',
+      },
+      201,
+    );
+    const stack = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'default' } }] },
+      201,
+    );
     return { c, org, agent, target, device, stack, close };
   } catch (err) {
     await close();
@@ -66,7 +102,14 @@ export async function gnmiStackFixture(opts: { hostname: string; deviceName: str
 }
 
 /** A device on an SSH CLI simulator (its dialect is its device_type); cli templates reach it over SSH. */
-export async function sshDevice(c: TestController, token: string, sim: SimSshDevice, password: string, name = `s-${randomBytes(3).toString('hex')}`, extra: Record<string, unknown> = {}) {
+export async function sshDevice(
+  c: TestController,
+  token: string,
+  sim: SimSshDevice,
+  password: string,
+  name = `s-${randomBytes(3).toString('hex')}`,
+  extra: Record<string, unknown> = {},
+) {
   const profile = await api(c, token, 'POST', '/api/profiles', { name: `p-${name}`, username: 'admin', password, ssh_port: sim.port }, 201);
   return api(c, token, 'POST', '/api/devices', { name, host: sim.host, device_type: sim.deviceType, profile_id: profile.id, ...extra }, 201);
 }
@@ -88,9 +131,15 @@ export async function waitFor(c: TestController, token: string, id: string, stat
  * The text of a deployment's pre-change backup: the device's stored config version `configId`,
  * which `check` inspects (source, transport, status) before its text is read.
  */
-export async function backupVersionText(c: TestController, token: string, deviceId: string, configId: string, check: (entry: any) => void): Promise<string> {
+export async function backupVersionText(
+  c: TestController,
+  token: string,
+  deviceId: string,
+  configId: string,
+  check: (entry: any) => void,
+): Promise<string> {
   const list = await api(c, token, 'GET', `/api/config/devices/${deviceId}/configs`);
-  const versions = Array.isArray(list) ? list : list.versions ?? list.configs;
+  const versions = Array.isArray(list) ? list : (list.versions ?? list.configs);
   const entry = versions.find((v: { id: string }) => v.id === configId);
   check(entry);
   // reveal: the text as stored (the device's secrets unmasked; the org admin has configs.secrets).
@@ -118,7 +167,15 @@ export async function cliDeployFixture(opts: { password: string; name: string; c
       return dev;
     },
     deploy(stackId: string, devices: string[], variable_values?: unknown) {
-      return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name: opts.name, target_devices: devices.map((device_id) => ({ device_id })), ...(variable_values ? { variable_values } : {}) } });
+      return c.request('POST', '/api/config/deployments', {
+        token,
+        body: {
+          stack_id: stackId,
+          name: opts.name,
+          target_devices: devices.map((device_id) => ({ device_id })),
+          ...(variable_values ? { variable_values } : {}),
+        },
+      });
     },
     backupText(deviceId: string, configId: string) {
       return backupVersionText(c, token, deviceId, configId, (entry) =>

@@ -27,13 +27,20 @@ function expectedAfter(original: string, server: string, description: string): s
 beforeAll(async () => {
   f = await cliDeployFixture({ password: PASSWORD, name: 'junos rollout', configScale: 3 });
   ({ c, token } = f);
-  edge = await api(c, token, 'POST', '/api/config/templates', {
-    name: 'junos-edge',
-    platform: 'vendor_junos-netconf',
-    config_format: 'cli',
-    target_path: 'edge',
-    source: 'set system ntp server {{ server }}\nset interfaces ge-0/0/1 description "{{ description }}"\n{{ extra | default("") }}',
-  }, 201);
+  edge = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    {
+      name: 'junos-edge',
+      platform: 'vendor_junos-netconf',
+      config_format: 'cli',
+      target_path: 'edge',
+      source: 'set system ntp server {{ server }}\nset interfaces ge-0/0/1 description "{{ description }}"\n{{ extra | default("") }}',
+    },
+    201,
+  );
 });
 
 afterAll(async () => f?.close());
@@ -43,7 +50,14 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
     const dev = await f.sim('jdep-1', 'vendor_junos');
     const original = dev.config();
     const device = await sshDevice(c, token, dev, PASSWORD, 'jdep-1');
-    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'junos', services: [{ template_id: edge.id, order: 0, variables: { server: '192.0.2.10', description: 'to core' } }] }, 201);
+    const stack = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'junos', services: [{ template_id: edge.id, order: 0, variables: { server: '192.0.2.10', description: 'to core' } }] },
+      201,
+    );
     const res = await f.deploy(stack.id, [device.id]);
     expect(res.status, res.text).toBe(201);
     const done = await waitFor(c, token, res.body.id);
@@ -51,7 +65,12 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
     expect(done.devices.map((d: any) => [d.status, d.transport])).toEqual([['completed', 'ssh']]);
 
     expect(dev.config()).toBe(expectedAfter(original, '192.0.2.10', 'to core'));
-    expect(dev.configLog).toEqual(['set system ntp server 192.0.2.10', 'set interfaces ge-0/0/1 description "to core"', 'commit', 'exit configuration-mode']);
+    expect(dev.configLog).toEqual([
+      'set system ntp server 192.0.2.10',
+      'set interfaces ge-0/0/1 description "to core"',
+      'commit',
+      'exit configuration-mode',
+    ]);
     expect(await f.backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
 
     await api(c, token, 'POST', `/api/config/deployments/${done.id}/rollback`);
@@ -67,11 +86,24 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
     const [goodOriginal, badOriginal] = [good.config(), bad.config()];
     const d1 = await sshDevice(c, token, good, PASSWORD, 'jdep-2');
     const d2 = await sshDevice(c, token, bad, PASSWORD, 'jdep-3');
-    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'junos-atomic', services: [{ template_id: edge.id, order: 0, variables: { server: '192.0.2.20', description: 'to core' } }] }, 201);
+    const stack = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/stacks',
+      { name: 'junos-atomic', services: [{ template_id: edge.id, order: 0, variables: { server: '192.0.2.20', description: 'to core' } }] },
+      201,
+    );
     expect(stack.atomic).toBe(true);
-    const done = await waitFor(c, token, (await f.deploy(stack.id, [d1.id, d2.id], {
-      '0': { devices: [d1.id, d2.id], device_vars: { [d2.id]: { extra: 'set frobnicate the widgets' } } },
-    })).body.id);
+    const done = await waitFor(
+      c,
+      token,
+      (
+        await f.deploy(stack.id, [d1.id, d2.id], {
+          '0': { devices: [d1.id, d2.id], device_vars: { [d2.id]: { extra: 'set frobnicate the widgets' } } },
+        })
+      ).body.id,
+    );
     expect(done.status).toBe('failed');
     const byDevice = new Map<string, any>(done.devices.map((d: any) => [d.device_id, d]));
     expect(byDevice.get(d1.id), JSON.stringify(done.devices)).toMatchObject({ status: 'restored' });
@@ -80,8 +112,13 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
 
     // The first device took the change, then got its backup back by load override.
     expect(good.configLog).toEqual([
-      'set system ntp server 192.0.2.20', 'set interfaces ge-0/0/1 description "to core"', 'commit', 'exit configuration-mode',
-      'load override terminal', 'commit', 'exit configuration-mode',
+      'set system ntp server 192.0.2.20',
+      'set interfaces ge-0/0/1 description "to core"',
+      'commit',
+      'exit configuration-mode',
+      'load override terminal',
+      'commit',
+      'exit configuration-mode',
     ]);
     expect(await f.backupText(d1.id, byDevice.get(d1.id).backup_config_id)).toBe(goodOriginal);
     expect(good.config()).toBe(goodOriginal);

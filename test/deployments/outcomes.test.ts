@@ -37,28 +37,81 @@ afterAll(async () => {
 async function start(prefix: string, stackId: string): Promise<Run> {
   const devices = [];
   for (let i = 0; i < N; i++) {
-    const profile = await api(c, org.token, 'POST', '/api/profiles', { name: `p-${prefix}${i}`, username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' }, 201);
-    devices.push(await api(c, org.token, 'POST', '/api/devices', { name: `${prefix}${i}`, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201));
+    const profile = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/profiles',
+      { name: `p-${prefix}${i}`, username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' },
+      201,
+    );
+    devices.push(
+      await api(
+        c,
+        org.token,
+        'POST',
+        '/api/devices',
+        { name: `${prefix}${i}`, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id },
+        201,
+      ),
+    );
   }
-  const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stackId, name: prefix, target_devices: devices.map((d) => ({ device_id: d.id })) }, 201);
+  const created = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/config/deployments',
+    { stack_id: stackId, name: prefix, target_devices: devices.map((d) => ({ device_id: d.id })) },
+    201,
+  );
   return { id: created.id, devices: devices.map((d) => ({ id: d.id, name: d.name })) };
 }
 
 /** The device rows once every device in a running state has its job id. */
 async function running(run: Run, statuses: string[]) {
-  return until(`deployment ${run.id}'s devices to run`, async () => {
-    const rows = await c.db('deployment_devices').where({ deployment_id: run.id }).orderBy('position').select('*');
-    return rows.every((r) => statuses.includes(r.status) && r.job_id) ? rows : undefined;
-  }, 30_000, 50);
+  return until(
+    `deployment ${run.id}'s devices to run`,
+    async () => {
+      const rows = await c.db('deployment_devices').where({ deployment_id: run.id }).orderBy('position').select('*');
+      return rows.every((r) => statuses.includes(r.status) && r.job_id) ? rows : undefined;
+    },
+    30_000,
+    50,
+  );
 }
 
-function outcome(run: Run, row: { device_id: string; job_id: string }, kind: JobOutcome['kind'], status: 'succeeded' | 'failed', result: Record<string, unknown> | null, error: string | null = null): JobOutcome {
-  return { jobId: row.job_id, kind, orgId: org.orgId, deviceId: row.device_id, groupId: run.id, status, error, result, agentId: null, startedAt: new Date(), finishedAt: new Date() } as JobOutcome;
+function outcome(
+  run: Run,
+  row: { device_id: string; job_id: string },
+  kind: JobOutcome['kind'],
+  status: 'succeeded' | 'failed',
+  result: Record<string, unknown> | null,
+  error: string | null = null,
+): JobOutcome {
+  return {
+    jobId: row.job_id,
+    kind,
+    orgId: org.orgId,
+    deviceId: row.device_id,
+    groupId: run.id,
+    status,
+    error,
+    result,
+    agentId: null,
+    startedAt: new Date(),
+    finishedAt: new Date(),
+  } as JobOutcome;
 }
 
 /** Agent log lines of the jobs, as the engine stores them before the outcome. */
 async function agentLines(rows: { job_id: string }[]) {
-  await c.db('job_logs').insert(rows.flatMap((r, i) => [1, 2].map((n) => ({ job_id: r.job_id, attempt: 1, level: 'info', text: `agent line ${n} of device ${i}`, at: new Date() }))));
+  await c
+    .db('job_logs')
+    .insert(
+      rows.flatMap((r, i) =>
+        [1, 2].map((n) => ({ job_id: r.job_id, attempt: 1, level: 'info', text: `agent line ${n} of device ${i}`, at: new Date() })),
+      ),
+    );
 }
 
 async function record(together: boolean, outcomes: JobOutcome[]) {
@@ -70,12 +123,27 @@ async function record(together: boolean, outcomes: JobOutcome[]) {
 async function picture(run: Run) {
   const name = (text: string) => run.devices.reduce((t, d, i) => t.replaceAll(d.name, `device${i}`), text);
   const position = (id: string | null) => (id === null ? null : run.devices.findIndex((d) => d.id === id));
-  const devices = await c.db('deployment_devices as d')
+  const devices = await c
+    .db('deployment_devices as d')
     .leftJoin('config_versions as v', 'v.id', 'd.backup_config_id')
     .leftJoin('jobs as j', 'j.id', 'd.job_id')
     .where('d.deployment_id', run.id)
     .orderBy('d.position')
-    .select('d.device_id', 'd.status', 'd.changed', 'd.error_message', 'j.kind as job_kind', 'j.params as job_params', 'v.version', 'v.config_text', 'v.source', 'v.pulled_via', 'v.method', 'v.job_id as version_job', 'd.job_id');
+    .select(
+      'd.device_id',
+      'd.status',
+      'd.changed',
+      'd.error_message',
+      'j.kind as job_kind',
+      'j.params as job_params',
+      'v.version',
+      'v.config_text',
+      'v.source',
+      'v.pulled_via',
+      'v.method',
+      'v.job_id as version_job',
+      'd.job_id',
+    );
   const logs = await c.db('deployment_logs').where({ deployment_id: run.id }).orderBy('id').select('device_id', 'level', 'message', 'org_id');
   const deployment = await c.db('deployments').where({ id: run.id }).first('status', 'succeeded_count', 'failed_count', 'error_message');
   return {
@@ -110,8 +178,22 @@ async function step(runs: Run[], status: string, settled: string[], build: (run:
 }
 
 it('records many outcomes of a deployment in one transaction exactly as one by one', async () => {
-  const tpl = await api(c, org.token, 'POST', '/api/config/templates', { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' }, 201);
-  const stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 'base', atomic: true, services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'h' } }] }, 201);
+  const tpl = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/config/templates',
+    { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
+    201,
+  );
+  const stack = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/config/stacks',
+    { name: 'base', atomic: true, services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'h' } }] },
+    201,
+  );
   const runs = [await start('together', stack.id), await start('alone', stack.id)];
 
   // Backups: two stored, one with no config, one failed; a stale outcome (another job) and a repeat.
@@ -128,12 +210,26 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
     ];
   });
   expect(afterBackups[0].devices.map((d) => d.status)).toEqual(['queued', 'queued', 'failed', 'failed']);
-  expect(afterBackups[0].devices[0]).toMatchObject({ config_text: '{"hostname": "before 0"}', source: 'deployment', pulled_via: 'gnmi', method: 'structured', job_id: false });
+  expect(afterBackups[0].devices[0]).toMatchObject({
+    config_text: '{"hostname": "before 0"}',
+    source: 'deployment',
+    pulled_via: 'gnmi',
+    method: 'structured',
+    job_id: false,
+  });
   expect(afterBackups[0].logs.slice(-12).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
-    '0 info agent line 1 of device 0', '0 info agent line 2 of device 0', '0 info device0: pre-deployment backup stored as config version 1',
-    '1 info agent line 1 of device 1', '1 info agent line 2 of device 1', '1 info device1: pre-deployment backup stored as config version 1',
-    '2 info agent line 1 of device 2', '2 info agent line 2 of device 2', '2 error device2: The backup job returned no configuration; nothing was pushed',
-    '3 info agent line 1 of device 3', '3 info agent line 2 of device 3', '3 error device3: connect failed: connection refused',
+    '0 info agent line 1 of device 0',
+    '0 info agent line 2 of device 0',
+    '0 info device0: pre-deployment backup stored as config version 1',
+    '1 info agent line 1 of device 1',
+    '1 info agent line 2 of device 1',
+    '1 info device1: pre-deployment backup stored as config version 1',
+    '2 info agent line 1 of device 2',
+    '2 info agent line 2 of device 2',
+    '2 error device2: The backup job returned no configuration; nothing was pushed',
+    '3 info agent line 1 of device 3',
+    '3 info agent line 2 of device 3',
+    '3 error device3: connect failed: connection refused',
   ]);
   expect(afterBackups[1]).toEqual(afterBackups[0]);
 
@@ -142,7 +238,10 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
     outcome(run, rows[0], 'deploy', 'succeeded', { phase: 'push', applied: true, verified: true, changed: true }),
     outcome(run, rows[1], 'deploy', 'failed', null, 'push failed: ABORTED'),
   ]);
-  expect(afterPushes[0].devices.slice(0, 2).map((d) => [d.status, d.job_params?.backup])).toEqual([['completed', '{"hostname": "before 0"}'], ['failed', '{"hostname": "before 1"}']]);
+  expect(afterPushes[0].devices.slice(0, 2).map((d) => [d.status, d.job_params?.backup])).toEqual([
+    ['completed', '{"hostname": "before 0"}'],
+    ['failed', '{"hostname": "before 1"}'],
+  ]);
   expect(afterPushes[1]).toEqual(afterPushes[0]);
 
   await step(runs, 'restoring', ['failed'], (run, [row]) => {
@@ -153,6 +252,8 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
   const afterRestore = await Promise.all(runs.map(picture));
   expect(afterRestore[0].deployment).toMatchObject({ status: 'failed', succeeded_count: 0, failed_count: 4 });
   expect(afterRestore[0].devices.map((d) => d.status)).toEqual(['restored', 'failed', 'failed', 'failed']);
-  expect(afterRestore[0].devices[0].error_message).toMatch(/^Restored from its pre-deployment backup because the stack is atomic and device1, device2, device3 failed/);
+  expect(afterRestore[0].devices[0].error_message).toMatch(
+    /^Restored from its pre-deployment backup because the stack is atomic and device1, device2, device3 failed/,
+  );
   expect(afterRestore[1]).toEqual(afterRestore[0]);
 });

@@ -25,7 +25,12 @@ const procs: Proc[] = [];
 beforeAll(async () => {
   tc = await startTestController({
     settings: { 'agents.heartbeat_seconds': 1, 'agents.offline_after_seconds': 3 },
-    config: { natsUrl: SHARED_NATS, natsPrefix: prefix, jobs: { sweepIntervalMs: 200, ackWaitMs: 2_000 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } },
+    config: {
+      natsUrl: SHARED_NATS,
+      natsPrefix: prefix,
+      jobs: { sweepIntervalMs: 200, ackWaitMs: 2_000 },
+      deployments: { sweepIntervalMs: 200, staleMs: 300 },
+    },
   });
   org = await tc.createOrgUser(['org_admin']);
   // The device takes two config lines per session and then hangs: the push is half done.
@@ -49,10 +54,14 @@ async function agentProcess(name: string): Promise<{ id: string; proc: Proc }> {
     SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
   });
   procs.push(proc);
-  await until(`agent ${name} online`, async () => {
-    const list = await api(tc, org.token, 'GET', '/api/agents');
-    return list.agents.find((a: any) => a.id === created.id)?.status === 'online';
-  }, 60_000);
+  await until(
+    `agent ${name} online`,
+    async () => {
+      const list = await api(tc, org.token, 'GET', '/api/agents');
+      return list.agents.find((a: any) => a.id === created.id)?.status === 'online';
+    },
+    60_000,
+  );
   return { id: created.id, proc };
 }
 
@@ -60,14 +69,28 @@ it('keeps the pre-change backup when the push job is redelivered after its agent
   const original = dev.config();
   const first = await agentProcess('victim');
   const device = await sshDevice(tc, org.token, dev, PASSWORD, 'redeliver');
-  const tpl = await api(tc, org.token, 'POST', '/api/config/templates', {
-    name: 'ntp',
-    platform: 'vendor_xe-netconf',
-    config_format: 'cli',
-    source: 'ntp server 192.0.2.1\nntp server 192.0.2.2\nntp server 192.0.2.3\nntp server 192.0.2.4',
-  }, 201);
+  const tpl = await api(
+    tc,
+    org.token,
+    'POST',
+    '/api/config/templates',
+    {
+      name: 'ntp',
+      platform: 'vendor_xe-netconf',
+      config_format: 'cli',
+      source: 'ntp server 192.0.2.1\nntp server 192.0.2.2\nntp server 192.0.2.3\nntp server 192.0.2.4',
+    },
+    201,
+  );
   const stack = await api(tc, org.token, 'POST', '/api/config/stacks', { name: 'ntp', services: [{ template_id: tpl.id }] }, 201);
-  const created = await api(tc, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'half', target_devices: [{ device_id: device.id }] }, 201);
+  const created = await api(
+    tc,
+    org.token,
+    'POST',
+    '/api/config/deployments',
+    { stack_id: stack.id, name: 'half', target_devices: [{ device_id: device.id }] },
+    201,
+  );
 
   // The push is stuck after two lines: the device's running config is already changed.
   await until('the push to hang half typed', () => dev.configLog.length >= 3, 60_000);
@@ -92,11 +115,17 @@ it('keeps the pre-change backup when the push job is redelivered after its agent
   expect(dev.config()).toContain('ntp server 192.0.2.4\n');
 
   // The survivor finished the job the victim had started, against the stored backup, storing none.
-  const job = await tc.db('jobs').where({ id: (await tc.db('deployment_devices').where({ deployment_id: created.id }).first('job_id')).job_id }).first();
+  const job = await tc
+    .db('jobs')
+    .where({ id: (await tc.db('deployment_devices').where({ deployment_id: created.id }).first('job_id')).job_id })
+    .first();
   expect(job.agent_id).not.toBe(first.id);
   const lines = await tc.db('job_logs').where({ job_id: job.id }).select('agent_id', 'text');
   const survivorLines = lines.filter((l: any) => l.agent_id === job.agent_id).map((l: any) => l.text);
-  expect(survivorLines.some((t: string) => /the controller keeps an earlier attempt's backup/.test(t)), survivorLines.join('\n')).toBe(true);
+  expect(
+    survivorLines.some((t: string) => /the controller keeps an earlier attempt's backup/.test(t)),
+    survivorLines.join('\n'),
+  ).toBe(true);
 
   await api(tc, org.token, 'POST', `/api/config/deployments/${created.id}/rollback`);
   expect((await waitFor(tc, org.token, created.id, ['rolled_back', 'failed'], 120_000)).status).toBe('rolled_back');

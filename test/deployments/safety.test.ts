@@ -30,10 +30,14 @@ const INITIAL = { interfaces: { interface: [{ name: 'eth0', config: { name: 'eth
 const NS = 'urn:sb:test';
 const SSH_PASSWORD = 'safety-ssh-pw';
 // The README's instance example: a list of interfaces replacing /interfaces.
-const INTERFACES = '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not loop.last %},{% endif %}{% endfor %}]}';
+const INTERFACES =
+  '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not loop.last %},{% endif %}{% endfor %}]}';
 
 function deploy(stackId: string, devices: string[], extra: Record<string, unknown> = {}) {
-  return c.request('POST', '/api/config/deployments', { token, body: { stack_id: stackId, name: 'safety', target_devices: devices.map((device_id) => ({ device_id })), ...extra } });
+  return c.request('POST', '/api/config/deployments', {
+    token,
+    body: { stack_id: stackId, name: 'safety', target_devices: devices.map((device_id) => ({ device_id })), ...extra },
+  });
 }
 
 async function deploymentsNamed(name: string): Promise<number> {
@@ -43,11 +47,34 @@ async function deploymentsNamed(name: string): Promise<number> {
 
 /** A NETCONF (replace) and a cli stack, each of one template listing the NTP `servers` (required). */
 async function ntpStacks(suffix: string) {
-  const nc = await api(c, token, 'POST', '/api/config/templates', {
-    name: `nc-${suffix}`, platform: 'ietf-netconf', config_format: 'xml', operation: 'replace',
-    source: `<system xmlns="${NS}"><ntp>{% for s in servers %}<server>{{ s }}</server>{% endfor %}</ntp></system>`,
-  }, 201);
-  const cli = await api(c, token, 'POST', '/api/config/templates', { name: `cli-${suffix}`, platform: 'vendor_xe-netconf', config_format: 'cli', target_path: 'ntp', source: '{% for s in servers %}ntp server {{ s }}\n{% endfor %}' }, 201);
+  const nc = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    {
+      name: `nc-${suffix}`,
+      platform: 'ietf-netconf',
+      config_format: 'xml',
+      operation: 'replace',
+      source: `<system xmlns="${NS}"><ntp>{% for s in servers %}<server>{{ s }}</server>{% endfor %}</ntp></system>`,
+    },
+    201,
+  );
+  const cli = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    {
+      name: `cli-${suffix}`,
+      platform: 'vendor_xe-netconf',
+      config_format: 'cli',
+      target_path: 'ntp',
+      source: '{% for s in servers %}ntp server {{ s }}\n{% endfor %}',
+    },
+    201,
+  );
   return {
     ncStack: await api(c, token, 'POST', '/api/config/stacks', { name: `nc-${suffix}`, services: [{ template_id: nc.id }] }, 201),
     cliStack: await api(c, token, 'POST', '/api/config/stacks', { name: `cli-${suffix}`, services: [{ template_id: cli.id }] }, 201),
@@ -55,18 +82,36 @@ async function ntpStacks(suffix: string) {
 }
 
 beforeAll(async () => {
-  c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 }, tasks: { tickMs: 100 } } });
+  c = await startTestController({
+    config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 }, tasks: { tickMs: 100 } },
+  });
   org = await c.createOrgUser(['org_admin']);
   token = org.token;
   agent = await agentFor(c, org);
   target = await startGnmiTarget({ initialTree: INITIAL });
-  nc = await startNetconfDevice({ initialConfig: `<system xmlns="${NS}"><hostname>factory</hostname><ntp><server>192.0.2.1</server></ntp></system>` });
+  nc = await startNetconfDevice({
+    initialConfig: `<system xmlns="${NS}"><hostname>factory</hostname><ntp><server>192.0.2.1</server></ntp></system>`,
+  });
   ssh = await startSshDevice({ dialect: 'vendor_ios', hostname: 'safety-ios', password: SSH_PASSWORD, configScale: 2 });
   gDevice = await gnmiDevice(c, token, target, 'safety-g');
   nDevice = await netconfDevice(c, token, nc, 'safety-n');
   sDevice = await sshDevice(c, token, ssh, SSH_PASSWORD, 'safety-s');
-  interfacesTpl = await api(c, token, 'POST', '/api/config/templates', { name: 'interfaces', platform: 'openconfig-gnmi', config_format: 'json', operation: 'replace', target_path: '/interfaces', source: INTERFACES }, 201);
-  interfacesStack = await api(c, token, 'POST', '/api/config/stacks', { name: 'interfaces', services: [{ template_id: interfacesTpl.id, order: 0 }] }, 201);
+  interfacesTpl = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    { name: 'interfaces', platform: 'openconfig-gnmi', config_format: 'json', operation: 'replace', target_path: '/interfaces', source: INTERFACES },
+    201,
+  );
+  interfacesStack = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/stacks',
+    { name: 'interfaces', services: [{ template_id: interfacesTpl.id, order: 0 }] },
+    201,
+  );
 });
 
 afterAll(async () => {
@@ -80,24 +125,55 @@ describe('required variables', () => {
     expect(interfacesTpl.variables).toEqual([{ name: 'interfaces', type: 'list', required: true }]);
     const res = await c.request('POST', `/api/config/templates/${interfacesTpl.id}/render`, { token, body: { variables: {} } });
     expect(res.status, res.text).toBe(400);
-    expect(res.body).toMatchObject({ code: 'REQUIRED_VARIABLE_MISSING', error: "Render error: required variable 'interfaces' not provided", missing: ['interfaces'] });
-    const old = await c.request('POST', `/api/config/templates/${interfacesTpl.id}/render`, { token, body: { variables: { interfaces: null }, version: 1 } });
+    expect(res.body).toMatchObject({
+      code: 'REQUIRED_VARIABLE_MISSING',
+      error: "Render error: required variable 'interfaces' not provided",
+      missing: ['interfaces'],
+    });
+    const old = await c.request('POST', `/api/config/templates/${interfacesTpl.id}/render`, {
+      token,
+      body: { variables: { interfaces: null }, version: 1 },
+    });
     expect(old.status, old.text).toBe(400);
     expect(old.body.code).toBe('REQUIRED_VARIABLE_MISSING');
 
-    const ok = await api(c, token, 'POST', `/api/config/templates/${interfacesTpl.id}/render`, { variables: { interfaces: [{ name: 'eth1', mtu: 9000 }] } });
+    const ok = await api(c, token, 'POST', `/api/config/templates/${interfacesTpl.id}/render`, {
+      variables: { interfaces: [{ name: 'eth1', mtu: 9000 }] },
+    });
     expect(JSON.parse(ok.rendered)).toEqual({ interface: [{ name: 'eth1', config: { name: 'eth1', mtu: 9000 } }] });
     // A guarded or defaulted variable is not required and still renders without a value.
-    const optional = await api(c, token, 'POST', '/api/config/templates', { name: 'opt', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname | default("r1") }}"}' }, 201);
-    expect(JSON.parse((await api(c, token, 'POST', `/api/config/templates/${optional.id}/render`, { variables: {} })).rendered)).toEqual({ hostname: 'r1' });
+    const optional = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'opt',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{"hostname": "{{ hostname | default("r1") }}"}',
+      },
+      201,
+    );
+    expect(JSON.parse((await api(c, token, 'POST', `/api/config/templates/${optional.id}/render`, { variables: {} })).rendered)).toEqual({
+      hostname: 'r1',
+    });
   });
 
   it('are refused by stack render, naming the service, the device and the variable', async () => {
-    const res = await c.request('POST', `/api/config/stacks/${interfacesStack.id}/render`, { token, body: { variable_values: { '0': { devices: [gDevice.id] } } } });
+    const res = await c.request('POST', `/api/config/stacks/${interfacesStack.id}/render`, {
+      token,
+      body: { variable_values: { '0': { devices: [gDevice.id] } } },
+    });
     expect(res.status, res.text).toBe(400);
     expect(res.body.code).toBe('REQUIRED_VARIABLE_MISSING');
-    expect(res.body.error).toMatch(/^Stack resolution failed: template 'interfaces' \(service 0\) needs required variable 'interfaces' for device safety-g/);
-    expect(res.body.missing).toEqual([{ service: '0', template: 'interfaces', device_id: gDevice.id, device_name: 'safety-g', variables: ['interfaces'] }]);
+    expect(res.body.error).toMatch(
+      /^Stack resolution failed: template 'interfaces' \(service 0\) needs required variable 'interfaces' for device safety-g/,
+    );
+    expect(res.body.missing).toEqual([
+      { service: '0', template: 'interfaces', device_id: gDevice.id, device_name: 'safety-g', variables: ['interfaces'] },
+    ]);
     // Given per device, it renders.
     const ok = await api(c, token, 'POST', `/api/config/stacks/${interfacesStack.id}/render`, {
       variable_values: { '0': { devices: [gDevice.id], device_vars: { [gDevice.id]: { interfaces: [{ name: 'eth0', mtu: 9000 }] } } } },
@@ -110,7 +186,11 @@ describe('required variables', () => {
     const before = { tree: target.tree(), nc: nc.running(), ssh: ssh.config(), sets: target.setRequests.length };
     const jobsBefore = await c.db('jobs').where({ org_id: org.orgId }).count('* as n').first();
 
-    for (const [stack, device, variable] of [[interfacesStack, gDevice, 'interfaces'], [ncStack, nDevice, 'servers'], [cliStack, sDevice, 'servers']] as const) {
+    for (const [stack, device, variable] of [
+      [interfacesStack, gDevice, 'interfaces'],
+      [ncStack, nDevice, 'servers'],
+      [cliStack, sDevice, 'servers'],
+    ] as const) {
       const res = await deploy(stack.id, [device.id]);
       expect(res.status, res.text).toBe(400);
       expect(res.body.code).toBe('REQUIRED_VARIABLE_MISSING');
@@ -122,7 +202,14 @@ describe('required variables', () => {
   });
 
   it('are refused by an instance run and make a scheduled instance task fail with the reason', async () => {
-    const instance = await api(c, token, 'POST', '/api/config/instances', { stack_id: interfacesStack.id, name: 'nightly', target_devices: [{ device_id: gDevice.id }] }, 201);
+    const instance = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/instances',
+      { stack_id: interfacesStack.id, name: 'nightly', target_devices: [{ device_id: gDevice.id }] },
+      201,
+    );
     const res = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token });
     expect(res.status, res.text).toBe(400);
     expect(res.body.code).toBe('REQUIRED_VARIABLE_MISSING');
@@ -163,13 +250,25 @@ describe('empty replace', () => {
   });
 
   it('is refused by an instance run too, and sent when the request says allow_empty_replace, with a log line saying why', async () => {
-    const instance = await api(c, token, 'POST', '/api/config/instances', {
-      stack_id: interfacesStack.id, name: 'wipe', target_devices: [{ device_id: gDevice.id }], variable_values: { '0': { devices: [gDevice.id], shared_vars: { interfaces: [] } } },
-    }, 201);
+    const instance = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/instances',
+      {
+        stack_id: interfacesStack.id,
+        name: 'wipe',
+        target_devices: [{ device_id: gDevice.id }],
+        variable_values: { '0': { devices: [gDevice.id], shared_vars: { interfaces: [] } } },
+      },
+      201,
+    );
     const refused = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token });
     expect(refused.status, refused.text).toBe(400);
     expect(refused.body.code).toBe('EMPTY_REPLACE_REFUSED');
-    expect((await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token, body: { allow_empty_replace: 'yes' } })).status).toBe(400);
+    expect((await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token, body: { allow_empty_replace: 'yes' } })).status).toBe(
+      400,
+    );
     expect(target.tree()).toEqual(INITIAL);
 
     const res = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token, body: { allow_empty_replace: true } });
@@ -178,21 +277,42 @@ describe('empty replace', () => {
     expect(done.status, JSON.stringify(done.devices)).toBe('completed');
     expect(target.tree()).toMatchObject({ interfaces: { interface: [] } });
     const logs = await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs`);
-    expect(logs.logs).toContainEqual(expect.objectContaining({
-      level: 'warn',
-      device_id: gDevice.id,
-      message: expect.stringMatching(/safety-g: template 'interfaces' renders an empty payload with operation replace on \/interfaces.*sent because the request set allow_empty_replace/),
-    }));
+    expect(logs.logs).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        device_id: gDevice.id,
+        message: expect.stringMatching(
+          /safety-g: template 'interfaces' renders an empty payload with operation replace on \/interfaces.*sent because the request set allow_empty_replace/,
+        ),
+      }),
+    );
     target.setTree(structuredClone(INITIAL));
   });
 
   it('does not refuse merge or delete, nor a replace with leaves', async () => {
-    const merge = await api(c, token, 'POST', '/api/config/templates', { name: 'merge', platform: 'openconfig-gnmi', config_format: 'json', operation: 'merge', target_path: '/interfaces', source: '{"interface": []}' }, 201);
+    const merge = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'merge',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        operation: 'merge',
+        target_path: '/interfaces',
+        source: '{"interface": []}',
+      },
+      201,
+    );
     const s = await api(c, token, 'POST', '/api/config/stacks', { name: 'merge', services: [{ template_id: merge.id }] }, 201);
     const res = await deploy(s.id, [gDevice.id], { name: 'safety-merge' });
     expect(res.status, res.text).toBe(201);
     expect((await waitFor(c, token, res.body.id)).status).toBe('completed');
-    const full = await deploy(interfacesStack.id, [gDevice.id], { name: 'safety-full', variable_values: { '0': { devices: [gDevice.id], shared_vars: { interfaces: [{ name: 'eth0', mtu: 9000 }] } } } });
+    const full = await deploy(interfacesStack.id, [gDevice.id], {
+      name: 'safety-full',
+      variable_values: { '0': { devices: [gDevice.id], shared_vars: { interfaces: [{ name: 'eth0', mtu: 9000 }] } } },
+    });
     expect(full.status, full.text).toBe(201);
     expect((await waitFor(c, token, full.body.id)).status).toBe('completed');
     expect(target.tree()).toMatchObject({ interfaces: { interface: [{ name: 'eth0', config: { mtu: 9000 } }] } });

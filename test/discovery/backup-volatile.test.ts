@@ -15,7 +15,9 @@ import { renderLines } from '../../agent/src/drivers/ssh/text';
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'backups');
 const hash = (dialect: string, file: string) => {
   const lines = renderLines(readFileSync(join(FIXTURES, dialect, file), 'utf8'));
-  return createHash('sha256').update(stableConfigLines(getDialect(dialect), lines).join('\n')).digest('hex');
+  return createHash('sha256')
+    .update(stableConfigLines(getDialect(dialect), lines).join('\n'))
+    .digest('hex');
 };
 const dialects = readdirSync(FIXTURES);
 

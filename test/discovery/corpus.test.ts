@@ -15,7 +15,11 @@ import { DriverError } from '../../agent/src/drivers/types';
  * checked is what would be stored, partial status included.
  */
 const CORPUS = join(import.meta.dirname, '..', 'fixtures', 'discovery');
-const slug = (command: string) => command.trim().replace(/[^A-Za-z0-9]+/g, '-').toLowerCase();
+const slug = (command: string) =>
+  command
+    .trim()
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .toLowerCase();
 
 interface Case {
   about: string;
@@ -43,7 +47,9 @@ async function pollCapture(dialect: string, { section, command }: ReturnType<typ
   };
   const polled = await pollOverCli({ run }, dialect);
   const result = polled.sections.find((s) => s.name === section)!;
-  const records = (polled.records[SECTION_RECORDS[section]] as { protocol?: string }[]).filter((r) => r.protocol === undefined || r.protocol === section);
+  const records = (polled.records[SECTION_RECORDS[section]] as { protocol?: string }[]).filter(
+    (r) => r.protocol === undefined || r.protocol === section,
+  );
   return { result, records };
 }
 
@@ -57,9 +63,13 @@ describe('discovery corpus', () => {
         sectionOf(dialect, folder);
         const dir = join(CORPUS, dialect, folder);
         const files = readdirSync(dir);
-        const referenced = new Set(files.filter((f) => f.endsWith('.json')).flatMap((f) => Object.values((JSON.parse(readFileSync(join(dir, f), 'utf8')) as Case).also ?? {})));
+        const referenced = new Set(
+          files.filter((f) => f.endsWith('.json')).flatMap((f) => Object.values((JSON.parse(readFileSync(join(dir, f), 'utf8')) as Case).also ?? {})),
+        );
         for (const f of files.filter((f) => f.endsWith('.txt'))) {
-          expect(existsSync(join(dir, f.replace(/\.txt$/, '.json'))) || referenced.has(f), `${dialect}/${folder}/${f} has no expectations`).toBe(true);
+          expect(existsSync(join(dir, f.replace(/\.txt$/, '.json'))) || referenced.has(f), `${dialect}/${folder}/${f} has no expectations`).toBe(
+            true,
+          );
         }
       }
     }

@@ -10,7 +10,11 @@ import { simOpenconfigTree } from '../sim/ssh/discovery-data';
 const tree = () => JSON.parse(JSON.stringify(simOpenconfigTree('gnmi-partial-1'))) as Record<string, any>;
 const getter = (t: Record<string, any>) => ({
   get: async (path: string) => {
-    const key = { [GNMI_PATHS.interfaces]: 'openconfig-interfaces:interfaces', [GNMI_PATHS.lldp]: 'openconfig-lldp:lldp', [GNMI_PATHS.networkInstances]: 'openconfig-network-instance:network-instances' }[path]!;
+    const key = {
+      [GNMI_PATHS.interfaces]: 'openconfig-interfaces:interfaces',
+      [GNMI_PATHS.lldp]: 'openconfig-lldp:lldp',
+      [GNMI_PATHS.networkInstances]: 'openconfig-network-instance:network-instances',
+    }[path]!;
     return { [key]: t[key] };
   },
 });

@@ -47,9 +47,22 @@ afterAll(async () => {
   await nats?.close();
 });
 
-const gnmiProfile = (extra: Record<string, unknown> = {}) =>
-  ({ name: `p-${Math.random().toString(36).slice(2)}`, username: 'netops', password: PASSWORD, gnmi_port: target.port, gnmi_tls: true, gnmi_skip_verify: false, automation_transport: 'gnmi', ...extra });
-const testCredential = async (id: string) => (await u.as('POST', `/api/devices/${id}/test-credential`)).body as { success: boolean; message: string; transports: { transport: string; status: string; message: string }[] };
+const gnmiProfile = (extra: Record<string, unknown> = {}) => ({
+  name: `p-${Math.random().toString(36).slice(2)}`,
+  username: 'netops',
+  password: PASSWORD,
+  gnmi_port: target.port,
+  gnmi_tls: true,
+  gnmi_skip_verify: false,
+  automation_transport: 'gnmi',
+  ...extra,
+});
+const testCredential = async (id: string) =>
+  (await u.as('POST', `/api/devices/${id}/test-credential`)).body as {
+    success: boolean;
+    message: string;
+    transports: { transport: string; status: string; message: string }[];
+  };
 
 describe('per-profile CA for gNMI TLS', () => {
   it('refuses garbage, a private key and a certificate that is not a CA, with a 400 that says why', async () => {

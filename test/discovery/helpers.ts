@@ -43,7 +43,13 @@ export async function simInventoryDevice(
   opts: { name?: string; profile?: Record<string, unknown>; site_id?: string; fields?: Record<string, unknown> } = {},
 ): Promise<{ id: string; name: string }> {
   const profile = await u.profile({ username: 'admin', password: 'admin', ssh_port: sim.port, ...opts.profile });
-  return u.device(profile.id, { name: opts.name ?? sim.hostname, host: sim.host, device_type: sim.deviceType, ...(opts.site_id ? { site_id: opts.site_id } : {}), ...opts.fields });
+  return u.device(profile.id, {
+    name: opts.name ?? sim.hostname,
+    host: sim.host,
+    device_type: sim.deviceType,
+    ...(opts.site_id ? { site_id: opts.site_id } : {}),
+    ...opts.fields,
+  });
 }
 
 /** Queues a poll through the API and waits until it is final; returns the poll result. */
@@ -54,9 +60,14 @@ export async function pollNow(u: InventoryUser, deviceId: string, timeoutMs = 30
 }
 
 export async function waitForPoll(u: InventoryUser, deviceId: string, pollId: string, timeoutMs = 30_000): Promise<any> {
-  return until(`poll ${pollId} to finish`, async () => {
-    const history = await u.as('GET', `/api/devices/${deviceId}/poll-history?limit=500`);
-    const poll = history.body.polls?.find((p: any) => p.id === pollId);
-    return poll && !['queued', 'running'].includes(poll.status) ? poll : null;
-  }, timeoutMs, 50);
+  return until(
+    `poll ${pollId} to finish`,
+    async () => {
+      const history = await u.as('GET', `/api/devices/${deviceId}/poll-history?limit=500`);
+      const poll = history.body.polls?.find((p: any) => p.id === pollId);
+      return poll && !['queued', 'running'].includes(poll.status) ? poll : null;
+    },
+    timeoutMs,
+    50,
+  );
 }

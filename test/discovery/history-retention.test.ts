@@ -23,20 +23,38 @@ async function device(u: DiscoveryEnv['u'], name: string): Promise<string> {
 
 async function poll(orgId: string, deviceId: string, createdDaysAgo: number, status = 'succeeded'): Promise<string> {
   const at = daysAgo(createdDaysAgo);
-  const [row] = await env.c.db('discovery_polls')
-    .insert({ org_id: orgId, device_id: deviceId, trigger: 'schedule', transport: 'ssh', status, created_at: at, finished_at: status === 'queued' ? null : at })
+  const [row] = await env.c
+    .db('discovery_polls')
+    .insert({
+      org_id: orgId,
+      device_id: deviceId,
+      trigger: 'schedule',
+      transport: 'ssh',
+      status,
+      created_at: at,
+      finished_at: status === 'queued' ? null : at,
+    })
     .returning('id');
   return row.id;
 }
 
-const remaining = async (deviceId: string) => (await env.c.db('discovery_polls').where({ device_id: deviceId }).orderBy('created_at').pluck('id')) as string[];
+const remaining = async (deviceId: string) =>
+  (await env.c.db('discovery_polls').where({ device_id: deviceId }).orderBy('created_at').pluck('id')) as string[];
 
 describe('poll history retention (discovery.poll_history_days)', () => {
   it('forgets old finished polls but keeps the latest, the ones holding current records, and open ones', async () => {
     const { u, c } = env;
     const a = await device(u, 'retention-a');
     const [, holdsArp, , latest] = [await poll(u.orgId, a, 90), await poll(u.orgId, a, 80), await poll(u.orgId, a, 60), await poll(u.orgId, a, 45)];
-    await c.db('discovery_sections').insert({ org_id: u.orgId, device_id: a, kind: 'arp', section: 'arp', poll_id: holdsArp, records: JSON.stringify([{ ip_address: '10.0.0.1', mac_address: '0050.56aa.0001', interface: 'Gi0/1', age_seconds: 60 }]), collected_at: daysAgo(80) });
+    await c.db('discovery_sections').insert({
+      org_id: u.orgId,
+      device_id: a,
+      kind: 'arp',
+      section: 'arp',
+      poll_id: holdsArp,
+      records: JSON.stringify([{ ip_address: '10.0.0.1', mac_address: '0050.56aa.0001', interface: 'Gi0/1', age_seconds: 60 }]),
+      collected_at: daysAgo(80),
+    });
     const b = await device(u, 'retention-b');
     await poll(u.orgId, b, 40); // bOld: pruned
     const bOpen = await poll(u.orgId, b, 35, 'queued');
@@ -69,7 +87,10 @@ describe('poll history retention (discovery.poll_history_days)', () => {
   });
 
   it('refuses a retention outside 1..3650 days', async () => {
-    const res = await env.c.request('PUT', '/api/admin/settings', { token: env.c.adminToken, body: { settings: { 'discovery.poll_history_days': 0 } } });
+    const res = await env.c.request('PUT', '/api/admin/settings', {
+      token: env.c.adminToken,
+      body: { settings: { 'discovery.poll_history_days': 0 } },
+    });
     expect(res.status).toBe(400);
     expect(res.text).toContain('discovery.poll_history_days');
   });

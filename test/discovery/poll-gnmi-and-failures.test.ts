@@ -21,7 +21,13 @@ beforeAll(async () => {
   other = await inventoryUser(env.c, ['operator']);
   target = await startGnmiTarget({ username: 'admin', password: 'gnmi-secret', initialTree: simOpenconfigTree('gnmi-7', 'vendor_eos') });
   locked = await startSshDevice({ dialect: 'vendor_eos', hostname: 'locked-1', faults: { rejectAuth: true } });
-  const profile = await env.u.profile({ username: 'admin', password: 'gnmi-secret', automation_transport: 'gnmi', gnmi_port: target.port, gnmi_tls: false });
+  const profile = await env.u.profile({
+    username: 'admin',
+    password: 'gnmi-secret',
+    automation_transport: 'gnmi',
+    gnmi_port: target.port,
+    gnmi_tls: false,
+  });
   gnmiDevice = (await env.u.device(profile.id, { name: 'gnmi-7', host: '127.0.0.1', device_type: 'vendor_eos' })).id;
 });
 afterAll(async () => {
@@ -47,13 +53,25 @@ describe('a poll over gNMI', () => {
 
     const intf = (await env.u.as('GET', `/api/devices/${gnmiDevice}/interfaces`)).body.interfaces;
     expect(intf.find((i: any) => i.name === 'Ethernet2')).toEqual({
-      name: 'Ethernet2', description: model.ports[1].description, admin_status: 'up', oper_status: 'up', speed_mbps: 10000, duplex: 'full', mtu: 1500,
-      mac_address: model.ports[1].mac, addresses: [model.ports[1].address],
+      name: 'Ethernet2',
+      description: model.ports[1].description,
+      admin_status: 'up',
+      oper_status: 'up',
+      speed_mbps: 10000,
+      duplex: 'full',
+      mtu: 1500,
+      mac_address: model.ports[1].mac,
+      addresses: [model.ports[1].address],
     });
     const neighbors = (await env.u.as('GET', `/api/devices/${gnmiDevice}/neighbors`)).body.neighbors;
     expect(neighbors).toContainEqual({
-      protocol: 'lldp', local_interface: 'Ethernet2', remote_name: 'gnmi-8', remote_interface: 'Ethernet1', remote_address: simModel('gnmi-8', 'vendor_eos').mgmtAddress,
-      remote_platform: 'Arista-like DCS-7050SX3', remote_chassis_id: model.neighbors[1].remoteChassis,
+      protocol: 'lldp',
+      local_interface: 'Ethernet2',
+      remote_name: 'gnmi-8',
+      remote_interface: 'Ethernet1',
+      remote_address: simModel('gnmi-8', 'vendor_eos').mgmtAddress,
+      remote_platform: 'Arista-like DCS-7050SX3',
+      remote_chassis_id: model.neighbors[1].remoteChassis,
     });
     const mac = (await env.u.as('GET', `/api/devices/${gnmiDevice}/mac-table`)).body.mac_table;
     expect(mac).toContainEqual({ mac_address: model.macs[0].mac, vlan: 10, interface: 'Ethernet3', entry_type: 'dynamic' });
@@ -88,7 +106,12 @@ describe('a failed poll', () => {
     const status = await env.u.as('GET', `/api/devices/${deviceId}/status`);
     expect(status.body.poll).toMatchObject({ id: poll.id, status: 'failed', error: poll.error });
     expect(status.body.last_succeeded_at).toBeNull();
-    expect((await env.u.as('GET', `/api/devices/${deviceId}/interfaces`)).body).toMatchObject({ total: 0, interfaces: [], poll_id: null, collected_at: null });
+    expect((await env.u.as('GET', `/api/devices/${deviceId}/interfaces`)).body).toMatchObject({
+      total: 0,
+      interfaces: [],
+      poll_id: null,
+      collected_at: null,
+    });
   });
 
   it('is recorded with the reason when nothing listens on the port', async () => {

@@ -29,7 +29,11 @@ beforeAll(async () => {
   registerSshCommand('custom', 'show mac address-table', () => capture('vendor_ios/show-mac-address-table/unknown-layout.txt'));
   registerSshCommand('custom', 'show lldp neighbors detail', () => capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.txt'));
   registerSshCommand('custom', 'show lldp neighbors', () =>
-    capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.summary.txt').split('\n').filter((l) => !l.startsWith('SEP')).join('\n'));
+    capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.summary.txt')
+      .split('\n')
+      .filter((l) => !l.startsWith('SEP'))
+      .join('\n'),
+  );
   clearSimNetwork();
   env = await discoveryEnv();
   odd = await startSshDevice({ dialect: 'custom', hostname: 'odd-1' });
@@ -74,14 +78,26 @@ describe('EOS over a real SSH session', () => {
     const poll = await pollNow(env.u, (await simInventoryDevice(env.u, eosJson)).id);
     expect(poll.status).toBe('succeeded');
     const read = poll.sections.filter((s: any) => s.status !== 'unsupported');
-    expect(read.map((s: any) => s.source)).toEqual(['show interfaces | json', 'show lldp neighbors detail | json', 'show ip arp | json', 'show mac address-table | json', 'show vlan | json']);
+    expect(read.map((s: any) => s.source)).toEqual([
+      'show interfaces | json',
+      'show lldp neighbors detail | json',
+      'show ip arp | json',
+      'show mac address-table | json',
+      'show vlan | json',
+    ]);
     expect(poll.counts.interfaces).toBeGreaterThan(0);
   });
 
   it('falls back to the text commands when the release refuses | json', async () => {
     const text = await pollNow(env.u, (await simInventoryDevice(env.u, eosText)).id);
     expect(text.status).toBe('succeeded');
-    expect(text.sections.filter((s: any) => s.status !== 'unsupported').map((s: any) => s.source)).toEqual(['show interfaces', 'show lldp neighbors detail', 'show ip arp', 'show mac address-table', 'show vlan']);
+    expect(text.sections.filter((s: any) => s.status !== 'unsupported').map((s: any) => s.source)).toEqual([
+      'show interfaces',
+      'show lldp neighbors detail',
+      'show ip arp',
+      'show mac address-table',
+      'show vlan',
+    ]);
     expect(text.sections.every((s: any) => s.status === 'ok' || s.status === 'unsupported')).toBe(true);
   });
 });
@@ -92,7 +108,11 @@ describe('Junos over a real SSH session', () => {
     const structured = await pollNow(env.u, (await simInventoryDevice(env.u, junos)).id);
     const text = await pollNow(env.u, (await simInventoryDevice(env.u, junosText)).id);
     for (const poll of [structured, text]) expect(poll.status).toBe('succeeded');
-    const sources = (poll: any) => poll.sections.filter((s: any) => s.status !== 'unsupported').map((s: any) => s.source).sort();
+    const sources = (poll: any) =>
+      poll.sections
+        .filter((s: any) => s.status !== 'unsupported')
+        .map((s: any) => s.source)
+        .sort();
     expect(sources(structured)).toEqual(commands.map((c) => `${c} | display json`).sort());
     expect(sources(text)).toEqual([...commands].sort());
     expect(structured.counts.mac).toBeGreaterThan(0);

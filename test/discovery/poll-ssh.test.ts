@@ -18,7 +18,10 @@ beforeAll(async () => {
   r1 = await startSshDevice({ dialect: 'vendor_ios', hostname: 'poll-r1' });
   r2 = await startSshDevice({ dialect: 'vendor_ios', hostname: 'poll-r2' });
   clearSimNetwork();
-  registerSimNetwork([{ hostname: 'poll-r1', deviceType: 'vendor_ios' }, { hostname: 'poll-r2', deviceType: 'vendor_ios' }]);
+  registerSimNetwork([
+    { hostname: 'poll-r1', deviceType: 'vendor_ios' },
+    { hostname: 'poll-r2', deviceType: 'vendor_ios' },
+  ]);
   deviceId = (await simInventoryDevice(env.u, r1)).id;
   poll = await pollNow(env.u, deviceId);
 });
@@ -32,7 +35,12 @@ describe('a poll over SSH', () => {
   it('succeeds with every section collected', () => {
     expect(poll).toMatchObject({ status: 'succeeded', transport: 'ssh', trigger: 'manual', error: null });
     expect(poll.sections.map((s: any) => [s.name, s.status])).toEqual([
-      ['interfaces', 'ok'], ['cdp', 'ok'], ['lldp', 'ok'], ['arp', 'ok'], ['mac', 'ok'], ['vlans', 'ok'],
+      ['interfaces', 'ok'],
+      ['cdp', 'ok'],
+      ['lldp', 'ok'],
+      ['arp', 'ok'],
+      ['mac', 'ok'],
+      ['vlans', 'ok'],
     ]);
     expect(poll.counts).toEqual({ interfaces: 10, neighbors: 2, arp: 6, mac: 4, vlans: 4 });
     expect(new Date(poll.finished_at).getTime()).toBeGreaterThanOrEqual(new Date(poll.started_at).getTime());
@@ -45,10 +53,21 @@ describe('a poll over SSH', () => {
     const model = simModel('poll-r1', 'vendor_ios');
     const gi2 = res.body.interfaces.find((i: any) => i.name === 'GigabitEthernet0/2');
     expect(gi2).toEqual({
-      name: 'GigabitEthernet0/2', description: 'to poll-r2 GigabitEthernet0/1', admin_status: 'up', oper_status: 'up', speed_mbps: 1000,
-      duplex: 'full', mtu: 1500, mac_address: model.ports[1].mac, addresses: [model.ports[1].address],
+      name: 'GigabitEthernet0/2',
+      description: 'to poll-r2 GigabitEthernet0/1',
+      admin_status: 'up',
+      oper_status: 'up',
+      speed_mbps: 1000,
+      duplex: 'full',
+      mtu: 1500,
+      mac_address: model.ports[1].mac,
+      addresses: [model.ports[1].address],
     });
-    expect(res.body.interfaces.find((i: any) => i.name === 'GigabitEthernet0/7')).toMatchObject({ admin_status: 'down', oper_status: 'down', description: 'spare (shut)' });
+    expect(res.body.interfaces.find((i: any) => i.name === 'GigabitEthernet0/7')).toMatchObject({
+      admin_status: 'down',
+      oper_status: 'down',
+      description: 'spare (shut)',
+    });
   });
 
   it('GET /neighbors answers CDP and LLDP neighbors, filterable by protocol', async () => {
@@ -56,11 +75,18 @@ describe('a poll over SSH', () => {
     expect(res.status).toBe(200);
     expect(res.body.total).toBe(2);
     expect(res.body.neighbors).toContainEqual({
-      protocol: 'cdp', local_interface: 'GigabitEthernet0/2', remote_name: 'poll-r2.lab.example', remote_interface: 'GigabitEthernet0/1',
-      remote_address: simModel('poll-r2', 'vendor_ios').mgmtAddress, remote_platform: 'Cisco-like C2960X', remote_chassis_id: null,
+      protocol: 'cdp',
+      local_interface: 'GigabitEthernet0/2',
+      remote_name: 'poll-r2.lab.example',
+      remote_interface: 'GigabitEthernet0/1',
+      remote_address: simModel('poll-r2', 'vendor_ios').mgmtAddress,
+      remote_platform: 'Cisco-like C2960X',
+      remote_chassis_id: null,
     });
     const lldp = await env.u.as('GET', `/api/devices/${deviceId}/neighbors?protocol=lldp`);
-    expect(lldp.body.neighbors).toEqual([expect.objectContaining({ protocol: 'lldp', local_interface: 'Gi0/2', remote_name: 'poll-r2', remote_interface: 'GigabitEthernet0/1' })]);
+    expect(lldp.body.neighbors).toEqual([
+      expect.objectContaining({ protocol: 'lldp', local_interface: 'Gi0/2', remote_name: 'poll-r2', remote_interface: 'GigabitEthernet0/1' }),
+    ]);
   });
 
   it('GET /arp-table, /mac-table and /vlans answer their records', async () => {
@@ -79,7 +105,13 @@ describe('a poll over SSH', () => {
     const second = await pollNow(env.u, deviceId);
     const status = await env.u.as('GET', `/api/devices/${deviceId}/status`);
     expect(status.status).toBe(200);
-    expect(status.body).toMatchObject({ device_id: deviceId, poll_enabled: false, poll_interval_minutes: 60, next_poll_at: null, poll: { id: second.id, status: 'succeeded' } });
+    expect(status.body).toMatchObject({
+      device_id: deviceId,
+      poll_enabled: false,
+      poll_interval_minutes: 60,
+      next_poll_at: null,
+      poll: { id: second.id, status: 'succeeded' },
+    });
     const history = await env.u.as('GET', `/api/devices/${deviceId}/poll-history`);
     expect(history.body.polls.map((p: any) => p.id)).toEqual([second.id, poll.id]);
     expect(history.body.total).toBe(2);

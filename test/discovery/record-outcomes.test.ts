@@ -29,8 +29,14 @@ beforeAll(async () => {
   ios = await startSshDevice({ dialect: 'vendor_ios', hostname: 'batch-ios' });
   eos = await startSshDevice({ dialect: 'vendor_eos', hostname: 'batch-eos' });
   clearSimNetwork();
-  registerSimNetwork([{ hostname: 'batch-ios', deviceType: 'vendor_ios' }, { hostname: 'batch-eos', deviceType: 'vendor_eos' }]);
-  for (const [name, dev] of [['ios', ios], ['eos', eos]] as const) {
+  registerSimNetwork([
+    { hostname: 'batch-ios', deviceType: 'vendor_ios' },
+    { hostname: 'batch-eos', deviceType: 'vendor_eos' },
+  ]);
+  for (const [name, dev] of [
+    ['ios', ios],
+    ['eos', eos],
+  ] as const) {
     const session = await sshCliDriver.open(sshTarget(dev, { username: 'admin', password: 'admin' }));
     try {
       results[name] = await pollOverCli(session, dev.deviceType);
@@ -79,9 +85,17 @@ let jobNo = 0;
 function outcome(deviceId: string, groupId: string | null, over: Partial<JobOutcome<'poll'>> = {}): JobOutcome<'poll'> {
   jobNo += 1;
   return {
-    jobId: `00000000-0000-4000-8000-${String(jobNo).padStart(12, '0')}`, kind: 'poll', orgId: env.u.orgId, deviceId, groupId,
-    status: 'succeeded', error: null, result: clone(results.ios) as never, agentId: null,
-    startedAt: new Date(Date.UTC(2030, 0, 1, 0, 0, jobNo)), finishedAt: new Date(Date.UTC(2030, 0, 1, 0, 1, jobNo)),
+    jobId: `00000000-0000-4000-8000-${String(jobNo).padStart(12, '0')}`,
+    kind: 'poll',
+    orgId: env.u.orgId,
+    deviceId,
+    groupId,
+    status: 'succeeded',
+    error: null,
+    result: clone(results.ios) as never,
+    agentId: null,
+    startedAt: new Date(Date.UTC(2030, 0, 1, 0, 0, jobNo)),
+    finishedAt: new Date(Date.UTC(2030, 0, 1, 0, 1, jobNo)),
     ...over,
   };
 }
@@ -112,15 +126,41 @@ function roundTwo(d: string[], first: string[], open: string[]): JobOutcome[] {
 /** What one set of devices holds, by device position, with poll ids replaced by the poll's place in its device's history. */
 async function stored(deviceIds: string[]) {
   const db = env.c.db;
-  const polls = await db('discovery_polls').whereIn('device_id', deviceIds).orderBy(['created_at', 'id'])
-    .select('id', 'device_id', 'trigger', 'transport', 'status', 'error', 'counts', 'sections', 'started_at', 'finished_at', 'job_id', 'requested_by');
+  const polls = await db('discovery_polls')
+    .whereIn('device_id', deviceIds)
+    .orderBy(['created_at', 'id'])
+    .select(
+      'id',
+      'device_id',
+      'trigger',
+      'transport',
+      'status',
+      'error',
+      'counts',
+      'sections',
+      'started_at',
+      'finished_at',
+      'job_id',
+      'requested_by',
+    );
   // A record per row, numbered within its section.
-  const records = (await db.raw(
-    `SELECT s.device_id, s.org_id, s.kind, s.section, e.n - 1 AS position, s.poll_id, e.data, s.collected_at
+  const records = (
+    await db.raw(
+      `SELECT s.device_id, s.org_id, s.kind, s.section, e.n - 1 AS position, s.poll_id, e.data, s.collected_at
        FROM discovery_sections s CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)
       WHERE s.device_id = ANY(?::uuid[]) ORDER BY s.kind, s.section, e.n`,
-    [deviceIds],
-  )).rows as { device_id: string; org_id: string; kind: string; section: string; position: number; poll_id: string; data: unknown; collected_at: Date }[];
+      [deviceIds],
+    )
+  ).rows as {
+    device_id: string;
+    org_id: string;
+    kind: string;
+    section: string;
+    position: number;
+    poll_id: string;
+    data: unknown;
+    collected_at: Date;
+  }[];
   const place = new Map<string, number>();
   const perDevice = new Map<string, number>();
   for (const p of polls) {
@@ -145,14 +185,24 @@ describe('recordOutcomes (handleMany for poll)', () => {
     const manyFirst = await openPolls(many);
     const first = roundOne(one, oneFirst);
     for (const o of first) await env.c.db.transaction((trx) => discovery.recordOutcome(o, trx));
-    await env.c.db.transaction((trx) => discovery.recordOutcomes(at(many, first).map((o, i) => ({ ...o, groupId: manyFirst[i] })), trx));
+    await env.c.db.transaction((trx) =>
+      discovery.recordOutcomes(
+        at(many, first).map((o, i) => ({ ...o, groupId: manyFirst[i] })),
+        trx,
+      ),
+    );
 
     const oneOpen = await openPolls(one);
     const manyOpen = await openPolls(many);
     const second = roundTwo(one, oneFirst, oneOpen);
     const polls = new Map([...oneFirst.map((id, i) => [id, manyFirst[i]] as const), ...oneOpen.map((id, i) => [id, manyOpen[i]] as const)]);
     for (const o of second) await env.c.db.transaction((trx) => discovery.recordOutcome(o, trx));
-    await env.c.db.transaction((trx) => discovery.recordOutcomes(at(many, second).map((o) => ({ ...o, groupId: o.groupId && polls.get(o.groupId)! })), trx));
+    await env.c.db.transaction((trx) =>
+      discovery.recordOutcomes(
+        at(many, second).map((o) => ({ ...o, groupId: o.groupId && polls.get(o.groupId)! })),
+        trx,
+      ),
+    );
 
     const a = await stored(one);
     const b = await stored(many);
@@ -179,7 +229,12 @@ describe('recordOutcomes (handleMany for poll)', () => {
     expect(statusOf(5)).toEqual(['succeeded', 'queued']);
     expect(a[6].polls[1]).toMatchObject({ status: 'succeeded', error: null });
     expect(a[7].polls[1]).toMatchObject({ status: 'partial' });
-    expect(a[8].polls[1]).toMatchObject({ status: 'succeeded', error: null, sections: [], counts: { interfaces: 0, neighbors: 0, arp: 0, mac: 0, vlans: 0 } });
+    expect(a[8].polls[1]).toMatchObject({
+      status: 'succeeded',
+      error: null,
+      sections: [],
+      counts: { interfaces: 0, neighbors: 0, arp: 0, mac: 0, vlans: 0 },
+    });
     expect(a[8].records.every((r) => r.poll === 0)).toBe(true);
     expect(a[9].polls[1]).toMatchObject({ status: 'failed', error: 'The poll failed' });
   });
@@ -195,16 +250,22 @@ describe('recordOutcomes (handleMany for poll)', () => {
 describe('POST /api/devices/:id/poll under concurrent requests', () => {
   it('answers each request once its job is stored, and one poll per device however many ask', async () => {
     const ids = await devices(24, 'burst');
-    const answers = await Promise.all([...ids, ...ids.slice(0, 8)].map(async (id) => {
-      const res = await env.u.as('POST', `/api/devices/${id}/poll`);
-      expect(res.status, res.text).toBe(202);
-      // Stored by the time the answer arrived: the poll names its job, whose row exists.
-      const poll = await env.c.db('discovery_polls').where({ id: res.body.poll_id }).first('job_id', 'device_id', 'status', 'error');
-      expect(poll, JSON.stringify(poll)).toMatchObject({ device_id: id, status: 'queued', error: null });
-      expect(poll.job_id, JSON.stringify(poll)).toBeTruthy();
-      expect(await env.c.db('jobs').where({ id: poll.job_id }).first('group_id', 'device_id', 'kind')).toEqual({ group_id: res.body.poll_id, device_id: id, kind: 'poll' });
-      return { id, ...res.body };
-    }));
+    const answers = await Promise.all(
+      [...ids, ...ids.slice(0, 8)].map(async (id) => {
+        const res = await env.u.as('POST', `/api/devices/${id}/poll`);
+        expect(res.status, res.text).toBe(202);
+        // Stored by the time the answer arrived: the poll names its job, whose row exists.
+        const poll = await env.c.db('discovery_polls').where({ id: res.body.poll_id }).first('job_id', 'device_id', 'status', 'error');
+        expect(poll, JSON.stringify(poll)).toMatchObject({ device_id: id, status: 'queued', error: null });
+        expect(poll.job_id, JSON.stringify(poll)).toBeTruthy();
+        expect(await env.c.db('jobs').where({ id: poll.job_id }).first('group_id', 'device_id', 'kind')).toEqual({
+          group_id: res.body.poll_id,
+          device_id: id,
+          kind: 'poll',
+        });
+        return { id, ...res.body };
+      }),
+    );
     const byDevice = new Map<string, Set<string>>();
     for (const a of answers) byDevice.set(a.id, (byDevice.get(a.id) ?? new Set()).add(a.poll_id));
     expect([...byDevice.values()].map((s) => s.size)).toEqual(ids.map(() => 1));

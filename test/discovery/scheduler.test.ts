@@ -21,7 +21,8 @@ beforeAll(async () => {
   // Jitter ±50 %: at a 400 ms "minute" the ±10 % default leaves only 81 possible millisecond offsets.
   env = await discoveryEnv({ config: { discovery: { scheduler: true, tickMs: 50, minuteMs: MINUTE_MS, jitter: 0.5 } } });
   fleet = await startSshFleet(4, { dialects: ['vendor_ios', 'vendor_eos'], hostnamePrefix: 'bg' });
-  for (const dev of fleet.devices.slice(0, 3)) enabled.push((await simInventoryDevice(env.u, dev, { fields: { poll_enabled: true, poll_interval_minutes: 1 } })).id);
+  for (const dev of fleet.devices.slice(0, 3))
+    enabled.push((await simInventoryDevice(env.u, dev, { fields: { poll_enabled: true, poll_interval_minutes: 1 } })).id);
   disabled = (await simInventoryDevice(env.u, fleet.devices[3])).id;
 });
 afterAll(async () => {
@@ -33,10 +34,15 @@ const history = async (id: string) => (await env.u.as('GET', `/api/devices/${id}
 
 describe('background polling', () => {
   it('polls every device with poll_enabled repeatedly, never two polls of one device at once', async () => {
-    const done = await until('three finished scheduled polls per device', async () => {
-      const all = await Promise.all(enabled.map(history));
-      return all.every((polls) => polls.filter((p) => p.status === 'succeeded').length >= 3) ? all : null;
-    }, 60_000, 100);
+    const done = await until(
+      'three finished scheduled polls per device',
+      async () => {
+        const all = await Promise.all(enabled.map(history));
+        return all.every((polls) => polls.filter((p) => p.status === 'succeeded').length >= 3) ? all : null;
+      },
+      60_000,
+      100,
+    );
     for (const polls of done) {
       expect(polls.every((p) => p.trigger === 'schedule')).toBe(true);
       const finished = polls.filter((p) => p.finished_at).reverse(); // oldest first
@@ -48,7 +54,7 @@ describe('background polling', () => {
     expect(await history(disabled)).toEqual([]);
   });
 
-  it('spreads polls with jitter: the devices\' next times and the gaps between polls differ', async () => {
+  it("spreads polls with jitter: the devices' next times and the gaps between polls differ", async () => {
     const status = await Promise.all(enabled.map(async (id) => (await env.u.as('GET', `/api/devices/${id}/status`)).body));
     for (const s of status) expect(s).toMatchObject({ poll_enabled: true, poll_interval_minutes: 1 });
     const next = status.map((s) => s.next_poll_at);
@@ -67,12 +73,19 @@ describe('background polling', () => {
     const id = enabled[2];
     expect((await env.u.as('PUT', `/api/devices/${id}`, { body: { poll_enabled: false } })).status).toBe(200);
     // Whatever was already queued finishes; afterwards the count stays put across many ticks.
-    const settled = await until('no open poll', async () => ((await history(id)).some((p) => p.status === 'queued' || p.status === 'running') ? null : (await history(id)).length));
+    const settled = await until('no open poll', async () =>
+      (await history(id)).some((p) => p.status === 'queued' || p.status === 'running') ? null : (await history(id)).length,
+    );
     const before = settled;
-    await until('several scheduler passes', async () => {
-      const others = await history(enabled[0]);
-      return others.filter((p) => p.status === 'succeeded').length >= 6;
-    }, 60_000, 100);
+    await until(
+      'several scheduler passes',
+      async () => {
+        const others = await history(enabled[0]);
+        return others.filter((p) => p.status === 'succeeded').length >= 6;
+      },
+      60_000,
+      100,
+    );
     expect((await history(id)).length).toBe(before);
     expect((await env.u.as('GET', `/api/devices/${id}/status`)).body.next_poll_at).toBeNull();
   });
@@ -100,7 +113,10 @@ describe('claiming due devices', () => {
     expect(Math.max(...times) - Math.min(...times)).toBeGreaterThan(interval / 4);
 
     // Make them all due, then race two claimers (separate connection pools) in small batches.
-    await env.c.db('devices').whereIn('id', ids).update({ next_poll_at: new Date(now - 1000) });
+    await env.c
+      .db('devices')
+      .whereIn('id', ids)
+      .update({ next_poll_at: new Date(now - 1000) });
     const claim = (db: Db) => async () => {
       const got: string[] = [];
       for (;;) {

@@ -24,20 +24,35 @@ afterAll(async () => {
   await drop?.();
 });
 
-const one = async <T>(sql: string, bindings: unknown[] = []) => ((await db.raw(sql, bindings as never)).rows[0] as T);
+const one = async <T>(sql: string, bindings: unknown[] = []) => (await db.raw(sql, bindings as never)).rows[0] as T;
 
 describe('migration 140 (discovery sections)', () => {
   it('turns each device section of records into one row, and back', async () => {
     const org = await one<{ id: string }>("INSERT INTO organizations (name) VALUES ('m140') RETURNING id");
     const profile = await one<{ id: string }>("INSERT INTO connection_profiles (org_id, name, username) VALUES (?, 'p', 'u') RETURNING id", [org.id]);
-    const device = await one<{ id: string }>("INSERT INTO devices (org_id, name, host, device_type, profile_id) VALUES (?, 'r1', '10.0.0.1', 'vendor_ios', ?) RETURNING id", [org.id, profile.id]);
-    const poll = (at: string) => one<{ id: string }>("INSERT INTO discovery_polls (org_id, device_id, trigger, transport, status, finished_at) VALUES (?, ?, 'manual', 'ssh', 'succeeded', ?) RETURNING id", [org.id, device.id, at]);
+    const device = await one<{ id: string }>(
+      "INSERT INTO devices (org_id, name, host, device_type, profile_id) VALUES (?, 'r1', '10.0.0.1', 'vendor_ios', ?) RETURNING id",
+      [org.id, profile.id],
+    );
+    const poll = (at: string) =>
+      one<{ id: string }>(
+        "INSERT INTO discovery_polls (org_id, device_id, trigger, transport, status, finished_at) VALUES (?, ?, 'manual', 'ssh', 'succeeded', ?) RETURNING id",
+        [org.id, device.id, at],
+      );
     const older = await poll('2026-01-01T00:00:00Z');
     const newer = await poll('2026-01-02T00:00:00Z');
 
     await down(db); // the old layout, empty
-    const row = (kind: string, section: string, position: number, pollId: string, at: string, data: unknown) =>
-      ({ org_id: org.id, device_id: device.id, kind, section, position, poll_id: pollId, data: JSON.stringify(data), collected_at: at });
+    const row = (kind: string, section: string, position: number, pollId: string, at: string, data: unknown) => ({
+      org_id: org.id,
+      device_id: device.id,
+      kind,
+      section,
+      position,
+      poll_id: pollId,
+      data: JSON.stringify(data),
+      collected_at: at,
+    });
     await db('discovery_records').insert([
       row('interfaces', 'interfaces', 1, newer.id, '2026-01-02T00:00:00Z', { name: 'Gi0/2' }),
       row('interfaces', 'interfaces', 0, newer.id, '2026-01-02T00:00:00Z', { name: 'Gi0/1', addresses: ['10.0.0.1/24'] }),
@@ -46,17 +61,29 @@ describe('migration 140 (discovery sections)', () => {
     ]);
 
     await up(db);
-    const sections = await db('discovery_sections').where({ device_id: device.id }).orderBy('section').select('kind', 'section', 'poll_id', 'records', 'collected_at');
+    const sections = await db('discovery_sections')
+      .where({ device_id: device.id })
+      .orderBy('section')
+      .select('kind', 'section', 'poll_id', 'records', 'collected_at');
     expect(sections).toEqual([
       { kind: 'neighbors', section: 'cdp', poll_id: older.id, records: [{ remote_device: 'r2' }], collected_at: new Date('2026-01-01T00:00:00Z') },
-      { kind: 'interfaces', section: 'interfaces', poll_id: newer.id, records: [{ name: 'Gi0/1', addresses: ['10.0.0.1/24'] }, { name: 'Gi0/2' }], collected_at: new Date('2026-01-02T00:00:00Z') },
+      {
+        kind: 'interfaces',
+        section: 'interfaces',
+        poll_id: newer.id,
+        records: [{ name: 'Gi0/1', addresses: ['10.0.0.1/24'] }, { name: 'Gi0/2' }],
+        collected_at: new Date('2026-01-02T00:00:00Z'),
+      },
       { kind: 'neighbors', section: 'lldp', poll_id: newer.id, records: [{ remote_device: 'r3' }], collected_at: new Date('2026-01-02T00:00:00Z') },
     ]);
     expect(await db.schema.hasTable('discovery_records')).toBe(false);
 
     // And down gives the records back a row each, numbered from 0 within their section.
     await down(db);
-    const records = await db('discovery_records').where({ device_id: device.id }).orderBy(['section', 'position']).select('section', 'position', 'data');
+    const records = await db('discovery_records')
+      .where({ device_id: device.id })
+      .orderBy(['section', 'position'])
+      .select('section', 'position', 'data');
     expect(records).toEqual([
       { section: 'cdp', position: 0, data: { remote_device: 'r2' } },
       { section: 'interfaces', position: 0, data: { name: 'Gi0/1', addresses: ['10.0.0.1/24'] } },

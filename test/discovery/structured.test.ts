@@ -24,7 +24,8 @@ function simSession(dialect: string, hostname: string, withJson: boolean): CliRu
     run: async (command: string) => {
       ran.push(command);
       const m = matchCommand(command, Object.keys(commands));
-      if (!m || m === 'ambiguous' || (!withJson && command.endsWith(' json'))) throw new DriverError('device', `the device rejected '${command}': % Invalid input`);
+      if (!m || m === 'ambiguous' || (!withJson && command.endsWith(' json')))
+        throw new DriverError('device', `the device rejected '${command}': % Invalid input`);
       return commands[m.key](model);
     },
   };

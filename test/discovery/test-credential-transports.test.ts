@@ -38,13 +38,25 @@ beforeAll(async () => {
   const closedSsh = await freePort();
   const device = async (name: string, profile: Record<string, unknown>, host: string) =>
     (ids[name] = (await u.device((await u.profile({ username: 'netops', ...profile })).id, { name, host, device_type: 'vendor_eos' })).id);
-  await device('gnmi-only', { password: PASSWORD, ssh_port: closedSsh, gnmi_port: gnmi.port, gnmi_tls: false, automation_transport: 'gnmi' }, gnmi.host);
-  await device('gnmi-wrong', { password: WRONG, ssh_port: closedSsh, gnmi_port: gnmi.port, gnmi_tls: false, automation_transport: 'gnmi' }, gnmi.host);
+  await device(
+    'gnmi-only',
+    { password: PASSWORD, ssh_port: closedSsh, gnmi_port: gnmi.port, gnmi_tls: false, automation_transport: 'gnmi' },
+    gnmi.host,
+  );
+  await device(
+    'gnmi-wrong',
+    { password: WRONG, ssh_port: closedSsh, gnmi_port: gnmi.port, gnmi_tls: false, automation_transport: 'gnmi' },
+    gnmi.host,
+  );
   await device('netconf-only', { password: PASSWORD, ssh_port: closedSsh, netconf_port: nc.port, automation_transport: 'netconf' }, nc.host);
   await device('netconf-wrong', { password: WRONG, ssh_port: closedSsh, netconf_port: nc.port, automation_transport: 'netconf' }, nc.host);
   // gNMI answers with the right password, the SSH CLI refuses it: the SSH login is the one that failed.
   refusing = await startSshDevice({ hostname: 'refusing', username: 'netops', password: WRONG });
-  await device('ssh-wrong', { password: PASSWORD, ssh_port: refusing.port, gnmi_port: gnmi.port, gnmi_tls: false, automation_transport: 'gnmi' }, gnmi.host);
+  await device(
+    'ssh-wrong',
+    { password: PASSWORD, ssh_port: refusing.port, gnmi_port: gnmi.port, gnmi_tls: false, automation_transport: 'gnmi' },
+    gnmi.host,
+  );
   await device('ssh-only', { password: PASSWORD, ssh_port: ssh.port }, ssh.host);
 }, 90_000);
 
@@ -65,7 +77,10 @@ const statuses = (body: Awaited<ReturnType<typeof test>>) => body.transports.map
 describe('test-credential per transport', () => {
   it('a gNMI-only device passes with the right password; SSH is reported unavailable, not failed', async () => {
     const body = await test('gnmi-only');
-    expect(statuses(body)).toEqual([['gnmi', 'ok'], ['ssh', 'unavailable']]);
+    expect(statuses(body)).toEqual([
+      ['gnmi', 'ok'],
+      ['ssh', 'unavailable'],
+    ]);
     expect(body.success).toBe(true);
   });
 
@@ -79,7 +94,10 @@ describe('test-credential per transport', () => {
 
   it('a NETCONF-only device passes with the right password and fails with a wrong one', async () => {
     const good = await test('netconf-only');
-    expect(statuses(good)).toEqual([['netconf', 'ok'], ['ssh', 'unavailable']]);
+    expect(statuses(good)).toEqual([
+      ['netconf', 'ok'],
+      ['ssh', 'unavailable'],
+    ]);
     expect(good.success).toBe(true);
     const bad = await test('netconf-wrong');
     expect(bad.success).toBe(false);
@@ -89,7 +107,10 @@ describe('test-credential per transport', () => {
 
   it('names SSH as the transport that failed when gNMI logs in and the SSH CLI refuses the password', async () => {
     const body = await test('ssh-wrong');
-    expect(statuses(body)).toEqual([['gnmi', 'ok'], ['ssh', 'failed']]);
+    expect(statuses(body)).toEqual([
+      ['gnmi', 'ok'],
+      ['ssh', 'failed'],
+    ]);
     expect(body.success).toBe(false);
     expect(body.message).toMatch(/^ssh failed/);
   });

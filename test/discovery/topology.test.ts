@@ -25,7 +25,10 @@ beforeAll(async () => {
   for (const s of specs) sims.push(await startSshDevice({ dialect: s.dialect, hostname: s.hostname, host: s.host }));
   clearSimNetwork();
   registerSimNetwork(
-    [...specs.map((s) => ({ hostname: s.hostname, deviceType: s.dialect, address: s.host })), { hostname: 'isp-gw', deviceType: 'vendor_junos', address: '203.0.113.1' }],
+    [
+      ...specs.map((s) => ({ hostname: s.hostname, deviceType: s.dialect, address: s.host })),
+      { hostname: 'isp-gw', deviceType: 'vendor_junos', address: '203.0.113.1' },
+    ],
     [
       { a: 'topo-r1', aPort: 2, b: 'topo-r2', bPort: 1 },
       { a: 'topo-r2', aPort: 2, b: 'topo-edge', bPort: 1 },
@@ -50,10 +53,29 @@ describe('GET /api/topology', () => {
     const res = await env.u.as('GET', '/api/topology');
     expect(res.status).toBe(200);
     const nodes = res.body.nodes;
-    expect(nodes.filter((n: any) => n.kind === 'device').map((n: any) => n.name).sort()).toEqual(['border-router', 'topo-r1', 'topo-r2']);
-    expect(nodes.find((n: any) => n.id === ids.edge)).toMatchObject({ device_id: ids.edge, host: '127.0.3.3', device_type: 'vendor_eos', site_id: siteB.id });
+    expect(
+      nodes
+        .filter((n: any) => n.kind === 'device')
+        .map((n: any) => n.name)
+        .sort(),
+    ).toEqual(['border-router', 'topo-r1', 'topo-r2']);
+    expect(nodes.find((n: any) => n.id === ids.edge)).toMatchObject({
+      device_id: ids.edge,
+      host: '127.0.3.3',
+      device_type: 'vendor_eos',
+      site_id: siteB.id,
+    });
     expect(nodes.filter((n: any) => n.kind === 'external')).toEqual([
-      { id: 'external:isp-gw', kind: 'external', device_id: null, name: 'isp-gw', host: '203.0.113.1', device_type: null, site_id: null, platform: 'Juniper-like mx204' },
+      {
+        id: 'external:isp-gw',
+        kind: 'external',
+        device_id: null,
+        name: 'isp-gw',
+        host: '203.0.113.1',
+        device_type: null,
+        site_id: null,
+        platform: 'Juniper-like mx204',
+      },
     ]);
   });
 
@@ -63,7 +85,8 @@ describe('GET /api/topology', () => {
     const r1r2 = between(ids.r1, ids.r2);
     expect(r1r2).toHaveLength(1);
     expect(r1r2[0]).toMatchObject({ protocols: ['cdp', 'lldp'], confirmed: true });
-    const ends = r1r2[0].source === ids.r1 ? [r1r2[0].source_interface, r1r2[0].target_interface] : [r1r2[0].target_interface, r1r2[0].source_interface];
+    const ends =
+      r1r2[0].source === ids.r1 ? [r1r2[0].source_interface, r1r2[0].target_interface] : [r1r2[0].target_interface, r1r2[0].source_interface];
     expect(ends).toEqual(['GigabitEthernet0/2', 'Ethernet1/1']);
     // r2 ↔ edge: matched by the management address, since the inventory name differs.
     const r2edge = between(ids.r2, ids.edge);
@@ -75,7 +98,7 @@ describe('GET /api/topology', () => {
     expect(links).toHaveLength(3);
   });
 
-  it('with site_id: that site\'s devices, their neighbors and the links between them', async () => {
+  it("with site_id: that site's devices, their neighbors and the links between them", async () => {
     const res = await env.u.as('GET', `/api/topology?site_id=${siteA.id}`);
     expect(res.status).toBe(200);
     expect(res.body.site_id).toBe(siteA.id);

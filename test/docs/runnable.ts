@@ -58,7 +58,10 @@ export function runnableDoc(path: string): RunnableDoc {
 
 /** `…` matches any text; the rest literally, the whole line. */
 function matcher(text: string): RegExp {
-  const parts = text.trimEnd().split('…').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const parts = text
+    .trimEnd()
+    .split('…')
+    .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return new RegExp(`^${parts.join('.*')}$`);
 }
 
@@ -72,11 +75,15 @@ export function brokenPromises(doc: RunnableDoc, output: string): string[] {
       broken.push(`line ${group[0].line}: the script never got here`);
       return;
     }
-    const printed = rest.slice(0, at).split('\n').map((l) => l.trimEnd());
+    const printed = rest
+      .slice(0, at)
+      .split('\n')
+      .map((l) => l.trimEnd());
     rest = rest.slice(at + marker(i).length);
     for (const p of group) {
       const re = matcher(p.text);
-      if (!printed.some((l) => re.test(l))) broken.push(`line ${p.line}: expected "${p.text}", the commands printed:\n${printed.filter(Boolean).join('\n').slice(-3000)}`);
+      if (!printed.some((l) => re.test(l)))
+        broken.push(`line ${p.line}: expected "${p.text}", the commands printed:\n${printed.filter(Boolean).join('\n').slice(-3000)}`);
     }
   });
   return broken;

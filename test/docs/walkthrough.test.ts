@@ -24,16 +24,32 @@ let controller: Proc;
 const onFreePorts = (text: string) => text.replace(new RegExp(`\\b(${DOCUMENTED_PORTS.join('|')})\\b`, 'g'), (p) => String(ports.get(Number(p))));
 /** The quoted value of `NAME=...` in the page's start block. */
 const documentedAdminPassword = () => /SWITCHBOARD_ADMIN_PASSWORD='([^']+)' npm start/.exec(readFileSync(TOUR, 'utf8'))![1];
-const cells = (table: string) => table.trim().split('\n').map((row) => row.trim().split(/\s+/));
+const cells = (table: string) =>
+  table
+    .trim()
+    .split('\n')
+    .map((row) => row.trim().split(/\s+/));
 
 beforeAll(async () => {
   ports = new Map();
   for (const p of DOCUMENTED_PORTS) ports.set(p, await freePort());
   dataDir = mkdtempSync(join(tmpdir(), 'sb-docs-'));
   const port = (p: number) => String(ports.get(p));
-  sim = spawnTs('test/sim/main.ts', {}, ['--ssh-port', port(10022), '--netconf-port', port(10830), '--gnmi-port', port(19339), '--admin-port', port(10080)]);
+  sim = spawnTs('test/sim/main.ts', {}, [
+    '--ssh-port',
+    port(10022),
+    '--netconf-port',
+    port(10830),
+    '--gnmi-port',
+    port(19339),
+    '--admin-port',
+    port(10080),
+  ]);
   controller = spawnTs('controller/src/start.ts', {
-    PORT: port(8080), SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: documentedAdminPassword(), LOG_LEVEL: 'warn',
+    PORT: port(8080),
+    SWITCHBOARD_DATA_DIR: dataDir,
+    SWITCHBOARD_ADMIN_PASSWORD: documentedAdminPassword(),
+    LOG_LEVEL: 'warn',
   });
   await waitUntil('npm run sim', () => sim.output().includes('Ctrl-C to stop'), sim, 120_000);
   await waitUntil('npm start', async () => (await fetch(`http://127.0.0.1:${port(8080)}/healthz`)).ok, controller, 600_000);
@@ -46,7 +62,7 @@ afterAll(async () => {
 });
 
 describe('docs/api-tour.md', () => {
-  it('starts from the README\'s one-machine commands', () => {
+  it("starts from the README's one-machine commands", () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     expect(readme).toContain('npm ci && npm start');
     expect(readme).toMatch(/^npm run sim$/m);
@@ -57,7 +73,11 @@ describe('docs/api-tour.md', () => {
   it('npm run sim prints the device table the page shows', () => {
     const page = readFileSync(TOUR, 'utf8');
     const documented = /```text\n(NAME +ADDRESS[\s\S]*?)```/.exec(page)![1];
-    const printed = sim.output().split('\n').filter((l) => /^(NAME|sim-)/.test(l)).join('\n');
+    const printed = sim
+      .output()
+      .split('\n')
+      .filter((l) => /^(NAME|sim-)/.test(l))
+      .join('\n');
     expect(cells(printed)).toEqual(cells(onFreePorts(documented)));
   });
 

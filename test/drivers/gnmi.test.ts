@@ -4,7 +4,16 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
-import { buildSetRequest, canonicalJson, formatPath, gnmiDriver, gnmiService, parsePath, PathSyntaxError, type Json } from '../../agent/src/drivers/gnmi';
+import {
+  buildSetRequest,
+  canonicalJson,
+  formatPath,
+  gnmiDriver,
+  gnmiService,
+  parsePath,
+  PathSyntaxError,
+  type Json,
+} from '../../agent/src/drivers/gnmi';
 import { newSelfSignedCert, startGnmiFleet, startGnmiTarget, type GnmiTarget, type GnmiTargetOptions } from '../sim/gnmi/target';
 
 const INITIAL: Json = {
@@ -55,7 +64,12 @@ describe('gNMI path parser', () => {
       ],
     });
     expect(parsePath('/')).toEqual({ elem: [] });
-    expect(parsePath('a/b/')).toEqual({ elem: [{ name: 'a', key: {} }, { name: 'b', key: {} }] });
+    expect(parsePath('a/b/')).toEqual({
+      elem: [
+        { name: 'a', key: {} },
+        { name: 'b', key: {} },
+      ],
+    });
   });
 
   it('takes "/" inside key values literally and unescapes "\\]" and "\\\\"', () => {
@@ -110,7 +124,14 @@ describe('SetRequest building', () => {
       change('replace', '/interfaces/interface[name=Ethernet2]/config', { name: 'Ethernet2', mtu: 9000 }),
       change('delete', '/interfaces/interface[name=Ethernet1]', null),
     ]);
-    expect(req.delete).toEqual([{ elem: [{ name: 'interfaces', key: {} }, { name: 'interface', key: { name: 'Ethernet1' } }] }]);
+    expect(req.delete).toEqual([
+      {
+        elem: [
+          { name: 'interfaces', key: {} },
+          { name: 'interface', key: { name: 'Ethernet1' } },
+        ],
+      },
+    ]);
     expect(req.replace).toHaveLength(1);
     expect(JSON.parse(req.replace[0].val.json_ietf_val!.toString())).toEqual({ name: 'Ethernet2', mtu: 9000 });
     expect(req.update[0].path.elem.map((e) => e.name)).toEqual(['system', 'config']);
@@ -172,7 +193,10 @@ describe('gNMI driver against the simulator', () => {
     const t = await targetSim({ faults: { failSetPaths: ['/system'] } });
     const s = await session(t);
     const err = await driverFailure(
-      s.apply([change('merge', '/interfaces/interface[name=Ethernet1]/config', { mtu: 9000 }), change('merge', '/system/config', { hostname: 'r2' })]),
+      s.apply([
+        change('merge', '/interfaces/interface[name=Ethernet1]/config', { mtu: 9000 }),
+        change('merge', '/system/config', { hostname: 'r2' }),
+      ]),
     );
     expect(err.kind).toBe('device');
     expect(err.message).toContain('ABORTED');
@@ -185,7 +209,9 @@ describe('gNMI driver against the simulator', () => {
     const t = await targetSim();
     const s = await session(t);
     // The second update treats a container as a list: the whole request must be refused.
-    const err = await driverFailure(s.apply([change('merge', '/system/config', { hostname: 'r2' }), change('merge', '/system/config[name=x]/y', { z: 1 })]));
+    const err = await driverFailure(
+      s.apply([change('merge', '/system/config', { hostname: 'r2' }), change('merge', '/system/config[name=x]/y', { z: 1 })]),
+    );
     expect(err.kind).toBe('device');
     expect(err.message).toMatch(/INVALID_ARGUMENT: .*not a list/);
     expect(t.tree()).toEqual(INITIAL);
@@ -223,14 +249,17 @@ describe('gNMI driver against the simulator', () => {
     expect(err.message).toMatch(/certificate/);
   });
 
-  it("grpc-js calls checkServerIdentity only once the chain verified: never with rejectUnauthorized false and a self-signed certificate", async () => {
+  it('grpc-js calls checkServerIdentity only once the chain verified: never with rejectUnauthorized false and a self-signed certificate', async () => {
     // Why the certificate pin wraps the secure connector (agent/src/drivers/gnmi/tls-pin.ts)
     // instead of using VerifyOptions.checkServerIdentity: Node's tls.connect skips the callback
     // when chain verification failed, which is every session with gnmi_skip_verify.
     const t = await targetSim({ tls: true });
     const capabilities = async (verify: grpc.VerifyOptions, roots: Buffer | null) => {
       const seen: string[] = [];
-      const creds = grpc.credentials.createSsl(roots, null, null, { ...verify, checkServerIdentity: (_host, cert) => void seen.push(cert.fingerprint256) });
+      const creds = grpc.credentials.createSsl(roots, null, null, {
+        ...verify,
+        checkServerIdentity: (_host, cert) => void seen.push(cert.fingerprint256),
+      });
       const Ctor = gnmiService();
       const client = new Ctor(`localhost:${t.port}`, creds);
       const md = new grpc.Metadata();
@@ -268,7 +297,11 @@ describe('gNMI driver against the simulator', () => {
     const wrong = good.replace(/^../, good.startsWith('00') ? '11' : '00');
     const transcript: string[] = [];
     const err = await driverFailure(
-      gnmiDriver.open(target(t, { gnmi_tls: true, gnmi_skip_verify: true, gnmi_cert_sha256: wrong }), { connectTimeoutMs: 3000 }, { write: (_d, text) => transcript.push(text) }),
+      gnmiDriver.open(
+        target(t, { gnmi_tls: true, gnmi_skip_verify: true, gnmi_cert_sha256: wrong }),
+        { connectTimeoutMs: 3000 },
+        { write: (_d, text) => transcript.push(text) },
+      ),
     );
     expect(err.kind).toBe('hostkey');
     expect(err.message).toBe(
@@ -335,7 +368,11 @@ describe('gNMI driver against the simulator', () => {
   it('writes a transcript with the password masked', async () => {
     const t = await targetSim({ password: 'gn-secret', initialTree: { system: { config: { note: 'gn-secret' } } } });
     const lines: string[] = [];
-    const s = await gnmiDriver.open(target(t, { credentials: { username: 'admin', password: 'gn-secret' } }), {}, { write: (dir, text) => lines.push(`${dir} ${text}`) });
+    const s = await gnmiDriver.open(
+      target(t, { credentials: { username: 'admin', password: 'gn-secret' } }),
+      {},
+      { write: (dir, text) => lines.push(`${dir} ${text}`) },
+    );
     open.push(s);
     await s.fetchConfig();
     const all = lines.join('\n');
@@ -359,7 +396,9 @@ describe('gNMI driver against the simulator', () => {
         call.on('end', () => resolve());
         call.on('error', reject);
       });
-      call.write({ subscribe: { mode: 'ONCE', encoding: 'JSON_IETF', subscription: [{ path: { elem: [{ name: 'system' }, { name: 'config' }] } }] } });
+      call.write({
+        subscribe: { mode: 'ONCE', encoding: 'JSON_IETF', subscription: [{ path: { elem: [{ name: 'system' }, { name: 'config' }] } }] },
+      });
       await done;
       expect(got.map((m) => m.response)).toEqual(['update', 'sync_response']);
       const upd = got[0].update as { update: { val: { json_ietf_val: Buffer } }[] };

@@ -2,7 +2,16 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
-import { CAP, FrameDecoder, FramingError, NetconfClient, buildEditContent, createNetconfDriver, encodeMessage, netconfDriver } from '../../agent/src/drivers/netconf';
+import {
+  CAP,
+  FrameDecoder,
+  FramingError,
+  NetconfClient,
+  buildEditContent,
+  createNetconfDriver,
+  encodeMessage,
+  netconfDriver,
+} from '../../agent/src/drivers/netconf';
 import { startNetconfDevice, startNetconfFleet, type NetconfDevice, type NetconfDeviceOptions } from '../sim/netconf/device';
 import { readableKeyPair } from '../sim/ssh/device';
 
@@ -35,7 +44,12 @@ async function untilNoSessions(d: NetconfDevice): Promise<void> {
   while (d.activeSessions() > 0) await new Promise((r) => setTimeout(r, 10));
 }
 
-const change = (operation: ConfigChange['operation'], config: string, target_path?: string): ConfigChange => ({ operation, config, config_format: 'xml', target_path });
+const change = (operation: ConfigChange['operation'], config: string, target_path?: string): ConfigChange => ({
+  operation,
+  config,
+  config_format: 'xml',
+  target_path,
+});
 
 describe('framing parser', () => {
   const a = `<rpc-reply message-id="1"><data>${'x'.repeat(40)}é€😀</data></rpc-reply>`;
@@ -76,7 +90,7 @@ describe('framing parser', () => {
     for (let round = 0; round < 50; round++) {
       const d = new FrameDecoder('chunked');
       const out: string[] = [];
-      for (let i = 0; i < stream.length; ) {
+      for (let i = 0; i < stream.length;) {
         const n = 1 + rand(20);
         out.push(...d.pushAll(stream.subarray(i, i + n)));
         i += n;
@@ -201,7 +215,13 @@ describe('NETCONF driver against the simulator', () => {
     const d = await device({ candidate: false });
     const s = await session(d);
     expect(s.capabilities).toContain(CAP.writableRunning);
-    await s.apply([change('replace', `<interfaces xmlns="${NS}"><interface><name>eth1</name><mtu>1400</mtu></interface></interfaces>`, '/interfaces/interface[name=eth1]')]);
+    await s.apply([
+      change(
+        'replace',
+        `<interfaces xmlns="${NS}"><interface><name>eth1</name><mtu>1400</mtu></interface></interfaces>`,
+        '/interfaces/interface[name=eth1]',
+      ),
+    ]);
     expect(d.rpcLog).toEqual(['lock', 'edit-config', 'unlock']);
     expect(d.running()).toContain('<mtu>1400</mtu>');
     expect(d.running()).toContain('<description>uplink</description>');
@@ -232,7 +252,13 @@ describe('NETCONF driver against the simulator', () => {
 
   it('reports lock-denied with the session holding the lock', async () => {
     const d = await device();
-    const other = await NetconfClient.connect({ host: '127.0.0.1', port: d.port, username: 'admin', password: 'admin', limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 } });
+    const other = await NetconfClient.connect({
+      host: '127.0.0.1',
+      port: d.port,
+      username: 'admin',
+      password: 'admin',
+      limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
+    });
     open.push(other);
     await other.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
     const s = await session(d);
@@ -248,7 +274,11 @@ describe('NETCONF driver against the simulator', () => {
     const d = await device({ faults: { rejectMarker: 'FORBIDDEN' } });
     const before = d.running();
     const s = await session(d);
-    const err = await driverFailure(s.apply([change('merge', `<interfaces xmlns="${NS}"><interface><name>eth0</name><description>FORBIDDEN</description></interface></interfaces>`)]));
+    const err = await driverFailure(
+      s.apply([
+        change('merge', `<interfaces xmlns="${NS}"><interface><name>eth0</name><description>FORBIDDEN</description></interface></interfaces>`),
+      ]),
+    );
     expect(err.kind).toBe('device');
     expect(err.message).toContain('edit-config candidate');
     expect(err.message).toContain('invalid-value (application, error)');
@@ -278,7 +308,10 @@ describe('NETCONF driver against the simulator', () => {
       const s = await session(d);
       const backup = await s.fetchConfig();
       await s.apply([
-        change('merge', `<interfaces xmlns="${NS}"><interface><name>eth9</name><mtu>100</mtu></interface></interfaces><extra xmlns="${NS}"><on>true</on></extra>`),
+        change(
+          'merge',
+          `<interfaces xmlns="${NS}"><interface><name>eth9</name><mtu>100</mtu></interface></interfaces><extra xmlns="${NS}"><on>true</on></extra>`,
+        ),
         change('delete', `<system xmlns="${NS}"/>`),
       ]);
       expect(d.running()).toContain('eth9');
@@ -291,7 +324,13 @@ describe('NETCONF driver against the simulator', () => {
 
   it('correlates concurrent rpcs by message-id', async () => {
     const d = await device({ maxChunk: 11, writeSplit: 1 });
-    const c = await NetconfClient.connect({ host: '127.0.0.1', port: d.port, username: 'admin', password: 'admin', limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 } });
+    const c = await NetconfClient.connect({
+      host: '127.0.0.1',
+      port: d.port,
+      username: 'admin',
+      password: 'admin',
+      limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
+    });
     open.push(c);
     const replies = await Promise.all([
       c.rpc('<get-config><source><running/></source></get-config>', 'get-config running'),
@@ -397,7 +436,10 @@ describe('NETCONF driver failure kinds', () => {
 
 describe('NETCONF simulator fleet', () => {
   it('starts many devices cheaply, each with its own datastore', async () => {
-    const fleet = await startNetconfFleet(20, (i) => ({ initialConfig: `<system xmlns="${NS}"><hostname>r${i}</hostname></system>`, base11: i % 2 === 0 }));
+    const fleet = await startNetconfFleet(20, (i) => ({
+      initialConfig: `<system xmlns="${NS}"><hostname>r${i}</hostname></system>`,
+      base11: i % 2 === 0,
+    }));
     open.push(fleet);
     const texts = await Promise.all(
       [0, 7, 19].map(async (i) => {

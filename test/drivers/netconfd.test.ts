@@ -76,11 +76,26 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
   });
 
   it('restores a backup exactly: changed leaves, added and removed list entries', async () => {
-    await s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>a</hostname><server><name>ntp</name><port>123</port></server></settings>` }]);
+    await s.apply([
+      {
+        operation: 'merge',
+        config_format: 'xml',
+        config: `<settings xmlns="${NS}"><hostname>a</hostname><server><name>ntp</name><port>123</port></server></settings>`,
+      },
+    ]);
     const backup = await s.fetchConfig();
     await s.apply([
-      { operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>b</hostname><server><name>dns</name><port>53</port></server></settings>` },
-      { operation: 'delete', config_format: 'xml', target_path: '/settings/server[name=ntp]', config: `<settings xmlns="${NS}"><server><name>ntp</name></server></settings>` },
+      {
+        operation: 'merge',
+        config_format: 'xml',
+        config: `<settings xmlns="${NS}"><hostname>b</hostname><server><name>dns</name><port>53</port></server></settings>`,
+      },
+      {
+        operation: 'delete',
+        config_format: 'xml',
+        target_path: '/settings/server[name=ntp]',
+        config: `<settings xmlns="${NS}"><server><name>ntp</name></server></settings>`,
+      },
     ]);
     expect((await s.fetchConfig()).text).not.toBe(backup.text);
     await s.restore(backup);
@@ -100,7 +115,10 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
     await raw.rpc('<lock><target><candidate/></target></lock>', 'lock').catch((err) => {
       throw new Error(`${String(err)}\nnetconfd and sshd said:\n${peer.logs()}`);
     });
-    await raw.rpc(`<edit-config><target><candidate/></target><config><settings xmlns="${NS}"><hostname>unconfirmed</hostname></settings></config></edit-config>`, 'edit-config');
+    await raw.rpc(
+      `<edit-config><target><candidate/></target><config><settings xmlns="${NS}"><hostname>unconfirmed</hostname></settings></config></edit-config>`,
+      'edit-config',
+    );
     await raw.rpc('<commit><confirmed/><confirm-timeout>600</confirm-timeout></commit>', 'confirmed commit');
     expect((await s.fetchConfig()).text).toContain('<hostname>unconfirmed</hostname>');
     raw.abort(); // the session dies without a confirming commit
@@ -116,7 +134,9 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
   it("surfaces netconfd's rpc-error with its details and leaves the running config alone", async () => {
     const before = (await s.fetchConfig()).text;
     const e = await driverFailure(
-      s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><server><name>web</name><port>8080</port></server></settings>` }]),
+      s.apply([
+        { operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><server><name>web</name><port>8080</port></server></settings>` },
+      ]),
     );
     expect(e.kind).toBe('device');
     expect(e.message).toContain('edit-config candidate');

@@ -11,7 +11,18 @@ import { DriverError, type DeviceCredentials, type SessionLimits } from '../../a
 import { sshTarget, startSshDevice, type SimSshDevice, type SshDeviceOptions } from '../sim/ssh';
 import { readableKeyPair } from '../sim/ssh/device';
 
-const DIALECTS = ['vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw', 'generic', 'custom'];
+const DIALECTS = [
+  'vendor_ios',
+  'vendor_nxos',
+  'vendor_xe',
+  'vendor_xr',
+  'vendor_junos',
+  'vendor_eos',
+  'vendor_panos',
+  'vendor_fw',
+  'generic',
+  'custom',
+];
 const ENABLE_DIALECTS = ['vendor_ios', 'vendor_xe', 'vendor_eos'];
 
 const PASSWORD = 'Pw-9f3!xyz';
@@ -403,7 +414,12 @@ describe('fault modes and limits', () => {
   it("a device that stops answering mid-session → keepalive 'timeout'; close() still returns", async () => {
     const dev = await device({ hostname: 'f-dead' });
     const driver = createSshCliDriver({ closeGraceMs: 200 });
-    const s = await driver.open(sshTarget(dev, CREDS), { connectTimeoutMs: 5000, commandTimeoutMs: 20_000, idleTimeoutMs: 20_000, keepaliveIntervalMs: 100 });
+    const s = await driver.open(sshTarget(dev, CREDS), {
+      connectTimeoutMs: 5000,
+      commandTimeoutMs: 20_000,
+      idleTimeoutMs: 20_000,
+      keepaliveIntervalMs: 100,
+    });
     dev.freeze();
     const e = await driverError(s.run('show version'));
     expect(e.kind).toBe('timeout');

@@ -70,7 +70,10 @@ describe('Junos-like push over SSH', () => {
     const original = dev.config();
     await session(dev, async (s) => {
       for (const [lines, said] of [
-        ['set system ntp server 192.0.2.1\nset frobnicate the widgets', "'set frobnicate the widgets': syntax error\\. \\(line 2 of 2; nothing was committed\\)"],
+        [
+          'set system ntp server 192.0.2.1\nset frobnicate the widgets',
+          "'set frobnicate the widgets': syntax error\\. \\(line 2 of 2; nothing was committed\\)",
+        ],
         ['set system ntp server 192.0.2.1\nfrobnicate', "'frobnicate': unknown command\\. \\(line 2 of 2; nothing was committed\\)"],
         ['set system host-name', "'set system host-name': missing argument\\. \\(line 1 of 1; nothing was committed\\)"],
       ]) {
@@ -99,7 +102,9 @@ describe('Junos-like push over SSH', () => {
     const original = dev.config();
     await session(dev, async (s) => {
       const backup = await s.fetchConfig();
-      await s.apply([cli('set system host-name jun-other\ndelete interfaces ge-0/0/2\ndelete system ntp\nset protocols ospf area 0.0.0.0 interface ge-0/0/1.0')]);
+      await s.apply([
+        cli('set system host-name jun-other\ndelete interfaces ge-0/0/2\ndelete system ntp\nset protocols ospf area 0.0.0.0 interface ge-0/0/1.0'),
+      ]);
       const changed = dev.config();
       expect(changed).not.toContain('ge-0/0/2');
       expect(changed).toContain('interface ge-0/0/1.0;');

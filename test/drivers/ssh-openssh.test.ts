@@ -82,7 +82,9 @@ describe('OpenSSH sshd as the peer', () => {
   });
   it("reports the host key as ssh-keygen fingerprints it, and refuses a wrong pinned key before authenticating → 'hostkey'", async () => {
     // What OpenSSH itself says the key is: ssh-keyscan piped into ssh-keygen -l.
-    const scanned = execFileSync('/usr/bin/ssh-keyscan', ['-t', 'ed25519', '-p', String(peer.port), peer.host], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const scanned = execFileSync('/usr/bin/ssh-keyscan', ['-t', 'ed25519', '-p', String(peer.port), peer.host], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const listed = execFileSync('/usr/bin/ssh-keygen', ['-l', '-f', '-'], { input: scanned }).toString();
     const fingerprint = listed.split(' ')[1];
     expect(fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
@@ -96,10 +98,12 @@ describe('OpenSSH sshd as the peer', () => {
 
     const wrong = 'SHA256:' + 'A'.repeat(43);
     const transcript: string[] = [];
-    const e = await sshCliDriver.open({ ...target, ssh_host_key: { type: 'ssh-ed25519', fingerprint: wrong } }, LIMITS, { write: (_d, t) => transcript.push(t) }).then(
-      () => null,
-      (err: unknown) => err,
-    );
+    const e = await sshCliDriver
+      .open({ ...target, ssh_host_key: { type: 'ssh-ed25519', fingerprint: wrong } }, LIMITS, { write: (_d, t) => transcript.push(t) })
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
     expect(e).toBeInstanceOf(DriverError);
     expect((e as DriverError).kind).toBe('hostkey');
     expect((e as DriverError).message).toBe(
@@ -110,7 +114,10 @@ describe('OpenSSH sshd as the peer', () => {
     // sshd's own account of that connection (the newest one): it ended before any user authentication.
     const lines = await until('sshd to log the refused connection', () => {
       const log = peer.logs().split('\n');
-      const from = log.map((l) => /Connection from \S+ port (\d+)/.exec(l)?.[1]).filter(Boolean).pop();
+      const from = log
+        .map((l) => /Connection from \S+ port (\d+)/.exec(l)?.[1])
+        .filter(Boolean)
+        .pop();
       const mine = from ? log.filter((l) => l.includes(`port ${from}`)) : [];
       return mine.some((l) => /preauth|closed|reset/i.test(l) && !/Connection from/.test(l)) ? mine : null;
     });

@@ -161,10 +161,14 @@ describe('command table and modes', () => {
 
 describe('npm run sim', () => {
   it('prints a CSV for the device import and stays up until stopped', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/sim/main.ts', '--kind', 'ssh', '--devices', '3', '--dialect', 'vendor_ios,vendor_eos', '--csv'], {
-      cwd: process.cwd(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/sim/main.ts', '--kind', 'ssh', '--devices', '3', '--dialect', 'vendor_ios,vendor_eos', '--csv'],
+      {
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -18,8 +18,24 @@ beforeAll(async () => {
   for (const k of Object.keys(port) as (keyof typeof port)[]) port[k] = await freePort();
   admin = `http://127.0.0.1:${port.admin}`;
   sim = spawnTs('test/sim/main.ts', {}, [
-    '--dialect', 'vendor_ios,vendor_junos', '--devices', '2', '--first-address', '600', '--username', 'netops', '--password', 'lab-pw',
-    '--ssh-port', String(port.ssh), '--netconf-port', String(port.netconf), '--gnmi-port', String(port.gnmi), '--admin-port', String(port.admin),
+    '--dialect',
+    'vendor_ios,vendor_junos',
+    '--devices',
+    '2',
+    '--first-address',
+    '600',
+    '--username',
+    'netops',
+    '--password',
+    'lab-pw',
+    '--ssh-port',
+    String(port.ssh),
+    '--netconf-port',
+    String(port.netconf),
+    '--gnmi-port',
+    String(port.gnmi),
+    '--admin-port',
+    String(port.admin),
   ]);
   await waitUntil('npm run sim', () => sim.output().includes('Ctrl-C to stop'), sim, 120_000);
 }, 150_000);
@@ -27,8 +43,14 @@ beforeAll(async () => {
 afterAll(stopAll);
 
 const target = (name: string, host: string): DeviceTarget => ({
-  id: name, name, host, device_type: name.includes('junos') ? 'vendor_junos' : name.includes('ios') ? 'vendor_ios' : 'generic',
-  credentials: { username: 'netops', password: 'lab-pw' }, ports: { ssh: port.ssh, netconf: port.netconf, gnmi: port.gnmi }, gnmi_tls: false, gnmi_skip_verify: false,
+  id: name,
+  name,
+  host,
+  device_type: name.includes('junos') ? 'vendor_junos' : name.includes('ios') ? 'vendor_ios' : 'generic',
+  credentials: { username: 'netops', password: 'lab-pw' },
+  ports: { ssh: port.ssh, netconf: port.netconf, gnmi: port.gnmi },
+  gnmi_tls: false,
+  gnmi_skip_verify: false,
 });
 
 async function devices(): Promise<{ name: string; host: string; port: number; transport: string; device_type: string }[]> {
@@ -37,7 +59,11 @@ async function devices(): Promise<{ name: string; host: string; port: number; tr
 
 describe('npm run sim (every transport)', () => {
   it('prints a table of N devices per dialect and transport, one address each, one port per transport', async () => {
-    const rows = sim.output().split('\n').filter((l) => /^(NAME|sim-)/.test(l)).map((l) => l.trim().split(/\s+/));
+    const rows = sim
+      .output()
+      .split('\n')
+      .filter((l) => /^(NAME|sim-)/.test(l))
+      .map((l) => l.trim().split(/\s+/));
     expect(rows[0]).toEqual(['NAME', 'ADDRESS', 'PORT', 'TRANSPORT', 'DIALECT', 'LOGIN']);
     expect(rows.slice(1).map((r) => [r[0], r[2], r[3], r[4], r[5]])).toEqual([
       ['sim-ios-1', String(port.ssh), 'ssh', 'vendor_ios', 'netops/lab-pw'],

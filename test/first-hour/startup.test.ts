@@ -9,7 +9,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canConnect, freePort } from '../helpers/net';
 import { createTestDatabase } from '../helpers/postgres';
-import { NATS_SERVER, spawnAgent, spawnProcess, spawnTs, startControllerProcess, startNats, stopAll, waitUntil, type NatsServer } from '../helpers/processes';
+import {
+  NATS_SERVER,
+  spawnAgent,
+  spawnProcess,
+  spawnTs,
+  startControllerProcess,
+  startNats,
+  stopAll,
+  waitUntil,
+  type NatsServer,
+} from '../helpers/processes';
 
 const ADMIN_PASSWORD = 'bootstrap-admin-password';
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -29,7 +39,11 @@ afterAll(async () => {
 const plainLines = (output: string) => output.split('\n').filter((l) => l.trim() && !l.startsWith('{'));
 
 async function signIn(url: string): Promise<string> {
-  const res = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+  const res = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+  });
   return ((await res.json()) as { access_token: string }).access_token;
 }
 
@@ -41,7 +55,11 @@ describe('the controller at start', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sb-first-hour-'));
     try {
       const ctl = spawnTs('controller/src/main.ts', {
-        PORT: '0', DATABASE_URL: database.url, NATS_URL: `nats://127.0.0.1:${port}`, SWITCHBOARD_DATA_DIR: dataDir, LOG_LEVEL: 'warn',
+        PORT: '0',
+        DATABASE_URL: database.url,
+        NATS_URL: `nats://127.0.0.1:${port}`,
+        SWITCHBOARD_DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
         SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD,
       });
       expect(await ctl.exited).toBe(1);
@@ -60,7 +78,12 @@ describe('the controller at start', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'sb-first-hour-'));
     try {
       const ctl = spawnTs('controller/src/main.ts', {
-        PORT: '0', DATABASE_URL: database.url, NATS_URL: nowhere, SWITCHBOARD_DATA_DIR: dataDir, LOG_LEVEL: 'warn', SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        PORT: '0',
+        DATABASE_URL: database.url,
+        NATS_URL: nowhere,
+        SWITCHBOARD_DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD,
       });
       expect(await ctl.exited).toBe(1);
       expect(plainLines(ctl.output())).toEqual([
@@ -71,37 +94,53 @@ describe('the controller at start', () => {
     }
   });
 
-  it('refuses a second process on one data directory, naming it and the holder; a dead holder\'s lock is taken over', { timeout: 180_000 }, async () => {
-    const first = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url });
-    const lock = JSON.parse(readFileSync(join(first.dataDir, 'switchboard.lock'), 'utf8'));
-    expect(lock.pid).toBe(first.pid);
+  it(
+    "refuses a second process on one data directory, naming it and the holder; a dead holder's lock is taken over",
+    { timeout: 180_000 },
+    async () => {
+      const first = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url });
+      const lock = JSON.parse(readFileSync(join(first.dataDir, 'switchboard.lock'), 'utf8'));
+      expect(lock.pid).toBe(first.pid);
 
-    const second = spawnTs('controller/src/main.ts', {
-      PORT: '0', DATABASE_URL: database.url, NATS_URL: nats.url, SWITCHBOARD_DATA_DIR: first.dataDir, SWITCHBOARD_SECRET_KEY: first.secretKey, LOG_LEVEL: 'warn',
-    });
-    expect(await second.exited).toBe(1);
-    const [line, ...rest] = plainLines(second.output());
-    expect(rest).toEqual([]);
-    expect(line).toContain(`switchboard: SWITCHBOARD_DATA_DIR: ${first.dataDir} is in use by another Switchboard process (pid ${first.pid} `);
-    expect((await fetch(`${first.url}/healthz`)).ok).toBe(true);
+      const second = spawnTs('controller/src/main.ts', {
+        PORT: '0',
+        DATABASE_URL: database.url,
+        NATS_URL: nats.url,
+        SWITCHBOARD_DATA_DIR: first.dataDir,
+        SWITCHBOARD_SECRET_KEY: first.secretKey,
+        LOG_LEVEL: 'warn',
+      });
+      expect(await second.exited).toBe(1);
+      const [line, ...rest] = plainLines(second.output());
+      expect(rest).toEqual([]);
+      expect(line).toContain(`switchboard: SWITCHBOARD_DATA_DIR: ${first.dataDir} is in use by another Switchboard process (pid ${first.pid} `);
+      expect((await fetch(`${first.url}/healthz`)).ok).toBe(true);
 
-    // SIGKILL leaves the lock file behind; the next start sees its pid gone and takes it over.
-    await first.kill('SIGKILL');
-    const again = await first.restart();
-    expect(JSON.parse(readFileSync(join(first.dataDir, 'switchboard.lock'), 'utf8')).pid).toBe(again.pid);
-    // A clean stop removes the lock.
-    expect(await again.stop()).toBe(0);
-    expect(() => readFileSync(join(first.dataDir, 'switchboard.lock'))).toThrow(/ENOENT/);
-  });
+      // SIGKILL leaves the lock file behind; the next start sees its pid gone and takes it over.
+      await first.kill('SIGKILL');
+      const again = await first.restart();
+      expect(JSON.parse(readFileSync(join(first.dataDir, 'switchboard.lock'), 'utf8')).pid).toBe(again.pid);
+      // A clean stop removes the lock.
+      expect(await again.stop()).toBe(0);
+      expect(() => readFileSync(join(first.dataDir, 'switchboard.lock'))).toThrow(/ENOENT/);
+    },
+  );
 
   it('says SWITCHBOARD_ADMIN_PASSWORD was ignored when the administrator already exists, and how to change it', { timeout: 120_000 }, async () => {
     const bootstrapped = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url });
     await bootstrapped.stop();
     const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, adminPassword: 'another-password-entirely' });
     await waitUntil('the warning', () => ctl.output().includes('SWITCHBOARD_ADMIN_PASSWORD was ignored'), ctl, 30_000);
-    const warning = ctl.output().split('\n').find((l) => l.includes('SWITCHBOARD_ADMIN_PASSWORD was ignored'))!;
+    const warning = ctl
+      .output()
+      .split('\n')
+      .find((l) => l.includes('SWITCHBOARD_ADMIN_PASSWORD was ignored'))!;
     expect(JSON.parse(warning).msg).toMatch(/read on the first start only.*PUT \/api\/auth\/password/);
-    const res = await fetch(`${ctl.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'another-password-entirely' }) });
+    const res = await fetch(`${ctl.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: 'another-password-entirely' }),
+    });
     expect(res.status).toBe(401);
     await ctl.stop();
   });
@@ -125,13 +164,26 @@ describe('an agent at start', () => {
     const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, logLevel: 'info' });
     const token = await signIn(ctl.url);
     const created = await fetch(`${ctl.url}/api/agents`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'first-hour-agent', site_id: null }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: 'first-hour-agent', site_id: null }),
     }).then((r) => r.json() as Promise<{ id: string; enrollment_token: string }>);
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-first-hour-agent-'));
     const nowhere = `nats://127.0.0.1:${await freePort()}`;
     try {
-      const waiting = spawnAgent({ NATS_URL: nowhere, SWITCHBOARD_URL: ctl.url, SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token, SWITCHBOARD_AGENT_STATE_DIR: stateDir, LOG_LEVEL: 'info' });
-      await waitUntil('the agent to say it cannot reach NATS', () => waiting.output().includes(`cannot reach NATS at ${nowhere} yet; retrying`), waiting, 60_000);
+      const waiting = spawnAgent({
+        NATS_URL: nowhere,
+        SWITCHBOARD_URL: ctl.url,
+        SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
+        SWITCHBOARD_AGENT_STATE_DIR: stateDir,
+        LOG_LEVEL: 'info',
+      });
+      await waitUntil(
+        'the agent to say it cannot reach NATS',
+        () => waiting.output().includes(`cannot reach NATS at ${nowhere} yet; retrying`),
+        waiting,
+        60_000,
+      );
       expect(waiting.running).toBe(true);
       expect(ctl.output()).not.toContain('agent online: first-hour-agent');
       await waiting.stop();
@@ -139,15 +191,27 @@ describe('an agent at start', () => {
       // The identity from that enrollment is kept: the same agent, now with a NATS it can reach.
       const agent = spawnAgent({ NATS_URL: nats.url, SWITCHBOARD_AGENT_STATE_DIR: stateDir, LOG_LEVEL: 'info' });
       await waitUntil('the controller to log the agent online', () => ctl.output().includes('agent online: first-hour-agent'), agent, 60_000);
-      const line = JSON.parse(ctl.output().split('\n').find((l) => l.includes('agent online: first-hour-agent'))!);
+      const line = JSON.parse(
+        ctl
+          .output()
+          .split('\n')
+          .find((l) => l.includes('agent online: first-hour-agent'))!,
+      );
       expect(line).toMatchObject({ agent_id: created.id, agent: 'first-hour-agent', pool: 'default' });
       expect(agent.output()).toContain('connected to NATS');
       // Later heartbeats of an agent already online are not logged again.
-      await waitUntil('a second heartbeat', async () => {
-        const list = (await fetch(`${ctl.url}/api/agents`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json())) as { agents: { id: string; last_seen_at: string }[] };
-        const seen = list.agents.find((a) => a.id === created.id)?.last_seen_at;
-        return seen !== undefined && Date.parse(seen) > line.time;
-      }, agent, 60_000);
+      await waitUntil(
+        'a second heartbeat',
+        async () => {
+          const list = (await fetch(`${ctl.url}/api/agents`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json())) as {
+            agents: { id: string; last_seen_at: string }[];
+          };
+          const seen = list.agents.find((a) => a.id === created.id)?.last_seen_at;
+          return seen !== undefined && Date.parse(seen) > line.time;
+        },
+        agent,
+        60_000,
+      );
       expect(ctl.output().split('agent online: first-hour-agent').length).toBe(2);
       await agent.stop();
     } finally {

@@ -89,7 +89,10 @@ describe('SWITCHBOARD_TRUST_PROXY off (the default)', () => {
       const res = await direct.request('POST', '/api/auth/login', { headers: from(`10.9.0.${i}`), body: { username: `ghost-${i}`, password: 'x' } });
       expect(res.status).toBe(401);
     }
-    const res = await direct.request('POST', '/api/auth/login', { headers: from('10.9.0.200'), body: { username: ADMIN.username, password: ADMIN.password } });
+    const res = await direct.request('POST', '/api/auth/login', {
+      headers: from('10.9.0.200'),
+      body: { username: ADMIN.username, password: ADMIN.password },
+    });
     expect(res.status).toBe(429);
   });
 });

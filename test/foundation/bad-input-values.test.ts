@@ -37,7 +37,12 @@ describe('bad values are a 400 naming the field', () => {
   it('offsets and versions beyond a PostgreSQL integer', async () => {
     await expect400('GET', '/api/admin/users?offset=1e18', { token: operator }, /^querystring\.offset must be <= 2147483647/);
     await expect400('GET', '/api/config/stacks?offset=9007199254740993', { token: operator }, /offset/);
-    await expect400('GET', '/api/config/templates/5b0f3c3e-4f51-4c2e-9d38-2a5f3b1c0d11/versions/2147483648', { token: operator }, /^params\.version must be <= 2147483647/);
+    await expect400(
+      'GET',
+      '/api/config/templates/5b0f3c3e-4f51-4c2e-9d38-2a5f3b1c0d11/versions/2147483648',
+      { token: operator },
+      /^params\.version must be <= 2147483647/,
+    );
   });
 
   it('a 20,000-deep JSON body', async () => {
@@ -57,7 +62,10 @@ describe('bad values are a 400 naming the field', () => {
   });
 
   it('a role named after an object member is an unknown role', async () => {
-    const res = await c.request('POST', '/api/admin/users', { token: operator, body: { username: 'proto-role', password: 'a-long-enough-password-1', roles: ['constructor'] } });
+    const res = await c.request('POST', '/api/admin/users', {
+      token: operator,
+      body: { username: 'proto-role', password: 'a-long-enough-password-1', roles: ['constructor'] },
+    });
     expect(res.status).toBe(400);
   });
 });

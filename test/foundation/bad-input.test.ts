@@ -29,7 +29,11 @@ describe('bad input never becomes a 500', () => {
   });
 
   it('a __proto__ key is refused', async () => {
-    const res = await c.request('POST', '/api/admin/organizations', { token: c.adminToken, raw: '{"name":"x","__proto__":{"admin":true}}', contentType: 'application/json' });
+    const res = await c.request('POST', '/api/admin/organizations', {
+      token: c.adminToken,
+      raw: '{"name":"x","__proto__":{"admin":true}}',
+      contentType: 'application/json',
+    });
     expectJsonError(res, 400);
   });
 
@@ -70,7 +74,11 @@ describe('bad input never becomes a 500', () => {
   });
 
   it('a bad UUID in a path → 400 naming the parameter', async () => {
-    for (const [method, path] of [['GET', '/api/admin/users/abc'], ['DELETE', '/api/auth/sessions/1234'], ['PUT', '/api/admin/users/%27%3B--']]) {
+    for (const [method, path] of [
+      ['GET', '/api/admin/users/abc'],
+      ['DELETE', '/api/auth/sessions/1234'],
+      ['PUT', '/api/admin/users/%27%3B--'],
+    ]) {
       const res = await c.request(method, path, { token: c.adminToken, body: method === 'PUT' ? { display_name: 'x' } : undefined });
       expectJsonError(res, 400);
       expect(res.body.error).toBe('params.id must be a UUID');

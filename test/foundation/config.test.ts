@@ -18,7 +18,19 @@ describe('loadConfig', () => {
   it("has DESIGN.md's defaults", () => {
     const dir = dataDir();
     const config = loadConfig({ SWITCHBOARD_DATA_DIR: dir });
-    expect(config).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: null, natsUrl: null, dataDir: dir, adminUsername: 'admin', adminPassword: null, logLevel: 'info', tls: false, tlsCa: null, publicUrl: 'http://127.0.0.1:8080' });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      natsUrl: null,
+      dataDir: dir,
+      adminUsername: 'admin',
+      adminPassword: null,
+      logLevel: 'info',
+      tls: false,
+      tlsCa: null,
+      publicUrl: 'http://127.0.0.1:8080',
+    });
   });
 
   it('generates the secret key into the data dir once, mode 0600, and reuses it', () => {
@@ -40,10 +52,27 @@ describe('loadConfig', () => {
 
   it('reads every variable', () => {
     const config = load({
-      PORT: '9000', HOST: '0.0.0.0', DATABASE_URL: 'postgres://u@db/sb', NATS_URL: 'nats://n:4222', SWITCHBOARD_ADMIN_USERNAME: 'root',
-      SWITCHBOARD_ADMIN_PASSWORD: 'pw', LOG_LEVEL: 'DEBUG', SWITCHBOARD_PUBLIC_URL: 'https://sb.example.net/', SWITCHBOARD_TLS: 'yes',
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db/sb',
+      NATS_URL: 'nats://n:4222',
+      SWITCHBOARD_ADMIN_USERNAME: 'root',
+      SWITCHBOARD_ADMIN_PASSWORD: 'pw',
+      LOG_LEVEL: 'DEBUG',
+      SWITCHBOARD_PUBLIC_URL: 'https://sb.example.net/',
+      SWITCHBOARD_TLS: 'yes',
     });
-    expect(config).toMatchObject({ port: 9000, host: '0.0.0.0', databaseUrl: 'postgres://u@db/sb', natsUrl: 'nats://n:4222', adminUsername: 'root', adminPassword: 'pw', logLevel: 'debug', publicUrl: 'https://sb.example.net', tls: true });
+    expect(config).toMatchObject({
+      port: 9000,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://u@db/sb',
+      natsUrl: 'nats://n:4222',
+      adminUsername: 'root',
+      adminPassword: 'pw',
+      logLevel: 'debug',
+      publicUrl: 'https://sb.example.net',
+      tls: true,
+    });
   });
 
   const bad: [string, Record<string, string>][] = [

@@ -59,9 +59,16 @@ describe('API explorer', () => {
   it('lists every auth route of API.md (local accounts), with summaries and tags', async () => {
     const doc = (await c.request('GET', '/api/docs/json')).body;
     const expected: [string, string][] = [
-      ['post', '/api/auth/login'], ['post', '/api/auth/refresh'], ['get', '/api/auth/providers'], ['get', '/api/auth/me'],
-      ['post', '/api/auth/logout'], ['put', '/api/auth/password'], ['get', '/api/auth/sessions'], ['delete', '/api/auth/sessions/{id}'],
-      ['delete', '/api/auth/sessions/other'], ['post', '/api/auth/switch-org'],
+      ['post', '/api/auth/login'],
+      ['post', '/api/auth/refresh'],
+      ['get', '/api/auth/providers'],
+      ['get', '/api/auth/me'],
+      ['post', '/api/auth/logout'],
+      ['put', '/api/auth/password'],
+      ['get', '/api/auth/sessions'],
+      ['delete', '/api/auth/sessions/{id}'],
+      ['delete', '/api/auth/sessions/other'],
+      ['post', '/api/auth/switch-org'],
     ];
     for (const [method, path] of expected) {
       const operation = doc.paths[path]?.[method];

@@ -10,9 +10,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
 /** Controller files allowed to import from agent/: the built-in agent's composition file. */
-const CONTROLLER_MAY_IMPORT_AGENT = new Set([
-  'controller/src/builtin-agent.ts',
-]);
+const CONTROLLER_MAY_IMPORT_AGENT = new Set(['controller/src/builtin-agent.ts']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
@@ -25,14 +23,21 @@ const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)[
 /** The repository-relative paths a file imports (relative specifiers only; packages are not ours). */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
-  return [...text.matchAll(SPECIFIER)].map((m) => m[1]).filter((s) => s.startsWith('.')).map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
+  return [...text.matchAll(SPECIFIER)]
+    .map((m) => m[1])
+    .filter((s) => s.startsWith('.'))
+    .map((s) => relative(ROOT, resolve(ROOT, dirname(file), s)));
 }
 
 /** Every `file → import` under `dir` that lands in one of `forbidden` (top-level folders). */
 function crossings(dir: string, forbidden: string[], allowed: ReadonlySet<string> = new Set()): string[] {
   return sourceFiles(dir)
     .filter((file) => !allowed.has(file))
-    .flatMap((file) => importsOf(file).filter((target) => forbidden.some((f) => target === f || target.startsWith(`${f}/`))).map((target) => `${file} → ${target}`));
+    .flatMap((file) =>
+      importsOf(file)
+        .filter((target) => forbidden.some((f) => target === f || target.startsWith(`${f}/`)))
+        .map((target) => `${file} → ${target}`),
+    );
 }
 
 describe('package seams', () => {

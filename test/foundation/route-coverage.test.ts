@@ -108,6 +108,6 @@ describe('route coverage', () => {
     // A longer path does not cover a shorter one, and the method must match.
     expect(check("c.request('GET', `/api/x/${id}/roles`);")).toContain('GET /api/x');
     expect(check("c.request('POST', '/api/x');")).toContain('GET /api/x');
-    expect(check("fetch(`${c.url}/api/x?limit=1`);")).not.toContain('GET /api/x');
+    expect(check('fetch(`${c.url}/api/x?limit=1`);')).not.toContain('GET /api/x');
   });
 });

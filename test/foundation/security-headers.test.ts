@@ -47,16 +47,20 @@ describe('security headers', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/style-src 'self' 'unsafe-inline'/);
   });
 
-  it.skipIf(!existsSync(CHROMIUM))('the API explorer still renders in a browser under that policy', async () => {
-    const { stdout } = await promisify(execFile)(
-      CHROMIUM,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=15000', '--dump-dom', `${c.url}/api/docs/static/index.html`],
-      { maxBuffer: 32 * 1024 * 1024, timeout: 90_000 },
-    );
-    // swagger-ui drew the operations of the document it fetched: its scripts ran and fetch was allowed.
-    expect(stdout).toContain('opblock');
-    expect(stdout).toContain('/api/auth/login');
-  }, 120_000);
+  it.skipIf(!existsSync(CHROMIUM))(
+    'the API explorer still renders in a browser under that policy',
+    async () => {
+      const { stdout } = await promisify(execFile)(
+        CHROMIUM,
+        ['--headless', '--no-sandbox', '--disable-gpu', '--virtual-time-budget=15000', '--dump-dom', `${c.url}/api/docs/static/index.html`],
+        { maxBuffer: 32 * 1024 * 1024, timeout: 90_000 },
+      );
+      // swagger-ui drew the operations of the document it fetched: its scripts ran and fetch was allowed.
+      expect(stdout).toContain('opblock');
+      expect(stdout).toContain('/api/auth/login');
+    },
+    120_000,
+  );
 
   it("a route's own value wins over the default", async () => {
     const app = Fastify();

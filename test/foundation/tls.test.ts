@@ -29,7 +29,14 @@ function httpsGet(url: string, options: { ca?: string; insecure?: boolean } = {}
 async function startFromEnv(env: Record<string, string>) {
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-tls-'));
-  const config = loadConfig({ DATABASE_URL: database.url, SWITCHBOARD_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', SWITCHBOARD_ADMIN_PASSWORD: 'tls test admin password', ...env });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    SWITCHBOARD_DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SWITCHBOARD_ADMIN_PASSWORD: 'tls test admin password',
+    ...env,
+  });
   const controller = await startController(config, createLogger('silent'));
   return {
     controller,
@@ -104,7 +111,11 @@ describe('SWITCHBOARD_TLS_CA_CERT and SWITCHBOARD_TLS_CA_KEY', () => {
   beforeAll(async () => {
     caDir = mkdtempSync(join(tmpdir(), 'sb-ca-'));
     await loadOrCreateCa({ dataDir: caDir, tlsCa: null });
-    server = await startFromEnv({ SWITCHBOARD_TLS: 'true', SWITCHBOARD_TLS_CA_CERT: join(caDir, 'tls/ca.crt'), SWITCHBOARD_TLS_CA_KEY: join(caDir, 'tls/ca.key') });
+    server = await startFromEnv({
+      SWITCHBOARD_TLS: 'true',
+      SWITCHBOARD_TLS_CA_CERT: join(caDir, 'tls/ca.crt'),
+      SWITCHBOARD_TLS_CA_KEY: join(caDir, 'tls/ca.key'),
+    });
   });
   afterAll(async () => {
     await server?.close();

@@ -87,7 +87,12 @@ export async function startTestController(options: TestControllerOptions = {}): 
     ...options.config,
   };
   const chunks: string[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { chunks.push(String(chunk)); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
   const log = createLogger('debug', sink);
   let db = await createDb(config.databaseUrl, config.dataDir);
   await bootstrap(db, { username: ADMIN.username, password: ADMIN.password }, log);

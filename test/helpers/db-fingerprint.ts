@@ -31,5 +31,8 @@ export async function dbFingerprint(db: Db): Promise<string> {
 /** The tables whose digest differs between two fingerprints (for a readable failure). */
 export function changedTables(before: string, after: string): string[] {
   const old = new Set(before.split('\n'));
-  return after.split('\n').filter((line) => !old.has(line)).map((line) => line.split(':')[0]);
+  return after
+    .split('\n')
+    .filter((line) => !old.has(line))
+    .map((line) => line.split(':')[0]);
 }

@@ -40,7 +40,23 @@ const CONTROL = 'a\u0001\u0007\u001b[31m\u007f\r\nb';
 const BIG = 'x'.repeat(200_000);
 
 /** Text values for path and query parameters. */
-export const TEXT_VALUES = ['%00', 'a%00b', encodeURIComponent(CONTROL), '1e18', '-1', '2147483648', '9007199254740993', '1.5', 'NaN', 'true', '', 'x'.repeat(3000), '%E2%80%AE%F0%9F%92%A9', '..%2F..%2Fetc%2Fpasswd', '%C0%AF'];
+export const TEXT_VALUES = [
+  '%00',
+  'a%00b',
+  encodeURIComponent(CONTROL),
+  '1e18',
+  '-1',
+  '2147483648',
+  '9007199254740993',
+  '1.5',
+  'NaN',
+  'true',
+  '',
+  'x'.repeat(3000),
+  '%E2%80%AE%F0%9F%92%A9',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%C0%AF',
+];
 
 /** JSON values for body fields (as JSON text, so deep nesting costs nothing to build). */
 export const JSON_VALUES: [string, string][] = [
@@ -104,12 +120,20 @@ export function casesFor(op: Operation): FuzzCase[] {
   const bodySchema = op.body?.schema;
   const json = !op.body || op.body.contentType.includes('json');
   const baseBody = bodySchema && json ? (sample(bodySchema) as Record<string, unknown>) : undefined;
-  const base = { path: plainPath, query: '', ...(op.body ? { body: json ? JSON.stringify(baseBody ?? {}) : 'a,b\n1,2', contentType: op.body.contentType } : {}) };
+  const base = {
+    path: plainPath,
+    query: '',
+    ...(op.body ? { body: json ? JSON.stringify(baseBody ?? {}) : 'a,b\n1,2', contentType: op.body.contentType } : {}),
+  };
 
   for (const param of params) {
     for (const value of TEXT_VALUES) {
       if (value === '') continue; // an empty segment is another route
-      cases.push({ ...base, what: `path ${param.name}=${value.slice(0, 20)}`, path: op.path.replace(`{${param.name}}`, value).replace(/\{(\w+)\}/g, SOME_ID) });
+      cases.push({
+        ...base,
+        what: `path ${param.name}=${value.slice(0, 20)}`,
+        path: op.path.replace(`{${param.name}}`, value).replace(/\{(\w+)\}/g, SOME_ID),
+      });
     }
   }
   for (const param of op.parameters.filter((p) => p.in === 'query')) {
@@ -142,8 +166,11 @@ export function casesFor(op: Operation): FuzzCase[] {
 export function sampleCases(cases: FuzzCase[], limit: number, seed: number): FuzzCase[] {
   if (cases.length <= limit) return cases;
   let state = seed >>> 0 || 1;
-  const random = () => ((state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-  const shuffled = cases.map((c) => ({ c, k: random() })).sort((a, b) => a.k - b.k).map(({ c }) => c);
+  const random = () => (state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+  const shuffled = cases
+    .map((c) => ({ c, k: random() }))
+    .sort((a, b) => a.k - b.k)
+    .map(({ c }) => c);
   return shuffled.slice(0, limit);
 }
 

@@ -27,7 +27,13 @@ export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
 }
 
 /** Polls `check` until it holds; fails early with the peer's logs if the process exits. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, proc: ChildProcess, logs: () => string, limitMs = 15_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  proc: ChildProcess,
+  logs: () => string,
+  limitMs = 15_000,
+): Promise<void> {
   const until = Date.now() + limitMs;
   while (Date.now() < until) {
     if (proc.exitCode !== null) throw new Error(`${what}: process exited with ${proc.exitCode}\n${logs()}`);

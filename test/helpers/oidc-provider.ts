@@ -59,14 +59,16 @@ export async function startOidcProvider(options: { callbackUrl: string; accounts
   const jwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' };
 
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: clientId,
-      client_secret: clientSecret,
-      redirect_uris: [options.callbackUrl],
-      response_types: ['code'],
-      grant_types: ['authorization_code'],
-      token_endpoint_auth_method: 'client_secret_post',
-    }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [options.callbackUrl],
+        response_types: ['code'],
+        grant_types: ['authorization_code'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
     jwks: { keys: [jwk] },
     cookies: { keys: ['test-cookie-signing-key'] },
     claims: { openid: ['sub'], email: ['email'], profile: ['name', 'preferred_username'] },
@@ -114,9 +116,10 @@ export async function startOidcProvider(options: { callbackUrl: string; accounts
     clientId,
     clientSecret,
     signIn,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

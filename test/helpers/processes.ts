@@ -42,7 +42,11 @@ const live = new Set<Proc>();
 const cleanups = new Set<() => void>();
 
 /** Spawns a command with captured output; it is killed by stopAll() if still running. */
-export function spawnProcess(command: string, args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; keepOutput?: number } = {}): Proc {
+export function spawnProcess(
+  command: string,
+  args: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string; keepOutput?: number } = {},
+): Proc {
   const child = spawn(command, args, {
     cwd: opts.cwd ?? ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env } as NodeJS.ProcessEnv,
@@ -148,7 +152,18 @@ export async function startNats(opts: { monitor?: boolean; config?: string; args
   const storeDir = tempDir('sb-nats-');
   const port = await freePort();
   const monitorPort = opts.monitor ? await freePort() : null;
-  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...(monitorPort ? ['-m', String(monitorPort)] : []), ...(opts.config ? ['-c', opts.config] : []), ...(opts.args ?? [])];
+  const args = [
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-js',
+    '-sd',
+    storeDir,
+    ...(monitorPort ? ['-m', String(monitorPort)] : []),
+    ...(opts.config ? ['-c', opts.config] : []),
+    ...(opts.args ?? []),
+  ];
   const server = natsNode(port, monitorPort, args, storeDir);
   await server.start();
   return server;
@@ -216,19 +231,24 @@ export interface NatsCluster {
  * started again one by one with `cluster.node('n2').kill()` / `.start()`.
  */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
-  const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort(), monitor: await freePort() })));
+  const ports = await Promise.all(
+    Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort(), monitor: await freePort() })),
+  );
   const routes = ports.map((p) => `nats-route://127.0.0.1:${p.route}`).join(', ');
   const nodes = ports.map((p, i): NatsClusterNode => {
     const name = `n${i + 1}`;
     const dir = tempDir(`sb-nats-${name}-`);
     const conf = join(dir, `${name}.conf`);
-    writeFileSync(conf, [
-      `server_name: ${name}`,
-      `listen: 127.0.0.1:${p.client}`,
-      `http: 127.0.0.1:${p.monitor}`,
-      `jetstream { store_dir: "${join(dir, 'store')}" }`,
-      `cluster { name: sb-test, listen: 127.0.0.1:${p.route}, routes: [${routes}] }`,
-    ].join('\n'));
+    writeFileSync(
+      conf,
+      [
+        `server_name: ${name}`,
+        `listen: 127.0.0.1:${p.client}`,
+        `http: 127.0.0.1:${p.monitor}`,
+        `jetstream { store_dir: "${join(dir, 'store')}" }`,
+        `cluster { name: sb-test, listen: 127.0.0.1:${p.route}, routes: [${routes}] }`,
+      ].join('\n'),
+    );
     const node = natsNode(p.client, p.monitor, ['-c', conf], join(dir, 'store'));
     const monitor = async (path: string) => (await fetch(`${node.monitorUrl}${path}`)).json() as Promise<Record<string, any>>;
     return Object.assign(node, { name, monitor });
@@ -236,12 +256,21 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const cluster: NatsCluster = {
     url: nodes.map((n) => n.url).join(','),
     nodes,
-    node: (name) => nodes.find((n) => n.name === name) ?? (() => { throw new Error(`no node ${name}`); })(),
+    node: (name) =>
+      nodes.find((n) => n.name === name) ??
+      (() => {
+        throw new Error(`no node ${name}`);
+      })(),
     async ready() {
-      await waitUntil('the NATS cluster to elect a JetStream meta leader', async () => {
-        const leaders = await Promise.all(nodes.filter((n) => n.proc()).map(async (n) => (await n.monitor('/jsz')).meta_cluster?.leader));
-        return leaders.every((l) => l && l === leaders[0]);
-      }, undefined, 60_000);
+      await waitUntil(
+        'the NATS cluster to elect a JetStream meta leader',
+        async () => {
+          const leaders = await Promise.all(nodes.filter((n) => n.proc()).map(async (n) => (await n.monitor('/jsz')).meta_cluster?.leader));
+          return leaders.every((l) => l && l === leaders[0]);
+        },
+        undefined,
+        60_000,
+      );
     },
     async close() {
       await Promise.all(nodes.map((n) => n.close()));
@@ -365,7 +394,12 @@ export async function startAgentProcess(opts: AgentProcessOptions): Promise<Agen
     });
     const healthUrl = healthPort === null ? null : `http://127.0.0.1:${healthPort}`;
     // Its ops server answers once the runtime runs; without one, its log says so (LOG_LEVEL info).
-    await waitUntil('agent running', async () => (healthUrl ? (await fetch(`${healthUrl}/healthz`)).ok : proc.output().includes('agent running')), proc, opts.readyTimeoutMs ?? 60_000);
+    await waitUntil(
+      'agent running',
+      async () => (healthUrl ? (await fetch(`${healthUrl}/healthz`)).ok : proc.output().includes('agent running')),
+      proc,
+      opts.readyTimeoutMs ?? 60_000,
+    );
     return Object.assign<Proc, Omit<AgentProcess, keyof Proc>>(Object.create(proc) as Proc, { stateDir, healthUrl, restart: launch });
   };
   return launch();

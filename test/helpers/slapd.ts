@@ -47,10 +47,6 @@ export interface SlapdServer {
   close(): Promise<void>;
 }
 
-
-
-
-
 function userLdif(user: LdapUser): string {
   const ou = user.ou ?? 'people';
   return [
@@ -69,13 +65,55 @@ function userLdif(user: LdapUser): string {
 async function makeTlsFiles(dir: string): Promise<void> {
   const f = (name: string) => join(dir, name);
   const ssl = (...args: string[]) => run(OPENSSL, args);
-  await ssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
-    '-subj', '/CN=Switchboard test LDAP CA', '-keyout', f('ca.key'), '-out', f('ca.crt'));
-  await ssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=127.0.0.1',
-    '-keyout', f('server.key'), '-out', f('server.csr'));
+  await ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Switchboard test LDAP CA',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+  );
+  await ssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+  );
   writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  await ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
-    '-days', '2', '-extfile', f('server.ext'), '-out', f('server.crt'));
+  await ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+    '-out',
+    f('server.crt'),
+  );
 }
 
 /** Starts slapd with a base DN, ou=people and ou=staff, and the read-only service account. */

@@ -128,7 +128,11 @@ export interface CaTrustingSshd {
  * in as the current user (AuthorizedPrincipalsFile). `ssh()` runs the OpenSSH client against it.
  * With `revokedKeysFile`, sshd refuses keys and certificates that file (a KRL) revokes.
  */
-export async function startCaTrustingSshd(caPublicKey: string, principals: string[], options: { revokedKeysFile?: string } = {}): Promise<CaTrustingSshd> {
+export async function startCaTrustingSshd(
+  caPublicKey: string,
+  principals: string[],
+  options: { revokedKeysFile?: string } = {},
+): Promise<CaTrustingSshd> {
   requireInstalled('SSH certificate tests', [SSHD, SSH, KEYGEN], ['openssh-server', 'openssh-client']);
   const account = userInfo().username;
   const sshd = await startSshd({
@@ -162,16 +166,26 @@ export async function startCaTrustingSshd(caPublicKey: string, principals: strin
     },
     ssh(privateKeyFile, certificateFile, command) {
       const args = [
-        '-p', String(port),
-        '-i', privateKeyFile,
-        '-o', `CertificateFile=${certificateFile}`,
-        '-o', 'IdentitiesOnly=yes',
-        '-o', 'BatchMode=yes',
-        '-o', 'StrictHostKeyChecking=no',
-        '-o', 'UserKnownHostsFile=/dev/null',
-        '-o', 'ConnectTimeout=10',
-        '-o', 'LogLevel=ERROR',
-        '-F', '/dev/null',
+        '-p',
+        String(port),
+        '-i',
+        privateKeyFile,
+        '-o',
+        `CertificateFile=${certificateFile}`,
+        '-o',
+        'IdentitiesOnly=yes',
+        '-o',
+        'BatchMode=yes',
+        '-o',
+        'StrictHostKeyChecking=no',
+        '-o',
+        'UserKnownHostsFile=/dev/null',
+        '-o',
+        'ConnectTimeout=10',
+        '-o',
+        'LogLevel=ERROR',
+        '-F',
+        '/dev/null',
         `${account}@127.0.0.1`,
         command,
       ];

@@ -40,7 +40,13 @@ describe('instances', () => {
     const instance = await api(c, token, 'POST', '/api/config/instances', body(), 201);
     const res = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token });
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ status: 'pending', stack_id: stack.id, instance_id: instance.id, name: 'core hostname', target_devices: [{ device_id: device.id }] });
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      stack_id: stack.id,
+      instance_id: instance.id,
+      name: 'core hostname',
+      target_devices: [{ device_id: device.id }],
+    });
     const done = await waitFor(c, token, res.body.id);
     expect(done.status).toBe('completed');
     expect(target.tree()).toEqual({ system: { config: { hostname: 'core1' } } });
@@ -53,14 +59,33 @@ describe('instances', () => {
   });
 
   it('answers 400 for malformed input, an unknown stack or device, and a deploy that cannot resolve', async () => {
-    for (const bad of [{}, { ...body(), stack_id: 'x' }, { ...body(), target_devices: [] }, { ...body(), extra: 1 }, { ...body(), variable_values: [] }]) {
+    for (const bad of [
+      {},
+      { ...body(), stack_id: 'x' },
+      { ...body(), target_devices: [] },
+      { ...body(), extra: 1 },
+      { ...body(), variable_values: [] },
+    ]) {
       expect((await c.request('POST', '/api/config/instances', { token, body: bad })).status, JSON.stringify(bad)).toBe(400);
     }
-    const unknownStack = await c.request('POST', '/api/config/instances', { token, body: { ...body(), stack_id: '00000000-0000-4000-8000-000000000000' } });
+    const unknownStack = await c.request('POST', '/api/config/instances', {
+      token,
+      body: { ...body(), stack_id: '00000000-0000-4000-8000-000000000000' },
+    });
     expect(unknownStack.body.error).toMatch(/stack .* not found/);
-    const unknownDevice = await c.request('POST', '/api/config/instances', { token, body: { ...body(), target_devices: [{ device_id: '00000000-0000-4000-8000-000000000000' }] } });
+    const unknownDevice = await c.request('POST', '/api/config/instances', {
+      token,
+      body: { ...body(), target_devices: [{ device_id: '00000000-0000-4000-8000-000000000000' }] },
+    });
     expect(unknownDevice.body.error).toMatch(/unknown device/);
-    const instance = await api(c, token, 'POST', '/api/config/instances', { ...body(), variable_values: { '0': { devices: [device.id], shared_vars: { hostname: null } } } }, 201);
+    const instance = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/instances',
+      { ...body(), variable_values: { '0': { devices: [device.id], shared_vars: { hostname: null } } } },
+      201,
+    );
     const res = await c.request('POST', `/api/config/instances/${instance.id}/deploy`, { token });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/^Stack resolution failed: /);

@@ -8,14 +8,59 @@ let c: TestController;
 let a: InventoryUser;
 let b: InventoryUser;
 
-interface Summary { id: string; name: string; host: string; device_type: string; manufacturer: string; model: string; site: string; source: string }
+interface Summary {
+  id: string;
+  name: string;
+  host: string;
+  device_type: string;
+  manufacturer: string;
+  model: string;
+  site: string;
+  source: string;
+}
 
 // Mixed case, blanks and ties on every column, so order, case-insensitivity and the id tie-break all show.
 const ROWS = [
-  { name: 'sw-03', host: '10.0.0.3', device_type: 'vendor_eos', manufacturer: 'arista', model: '7050', platform: 'eos', site: 'Berlin', source: 'import' },
-  { name: 'sw-01', host: '10.0.0.1', device_type: 'vendor_ios', manufacturer: 'Cisco', model: 'C9300', platform: 'ios', site: 'amsterdam', source: 'manual' },
-  { name: 'sw-05', host: 'core.example.net', device_type: 'vendor_eos', manufacturer: 'ARISTA', model: '7050', platform: 'eos', site: '', source: 'manual' },
-  { name: 'sw-02', host: '10.0.0.2', device_type: 'vendor_junos', manufacturer: 'Juniper', model: '', platform: '', site: 'Berlin', source: 'ansible' },
+  {
+    name: 'sw-03',
+    host: '10.0.0.3',
+    device_type: 'vendor_eos',
+    manufacturer: 'arista',
+    model: '7050',
+    platform: 'eos',
+    site: 'Berlin',
+    source: 'import',
+  },
+  {
+    name: 'sw-01',
+    host: '10.0.0.1',
+    device_type: 'vendor_ios',
+    manufacturer: 'Cisco',
+    model: 'C9300',
+    platform: 'ios',
+    site: 'amsterdam',
+    source: 'manual',
+  },
+  {
+    name: 'sw-05',
+    host: 'core.example.net',
+    device_type: 'vendor_eos',
+    manufacturer: 'ARISTA',
+    model: '7050',
+    platform: 'eos',
+    site: '',
+    source: 'manual',
+  },
+  {
+    name: 'sw-02',
+    host: '10.0.0.2',
+    device_type: 'vendor_junos',
+    manufacturer: 'Juniper',
+    model: '',
+    platform: '',
+    site: 'Berlin',
+    source: 'ansible',
+  },
   { name: 'sw-04', host: '10.0.0.10', device_type: 'generic', manufacturer: '', model: 'MX204', platform: 'junos', site: 'Zurich', source: 'import' },
 ];
 
@@ -77,7 +122,13 @@ describe('GET /api/devices sort and order', () => {
     }
     expect(seen).toEqual(expected(created, 'model', 'desc'));
     const arista = await a.as('GET', '/api/devices?vendor=arista&sort=host&order=desc');
-    expect(names(arista)).toEqual(expected(created.filter((r) => r.manufacturer.toLowerCase() === 'arista'), 'host', 'desc'));
+    expect(names(arista)).toEqual(
+      expected(
+        created.filter((r) => r.manufacturer.toLowerCase() === 'arista'),
+        'host',
+        'desc',
+      ),
+    );
     expect(arista.body.total).toBe(2);
   });
 
@@ -98,7 +149,10 @@ describe('GET /api/devices sort and order', () => {
     for (const sort of DEVICE_SORTS) {
       const res = await b.as('GET', `/api/devices?sort=${sort}&order=desc`);
       expect(res.body.total).toBe(ROWS.length);
-      expect(res.body.devices.every((d: { org_id: string; name: string }) => d.org_id === b.orgId && d.name.startsWith('b-')), sort).toBe(true);
+      expect(
+        res.body.devices.every((d: { org_id: string; name: string }) => d.org_id === b.orgId && d.name.startsWith('b-')),
+        sort,
+      ).toBe(true);
     }
   });
 

@@ -7,7 +7,20 @@ let a: InventoryUser;
 let b: InventoryUser;
 let profileId: string;
 
-const SUMMARY_KEYS = ['created_at', 'device_type', 'host', 'id', 'manufacturer', 'model', 'name', 'org_id', 'profile_id', 'site', 'source', 'updated_at'];
+const SUMMARY_KEYS = [
+  'created_at',
+  'device_type',
+  'host',
+  'id',
+  'manufacturer',
+  'model',
+  'name',
+  'org_id',
+  'profile_id',
+  'site',
+  'source',
+  'updated_at',
+];
 
 beforeAll(async () => {
   c = await startTestController();
@@ -22,23 +35,67 @@ describe('POST /api/devices', () => {
     const site = await a.site({ name: 'fra1' });
     const res = await a.as('POST', '/api/devices', {
       body: {
-        name: 'core-1', host: '10.0.0.1', device_type: 'vendor_xe', profile_id: profileId, manufacturer: 'Vendor', model: 'C9300',
-        platform: 'xe', serial_number: 'SN1', asset_tag: 'A1', site: 'Frankfurt', site_id: site.id, tags: ['core', 'fra'],
-        metadata: { rack: 'R1', u: 12 }, poll_enabled: true, poll_interval_minutes: 15, description: 'core switch',
+        name: 'core-1',
+        host: '10.0.0.1',
+        device_type: 'vendor_xe',
+        profile_id: profileId,
+        manufacturer: 'Vendor',
+        model: 'C9300',
+        platform: 'xe',
+        serial_number: 'SN1',
+        asset_tag: 'A1',
+        site: 'Frankfurt',
+        site_id: site.id,
+        tags: ['core', 'fra'],
+        metadata: { rack: 'R1', u: 12 },
+        poll_enabled: true,
+        poll_interval_minutes: 15,
+        description: 'core switch',
       },
     });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      name: 'core-1', host: '10.0.0.1', device_type: 'vendor_xe', profile_id: profileId, org_id: a.orgId, source: 'manual', protocol: 'ssh',
-      manufacturer: 'Vendor', model: 'C9300', platform: 'xe', serial_number: 'SN1', asset_tag: 'A1', site: 'Frankfurt', site_id: site.id,
-      tags: ['core', 'fra'], metadata: { rack: 'R1', u: 12 }, poll_enabled: true, poll_interval_minutes: 15, description: 'core switch',
-      netbox_source_id: null, netbox_id: null, netbox_last_synced_at: null, netbox_removed_at: null,
-      created_by: a.userId, updated_by: a.userId,
+      name: 'core-1',
+      host: '10.0.0.1',
+      device_type: 'vendor_xe',
+      profile_id: profileId,
+      org_id: a.orgId,
+      source: 'manual',
+      protocol: 'ssh',
+      manufacturer: 'Vendor',
+      model: 'C9300',
+      platform: 'xe',
+      serial_number: 'SN1',
+      asset_tag: 'A1',
+      site: 'Frankfurt',
+      site_id: site.id,
+      tags: ['core', 'fra'],
+      metadata: { rack: 'R1', u: 12 },
+      poll_enabled: true,
+      poll_interval_minutes: 15,
+      description: 'core switch',
+      netbox_source_id: null,
+      netbox_id: null,
+      netbox_last_synced_at: null,
+      netbox_removed_at: null,
+      created_by: a.userId,
+      updated_by: a.userId,
     });
     expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);
-    const minimal = await a.as('POST', '/api/devices', { body: { name: 'edge-1', host: 'edge-1.example.net', device_type: 'generic', profile_id: profileId } });
+    const minimal = await a.as('POST', '/api/devices', {
+      body: { name: 'edge-1', host: 'edge-1.example.net', device_type: 'generic', profile_id: profileId },
+    });
     expect(minimal.status).toBe(201);
-    expect(minimal.body).toMatchObject({ protocol: 'ssh', poll_enabled: false, poll_interval_minutes: null, tags: [], metadata: {}, site_id: null, site: '', manufacturer: '' });
+    expect(minimal.body).toMatchObject({
+      protocol: 'ssh',
+      poll_enabled: false,
+      poll_interval_minutes: null,
+      tags: [],
+      metadata: {},
+      site_id: null,
+      site: '',
+      manufacturer: '',
+    });
   });
 
   it('accepts IPv4, IPv6 and hostnames; refuses anything else with 400', async () => {
@@ -105,8 +162,25 @@ describe('GET /api/devices', () => {
     const rows = [
       { name: 'fra-sw-01', host: '10.1.0.1', device_type: 'vendor_eos', manufacturer: 'Arista', model: '7050', platform: 'eos', site: 'Frankfurt' },
       { name: 'fra-sw-02', host: '10.1.0.2', device_type: 'vendor_eos', manufacturer: 'ARISTA', model: '7280', platform: 'eos', site: 'frankfurt' },
-      { name: 'ams-rt-01', host: 'ams-rt-01.example.net', device_type: 'vendor_junos', manufacturer: 'Juniper', model: 'MX204', platform: 'junos', site: 'Amsterdam' },
-      { name: 'ams_fw_01', host: '10.2.0.9', device_type: 'vendor_fw', manufacturer: 'Firewalls', model: 'F100%', platform: 'fwos', site: 'Amsterdam', source: 'ansible' },
+      {
+        name: 'ams-rt-01',
+        host: 'ams-rt-01.example.net',
+        device_type: 'vendor_junos',
+        manufacturer: 'Juniper',
+        model: 'MX204',
+        platform: 'junos',
+        site: 'Amsterdam',
+      },
+      {
+        name: 'ams_fw_01',
+        host: '10.2.0.9',
+        device_type: 'vendor_fw',
+        manufacturer: 'Firewalls',
+        model: 'F100%',
+        platform: 'fwos',
+        site: 'Amsterdam',
+        source: 'ansible',
+      },
     ];
     for (const row of rows) await a.device(profileId, row);
   });
@@ -166,9 +240,20 @@ describe('GET, PUT and DELETE /api/devices/:id', () => {
   it('PUT changes only the fields sent and records who changed it', async () => {
     const d = await a.device(profileId, { name: 'put-me', manufacturer: 'Vendor', tags: ['x'], metadata: { a: 1 }, poll_interval_minutes: 5 });
     const other = await a.profile({ name: 'other' });
-    const res = await a.as('PUT', `/api/devices/${d.id}`, { body: { host: '10.9.9.9', profile_id: other.id, tags: ['y', 'z'], poll_interval_minutes: null } });
+    const res = await a.as('PUT', `/api/devices/${d.id}`, {
+      body: { host: '10.9.9.9', profile_id: other.id, tags: ['y', 'z'], poll_interval_minutes: null },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ name: 'put-me', host: '10.9.9.9', manufacturer: 'Vendor', profile_id: other.id, tags: ['y', 'z'], metadata: { a: 1 }, poll_interval_minutes: null, updated_by: a.userId });
+    expect(res.body).toMatchObject({
+      name: 'put-me',
+      host: '10.9.9.9',
+      manufacturer: 'Vendor',
+      profile_id: other.id,
+      tags: ['y', 'z'],
+      metadata: { a: 1 },
+      poll_interval_minutes: null,
+      updated_by: a.userId,
+    });
     expect(new Date(res.body.updated_at).getTime()).toBeGreaterThanOrEqual(new Date(d.updated_at as string).getTime());
     const empty = await a.as('PUT', `/api/devices/${d.id}`, { body: {} });
     expect(empty.status).toBe(200);
@@ -232,7 +317,18 @@ describe('GET, PUT and DELETE /api/devices/:id', () => {
   it('every inventory route is in the API explorer document', async () => {
     const doc = await c.request('GET', '/api/docs/json');
     expect(doc.status).toBe(200);
-    for (const path of ['/api/devices', '/api/devices/{id}', '/api/devices/import/csv', '/api/devices/import/json', '/api/devices/bulk', '/api/profiles', '/api/profiles/assign', '/api/sites/{id}', '/api/devices/sources/netbox/{source_id}/sync', '/api/devices/sync/history']) {
+    for (const path of [
+      '/api/devices',
+      '/api/devices/{id}',
+      '/api/devices/import/csv',
+      '/api/devices/import/json',
+      '/api/devices/bulk',
+      '/api/profiles',
+      '/api/profiles/assign',
+      '/api/sites/{id}',
+      '/api/devices/sources/netbox/{source_id}/sync',
+      '/api/devices/sync/history',
+    ]) {
       expect(doc.body.paths, path).toHaveProperty([path]);
     }
     expect(Object.keys(doc.body.paths['/api/devices/import/csv'].post.requestBody.content)).toContain('text/csv');
@@ -253,8 +349,17 @@ describe('PATCH /api/devices/bulk', () => {
     const site = await a.site();
     const other = await a.profile();
     const fields = {
-      profile_id: other.id, site_id: site.id, site: 'Berlin', device_type: 'vendor_nxos', manufacturer: 'V', model: 'N9K', platform: 'nxos',
-      description: 'bulk', tags: ['dc'], poll_enabled: true, poll_interval_minutes: 30,
+      profile_id: other.id,
+      site_id: site.id,
+      site: 'Berlin',
+      device_type: 'vendor_nxos',
+      manufacturer: 'V',
+      model: 'N9K',
+      platform: 'nxos',
+      description: 'bulk',
+      tags: ['dc'],
+      poll_enabled: true,
+      poll_interval_minutes: 30,
     };
     const res = await a.as('PATCH', '/api/devices/bulk', { body: { ids: [d1.id, d2.id, foreign.id], fields } });
     expect(res.status).toBe(200);

@@ -6,7 +6,9 @@ export async function inventoryUser(c: TestController, roles = ['operator']) {
   const as = (method: string, path: string, options: Parameters<TestController['request']>[2] = {}) =>
     c.request(method, path, { token: user.token, ...options });
   const profile = async (body: Record<string, unknown> = {}) => {
-    const res = await as('POST', '/api/profiles', { body: { name: `profile-${Math.random().toString(36).slice(2, 8)}`, username: 'netops', ...body } });
+    const res = await as('POST', '/api/profiles', {
+      body: { name: `profile-${Math.random().toString(36).slice(2, 8)}`, username: 'netops', ...body },
+    });
     if (res.status !== 201) throw new Error(`profile create failed: ${res.text}`);
     return res.body as { id: string; name: string };
   };

@@ -32,7 +32,21 @@ describe('POST /api/devices/import/csv', () => {
     const list = await a.as('GET', '/api/devices?q=csv-');
     expect(list.body.total).toBe(3);
     const one = (await a.as('GET', `/api/devices/${list.body.devices[0].id}`)).body;
-    expect(one).toMatchObject({ name: 'csv-1', host: '10.3.0.1', device_type: 'vendor_ios', manufacturer: 'Vendor', model: 'C2960', platform: 'ios', site: 'Berlin', site_id: null, description: 'access, floor 2', source: 'csv', protocol: 'ssh', profile_id: profileId, created_by: a.userId });
+    expect(one).toMatchObject({
+      name: 'csv-1',
+      host: '10.3.0.1',
+      device_type: 'vendor_ios',
+      manufacturer: 'Vendor',
+      model: 'C2960',
+      platform: 'ios',
+      site: 'Berlin',
+      site_id: null,
+      description: 'access, floor 2',
+      source: 'csv',
+      protocol: 'ssh',
+      profile_id: profileId,
+      created_by: a.userId,
+    });
     const two = (await a.as('GET', `/api/devices/${list.body.devices[1].id}`)).body;
     expect(two.description).toBe('line one\r\nline two');
   });
@@ -90,7 +104,10 @@ describe('POST /api/devices/import/csv', () => {
     const res = await csv('name,host,device_type\n"broken,10.0.0.1,generic\n');
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('IMPORT_INVALID_CSV');
-    const wrongType = await a.as('POST', `/api/devices/import/csv?profile_id=${profileId}`, { raw: 'name,host,device_type\n', contentType: 'text/plain' });
+    const wrongType = await a.as('POST', `/api/devices/import/csv?profile_id=${profileId}`, {
+      raw: 'name,host,device_type\n',
+      contentType: 'text/plain',
+    });
     expect(wrongType.status).toBe(415);
     const asJson = await a.as('POST', `/api/devices/import/csv?profile_id=${profileId}`, { body: [{ name: 'x' }] });
     expect(asJson.status).toBe(415);

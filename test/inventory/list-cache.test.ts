@@ -49,7 +49,11 @@ beforeAll(async () => {
   profileId = (await a.profile({ name: 'cache' })).id;
   // A second controller on the same database, with its own pool and its own list cache.
   replicaDb = await createDb(c.config.databaseUrl, c.config.dataDir);
-  const sink = new Writable({ write(_chunk, _enc, done) { done(); } });
+  const sink = new Writable({
+    write(_chunk, _enc, done) {
+      done();
+    },
+  });
   replica = await buildApp({ config: c.config, db: replicaDb, log: createLogger('info', sink) });
   await replica.listen({ port: 0, host: '127.0.0.1' });
   replicaUrl = `http://127.0.0.1:${(replica.server.address() as { port: number }).port}`;
@@ -108,7 +112,9 @@ describe('device list answers from memory stay current', () => {
     expect(imported.body.imported).toBe(2);
     expect((await list(a)).total).toBe(before + 2);
     expect((await primed(a, '?source=json')).total).toBe(0);
-    const json = await a.as('POST', `/api/devices/import/json?profile_id=${profileId}`, { body: [{ name: 'cache-json-1', host: '10.9.1.1', device_type: 'generic' }] });
+    const json = await a.as('POST', `/api/devices/import/json?profile_id=${profileId}`, {
+      body: [{ name: 'cache-json-1', host: '10.9.1.1', device_type: 'generic' }],
+    });
     expect(json.body.imported).toBe(1);
     expect(names(await list(a, '?source=json'))).toEqual(['cache-json-1']);
     expect((await list(a)).total).toBe(before + 3);
@@ -118,7 +124,21 @@ describe('device list answers from memory stay current', () => {
     const token = 'cache-test-netbox-token';
     const sim: NetboxSim = await startNetboxSim({
       token,
-      devices: [{ id: 1, name: 'cache-nb-1', manufacturer: 'Arista', model: 'M', platform: 'EOS', site: 'Frankfurt 1', ip4: '10.30.0.1/24', serial: 'S1', asset_tag: null, tags: [], status: 'active' }],
+      devices: [
+        {
+          id: 1,
+          name: 'cache-nb-1',
+          manufacturer: 'Arista',
+          model: 'M',
+          platform: 'EOS',
+          site: 'Frankfurt 1',
+          ip4: '10.30.0.1/24',
+          serial: 'S1',
+          asset_tag: null,
+          tags: [],
+          status: 'active',
+        },
+      ],
       maxPageSize: 50,
     });
     try {

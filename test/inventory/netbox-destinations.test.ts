@@ -121,7 +121,10 @@ describe('with an allow-list', () => {
   it('only a platform administrator changes it', async () => {
     const res = await admin.as('PUT', '/api/admin/settings', { body: { settings: { 'netbox.allowed_hosts': ['127.0.0.1'] } } });
     expect(res.status).toBe(403);
-    const bad = await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'netbox.allowed_hosts': ['http://x y'] } } });
+    const bad = await c.request('PUT', '/api/admin/settings', {
+      token: c.adminToken,
+      body: { settings: { 'netbox.allowed_hosts': ['http://x y'] } },
+    });
     expect(bad.status).toBe(400);
   });
 

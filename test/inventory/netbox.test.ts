@@ -20,9 +20,17 @@ function simDevices(count: number, start = 1): SimDevice[] {
   return Array.from({ length: count }, (_, i) => {
     const id = start + i;
     return {
-      id, name: `nb-sw-${String(id).padStart(3, '0')}`, manufacturer: 'Arista', model: 'DCS-7050SX3-48YC8', platform: 'EOS',
-      site: id % 2 ? 'Frankfurt 1' : 'Amsterdam 1', ip4: `10.20.${id >> 8}.${id & 255}/24`, serial: `SN${id}`, asset_tag: id % 3 ? `AT${id}` : null,
-      tags: ['managed', `rack-${id % 4}`], status: 'active',
+      id,
+      name: `nb-sw-${String(id).padStart(3, '0')}`,
+      manufacturer: 'Arista',
+      model: 'DCS-7050SX3-48YC8',
+      platform: 'EOS',
+      site: id % 2 ? 'Frankfurt 1' : 'Amsterdam 1',
+      ip4: `10.20.${id >> 8}.${id & 255}/24`,
+      serial: `SN${id}`,
+      asset_tag: id % 3 ? `AT${id}` : null,
+      tags: ['managed', `rack-${id % 4}`],
+      status: 'active',
     };
   });
 }
@@ -34,7 +42,12 @@ async function call(user: InventoryUser, method: string, path: string, body?: un
 }
 
 async function createSource(user: InventoryUser, body: Record<string, unknown> = {}) {
-  const res = await call(user, 'POST', '/api/devices/sources/netbox', { name: `nb-${Math.random().toString(36).slice(2, 8)}`, url: sim.url, token: TOKEN, ...body });
+  const res = await call(user, 'POST', '/api/devices/sources/netbox', {
+    name: `nb-${Math.random().toString(36).slice(2, 8)}`,
+    url: sim.url,
+    token: TOKEN,
+    ...body,
+  });
   if (res.status !== 201) throw new Error(`source create failed: ${res.text}`);
   return res.body as { id: string } & Record<string, unknown>;
 }
@@ -57,11 +70,28 @@ afterAll(async () => {
 
 describe('NetBox sources', () => {
   it('creates a source with defaults; the token is sealed and never returned', async () => {
-    const res = await call(a, 'POST', '/api/devices/sources/netbox', { name: 'main', url: `${sim.url}/api/`, token: TOKEN, device_filters: { status: 'active' }, profile_id: profileId });
+    const res = await call(a, 'POST', '/api/devices/sources/netbox', {
+      name: 'main',
+      url: `${sim.url}/api/`,
+      token: TOKEN,
+      device_filters: { status: 'active' },
+      profile_id: profileId,
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      name: 'main', url: sim.url, has_token: true, device_filters: { status: 'active' }, verify_ssl: true, profile_id: profileId,
-      default_device_type: 'generic', platform_map: {}, delete_missing: false, timeout_seconds: 30, device_count: 0, last_sync_at: null, org_id: a.orgId,
+      name: 'main',
+      url: sim.url,
+      has_token: true,
+      device_filters: { status: 'active' },
+      verify_ssl: true,
+      profile_id: profileId,
+      default_device_type: 'generic',
+      platform_map: {},
+      delete_missing: false,
+      timeout_seconds: 30,
+      device_count: 0,
+      last_sync_at: null,
+      org_id: a.orgId,
     });
     expect(res.body).not.toHaveProperty('token');
     expect(res.body).not.toHaveProperty('token_enc');
@@ -75,7 +105,11 @@ describe('NetBox sources', () => {
     expect(list.status).toBe(200);
     expect(list.body.sources.map((s: { name: string }) => s.name)).toContain('crud');
     expect((await call(a, 'GET', `/api/devices/sources/netbox/${source.id}`)).body.name).toBe('crud');
-    const put = await call(a, 'PUT', `/api/devices/sources/netbox/${source.id}`, { verify_ssl: false, platform_map: { eos: 'vendor_eos' }, timeout_seconds: 5 });
+    const put = await call(a, 'PUT', `/api/devices/sources/netbox/${source.id}`, {
+      verify_ssl: false,
+      platform_map: { eos: 'vendor_eos' },
+      timeout_seconds: 5,
+    });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ name: 'crud', verify_ssl: false, platform_map: { eos: 'vendor_eos' }, timeout_seconds: 5, has_token: true });
     expect((await call(a, 'POST', `/api/devices/sources/netbox/${source.id}/test`)).body.ok).toBe(true);
@@ -100,7 +134,12 @@ describe('NetBox sources', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error).toContain(needle);
     }
-    const foreignProfile = await call(a, 'POST', '/api/devices/sources/netbox', { name: 'x', url: sim.url, token: 't', profile_id: (await b.profile()).id });
+    const foreignProfile = await call(a, 'POST', '/api/devices/sources/netbox', {
+      name: 'x',
+      url: sim.url,
+      token: 't',
+      profile_id: (await b.profile()).id,
+    });
     expect(foreignProfile.status).toBe(400);
     await createSource(a, { name: 'taken' });
     expect((await call(a, 'POST', '/api/devices/sources/netbox', { name: 'taken', url: sim.url, token: 't' })).status).toBe(409);
@@ -130,7 +169,16 @@ describe('NetBox sync', () => {
     sim.requests.length = 0;
     const res = await sync(a, source.id);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ added: 120, updated: 0, unchanged: 0, failed: 0, removed: 0, errors: [], status: 'success', source_id: source.id });
+    expect(res.body).toMatchObject({
+      added: 120,
+      updated: 0,
+      unchanged: 0,
+      failed: 0,
+      removed: 0,
+      errors: [],
+      status: 'success',
+      source_id: source.id,
+    });
     expect(res.body.duration_ms).toBeGreaterThanOrEqual(0);
     // 120 devices at the server's 50 per page: three requests, each with the token.
     const pages = sim.requests.filter((r) => r.path.startsWith('/api/dcim/devices/'));
@@ -141,9 +189,23 @@ describe('NetBox sync', () => {
     expect(list.body.total).toBe(1);
     const device = (await call(a, 'GET', `/api/devices/${list.body.devices[0].id}`)).body;
     expect(device).toMatchObject({
-      name: 'nb-sw-007', host: '10.20.0.7', manufacturer: 'Arista', model: 'DCS-7050SX3-48YC8', platform: 'EOS', device_type: 'vendor_eos',
-      site: 'Frankfurt 1', site_id: null, serial_number: 'SN7', asset_tag: 'AT7', tags: ['managed', 'rack-3'], source: 'netbox', protocol: 'ssh',
-      profile_id: profileId, netbox_source_id: source.id, netbox_id: 7, netbox_removed_at: null,
+      name: 'nb-sw-007',
+      host: '10.20.0.7',
+      manufacturer: 'Arista',
+      model: 'DCS-7050SX3-48YC8',
+      platform: 'EOS',
+      device_type: 'vendor_eos',
+      site: 'Frankfurt 1',
+      site_id: null,
+      serial_number: 'SN7',
+      asset_tag: 'AT7',
+      tags: ['managed', 'rack-3'],
+      source: 'netbox',
+      protocol: 'ssh',
+      profile_id: profileId,
+      netbox_source_id: source.id,
+      netbox_id: 7,
+      netbox_removed_at: null,
     });
     expect(device.netbox_last_synced_at).toEqual(expect.any(String));
     expect((await call(a, 'GET', `/api/devices/sources/netbox/${source.id}`)).body).toMatchObject({ device_count: 120, last_sync_status: 'success' });
@@ -203,12 +265,14 @@ describe('NetBox sync', () => {
     const res = await sync(a, source.id);
     sim.devices = saved;
     expect(res.body).toMatchObject({ added: 1, failed: 4, status: 'partial' });
-    expect(res.body.errors).toEqual(expect.arrayContaining([
-      { netbox_id: 900, error: 'NetBox device 900 has no name' },
-      { netbox_id: 901, name: 'no-ip', error: 'No primary IP address in NetBox' },
-      { netbox_id: 902, name: 'manual-clash', error: 'A device with this name already exists and was not synced from this NetBox source' },
-      { netbox_id: 903, name: 'nb-sw-001', error: 'NetBox device 1 has the same name' },
-    ]));
+    expect(res.body.errors).toEqual(
+      expect.arrayContaining([
+        { netbox_id: 900, error: 'NetBox device 900 has no name' },
+        { netbox_id: 901, name: 'no-ip', error: 'No primary IP address in NetBox' },
+        { netbox_id: 902, name: 'manual-clash', error: 'A device with this name already exists and was not synced from this NetBox source' },
+        { netbox_id: 903, name: 'nb-sw-001', error: 'NetBox device 1 has the same name' },
+      ]),
+    );
     expect((await call(a, 'GET', '/api/devices?q=v6-only')).body.devices[0].host).toBe('2001:db8::904');
   });
 
@@ -261,7 +325,10 @@ describe('NetBox sync', () => {
   });
 
   it('new devices need a profile: the source’s, else the default setting', async () => {
-    const small = await startNetboxSim({ token: TOKEN, devices: [{ id: 1, name: 'needs-profile', manufacturer: 'X', model: 'Y', site: 'S', ip4: '10.7.7.7/32' }] });
+    const small = await startNetboxSim({
+      token: TOKEN,
+      devices: [{ id: 1, name: 'needs-profile', manufacturer: 'X', model: 'Y', site: 'S', ip4: '10.7.7.7/32' }],
+    });
     try {
       const own = await createSource(a, { url: small.url });
       const res = await sync(a, own.id);
@@ -306,7 +373,9 @@ describe('NetBox sync', () => {
     expect(res.status).toBe(200);
     expect(res.body.total).toBeGreaterThan(5);
     const [latest] = res.body.history;
-    expect(Object.keys(latest)).toEqual(expect.arrayContaining(['added', 'updated', 'unchanged', 'failed', 'removed', 'errors', 'duration_ms', 'status', 'source_id', 'started_at']));
+    expect(Object.keys(latest)).toEqual(
+      expect.arrayContaining(['added', 'updated', 'unchanged', 'failed', 'removed', 'errors', 'duration_ms', 'status', 'source_id', 'started_at']),
+    );
     const times = res.body.history.map((h: { started_at: string }) => h.started_at);
     expect(times).toEqual([...times].sort().reverse());
     const own = await call(a, 'GET', `/api/devices/sync/history?source_id=${source.id}&limit=2`);

@@ -35,9 +35,18 @@ describe('connection profiles', () => {
     const res = await call(a, 'POST', '/api/profiles', { name: 'core', username: 'netops', ...SECRETS });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      name: 'core', username: 'netops', org_id: a.orgId,
-      has_password: true, has_private_key: true, has_enable_password: true,
-      ssh_port: 22, netconf_port: 830, gnmi_port: 9339, gnmi_tls: false, gnmi_skip_verify: false, automation_transport: null,
+      name: 'core',
+      username: 'netops',
+      org_id: a.orgId,
+      has_password: true,
+      has_private_key: true,
+      has_enable_password: true,
+      ssh_port: 22,
+      netconf_port: 830,
+      gnmi_port: 9339,
+      gnmi_tls: false,
+      gnmi_skip_verify: false,
+      automation_transport: null,
       device_count: 0,
     });
     for (const key of ['password', 'private_key', 'enable_password', 'password_enc']) expect(res.body).not.toHaveProperty(key);
@@ -61,9 +70,23 @@ describe('connection profiles', () => {
   });
 
   it('PUT keeps omitted secrets, clears a secret sent as null, and changes only fields sent', async () => {
-    const res = await call(a, 'PUT', `/api/profiles/${id}`, { enable_password: null, gnmi_port: 57400, automation_transport: 'gnmi', gnmi_tls: true });
+    const res = await call(a, 'PUT', `/api/profiles/${id}`, {
+      enable_password: null,
+      gnmi_port: 57400,
+      automation_transport: 'gnmi',
+      gnmi_tls: true,
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ name: 'core', has_password: true, has_private_key: true, has_enable_password: false, gnmi_port: 57400, automation_transport: 'gnmi', gnmi_tls: true, ssh_port: 22 });
+    expect(res.body).toMatchObject({
+      name: 'core',
+      has_password: true,
+      has_private_key: true,
+      has_enable_password: false,
+      gnmi_port: 57400,
+      automation_transport: 'gnmi',
+      gnmi_tls: true,
+      ssh_port: 22,
+    });
     const replaced = await call(a, 'PUT', `/api/profiles/${id}`, { password: 'a-new-password-never-leaks' });
     expect(replaced.body.has_password).toBe(true);
     const row = await c.db('connection_profiles').where({ id }).first();
@@ -150,12 +173,26 @@ describe('connection profiles', () => {
     const d = await a.device(profile.id, { host: 'sw1.example.net', device_type: 'vendor_junos', platform: 'junos' });
     const foreign = await b.device((await b.profile()).id);
     const targets = await loadDeviceTargets(c.db, c.services.secrets, a.orgId, [d.id, foreign.id, d.id]);
-    expect(targets).toEqual([{
-      device_id: d.id, name: d.name, host: 'sw1.example.net', device_type: 'vendor_junos', platform: 'junos', protocol: 'ssh',
-      site_id: null, profile_id: profile.id, ports: { ssh: 22, netconf: 2830, gnmi: 9339 }, gnmi_tls: false, gnmi_skip_verify: false,
-      automation_transport: 'netconf', ca_certificate: null, ssh_host_key: null, gnmi_cert_sha256: null,
-      credentials: { username: 'robot', ...SECRETS },
-    }]);
+    expect(targets).toEqual([
+      {
+        device_id: d.id,
+        name: d.name,
+        host: 'sw1.example.net',
+        device_type: 'vendor_junos',
+        platform: 'junos',
+        protocol: 'ssh',
+        site_id: null,
+        profile_id: profile.id,
+        ports: { ssh: 22, netconf: 2830, gnmi: 9339 },
+        gnmi_tls: false,
+        gnmi_skip_verify: false,
+        automation_transport: 'netconf',
+        ca_certificate: null,
+        ssh_host_key: null,
+        gnmi_cert_sha256: null,
+        credentials: { username: 'robot', ...SECRETS },
+      },
+    ]);
     expect(await c.services.inventory!.loadDeviceTargets(a.orgId, [d.id])).toHaveLength(1);
     expect(await loadDeviceTargets(c.db, c.services.secrets, a.orgId, [])).toEqual([]);
   });

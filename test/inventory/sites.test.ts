@@ -17,7 +17,15 @@ describe('sites', () => {
   it('creates, lists, reads and updates sites with parent nesting', async () => {
     const region = await a.as('POST', '/api/sites', { body: { name: 'EU', description: 'Europe', location: 'Frankfurt, DE' } });
     expect(region.status).toBe(201);
-    expect(region.body).toMatchObject({ name: 'EU', description: 'Europe', location: 'Frankfurt, DE', parent_site_id: null, device_count: 0, child_count: 0, org_id: a.orgId });
+    expect(region.body).toMatchObject({
+      name: 'EU',
+      description: 'Europe',
+      location: 'Frankfurt, DE',
+      parent_site_id: null,
+      device_count: 0,
+      child_count: 0,
+      org_id: a.orgId,
+    });
     const dc = await a.as('POST', '/api/sites', { body: { name: 'FRA1', parent_site_id: region.body.id } });
     expect(dc.status).toBe(201);
     expect(dc.body).toMatchObject({ parent_site_id: region.body.id, description: '', location: '' });
@@ -49,7 +57,7 @@ describe('sites', () => {
     expect((await a.as('GET', '/api/sites/not-a-uuid')).status).toBe(400);
   });
 
-  it("refuses a parent from another organization and cycles with 400", async () => {
+  it('refuses a parent from another organization and cycles with 400', async () => {
     const foreign = await b.site();
     const res = await a.as('POST', '/api/sites', { body: { name: 'child-of-foreign', parent_site_id: foreign.id } });
     expect(res.status).toBe(400);

@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 describe('agent events on /api/live', () => {
-  it('announce online, offline (killed) and revoked, with the site, to the agent\'s organization only', { timeout: 180_000 }, async () => {
+  it("announce online, offline (killed) and revoked, with the site, to the agent's organization only", { timeout: 180_000 }, async () => {
     const site = await c.request('POST', '/api/sites', { token: org.token, body: { name: 'Edge A' } });
     expect(site.status).toBe(201);
     const mine = await watch(c, org.token);
@@ -57,7 +57,11 @@ describe('agent events on /api/live', () => {
     await agent.kill('SIGKILL');
     agent = null;
     const after = mine.events.indexOf(online);
-    const offline = await until('offline event', () => mine.events.find((e, i) => i > after && e.type === 'agent' && e.id === id && e.status === 'offline'), 60_000);
+    const offline = await until(
+      'offline event',
+      () => mine.events.find((e, i) => i > after && e.type === 'agent' && e.id === id && e.status === 'offline'),
+      60_000,
+    );
     expect(offline.site_id).toBe(site.body.id);
     expect(['online', 'degraded']).toContain(offline.previous);
 
@@ -76,7 +80,11 @@ describe('agent events on /api/live', () => {
     expect((await c.request('DELETE', `/api/agents/${created.body.id}`, { token: org.token })).status).toBe(204);
     const appeared = await until('new agent event', () => w.events.find((e) => e.type === 'agent' && e.id === created.body.id), 30_000);
     expect(appeared).toMatchObject({ status: expect.stringMatching(/^(offline|revoked)$/), previous: null });
-    const revoked = await until('revoked event of an agent never enrolled', () => w.events.find((e) => e.type === 'agent' && e.id === created.body.id && e.status === 'revoked'), 30_000);
+    const revoked = await until(
+      'revoked event of an agent never enrolled',
+      () => w.events.find((e) => e.type === 'agent' && e.id === created.body.id && e.status === 'revoked'),
+      30_000,
+    );
     expect(revoked).toMatchObject({ name: 'edge-b-1', site_id: null });
     w.close();
   });

@@ -43,7 +43,7 @@ afterAll(async () => {
 const backups = (events: any[], deviceId: string) => events.filter((e) => e.type === 'backup' && e.device_id === deviceId);
 
 describe('backup events on /api/live', () => {
-  it('announce queued, running and succeeded for Back up now, to the device\'s organization only', { timeout: 120_000 }, async () => {
+  it("announce queued, running and succeeded for Back up now, to the device's organization only", { timeout: 120_000 }, async () => {
     const mine = await watch(c, u.token);
     const theirs = await watch(c, other.token);
     const pulled = await u.as('POST', `/api/config/devices/${goodId}/pull?method=cli`);
@@ -66,12 +66,16 @@ describe('backup events on /api/live', () => {
     theirs.close();
   });
 
-  it('announce failed with the device\'s reason, and every device of a bulk backup', { timeout: 120_000 }, async () => {
+  it("announce failed with the device's reason, and every device of a bulk backup", { timeout: 120_000 }, async () => {
     const mine = await watch(c, u.token);
     const theirs = await watch(c, other.token);
     const bulk = await u.as('POST', '/api/config/devices/bulk-pull', { body: { device_ids: [goodId, lockedId], method: 'cli' } });
     expect(bulk.status).toBe(202);
-    await until('both devices ended', () => [goodId, lockedId].every((id) => backups(mine.events, id).some((e) => e.status === 'succeeded' || e.status === 'failed')), 90_000);
+    await until(
+      'both devices ended',
+      () => [goodId, lockedId].every((id) => backups(mine.events, id).some((e) => e.status === 'succeeded' || e.status === 'failed')),
+      90_000,
+    );
     expect(backups(mine.events, goodId).map((e) => e.status)).toEqual(['queued', 'running', 'succeeded']);
     const locked = backups(mine.events, lockedId);
     expect(locked[0].status).toBe('queued');

@@ -23,4 +23,3 @@ export async function watch(c: TestController, token: string): Promise<{ events:
   await until('ready', () => events.find((e) => e.type === 'ready'));
   return { events, close: () => ws.close() };
 }
-

@@ -26,7 +26,9 @@ function connect(c: TestController, headers?: Record<string, string>): Promise<C
   const ws = new WebSocket(`${c.url.replace('http', 'ws')}/api/live`, headers ? { headers } : undefined);
   const events: any[] = [];
   ws.on('message', (data) => events.push(JSON.parse(String(data))));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
   return new Promise((resolve, reject) => {
     ws.on('error', reject);
     ws.on('open', () =>
@@ -62,7 +64,14 @@ describe('GET /api/live', () => {
     const stranger = await connect(c, { authorization: `Bearer ${other.token}` });
     await stranger.next((e) => e.type === 'ready', 'ready (header auth)');
 
-    const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'live', target_devices: [{ device_id: device.id }] }, 201);
+    const created = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/config/deployments',
+      { stack_id: stack.id, name: 'live', target_devices: [{ device_id: device.id }] },
+      201,
+    );
     await waitFor(c, org.token, created.id);
     const completed = await client.next((e) => e.type === 'deployment' && e.id === created.id && e.status === 'completed', 'completed event');
     expect(completed).toMatchObject({ name: 'live', total_devices: 1, succeeded_count: 1, failed_count: 0 });
@@ -90,7 +99,14 @@ describe('GET /api/live', () => {
     await client.next((e) => e.type === 'ready', 'ready');
     client.send({ type: 'subscribe', deployments: ['00000000-0000-4000-8000-000000000000'], types: ['deployment'] });
     await client.next((e) => e.type === 'subscribed', 'subscribed');
-    const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'quiet', target_devices: [{ device_id: device.id }] }, 201);
+    const created = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/config/deployments',
+      { stack_id: stack.id, name: 'quiet', target_devices: [{ device_id: device.id }] },
+      201,
+    );
     await waitFor(c, org.token, created.id);
     client.send({ type: 'ping' });
     await client.next((e) => e.type === 'pong', 'pong');
@@ -101,12 +117,24 @@ describe('GET /api/live', () => {
   it('streams every line of a statement that writes many long ones, in order, cut to 1,000 characters', async () => {
     const client = await connect(c, { authorization: `Bearer ${org.token}` });
     await client.next((e) => e.type === 'ready', 'ready');
-    const created = await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'many lines', target_devices: [{ device_id: device.id }] }, 201);
+    const created = await api(
+      c,
+      org.token,
+      'POST',
+      '/api/config/deployments',
+      { stack_id: stack.id, name: 'many lines', target_devices: [{ device_id: device.id }] },
+      201,
+    );
     await waitFor(c, org.token, created.id);
     // One statement, 150 lines: plain, multibyte and control characters (6 bytes each in JSON), each
     // far longer than a notification could hold in one piece with its neighbours.
     const bodies = ['plain '.repeat(300), 'é'.repeat(1_800), '\u0001'.repeat(1_500), 'short'];
-    const rows = Array.from({ length: 150 }, (_, i) => ({ deployment_id: created.id, org_id: org.orgId, level: 'info', message: `${i}:${bodies[i % bodies.length]}` }));
+    const rows = Array.from({ length: 150 }, (_, i) => ({
+      deployment_id: created.id,
+      org_id: org.orgId,
+      level: 'info',
+      message: `${i}:${bodies[i % bodies.length]}`,
+    }));
     const inserted: { id: string }[] = await c.db('deployment_logs').insert(rows).returning('id');
     await client.next((e) => e.type === 'deployment_log' && String(e.id) === String(inserted[149].id), 'the last line');
     const ids = new Set(inserted.map((r) => String(r.id)));
@@ -120,7 +148,10 @@ describe('GET /api/live', () => {
     const client = await connect(c, { authorization: `Bearer ${org.token}` });
     await client.next((e) => e.type === 'ready', 'ready');
     const snapshot = (await api(c, org.token, 'POST', '/api/devices/snapshots', { name: 'live snap' }, 201)).snapshot;
-    expect(await client.next((e) => e.type === 'snapshot' && e.id === snapshot.id, 'snapshot event')).toMatchObject({ name: 'live snap', status: expect.any(String) });
+    expect(await client.next((e) => e.type === 'snapshot' && e.id === snapshot.id, 'snapshot event')).toMatchObject({
+      name: 'live snap',
+      status: expect.any(String),
+    });
     client.close();
   });
 

@@ -44,7 +44,13 @@ beforeAll(async () => {
   site = await makeSite(tc, org);
   const created = (await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'ops-agent', site_id: site.id } })).body;
   agentId = created.id;
-  agent = await startAgentProcess({ natsUrl: nats.url, controllerUrl: tc.url, enrollToken: created.enrollment_token, concurrency: 4, metricsToken: TOKEN });
+  agent = await startAgentProcess({
+    natsUrl: nats.url,
+    controllerUrl: tc.url,
+    enrollToken: created.enrollment_token,
+    concurrency: 4,
+    metricsToken: TOKEN,
+  });
   good = await startSshDevice({ hostKey: HOST_KEY, hostname: 'edge-1' });
   locked = await startSshDevice({ hostKey: HOST_KEY, hostname: 'edge-2', faults: { rejectAuth: true } });
 }, 90_000);
@@ -77,8 +83,13 @@ describe('agent ops server', () => {
   it('serves /metrics only with the token, counting jobs, sessions and session errors by cause', async () => {
     expect((await agentGet('/metrics')).status).toBe(401);
     expect((await agentGet('/metrics', 'not-the-token-at-all')).status).toBe(401);
-    const ids = [await makeDevice(tc, org, { port: good.port, site_id: site.id }), await makeDevice(tc, org, { port: locked.port, site_id: site.id })];
-    const jobIds = await tc.services.jobs.submit(ids.map((deviceId) => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 30_000 })));
+    const ids = [
+      await makeDevice(tc, org, { port: good.port, site_id: site.id }),
+      await makeDevice(tc, org, { port: locked.port, site_id: site.id }),
+    ];
+    const jobIds = await tc.services.jobs.submit(
+      ids.map((deviceId) => ({ orgId: org.orgId, kind: 'test_credential' as const, deviceId, params: {}, deadlineMs: 30_000 })),
+    );
     const outcomes = await tc.services.jobs.wait(jobIds, 40_000);
     expect(outcomes.map((o) => o.status)).toEqual(['succeeded', 'failed']);
 

@@ -91,7 +91,8 @@ describe('Dockerfile', () => {
     expect(text).toMatch(/^HEALTHCHECK /m);
     expect(text).toMatch(/^ENTRYPOINT \["node", "--import", "tsx"\]/m);
     // Everything the image copies exists, and the build context keeps out tests and node_modules.
-    for (const m of text.matchAll(/^COPY (?:--chown=\S+ )?(\S+) /gm)) if (!m[0].includes('--from')) expect(existsSync(join(ROOT, m[1])), m[1]).toBe(true);
+    for (const m of text.matchAll(/^COPY (?:--chown=\S+ )?(\S+) /gm))
+      if (!m[0].includes('--from')) expect(existsSync(join(ROOT, m[1])), m[1]).toBe(true);
     const ignore = read('Dockerfile.dockerignore');
     expect(ignore).toMatch(/^\*\*$/m);
     expect(ignore).toMatch(/node_modules/);
@@ -125,7 +126,7 @@ describe('systemd units', () => {
     }
   });
 
-  it('run as their own users, stop with SIGTERM within a bound above the processes\' own', () => {
+  it("run as their own users, stop with SIGTERM within a bound above the processes' own", () => {
     const controller = read('systemd/switchboard-controller.service');
     const agent = read('systemd/switchboard-agent@.service');
     expect(controller).toMatch(/^User=switchboard$/m);
@@ -167,15 +168,20 @@ describe('nats-server.conf', () => {
         .replace(/^http: .*$/m, '')
         .replace(/store_dir: .*/, `store_dir: ${join(dir, 'js')}`);
       // Longest names first: SITE_A_ID must not eat part of another placeholder.
-      for (const [name, value] of Object.entries(ids).sort((a, b) => b[0].length - a[0].length)) text = text.split(name).join(value || `unset_${name.toLowerCase()}`);
+      for (const [name, value] of Object.entries(ids).sort((a, b) => b[0].length - a[0].length))
+        text = text.split(name).join(value || `unset_${name.toLowerCase()}`);
       const file = join(dir, 'nats-server.conf');
       writeFileSync(file, text);
       return file;
     }
     const spawnNats = (file: string) => spawnProcess(NATS_SERVER, ['-c', file], { env });
     // Agents receive replies on their own inbox prefix only (_INBOX.<agent id>, as enrollment tells them).
-    const inboxOf: Record<string, () => string> = { 'agent-site-a': () => `_INBOX.${ids.AGENT_A_ID}`, 'agent-site-b': () => `_INBOX.${ids.AGENT_B_ID}` };
-    const as = (user: string, password: string) => connect({ servers: `nats://127.0.0.1:${port}`, user, pass: password, reconnect: false, inboxPrefix: inboxOf[user]?.() });
+    const inboxOf: Record<string, () => string> = {
+      'agent-site-a': () => `_INBOX.${ids.AGENT_A_ID}`,
+      'agent-site-b': () => `_INBOX.${ids.AGENT_B_ID}`,
+    };
+    const as = (user: string, password: string) =>
+      connect({ servers: `nats://127.0.0.1:${port}`, user, pass: password, reconnect: false, inboxPrefix: inboxOf[user]?.() });
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'sb-natsconf-'));
@@ -213,7 +219,7 @@ describe('nats-server.conf', () => {
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('an agent connecting as its own NATS user enrolls, takes its pool\'s job and reports the result', async () => {
+    it("an agent connecting as its own NATS user enrolls, takes its pool's job and reports the result", async () => {
       const org = (tc as any).org;
       await waitUntil('NATS to reload the agent users', async () => {
         const nc = await as('agent-site-a', env.NATS_AGENT_A_PASSWORD);
@@ -243,7 +249,7 @@ describe('nats-server.conf', () => {
       expect(agentA.output()).not.toMatch(/Permissions Violation/i);
     });
 
-    it('refuses agent A the job queue of site B, results as agent B, and the streams\' configuration', async () => {
+    it("refuses agent A the job queue of site B, results as agent B, and the streams' configuration", async () => {
       const nc: NatsConnection = await as('agent-site-a', env.NATS_AGENT_A_PASSWORD);
       const errors: string[] = [];
       void (async () => {
@@ -269,7 +275,12 @@ describe('nats-server.conf', () => {
         const sub = nc.subscribe(`sb.jobs.${ids.ORG_ID}.${ids.SITE_B_ID}`);
         nc.subscribe('_INBOX.>'); // every other agent's replies
         await nc.flush();
-        await waitUntil('the server to refuse the subscription', () => errors.some((e) => e.endsWith(`sb.jobs.${ids.ORG_ID}.${ids.SITE_B_ID}`)), undefined, 5_000);
+        await waitUntil(
+          'the server to refuse the subscription',
+          () => errors.some((e) => e.endsWith(`sb.jobs.${ids.ORG_ID}.${ids.SITE_B_ID}`)),
+          undefined,
+          5_000,
+        );
         await waitUntil('the server to refuse the inbox snooping', () => errors.some((e) => e.endsWith(' _INBOX.>')), undefined, 5_000);
         expect(sub.isClosed()).toBe(true);
         const seen = errors.join('\n');

@@ -104,7 +104,10 @@ describe('GET /metrics', () => {
   beforeAll(async () => {
     good = await startSshDevice({ hostKey: HOST_KEY, hostname: 'good-1' });
     badAuth = await startSshDevice({ hostKey: HOST_KEY, hostname: 'locked-1', faults: { rejectAuth: true } });
-    stops.push(() => good.close(), () => badAuth.close());
+    stops.push(
+      () => good.close(),
+      () => badAuth.close(),
+    );
   });
 
   it('refuses a missing or wrong token with 401, and a user access token too', async () => {

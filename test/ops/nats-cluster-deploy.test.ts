@@ -47,12 +47,24 @@ it('forms a cluster on which the controller user creates R3 job streams', { time
     writeFileSync(join(dir, `${node}.conf`), conf);
     return spawnProcess(NATS_SERVER, ['-c', join(dir, `${node}.conf`)], { env });
   });
-  await waitUntil('a JetStream meta leader the three agree on', async () => {
-    const leaders = await Promise.all(ports.map(async (p) => ((await (await fetch(`http://127.0.0.1:${p.monitor}/jsz`)).json()) as { meta_cluster?: { leader?: string } }).meta_cluster?.leader));
-    return leaders.every((l) => l && l === leaders[0]);
-  }, procs[0], 60_000);
+  await waitUntil(
+    'a JetStream meta leader the three agree on',
+    async () => {
+      const leaders = await Promise.all(
+        ports.map(
+          async (p) =>
+            ((await (await fetch(`http://127.0.0.1:${p.monitor}/jsz`)).json()) as { meta_cluster?: { leader?: string } }).meta_cluster?.leader,
+        ),
+      );
+      return leaders.every((l) => l && l === leaders[0]);
+    },
+    procs[0],
+    60_000,
+  );
 
-  const url = ports.map((p, i) => (i === 0 ? `nats://controller:${env.NATS_CONTROLLER_PASSWORD}@127.0.0.1:${p.client}` : `nats://127.0.0.1:${p.client}`)).join(',');
+  const url = ports
+    .map((p, i) => (i === 0 ? `nats://controller:${env.NATS_CONTROLLER_PASSWORD}@127.0.0.1:${p.client}` : `nats://127.0.0.1:${p.client}`))
+    .join(',');
   const names = natsNames();
   const controller = new NatsJobTransport(url, names, 30_000, resultsIntake(DEFAULT_TUNABLES), pino({ level: 'silent' }), 3);
   await controller.connect();

@@ -14,9 +14,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../controller/src/db/knex';
 import { createTestDatabase } from '../helpers/postgres';
-import { startAgentProcess, startControllerProcess, startNats, stopAll, type AgentProcess, type ControllerProcess, type NatsServer } from '../helpers/processes';
+import {
+  startAgentProcess,
+  startControllerProcess,
+  startNats,
+  stopAll,
+  type AgentProcess,
+  type ControllerProcess,
+  type NatsServer,
+} from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { api, collectSite, createAgent, expectEveryDeviceOnce, metric, orgAdmin, parseMetrics, siteWithDevices, snapshotOf, until, verifiedHostKey, type Api } from './helpers';
+import {
+  api,
+  collectSite,
+  createAgent,
+  expectEveryDeviceOnce,
+  metric,
+  orgAdmin,
+  parseMetrics,
+  siteWithDevices,
+  snapshotOf,
+  until,
+  verifiedHostKey,
+  type Api,
+} from './helpers';
 
 const HOST_KEY = verifiedHostKey();
 
@@ -34,7 +55,9 @@ const agents: AgentProcess[] = [];
 /** Simulators whose output trickles: one backup takes about `seconds`. */
 async function slowSims(n: number, prefix: string, intervalMs: number): Promise<SimSshDevice[]> {
   const made = await Promise.all(
-    Array.from({ length: n }, (_, i) => startSshDevice({ hostKey: HOST_KEY, hostname: `${prefix}-${i + 1}`, configScale: 24, faults: { slowOutput: { chunkBytes: 256, intervalMs } } })),
+    Array.from({ length: n }, (_, i) =>
+      startSshDevice({ hostKey: HOST_KEY, hostname: `${prefix}-${i + 1}`, configScale: 24, faults: { slowOutput: { chunkBytes: 256, intervalMs } } }),
+    ),
   );
   sims.push(...made);
   return made;
@@ -84,8 +107,20 @@ describe('agent SIGTERM mid-snapshot', () => {
     const a1 = await createAgent(c, user.token, 'stopping-agent', siteId);
     const a2 = await createAgent(c, user.token, 'staying-agent', siteId);
     stoppingId = a1.id;
-    stopping = await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: a1.enrollment_token, concurrency: 3, metricsToken: TOKEN });
-    staying = await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: a2.enrollment_token, concurrency: 3, metricsToken: TOKEN });
+    stopping = await startAgentProcess({
+      natsUrl: nats.url,
+      controllerUrl: ctl.url,
+      enrollToken: a1.enrollment_token,
+      concurrency: 3,
+      metricsToken: TOKEN,
+    });
+    staying = await startAgentProcess({
+      natsUrl: nats.url,
+      controllerUrl: ctl.url,
+      enrollToken: a2.enrollment_token,
+      concurrency: 3,
+      metricsToken: TOKEN,
+    });
     agents.push(stopping, staying);
   }, 60_000);
 
@@ -94,7 +129,9 @@ describe('agent SIGTERM mid-snapshot', () => {
     await until('the agent to be running jobs', async () => (await agentMetric(stopping, 'switchboard_agent_jobs_active')) > 0, 30_000, 50);
     stopping.signal('SIGTERM');
     // Readiness turns 503 at once while it finishes.
-    const ready = await fetch(`${stopping.healthUrl}/readyz`).then((r) => r.status).catch(() => 'gone');
+    const ready = await fetch(`${stopping.healthUrl}/readyz`)
+      .then((r) => r.status)
+      .catch(() => 'gone');
     expect([503, 'gone']).toContain(ready);
     expect(await stopping.exited).toBe(0);
     expect(stopping.output()).toContain('stopped cleanly');
@@ -139,13 +176,17 @@ describe('controller SIGTERM mid-snapshot', () => {
     const other = await siteWithDevices(c, user.token, await slowSims(1, 'ctl-other', 150));
     otherDevice = other.deviceIds[0];
     const b = await createAgent(c, user.token, 'ctl-other-agent', other.site.id);
-    agents.push(await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: b.enrollment_token, concurrency: 1, metricsToken: TOKEN }));
+    agents.push(
+      await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: b.enrollment_token, concurrency: 1, metricsToken: TOKEN }),
+    );
     const made = await siteWithDevices(c, user.token, await slowSims(8, 'ctl-sig', 40));
     siteId = made.site.id;
     deviceIds = made.deviceIds;
     const a = await createAgent(c, user.token, 'ctl-site-agent', siteId);
     // One session at a time: the collection outlasts the controller's stop by several devices.
-    agents.push(await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: a.enrollment_token, concurrency: 1, metricsToken: TOKEN }));
+    agents.push(
+      await startAgentProcess({ natsUrl: nats.url, controllerUrl: ctl.url, enrollToken: a.enrollment_token, concurrency: 1, metricsToken: TOKEN }),
+    );
   }, 60_000);
 
   it('answers the request in flight, refuses new ones, exits 0; results arriving meanwhile are recorded once a controller is back', async () => {
@@ -167,7 +208,12 @@ describe('controller SIGTERM mid-snapshot', () => {
     await expect(fetch(`${ctl.url}/healthz`)).rejects.toThrow();
 
     // While no controller runs, the agent keeps backing up devices: results wait in JetStream.
-    await until('the agent to finish the remaining devices', async () => (await agentMetric(agents[agents.length - 1], 'switchboard_agent_jobs_finished_total')) >= deviceIds.length, 90_000, 250);
+    await until(
+      'the agent to finish the remaining devices',
+      async () => (await agentMetric(agents[agents.length - 1], 'switchboard_agent_jobs_finished_total')) >= deviceIds.length,
+      90_000,
+      250,
+    );
     const meanwhile = await db('snapshots').where({ id: snapshotId }).first();
     expect(meanwhile.status).toBe('collecting');
     expect(meanwhile.successful_devices).toBeLessThan(deviceIds.length);

@@ -16,7 +16,20 @@ import { createDb, type Db } from '../../controller/src/db/knex';
 import { createTestDatabase } from '../helpers/postgres';
 import { startAgentProcess, startControllerProcess, startNats, stopAll, type ControllerProcess, type NatsServer } from '../helpers/processes';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
-import { api, collectSite, createAgent, expectEveryDeviceOnce, metric, orgAdmin, parseMetrics, siteWithDevices, snapshotOf, until, verifiedHostKey, type Api } from './helpers';
+import {
+  api,
+  collectSite,
+  createAgent,
+  expectEveryDeviceOnce,
+  metric,
+  orgAdmin,
+  parseMetrics,
+  siteWithDevices,
+  snapshotOf,
+  until,
+  verifiedHostKey,
+  type Api,
+} from './helpers';
 
 const TOKEN = 'two-controllers-metrics-0123456789';
 const HOST_KEY = verifiedHostKey();
@@ -51,7 +64,16 @@ beforeAll(async () => {
   const made = await siteWithDevices(
     c1,
     user.token,
-    await Promise.all(Array.from({ length: 12 }, (_, i) => startSshDevice({ hostKey: HOST_KEY, hostname: `dual-${i + 1}`, configScale: 24, faults: { slowOutput: { chunkBytes: 512, intervalMs: 30 } } }))).then((s) => {
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        startSshDevice({
+          hostKey: HOST_KEY,
+          hostname: `dual-${i + 1}`,
+          configScale: 24,
+          faults: { slowOutput: { chunkBytes: 512, intervalMs: 30 } },
+        }),
+      ),
+    ).then((s) => {
       sims.push(...s);
       return s;
     }),
@@ -84,7 +106,9 @@ describe('two controllers on one database and one NATS', () => {
     expect(refreshed.status).toBe(200);
     expect((await c1.request('GET', '/api/auth/me', { token: refreshed.body.access_token })).status).toBe(200);
     // The refresh token was spent on the second: past the two-tab grace, the first refuses it too.
-    await db('refresh_tokens').where({ token_hash: hashToken(login.body.refresh_token) }).update({ used_at: db.raw("now() - interval '1 minute'") });
+    await db('refresh_tokens')
+      .where({ token_hash: hashToken(login.body.refresh_token) })
+      .update({ used_at: db.raw("now() - interval '1 minute'") });
     expect((await c1.request('POST', '/api/auth/refresh', { body: { refresh_token: login.body.refresh_token } })).status).toBe(401);
     const other = await c2.request('POST', '/api/auth/login', { body: { username: user.username, password: user.password } });
     expect((await c1.request('POST', '/api/auth/logout', { token: other.body.access_token })).status).toBeLessThan(300);
@@ -98,14 +122,26 @@ describe('two controllers on one database and one NATS', () => {
     const snapshotId = await collectSite(c1, user.token, siteId, 'both replicas');
     await expectEveryDeviceOnce(c2, user.token, db, snapshotId, deviceIds);
     // Each replica counts the jobs it recorded: together, exactly one per device.
-    const after = await until('both replicas to have counted', async () => {
-      const total = (await jobsFinishedOn(one)) + (await jobsFinishedOn(two));
-      return total - before >= deviceIds.length ? total : null;
-    }, 10_000);
+    const after = await until(
+      'both replicas to have counted',
+      async () => {
+        const total = (await jobsFinishedOn(one)) + (await jobsFinishedOn(two));
+        return total - before >= deviceIds.length ? total : null;
+      },
+      10_000,
+    );
     expect(after - before).toBe(deviceIds.length);
     // Agents' job counts are written by each replica shortly after its outcomes commit.
-    const counted = async () => Number((await db('agents').where({ org_id: user.orgId }).sum({ n: db.raw('completed_jobs + failed_jobs') }).first())?.n);
-    await until('the agents\' job counts to be written', async () => ((await counted()) >= deviceIds.length ? true : null), 10_000);
+    const counted = async () =>
+      Number(
+        (
+          await db('agents')
+            .where({ org_id: user.orgId })
+            .sum({ n: db.raw('completed_jobs + failed_jobs') })
+            .first()
+        )?.n,
+      );
+    await until("the agents' job counts to be written", async () => ((await counted()) >= deviceIds.length ? true : null), 10_000);
     expect(await counted()).toBe(deviceIds.length);
   });
 
@@ -122,7 +158,9 @@ describe('two controllers on one database and one NATS', () => {
   it('fire each run of a schedule once', async () => {
     const fresh = await startSshDevice({ hostKey: HOST_KEY, hostname: 'scheduled-1' });
     sims.push(fresh);
-    const { deviceIds: [deviceId] } = await siteWithDevices(c1, user.token, [fresh]);
+    const {
+      deviceIds: [deviceId],
+    } = await siteWithDevices(c1, user.token, [fresh]);
     const created = await c1.request('POST', '/api/tasks', {
       token: user.token,
       body: { name: 'every two seconds', type: 'backup', cron: '*/2 * * * * *', device_filter: { device_ids: [deviceId] }, method: 'cli' },
@@ -131,10 +169,15 @@ describe('two controllers on one database and one NATS', () => {
     const taskId = created.body.id;
     await until('four runs', async () => (await c2.request('GET', `/api/tasks/${taskId}/runs`, { token: user.token })).body.length >= 4, 60_000, 250);
     expect((await c2.request('PUT', `/api/tasks/${taskId}`, { token: user.token, body: { enabled: false } })).status).toBeLessThan(300);
-    await until('the last run to finish', async () => {
-      const runs = (await c1.request('GET', `/api/tasks/${taskId}/runs`, { token: user.token })).body;
-      return runs.every((r: any) => r.status !== 'running');
-    }, 30_000, 250);
+    await until(
+      'the last run to finish',
+      async () => {
+        const runs = (await c1.request('GET', `/api/tasks/${taskId}/runs`, { token: user.token })).body;
+        return runs.every((r: any) => r.status !== 'running');
+      },
+      30_000,
+      250,
+    );
     const runs: any[] = (await c1.request('GET', `/api/tasks/${taskId}/runs`, { token: user.token })).body;
     // One run per scheduled time, each fired by one replica, each making one bulk pull (one job).
     const times = runs.map((r) => new Date(r.scheduled_for).getTime());

@@ -28,7 +28,13 @@ describe.each(['postgres', 'pglite'] as const)('DELETE on %s', (database) => {
     const profile = await make('/api/profiles', { name: 'p', username: 'admin', password: 'admin', automation_transport: 'gnmi' });
     const device = await make('/api/devices', { name: 'r1', host: '192.0.2.1', device_type: 'vendor_eos', profile_id: profile.id });
     const source = await make('/api/devices/sources/netbox', { name: 'nb', url: 'http://192.0.2.10', token: 'netbox-token' });
-    const template = await make('/api/config/templates', { name: 't', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system', source: '{"hostname": "{{ hostname }}"}' });
+    const template = await make('/api/config/templates', {
+      name: 't',
+      platform: 'openconfig-gnmi',
+      config_format: 'json',
+      target_path: '/system',
+      source: '{"hostname": "{{ hostname }}"}',
+    });
     const stack = await make('/api/config/stacks', { name: 's', services: [{ template_id: template.id, variables: { hostname: 'r1' } }] });
     const instance = await make('/api/config/instances', { stack_id: stack.id, name: 'nightly', target_devices: [{ device_id: device.id }] });
     const snapshot = (await make('/api/devices/snapshots', { name: 'weekly' })).snapshot;

@@ -80,18 +80,32 @@ function portOption(value: string | undefined, flag: string): number | undefined
 /** Columns padded to their widest cell, so the table reads in a terminal and splits on spaces in scripts. */
 export function formatTable(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((cell, c) => cell.padEnd(widths[c]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function printDevices(rows: SimDevice[], login: string, csv: boolean, kind: string): void {
   if (csv) {
     console.log('name,host,device_type,manufacturer,model,platform,site,description');
     for (const d of rows) {
-      console.log([d.name, d.host, d.device_type, 'simulator', d.device_type, 'sim', 'lab', `simulated; ${kind === 'lab' ? d.transport : kind} port ${d.port}`].map(csvField).join(','));
+      console.log(
+        [d.name, d.host, d.device_type, 'simulator', d.device_type, 'sim', 'lab', `simulated; ${kind === 'lab' ? d.transport : kind} port ${d.port}`]
+          .map(csvField)
+          .join(','),
+      );
     }
     return;
   }
-  const table = [['NAME', 'ADDRESS', 'PORT', 'TRANSPORT', 'DIALECT', 'LOGIN'], ...rows.map((d) => [d.name, d.host, String(d.port), d.transport, d.device_type, login])];
+  const table = [
+    ['NAME', 'ADDRESS', 'PORT', 'TRANSPORT', 'DIALECT', 'LOGIN'],
+    ...rows.map((d) => [d.name, d.host, String(d.port), d.transport, d.device_type, login]),
+  ];
   console.log(formatTable(table));
 }
 
@@ -101,8 +115,10 @@ function portNote(rows: SimDevice[]): string {
     return `one port per transport (${[...ports].join(', ')}): one connection profile with these ports reaches every device`;
   }
   const numbers = rows.map((d) => d.port);
-  return `devices listen on different ports (${Math.min(...numbers)}-${Math.max(...numbers)}); CSV import has no port column, so ` +
-    `use --spread-hosts (one loopback address per device, one port) to import them with a single connection profile`;
+  return (
+    `devices listen on different ports (${Math.min(...numbers)}-${Math.max(...numbers)}); CSV import has no port column, so ` +
+    `use --spread-hosts (one loopback address per device, one port) to import them with a single connection profile`
+  );
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -140,9 +156,13 @@ export async function main(argv: string[]): Promise<void> {
   const basePort = portOption(values['base-port'], 'base-port');
   if (basePort !== undefined && !values['spread-hosts'] && basePort + devices - 1 > 65535) fail('--base-port + --devices exceeds port 65535');
   const firstAddress = values['first-address'] === undefined ? undefined : Number(values['first-address']);
-  if (firstAddress !== undefined && (!Number.isInteger(firstAddress) || firstAddress < 0 || firstAddress > 60000)) fail('--first-address must be a whole number from 0 to 60000');
+  if (firstAddress !== undefined && (!Number.isInteger(firstAddress) || firstAddress < 0 || firstAddress > 60000))
+    fail('--first-address must be a whole number from 0 to 60000');
   const adminPort = portOption(values['admin-port'] ?? (values.kind === 'lab' ? '10080' : undefined), 'admin-port');
-  const deviceTypes = (values.dialect ?? kind.defaultDeviceType).split(',').map((s) => s.trim()).filter(Boolean);
+  const deviceTypes = (values.dialect ?? kind.defaultDeviceType)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = deviceTypes.filter((t) => !kind.deviceTypes.includes(t));
   if (unknown.length) fail(`unknown --dialect ${unknown.join(', ')} (known: ${kind.deviceTypes.join(', ')})`);
 
@@ -164,15 +184,20 @@ export async function main(argv: string[]): Promise<void> {
     },
     firstAddress,
   });
-  const admin = adminPort === undefined ? undefined : await startSimAdmin(sim.devices, '127.0.0.1', adminPort).catch(async (e: Error) => {
-    await sim.close();
-    fail(`admin port ${adminPort}: ${e.message} (choose another with --admin-port)`);
-  });
+  const admin =
+    adminPort === undefined
+      ? undefined
+      : await startSimAdmin(sim.devices, '127.0.0.1', adminPort).catch(async (e: Error) => {
+          await sim.close();
+          fail(`admin port ${adminPort}: ${e.message} (choose another with --admin-port)`);
+        });
   const login = `${values.username}/${values.password}${values['enable-password'] ? `, enable ${values['enable-password']}` : ''}`;
   printDevices(sim.devices, login, values.csv, values.kind);
   console.error(
     `sim: ${sim.devices.length} ${values.kind} device(s) up in ${Date.now() - started} ms; login ${login}. Note: ${portNote(sim.devices)}.\n` +
-      (admin ? `sim: admin port http://127.0.0.1:${admin.port}: GET /devices; GET or PUT /devices/NAME/config reads or replaces a device's configuration.\n` : '') +
+      (admin
+        ? `sim: admin port http://127.0.0.1:${admin.port}: GET /devices; GET or PUT /devices/NAME/config reads or replaces a device's configuration.\n`
+        : '') +
       'sim: Ctrl-C to stop.',
   );
   await new Promise<void>((resolve) => {

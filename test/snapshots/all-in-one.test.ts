@@ -37,13 +37,27 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   // node with the tsx loader on a clean environment (no DATABASE_URL, no NATS_URL): npm start as a new user runs it.
-  child = spawnTs('controller/src/start.ts', { PORT: String(port), SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD, LOG_LEVEL: 'warn' });
+  child = spawnTs('controller/src/start.ts', {
+    PORT: String(port),
+    SWITCHBOARD_DATA_DIR: dataDir,
+    SWITCHBOARD_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    LOG_LEVEL: 'warn',
+  });
   for (let i = 1; i <= 2; i++) sims.push(await startSshDevice({ hostname: `lab-${i}`, username: 'netops', password: DEVICE_PASSWORD }));
-  await until('npm start to answer', async () => {
-    if (!child.running) throw new Error(`npm start exited: ${child.output()}`);
-    return (await fetch(`${base}/api/auth/providers`).catch(() => null))?.ok;
-  }, 240_000, 500);
-  const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+  await until(
+    'npm start to answer',
+    async () => {
+      if (!child.running) throw new Error(`npm start exited: ${child.output()}`);
+      return (await fetch(`${base}/api/auth/providers`).catch(() => null))?.ok;
+    },
+    240_000,
+    500,
+  );
+  const login = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+  });
   token = ((await login.json()) as { access_token: string }).access_token;
 }, 300_000);
 
@@ -57,8 +71,18 @@ describe('npm start (PGlite, built-in agent)', () => {
   it('pulls, diffs, collects a snapshot and bulk-pulls', async () => {
     const ids: string[] = [];
     for (const sim of sims) {
-      const profile = await api('POST', '/api/profiles', { name: `p-${sim.hostname}`, username: 'netops', password: DEVICE_PASSWORD, ssh_port: sim.port });
-      const device = await api('POST', '/api/devices', { name: sim.hostname, host: sim.host, device_type: 'vendor_ios', profile_id: profile.body.id });
+      const profile = await api('POST', '/api/profiles', {
+        name: `p-${sim.hostname}`,
+        username: 'netops',
+        password: DEVICE_PASSWORD,
+        ssh_port: sim.port,
+      });
+      const device = await api('POST', '/api/devices', {
+        name: sim.hostname,
+        host: sim.host,
+        device_type: 'vendor_ios',
+        profile_id: profile.body.id,
+      });
       expect(device.status, device.text).toBe(201);
       ids.push(device.body.id);
     }
@@ -70,18 +94,26 @@ describe('npm start (PGlite, built-in agent)', () => {
     const collect = await api('POST', `/api/devices/snapshots/${snap.body.snapshot.id}/collect`);
     expect(collect.status, collect.text).toBe(202);
     expect(collect.body.devices_queued).toBe(2);
-    const done = await until('the snapshot to finish', async () => {
-      const s = (await api('GET', `/api/devices/snapshots/${snap.body.snapshot.id}`)).body.snapshot;
-      return s.status === 'collecting' ? null : s;
-    }, 60_000);
+    const done = await until(
+      'the snapshot to finish',
+      async () => {
+        const s = (await api('GET', `/api/devices/snapshots/${snap.body.snapshot.id}`)).body.snapshot;
+        return s.status === 'collecting' ? null : s;
+      },
+      60_000,
+    );
     expect(done).toMatchObject({ status: 'completed', successful_devices: 2, failed_devices: 0 });
 
     const bulk = await api('POST', '/api/config/devices/bulk-pull', { device_ids: ids, method: 'cli' });
     expect(bulk.status, bulk.text).toBe(202);
-    const bulkDone = await until('the bulk pull to finish', async () => {
-      const s = (await api('GET', `/api/devices/snapshots/${bulk.body.snapshot_id}`)).body.snapshot;
-      return s.status === 'collecting' ? null : s;
-    }, 60_000);
+    const bulkDone = await until(
+      'the bulk pull to finish',
+      async () => {
+        const s = (await api('GET', `/api/devices/snapshots/${bulk.body.snapshot_id}`)).body.snapshot;
+        return s.status === 'collecting' ? null : s;
+      },
+      60_000,
+    );
     expect(bulkDone).toMatchObject({ status: 'completed', successful_devices: 2 });
     expect((await api('GET', `/api/config/devices/${ids[1]}/configs`)).body.total).toBe(2);
     expect(child.output()).not.toMatch(/"level":50/);

@@ -24,7 +24,7 @@ const sims: SimSshDevice[] = [];
 let siteA: { id: string };
 let siteB: { id: string };
 let wrongProfile: { id: string };
-let good: { id: string; name: string; sim: SimSshDevice }[] = [];
+const good: { id: string; name: string; sim: SimSshDevice }[] = [];
 let hung: { id: string; name: string };
 
 beforeAll(async () => {
@@ -40,17 +40,24 @@ beforeAll(async () => {
   // Two agents in the default pool, as real processes.
   for (const name of ['agent-1', 'agent-2']) {
     const created = await u.as('POST', '/api/agents', { body: { name, site_id: null } });
-    agents.push(spawnAgent({
-      NATS_URL: SHARED_NATS,
-      SWITCHBOARD_URL: c.url,
-      SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-snap-agent-')),
-      SWITCHBOARD_AGENT_CONCURRENCY: '4',
-      SWITCHBOARD_ENROLL_TOKEN: created.body.enrollment_token,
-    }));
+    agents.push(
+      spawnAgent({
+        NATS_URL: SHARED_NATS,
+        SWITCHBOARD_URL: c.url,
+        SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-snap-agent-')),
+        SWITCHBOARD_AGENT_CONCURRENCY: '4',
+        SWITCHBOARD_ENROLL_TOKEN: created.body.enrollment_token,
+      }),
+    );
   }
 
   for (let i = 1; i <= 3; i++) {
-    const sim = await startSshDevice({ hostname: `core-${i}`, username: 'netops', password: PASSWORD, dialect: i === 3 ? 'vendor_eos' : 'vendor_ios' });
+    const sim = await startSshDevice({
+      hostname: `core-${i}`,
+      username: 'netops',
+      password: PASSWORD,
+      dialect: i === 3 ? 'vendor_eos' : 'vendor_ios',
+    });
     sims.push(sim);
     const profile = await u.profile({ username: 'netops', password: PASSWORD, ssh_port: sim.port });
     const device = await u.device(profile.id, { name: `core-${i}`, host: sim.host, device_type: sim.deviceType, site_id: siteA.id });
@@ -60,14 +67,29 @@ beforeAll(async () => {
   sims.push(lockedSim);
   wrongProfile = await u.profile({ username: 'netops', password: 'wrong-password-123', ssh_port: lockedSim.port });
   await u.device(wrongProfile.id, { name: 'core-4', host: lockedSim.host, site_id: siteA.id });
-  const hangSim = await startSshDevice({ hostname: 'edge-hang', username: 'netops', password: PASSWORD, dialect: 'vendor_junos', faults: { hang: true } });
+  const hangSim = await startSshDevice({
+    hostname: 'edge-hang',
+    username: 'netops',
+    password: PASSWORD,
+    dialect: 'vendor_junos',
+    faults: { hang: true },
+  });
   sims.push(hangSim);
-  hung = await u.device((await u.profile({ username: 'netops', password: PASSWORD, ssh_port: hangSim.port })).id, { name: 'edge-hang', host: hangSim.host, device_type: 'vendor_junos', site_id: siteB.id });
+  hung = await u.device((await u.profile({ username: 'netops', password: PASSWORD, ssh_port: hangSim.port })).id, {
+    name: 'edge-hang',
+    host: hangSim.host,
+    device_type: 'vendor_junos',
+    site_id: siteB.id,
+  });
 
-  await until('both agents online', async () => {
-    const res = await u.as('GET', '/api/agents');
-    return res.body.agents?.filter((a: any) => a.status === 'online').length === 2;
-  }, 60_000);
+  await until(
+    'both agents online',
+    async () => {
+      const res = await u.as('GET', '/api/agents');
+      return res.body.agents?.filter((a: any) => a.status === 'online').length === 2;
+    },
+    60_000,
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -84,10 +106,15 @@ async function snapshot(name: string, device_filter?: Record<string, unknown>) {
 }
 const read = async (id: string) => (await u.as('GET', `/api/devices/snapshots/${id}`)).body.snapshot;
 const finished = (id: string, timeoutMs = 60_000) =>
-  until(`snapshot ${id} to finish`, async () => {
-    const s = await read(id);
-    return s.status !== 'collecting' ? s : null;
-  }, timeoutMs, 100);
+  until(
+    `snapshot ${id} to finish`,
+    async () => {
+      const s = await read(id);
+      return s.status !== 'collecting' ? s : null;
+    },
+    timeoutMs,
+    100,
+  );
 
 describe('collect', () => {
   let snap: { id: string };
@@ -121,7 +148,7 @@ describe('collect', () => {
     expect(byName['core-4'].error_message).toMatch(/auth/i);
   });
 
-  it('serves each device\'s transcript with every secret masked', async () => {
+  it("serves each device's transcript with every secret masked", async () => {
     const backups = (await u.as('GET', `/api/devices/snapshots/${snap.id}/backups`)).body.backups;
     for (const b of backups) {
       const log = await u.as('GET', `/api/devices/snapshots/backups/${b.config_id}/log`);
@@ -226,7 +253,9 @@ describe('POST /api/config/devices/bulk-pull', () => {
 
 describe('method structured', () => {
   it('fails each device without an automation transport with a failed version saying why', async () => {
-    const res = await u.as('POST', '/api/devices/snapshots', { body: { name: 'structured A', method: 'structured', device_filter: { site_id: siteA.id } } });
+    const res = await u.as('POST', '/api/devices/snapshots', {
+      body: { name: 'structured A', method: 'structured', device_filter: { site_id: siteA.id } },
+    });
     expect(res.status, res.text).toBe(201);
     const id = res.body.snapshot.id as string;
     expect((await u.as('POST', `/api/devices/snapshots/${id}/collect`, { body: {} })).body.devices_queued).toBe(4);

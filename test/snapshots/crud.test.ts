@@ -18,7 +18,9 @@ afterAll(async () => c?.close());
 describe('POST /api/devices/snapshots', () => {
   it('creates a pending snapshot with its filter', async () => {
     const site = await u.site();
-    const res = await u.as('POST', '/api/devices/snapshots', { body: { name: 'nightly core', device_filter: { site_id: site.id, device_type: 'vendor_ios' } } });
+    const res = await u.as('POST', '/api/devices/snapshots', {
+      body: { name: 'nightly core', device_filter: { site_id: site.id, device_type: 'vendor_ios' } },
+    });
     expect(res.status).toBe(201);
     expect(res.body.snapshot).toMatchObject({
       name: 'nightly core',
@@ -70,7 +72,7 @@ describe('POST /api/devices/snapshots', () => {
 });
 
 describe('GET /api/devices/snapshots and /:id', () => {
-  it('lists the organization\'s snapshots, newest first, with total', async () => {
+  it("lists the organization's snapshots, newest first, with total", async () => {
     const a = (await u.as('POST', '/api/devices/snapshots', { body: { name: 'list-a' } })).body.snapshot;
     const b = (await u.as('POST', '/api/devices/snapshots', { body: { name: 'list-b' } })).body.snapshot;
     const res = await u.as('GET', '/api/devices/snapshots');

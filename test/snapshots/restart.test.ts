@@ -24,7 +24,12 @@ beforeAll(async () => {
   agent = await startAgent(c, identity, { natsUrl: SHARED_NATS, concurrency: 2 });
   for (let i = 1; i <= 6; i++) {
     // Output trickles: each backup takes a few seconds, so the restart lands mid-collection.
-    const sim = await startSshDevice({ hostname: `slow-${i}`, username: 'netops', password: PASSWORD, faults: { slowOutput: { chunkBytes: 512, intervalMs: 30 } } });
+    const sim = await startSshDevice({
+      hostname: `slow-${i}`,
+      username: 'netops',
+      password: PASSWORD,
+      faults: { slowOutput: { chunkBytes: 512, intervalMs: 30 } },
+    });
     sims.push(sim);
     const profile = await u.profile({ username: 'netops', password: PASSWORD, ssh_port: sim.port });
     deviceIds.push((await u.device(profile.id, { name: `slow-${i}`, host: sim.host })).id);
@@ -50,10 +55,15 @@ describe('controller restart during a snapshot', () => {
     expect(during.status).toBe('collecting');
     expect(during.successful_devices).toBeLessThan(6);
 
-    const done = await until('the snapshot to finish', async () => {
-      const s = (await u.as('GET', `/api/devices/snapshots/${snap.id}`)).body.snapshot;
-      return s.status === 'collecting' ? null : s;
-    }, 90_000, 200);
+    const done = await until(
+      'the snapshot to finish',
+      async () => {
+        const s = (await u.as('GET', `/api/devices/snapshots/${snap.id}`)).body.snapshot;
+        return s.status === 'collecting' ? null : s;
+      },
+      90_000,
+      200,
+    );
     expect(done).toMatchObject({ status: 'completed', total_devices: 6, successful_devices: 6, failed_devices: 0 });
     for (const id of deviceIds) {
       const list = (await u.as('GET', `/api/config/devices/${id}/configs`)).body;
@@ -61,6 +71,10 @@ describe('controller restart during a snapshot', () => {
       expect(list.configs[0]).toMatchObject({ version: 1, status: 'success', snapshot_id: snap.id });
     }
     // The run is closed in the database too (not only derived on read).
-    await until('the snapshot row to be closed', async () => (await c.db('snapshots').where({ id: snap.id }).first('status')).status === 'completed', 10_000);
+    await until(
+      'the snapshot row to be closed',
+      async () => (await c.db('snapshots').where({ id: snap.id }).first('status')).status === 'completed',
+      10_000,
+    );
   });
 });

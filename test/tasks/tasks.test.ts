@@ -18,7 +18,11 @@ let snapshot: any;
 /** A second controller replica on the same database (same secret key, so tokens work on both). */
 async function startPeer(): Promise<{ app: FastifyInstance; db: Db }> {
   const db = await createDb(c.config.databaseUrl, c.config.dataDir);
-  const sink = new Writable({ write(_chunk, _enc, done) { done(); } });
+  const sink = new Writable({
+    write(_chunk, _enc, done) {
+      done();
+    },
+  });
   const app = await buildApp({ config: { ...c.config }, db, log: createLogger('info', sink) });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, db };
@@ -30,11 +34,39 @@ beforeAll(async () => {
   token = org.token;
   orgId = org.orgId;
   peer = await startPeer();
-  const profile = await api(c, token, 'POST', '/api/profiles', { name: 'p', username: 'admin', password: 'admin', automation_transport: 'gnmi' }, 201);
+  const profile = await api(
+    c,
+    token,
+    'POST',
+    '/api/profiles',
+    { name: 'p', username: 'admin', password: 'admin', automation_transport: 'gnmi' },
+    201,
+  );
   device = await api(c, token, 'POST', '/api/devices', { name: 'r1', host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201);
-  const tpl = await api(c, token, 'POST', '/api/config/templates', { name: 't', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system', source: '{"hostname": "{{ hostname }}"}' }, 201);
-  const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 's', services: [{ template_id: tpl.id, variables: { hostname: 'r1' } }] }, 201);
-  instance = await api(c, token, 'POST', '/api/config/instances', { stack_id: stack.id, name: 'nightly', target_devices: [{ device_id: device.id }] }, 201);
+  const tpl = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    { name: 't', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system', source: '{"hostname": "{{ hostname }}"}' },
+    201,
+  );
+  const stack = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/stacks',
+    { name: 's', services: [{ template_id: tpl.id, variables: { hostname: 'r1' } }] },
+    201,
+  );
+  instance = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/instances',
+    { stack_id: stack.id, name: 'nightly', target_devices: [{ device_id: device.id }] },
+    201,
+  );
   snapshot = (await api(c, token, 'POST', '/api/devices/snapshots', { name: 'weekly' }, 201)).snapshot;
 });
 afterAll(async () => {
@@ -45,8 +77,25 @@ afterAll(async () => {
 
 describe('scheduled task CRUD', () => {
   it('creates a deployment task with its next run, reads, lists, changes and deletes it', async () => {
-    const task = await api(c, token, 'POST', '/api/tasks', { name: 'nightly deploy', type: 'deployment', cron: '30 2 * * *', instance_id: instance.id }, 201);
-    expect(task).toMatchObject({ name: 'nightly deploy', type: 'deployment', cron: '30 2 * * *', timezone: 'UTC', enabled: true, instance_id: instance.id, snapshot_id: null, last_run_at: null, last_status: null });
+    const task = await api(
+      c,
+      token,
+      'POST',
+      '/api/tasks',
+      { name: 'nightly deploy', type: 'deployment', cron: '30 2 * * *', instance_id: instance.id },
+      201,
+    );
+    expect(task).toMatchObject({
+      name: 'nightly deploy',
+      type: 'deployment',
+      cron: '30 2 * * *',
+      timezone: 'UTC',
+      enabled: true,
+      instance_id: instance.id,
+      snapshot_id: null,
+      last_run_at: null,
+      last_status: null,
+    });
     const next = new Date(task.next_run_at);
     expect(next.getTime()).toBeGreaterThan(Date.now());
     expect([next.getUTCHours(), next.getUTCMinutes()]).toEqual([2, 30]);
@@ -56,7 +105,11 @@ describe('scheduled task CRUD', () => {
 
     const moved = await api(c, token, 'PUT', `/api/tasks/${task.id}`, { cron: '0 6 * * 1', timezone: 'Europe/Berlin' });
     const when = new Date(moved.next_run_at);
-    expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', weekday: 'short', hour: '2-digit', minute: '2-digit', hour12: false }).format(when)).toBe('Mon 06:00');
+    expect(
+      new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', weekday: 'short', hour: '2-digit', minute: '2-digit', hour12: false }).format(
+        when,
+      ),
+    ).toBe('Mon 06:00');
     const paused = await api(c, token, 'PUT', `/api/tasks/${task.id}`, { enabled: false });
     expect(paused).toMatchObject({ enabled: false, next_run_at: null });
     expect((await api(c, token, 'PUT', `/api/tasks/${task.id}`, { enabled: true })).next_run_at).toEqual(expect.any(String));
@@ -67,13 +120,23 @@ describe('scheduled task CRUD', () => {
   it('creates snapshot and backup tasks', async () => {
     const snap = await api(c, token, 'POST', '/api/tasks', { name: 's', type: 'snapshot', cron: '@daily', snapshot_id: snapshot.id }, 201);
     expect(snap).toMatchObject({ type: 'snapshot', snapshot_id: snapshot.id, instance_id: null });
-    const backup = await api(c, token, 'POST', '/api/tasks', { name: 'b', type: 'backup', cron: '0 */6 * * *', device_filter: { device_type: 'vendor_eos' }, method: 'cli' }, 201);
+    const backup = await api(
+      c,
+      token,
+      'POST',
+      '/api/tasks',
+      { name: 'b', type: 'backup', cron: '0 */6 * * *', device_filter: { device_type: 'vendor_eos' }, method: 'cli' },
+      201,
+    );
     expect(backup).toMatchObject({ type: 'backup', device_filter: { device_type: 'vendor_eos' }, method: 'cli' });
   });
 
   it('answers 400 for a bad cron expression, time zone, type or target', async () => {
     const bad = async (body: Record<string, unknown>, code?: string) => {
-      const res = await c.request('POST', '/api/tasks', { token, body: { name: 'x', type: 'deployment', cron: '* * * * *', instance_id: instance.id, ...body } });
+      const res = await c.request('POST', '/api/tasks', {
+        token,
+        body: { name: 'x', type: 'deployment', cron: '* * * * *', instance_id: instance.id, ...body },
+      });
       expect(res.status, JSON.stringify(body)).toBe(400);
       if (code) expect(res.body.code).toBe(code);
       return res.body.error as string;
@@ -104,7 +167,10 @@ describe('scheduled task CRUD', () => {
       expect(res.body.code).toBe('TASK_NOT_FOUND');
     }
     expect(await api(c, other.token, 'GET', '/api/tasks')).toEqual([]);
-    const foreign = await c.request('POST', '/api/tasks', { token: other.token, body: { name: 'x', type: 'deployment', cron: '@daily', instance_id: instance.id } });
+    const foreign = await c.request('POST', '/api/tasks', {
+      token: other.token,
+      body: { name: 'x', type: 'deployment', cron: '@daily', instance_id: instance.id },
+    });
     expect(foreign.status).toBe(400);
   });
 });
@@ -113,10 +179,18 @@ describe("another organization's ids", () => {
   it('refuses foreign or unknown device ids and site ids in a backup filter with 400, on create and update', async () => {
     const other = await c.createOrgUser(['org_admin']);
     const theirProfile = await api(c, other.token, 'POST', '/api/profiles', { name: 'theirs', username: 'u', password: 'p' }, 201);
-    const theirDevice = await api(c, other.token, 'POST', '/api/devices', { name: 'theirs', host: '127.0.0.2', device_type: 'vendor_eos', profile_id: theirProfile.id }, 201);
+    const theirDevice = await api(
+      c,
+      other.token,
+      'POST',
+      '/api/devices',
+      { name: 'theirs', host: '127.0.0.2', device_type: 'vendor_eos', profile_id: theirProfile.id },
+      201,
+    );
     const theirSite = await api(c, other.token, 'POST', '/api/sites', { name: 'their site' }, 201);
     const unknown = '00000000-0000-4000-8000-000000000000';
-    const create = (filter: unknown) => c.request('POST', '/api/tasks', { token, body: { name: 'b', type: 'backup', cron: '@daily', device_filter: filter } });
+    const create = (filter: unknown) =>
+      c.request('POST', '/api/tasks', { token, body: { name: 'b', type: 'backup', cron: '@daily', device_filter: filter } });
     const count = async () => Number((await c.db('scheduled_tasks').where({ org_id: orgId }).count<{ count: string }[]>({ count: '*' }))[0].count);
     const before = await count();
 
@@ -131,7 +205,14 @@ describe("another organization's ids", () => {
     }
     expect(await count()).toBe(before);
 
-    const task = await api(c, token, 'POST', '/api/tasks', { name: 'mine', type: 'backup', cron: '@daily', device_filter: { device_ids: [device.id] } }, 201);
+    const task = await api(
+      c,
+      token,
+      'POST',
+      '/api/tasks',
+      { name: 'mine', type: 'backup', cron: '@daily', device_filter: { device_ids: [device.id] } },
+      201,
+    );
     const update = await c.request('PUT', `/api/tasks/${task.id}`, { token, body: { device_filter: { device_ids: [theirDevice.id] } } });
     expect(update.status).toBe(400);
     expect(update.body.code).toBe('UNKNOWN_REFERENCE');
@@ -154,7 +235,12 @@ describe('the scheduler', () => {
     const runs = await api(c, token, 'GET', `/api/tasks/${task.id}/runs`);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: 'succeeded', error: null, result: { deployment_id: expect.any(String) } });
-    expect(fired).toMatchObject({ last_status: 'succeeded', last_error: null, next_run_at: yearly, last_result: { deployment_id: runs[0].result.deployment_id } });
+    expect(fired).toMatchObject({
+      last_status: 'succeeded',
+      last_error: null,
+      next_run_at: yearly,
+      last_result: { deployment_id: runs[0].result.deployment_id },
+    });
     expect(fired.last_run_at).toEqual(expect.any(String));
     const deployments = await c.db('deployments').where({ org_id: orgId, instance_id: instance.id });
     expect(deployments).toHaveLength(1);
@@ -173,7 +259,14 @@ describe('the scheduler', () => {
   });
 
   it('records a failed run with its reason', async () => {
-    const task = await api(c, token, 'POST', '/api/tasks', { name: 'nothing', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_type: 'vendor_none' } }, 201);
+    const task = await api(
+      c,
+      token,
+      'POST',
+      '/api/tasks',
+      { name: 'nothing', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_type: 'vendor_none' } },
+      201,
+    );
     await c.db('scheduled_tasks').where({ id: task.id }).update({ next_run_at: c.db.fn.now() });
     const done = await until('the failed run', async () => {
       const t = await api(c, token, 'GET', `/api/tasks/${task.id}`);
@@ -183,7 +276,14 @@ describe('the scheduler', () => {
   });
 
   it('runs a backup task as a bulk pull of the matching devices', async () => {
-    const task = await api(c, token, 'POST', '/api/tasks', { name: 'backup', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_ids: [device.id] }, method: 'cli' }, 201);
+    const task = await api(
+      c,
+      token,
+      'POST',
+      '/api/tasks',
+      { name: 'backup', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_ids: [device.id] }, method: 'cli' },
+      201,
+    );
     await c.db('scheduled_tasks').where({ id: task.id }).update({ next_run_at: c.db.fn.now() });
     const done = await until('the backup run', async () => {
       const t = await api(c, token, 'GET', `/api/tasks/${task.id}`);
@@ -199,17 +299,40 @@ describe('the user a task runs as', () => {
     const before = (await c.db('scheduled_task_runs').where({ task_id: taskId }).count<{ count: string }[]>({ count: '*' }))[0].count;
     await c.db('scheduled_tasks').where({ id: taskId }).update({ next_run_at: c.db.fn.now() });
     await until('the run', async () => {
-      const runs = await c.db('scheduled_task_runs').where({ task_id: taskId }).whereNotNull('finished_at').count<{ count: string }[]>({ count: '*' });
+      const runs = await c
+        .db('scheduled_task_runs')
+        .where({ task_id: taskId })
+        .whereNotNull('finished_at')
+        .count<{ count: string }[]>({ count: '*' });
       return Number(runs[0].count) > Number(before);
     });
     return api(c, token, 'GET', `/api/tasks/${taskId}`);
   }
 
   it('stops running (skipped, with the reason) while its creator is disabled or lacks devices.access, and resumes after', async () => {
-    const operator = await api(c, token, 'POST', '/api/admin/users', { username: `op-${Date.now()}`, password: 'operator-password-long', roles: ['operator'] }, 201);
+    const operator = await api(
+      c,
+      token,
+      'POST',
+      '/api/admin/users',
+      { username: `op-${Date.now()}`, password: 'operator-password-long', roles: ['operator'] },
+      201,
+    );
     const operatorToken = (await c.login(operator.username, 'operator-password-long')).body.access_token;
-    const task = await api(c, operatorToken, 'POST', '/api/tasks', { name: 'ops backup', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_ids: [device.id] }, method: 'cli' }, 201);
-    const pulls = () => c.db('snapshots').where({ org_id: orgId }).count<{ count: string }[]>({ count: '*' }).then((r) => Number(r[0].count));
+    const task = await api(
+      c,
+      operatorToken,
+      'POST',
+      '/api/tasks',
+      { name: 'ops backup', type: 'backup', cron: '0 0 1 1 *', device_filter: { device_ids: [device.id] }, method: 'cli' },
+      201,
+    );
+    const pulls = () =>
+      c
+        .db('snapshots')
+        .where({ org_id: orgId })
+        .count<{ count: string }[]>({ count: '*' })
+        .then((r) => Number(r[0].count));
 
     await api(c, token, 'PUT', `/api/admin/users/${operator.id}`, { is_active: false });
     const before = await pulls();
@@ -224,7 +347,10 @@ describe('the user a task runs as', () => {
     await api(c, token, 'PUT', `/api/admin/users/${operator.id}`, { is_active: true });
     await api(c, token, 'PUT', `/api/admin/users/${operator.id}/roles`, { roles: ['auditor'] });
     const demoted = await runNow(task.id);
-    expect(demoted).toMatchObject({ last_status: 'skipped', last_error: `not run: ${operator.username} no longer has the devices.access permission` });
+    expect(demoted).toMatchObject({
+      last_status: 'skipped',
+      last_error: `not run: ${operator.username} no longer has the devices.access permission`,
+    });
     expect(await pulls()).toBe(before);
 
     await api(c, token, 'PUT', `/api/admin/users/${operator.id}/roles`, { roles: ['operator'] });

@@ -37,11 +37,19 @@ describe('platforms', () => {
     const res = await c.request('GET', '/api/config/platforms', { token });
     expect(res.status).toBe(200);
     const names = res.body.map((p: { name: string }) => p.name);
-    expect(names).toEqual(expect.arrayContaining(['openconfig-gnmi', 'ietf-netconf', 'vendor_eos-gnmi', 'vendor_eos-netconf', 'vendor_junos-netconf', 'vendor_xr-gnmi']));
+    expect(names).toEqual(
+      expect.arrayContaining(['openconfig-gnmi', 'ietf-netconf', 'vendor_eos-gnmi', 'vendor_eos-netconf', 'vendor_junos-netconf', 'vendor_xr-gnmi']),
+    );
     for (const p of res.body) {
       expect(p.name).toMatch(/^[a-z0-9_]+-(gnmi|netconf)$/);
       expect(p.name.endsWith(`-${p.transport}`)).toBe(true);
-      expect(p).toMatchObject({ id: expect.any(String), display_name: expect.any(String), default_port: expect.any(Number), capabilities: expect.any(Object), created_at: expect.any(String) });
+      expect(p).toMatchObject({
+        id: expect.any(String),
+        display_name: expect.any(String),
+        default_port: expect.any(Number),
+        capabilities: expect.any(Object),
+        created_at: expect.any(String),
+      });
       expect(p.config_format).toBe(p.transport === 'gnmi' ? 'json' : 'xml');
       expect(typeof p.capabilities.openconfig).toBe('boolean');
     }
@@ -63,7 +71,16 @@ describe('platforms', () => {
 describe('template CRUD', () => {
   it('creates a template with variables derived from its syntax tree', async () => {
     const t = await createTemplate({ description: 'interfaces', target_path: 'interfaces' });
-    expect(t).toMatchObject({ name: 'base', platform: 'vendor_eos-gnmi', config_format: 'cli', operation: 'replace', target_path: 'interfaces', current_version: 1, description: 'interfaces', source: INTERFACES });
+    expect(t).toMatchObject({
+      name: 'base',
+      platform: 'vendor_eos-gnmi',
+      config_format: 'cli',
+      operation: 'replace',
+      target_path: 'interfaces',
+      current_version: 1,
+      description: 'interfaces',
+      source: INTERFACES,
+    });
     expect(t.variables).toEqual([
       { name: 'hostname', type: 'string', required: true },
       { name: 'interfaces', type: 'list', required: true },
@@ -171,7 +188,11 @@ describe('template versions', () => {
     const same = await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { source: INTERFACES } });
     expect(same.body.current_version).toBe(1);
     const changed = await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { source: 'hostname {{ name }}' } });
-    expect(changed.body).toMatchObject({ current_version: 2, source: 'hostname {{ name }}', variables: [{ name: 'name', type: 'string', required: true }] });
+    expect(changed.body).toMatchObject({
+      current_version: 2,
+      source: 'hostname {{ name }}',
+      variables: [{ name: 'name', type: 'string', required: true }],
+    });
     const versions = await c.request('GET', `/api/config/templates/${t.id}/versions`, { token });
     expect(versions.status).toBe(200);
     expect(versions.body.map((v: { version: number }) => v.version)).toEqual([2, 1]);
@@ -193,10 +214,20 @@ describe('template versions', () => {
     // All fields optional (API.md): an empty update changes nothing, and makes no version.
     const same = await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: {} });
     expect(same.status).toBe(200);
-    expect(same.body).toMatchObject({ name: 'ops', operation: 'delete', target_path: null, current_version: merge.body.current_version, source: merge.body.source });
-    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { config_format: 'xml' } })).body.code).toBe('TEMPLATE_FORMAT_MISMATCH');
+    expect(same.body).toMatchObject({
+      name: 'ops',
+      operation: 'delete',
+      target_path: null,
+      current_version: merge.body.current_version,
+      source: merge.body.source,
+    });
+    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { config_format: 'xml' } })).body.code).toBe(
+      'TEMPLATE_FORMAT_MISMATCH',
+    );
     // cli templates render on any platform (deployments do not push them).
-    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { platform: 'ietf-netconf' } })).body.platform).toBe('ietf-netconf');
+    expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { platform: 'ietf-netconf' } })).body.platform).toBe(
+      'ietf-netconf',
+    );
   });
 });
 
@@ -211,7 +242,9 @@ describe('render', () => {
       format: 'cli',
     });
     await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { source: 'hostname {{ hostname | upper }}' } });
-    expect((await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables: vars } })).body.rendered).toBe('hostname LEAF1');
+    expect((await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables: vars } })).body.rendered).toBe(
+      'hostname LEAF1',
+    );
     const old = await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables: vars, version: 1 } });
     expect(old.body.rendered).toContain('interface Ethernet2');
     expect((await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { version: 7 } })).status).toBe(404);
@@ -221,7 +254,11 @@ describe('render', () => {
     const t = await createTemplate({ name: 'missing' });
     const res = await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables: { interfaces: [] } } });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: 'REQUIRED_VARIABLE_MISSING', error: "Render error: required variable 'hostname' not provided", missing: ['hostname'] });
+    expect(res.body).toMatchObject({
+      code: 'REQUIRED_VARIABLE_MISSING',
+      error: "Render error: required variable 'hostname' not provided",
+      missing: ['hostname'],
+    });
     const noBody = await c.request('POST', `/api/config/templates/${t.id}/render`, { token });
     expect(noBody.status).toBe(400);
   });
@@ -285,7 +322,10 @@ describe('sandbox', () => {
   });
 
   it('stops a template that would run for ever or exhaust memory, and keeps serving', async () => {
-    const loops = await createTemplate({ name: 'loops', source: '{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}' });
+    const loops = await createTemplate({
+      name: 'loops',
+      source: '{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}',
+    });
     const res = await c.request('POST', `/api/config/templates/${loops.id}/render`, { token, body: {} });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/^Render error: .*loop iterations and calls/);
@@ -293,7 +333,10 @@ describe('sandbox', () => {
     const recursion = await createTemplate({ name: 'recursion', source: '{% macro f(n) %}{{ f(n) }}{{ f(n) }}{% endmacro %}{{ f(1) }}' });
     expect((await c.request('POST', `/api/config/templates/${recursion.id}/render`, { token, body: {} })).body.error).toMatch(/^Render error: /);
 
-    const doubling = await createTemplate({ name: 'doubling', source: '{% set s = "xxxxxxxx" %}{% for i in range(60) %}{% set s = s ~ s %}{% endfor %}{{ s | upper }}' });
+    const doubling = await createTemplate({
+      name: 'doubling',
+      source: '{% set s = "xxxxxxxx" %}{% for i in range(60) %}{% set s = s ~ s %}{% endfor %}{{ s | upper }}',
+    });
     expect((await c.request('POST', `/api/config/templates/${doubling.id}/render`, { token, body: {} })).body.error).toMatch(/^Render error: /);
 
     const wide = await createTemplate({ name: 'wide', source: '{{ "a" | center(2000000000) }}' });

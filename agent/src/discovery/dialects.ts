@@ -78,10 +78,7 @@ const SHOW_INTERFACES_JUNOS: ParseSpec = {
     new RegExp(String.raw`Current address: (?<mac>${MAC_COLON})`),
   ],
   lists: {
-    addr: [
-      new RegExp(String.raw`Destination: [\d.]+\/(?<prefix>\d+), Local: (?<ip>${IPV4})`),
-      new RegExp(String.raw`^\s+Local: (?<ip>${IPV4})\s*$`),
-    ],
+    addr: [new RegExp(String.raw`Destination: [\d.]+\/(?<prefix>\d+), Local: (?<ip>${IPV4})`), new RegExp(String.raw`^\s+Local: (?<ip>${IPV4})\s*$`)],
   },
 };
 
@@ -130,11 +127,7 @@ const CDP_DETAIL: ParseSpec = {
   ],
 };
 
-const LLDP_FIELDS = [
-  /^Chassis id: (?<remote_chassis_id>\S+)/,
-  /^Port id: (?<remote_interface>\S+)/,
-  /^System Name: (?<remote_name>.+)$/,
-];
+const LLDP_FIELDS = [/^Chassis id: (?<remote_chassis_id>\S+)/, /^Port id: (?<remote_interface>\S+)/, /^System Name: (?<remote_name>.+)$/];
 
 /**
  * IOS 15 opens a neighbor with "Local Intf:"; 12.2 switches print no such line, so a neighbor
@@ -190,7 +183,9 @@ const LLDP_DETAIL_EOS: ParseSpec = {
 /** Port info is the neighbor's port description when it sends one, spaces and all; the system name is the last word. */
 const LLDP_JUNOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`),
+  row: new RegExp(
+    String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`,
+  ),
 };
 
 /** PAN-OS: an interface heading (and on the firewalls a "Local interface:" line), then its peers. */
@@ -209,24 +204,32 @@ const LLDP_PANOS: ParseSpec = {
 
 const LLDP_FW: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<local_interface>\S+)\s+\d+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s+(?<remote_address>${IPV4}|-)\s*$`),
+  row: new RegExp(
+    String.raw`^(?<local_interface>\S+)\s+\d+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s+(?<remote_address>${IPV4}|-)\s*$`,
+  ),
 };
 
 // ---- ARP --------------------------------------------------------------------------------------
 
 const ARP_IOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^Internet\s+(?<ip_address>${IPV4})\s+(?<age_min>\d+|-)\s+(?<mac_address>${MAC_DOTTED}|Incomplete)\s+ARPA\s*(?<interface>\S+)?\s*$`),
+  row: new RegExp(
+    String.raw`^Internet\s+(?<ip_address>${IPV4})\s+(?<age_min>\d+|-)\s+(?<mac_address>${MAC_DOTTED}|Incomplete)\s+ARPA\s*(?<interface>\S+)?\s*$`,
+  ),
 };
 const ARP_NXOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED}|INCOMPLETE)\s+(?<interface>\S+)(?:\s+\S+)?\s*$`),
+  row: new RegExp(
+    String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED}|INCOMPLETE)\s+(?<interface>\S+)(?:\s+\S+)?\s*$`,
+  ),
   // The flags legend ("CP - Added via L2RIB, …").
   ignore: [/^\s*(?:Flags:\s*)?[\w*+#]{1,2} - /],
 };
 const ARP_XR: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED})\s+\w+\s+ARPA\s+(?<interface>\S+)\s*$`),
+  row: new RegExp(
+    String.raw`^(?<ip_address>${IPV4})\s+(?<age>\d{2}:\d{2}:\d{2}|-)\s+(?<mac_address>${MAC_DOTTED})\s+\w+\s+ARPA\s+(?<interface>\S+)\s*$`,
+  ),
   // The table is headed by its line card: "0/0/CPU0".
   ignore: [/^\d+\/\w+\/CPU\d+$/],
 };
@@ -266,21 +269,29 @@ const MAC_IOS: ParseSpec = {
         String.raw`(?:(?:Yes|No|-)\s+(?:\d+|-|n\/a|N\/A)\s+)?(?:(?:ip|ipx|assigned|other)(?:,(?:ip|ipx|assigned|other))*\s+)?` +
         String.raw`(?<interfaces>${PORTS})(?:\s+\d+\s+.*ago)?\s*$`,
     ),
-    new RegExp(String.raw`^(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>Self|Dynamic|Static|Secure\w*)\s+(?<vlan>\d+)\s+(?<interfaces>${PORTS})\s*$`),
+    new RegExp(
+      String.raw`^(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>Self|Dynamic|Static|Secure\w*)\s+(?<vlan>\d+)\s+(?<interfaces>${PORTS})\s*$`,
+    ),
   ],
   continuation: new RegExp(String.raw`^\s{30,}(?<interfaces>${PORTS}),?\s*$`),
   ignore: [/^\s*(?:Legend|Codes):/i, /^\s*(?:age|n\/a)\s+-\s+/i, /^\s*Total Mac Addresses/i],
 };
 const MAC_NXOS: ParseSpec = {
   kind: 'table',
-  row: new RegExp(String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S.*?)\s*$`),
+  row: new RegExp(
+    String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S.*?)\s*$`,
+  ),
 };
 /** ELS: "vlan mac flags age interface NH RTR"; before ELS: "VLAN MAC Type Age Interfaces" with Learn/Static types. */
 const MAC_JUNOS: ParseSpec = {
   kind: 'table',
   row: [
-    new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`),
-    new RegExp(String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>Learn|Static|Persistent)\s+(?:[\d:]+|-)\s+(?<interface>\S+)\s*$`),
+    new RegExp(
+      String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>[A-Z,]+)\s+\S+\s+(?<interface>\S+)(?:\s+\d+\s+\d+)?\s*$`,
+    ),
+    new RegExp(
+      String.raw`^\s+(?<vlan_name>\S+)\s+(?<mac_address>${MAC_COLON})\s+(?<entry_type>Learn|Static|Persistent)\s+(?:[\d:]+|-)\s+(?<interface>\S+)\s*$`,
+    ),
   ],
   ignore: [/^Ethernet[- ]switching table\s*:/i],
 };
@@ -304,7 +315,9 @@ const JUNOS_PORT = String.raw`(?:[a-z]{2,4}-\d+\/\d+\/\d+|ae\d+|irb|vtep)[\w.*]*
 const VLAN_JUNOS: ParseSpec = {
   kind: 'table',
   row: [
-    new RegExp(String.raw`^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
+    new RegExp(
+      String.raw`^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`,
+    ),
     new RegExp(String.raw`^(?<name>[A-Za-z][\w\-]*)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
   ],
   continuation: new RegExp(String.raw`^\s{10,}(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*),?\s*$`),

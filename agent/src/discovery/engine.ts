@@ -19,16 +19,16 @@
  * partial. Table output that gives no record at all counts all its non-furniture lines, so an
  * unknown layout never passes for an empty table.
  */
-import {
-  cidr,
-  normalizeMac,
-  normalizeStatus,
-  parseAge,
-  parseDuplex,
-  parseSpeed,
-  splitInterfaces,
-} from '../../../shared/src/discovery/normalize';
-import type { ArpRecord, DiscoveryRecords, InterfaceRecord, MacRecord, NeighborProtocol, NeighborRecord, VlanRecord } from '../../../shared/src/discovery/records';
+import { cidr, normalizeMac, normalizeStatus, parseAge, parseDuplex, parseSpeed, splitInterfaces } from '../../../shared/src/discovery/normalize';
+import type {
+  ArpRecord,
+  DiscoveryRecords,
+  InterfaceRecord,
+  MacRecord,
+  NeighborProtocol,
+  NeighborRecord,
+  VlanRecord,
+} from '../../../shared/src/discovery/records';
 import { renderLine } from '../drivers/ssh/text';
 
 export type Groups = Record<string, string | undefined>;
@@ -267,10 +267,7 @@ export function buildInterface({ groups: g, lists }: RawRecord): InterfaceRecord
   const adminDown = /administratively|admin(istrative)?[- ]?down|disabled|shutdown/i.test(`${link} ${g.reason ?? ''}`);
   const admin = g.admin !== undefined && !adminDown ? normalizeStatus(g.admin) : link ? (adminDown ? 'down' : 'up') : 'unknown';
   const oper = g.oper !== undefined ? normalizeStatus(g.oper) : link ? (adminDown ? 'down' : normalizeStatus(link)) : 'unknown';
-  const addresses = [
-    ...(lists.addr ?? []).map((a) => cidr(a.ip, a.prefix, a.mask)),
-    ...(g.ip ? [cidr(g.ip, g.prefix, g.mask)] : []),
-  ]
+  const addresses = [...(lists.addr ?? []).map((a) => cidr(a.ip, a.prefix, a.mask)), ...(g.ip ? [cidr(g.ip, g.prefix, g.mask)] : [])]
     .filter((a): a is string => a !== null && !a.startsWith('0.0.0.0'))
     // An IPv4 address printed without a length (Junos "Local: 10.255.0.1") is a host address.
     .map((a) => (a.includes('/') || a.includes(':') ? a : `${a}/32`));
@@ -320,18 +317,24 @@ export function buildArp({ groups: g }: RawRecord): ArpRecord | null {
 
 /** `vlanIds` resolves VLAN names (Junos prints names in its switching table) to ids. */
 /** `vlanIds` resolves VLAN names (Junos prints names in its switching table) to ids; an entry on several ports gives one record per port. */
-export const buildMac = (vlanIds: ReadonlyMap<string, number> = new Map()) => ({ groups: g }: RawRecord): MacRecord[] | null => {
-  const mac = normalizeMac(g.mac_address);
-  if (!mac) return null;
-  const type = text(g.entry_type).toLowerCase();
-  const base = {
-    mac_address: mac,
-    vlan: intOrNull(g.vlan) ?? vlanIds.get(text(g.vlan_name)) ?? null,
-    entry_type: /^(d|dl|dynamic|learn(ed)?|c)$/.test(type) ? 'dynamic' as const : /^(s|static|permanent|secure|self)/.test(type) ? 'static' as const : 'other' as const,
+export const buildMac =
+  (vlanIds: ReadonlyMap<string, number> = new Map()) =>
+  ({ groups: g }: RawRecord): MacRecord[] | null => {
+    const mac = normalizeMac(g.mac_address);
+    if (!mac) return null;
+    const type = text(g.entry_type).toLowerCase();
+    const base = {
+      mac_address: mac,
+      vlan: intOrNull(g.vlan) ?? vlanIds.get(text(g.vlan_name)) ?? null,
+      entry_type: /^(d|dl|dynamic|learn(ed)?|c)$/.test(type)
+        ? ('dynamic' as const)
+        : /^(s|static|permanent|secure|self)/.test(type)
+          ? ('static' as const)
+          : ('other' as const),
+    };
+    const ports = g.interfaces !== undefined ? splitInterfaces(g.interfaces) : [orNull(g.interface)];
+    return (ports.length > 0 ? ports : [null]).map((port) => ({ ...base, interface: port }));
   };
-  const ports = g.interfaces !== undefined ? splitInterfaces(g.interfaces) : [orNull(g.interface)];
-  return (ports.length > 0 ? ports : [null]).map((port) => ({ ...base, interface: port }));
-};
 
 export function buildVlan({ groups: g }: RawRecord): VlanRecord | null {
   const id = intOrNull(g.vlan_id);

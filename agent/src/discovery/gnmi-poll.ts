@@ -105,7 +105,12 @@ export function interfacesFromOc(tree: Json, dropped = new Dropped()): { interfa
             dropped.add('arp', n);
             continue;
           }
-          arp.push({ ip_address: addr, mac_address: normalizeMac(str(leaf(n, 'link-layer-address'))), interface: subName, age_seconds: num(leaf(n, 'age')) });
+          arp.push({
+            ip_address: addr,
+            mac_address: normalizeMac(str(leaf(n, 'link-layer-address'))),
+            interface: subName,
+            age_seconds: num(leaf(n, 'age')),
+          });
         }
       }
     }
@@ -173,8 +178,15 @@ export function fdbAndVlansFromOc(tree: Json, dropped = new Dropped()): { mac: M
         dropped.add('vlans', v);
         continue;
       }
-      const members = list(at(v, 'members', 'member')).map((m) => str(leaf(m, 'interface'))).filter((s): s is string => s !== null);
-      vlans.push({ vlan_id: id, name: str(leaf(v, 'name')) ?? '', status: (ident(leaf(v, 'status')) ?? 'active').toLowerCase(), interfaces: members });
+      const members = list(at(v, 'members', 'member'))
+        .map((m) => str(leaf(m, 'interface')))
+        .filter((s): s is string => s !== null);
+      vlans.push({
+        vlan_id: id,
+        name: str(leaf(v, 'name')) ?? '',
+        status: (ident(leaf(v, 'status')) ?? 'active').toLowerCase(),
+        interfaces: members,
+      });
     }
   }
   return { mac, vlans };
@@ -190,7 +202,20 @@ export async function pollOverGnmi(
   const dropped = new Dropped();
   const ok = (name: SectionName, source: string, n: number) => {
     const d = dropped.bySection.get(name);
-    results.set(name, d ? { name, status: 'partial', source, records: n, error: `${d.count} entr${d.count === 1 ? 'y' : 'ies'} of the tree could not be read; records may be missing`, skipped_lines: d.count, unparsed_lines: d.samples.map(mask) } : { name, status: 'ok', source, records: n, error: null, skipped_lines: 0 });
+    results.set(
+      name,
+      d
+        ? {
+            name,
+            status: 'partial',
+            source,
+            records: n,
+            error: `${d.count} entr${d.count === 1 ? 'y' : 'ies'} of the tree could not be read; records may be missing`,
+            skipped_lines: d.count,
+            unparsed_lines: d.samples.map(mask),
+          }
+        : { name, status: 'ok', source, records: n, error: null, skipped_lines: 0 },
+    );
   };
   const failed = (names: SectionName[], source: string, error: string) => {
     for (const name of names) results.set(name, { name, status: 'failed', source, records: 0, error, skipped_lines: 0 });

@@ -30,12 +30,22 @@ function builderOf(section: SectionName, vlanIds?: ReadonlyMap<string, number>):
   }
 }
 
-export function parseWith<S extends SectionName>(section: S, spec: SectionSpec, text: string, vlanIds?: ReadonlyMap<string, number>): ParseOutcome<RecordOf<S>> {
+export function parseWith<S extends SectionName>(
+  section: S,
+  spec: SectionSpec,
+  text: string,
+  vlanIds?: ReadonlyMap<string, number>,
+): ParseOutcome<RecordOf<S>> {
   return parseRecords(text, spec.parse, builderOf(section, vlanIds)) as ParseOutcome<RecordOf<S>>;
 }
 
 /** Parses one section's output as the given device_type prints it; throws for a section the dialect does not have. */
-export function parseSection<S extends SectionName>(deviceType: string, section: S, text: string, vlanIds?: ReadonlyMap<string, number>): ParseOutcome<RecordOf<S>> {
+export function parseSection<S extends SectionName>(
+  deviceType: string,
+  section: S,
+  text: string,
+  vlanIds?: ReadonlyMap<string, number>,
+): ParseOutcome<RecordOf<S>> {
   const spec = discoveryDialect(deviceType)[section];
   if (!spec) throw new Error(`${deviceType} has no ${section} table`);
   return parseWith(section, spec, text, vlanIds);

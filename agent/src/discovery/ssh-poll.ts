@@ -9,7 +9,14 @@ import { SAMPLE_LINES, type ParseOutcome } from './engine';
 import { fillLocalInterfaces, lacksLocal } from './local-interfaces';
 import { parseJsonOutput } from './structured';
 import { parseWith } from './parse';
-import { emptyRecords, SECTION_RECORDS, type DiscoveryRecords, type NeighborRecord, type SectionName, type SectionResult } from '../../../shared/src/discovery/records';
+import {
+  emptyRecords,
+  SECTION_RECORDS,
+  type DiscoveryRecords,
+  type NeighborRecord,
+  type SectionName,
+  type SectionResult,
+} from '../../../shared/src/discovery/records';
 
 export interface CliRunner {
   run(command: string): Promise<string>;
@@ -22,7 +29,12 @@ const ORDER: SectionName[] = ['interfaces', 'cdp', 'lldp', 'arp', 'vlans', 'mac'
  * else its text form. A refused `| json` (older releases, commands without JSON) falls back;
  * a lost session does not.
  */
-async function readSection(session: CliRunner, name: SectionName, spec: SectionSpec, vlanIds?: ReadonlyMap<string, number>): Promise<{ parsed: ParseOutcome<unknown>; source: string }> {
+async function readSection(
+  session: CliRunner,
+  name: SectionName,
+  spec: SectionSpec,
+  vlanIds?: ReadonlyMap<string, number>,
+): Promise<{ parsed: ParseOutcome<unknown>; source: string }> {
   if (spec.structured) {
     const json = await session.run(spec.structured.command).then(parseJsonOutput, (err: unknown) => {
       if (err instanceof DriverError && err.kind === 'device') return null;
@@ -54,7 +66,12 @@ async function completeNeighbors<T>(session: CliRunner, spec: SectionSpec, parse
 }
 
 /** A parsed section: partial, with the lines not understood, whenever output was left over. */
-export function parsedSection(name: SectionName, source: string, parsed: ParseOutcome<unknown>, mask: (text: string) => string = (t) => t): SectionResult {
+export function parsedSection(
+  name: SectionName,
+  source: string,
+  parsed: ParseOutcome<unknown>,
+  mask: (text: string) => string = (t) => t,
+): SectionResult {
   const whole = parsed.skipped === 0;
   return {
     name,

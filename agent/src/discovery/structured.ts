@@ -70,7 +70,9 @@ function eosInterface([name, i]: [string, Obj]): InterfaceRecord {
 function eosLldp(local: string, n: Json): NeighborRecord | null {
   if (!isObj(n)) return null;
   const port = isObj(n.neighborInterfaceInfo) ? n.neighborInterfaceInfo : {};
-  const mgmt = (Array.isArray(n.managementAddresses) ? n.managementAddresses.filter(isObj) : []).map((a) => str(a.address)).find((a) => a && /^\d+\.\d+\.\d+\.\d+$/.test(a));
+  const mgmt = (Array.isArray(n.managementAddresses) ? n.managementAddresses.filter(isObj) : [])
+    .map((a) => str(a.address))
+    .find((a) => a && /^\d+\.\d+\.\d+\.\d+$/.test(a));
   const chassis = str(n.chassisId);
   return neighbor({
     protocol: 'lldp',
@@ -89,20 +91,32 @@ function eosMac(e: Json): MacRecord[] | null {
   if (!mac) return null;
   const type = (str(e.entryType) ?? str(e.type) ?? '').toLowerCase();
   const ports = Array.isArray(e.interfaces) ? e.interfaces.map(str).filter((p): p is string => !!p) : [str(e.interface)];
-  return ports.map((port) => ({ mac_address: mac, vlan: num(e.vlanId), interface: port, entry_type: type.startsWith('dynamic') ? 'dynamic' : type.startsWith('static') ? 'static' : 'other' }));
+  return ports.map((port) => ({
+    mac_address: mac,
+    vlan: num(e.vlanId),
+    interface: port,
+    entry_type: type.startsWith('dynamic') ? 'dynamic' : type.startsWith('static') ? 'static' : 'other',
+  }));
 }
 
 const EOS: Record<string, StructuredReader> = {
   interfaces: (j) => readAll(entries(isObj(j) ? j.interfaces : null), (e) => eosInterface(e as [string, Obj])),
   lldp: (j) =>
     readAll(
-      entries(isObj(j) ? j.lldpNeighbors : null).flatMap(([local, v]) => (Array.isArray(v.lldpNeighborInfo) ? v.lldpNeighborInfo : []).map((n) => [local, n] as const)),
+      entries(isObj(j) ? j.lldpNeighbors : null).flatMap(([local, v]) =>
+        (Array.isArray(v.lldpNeighborInfo) ? v.lldpNeighborInfo : []).map((n) => [local, n] as const),
+      ),
       (e) => eosLldp(...(e as [string, Json])),
     ),
   arp: (j) =>
     readAll(isObj(j) && Array.isArray(j.ipV4Neighbors) ? j.ipV4Neighbors : [], (a): ArpRecord | null => {
       if (!isObj(a) || !str(a.address)) return null;
-      return { ip_address: str(a.address)!, mac_address: normalizeMac(str(a.hwAddress)), interface: str(a.interface)?.split(',')[0].trim() ?? null, age_seconds: num(a.age) };
+      return {
+        ip_address: str(a.address)!,
+        mac_address: normalizeMac(str(a.hwAddress)),
+        interface: str(a.interface)?.split(',')[0].trim() ?? null,
+        age_seconds: num(a.age),
+      };
     }),
   mac: (j) => {
     const table = (k: string) => (isObj(j) && isObj(j[k]) && Array.isArray((j[k] as Obj).tableEntries) ? ((j[k] as Obj).tableEntries as Json[]) : []);
@@ -113,7 +127,12 @@ const EOS: Record<string, StructuredReader> = {
       const [id, v] = e as [string, Obj];
       const vlanId = num(id);
       if (vlanId === null) return null;
-      return { vlan_id: vlanId, name: str(v.name) ?? '', status: (str(v.status) ?? 'active').toLowerCase(), interfaces: Object.keys(isObj(v.interfaces) ? v.interfaces : {}) };
+      return {
+        vlan_id: vlanId,
+        name: str(v.name) ?? '',
+        status: (str(v.status) ?? 'active').toLowerCase(),
+        interfaces: Object.keys(isObj(v.interfaces) ? v.interfaces : {}),
+      };
     }),
 };
 
@@ -187,7 +206,12 @@ const NXOS: Record<string, StructuredReader> = {
       const mac = normalizeMac(str(o.disp_mac_addr));
       if (!mac) return null;
       const type = (str(o.disp_type) ?? '').replace(/^[*+GCO~ ]+/, '').toLowerCase();
-      return { mac_address: mac, vlan: num(o.disp_vlan), interface: str(o.disp_port), entry_type: type === 'dynamic' ? 'dynamic' : type === 'static' ? 'static' : 'other' };
+      return {
+        mac_address: mac,
+        vlan: num(o.disp_vlan),
+        interface: str(o.disp_port),
+        entry_type: type === 'dynamic' ? 'dynamic' : type === 'static' ? 'static' : 'other',
+      };
     }),
   vlans: (j) =>
     readAll(rows(j, 'TABLE_vlanbriefxbrief', 'ROW_vlanbriefxbrief'), (v): VlanRecord | null => {
@@ -274,7 +298,9 @@ const JUNOS: Record<string, StructuredReader> = {
     readAll(jpath(j, 'l2ng-l2ald-vlan-instance-information', 'l2ng-l2ald-vlan-instance-group'), (g): VlanRecord | null => {
       const id = num(jv(g, 'l2ng-l2rtb-vlan-tag'));
       if (id === null) return null;
-      const members = jl(g, 'l2ng-l2rtb-vlan-member').map((m) => jv(m, 'l2ng-l2rtb-vlan-member-interface')).filter((m): m is string => !!m);
+      const members = jl(g, 'l2ng-l2rtb-vlan-member')
+        .map((m) => jv(m, 'l2ng-l2rtb-vlan-member-interface'))
+        .filter((m): m is string => !!m);
       return { vlan_id: id, name: jv(g, 'l2ng-l2rtb-vlan-name') ?? '', status: 'active', interfaces: splitInterfaces(members.join(' ')) };
     }),
 };

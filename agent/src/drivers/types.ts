@@ -4,7 +4,15 @@
  * NETCONF framing directly.
  */
 
-import type { ConfigFormat, DeviceCredentials, EditOperation, FetchedConfig, GnmiCert, SshHostKey, Transport } from '../../../shared/src/device/values';
+import type {
+  ConfigFormat,
+  DeviceCredentials,
+  EditOperation,
+  FetchedConfig,
+  GnmiCert,
+  SshHostKey,
+  Transport,
+} from '../../../shared/src/device/values';
 
 export type { ConfigFormat, DeviceCredentials, EditOperation, FetchedConfig, GnmiCert, SshHostKey, Transport };
 

@@ -15,7 +15,11 @@ export async function runBackup(ctx: JobContext<'backup'>): Promise<JobResultOf<
     const structured = ctx.params.structured_transport ?? ctx.device.automation_transport;
     const transport: Transport | null = method === 'cli' ? 'ssh' : structured === 'gnmi' || structured === 'netconf' ? structured : null;
     if (!transport) {
-      results.push({ method, error: 'no automation transport: set automation_transport (gnmi or netconf) on the connection profile', error_cause: 'protocol' });
+      results.push({
+        method,
+        error: 'no automation transport: set automation_transport (gnmi or netconf) on the connection profile',
+        error_cause: 'protocol',
+      });
       continue;
     }
     transcript.write('info', `${method} backup of ${ctx.device.name} over ${transport}`);

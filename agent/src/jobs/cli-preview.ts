@@ -16,10 +16,27 @@
  */
 
 const SINGLE_VALUED = [
-  /^hostname /, /^ip domain[ -]name /, /^snmp-server (location|contact) /, /^clock timezone /, /^banner motd /,
-  /^description /, /^mtu /, /^name /, /^ip address /, /^ipv4 address /, /^ipv6 address /, /^switchport mode /,
-  /^switchport access vlan /, /^speed /, /^duplex /, /^router-id /, /^bgp router-id /, /^load-interval /, /^bandwidth /,
-  /^encapsulation /, /^vrf (forwarding|member) /,
+  /^hostname /,
+  /^ip domain[ -]name /,
+  /^snmp-server (location|contact) /,
+  /^clock timezone /,
+  /^banner motd /,
+  /^description /,
+  /^mtu /,
+  /^name /,
+  /^ip address /,
+  /^ipv4 address /,
+  /^ipv6 address /,
+  /^switchport mode /,
+  /^switchport access vlan /,
+  /^speed /,
+  /^duplex /,
+  /^router-id /,
+  /^bgp router-id /,
+  /^load-interval /,
+  /^bandwidth /,
+  /^encapsulation /,
+  /^vrf (forwarding|member) /,
 ];
 const IGNORED = /^(end|configure terminal|conf t|configure|!.*|#.*)$/;
 
@@ -107,7 +124,10 @@ export function applyCliLines(running: string, rendered: string): string {
 export function approximateSetLines(running: string, rendered: string): string {
   const lines = running.replace(/\n$/, '').split('\n');
   const setForm = lines.some((l) => l.startsWith('set '));
-  const typed = rendered.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !IGNORED.test(l) && l !== 'commit');
+  const typed = rendered
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !IGNORED.test(l) && l !== 'commit');
   if (!setForm) return [...lines, ...typed].join('\n') + '\n';
   for (const line of typed) {
     if (line.startsWith('delete ')) removeFrom(lines, (l) => l, `set ${line.slice(7)}`);

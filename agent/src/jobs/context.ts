@@ -89,7 +89,10 @@ export class TextTranscript implements Transcript {
     if (this.size > this.limit) return;
     const line = direction === 'sent' ? `> ${text.replace(/\r?\n$/, '')}\n` : direction === 'info' ? `# ${text}\n` : text;
     // A device cannot write a config placeholder (shared/src/jobs/transcript.ts).
-    this.parts.push({ text: line.includes(PLACEHOLDER_MARK) ? line.split(PLACEHOLDER_MARK).join('\uFFFD') : line, received: direction === 'received' });
+    this.parts.push({
+      text: line.includes(PLACEHOLDER_MARK) ? line.split(PLACEHOLDER_MARK).join('\uFFFD') : line,
+      received: direction === 'received',
+    });
     this.size += line.length;
     if (this.size > this.limit) this.parts.push({ text: '\n# (transcript cut at 1 MiB)\n', received: false });
   }
@@ -156,7 +159,10 @@ export function sessionOpener(
       session = await new Promise<DeviceSession>((resolve, reject) => {
         const onAbort = () => {
           reject(new DriverError('timeout', 'the job deadline passed while connecting'));
-          opening.then((s) => s.close(), () => undefined);
+          opening.then(
+            (s) => s.close(),
+            () => undefined,
+          );
         };
         signal.addEventListener('abort', onAbort, { once: true });
         opening.then(

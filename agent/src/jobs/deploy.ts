@@ -29,7 +29,8 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
   const { transport } = params;
   const changes = params.changes ?? [];
   const phase = params.phase === 'backup' ? 'backup' : 'push';
-  if (params.phase === 'push' && !params.backup) return { status: 'failed', error: 'push job without the stored pre-deployment backup', result: null };
+  if (params.phase === 'push' && !params.backup)
+    return { status: 'failed', error: 'push job without the stored pre-deployment backup', result: null };
   // No session transcript: it would carry the whole config twice; the job's log lines say what happened.
   const result: DeployResult = { phase, backup: null, applied: false, verified: false, changed: null };
   let session: DeviceSession | undefined;
@@ -72,7 +73,10 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
           ctx.log('info', 'the device is back on its pre-deployment config');
         } catch (restoreErr) {
           result.restored = false;
-          throw new DriverError(err.kind, `${err.message}; restoring the backup failed too, the device is partly changed: ${(restoreErr as Error).message}`);
+          throw new DriverError(
+            err.kind,
+            `${err.message}; restoring the backup failed too, the device is partly changed: ${(restoreErr as Error).message}`,
+          );
         }
         throw new DriverError(err.kind, `${err.message}; the device was restored from its pre-deployment backup`);
       }
@@ -108,11 +112,17 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
   try {
     session = await ctx.open(transport);
     if (!session.restore) throw new Error(`the ${transport} driver cannot restore a configuration`);
-    ctx.log('info', `${params.purpose === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`);
+    ctx.log(
+      'info',
+      `${params.purpose === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`,
+    );
     await session.restore(backup);
     const after = await session.fetchConfig();
     const matches = after.text === backup.text;
-    ctx.log(matches ? 'info' : 'warn', matches ? 'the running config equals the backup' : 'the running config differs from the backup text after the restore');
+    ctx.log(
+      matches ? 'info' : 'warn',
+      matches ? 'the running config equals the backup' : 'the running config differs from the backup text after the restore',
+    );
     return { status: 'succeeded', error: null, result: { restored: true, matches } };
   } catch (err) {
     const e = describeError(err, ctx.signal);

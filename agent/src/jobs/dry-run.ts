@@ -37,7 +37,12 @@ export async function runDryRun(ctx: JobContext<'dry_run'>): Promise<JobResultOf
     else throw new Error(`the ${transport} driver cannot compute a dry run`);
     const { diff, additions, deletions } = unifiedDiff(preview.before, preview.after);
     const result: DryRunResult = { diff, changed: diff !== '', additions, deletions, ...METHODS[transport] };
-    ctx.log('info', result.changed ? `dry run: ${additions} line(s) would be added, ${deletions} removed; nothing was changed` : 'dry run: the running config already matches; nothing was changed');
+    ctx.log(
+      'info',
+      result.changed
+        ? `dry run: ${additions} line(s) would be added, ${deletions} removed; nothing was changed`
+        : 'dry run: the running config already matches; nothing was changed',
+    );
     return { status: 'succeeded', error: null, result };
   } catch (err) {
     const message = ctx.mask(describeError(err, ctx.signal).message);

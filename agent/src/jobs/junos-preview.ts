@@ -16,13 +16,19 @@ interface Statement {
   close?: string;
 }
 
-const NAMED = new Set('unit family address server route area interface user group neighbor community policy-statement term filter prefix-list host file'.split(' '));
-const VALUE = new Set('version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id autonomous-system peer-as local-address type preference metric location contact'.split(' '));
+const NAMED = new Set(
+  'unit family address server route area interface user group neighbor community policy-statement term filter prefix-list host file'.split(' '),
+);
+const VALUE = new Set(
+  'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id autonomous-system peer-as local-address type preference metric location contact'.split(
+    ' ',
+  ),
+);
 const INDENT = '    ';
 
 /** Words of a statement line: quoted strings kept whole; `{`, `}`, `;` and `## comments` dropped. */
 function words(text: string): string[] {
-  return (text.replace(/\s##.*$/, '').match(/"(?:[^"\\]|\\.)*"|[^\s{};]+/g) ?? []);
+  return text.replace(/\s##.*$/, '').match(/"(?:[^"\\]|\\.)*"|[^\s{};]+/g) ?? [];
 }
 
 function parse(text: string): Statement {

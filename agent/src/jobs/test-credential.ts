@@ -46,7 +46,10 @@ export async function runTestCredential(ctx: JobContext<'test_credential'>): Pro
   const failed = checks.filter((c) => c.status === 'failed');
   const ok = failed.length === 0 && checks.some((c) => c.status === 'ok');
   const message = ok
-    ? checks.filter((c) => c.status === 'ok').map((c) => c.message).join('; ')
+    ? checks
+        .filter((c) => c.status === 'ok')
+        .map((c) => c.message)
+        .join('; ')
     : failed.map((c) => `${c.transport} failed: ${c.message}`).join('; ');
   const cause = failed[0]?.error_cause;
   return {

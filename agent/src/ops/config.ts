@@ -17,7 +17,8 @@ export function loadAgentOpsConfig(env: NodeJS.ProcessEnv = process.env): AgentO
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) throw new AgentConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    if (!Number.isInteger(value) || value < min || value > max)
+      throw new AgentConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
     return value;
   };
   const token = env.SWITCHBOARD_METRICS_TOKEN || null;

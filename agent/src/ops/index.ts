@@ -73,7 +73,9 @@ export class AgentOps {
     try {
       this.port = await this.health.listen(this.o.config.healthPort, this.o.config.healthHost);
     } catch (err) {
-      throw new AgentConfigError(`SWITCHBOARD_AGENT_HEALTH_PORT: cannot listen on ${this.o.config.healthHost}:${this.o.config.healthPort}: ${(err as Error).message}`);
+      throw new AgentConfigError(
+        `SWITCHBOARD_AGENT_HEALTH_PORT: cannot listen on ${this.o.config.healthHost}:${this.o.config.healthPort}: ${(err as Error).message}`,
+      );
     }
     this.o.log.info({ port: this.port, host: this.o.config.healthHost }, 'health and metrics server listening');
   }

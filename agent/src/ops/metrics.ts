@@ -77,7 +77,12 @@ export class AgentMetrics {
     // process cost an idle agent about a third of its CPU, and a site may run many agents.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
     const self = this;
-    new Gauge({ name: 'switchboard_agent_info', help: 'This agent: id, name, pool and version (always 1).', labelNames: ['agent_id', 'name', 'pool', 'version'], registers }).set({ ...info }, 1);
+    new Gauge({
+      name: 'switchboard_agent_info',
+      help: 'This agent: id, name, pool and version (always 1).',
+      labelNames: ['agent_id', 'name', 'pool', 'version'],
+      registers,
+    }).set({ ...info }, 1);
     new Gauge({
       name: 'switchboard_agent_jobs_active',
       help: 'Jobs running on this agent now.',
@@ -94,8 +99,18 @@ export class AgentMetrics {
         this.set(self.sources.max ?? 0);
       },
     });
-    this.received = new Counter({ name: 'switchboard_agent_jobs_received_total', help: 'Job messages handed to this agent, by kind.', labelNames: ['kind'], registers });
-    this.finished = new Counter({ name: 'switchboard_agent_jobs_finished_total', help: 'Job results this agent published, by kind and status.', labelNames: ['kind', 'status'], registers });
+    this.received = new Counter({
+      name: 'switchboard_agent_jobs_received_total',
+      help: 'Job messages handed to this agent, by kind.',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.finished = new Counter({
+      name: 'switchboard_agent_jobs_finished_total',
+      help: 'Job results this agent published, by kind and status.',
+      labelNames: ['kind', 'status'],
+      registers,
+    });
     this.duration = new Histogram({
       name: 'switchboard_agent_job_duration_seconds',
       help: 'From receiving a job to publishing its result, by kind and status.',
@@ -103,17 +118,41 @@ export class AgentMetrics {
       buckets: JOB_BUCKETS,
       registers,
     });
-    this.published = new Counter({ name: 'switchboard_agent_events_published_total', help: 'Events stored in JetStream for the controller, by type (started, logs, result, rejected).', labelNames: ['type'], registers });
-    this.publishFailures = new Counter({ name: 'switchboard_agent_publish_failures_total', help: 'Failed attempts to publish an event (each is retried).', registers });
-    this.heartbeats = new Counter({ name: 'switchboard_agent_heartbeats_total', help: 'Heartbeats sent, by whether a controller answered.', labelNames: ['answered'], registers });
-    this.sessionsOpened = new Counter({ name: 'switchboard_agent_device_sessions_total', help: 'Device sessions opened, by transport.', labelNames: ['transport'], registers });
+    this.published = new Counter({
+      name: 'switchboard_agent_events_published_total',
+      help: 'Events stored in JetStream for the controller, by type (started, logs, result, rejected).',
+      labelNames: ['type'],
+      registers,
+    });
+    this.publishFailures = new Counter({
+      name: 'switchboard_agent_publish_failures_total',
+      help: 'Failed attempts to publish an event (each is retried).',
+      registers,
+    });
+    this.heartbeats = new Counter({
+      name: 'switchboard_agent_heartbeats_total',
+      help: 'Heartbeats sent, by whether a controller answered.',
+      labelNames: ['answered'],
+      registers,
+    });
+    this.sessionsOpened = new Counter({
+      name: 'switchboard_agent_device_sessions_total',
+      help: 'Device sessions opened, by transport.',
+      labelNames: ['transport'],
+      registers,
+    });
     this.sessionErrors = new Counter({
       name: 'switchboard_agent_device_session_errors_total',
       help: 'Device session errors by transport and cause (auth, timeout, refused, protocol, device; other when the driver gave none).',
       labelNames: ['transport', 'cause'],
       registers,
     });
-    this.sessionsActive = new Gauge({ name: 'switchboard_agent_device_sessions_active', help: 'Device sessions open now, by transport.', labelNames: ['transport'], registers });
+    this.sessionsActive = new Gauge({
+      name: 'switchboard_agent_device_sessions_active',
+      help: 'Device sessions open now, by transport.',
+      labelNames: ['transport'],
+      registers,
+    });
     this.natsReconnects = new Counter({ name: 'switchboard_agent_nats_reconnects_total', help: 'Times this agent reconnected to NATS.', registers });
     new Gauge({
       name: 'switchboard_agent_nats_connected',

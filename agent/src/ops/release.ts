@@ -17,7 +17,8 @@ export function releaseOnClose<L extends AgentLink>(link: L): L {
   };
   return new Proxy(link, {
     get(target, prop) {
-      if (prop === 'pull') return (max: number, waitMs: number, onJob: (job: DeliveredJob) => void) => target.pull(max, waitMs, (job) => onJob(tracked(job)));
+      if (prop === 'pull')
+        return (max: number, waitMs: number, onJob: (job: DeliveredJob) => void) => target.pull(max, waitMs, (job) => onJob(tracked(job)));
       if (prop === 'close') {
         return async () => {
           const released = outstanding.size;
@@ -34,4 +35,3 @@ export function releaseOnClose<L extends AgentLink>(link: L): L {
     },
   });
 }
-

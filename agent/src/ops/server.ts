@@ -57,7 +57,12 @@ export class AgentHealth {
     const last = this.deps.metrics.lastAnswerAt;
     const controller: CheckResult =
       reachable === false
-        ? { ok: false, error: last ? `no controller answered a heartbeat for ${Math.round((Date.now() - last) / 1000)} s` : 'no controller has answered a heartbeat yet' }
+        ? {
+            ok: false,
+            error: last
+              ? `no controller answered a heartbeat for ${Math.round((Date.now() - last) / 1000)} s`
+              : 'no controller has answered a heartbeat yet',
+          }
         : { ok: true };
     const shutdown: CheckResult = this.draining ? { ok: false, error: 'this agent is stopping' } : { ok: true };
     const checks = { nats, controller, shutdown };
@@ -73,7 +78,8 @@ export class AgentHealth {
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
       res.end(JSON.stringify(body));
     };
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: `Method ${req.method} not allowed`, code: 'METHOD_NOT_ALLOWED' }, { allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return json(405, { error: `Method ${req.method} not allowed`, code: 'METHOD_NOT_ALLOWED' }, { allow: 'GET, HEAD' });
     if (path === '/healthz') return json(200, { status: 'ok', uptime_seconds: Math.round((Date.now() - this.startedAt) / 1000) });
     if (path === '/readyz') {
       const report = await this.readiness();
@@ -82,7 +88,11 @@ export class AgentHealth {
     }
     if (path === '/metrics') {
       if (this.deps.metricsToken && !bearerMatches(req.headers.authorization, this.deps.metricsToken)) {
-        return json(401, { error: 'GET /metrics needs the bearer token set in SWITCHBOARD_METRICS_TOKEN', code: 'METRICS_TOKEN_REQUIRED' }, { 'www-authenticate': 'Bearer realm="switchboard-metrics"' });
+        return json(
+          401,
+          { error: 'GET /metrics needs the bearer token set in SWITCHBOARD_METRICS_TOKEN', code: 'METRICS_TOKEN_REQUIRED' },
+          { 'www-authenticate': 'Bearer realm="switchboard-metrics"' },
+        );
       }
       const { contentType, body } = await this.deps.metrics.text();
       res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });

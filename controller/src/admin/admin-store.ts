@@ -1,7 +1,19 @@
 import type { Db } from '../db/knex';
 
 const ORG_COLUMNS = ['id', 'name', 'is_default', 'created_at', 'updated_at'];
-const USER_COLUMNS = ['id', 'home_org_id', 'username', 'email', 'display_name', 'auth_provider', 'roles', 'is_active', 'is_platform_admin', 'created_at', 'updated_at'];
+const USER_COLUMNS = [
+  'id',
+  'home_org_id',
+  'username',
+  'email',
+  'display_name',
+  'auth_provider',
+  'roles',
+  'is_active',
+  'is_platform_admin',
+  'created_at',
+  'updated_at',
+];
 
 /** SQL for organizations and user administration. */
 export class AdminStore {

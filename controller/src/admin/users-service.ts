@@ -5,7 +5,7 @@ import { ROLES } from '../auth/permissions';
 import type { AuthStore } from '../auth/auth-store';
 import { appError } from '../errors/app-error';
 import type { AuditService } from '../platform/audit-service';
-import { AdminStore } from './admin-store';
+import { type AdminStore } from './admin-store';
 
 export interface NewUser {
   username: string;
@@ -53,7 +53,13 @@ export class UsersService {
       is_platform_admin: roles.includes('platform_admin'),
     });
     if (!user) throw appError('USERNAME_TAKEN');
-    await this.audit.record({ kind: 'admin.user_created', orgId: actor.orgId, userId: actor.userId, username: actor.username, details: { user_id: user.id, username: input.username, roles } });
+    await this.audit.record({
+      kind: 'admin.user_created',
+      orgId: actor.orgId,
+      userId: actor.userId,
+      username: actor.username,
+      details: { user_id: user.id, username: input.username, roles },
+    });
     return user;
   }
 
@@ -83,7 +89,13 @@ export class UsersService {
     if (changes.is_active === false || changes.password !== undefined) {
       await this.authStore.revokeUserSessions(id, 'changed by administrator', id === actor.userId ? actor.sessionId : undefined);
     }
-    await this.audit.record({ kind: 'admin.user_updated', orgId: actor.orgId, userId: actor.userId, username: actor.username, details: { user_id: id, fields: Object.keys(changes) } });
+    await this.audit.record({
+      kind: 'admin.user_updated',
+      orgId: actor.orgId,
+      userId: actor.userId,
+      username: actor.username,
+      details: { user_id: id, fields: Object.keys(changes) },
+    });
     return user;
   }
 
@@ -93,7 +105,13 @@ export class UsersService {
     await this.changeable(actor, id);
     const user = await this.store.updateUser(actor.orgId, id, { roles, is_platform_admin: roles.includes('platform_admin') });
     if (!user) throw appError('USER_NOT_FOUND');
-    await this.audit.record({ kind: 'admin.roles_assigned', orgId: actor.orgId, userId: actor.userId, username: actor.username, details: { user_id: id, roles } });
+    await this.audit.record({
+      kind: 'admin.roles_assigned',
+      orgId: actor.orgId,
+      userId: actor.userId,
+      username: actor.username,
+      details: { user_id: id, roles },
+    });
     return user;
   }
 }

@@ -20,7 +20,14 @@ const STABLE_MS = 60_000;
 /** How long stop() waits past the jobs' grace before it terminates the thread. */
 const STOP_MARGIN_MS = 5_000;
 
-const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const LEVELS: Record<number, 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal'> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
 
 export interface AgentThreadOptions {
   /** The thread's program (agent/src/thread/boot.mjs). */

@@ -78,22 +78,34 @@ export async function startBuiltinAgents(app: FastifyInstance, kit: BuiltinAgent
     const hub = config.natsUrl ? null : (jobEngine.transport as InProcessHub);
     const thread = new AgentThread({
       url: kit.threadUrl,
-      data: { identity, natsUrl: config.natsUrl, concurrency, connectConcurrency: Math.min(concurrency, 16), version: kit.version, logLevel: log.level },
+      data: {
+        identity,
+        natsUrl: config.natsUrl,
+        concurrency,
+        connectConcurrency: Math.min(concurrency, 16),
+        version: kit.version,
+        logLevel: log.level,
+      },
       link: hub && (() => hub.link(row.org_id, DEFAULT_POOL)),
       log: agentLog,
     });
     await thread.start();
     threads.set(org.id, thread);
-    agentLog.info({ agent: row.id, pool: DEFAULT_POOL, transport: hub ? 'in-process' : 'nats', concurrency }, 'built-in agent running (worker thread)');
+    agentLog.info(
+      { agent: row.id, pool: DEFAULT_POOL, transport: hub ? 'in-process' : 'nats', concurrency },
+      'built-in agent running (worker thread)',
+    );
   };
 
   /** Starts the agent of every organization that has none running yet (one pass at a time). */
   let syncing: Promise<void> = Promise.resolve();
   const sync = () =>
-    (syncing = syncing.catch(() => undefined).then(async () => {
-      const orgs: { id: string; is_default: boolean }[] = await db('organizations').orderBy('created_at').select('id', 'is_default');
-      for (const org of orgs) if (!stopped && !threads.has(org.id)) await startOne(org);
-    }));
+    (syncing = syncing
+      .catch(() => undefined)
+      .then(async () => {
+        const orgs: { id: string; is_default: boolean }[] = await db('organizations').orderBy('created_at').select('id', 'is_default');
+        for (const org of orgs) if (!stopped && !threads.has(org.id)) await startOne(org);
+      }));
 
   await sync(); // at start, a failure stops `npm start` with its reason
   const timer = setInterval(() => {

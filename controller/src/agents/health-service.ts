@@ -31,7 +31,15 @@ function lastSnapshot(snapshots: SnapshotRow[], counts: SnapshotGroupRow[], site
     const mine = counts.filter((c) => c.snapshot_id === snapshot.id && wanted.has(c.site_id));
     if (mine.length === 0) continue;
     const sum = (key: 'succeeded' | 'failed' | 'pending') => mine.reduce((n, c) => n + c[key], 0);
-    return { id: snapshot.id, name: snapshot.name, status: snapshot.status, created_at: snapshot.created_at, succeeded: sum('succeeded'), failed: sum('failed'), pending: sum('pending') };
+    return {
+      id: snapshot.id,
+      name: snapshot.name,
+      status: snapshot.status,
+      created_at: snapshot.created_at,
+      succeeded: sum('succeeded'),
+      failed: sum('failed'),
+      pending: sum('pending'),
+    };
   }
   return null;
 }
@@ -48,10 +56,18 @@ export class HealthService {
 
   /** Snapshot outcomes per group: the newest snapshot first, the next ones only for groups it left out. */
   private async snapshotCounts(orgId: string, snapshots: SnapshotRow[], groups: (string | null)[]): Promise<SnapshotGroupRow[]> {
-    const counts = await this.store.snapshotGroups(orgId, snapshots.slice(0, 1).map((s) => s.id));
+    const counts = await this.store.snapshotGroups(
+      orgId,
+      snapshots.slice(0, 1).map((s) => s.id),
+    );
     const covered = new Set(counts.map((c) => c.site_id));
     if (groups.some((g) => !covered.has(g)) && snapshots.length > 1) {
-      counts.push(...(await this.store.snapshotGroups(orgId, snapshots.slice(1).map((s) => s.id))));
+      counts.push(
+        ...(await this.store.snapshotGroups(
+          orgId,
+          snapshots.slice(1).map((s) => s.id),
+        )),
+      );
     }
     return counts;
   }
@@ -64,7 +80,11 @@ export class HealthService {
       this.store.deviceGroups(orgId, since),
       this.store.latestSnapshots(orgId),
     ]);
-    const counts = await this.snapshotCounts(orgId, snapshots, groups.map((g) => g.site_id));
+    const counts = await this.snapshotCounts(
+      orgId,
+      snapshots,
+      groups.map((g) => g.site_id),
+    );
     const bySite = new Map<string | null, AgentView[]>();
     for (const agent of agents) bySite.set(agent.site_id, [...(bySite.get(agent.site_id) ?? []), agent]);
     const groupOf = new Map(groups.map((g) => [g.site_id, g]));

@@ -85,7 +85,11 @@ export class HealthStore {
   }
 
   async latestSnapshots(orgId: string): Promise<SnapshotRow[]> {
-    return this.db('snapshots').where({ org_id: orgId }).orderBy('created_at', 'desc').limit(SNAPSHOTS_SEARCHED).select('id', 'name', 'status', 'created_at');
+    return this.db('snapshots')
+      .where({ org_id: orgId })
+      .orderBy('created_at', 'desc')
+      .limit(SNAPSHOTS_SEARCHED)
+      .select('id', 'name', 'status', 'created_at');
   }
 
   /** Per snapshot and device group: the outcomes of the group's (still existing) devices in it. */

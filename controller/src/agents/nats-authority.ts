@@ -93,7 +93,13 @@ export class NatsAuthority {
   /** A user JWT for one agent: its pool's consumer, its results subject, heartbeats, its inbox. */
   async agentJwt(names: NatsNames, agent: AgentGrant): Promise<{ user_jwt: string; user_jwt_expires_at: string; inbox_prefix: string }> {
     const exp = Math.floor(Date.now() / 1000) + this.lifetimeSeconds;
-    const jwt = await encodeUser(`agent ${agent.name} (${agent.id})`, fromPublic(agent.nats_public_key), this.account, { ...agentPermissions(names, agent), tags: [`org:${agent.org_id}`, `agent:${agent.id}`] } as never, { exp });
+    const jwt = await encodeUser(
+      `agent ${agent.name} (${agent.id})`,
+      fromPublic(agent.nats_public_key),
+      this.account,
+      { ...agentPermissions(names, agent), tags: [`org:${agent.org_id}`, `agent:${agent.id}`] } as never,
+      { exp },
+    );
     return { user_jwt: jwt, user_jwt_expires_at: new Date(exp * 1000).toISOString(), inbox_prefix: agentInbox(agent.id) };
   }
 
@@ -103,9 +109,15 @@ export class NatsAuthority {
    */
   async pushAccount(revocations: Record<string, number>): Promise<void> {
     const jwt = await encodeAppAccount(this.accountId, this.operatorSigner, revocations);
-    const nc = await connect({ ...natsServers(this.url), authenticator: credsAuthenticator(this.systemCreds), name: 'switchboard-controller (account updates)' });
+    const nc = await connect({
+      ...natsServers(this.url),
+      authenticator: credsAuthenticator(this.systemCreds),
+      name: 'switchboard-controller (account updates)',
+    });
     try {
-      const reply = JSON.parse(sc.decode((await nc.request(`$SYS.REQ.ACCOUNT.${this.accountId}.CLAIMS.UPDATE`, sc.encode(jwt), { timeout: 5_000 })).data));
+      const reply = JSON.parse(
+        sc.decode((await nc.request(`$SYS.REQ.ACCOUNT.${this.accountId}.CLAIMS.UPDATE`, sc.encode(jwt), { timeout: 5_000 })).data),
+      );
       if (reply.error) throw new Error(`NATS refused the account update: ${reply.error.description ?? JSON.stringify(reply.error)}`);
     } finally {
       await nc.close();
@@ -118,11 +130,14 @@ export function natsAuthorityOf(config: ControllerConfig): NatsAuthority | null 
   const dir = config.natsOperatorDir ?? (process.env.SWITCHBOARD_NATS_OPERATOR_DIR || null);
   if (!dir) return null;
   if (!config.natsUrl) throw new ConfigError('SWITCHBOARD_NATS_OPERATOR_DIR needs NATS_URL: operator mode secures an external NATS server');
-  if (!existsSync(resolve(dir))) throw new ConfigError(`SWITCHBOARD_NATS_OPERATOR_DIR "${dir}" does not exist; create it with \`npm run nats:operator -- ${dir}\``);
+  if (!existsSync(resolve(dir)))
+    throw new ConfigError(`SWITCHBOARD_NATS_OPERATOR_DIR "${dir}" does not exist; create it with \`npm run nats:operator -- ${dir}\``);
   const raw = process.env.SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS;
   const lifetime = config.natsJwtLifetimeSeconds ?? (raw ? Number(raw) : 86_400);
   if (!Number.isInteger(lifetime) || lifetime < 10 || lifetime > 30 * 86_400) {
-    throw new ConfigError(`SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS must be a whole number from 10 to 2592000, got "${config.natsJwtLifetimeSeconds ?? raw}"`);
+    throw new ConfigError(
+      `SWITCHBOARD_NATS_JWT_LIFETIME_SECONDS must be a whole number from 10 to 2592000, got "${config.natsJwtLifetimeSeconds ?? raw}"`,
+    );
   }
   return new NatsAuthority(resolve(dir), config.natsUrl, lifetime);
 }

@@ -29,7 +29,13 @@ export class AgentNatsCredentials {
     if (!agent.nats_public_key) throw new Error(`agent ${agent.name} has no NATS key`);
     const pool = poolOf(agent.site_id);
     await this.preparePool(agent.org_id, pool);
-    return this.authority.agentJwt(this.names, { id: agent.id, org_id: agent.org_id, name: agent.name, pool, nats_public_key: agent.nats_public_key });
+    return this.authority.agentJwt(this.names, {
+      id: agent.id,
+      org_id: agent.org_id,
+      name: agent.name,
+      pool,
+      nats_public_key: agent.nats_public_key,
+    });
   }
 
   /** Answers an agent's signed `nats_credentials` request (a revoked agent never gets here). */
@@ -49,7 +55,9 @@ export class AgentNatsCredentials {
 
   /** After a revocation; a failure is logged (the controller refuses the agent's messages anyway) and repaired at the next push. */
   async revoked(): Promise<void> {
-    await this.pushRevocations().catch((err) => this.log.error({ err: (err as Error).message }, 'NATS account update failed: the revoked agent stays connected until its credentials expire'));
+    await this.pushRevocations().catch((err) =>
+      this.log.error({ err: (err as Error).message }, 'NATS account update failed: the revoked agent stays connected until its credentials expire'),
+    );
   }
 
   /** Pushes the account with every still-relevant revocation; NATS disconnects those agents at once. */

@@ -24,7 +24,10 @@ export const Agent = Type.Object({
         controller_answered_at: Nullable(Type.String()),
         controller_http: Nullable(Type.Object({ ok: Type.Boolean(), error: Nullable(Type.String()), checked_at: Type.String() })),
       },
-      { description: 'What the agent last reported in its heartbeat about its connections: NATS (connected, reconnects), when a controller last answered it, and the controller URL over HTTP (null when the agent has none). Null before the first report.' },
+      {
+        description:
+          'What the agent last reported in its heartbeat about its connections: NATS (connected, reconnects), when a controller last answered it, and the controller URL over HTTP (null when the agent has none). Null before the first report.',
+      },
     ),
   ),
   enrolled: Type.Boolean(),
@@ -53,10 +56,13 @@ export const EnrollBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 200 }),
     public_key: Type.Union([Type.String({ maxLength: 4000 }), Type.Object({}, { additionalProperties: true })], {
-      description: 'The agent\'s EC P-256 public key: a JWK object or an SPKI PEM block.',
+      description: "The agent's EC P-256 public key: a JWK object or an SPKI PEM block.",
     }),
     nats_public_key: Type.Optional(
-      Type.String({ maxLength: 100, description: 'The agent\'s NATS user nkey (public part); required when the controller runs NATS in operator mode.' }),
+      Type.String({
+        maxLength: 100,
+        description: "The agent's NATS user nkey (public part); required when the controller runs NATS in operator mode.",
+      }),
     ),
     version: Type.String({ maxLength: 100 }),
     capabilities: Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 }),
@@ -101,9 +107,7 @@ export const SiteHealth = Type.Object({
     unreachable: Type.Integer(),
     unknown: Type.Integer({ description: 'No finished job in the last 24 hours.' }),
   }),
-  unreachable_devices: Type.Array(
-    Type.Object({ id: Uuid, name: Type.String(), error: Nullable(Type.String()), kind: Type.String(), at: Timestamp }),
-  ),
+  unreachable_devices: Type.Array(Type.Object({ id: Uuid, name: Type.String(), error: Nullable(Type.String()), kind: Type.String(), at: Timestamp })),
 });
 
 const PoolStatusSchema = Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down'), Type.Literal('no_agents')]);
@@ -126,18 +130,24 @@ export const PoolHealth = Type.Object({
     backed_up_24h: Type.Integer({ description: 'Devices with a successful backup (config version) in the last 24 hours.' }),
   }),
   failing_devices: Type.Array(FailingDevice, { description: 'The newest failures among unreachable devices (at most 5).' }),
-  last_snapshot: Type.Union([
-    Type.Object({
-      id: Uuid,
-      name: Type.String(),
-      status: Type.String(),
-      created_at: Timestamp,
-      succeeded: Type.Integer(),
-      failed: Type.Integer(),
-      pending: Type.Integer(),
-    }),
-    Type.Null(),
-  ], { description: 'The newest of the organization\'s last 10 snapshots that held any of these devices, with their outcomes in it; null when none did.' }),
+  last_snapshot: Type.Union(
+    [
+      Type.Object({
+        id: Uuid,
+        name: Type.String(),
+        status: Type.String(),
+        created_at: Timestamp,
+        succeeded: Type.Integer(),
+        failed: Type.Integer(),
+        pending: Type.Integer(),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        "The newest of the organization's last 10 snapshots that held any of these devices, with their outcomes in it; null when none did.",
+    },
+  ),
 });
 
 export const SitesHealth = Type.Object({

@@ -43,7 +43,11 @@ export const hashToken = (token: string) => createHash('sha256').update(token, '
 /** What the job machinery tells an agent at enrollment (NATS names, its key, ack wait). */
 export interface EnrollmentDetails {
   controllerKey: Record<string, unknown>;
-  nats(orgId: string, agentId: string, pool: string): {
+  nats(
+    orgId: string,
+    agentId: string,
+    pool: string,
+  ): {
     prefix: string;
     jobs_stream: string;
     jobs_subject: string;
@@ -105,9 +109,20 @@ export class AgentsService {
     const minutes = await this.settings.get<number>('agents.enrollment_token_minutes', me.orgId);
     const token = `sbe_${randomBytes(32).toString('base64url')}`;
     const expiresAt = new Date(Date.now() + minutes * 60_000);
-    const row = await this.store.create(me.orgId, { name: body.name.trim(), site_id: body.site_id, created_by: me.userId }, hashToken(token), expiresAt);
+    const row = await this.store.create(
+      me.orgId,
+      { name: body.name.trim(), site_id: body.site_id, created_by: me.userId },
+      hashToken(token),
+      expiresAt,
+    );
     if (!row) throw appError('AGENT_NAME_TAKEN', `An agent named '${body.name.trim()}' already exists in this organization`);
-    await this.audit.record({ kind: 'agents.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { agent_id: row.id, name: row.name, site_id: row.site_id } });
+    await this.audit.record({
+      kind: 'agents.created',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { agent_id: row.id, name: row.name, site_id: row.site_id },
+    });
     return { ...this.view(row, await this.liveness()), enrollment_token: token, enrollment_expires_at: expiresAt };
   }
 
@@ -116,7 +131,13 @@ export class AgentsService {
     if (!row) throw appError('AGENT_NOT_FOUND');
     // The agent's NATS connection goes now (operator mode), not when its credentials expire.
     await this.natsCredentials?.revoked();
-    await this.audit.record({ kind: 'agents.revoked', orgId: me.orgId, userId: me.userId, username: me.username, details: { agent_id: row.id, name: row.name, site_id: row.site_id } });
+    await this.audit.record({
+      kind: 'agents.revoked',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { agent_id: row.id, name: row.name, site_id: row.site_id },
+    });
   }
 
   async enroll(body: { token: string; public_key: unknown; nats_public_key?: string; version: string; capabilities: string[] }) {
@@ -146,7 +167,10 @@ export class AgentsService {
     try {
       await this.natsCredentials!.preparePool(pending.org_id, poolOf(pending.site_id));
     } catch (err) {
-      throw appError('SERVICE_UNAVAILABLE', `NATS is not reachable (${(err as Error).message}); the enrollment token is still valid, try again shortly`);
+      throw appError(
+        'SERVICE_UNAVAILABLE',
+        `NATS is not reachable (${(err as Error).message}); the enrollment token is still valid, try again shortly`,
+      );
     }
   }
 
@@ -183,7 +207,9 @@ export class AgentsService {
       agents,
       online_agents: online,
       devices: { total: devices.length, reachable, unreachable: failed.length, unknown: devices.length - reachable - failed.length },
-      unreachable_devices: failed.slice(0, 100).map((d) => ({ id: d.id, name: d.name, error: d.error, kind: d.kind ?? '', at: d.finished_at as Date })),
+      unreachable_devices: failed
+        .slice(0, 100)
+        .map((d) => ({ id: d.id, name: d.name, error: d.error, kind: d.kind ?? '', at: d.finished_at as Date })),
     };
   }
 }

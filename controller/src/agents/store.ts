@@ -39,8 +39,25 @@ export interface AgentIdentityRow {
 }
 
 const COLUMNS = [
-  'id', 'org_id', 'name', 'site_id', 'builtin', 'enrolled_at', 'enrollment_expires_at', 'public_key', 'revoked_at', 'version',
-  'capabilities', 'last_seen_at', 'active_jobs', 'max_jobs', 'pending_events', 'completed_jobs', 'failed_jobs', 'health', 'created_at',
+  'id',
+  'org_id',
+  'name',
+  'site_id',
+  'builtin',
+  'enrolled_at',
+  'enrollment_expires_at',
+  'public_key',
+  'revoked_at',
+  'version',
+  'capabilities',
+  'last_seen_at',
+  'active_jobs',
+  'max_jobs',
+  'pending_events',
+  'completed_jobs',
+  'failed_jobs',
+  'health',
+  'created_at',
 ];
 
 export interface HeartbeatFields {
@@ -67,7 +84,12 @@ export class AgentsStore {
   }
 
   /** Inserts a new agent awaiting enrollment; undefined when the name is taken. */
-  async create(orgId: string, fields: { name: string; site_id: string | null; created_by: string | null }, tokenHash: string, expiresAt: Date): Promise<AgentRow | undefined> {
+  async create(
+    orgId: string,
+    fields: { name: string; site_id: string | null; created_by: string | null },
+    tokenHash: string,
+    expiresAt: Date,
+  ): Promise<AgentRow | undefined> {
     const rows = await this.db('agents')
       .insert({ org_id: orgId, ...fields, enrollment_token_hash: tokenHash, enrollment_expires_at: expiresAt })
       .onConflict(this.db.raw('(org_id, lower(name)) WHERE revoked_at IS NULL'))
@@ -77,7 +99,11 @@ export class AgentsStore {
   }
 
   async list(orgId: string, siteId?: string | null): Promise<AgentRow[]> {
-    const q = this.db('agents').where({ org_id: orgId }).whereNull('revoked_at').select(COLUMNS).orderBy([{ column: 'name' }, { column: 'id' }]);
+    const q = this.db('agents')
+      .where({ org_id: orgId })
+      .whereNull('revoked_at')
+      .select(COLUMNS)
+      .orderBy([{ column: 'name' }, { column: 'id' }]);
     if (siteId !== undefined) q.where(siteId === null ? { site_id: null } : { site_id: siteId });
     return q;
   }
@@ -97,7 +123,13 @@ export class AgentsStore {
   }
 
   /** Redeems a token: single use (cleared in the same statement), refused once expired or revoked. */
-  async enroll(tokenHash: string, publicKey: PublicJwk, version: string, capabilities: string[], natsPublicKey: string | null = null): Promise<AgentRow | undefined> {
+  async enroll(
+    tokenHash: string,
+    publicKey: PublicJwk,
+    version: string,
+    capabilities: string[],
+    natsPublicKey: string | null = null,
+  ): Promise<AgentRow | undefined> {
     const rows = await this.db('agents')
       .where({ enrollment_token_hash: tokenHash })
       .whereNull('revoked_at')
@@ -122,7 +154,9 @@ export class AgentsStore {
   }
 
   /** A live agent's NATS user key (operator mode), to sign it fresh credentials. */
-  async natsKey(id: string): Promise<{ id: string; org_id: string; name: string; site_id: string | null; nats_public_key: string | null } | undefined> {
+  async natsKey(
+    id: string,
+  ): Promise<{ id: string; org_id: string; name: string; site_id: string | null; nats_public_key: string | null } | undefined> {
     return this.db('agents').where({ id }).whereNull('revoked_at').first('id', 'org_id', 'name', 'site_id', 'nats_public_key');
   }
 
@@ -144,9 +178,7 @@ export class AgentsStore {
   async upsertBuiltin(orgId: string, id: string | null, publicKey: PublicJwk, version: string, capabilities: string[]): Promise<AgentRow> {
     return this.db.transaction(async (trx) => {
       await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['switchboard.builtin-agent']);
-      const existing: AgentRow | undefined = id
-        ? await trx('agents').where({ id, builtin: true }).whereNull('revoked_at').first(COLUMNS)
-        : undefined;
+      const existing: AgentRow | undefined = id ? await trx('agents').where({ id, builtin: true }).whereNull('revoked_at').first(COLUMNS) : undefined;
       const fields = { public_key: JSON.stringify(publicKey), version, capabilities: JSON.stringify(capabilities), updated_at: trx.fn.now() };
       if (existing) return (await trx('agents').where({ id: existing.id }).update(fields).returning(COLUMNS))[0];
       const taken = await trx('agents').where({ org_id: orgId }).whereNull('revoked_at').whereRaw('lower(name) = ?', ['built-in']).first('id');
@@ -192,10 +224,7 @@ export class AgentsStore {
   /** Sites (of the given ones) that have at least one live agent: their devices use the site's pool. */
   async sitesWithAgents(siteIds: string[], q: Knex = this.db): Promise<Set<string>> {
     if (siteIds.length === 0) return new Set();
-    const rows: { site_id: string }[] = await q('agents')
-      .whereRaw('site_id = ANY(?::uuid[])', [siteIds])
-      .whereNull('revoked_at')
-      .distinct('site_id');
+    const rows: { site_id: string }[] = await q('agents').whereRaw('site_id = ANY(?::uuid[])', [siteIds]).whereNull('revoked_at').distinct('site_id');
     return new Set(rows.map((r) => r.site_id));
   }
 
@@ -217,7 +246,11 @@ export class AgentsStore {
    * Device reachability of a site from each device's latest finished job in the window:
    * succeeded = reachable, failed = unreachable (with the reason), none = unknown.
    */
-  async siteDevices(orgId: string, siteId: string, since: Date): Promise<{ id: string; name: string; status: string | null; error: string | null; finished_at: Date | null; kind: string | null }[]> {
+  async siteDevices(
+    orgId: string,
+    siteId: string,
+    since: Date,
+  ): Promise<{ id: string; name: string; status: string | null; error: string | null; finished_at: Date | null; kind: string | null }[]> {
     const result = await this.db.raw(
       `SELECT d.id, d.name, j.status, j.error, j.finished_at, j.kind
          FROM devices d

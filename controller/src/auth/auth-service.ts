@@ -5,7 +5,7 @@ import { appError } from '../errors/app-error';
 import { AuthStore, type LockoutKey, type RefreshRow, type UserRow } from './auth-store';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
-import { TokenSigner, hashToken, newRefreshToken } from './tokens';
+import { type TokenSigner, hashToken, newRefreshToken } from './tokens';
 
 export interface ClientInfo {
   ip: string;
@@ -60,7 +60,10 @@ export class AuthService {
    */
   private lockoutPolicy(): Promise<{ limit: number; windowMs: number }> {
     this.lockout ??= this.settings.getMany(['security.rate_limit.failed_login_limit', 'security.rate_limit.failed_login_window_minutes']).then(
-      (policy) => ({ limit: policy['security.rate_limit.failed_login_limit'] as number, windowMs: (policy['security.rate_limit.failed_login_window_minutes'] as number) * 60_000 }),
+      (policy) => ({
+        limit: policy['security.rate_limit.failed_login_limit'] as number,
+        windowMs: (policy['security.rate_limit.failed_login_window_minutes'] as number) * 60_000,
+      }),
       (err: unknown) => {
         this.lockout = null; // not read: the next login tries again
         throw err;
@@ -98,7 +101,13 @@ export class AuthService {
   }
 
   /** `beforeSession` may refuse a user whose password is right, before any session opens. */
-  async loginLocal(username: string, password: string, clientType: string, client: ClientInfo, beforeSession?: (user: UserRow) => void): Promise<{ pair: TokenPair; user: UserRow; sessionId: string }> {
+  async loginLocal(
+    username: string,
+    password: string,
+    clientType: string,
+    client: ClientInfo,
+    beforeSession?: (user: UserRow) => void,
+  ): Promise<{ pair: TokenPair; user: UserRow; sessionId: string }> {
     await this.assertNotLockedOut({ username });
     const user = await this.store.findUserByUsername(username);
     const local = user?.auth_provider === 'local' ? user : undefined;
@@ -135,7 +144,14 @@ export class AuthService {
     // Only this account's failures are forgiven: signing in to one's own account must not
     // reset the count of guesses made from the same address against other accounts.
     await this.store.clearFailedLogins(client.ip, user.username);
-    await this.audit.record({ kind: 'auth.login', orgId: user.home_org_id, userId: user.id, username: user.username, ip: client.ip, details: { client_type: clientType, provider: user.auth_provider } });
+    await this.audit.record({
+      kind: 'auth.login',
+      orgId: user.home_org_id,
+      userId: user.id,
+      username: user.username,
+      ip: client.ip,
+      details: { client_type: clientType, provider: user.auth_provider },
+    });
     const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, org: user.home_org_id }, access);
     return { pair: { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access }, sessionId };
   }
@@ -152,7 +168,14 @@ export class AuthService {
     const reuse = async (): Promise<never> => {
       await this.store.revokeSession(row.session_id, 'refresh token reuse');
       const owner = await this.store.findUserById(row.user_id);
-      await this.audit.record({ kind: 'auth.refresh_reuse', orgId: owner?.home_org_id, userId: row.user_id, username: owner?.username, ip: client.ip, details: { session_id: row.session_id } });
+      await this.audit.record({
+        kind: 'auth.refresh_reuse',
+        orgId: owner?.home_org_id,
+        userId: row.user_id,
+        username: owner?.username,
+        ip: client.ip,
+        details: { session_id: row.session_id },
+      });
       throw appError('REFRESH_TOKEN_REUSED');
     };
     if (row.used_at && !row.in_grace) return reuse();
@@ -212,7 +235,14 @@ export class AuthService {
 
   async logout(auth: AuthContext, client: ClientInfo): Promise<number> {
     const revoked = await this.store.revokeUserSessions(auth.userId, 'logout');
-    await this.audit.record({ kind: 'auth.logout', orgId: auth.orgId, userId: auth.userId, username: auth.username, ip: client.ip, details: { sessions_revoked: revoked } });
+    await this.audit.record({
+      kind: 'auth.logout',
+      orgId: auth.orgId,
+      userId: auth.userId,
+      username: auth.username,
+      ip: client.ip,
+      details: { sessions_revoked: revoked },
+    });
     return revoked;
   }
 
@@ -234,11 +264,22 @@ export class AuthService {
     await this.audit.record({ kind: 'auth.password_changed', orgId: auth.orgId, userId: user.id, username: user.username, ip: client.ip });
   }
 
-  async switchOrg(auth: AuthContext, orgId: string, client: ClientInfo): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number; active_org_id: string }> {
+  async switchOrg(
+    auth: AuthContext,
+    orgId: string,
+    client: ClientInfo,
+  ): Promise<{ access_token: string; token_type: 'Bearer'; expires_in: number; active_org_id: string }> {
     if (!(await this.store.organizationExists(orgId))) throw appError('ORG_NOT_FOUND');
     const { access } = await this.lifetimes();
     const accessToken = await this.signer.sign({ sub: auth.userId, sid: auth.sessionId, org: orgId }, access);
-    await this.audit.record({ kind: 'auth.org_switched', orgId, userId: auth.userId, username: auth.username, ip: client.ip, details: { from_org_id: auth.orgId, to_org_id: orgId } });
+    await this.audit.record({
+      kind: 'auth.org_switched',
+      orgId,
+      userId: auth.userId,
+      username: auth.username,
+      ip: client.ip,
+      details: { from_org_id: auth.orgId, to_org_id: orgId },
+    });
     return { access_token: accessToken, token_type: 'Bearer', expires_in: access, active_org_id: orgId };
   }
 }

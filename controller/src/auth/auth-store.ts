@@ -43,9 +43,12 @@ const sessionUserTexts = new Map<string, string>();
 function sessionUserSql(along = ''): string {
   let text = sessionUserTexts.get(along);
   if (text === undefined) {
-    sessionUserTexts.set(along, (text = `SELECT u.id, u.home_org_id, u.username, u.roles, u.is_active, u.is_platform_admin,
+    sessionUserTexts.set(
+      along,
+      (text = `SELECT u.id, u.home_org_id, u.username, u.roles, u.is_active, u.is_platform_admin,
       s.id AS session_id, s.revoked_at AS session_revoked_at, s.expires_at AS session_expires_at, s.client_type${along && `, (${along}) AS along`}
-      FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ? AND s.user_id = ? LIMIT 1`));
+      FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ? AND s.user_id = ? LIMIT 1`),
+    );
   }
   return text;
 }
@@ -105,7 +108,13 @@ export class AuthStore {
       .join('sessions as s', 's.id', 'r.session_id')
       .where('r.token_hash', tokenHash)
       .first(
-        'r.id', 'r.session_id', 'r.used_at', 'r.expires_at', 's.revoked_at as session_revoked_at', 's.user_id', 's.client_type',
+        'r.id',
+        'r.session_id',
+        'r.used_at',
+        'r.expires_at',
+        's.revoked_at as session_revoked_at',
+        's.user_id',
+        's.client_type',
         this.db.raw(
           `(r.used_at > now() - make_interval(secs => ?) AND NOT EXISTS (
             SELECT 1 FROM refresh_tokens later WHERE later.session_id = r.session_id AND later.used_at > r.used_at)) AS in_grace`,
@@ -125,7 +134,10 @@ export class AuthStore {
   }
 
   async revokeUserSessions(userId: string, reason: string, exceptSessionId?: string): Promise<number> {
-    return this.revokeSessionsWhere((q) => q.where({ user_id: userId }).modify((w) => (exceptSessionId ? w.whereNot({ id: exceptSessionId }) : w)), reason);
+    return this.revokeSessionsWhere(
+      (q) => q.where({ user_id: userId }).modify((w) => (exceptSessionId ? w.whereNot({ id: exceptSessionId }) : w)),
+      reason,
+    );
   }
 
   /**
@@ -141,7 +153,10 @@ export class AuthStore {
         .returning('id');
       if (revoked.length) {
         await trx('ssh_certificates')
-          .whereIn('session_id', revoked.map((r) => r.id))
+          .whereIn(
+            'session_id',
+            revoked.map((r) => r.id),
+          )
           .whereNull('revoked_at')
           .update({ revoked_at: trx.fn.now() });
       }

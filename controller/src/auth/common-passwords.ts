@@ -1,9 +1,7 @@
 import { dictionary } from '@zxcvbn-ts/language-common';
 
 /** The zxcvbn-ts list of the ~50,000 most common passwords, lower-cased. */
-export const COMMON_PASSWORDS: ReadonlySet<string> = new Set(
-  (dictionary['passwords-common'] as string[]).map((word) => word.toLowerCase()),
-);
+export const COMMON_PASSWORDS: ReadonlySet<string> = new Set((dictionary['passwords-common'] as string[]).map((word) => word.toLowerCase()));
 
 /**
  * True when the password is a common one, or a common one padded with digits and symbols

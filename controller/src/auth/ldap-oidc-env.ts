@@ -8,7 +8,11 @@ type Parse = (raw: string, name: string) => unknown;
 
 const text: Parse = (raw) => raw.trim();
 const secret: Parse = (raw) => raw;
-const list: Parse = (raw) => raw.split(',').map((s) => s.trim()).filter(Boolean);
+const list: Parse = (raw) =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 const bool: Parse = (raw, name) => {
   const v = raw.trim().toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;

@@ -65,7 +65,10 @@ export class EnterpriseStore {
     if (fields.displayName && fields.displayName !== user.display_name) changes.display_name = fields.displayName;
     if (fields.externalId !== user.external_id) changes.external_id = fields.externalId;
     if (Object.keys(changes).length === 0) return user;
-    const [row] = await this.db('users').where({ id: user.id }).update({ ...changes, updated_at: this.db.fn.now() }).returning('*');
+    const [row] = await this.db('users')
+      .where({ id: user.id })
+      .update({ ...changes, updated_at: this.db.fn.now() })
+      .returning('*');
     return row;
   }
 

@@ -21,7 +21,11 @@ export class ExternalUsers {
       const user = known ?? (await this.store.findByUsername(fields.username));
       if (user) {
         const sameIdentity = user.auth_provider === fields.provider && (fields.provider === 'ldap' || user.external_id === fields.externalId);
-        if (!sameIdentity) throw conflict(fields.username, user.auth_provider === fields.provider ? `another ${label(user.auth_provider)} identity` : `a ${label(user.auth_provider)} account`);
+        if (!sameIdentity)
+          throw conflict(
+            fields.username,
+            user.auth_provider === fields.provider ? `another ${label(user.auth_provider)} identity` : `a ${label(user.auth_provider)} account`,
+          );
         return this.store.refreshProfile(user, fields);
       }
       const created = await this.store.insertInDefaultOrg(fields);
@@ -46,5 +50,8 @@ function label(provider: string): string {
 }
 
 function conflict(username: string, owner: string): Error {
-  return appError('EXTERNAL_USERNAME_CONFLICT', `The username '${username}' already belongs to ${owner}; an administrator must rename or remove that account first`);
+  return appError(
+    'EXTERNAL_USERNAME_CONFLICT',
+    `The username '${username}' already belongs to ${owner}; an administrator must rename or remove that account first`,
+  );
 }

@@ -78,14 +78,21 @@ export function describeLdapError(err: unknown, config: LdapConfig): AppError {
   const at = `the LDAP server at ${config.url}`;
   if (code === 'ECONNREFUSED') return appError('LDAP_UNAVAILABLE', `Cannot reach ${at}: connection refused`);
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return appError('LDAP_UNAVAILABLE', `Cannot reach ${at}: host name not found`);
-  if (['EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code)) return appError('LDAP_UNAVAILABLE', `Cannot reach ${at}: ${code}`);
+  if (['EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))
+    return appError('LDAP_UNAVAILABLE', `Cannot reach ${at}: ${code}`);
   if (/CERT|SELF_SIGNED|ERR_TLS|ERR_SSL|UNABLE_TO_VERIFY/.test(code)) {
-    return appError('LDAP_UNAVAILABLE', `TLS with ${at} failed: ${e.message} (${code}); set ldap.ca_certificate to the CA that signed the server's certificate`);
+    return appError(
+      'LDAP_UNAVAILABLE',
+      `TLS with ${at} failed: ${e.message} (${code}); set ldap.ca_certificate to the CA that signed the server's certificate`,
+    );
   }
   if (e.message === 'Connection timeout') return appError('LDAP_UNAVAILABLE', `Cannot reach ${at}: no connection within ${seconds} s`);
   if (/Operation timed out/.test(e.message ?? '')) return appError('LDAP_UNAVAILABLE', `${at} did not answer within ${seconds} s`);
   if (/Connection closed|Socket error|Socket connection not established/.test(e.message ?? '')) {
-    return appError('LDAP_UNAVAILABLE', `${at} closed the connection (${(e.message ?? '').split('\n')[0]}); check that ldap.url uses the right scheme and port`);
+    return appError(
+      'LDAP_UNAVAILABLE',
+      `${at} closed the connection (${(e.message ?? '').split('\n')[0]}); check that ldap.url uses the right scheme and port`,
+    );
   }
   if (err instanceof ResultCodeError) return appError('LDAP_MISCONFIGURED', `${at} refused the request: ${err.message}`);
   return appError('LDAP_UNAVAILABLE', `LDAP request to ${config.url} failed: ${e.message ?? String(err)}`);
@@ -125,7 +132,10 @@ export class LdapService {
           await client.bind(config.bindDn, config.bindPassword ?? '');
         } catch (err) {
           if (err instanceof InvalidCredentialsError) {
-            throw appError('LDAP_MISCONFIGURED', `The LDAP service bind as '${config.bindDn}' was refused: invalid credentials; check ldap.bind_dn and ldap.bind_password`);
+            throw appError(
+              'LDAP_MISCONFIGURED',
+              `The LDAP service bind as '${config.bindDn}' was refused: invalid credentials; check ldap.bind_dn and ldap.bind_password`,
+            );
           }
           throw err;
         }
@@ -152,11 +162,13 @@ export class LdapService {
         }));
       } catch (err) {
         if (err instanceof SizeLimitExceededError) entries = [{}, {}];
-        else if (err instanceof NoSuchObjectError) throw appError('LDAP_MISCONFIGURED', `The LDAP base DN '${config.baseDn}' does not exist; check ldap.base_dn`);
+        else if (err instanceof NoSuchObjectError)
+          throw appError('LDAP_MISCONFIGURED', `The LDAP base DN '${config.baseDn}' does not exist; check ldap.base_dn`);
         else throw err;
       }
       if (entries.length !== 1) {
-        if (entries.length > 1) this.log.warn({ username, filter: config.userFilter }, 'LDAP user filter matched more than one entry; sign-in refused');
+        if (entries.length > 1)
+          this.log.warn({ username, filter: config.userFilter }, 'LDAP user filter matched more than one entry; sign-in refused');
         return null;
       }
       const entry = entries[0] as Record<string, unknown> & { dn: string };
@@ -183,13 +195,17 @@ export class LdapService {
   /** POST /api/auth/ldap: the same token pair as /login. */
   async login(username: string, password: string, clientType: string, client: ClientInfo): Promise<TokenPair> {
     const config = await readLdapConfig(this.settings);
-    if (!ldapEnabled(config)) throw appError('LDAP_NOT_CONFIGURED', 'LDAP sign-in is not enabled on this service: a platform administrator sets ldap.url and ldap.base_dn');
+    if (!ldapEnabled(config))
+      throw appError('LDAP_NOT_CONFIGURED', 'LDAP sign-in is not enabled on this service: a platform administrator sets ldap.url and ldap.base_dn');
     const name = username.trim();
     await this.auth.assertNotLockedOut({ username: name || username });
     // An empty password would be an unauthenticated bind, which LDAP servers answer with success.
     const identity = name && password ? await this.findAndBind(config, name, password) : null;
     if (!identity) return this.auth.failLogin(client, name || username);
-    const user = await this.users.resolve({ provider: 'ldap', username: identity.username, externalId: identity.dn, email: identity.email, displayName: identity.displayName }, client.ip);
+    const user = await this.users.resolve(
+      { provider: 'ldap', username: identity.username, externalId: identity.dn, email: identity.email, displayName: identity.displayName },
+      client.ip,
+    );
     if (!user.is_active) return this.auth.failLogin(client, identity.username);
     return this.auth.startSession(user, clientType, client);
   }
@@ -207,7 +223,8 @@ export class LdapService {
       try {
         await client.search(config.baseDn, { scope: 'base', filter: '(objectClass=*)', attributes: ['1.1'] });
       } catch (err) {
-        if (err instanceof NoSuchObjectError) throw appError('LDAP_MISCONFIGURED', `The base DN '${config.baseDn}' does not exist or is not visible to the service account`);
+        if (err instanceof NoSuchObjectError)
+          throw appError('LDAP_MISCONFIGURED', `The base DN '${config.baseDn}' does not exist or is not visible to the service account`);
         throw describeLdapError(err, config);
       } finally {
         await client.unbind().catch(() => undefined);

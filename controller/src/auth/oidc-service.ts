@@ -61,7 +61,11 @@ function isLoopback(url: URL): boolean {
 
 /** Walks an error's causes for a network-level failure (refused, unresolvable, timed out). */
 function networkFailure(err: unknown): string | null {
-  for (let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth += 1) {
+  for (
+    let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth += 1
+  ) {
     if (e.code === 'OAUTH_TIMEOUT' || e.name === 'TimeoutError') return `no answer within ${HTTP_TIMEOUT_SECONDS} s`;
     if (e.code && /^E[A-Z]+$/.test(e.code)) return e.code === 'ECONNREFUSED' ? 'connection refused' : e.code;
     if (e.code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/.test(e.code)) {
@@ -70,14 +74,17 @@ function networkFailure(err: unknown): string | null {
     if (e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') return 'unexpected HTTP status from the provider';
     if (e.code === 'OAUTH_RESPONSE_IS_NOT_JSON') return 'the provider did not answer with JSON';
   }
-  return err instanceof TypeError ? (err.message || 'network error') : null;
+  return err instanceof TypeError ? err.message || 'network error' : null;
 }
 
 /** One line for a person: what the provider said or what failed validation. */
 function loginFailure(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof oidc.ResponseBodyError) {
-    return appError('OIDC_LOGIN_FAILED', `The identity provider rejected the authorization code: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`);
+    return appError(
+      'OIDC_LOGIN_FAILED',
+      `The identity provider rejected the authorization code: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`,
+    );
   }
   if (err instanceof oidc.AuthorizationResponseError) {
     return appError('OIDC_LOGIN_FAILED', `The identity provider answered ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`);
@@ -110,7 +117,11 @@ export class OidcService {
 
   private async enabledConfig(): Promise<OidcConfig> {
     const config = await readOidcConfig(this.settings);
-    if (!oidcEnabled(config)) throw appError('OIDC_NOT_CONFIGURED', 'OIDC sign-in is not enabled on this service: a platform administrator sets oidc.issuer and oidc.client_id');
+    if (!oidcEnabled(config))
+      throw appError(
+        'OIDC_NOT_CONFIGURED',
+        'OIDC sign-in is not enabled on this service: a platform administrator sets oidc.issuer and oidc.client_id',
+      );
     return config;
   }
 
@@ -133,7 +144,10 @@ export class OidcService {
     }
     const plainHttp = issuer.protocol === 'http:';
     if (plainHttp && !isLoopback(issuer)) {
-      throw appError('OIDC_PROVIDER_UNAVAILABLE', `oidc.issuer must use https (plain http is accepted only for loopback addresses): ${config.issuer}`);
+      throw appError(
+        'OIDC_PROVIDER_UNAVAILABLE',
+        `oidc.issuer must use https (plain http is accepted only for loopback addresses): ${config.issuer}`,
+      );
     }
     let discovered: oidc.Configuration;
     try {
@@ -192,7 +206,10 @@ export class OidcService {
     const config = await this.enabledConfig();
     // Exact match only: no prefixes, no wildcards, so the tokens can go nowhere else.
     if (!config.redirectUris.includes(redirectUri)) {
-      throw appError('OIDC_REDIRECT_URI_NOT_ALLOWED', `redirect_uri '${redirectUri}' is not on the allow-list (oidc.redirect_uris / SWITCHBOARD_OIDC_REDIRECT_URIS)`);
+      throw appError(
+        'OIDC_REDIRECT_URI_NOT_ALLOWED',
+        `redirect_uri '${redirectUri}' is not on the allow-list (oidc.redirect_uris / SWITCHBOARD_OIDC_REDIRECT_URIS)`,
+      );
     }
     const provider = await this.provider(config);
     const state = oidc.randomState();
@@ -223,13 +240,17 @@ export class OidcService {
    * redirect_uri with the token pair in the fragment.
    */
   async finish(query: Record<string, string | undefined>, rawQuery: string, stateCookie: string | undefined, client: ClientInfo): Promise<string> {
-    if (!query.state) throw appError('OIDC_INVALID_STATE', 'The callback has no state parameter; start the sign-in again at /api/auth/oidc/authorize');
+    if (!query.state)
+      throw appError('OIDC_INVALID_STATE', 'The callback has no state parameter; start the sign-in again at /api/auth/oidc/authorize');
     // Taken before the browser check: a state lured into another browser is spent, not left for later.
     const pending = await this.store.takeOidcRequest(sha256(query.state));
     if (!pending) throw appError('OIDC_INVALID_STATE');
     assertSameBrowser(query.state, stateCookie);
     if (query.error) {
-      throw appError('OIDC_LOGIN_FAILED', `The identity provider answered ${query.error}${query.error_description ? `: ${query.error_description}` : ''}`);
+      throw appError(
+        'OIDC_LOGIN_FAILED',
+        `The identity provider answered ${query.error}${query.error_description ? `: ${query.error_description}` : ''}`,
+      );
     }
     const config = await this.enabledConfig();
     const provider = await this.provider(config);

@@ -1,12 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { Timestamp, Uuid } from '../http/schemas';
 
-export const LoginBody = Type.Object({
-  username: Type.String({ minLength: 1, maxLength: 256 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 }),
-  client_type: Type.Optional(Type.Union([Type.Literal('admin_ui'), Type.Literal('terminal')], { default: 'admin_ui' })),
-  public_key: Type.Optional(Type.String({ maxLength: 16384, description: 'OpenSSH public key; returns ssh_certificate when the service has an SSH CA.' })),
-}, { additionalProperties: false });
+export const LoginBody = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 256 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    client_type: Type.Optional(Type.Union([Type.Literal('admin_ui'), Type.Literal('terminal')], { default: 'admin_ui' })),
+    public_key: Type.Optional(
+      Type.String({ maxLength: 16384, description: 'OpenSSH public key; returns ssh_certificate when the service has an SSH CA.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const TokenPairSchema = Type.Object({
   access_token: Type.String(),
@@ -40,10 +45,13 @@ export const MeSchema = Type.Object({
 
 export const LogoutSchema = Type.Object({ message: Type.String(), sessions_revoked: Type.Integer() });
 
-export const PasswordBody = Type.Object({
-  current_password: Type.String({ minLength: 1, maxLength: 1024 }),
-  new_password: Type.String({ maxLength: 1024 }),
-}, { additionalProperties: false });
+export const PasswordBody = Type.Object(
+  {
+    current_password: Type.String({ minLength: 1, maxLength: 1024 }),
+    new_password: Type.String({ maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
 
 export const SessionSchema = Type.Object({
   id: Uuid,

@@ -35,7 +35,8 @@ export class SshCertificateAuthority {
   /** Parses a user's OpenSSH public key; 400 INVALID_SSH_PUBLIC_KEY says what is wrong. */
   parsePublicKey(text: string): sshpk.Key {
     const line = text.trim();
-    if (!line || /[\r\n]/.test(line)) throw appError('INVALID_SSH_PUBLIC_KEY', 'public_key must be one line: "<type> <base64> [comment]", as in a .pub file');
+    if (!line || /[\r\n]/.test(line))
+      throw appError('INVALID_SSH_PUBLIC_KEY', 'public_key must be one line: "<type> <base64> [comment]", as in a .pub file');
     let key: sshpk.Key;
     try {
       key = sshpk.parseKey(line, 'ssh');
@@ -43,7 +44,8 @@ export class SshCertificateAuthority {
       const detail = (err as Error).message.replace(/^Failed to parse .* as a valid ssh format key: /, '');
       throw appError('INVALID_SSH_PUBLIC_KEY', `public_key is not a valid OpenSSH public key (${detail})`);
     }
-    if (key.type === 'dsa') throw appError('INVALID_SSH_PUBLIC_KEY', 'DSA keys are not accepted by current OpenSSH; use an Ed25519, ECDSA or RSA key');
+    if (key.type === 'dsa')
+      throw appError('INVALID_SSH_PUBLIC_KEY', 'DSA keys are not accepted by current OpenSSH; use an Ed25519, ECDSA or RSA key');
     if (key.type === 'rsa' && key.size < MIN_RSA_BITS) {
       throw appError('INVALID_SSH_PUBLIC_KEY', `RSA public_key has ${key.size} bits; at least ${MIN_RSA_BITS} are needed`);
     }

@@ -26,7 +26,10 @@ export class SshCertificates {
   /** 403 before any session opens when the user's roles do not grant ssh.certificate. */
   assertPermitted(user: UserRow): void {
     if (permissionsFor(user.roles, user.is_platform_admin).includes(SSH_CERTIFICATE_PERMISSION)) return;
-    throw appError('SSH_CERTIFICATE_NOT_PERMITTED', `Your roles do not include the ${SSH_CERTIFICATE_PERMISSION} permission: sign in without public_key, or ask an administrator for the operator role`);
+    throw appError(
+      'SSH_CERTIFICATE_NOT_PERMITTED',
+      `Your roles do not include the ${SSH_CERTIFICATE_PERMISSION} permission: sign in without public_key, or ask an administrator for the operator role`,
+    );
   }
 
   /** Valid for the access token's lifetime, capped by ssh.certificate_max_hours. */
@@ -36,7 +39,13 @@ export class SshCertificates {
     const serial = randomSerial();
     const certificate = await this.ca.certify(publicKey, user.username, lifetime, serial);
     const validUntil = new Date(Date.now() + lifetime * 1000);
-    await this.db('ssh_certificates').insert({ serial: serial.toString('hex'), user_id: user.id, session_id: sessionId, key_id: `switchboard:${user.username}`, valid_until: validUntil });
+    await this.db('ssh_certificates').insert({
+      serial: serial.toString('hex'),
+      user_id: user.id,
+      session_id: sessionId,
+      key_id: `switchboard:${user.username}`,
+      valid_until: validUntil,
+    });
     // The serial ties what sshd logs ("serial N") to the person and session.
     await this.audit.record({
       kind: 'auth.ssh_certificate_issued',

@@ -54,7 +54,8 @@ export class TokenSigner {
     }
     try {
       const { payload } = await jwtVerify(token, await this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] });
-      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number') return null;
+      if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number')
+        return null;
       const claims = { sub: payload.sub, sid: payload.sid, org: payload.org };
       this.remember(token, claims, payload.exp * 1000);
       return claims;

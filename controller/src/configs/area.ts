@@ -21,7 +21,7 @@ export async function configsArea(app: FastifyInstance): Promise<void> {
     const json = scope.getDefaultJsonParser('error', 'error');
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      (body === '' ? done(null, {}) : json(request, body as string, done)),
+      body === '' ? done(null, {}) : json(request, body as string, done),
     );
     scope.addHook('preValidation', async (request) => {
       if (request.method === 'POST' && request.body === undefined) request.body = {};

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { BackupMethod } from '../../../shared/src/device/backup-method';
 import type { ConfigFormat, StructuredTransport, Transport } from '../../../shared/src/device/values';
 
-
 /**
  * The 'backup' job as config backups submit it and read its outcome (the contract is
  * shared/src/jobs/backup.ts). The agent's backup runner opens one session per method, fetches

@@ -113,7 +113,9 @@ const JSON_COMMUNITY = /("(?:[\w-]*:)?community"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 
 function maskXml(text: string, mask: SecretMasker): string {
   return text
-    .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) => (value.trim() ? `${open}${maskValue(value, mask)}${close}` : _all))
+    .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) =>
+      value.trim() ? `${open}${maskValue(value, mask)}${close}` : _all,
+    )
     .replace(XML_COMMUNITY, (_all, open: string, value: string, close: string) => `${open}${maskValue(value, mask)}${close}`);
 }
 

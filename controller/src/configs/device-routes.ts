@@ -15,36 +15,48 @@ const config = { permission: 'devices.access' } as const;
 export async function backupDeviceRoutes(parent: FastifyInstance, { configs }: BackupServices): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/:id/test-credential', {
-    config,
-    schema: {
-      tags,
-      summary: "Check that the device's credentials log in (connect and authenticate only)",
-      params: IdParams,
-      response: { 200: TestCredentialResult, ...errorResponses(400, 401, 403, 404, 503) },
+  app.post(
+    '/:id/test-credential',
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Check that the device's credentials log in (connect and authenticate only)",
+        params: IdParams,
+        response: { 200: TestCredentialResult, ...errorResponses(400, 401, 403, 404, 503) },
+      },
     },
-  }, async (request) => (await configs.testCredentials(caller(request), [request.params.id])).results[0]);
+    async (request) => (await configs.testCredentials(caller(request), [request.params.id])).results[0],
+  );
 
-  app.post('/bulk/test-credentials', {
-    config,
-    schema: {
-      tags,
-      summary: 'Check the credentials of many devices at once (up to 500)',
-      body: BulkTestBody,
-      response: { 200: CredentialResults, ...errorResponses(400, 401, 403, 404, 503) },
+  app.post(
+    '/bulk/test-credentials',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Check the credentials of many devices at once (up to 500)',
+        body: BulkTestBody,
+        response: { 200: CredentialResults, ...errorResponses(400, 401, 403, 404, 503) },
+      },
     },
-  }, async (request) => configs.testCredentials(caller(request), request.body.device_ids));
+    async (request) => configs.testCredentials(caller(request), request.body.device_ids),
+  );
 
-  app.get('/with-backup-info', {
-    config,
-    schema: {
-      tags,
-      summary: 'Devices with their newest backup and newest successful backup',
-      querystring: WithBackupQuery,
-      response: { 200: DevicesWithBackup, ...errorResponses(400, 401, 403) },
+  app.get(
+    '/with-backup-info',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Devices with their newest backup and newest successful backup',
+        querystring: WithBackupQuery,
+        response: { 200: DevicesWithBackup, ...errorResponses(400, 401, 403) },
+      },
     },
-  }, async (request) => {
-    const { limit = 50, offset = 0, ...filter } = request.query;
-    return configs.withBackupInfo(caller(request).orgId, filter, limit, offset);
-  });
+    async (request) => {
+      const { limit = 50, offset = 0, ...filter } = request.query;
+      return configs.withBackupInfo(caller(request).orgId, filter, limit, offset);
+    },
+  );
 }

@@ -3,7 +3,7 @@ import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
 
 const Method = Type.Union([Type.Literal('cli'), Type.Literal('structured'), Type.Literal('both')], {
   default: 'both',
-  description: 'cli uses SSH; structured uses the profile\'s gNMI or NETCONF transport; both (default) tries each and stores each separately.',
+  description: "cli uses SSH; structured uses the profile's gNMI or NETCONF transport; both (default) tries each and stores each separately.",
 });
 
 export const DeviceParams = Type.Object({ device_id: Uuid });
@@ -57,7 +57,10 @@ export const ConfigListQuery = Type.Object(Paging(50, 500), { additionalProperti
 export const NotesBody = Type.Object({ notes: Type.String({ maxLength: 10000 }) }, { additionalProperties: false });
 
 const reveal = Type.Optional(
-  Type.Boolean({ description: "true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as <secret:xxxxxxxx>, a keyed hash stable across versions." }),
+  Type.Boolean({
+    description:
+      "true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as <secret:xxxxxxxx>, a keyed hash stable across versions.",
+  }),
 );
 
 export const RevealQuery = Type.Object({ reveal }, { additionalProperties: false });
@@ -92,7 +95,9 @@ const CredentialResult = Type.Object({
   success: Type.Boolean(),
   message: Type.String({ description: 'On failure, names the transport that failed.' }),
   duration_ms: Type.Integer(),
-  transports: Type.Array(TransportCheck, { description: "Each transport of the device's profile tried: the automation transport (gNMI or NETCONF) first, then SSH." }),
+  transports: Type.Array(TransportCheck, {
+    description: "Each transport of the device's profile tried: the automation transport (gNMI or NETCONF) first, then SSH.",
+  }),
 });
 
 export const CredentialResults = Type.Object({

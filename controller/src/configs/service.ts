@@ -23,7 +23,6 @@ export const PULL_DEADLINE_MS = 120_000;
 const PULL_WAIT_GRACE_MS = 10_000;
 export const TEST_CREDENTIAL_DEADLINE_MS = 45_000;
 
-
 export interface BackupPlan {
   methods: BackupMethod[];
   structured_transport: StructuredTransport | null;
@@ -116,19 +115,36 @@ export class ConfigService {
       requested_by_name: me.username,
     });
     const params: BackupJobParams = { methods: plan.methods, structured_transport: plan.structured_transport };
-    const [jobId] = await jobs.submit([{ orgId: me.orgId, kind: 'backup', deviceId: device.id, params, deadlineMs: PULL_DEADLINE_MS, groupId: pullId }]);
+    const [jobId] = await jobs.submit([
+      { orgId: me.orgId, kind: 'backup', deviceId: device.id, params, deadlineMs: PULL_DEADLINE_MS, groupId: pullId },
+    ]);
     await this.store.setPullJob(pullId, jobId);
 
-    const outcome = await jobs.wait([jobId], PULL_DEADLINE_MS + PULL_WAIT_GRACE_MS).then((o) => o[0], () => undefined);
+    const outcome = await jobs.wait([jobId], PULL_DEADLINE_MS + PULL_WAIT_GRACE_MS).then(
+      (o) => o[0],
+      () => undefined,
+    );
     if (!outcome) {
-      throw appError('CONFIG_PULL_TIMEOUT', `The pull of ${device.name} is still running; its result will be stored as a version when it ends (job ${jobId}).`, { job_id: jobId });
+      throw appError(
+        'CONFIG_PULL_TIMEOUT',
+        `The pull of ${device.name} is still running; its result will be stored as a version when it ends (job ${jobId}).`,
+        { job_id: jobId },
+      );
     }
     const versions = await this.store.versionsOfJob(jobId);
-    const summary = versions.map((v) => ({ method: v.method as BackupMethod, version: v.version as number, status: v.status as string, error_message: v.error_message as string | null }));
+    const summary = versions.map((v) => ({
+      method: v.method as BackupMethod,
+      version: v.version as number,
+      status: v.status as string,
+      error_message: v.error_message as string | null,
+    }));
     const succeeded = (m: BackupMethod) => summary.some((v) => v.method === m && v.status === 'success');
-    const parts = summary.map((v) => (v.status === 'success' ? `${v.method} stored as version ${v.version}` : `${v.method} failed (version ${v.version}): ${v.error_message}`));
+    const parts = summary.map((v) =>
+      v.status === 'success' ? `${v.method} stored as version ${v.version}` : `${v.method} failed (version ${v.version}): ${v.error_message}`,
+    );
     if (summary.length === 0) parts.push(`no version stored: ${outcome.error ?? 'the job ended without a result'}`);
-    if (method === 'both' && !plan.methods.includes('structured')) parts.push('structured skipped: the connection profile has no automation_transport');
+    if (method === 'both' && !plan.methods.includes('structured'))
+      parts.push('structured skipped: the connection profile has no automation_transport');
     const cli = succeeded('cli');
     const structured = succeeded('structured');
     if (!cli && !structured) {
@@ -170,7 +186,7 @@ export class ConfigService {
         methods: methods.length > 0 ? methods : ['cli'],
         transport: plan?.structured_transport ?? null,
         result: parsed,
-        jobError: outcome.status === 'failed' ? outcome.error ?? 'The backup job failed' : outcome.error,
+        jobError: outcome.status === 'failed' ? (outcome.error ?? 'The backup job failed') : outcome.error,
       });
       versions.push(...rows);
       recorded.push(recordedOf(rows));
@@ -179,7 +195,9 @@ export class ConfigService {
     // Only a pending row of that run changes, so a pull's groupId or a stale job is a no-op.
     await this.snapshots.recordDevices(
       trx,
-      outcomes.flatMap((o, i) => (o.groupId && (contexts[i]?.run || !contexts[i]) ? [{ snapshotId: o.groupId, deviceId: o.deviceId, jobId: o.jobId, ...recorded[i] }] : [])),
+      outcomes.flatMap((o, i) =>
+        o.groupId && (contexts[i]?.run || !contexts[i]) ? [{ snapshotId: o.groupId, deviceId: o.deviceId, jobId: o.jobId, ...recorded[i] }] : [],
+      ),
     );
     return recorded;
   }
@@ -216,7 +234,10 @@ export class ConfigService {
     await this.device(orgId, deviceId);
     const row = await this.store.getVersion(orgId, deviceId, version);
     if (!row) {
-      throw appError('CONFIG_VERSION_NOT_FOUND', version === null ? 'The device has no stored config versions yet' : `Config version ${version} not found for this device`);
+      throw appError(
+        'CONFIG_VERSION_NOT_FOUND',
+        version === null ? 'The device has no stored config versions yet' : `Config version ${version} not found for this device`,
+      );
     }
     return row;
   }
@@ -238,10 +259,19 @@ export class ConfigService {
   /** Reads raw text for a caller with configs.secrets (403 otherwise) and records that they did. */
   async revealed<T>(me: AuthContext, deviceId: string, what: string, read: () => Promise<T>): Promise<T> {
     if (!me.permissions.includes('configs.secrets')) {
-      throw appError('FORBIDDEN', 'Insufficient permissions: reveal=true needs the configs.secrets permission; without it the secrets in the config are masked');
+      throw appError(
+        'FORBIDDEN',
+        'Insufficient permissions: reveal=true needs the configs.secrets permission; without it the secrets in the config are masked',
+      );
     }
     const shown = await read();
-    await this.shown.audit?.record({ kind: 'config.secrets_revealed', orgId: me.orgId, userId: me.userId, username: me.username, details: { device_id: deviceId, what } });
+    await this.shown.audit?.record({
+      kind: 'config.secrets_revealed',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { device_id: deviceId, what },
+    });
     return shown;
   }
 
@@ -281,7 +311,15 @@ export class ConfigService {
     const devices = await this.devices(me.orgId, deviceIds);
     const jobs = this.jobs();
     const started = Date.now();
-    const ids = await jobs.submit(devices.map((d) => ({ orgId: me.orgId, kind: 'test_credential' as const, deviceId: d.id, params: {}, deadlineMs: TEST_CREDENTIAL_DEADLINE_MS })));
+    const ids = await jobs.submit(
+      devices.map((d) => ({
+        orgId: me.orgId,
+        kind: 'test_credential' as const,
+        deviceId: d.id,
+        params: {},
+        deadlineMs: TEST_CREDENTIAL_DEADLINE_MS,
+      })),
+    );
     const outcomes = await jobs.wait(ids, TEST_CREDENTIAL_DEADLINE_MS + PULL_WAIT_GRACE_MS).catch(() => [] as JobOutcome[]);
     const byJob = new Map(outcomes.map((o) => [o.jobId, o]));
     const results = devices.map((d, i) => {
@@ -294,8 +332,10 @@ export class ConfigService {
         device_name: d.name,
         success,
         message: success
-          ? said ?? 'Credentials accepted'
-          : o ? said ?? o.error ?? 'Credential test failed' : 'No answer before the deadline; the test is still running',
+          ? (said ?? 'Credentials accepted')
+          : o
+            ? (said ?? o.error ?? 'Credential test failed')
+            : 'No answer before the deadline; the test is still running',
         duration_ms: o?.startedAt ? o.finishedAt.getTime() - o.startedAt.getTime() : Date.now() - started,
         transports: (reported.transports ?? []).map(({ transport, status, message }) => ({ transport, status, message })),
       };

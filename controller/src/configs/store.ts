@@ -4,8 +4,22 @@ import { PREPARED, type Db } from '../db/knex';
 
 /** Columns of a stored config version as the API shows it in lists (no text, no transcript). */
 export const VERSION_COLUMNS = [
-  'id', 'device_id', 'version', 'method', 'config_format', 'config_hash', 'source', 'pulled_via', 'status',
-  'error_message', 'snapshot_id', 'notes', 'notes_by', 'size_bytes', 'line_count', 'created_at',
+  'id',
+  'device_id',
+  'version',
+  'method',
+  'config_format',
+  'config_hash',
+  'source',
+  'pulled_via',
+  'status',
+  'error_message',
+  'snapshot_id',
+  'notes',
+  'notes_by',
+  'size_bytes',
+  'line_count',
+  'created_at',
 ] as const;
 
 /** A device as config backups see it: identity plus the profile facts a backup needs. */
@@ -40,9 +54,21 @@ export interface NewVersion {
 
 /** Columns a new version is written with, and their SQL types. */
 const VERSION_INPUT: Array<[keyof NewVersion, string]> = [
-  ['org_id', 'uuid'], ['device_id', 'uuid'], ['method', 'text'], ['config_format', 'text'], ['pulled_via', 'text'], ['source', 'text'],
-  ['status', 'text'], ['error_message', 'text'], ['snapshot_id', 'uuid'], ['job_id', 'uuid'], ['config_text', 'text'],
-  ['config_hash', 'text'], ['size_bytes', 'int'], ['line_count', 'int'], ['transcript', 'text'],
+  ['org_id', 'uuid'],
+  ['device_id', 'uuid'],
+  ['method', 'text'],
+  ['config_format', 'text'],
+  ['pulled_via', 'text'],
+  ['source', 'text'],
+  ['status', 'text'],
+  ['error_message', 'text'],
+  ['snapshot_id', 'uuid'],
+  ['job_id', 'uuid'],
+  ['config_text', 'text'],
+  ['config_hash', 'text'],
+  ['size_bytes', 'int'],
+  ['line_count', 'int'],
+  ['transcript', 'text'],
 ];
 
 export interface RunPlan {
@@ -72,9 +98,7 @@ export interface PullRequestRow {
   structured_transport: StructuredTransport | null;
 }
 
-const DEVICE_COLUMNS = [
-  'd.id', 'd.org_id', 'd.name', 'd.device_type', 'd.site_id', 'd.profile_id', 'p.automation_transport',
-];
+const DEVICE_COLUMNS = ['d.id', 'd.org_id', 'd.name', 'd.device_type', 'd.site_id', 'd.profile_id', 'p.automation_transport'];
 
 interface ContextRow extends SealedSecrets {
   run_methods: string[] | null;
@@ -108,7 +132,11 @@ export class ConfigStore {
   }
 
   /** Devices matching a snapshot filter ({site_id, device_type} or {device_ids}); empty means all. */
-  matchDevices(orgId: string, filter: { site_id?: string; device_type?: string; device_ids?: string[] }, q: Db | Knex.Transaction = this.db): Promise<BackupDevice[]> {
+  matchDevices(
+    orgId: string,
+    filter: { site_id?: string; device_type?: string; device_ids?: string[] },
+    q: Db | Knex.Transaction = this.db,
+  ): Promise<BackupDevice[]> {
     const query = this.devices(q).where('d.org_id', orgId);
     if (filter.site_id) query.where('d.site_id', filter.site_id);
     if (filter.device_type) query.where('d.device_type', filter.device_type);
@@ -121,7 +149,10 @@ export class ConfigStore {
    * device is gone. FOR KEY SHARE keeps the device from being deleted until the transaction ends.
    */
   lockDeviceSecrets(trx: Knex.Transaction, orgId: string, deviceId: string): Promise<SealedSecrets | undefined> {
-    return this.devices(trx).where({ 'd.id': deviceId, 'd.org_id': orgId }).forKeyShare('d').first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
+    return this.devices(trx)
+      .where({ 'd.id': deviceId, 'd.org_id': orgId })
+      .forKeyShare('d')
+      .first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
   }
 
   /**
@@ -130,10 +161,14 @@ export class ConfigStore {
    * deleted mid-transaction) and, when the job belongs to a snapshot run or a single pull, what
    * that run asked for. Undefined where the device is gone.
    */
-  async backupContexts(trx: Knex.Transaction, keys: { orgId: string; deviceId: string; groupId: string | null }[]): Promise<(BackupContext | undefined)[]> {
+  async backupContexts(
+    trx: Knex.Transaction,
+    keys: { orgId: string; deviceId: string; groupId: string | null }[],
+  ): Promise<(BackupContext | undefined)[]> {
     if (keys.length === 0) return [];
-    const { rows } = await trx.raw(
-      `SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
+    const { rows } = await trx
+      .raw(
+        `SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
               sd.methods AS run_methods, sd.structured_transport AS run_transport,
               cp.methods AS pull_methods, cp.structured_transport AS pull_transport
          FROM jsonb_to_recordset(?::jsonb) AS i(ord int, org_id uuid, device_id uuid, group_id uuid)
@@ -143,8 +178,9 @@ export class ConfigStore {
          LEFT JOIN config_pulls cp ON cp.device_id = d.id AND cp.id = i.group_id
         ORDER BY d.id
           FOR KEY SHARE OF d`,
-      [JSON.stringify(keys.map((k, ord) => ({ ord, org_id: k.orgId, device_id: k.deviceId, group_id: k.groupId })))],
-    ).options(PREPARED);
+        [JSON.stringify(keys.map((k, ord) => ({ ord, org_id: k.orgId, device_id: k.deviceId, group_id: k.groupId })))],
+      )
+      .options(PREPARED);
     const contexts: (BackupContext | undefined)[] = keys.map(() => undefined);
     for (const row of rows) contexts[row.ord] = contextOf(row);
     return contexts;
@@ -156,7 +192,10 @@ export class ConfigStore {
    * so concurrent writers queue rather than deadlock) serialize writers of the same device
    * until their transaction ends, so numbers never clash. Answers the stored rows in input order.
    */
-  async insertVersions(trx: Knex.Transaction, rows: NewVersion[]): Promise<{ id: string; device_id: string; version: number; method: string; status: string }[]> {
+  async insertVersions(
+    trx: Knex.Transaction,
+    rows: NewVersion[],
+  ): Promise<{ id: string; device_id: string; version: number; method: string; status: string }[]> {
     if (rows.length === 0) return [];
     const seen = new Map<string, number>();
     const input = rows.map((row, i) => {
@@ -164,8 +203,9 @@ export class ConfigStore {
       seen.set(row.device_id, ord);
       return { ...row, ord, i };
     });
-    const { rows: stored } = await trx.raw(
-      `WITH r AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(i int, ord int, ${VERSION_INPUT.map(([name, type]) => `${name} ${type}`).join(', ')})),
+    const { rows: stored } = await trx
+      .raw(
+        `WITH r AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(i int, ord int, ${VERSION_INPUT.map(([name, type]) => `${name} ${type}`).join(', ')})),
             n AS (SELECT device_id, count(*)::int AS n FROM r GROUP BY device_id),
             c AS (
               INSERT INTO config_version_counters AS c (device_id, last_version) SELECT device_id, n FROM n ORDER BY device_id
@@ -176,8 +216,9 @@ export class ConfigStore {
          FROM r JOIN n USING (device_id) JOIN c USING (device_id)
         ORDER BY r.i
         RETURNING id, device_id, version, method, status`,
-      [JSON.stringify(input)],
-    ).options(PREPARED);
+        [JSON.stringify(input)],
+      )
+      .options(PREPARED);
     return stored;
   }
 

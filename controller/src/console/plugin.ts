@@ -22,16 +22,20 @@ export async function consolePlugin(app: FastifyInstance, options: { dist?: stri
     return reply.header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
   };
 
-  app.get('/*', {
-    config: { public: true },
-    schema: { hide: true },
-  }, async (request, reply) => {
-    const path = request.url.split('?')[0];
-    if (isServerPath(path)) return reply.callNotFound();
-    reply.headers(CONSOLE_HEADERS);
-    if (path.startsWith('/assets/')) {
-      return reply.sendFile(path.slice(1), { maxAge: YEAR_MS, immutable: true });
-    }
-    return sendIndex(reply);
-  });
+  app.get(
+    '/*',
+    {
+      config: { public: true },
+      schema: { hide: true },
+    },
+    async (request, reply) => {
+      const path = request.url.split('?')[0];
+      if (isServerPath(path)) return reply.callNotFound();
+      reply.headers(CONSOLE_HEADERS);
+      if (path.startsWith('/assets/')) {
+        return reply.sendFile(path.slice(1), { maxAge: YEAR_MS, immutable: true });
+      }
+      return sendIndex(reply);
+    },
+  );
 }

@@ -26,7 +26,13 @@ type FetchedConfig = NonNullable<BackupStoreReply['backup']>;
 
 /** The answer to a backup store request: the backup kept for the job (or `same`: the request's own), or why not. */
 const storeReply = (jobId: string, backup: FetchedConfig | null, error: string | null, same = false): BackupStoreReply => ({
-  v: PROTOCOL_VERSION, type: 'backup_stored', job_id: jobId, ok: backup !== null || same, backup, error, ...(same && { same }),
+  v: PROTOCOL_VERSION,
+  type: 'backup_stored',
+  job_id: jobId,
+  ok: backup !== null || same,
+  backup,
+  error,
+  ...(same && { same }),
 });
 
 /** The backup kept for the request's job; `same` instead of the backup when it is the request's own and the agent keeps it. */
@@ -91,7 +97,8 @@ export class PreDeploymentBackups {
       await this.deployments.db.transaction((trx) => this.storeValid(trx, configs, valid, replies));
     } catch (err) {
       // Nothing of the batch was stored: each agent asks again.
-      for (const v of valid) replies[v.i] = { ...storeReply(v.request.job_id, null, `the backup could not be stored yet: ${(err as Error).message}`), retry: true };
+      for (const v of valid)
+        replies[v.i] = { ...storeReply(v.request.job_id, null, `the backup could not be stored yet: ${(err as Error).message}`), retry: true };
     }
     return replies;
   }
@@ -112,7 +119,8 @@ export class PreDeploymentBackups {
       const refuse = (error: string) => void (replies[v.i] = storeReply(v.request.job_id, null, error));
       if (!job || job.org_id !== v.agent.org_id || !job.group_id) refuse('the deploy job is not open');
       // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
-      else if (job.status === 'queued' && job.attempt === v.request.attempt - 1) replies[v.i] = { ...storeReply(v.request.job_id, null, 'the job is still being dispatched'), retry: true };
+      else if (job.status === 'queued' && job.attempt === v.request.attempt - 1)
+        replies[v.i] = { ...storeReply(v.request.job_id, null, 'the job is still being dispatched'), retry: true };
       else if (!['dispatched', 'running'].includes(job.status)) refuse('the deploy job is not open');
       else if (job.attempt !== v.request.attempt) refuse(`attempt ${v.request.attempt} is not the job's current attempt (${job.attempt})`);
       else accepted.push({ ...v, key: `${job.group_id}/${job.device_id}`, deployment_id: job.group_id, device_id: job.device_id });
@@ -126,7 +134,10 @@ export class PreDeploymentBackups {
     if (accepted.length === 0) return;
     const keys = [...new Map(accepted.map((a) => [a.key, { deployment_id: a.deployment_id, device_id: a.device_id }])).values()];
     const devices = new Map((await this.deployments.lockDevices(trx, keys)).map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
-    const existing = await this.deployments.backupConfigs(trx, [...devices.values()].flatMap((d) => (d.backup_config_id ? [d.backup_config_id] : [])));
+    const existing = await this.deployments.backupConfigs(
+      trx,
+      [...devices.values()].flatMap((d) => (d.backup_config_id ? [d.backup_config_id] : [])),
+    );
     const kept = new Map<string, FetchedConfig>();
     const storing: { a: (typeof accepted)[number]; device: LockedDevice }[] = [];
     for (const a of accepted) {
@@ -134,13 +145,18 @@ export class PreDeploymentBackups {
       const refuse = (error: string) => void (replies[a.i] = storeReply(a.request.job_id, null, error));
       const answer = (backup: FetchedConfig) => void (replies[a.i] = keptReply(a.request, backup));
       // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
-      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== a.request.job_id)) refuse("the job is no longer the device's current deploy job");
+      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== a.request.job_id))
+        refuse("the job is no longer the device's current deploy job");
       else if (kept.has(a.key)) answer(kept.get(a.key)!);
       else if (device.backup_config_id) {
         const stored = existing.get(device.backup_config_id);
         if (!stored) refuse(`the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
         else {
-          kept.set(a.key, { text: stored.config_text, format: stored.config_format as FetchedConfig['format'], via: stored.pulled_via as FetchedConfig['via'] });
+          kept.set(a.key, {
+            text: stored.config_text,
+            format: stored.config_format as FetchedConfig['format'],
+            via: stored.pulled_via as FetchedConfig['via'],
+          });
           answer(kept.get(a.key)!);
         }
       } else {
@@ -150,14 +166,26 @@ export class PreDeploymentBackups {
       }
     }
     if (storing.length === 0) return;
-    const versions = await configs.store.insertVersions(trx, storing.map(({ a }) => backupVersion({ orgId: a.agent.org_id, deviceId: a.device_id, jobId: a.request.job_id }, a.request.backup)));
+    const versions = await configs.store.insertVersions(
+      trx,
+      storing.map(({ a }) => backupVersion({ orgId: a.agent.org_id, deviceId: a.device_id, jobId: a.request.job_id }, a.request.backup)),
+    );
     if (versions.some((v, i) => v?.device_id !== storing[i].device.device_id)) throw new Error('stored backups came back in another order');
     await this.deployments.recordDevices(
       trx,
       storing.map(({ device }, i) => ({ ...device, backup_config_id: versions[i].id, stamp: false })),
       storing.map(({ device }, i) => ({
-        deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: null,
-        lines: [{ level: 'info', message: `${device.device_name}: pre-deployment backup stored as config version ${versions[i].version}`, device_id: device.device_id }],
+        deployment_id: device.deployment_id,
+        org_id: device.org_id,
+        device_id: device.device_id,
+        job_id: null,
+        lines: [
+          {
+            level: 'info',
+            message: `${device.device_name}: pre-deployment backup stored as config version ${versions[i].version}`,
+            device_id: device.device_id,
+          },
+        ],
       })),
     );
   }

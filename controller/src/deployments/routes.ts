@@ -13,35 +13,81 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { deployments } = app.services;
 
-  app.post('/deployments', {
-    config: { permission },
-    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
-    schema: { tags, summary: 'Deploy a stack: 201 pending at once, the run continues in the background', body: DeploymentBody, response: { 201: Deployment, ...errorResponses(400, 401, 403) } },
-  }, async (request, reply) => reply.code(201).send(await deployments.create(caller(request), request.body)));
+  app.post(
+    '/deployments',
+    {
+      config: { permission },
+      bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Deploy a stack: 201 pending at once, the run continues in the background',
+        body: DeploymentBody,
+        response: { 201: Deployment, ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deployments.create(caller(request), request.body)),
+  );
 
-  app.get('/deployments', {
-    config: { permission },
-    schema: { tags, summary: 'Deployments, newest first', querystring: DeploymentQuery, response: { 200: Type.Array(Deployment), ...errorResponses(400, 401, 403) } },
-  }, async (request) => {
-    const { stack_id, limit = 100, offset = 0 } = request.query;
-    return deployments.list(caller(request).orgId, { stack_id, limit, offset });
-  });
+  app.get(
+    '/deployments',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'Deployments, newest first',
+        querystring: DeploymentQuery,
+        response: { 200: Type.Array(Deployment), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      const { stack_id, limit = 100, offset = 0 } = request.query;
+      return deployments.list(caller(request).orgId, { stack_id, limit, offset });
+    },
+  );
 
-  app.get('/deployments/:id', {
-    config: { permission },
-    schema: { tags, summary: 'One deployment with its devices (one entry per device and service)', params: IdParams, response: { 200: DeploymentWithDevices, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => deployments.getWithDevices(caller(request).orgId, request.params.id));
+  app.get(
+    '/deployments/:id',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'One deployment with its devices (one entry per device and service)',
+        params: IdParams,
+        response: { 200: DeploymentWithDevices, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => deployments.getWithDevices(caller(request).orgId, request.params.id),
+  );
 
-  app.get('/deployments/:id/logs', {
-    config: { permission },
-    schema: { tags, summary: 'Log lines of a deployment (paged: limit default 100, maximum 1000)', params: IdParams, querystring: LogQuery, response: { 200: LogPage, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => {
-    const { device_id, limit = 100, offset = 0 } = request.query;
-    return deployments.logs(caller(request).orgId, request.params.id, { device_id, limit, offset });
-  });
+  app.get(
+    '/deployments/:id/logs',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'Log lines of a deployment (paged: limit default 100, maximum 1000)',
+        params: IdParams,
+        querystring: LogQuery,
+        response: { 200: LogPage, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const { device_id, limit = 100, offset = 0 } = request.query;
+      return deployments.logs(caller(request).orgId, request.params.id, { device_id, limit, offset });
+    },
+  );
 
-  app.post('/deployments/:id/rollback', {
-    config: { permission },
-    schema: { tags, summary: 'Push back every pre-deployment backup (replace); from completed or failed only', params: IdParams, response: { 200: Deployment, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => deployments.rollback(caller(request), request.params.id));
+  app.post(
+    '/deployments/:id/rollback',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'Push back every pre-deployment backup (replace); from completed or failed only',
+        params: IdParams,
+        response: { 200: Deployment, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => deployments.rollback(caller(request), request.params.id),
+  );
 }

@@ -9,8 +9,18 @@ import type { DeployResult, DryRunResult } from '../../../shared/src/jobs/deploy
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { backupVersion, PreDeploymentBackups } from './backup-store';
 import {
-  NEXT, QUEUED, RUNNING,
-  type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type DeviceWrite, type EntryRow, type LockedDeployment, type LockedDevice, type LogBatch, type LogLine,
+  NEXT,
+  QUEUED,
+  RUNNING,
+  type DeploymentDeviceRow,
+  type DeploymentStore,
+  type DeviceStatus,
+  type DeviceWrite,
+  type EntryRow,
+  type LockedDeployment,
+  type LockedDevice,
+  type LogBatch,
+  type LogLine,
 } from './store';
 
 declare module '../config' {
@@ -80,7 +90,8 @@ function deployResultSummary(result: Record<string, unknown>): Record<string, un
 }
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
-const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): DeploymentKind => (deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind);
+const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): DeploymentKind =>
+  deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind;
 
 /** A dry_run outcome's device fields: completed with its diff, or failed with the reason. */
 function dryRunFields(outcome: JobOutcome): Partial<DeploymentDeviceRow> {
@@ -89,7 +100,12 @@ function dryRunFields(outcome: JobOutcome): Partial<DeploymentDeviceRow> {
     return { status: 'completed', changed: result.changed === true, error_message: null, dry_run_diff: result.diff };
   }
   // A succeeded outcome without its diff: recorded late from the job row, which does not keep it.
-  return { status: 'failed', changed: false, error_message: outcome.error ?? 'The dry run\'s diff was not recorded; run the dry run again', dry_run_diff: null };
+  return {
+    status: 'failed',
+    changed: false,
+    error_message: outcome.error ?? "The dry run's diff was not recorded; run the dry run again",
+    dry_run_diff: null,
+  };
 }
 
 function dryRunSummary(result: DryRunResult): string {
@@ -100,7 +116,8 @@ function dryRunSummary(result: DryRunResult): string {
 }
 
 /** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
-const failedState = (status: DeviceStatus): DeviceStatus => (status === 'restore_queued' ? 'restore_failed' : status === 'rollback_queued' ? 'rollback_failed' : 'failed');
+const failedState = (status: DeviceStatus): DeviceStatus =>
+  status === 'restore_queued' ? 'restore_failed' : status === 'rollback_queued' ? 'rollback_failed' : 'failed';
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const FAILED_STATES: DeviceStatus[] = ['failed', 'restored', 'restore_failed', 'rollback_failed'];
@@ -238,7 +255,10 @@ export class DeploymentRunner {
         else entries.set(e.device_id, [e]);
       }
     }
-    const backups = await this.store.backupConfigs(trx, devices.filter((d) => d.backup_config_id).map((d) => d.backup_config_id!));
+    const backups = await this.store.backupConfigs(
+      trx,
+      devices.filter((d) => d.backup_config_id).map((d) => d.backup_config_id!),
+    );
 
     const updates: DeviceUpdate[] = [];
     const claimed: Claimed[] = [];
@@ -252,14 +272,30 @@ export class DeploymentRunner {
       }
       const base = { orgId: deployment.org_id, deviceId: device.device_id, groupId: deployment.id };
       let spec: DeploymentJobSpec;
-      const changes = () => (entries.get(device.device_id) ?? []).map((e) => ({ target_path: e.target_path, operation: e.operation, config_format: e.config_format, config: e.rendered_config }));
+      const changes = () =>
+        (entries.get(device.device_id) ?? []).map((e) => ({
+          target_path: e.target_path,
+          operation: e.operation,
+          config_format: e.config_format,
+          config: e.rendered_config,
+        }));
       if (kind === 'dry_run') {
         // Read only: no backup is taken, stored or needed.
-        spec = { ...base, kind, deadlineMs: DEPLOY_DEADLINE_MS, params: { deployment_id: deployment.id, transport: device.transport, changes: changes() } };
+        spec = {
+          ...base,
+          kind,
+          deadlineMs: DEPLOY_DEADLINE_MS,
+          params: { deployment_id: deployment.id, transport: device.transport, changes: changes() },
+        };
       } else if (next.kind === 'deploy' && !device.backup_config_id) {
         // One session: the agent reads the running config, has it stored (storeBackup) before it
         // changes anything, then pushes and verifies against the stored backup.
-        spec = { ...base, kind: 'deploy', deadlineMs: DEPLOY_DEADLINE_MS, params: { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true } };
+        spec = {
+          ...base,
+          kind: 'deploy',
+          deadlineMs: DEPLOY_DEADLINE_MS,
+          params: { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true },
+        };
       } else if (next.kind === 'deploy') {
         // Queued with its backup stored by a backup-phase job (a deployment an older controller
         // started): the push carries that backup, so every attempt of it verifies against and
@@ -271,15 +307,20 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        spec = { ...base, kind: 'deploy', deadlineMs: DEPLOY_DEADLINE_MS, params: {
-          deployment_id: deployment.id,
-          transport: device.transport,
-          phase: 'push',
-          changes: changes(),
-          verify: true,
-          backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-          backup_config_id: device.backup_config_id!,
-        } };
+        spec = {
+          ...base,
+          kind: 'deploy',
+          deadlineMs: DEPLOY_DEADLINE_MS,
+          params: {
+            deployment_id: deployment.id,
+            transport: device.transport,
+            phase: 'push',
+            changes: changes(),
+            verify: true,
+            backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
+            backup_config_id: device.backup_config_id!,
+          },
+        };
       } else {
         const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;
         if (!backup) {
@@ -290,12 +331,17 @@ export class DeploymentRunner {
           lines.push({ level: 'error', message: error, device_id: device.device_id });
           continue;
         }
-        spec = { ...base, kind: 'rollback', deadlineMs: ROLLBACK_DEADLINE_MS, params: {
-          deployment_id: deployment.id,
-          transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
-          backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-          purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
-        } };
+        spec = {
+          ...base,
+          kind: 'rollback',
+          deadlineMs: ROLLBACK_DEADLINE_MS,
+          params: {
+            deployment_id: deployment.id,
+            transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
+            backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
+            purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
+          },
+        };
       }
       updates.push({ device_id: device.device_id, status: next.running, job_id: null, error_message: null });
       claimed.push({
@@ -320,13 +366,30 @@ export class DeploymentRunner {
     await this.store.db.transaction(async (trx) => {
       const locked = await this.store.lock(trx, deployment.id);
       if (ids) {
-        await this.store.recordJobs(trx, deployment.id, claimed.map((c, i) => ({ device_id: c.deviceId, job_id: ids![i] })));
-        const what = claimed[0].spec.kind === 'dry_run' ? 'dry run' : claimed[0].running === 'running' ? 'deploy' : claimed[0].running === 'restoring' ? 'restore' : 'rollback';
-        await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` }]);
+        await this.store.recordJobs(
+          trx,
+          deployment.id,
+          claimed.map((c, i) => ({ device_id: c.deviceId, job_id: ids![i] })),
+        );
+        const what =
+          claimed[0].spec.kind === 'dry_run'
+            ? 'dry run'
+            : claimed[0].running === 'running'
+              ? 'deploy'
+              : claimed[0].running === 'restoring'
+                ? 'restore'
+                : 'rollback';
+        await this.store.log(trx, deployment.id, deployment.org_id, [
+          { level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` },
+        ]);
         return;
       }
       // Not retried for ever: the devices fail with the reason, and the deployment settles.
-      await this.store.failClaimed(trx, deployment.id, claimed.map((c) => ({ device_id: c.deviceId, status: failedState(QUEUED[RUNNING.indexOf(c.running)]), job_id: null, error_message: reason })));
+      await this.store.failClaimed(
+        trx,
+        deployment.id,
+        claimed.map((c) => ({ device_id: c.deviceId, status: failedState(QUEUED[RUNNING.indexOf(c.running)]), job_id: null, error_message: reason })),
+      );
       await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'error', message: reason }]);
       await this.settle(trx, deployment.id, locked);
     });
@@ -334,7 +397,11 @@ export class DeploymentRunner {
 
   /** The jobs submitted for these devices since their status_since, by `device_id/kind` (adopted after a crash). */
   private async latestJobs(trx: Knex.Transaction, deploymentId: string, devices: DeploymentDeviceRow[]): Promise<Map<string, { id: string }>> {
-    const jobs = await this.store.submittedJobs(trx, deploymentId, devices.map((d) => d.device_id));
+    const jobs = await this.store.submittedJobs(
+      trx,
+      deploymentId,
+      devices.map((d) => d.device_id),
+    );
     return new Map(jobs.map((j) => [`${j.device_id}/${j.kind}`, j]));
   }
 
@@ -398,7 +465,10 @@ export class DeploymentRunner {
   private async recordPass(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
     // The device rows are locked for the devices' own record; the deployment row only by the
     // settle after the commit, so that outcomes of one deployment are recorded side by side.
-    const locked = await this.store.lockDevices(trx, outcomes.map((o) => ({ deployment_id: o.groupId!, device_id: o.deviceId })));
+    const locked = await this.store.lockDevices(
+      trx,
+      outcomes.map((o) => ({ deployment_id: o.groupId!, device_id: o.deviceId })),
+    );
     const devices = new Map(locked.map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
     const recorded: Recorded[] = [];
     for (const outcome of outcomes) {
@@ -412,12 +482,19 @@ export class DeploymentRunner {
     // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
     const storing = recorded.filter((r) => r.backup);
     if (storing.length > 0) {
-      const versions = await this.configs.store.insertVersions(trx, storing.map((r) => r.backup!));
+      const versions = await this.configs.store.insertVersions(
+        trx,
+        storing.map((r) => r.backup!),
+      );
       storing.forEach((r, i) => {
         const version = versions[i];
         if (version?.device_id !== r.device.device_id) throw new Error('stored backups came back in another order');
         r.fields.backup_config_id = version.id;
-        r.lines.unshift({ level: 'info', message: `${r.device.device_name}: pre-deployment backup stored as config version ${version.version}`, device_id: r.device.device_id });
+        r.lines.unshift({
+          level: 'info',
+          message: `${r.device.device_name}: pre-deployment backup stored as config version ${version.version}`,
+          device_id: r.device.device_id,
+        });
       });
     }
     // The device rows, then the agent's log lines of each job and the controller's: one statement.
@@ -432,9 +509,17 @@ export class DeploymentRunner {
       dry_run_diff: fields.dry_run_diff === undefined ? device.dry_run_diff : fields.dry_run_diff,
       stamp: fields.status !== undefined,
     }));
-    await this.store.recordDevices(trx, writes, recorded.map(({ outcome, device, lines }): LogBatch => ({
-      deployment_id: device.deployment_id, org_id: device.org_id, device_id: device.device_id, job_id: outcome.jobId, lines,
-    })));
+    await this.store.recordDevices(
+      trx,
+      writes,
+      recorded.map(({ outcome, device, lines }): LogBatch => ({
+        deployment_id: device.deployment_id,
+        org_id: device.org_id,
+        device_id: device.device_id,
+        job_id: outcome.jobId,
+        lines,
+      })),
+    );
   }
 
   /**
@@ -442,12 +527,14 @@ export class DeploymentRunner {
    * device moved on, or another job is its current one), which is ignored.
    */
   private record(outcome: JobOutcome, device: LockedDevice): Recorded | null {
-    const expected: DeviceStatus[] = outcome.kind === 'rollback' ? ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'] : ['queued', 'running'];
+    const expected: DeviceStatus[] =
+      outcome.kind === 'rollback' ? ['restore_queued', 'restoring', 'rollback_queued', 'rolling_back'] : ['queued', 'running'];
     if (!expected.includes(device.status) || (device.job_id !== null && device.job_id !== outcome.jobId)) return null;
 
     const lines: LogLine[] = [];
     const fields: Partial<DeploymentDeviceRow> = { job_id: outcome.jobId };
-    const line = (level: LogLine['level'], message: string) => lines.push({ level, message: `${device.device_name}: ${message}`, device_id: device.device_id });
+    const line = (level: LogLine['level'], message: string) =>
+      lines.push({ level, message: `${device.device_name}: ${message}`, device_id: device.device_id });
     const ok = outcome.status === 'succeeded';
     if (outcome.kind === 'dry_run') {
       Object.assign(fields, dryRunFields(outcome));
@@ -487,7 +574,10 @@ export class DeploymentRunner {
         Object.assign(fields, { status: 'restored', changed: false, error_message: `Restored from its pre-deployment backup because ${why}` });
         line('info', 'restored from its pre-deployment backup');
       } else {
-        Object.assign(fields, { status: 'restore_failed', error_message: `Restore from the pre-deployment backup failed: ${outcome.error ?? 'no reason given'}; the device keeps the deployed config` });
+        Object.assign(fields, {
+          status: 'restore_failed',
+          error_message: `Restore from the pre-deployment backup failed: ${outcome.error ?? 'no reason given'}; the device keeps the deployed config`,
+        });
         line('error', fields.error_message!);
       }
     } else if (ok) {
@@ -525,18 +615,26 @@ export class DeploymentRunner {
         Object.assign(fields, { status: 'completed', completed_at: trx.fn.now(), error_message: null });
         const changed = await this.store.changedCount(trx, deploymentId);
         const matched = n('completed') - changed;
-        lines.push({ level: 'info', message: `Deployment completed: ${plural(changed, 'device')} changed${matched > 0 ? `, ${matched} already as rendered` : ''}` });
+        lines.push({
+          level: 'info',
+          message: `Deployment completed: ${plural(changed, 'device')} changed${matched > 0 ? `, ${matched} already as rendered` : ''}`,
+        });
       } else if (deployment.atomic && !restoredPhase && n('completed') > 0) {
         const failedNames = (await this.store.devices(deploymentId, trx)).filter((d) => d.status === 'failed').map((d) => d.device_name);
         const reason = `the stack is atomic and ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''} failed`;
         // Until the restore ends, each device's message says why it is being restored.
         const moved = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_queued', { withBackup: true, errorMessage: reason });
         // A changed device without a backup cannot be restored: it is reported, not hidden.
-        const unbackedIds = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_failed', { errorMessage: `Not restored: no pre-deployment backup was stored (${reason})` });
+        const unbackedIds = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_failed', {
+          errorMessage: `Not restored: no pre-deployment backup was stored (${reason})`,
+        });
         fields.error_message = `Restoring ${plural(moved.length, 'changed device')} because ${reason}`;
         fields.succeeded_count = 0;
         fields.failed_count = n(...FAILED_STATES) + moved.length + unbackedIds.length;
-        lines.push({ level: 'warn', message: `Atomic stack: restoring ${plural(moved.length, 'device')} from their pre-deployment backups because ${reason}` });
+        lines.push({
+          level: 'warn',
+          message: `Atomic stack: restoring ${plural(moved.length, 'device')} from their pre-deployment backups because ${reason}`,
+        });
         if (moved.length > 0) this.schedule(deploymentId);
         else {
           Object.assign(fields, { status: 'failed', completed_at: trx.fn.now() });
@@ -570,10 +668,16 @@ export class DeploymentRunner {
     const changed = await this.store.changedCount(trx, deploymentId);
     const counts = `${plural(changed, 'device')} would change, ${done - changed} would not`;
     if (failed === 0) {
-      return { fields: { status: 'dry_run_completed', completed_at: trx.fn.now(), error_message: null }, line: { level: 'info', message: `Dry run completed: ${counts}; nothing was changed` } as LogLine };
+      return {
+        fields: { status: 'dry_run_completed', completed_at: trx.fn.now(), error_message: null },
+        line: { level: 'info', message: `Dry run completed: ${counts}; nothing was changed` } as LogLine,
+      };
     }
     const reason = `dry run failed on ${plural(failed, 'device')} (${counts}); nothing was changed`;
-    return { fields: { status: 'dry_run_failed', completed_at: trx.fn.now(), error_message: reason }, line: { level: 'error', message: `Dry run failed: ${reason}` } as LogLine };
+    return {
+      fields: { status: 'dry_run_failed', completed_at: trx.fn.now(), error_message: reason },
+      line: { level: 'error', message: `Dry run failed: ${reason}` } as LogLine,
+    };
   }
 
   /** Recovery: pumps stale deployments, records outcomes a device row missed, settles idle ones. */
@@ -582,12 +686,14 @@ export class DeploymentRunner {
     this.sweeping = true;
     try {
       for (const id of await this.store.unclaimedRuns(this.tunables.staleMs)) {
-        await this.recoverClaims(id).catch((err) => this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment claim recovery failed'));
+        await this.recoverClaims(id).catch((err) =>
+          this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment claim recovery failed'),
+        );
       }
       for (const id of await this.store.needingPump(this.tunables.staleMs)) {
         try {
           // A pump claims CLAIM_PER_PUMP devices: pump until none are left queued.
-          for (let more = true; more; ) more = (await this.pump(id))?.moreQueued ?? false;
+          for (let more = true; more;) more = (await this.pump(id))?.moreQueued ?? false;
         } catch (err) {
           this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed');
         }

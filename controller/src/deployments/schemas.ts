@@ -7,10 +7,16 @@ export const TargetDevices = Type.Array(Type.Object({ device_id: Uuid }, { addit
 /** Run options shared by POST /deployments and POST /instances/:id/deploy. */
 const runOptions = {
   allow_empty_replace: Type.Optional(
-    Type.Boolean({ description: 'Send a replace whose rendered payload is empty (no leaves, empty list or object, blank text) anyway; such a replace empties its target. Default false: refused with 400 EMPTY_REPLACE_REFUSED.' }),
+    Type.Boolean({
+      description:
+        'Send a replace whose rendered payload is empty (no leaves, empty list or object, blank text) anyway; such a replace empties its target. Default false: refused with 400 EMPTY_REPLACE_REFUSED.',
+    }),
   ),
   dry_run: Type.Optional(
-    Type.Boolean({ description: "Compute each device's diff against its running config and change nothing (no backup either). Ends dry_run_completed or dry_run_failed; the diffs are the devices' dry_run_diff." }),
+    Type.Boolean({
+      description:
+        "Compute each device's diff against its running config and change nothing (no backup either). Ends dry_run_completed or dry_run_failed; the diffs are the devices' dry_run_diff.",
+    }),
   ),
 };
 
@@ -41,7 +47,9 @@ const deploymentFields = {
   stack_id: Uuid,
   instance_id: Nullable(Uuid),
   name: Type.String(),
-  status: Type.String({ description: 'pending, in_progress, completed, failed, rolling_back or rolled_back; a dry run ends dry_run_completed or dry_run_failed' }),
+  status: Type.String({
+    description: 'pending, in_progress, completed, failed, rolling_back or rolled_back; a dry run ends dry_run_completed or dry_run_failed',
+  }),
   dry_run: Type.Boolean({ description: 'Started with dry_run: nothing is changed on the devices.' }),
   atomic: Type.Boolean(),
   total_devices: Type.Integer(),
@@ -66,7 +74,10 @@ export const DeploymentDevice = Type.Object({
   service_name: Type.String(),
   service_order: Type.Integer(),
   template_id: Uuid,
-  status: Type.String({ description: 'queued, running, completed, failed, restore_queued, restoring, restored, restore_failed, rollback_queued, rolling_back, rolled_back or rollback_failed' }),
+  status: Type.String({
+    description:
+      'queued, running, completed, failed, restore_queued, restoring, restored, restore_failed, rollback_queued, rolling_back, rolled_back or rollback_failed',
+  }),
   rendered_config: Type.String(),
   target_path: Nullable(Type.String()),
   operation: Type.String(),
@@ -75,7 +86,10 @@ export const DeploymentDevice = Type.Object({
   backup_config_id: Nullable(Uuid),
   error_message: Nullable(Type.String()),
   dry_run_diff: Nullable(
-    Type.String({ description: "Dry runs: unified diff of the device's config after the change against its running config ('' when nothing would change); the same on each service entry of the device. null otherwise." }),
+    Type.String({
+      description:
+        "Dry runs: unified diff of the device's config after the change against its running config ('' when nothing would change); the same on each service entry of the device. null otherwise.",
+    }),
   ),
 });
 
@@ -86,7 +100,9 @@ export const DeploymentQuery = Type.Object({ stack_id: Type.Optional(Uuid), ...P
 export const LogQuery = Type.Object({ device_id: Type.Optional(Uuid), ...Paging(100, 1000) });
 
 export const LogPage = Type.Object({
-  logs: Type.Array(Type.Object({ id: Type.Integer(), level: Type.String(), message: Type.String(), device_id: Nullable(Uuid), created_at: Timestamp })),
+  logs: Type.Array(
+    Type.Object({ id: Type.Integer(), level: Type.String(), message: Type.String(), device_id: Nullable(Uuid), created_at: Timestamp }),
+  ),
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),

@@ -10,7 +10,6 @@ import { isEmptyPayload } from './empty-payload';
 import type { DeploymentRunner } from './runner';
 import type { DeploymentRow, DeploymentStore } from './store';
 
-
 /** How a deployment runs (POST /deployments and instance runs). */
 export interface RunOptions {
   /** Send a replace whose rendered payload is empty (which wipes its target) anyway. */
@@ -57,7 +56,15 @@ function emptyReplaceRefused(jobs: ResolvedJob[]) {
   return appError(
     'EMPTY_REPLACE_REFUSED',
     `Refused: template '${first.template_name}' (service ${first.position}) renders an empty ${first.config_format} payload for device ${first.device_name} with operation replace${first.target_path ? ` on ${first.target_path}` : ''}, which would empty that part of the device's config${more}. Check the variables, or send allow_empty_replace: true if that is what you mean`,
-    { empty_replaces: jobs.slice(0, 100).map((j) => ({ service: String(j.position), template: j.template_name, device_id: j.device_id, device_name: j.device_name, target_path: j.target_path })) },
+    {
+      empty_replaces: jobs.slice(0, 100).map((j) => ({
+        service: String(j.position),
+        template: j.template_name,
+        device_id: j.device_id,
+        device_name: j.device_name,
+        target_path: j.target_path,
+      })),
+    },
   );
 }
 
@@ -69,7 +76,11 @@ function emptyReplaceLine(j: ResolvedJob, options: RunOptions) {
       ? 'a real run with allow_empty_replace would send it'
       : 'a real run is refused unless it sets allow_empty_replace';
   const where = j.target_path ? ` on ${j.target_path}` : '';
-  return { level: 'warn' as const, device_id: j.device_id, message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that part of the config; ${why}` };
+  return {
+    level: 'warn' as const,
+    device_id: j.device_id,
+    message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that part of the config; ${why}`,
+  };
 }
 
 /** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
@@ -103,7 +114,9 @@ export class DeploymentService {
     const deployment = await this.get(orgId, id);
     const devices = (await this.store.deviceEntries(id)).map(({ device_type, ...entry }) => ({
       ...entry,
-      dry_run_diff: entry.dry_run_diff ? this.configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '') : entry.dry_run_diff,
+      dry_run_diff: entry.dry_run_diff
+        ? this.configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '')
+        : entry.dry_run_diff,
     }));
     return { ...deployment, devices };
   }
@@ -134,16 +147,26 @@ export class DeploymentService {
       // cli templates are typed over SSH, whatever platform labels them; one device, one transport.
       const cli = list.filter((j) => j.config_format === 'cli');
       if (cli.length === list.length) {
-        for (const job of list) if (job.operation === 'delete') throw failed(`template '${job.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in the template instead`);
+        for (const job of list)
+          if (job.operation === 'delete')
+            throw failed(
+              `template '${job.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in the template instead`,
+            );
         return { device_id: deviceId, device_name: device.name, position, transport: 'ssh' as const };
       }
       if (cli.length > 0) {
-        throw failed(`device ${device.name} gets both cli templates (pushed over SSH) and structured ones (${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes one change set per device over one transport`);
+        throw failed(
+          `device ${device.name} gets both cli templates (pushed over SSH) and structured ones (${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes one change set per device over one transport`,
+        );
       }
       const wanted = new Set(list.map((j) => transports.get(j.platform)));
-      if (wanted.size > 1) throw failed(`device ${device.name} gets templates for both gNMI and NETCONF; one deployment pushes one change set per device over one transport`);
+      if (wanted.size > 1)
+        throw failed(
+          `device ${device.name} gets templates for both gNMI and NETCONF; one deployment pushes one change set per device over one transport`,
+        );
       const transport = [...wanted][0];
-      if (transport !== 'gnmi' && transport !== 'netconf') throw failed(`template '${list[0].template_name}' names platform '${list[0].platform}', which no longer exists`);
+      if (transport !== 'gnmi' && transport !== 'netconf')
+        throw failed(`template '${list[0].template_name}' names platform '${list[0].platform}', which no longer exists`);
       if (device.automation_transport !== transport) {
         throw failed(
           `device ${device.name}: its connection profile's automation transport is ${device.automation_transport ?? 'not set'}, but its templates target ${transport} platforms; set automation_transport to ${transport} on the profile`,
@@ -228,15 +251,29 @@ export class DeploymentService {
       }
       const devices = await this.store.devices(id, trx);
       const backed = devices.filter((d) => d.backup_config_id);
-      if (backed.length === 0) throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: no device of this deployment has a pre-deployment backup');
+      if (backed.length === 0)
+        throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: no device of this deployment has a pre-deployment backup');
       const todo = backed.filter((d) => d.status !== 'rolled_back');
       if (todo.length === 0) throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: every device with a backup is already rolled back');
       const moved = await this.store.moveDevices(trx, id, [...new Set(todo.map((d) => d.status))], 'rollback_queued', { withBackup: true });
-      await this.store.update(trx, id, { status: 'rolling_back', completed_at: null, error_message: null, rollback_attempts: row.rollback_attempts + 1 });
-      await this.store.log(trx, id, me.orgId, [{ level: 'info', message: `Rollback requested by ${me.username}: pushing back the pre-deployment backups of ${moved.length} device(s)` }]);
+      await this.store.update(trx, id, {
+        status: 'rolling_back',
+        completed_at: null,
+        error_message: null,
+        rollback_attempts: row.rollback_attempts + 1,
+      });
+      await this.store.log(trx, id, me.orgId, [
+        { level: 'info', message: `Rollback requested by ${me.username}: pushing back the pre-deployment backups of ${moved.length} device(s)` },
+      ]);
       return (await this.store.find(me.orgId, id, trx))!;
     });
-    await this.audit.record({ kind: 'deployment.rollback', orgId: me.orgId, userId: me.userId, username: me.username, details: { deployment_id: id } });
+    await this.audit.record({
+      kind: 'deployment.rollback',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { deployment_id: id },
+    });
     this.runner.schedule(id);
     return deployment;
   }

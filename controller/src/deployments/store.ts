@@ -3,7 +3,8 @@ import type { ConfigFormat, Transport } from '../../../shared/src/device/values'
 import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
 
-export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back' | 'dry_run_completed' | 'dry_run_failed';
+export type DeploymentStatus =
+  'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back' | 'dry_run_completed' | 'dry_run_failed';
 
 /**
  * Device states. Deploy: queued → running (backup job) → queued with backup_config_id set →
@@ -12,9 +13,18 @@ export type DeploymentStatus = 'pending' | 'in_progress' | 'completed' | 'failed
  * rollback_queued → rolling_back → rolled_back | rollback_failed.
  */
 export type DeviceStatus =
-  | 'queued' | 'running' | 'completed' | 'failed'
-  | 'restore_queued' | 'restoring' | 'restored' | 'restore_failed'
-  | 'rollback_queued' | 'rolling_back' | 'rolled_back' | 'rollback_failed';
+  | 'queued'
+  | 'running'
+  | 'completed'
+  | 'failed'
+  | 'restore_queued'
+  | 'restoring'
+  | 'restored'
+  | 'restore_failed'
+  | 'rollback_queued'
+  | 'rolling_back'
+  | 'rolled_back'
+  | 'rollback_failed';
 
 export const QUEUED: DeviceStatus[] = ['queued', 'restore_queued', 'rollback_queued'];
 export const RUNNING: DeviceStatus[] = ['running', 'restoring', 'rolling_back'];
@@ -101,7 +111,10 @@ export interface StoredBackup {
   pulled_via: Transport;
 }
 
-export type DeviceWrite = Pick<DeploymentDeviceRow, 'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'> & { stamp: boolean };
+export type DeviceWrite = Pick<
+  DeploymentDeviceRow,
+  'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'
+> & { stamp: boolean };
 
 /** Log lines of a deployment, after the lines of job `job_id` (as lines of `device_id`) when set. */
 export interface LogBatch {
@@ -127,12 +140,36 @@ const INSERT_LOGS = `INSERT INTO deployment_logs (deployment_id, org_id, device_
         WITH ORDINALITY AS r(device_id, level, message, created_at, ord)
   ) x ORDER BY x.ord, x.part, x.seq`;
 const logInput = (batches: LogBatch[]) =>
-  JSON.stringify(batches.map((b) => ({ ...b, lines: b.lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })) })));
+  JSON.stringify(
+    batches.map((b) => ({
+      ...b,
+      lines: b.lines.map((l) => ({ device_id: l.device_id ?? null, level: l.level, message: l.message, created_at: l.created_at ?? null })),
+    })),
+  );
 
 const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts', 'dry_run'];
 const LIST_COLUMNS = [
-  'id', 'org_id', 'stack_id', 'instance_id', 'name', 'status', 'atomic', 'total_devices', 'succeeded_count', 'failed_count',
-  'target_devices', 'variable_values', 'error_message', 'rollback_attempts', 'dry_run', 'started_at', 'completed_at', 'created_by', 'created_by_name', 'created_at', 'updated_at',
+  'id',
+  'org_id',
+  'stack_id',
+  'instance_id',
+  'name',
+  'status',
+  'atomic',
+  'total_devices',
+  'succeeded_count',
+  'failed_count',
+  'target_devices',
+  'variable_values',
+  'error_message',
+  'rollback_attempts',
+  'dry_run',
+  'started_at',
+  'completed_at',
+  'created_by',
+  'created_by_name',
+  'created_at',
+  'updated_at',
 ];
 
 /** The only SQL of deployments: their rows, devices, entries and logs, and the reads of jobs and backups they need. */
@@ -142,11 +179,18 @@ export class DeploymentStore {
   async insert(
     trx: Knex.Transaction,
     deployment: Record<string, unknown>,
-    devices: Omit<DeploymentDeviceRow, 'deployment_id' | 'status' | 'status_since' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'>[],
+    devices: Omit<
+      DeploymentDeviceRow,
+      'deployment_id' | 'status' | 'status_since' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'
+    >[],
     entries: Omit<EntryRow, 'deployment_id'>[],
   ): Promise<DeploymentRow> {
     const [row] = await trx('deployments')
-      .insert({ ...deployment, target_devices: JSON.stringify(deployment.target_devices), variable_values: JSON.stringify(deployment.variable_values) })
+      .insert({
+        ...deployment,
+        target_devices: JSON.stringify(deployment.target_devices),
+        variable_values: JSON.stringify(deployment.variable_values),
+      })
       .returning(LIST_COLUMNS);
     for (let i = 0; i < devices.length; i += 1000) {
       await trx('deployment_devices').insert(devices.slice(i, i + 1000).map((d) => ({ ...d, deployment_id: row.id })));
@@ -158,7 +202,13 @@ export class DeploymentStore {
   }
 
   list(orgId: string, filter: { stack_id?: string; limit: number; offset: number }): Promise<DeploymentRow[]> {
-    const q = this.db('deployments').where({ org_id: orgId }).orderBy('created_at', 'desc').orderBy('id').limit(filter.limit).offset(filter.offset).select(LIST_COLUMNS);
+    const q = this.db('deployments')
+      .where({ org_id: orgId })
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .select(LIST_COLUMNS);
     if (filter.stack_id) q.where({ stack_id: filter.stack_id });
     return q;
   }
@@ -177,7 +227,9 @@ export class DeploymentStore {
   }
 
   async update(q: Q, id: string, fields: Record<string, unknown>): Promise<void> {
-    await q('deployments').where({ id }).update({ ...fields, updated_at: q.fn.now() });
+    await q('deployments')
+      .where({ id })
+      .update({ ...fields, updated_at: q.fn.now() });
   }
 
   devices(deploymentId: string, q: Q = this.db): Promise<DeploymentDeviceRow[]> {
@@ -187,7 +239,13 @@ export class DeploymentStore {
   /** The devices of a deployment waiting in a queued state, in position order. */
   /** The first `limit` queued devices of a deployment, in push order. */
   queuedDevices(trx: Knex.Transaction, deploymentId: string, limit: number): Promise<DeploymentDeviceRow[]> {
-    return trx('deployment_devices').where({ deployment_id: deploymentId }).whereRaw('status = ANY(?::text[])', [QUEUED]).orderBy('position').limit(limit).select('*').options(PREPARED);
+    return trx('deployment_devices')
+      .where({ deployment_id: deploymentId })
+      .whereRaw('status = ANY(?::text[])', [QUEUED])
+      .orderBy('position')
+      .limit(limit)
+      .select('*')
+      .options(PREPARED);
   }
 
   /**
@@ -196,18 +254,24 @@ export class DeploymentStore {
    */
   async lockDevices(trx: Knex.Transaction, keys: { deployment_id: string; device_id: string }[]): Promise<LockedDevice[]> {
     if (keys.length === 0) return [];
-    const { rows } = await trx.raw(
-      `SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id FROM deployment_devices dd
+    const { rows } = await trx
+      .raw(
+        `SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id FROM deployment_devices dd
          JOIN unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id) ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
         ORDER BY dd.deployment_id, dd.device_id
         FOR NO KEY UPDATE OF dd`,
-      [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
-    ).options(PREPARED);
+        [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
+      )
+      .options(PREPARED);
     return rows;
   }
 
   /** Sets status (and job or error) of many devices in one statement. */
-  async updateDevices(q: Q, deploymentId: string, rows: { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null }[]): Promise<void> {
+  async updateDevices(
+    q: Q,
+    deploymentId: string,
+    rows: { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null }[],
+  ): Promise<void> {
     for (let i = 0; i < rows.length; i += 2000) {
       await q.raw(
         `UPDATE deployment_devices d SET status = r.status, job_id = COALESCE(r.job_id, d.job_id), error_message = COALESCE(r.error_message, d.error_message), status_since = now()
@@ -230,7 +294,11 @@ export class DeploymentStore {
   }
 
   /** Fails claimed devices whose job could not be submitted (only those still waiting for it). */
-  async failClaimed(q: Q, deploymentId: string, rows: { device_id: string; status: DeviceStatus; job_id: null; error_message: string }[]): Promise<void> {
+  async failClaimed(
+    q: Q,
+    deploymentId: string,
+    rows: { device_id: string; status: DeviceStatus; job_id: null; error_message: string }[],
+  ): Promise<void> {
     await q.raw(
       `UPDATE deployment_devices d SET status = r.status, error_message = r.error_message, status_since = now()
        FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, status text, error_message text)
@@ -240,11 +308,19 @@ export class DeploymentStore {
   }
 
   /** Moves every device of `from` states to `to` (one statement, optionally with a message); returns the device ids. */
-  async moveDevices(q: Q, deploymentId: string, from: DeviceStatus[], to: DeviceStatus, extra: { withBackup?: boolean; errorMessage?: string } = {}): Promise<string[]> {
+  async moveDevices(
+    q: Q,
+    deploymentId: string,
+    from: DeviceStatus[],
+    to: DeviceStatus,
+    extra: { withBackup?: boolean; errorMessage?: string } = {},
+  ): Promise<string[]> {
     const query = q('deployment_devices').where({ deployment_id: deploymentId }).whereIn('status', from);
     if (extra.withBackup) query.whereNotNull('backup_config_id');
     const message = extra.errorMessage === undefined ? {} : { error_message: extra.errorMessage };
-    const rows: { device_id: string }[] = await query.update({ status: to, status_since: q.fn.now(), job_id: null, ...message }).returning('device_id');
+    const rows: { device_id: string }[] = await query
+      .update({ status: to, status_since: q.fn.now(), job_id: null, ...message })
+      .returning('device_id');
     return rows.map((r) => r.device_id);
   }
 
@@ -253,20 +329,24 @@ export class DeploymentStore {
    * run it after locking the deployment row so the count sees every committed device.
    */
   async refreshCounts(q: Q, deploymentId: string, failedStates: DeviceStatus[]): Promise<Map<DeviceStatus, number>> {
-    const { rows } = await q.raw(
-      `WITH c AS (SELECT status, count(*)::int AS n FROM deployment_devices WHERE deployment_id = ? GROUP BY status)
+    const { rows } = await q
+      .raw(
+        `WITH c AS (SELECT status, count(*)::int AS n FROM deployment_devices WHERE deployment_id = ? GROUP BY status)
        UPDATE deployments SET succeeded_count = coalesce((SELECT sum(n) FROM c WHERE status = 'completed'), 0),
          failed_count = coalesce((SELECT sum(n) FROM c WHERE status = ANY(?::text[])), 0), updated_at = now()
        WHERE id = ? RETURNING (SELECT coalesce(json_object_agg(status, n), '{}'::json) FROM c) AS counts`,
-      [deploymentId, failedStates, deploymentId],
-    ).options(PREPARED);
+        [deploymentId, failedStates, deploymentId],
+      )
+      .options(PREPARED);
     const counts = (rows[0]?.counts ?? {}) as Record<string, number>;
     return new Map(Object.entries(counts) as [DeviceStatus, number][]);
   }
 
   /** How many completed devices of a deployment the push changed (the others already matched). */
   async changedCount(q: Q, deploymentId: string): Promise<number> {
-    const [{ n }] = await q('deployment_devices').where({ deployment_id: deploymentId, status: 'completed', changed: true }).count<{ n: number }[]>({ n: '*' });
+    const [{ n }] = await q('deployment_devices')
+      .where({ deployment_id: deploymentId, status: 'completed', changed: true })
+      .count<{ n: number }[]>({ n: '*' });
     return Number(n);
   }
 
@@ -290,8 +370,21 @@ export class DeploymentStore {
       .where('e.deployment_id', deploymentId)
       .orderBy([{ column: 'd.position' }, { column: 'e.service_order' }, { column: 'e.service_position' }])
       .select(
-        'e.device_id', 'd.device_name', 'e.service_name', 'e.service_order', 'e.template_id', 'd.status', 'e.rendered_config', 'e.target_path', 'e.operation', 'e.config_format',
-        'd.backup_config_id', 'd.error_message', 'd.transport', 'd.dry_run_diff', 'dv.device_type',
+        'e.device_id',
+        'd.device_name',
+        'e.service_name',
+        'e.service_order',
+        'e.template_id',
+        'd.status',
+        'e.rendered_config',
+        'e.target_path',
+        'e.operation',
+        'e.config_format',
+        'd.backup_config_id',
+        'd.error_message',
+        'd.transport',
+        'd.dry_run_diff',
+        'dv.device_type',
       );
   }
 
@@ -309,15 +402,17 @@ export class DeploymentStore {
    */
   async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
     if (rows.length === 0 && batches.length === 0) return;
-    await trx.raw(
-      `WITH w AS (
+    await trx
+      .raw(
+        `WITH w AS (
          UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
            error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
            FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, dry_run_diff text, stamp boolean)
           WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id),
        ${LOG_BATCHES} ${INSERT_LOGS}`,
-      [JSON.stringify(rows), logInput(batches)],
-    ).options(PREPARED);
+        [JSON.stringify(rows), logInput(batches)],
+      )
+      .options(PREPARED);
   }
 
   async logs(deploymentId: string, filter: { device_id?: string; limit: number; offset: number }) {
@@ -336,13 +431,15 @@ export class DeploymentStore {
    */
   async submittedJobs(trx: Knex.Transaction, deploymentId: string, deviceIds: string[]): Promise<{ id: string; device_id: string; kind: string }[]> {
     if (deviceIds.length === 0) return [];
-    const { rows } = await trx.raw(
-      `SELECT DISTINCT ON (j.device_id, j.kind) j.id, j.device_id, j.kind
+    const { rows } = await trx
+      .raw(
+        `SELECT DISTINCT ON (j.device_id, j.kind) j.id, j.device_id, j.kind
          FROM jobs j JOIN deployment_devices d ON d.deployment_id = j.group_id AND d.device_id = j.device_id
         WHERE j.group_id = ? AND j.device_id = ANY(?::uuid[]) AND j.created_at >= d.status_since
         ORDER BY j.device_id, j.kind, j.created_at DESC, j.id`,
-      [deploymentId, deviceIds],
-    ).options(PREPARED);
+        [deploymentId, deviceIds],
+      )
+      .options(PREPARED);
     return rows;
   }
 
@@ -358,7 +455,11 @@ export class DeploymentStore {
   /** Deployments needing a push of the pump: pending ones, and ones with queued devices. */
   async needingPump(olderThanMs: number): Promise<string[]> {
     const cutoff = new Date(Date.now() - olderThanMs);
-    const pending: { id: string }[] = await this.db('deployments').where({ status: 'pending' }).where('created_at', '<', cutoff).limit(200).select('id');
+    const pending: { id: string }[] = await this.db('deployments')
+      .where({ status: 'pending' })
+      .where('created_at', '<', cutoff)
+      .limit(200)
+      .select('id');
     const queued: { id: string }[] = await this.db('deployment_devices as d')
       .join('deployments as p', 'p.id', 'd.deployment_id')
       .whereIn('p.status', ['in_progress', 'rolling_back'])
@@ -397,7 +498,9 @@ export class DeploymentStore {
     const rows: { id: string }[] = await this.db('deployments as p')
       .whereIn('p.status', ['in_progress', 'rolling_back'])
       .whereNotExists(function open() {
-        this.from('deployment_devices as d').whereRaw('d.deployment_id = p.id').whereIn('d.status', [...QUEUED, ...RUNNING]);
+        this.from('deployment_devices as d')
+          .whereRaw('d.deployment_id = p.id')
+          .whereIn('d.status', [...QUEUED, ...RUNNING]);
       })
       .where('p.updated_at', '<', new Date(Date.now() - 5_000))
       .limit(200)

@@ -18,7 +18,9 @@ export class OrgTable {
 
   /** Rows changed: 0 when the id is not in the organization. */
   update(orgId: string, id: string, fields: Record<string, unknown>): Promise<number> {
-    return this.db(this.table).where({ org_id: orgId, id }).update({ ...fields, updated_at: this.db.fn.now() });
+    return this.db(this.table)
+      .where({ org_id: orgId, id })
+      .update({ ...fields, updated_at: this.db.fn.now() });
   }
 
   delete(orgId: string, id: string): Promise<number> {

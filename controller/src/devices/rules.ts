@@ -3,8 +3,17 @@ import { appError } from '../errors/app-error';
 
 /** device_type values of API.md; each SSH CLI dialect is one of these. */
 export const DEVICE_TYPES = [
-  'vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw',
-  'generic', 'custom', 'snmp',
+  'vendor_ios',
+  'vendor_nxos',
+  'vendor_xe',
+  'vendor_xr',
+  'vendor_junos',
+  'vendor_eos',
+  'vendor_panos',
+  'vendor_fw',
+  'generic',
+  'custom',
+  'snmp',
 ] as const;
 
 const LABEL = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
@@ -24,7 +33,10 @@ export function isDeviceType(value: string): boolean {
 }
 
 /** Why host or device_type is unacceptable, or null. Shared by create, update, bulk edit, import and sync. */
-export function deviceFieldProblem(fields: { host?: string; device_type?: string }): { code: 'INVALID_HOST' | 'INVALID_DEVICE_TYPE'; message: string } | null {
+export function deviceFieldProblem(fields: {
+  host?: string;
+  device_type?: string;
+}): { code: 'INVALID_HOST' | 'INVALID_DEVICE_TYPE'; message: string } | null {
   if (fields.host !== undefined && !isValidHost(fields.host)) {
     return { code: 'INVALID_HOST', message: `host '${fields.host}' is not an IP address or a hostname` };
   }

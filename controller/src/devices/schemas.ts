@@ -73,7 +73,9 @@ export const DeviceSshHostKey = Type.Object({
 
 /** The pinned gNMI TLS certificate (trust on first use). */
 export const DeviceGnmiCertificate = Type.Object({
-  sha256: Type.String({ description: 'SHA-256 of the DER certificate, upper-case hex pairs joined by colons (as openssl x509 -fingerprint -sha256 prints it).' }),
+  sha256: Type.String({
+    description: 'SHA-256 of the DER certificate, upper-case hex pairs joined by colons (as openssl x509 -fingerprint -sha256 prints it).',
+  }),
   subject: Type.String({ description: 'Certificate subject, e.g. CN=sw-1.' }),
   not_after: Nullable(Timestamp),
   seen_at: Timestamp,
@@ -109,7 +111,11 @@ export const DeviceListQuery = Type.Object({
   site_id: Type.Optional(Uuid),
   site: Type.Optional(Type.String({ maxLength: 200, description: 'Free-text site name, case-insensitive exact.' })),
   source: Type.Optional(Type.String({ maxLength: 32 })),
-  sort: Type.Optional(StringEnum(DEVICE_SORTS, { description: 'Beyond API.md: the column to order by (vendor and site case-insensitively), ties broken by id. Without sort and order: by name.' })),
+  sort: Type.Optional(
+    StringEnum(DEVICE_SORTS, {
+      description: 'Beyond API.md: the column to order by (vendor and site case-insensitively), ties broken by id. Without sort and order: by name.',
+    }),
+  ),
   order: Type.Optional(StringEnum(SORT_ORDERS, { description: 'Beyond API.md: asc (default) or desc.' })),
   ...Paging(50, 100),
 });
@@ -134,15 +140,14 @@ export const BulkFields = Type.Object(
   { additionalProperties: false },
 );
 
-export const BulkBody = Type.Object(
-  { ids: Type.Array(Uuid, { maxItems: 100000 }), fields: BulkFields },
-  { additionalProperties: false },
-);
+export const BulkBody = Type.Object({ ids: Type.Array(Uuid, { maxItems: 100000 }), fields: BulkFields }, { additionalProperties: false });
 
 export const ImportQuery = Type.Object({ profile_id: Type.Optional(Uuid) });
 
 /** JSON import: objects with the CSV column names; each row is checked on its own. */
-export const JsonImportBody = Type.Array(Type.Unknown(), { description: 'Objects with name, host, device_type, manufacturer, model, platform, site, description.' });
+export const JsonImportBody = Type.Array(Type.Unknown(), {
+  description: 'Objects with name, host, device_type, manufacturer, model, platform, site, description.',
+});
 
 export const ImportSummary = Type.Object({
   imported: Type.Integer(),

@@ -16,13 +16,27 @@ const vanished = (constraint: string) => appError(constraint.includes('site') ? 
 
 /** Cache key of a list request; empty filter values filter nothing, so they are left out. */
 function listKey(orgId: string, filter: DeviceFilter, order: ListOrder, limit: number, offset: number): string {
-  const used = Object.entries(filter).filter(([, value]) => value !== undefined && value !== '').sort(([a], [b]) => (a < b ? -1 : 1));
+  const used = Object.entries(filter)
+    .filter(([, value]) => value !== undefined && value !== '')
+    .sort(([a], [b]) => (a < b ? -1 : 1));
   return JSON.stringify([orgId, limit, offset, used, order.sort ?? null, order.order ?? null]);
 }
 
 const IMPORT_COLUMNS = [
-  'org_id', 'profile_id', 'source', 'protocol', 'created_by', 'updated_by',
-  'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'description',
+  'org_id',
+  'profile_id',
+  'source',
+  'protocol',
+  'created_by',
+  'updated_by',
+  'name',
+  'host',
+  'device_type',
+  'manufacturer',
+  'model',
+  'platform',
+  'site',
+  'description',
 ];
 
 /** Device rules shared by create, update, bulk edit and import. */
@@ -74,7 +88,11 @@ export class DeviceService {
     const row = { ...body, name: body.name.trim(), host: body.host.trim() };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
-    const id = await uniqueOr(() => this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId }), () => appError('DEVICE_NAME_TAKEN'), vanished);
+    const id = await uniqueOr(
+      () => this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId }),
+      () => appError('DEVICE_NAME_TAKEN'),
+      vanished,
+    );
     if (!id) throw appError('DEVICE_NAME_TAKEN');
     await this.record(me, 'device.created', { device_id: id, name: row.name });
     return this.get(me.orgId, id);
@@ -85,7 +103,11 @@ export class DeviceService {
     const row = { ...body, ...(body.name !== undefined && { name: body.name.trim() }), ...(body.host !== undefined && { host: body.host.trim() }) };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
-    const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('DEVICE_NAME_TAKEN'), vanished);
+    const changed = await uniqueOr(
+      () => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }),
+      () => appError('DEVICE_NAME_TAKEN'),
+      vanished,
+    );
     if (changed === 0) throw appError('DEVICE_NOT_FOUND');
     await this.record(me, 'device.updated', { device_id: id, fields: Object.keys(body) });
     return this.get(me.orgId, id);
@@ -119,7 +141,11 @@ export class DeviceService {
     if (Object.keys(fields).length === 0) throw appError('BULK_EMPTY_FIELDS');
     assertDeviceFields(fields);
     await this.checkReferences(me.orgId, fields);
-    const updated = await uniqueOr(() => this.store.bulkUpdate(me.orgId, ids, { ...fields, updated_by: me.userId }), () => appError('CONFLICT'), vanished);
+    const updated = await uniqueOr(
+      () => this.store.bulkUpdate(me.orgId, ids, { ...fields, updated_by: me.userId }),
+      () => appError('CONFLICT'),
+      vanished,
+    );
     await this.record(me, 'device.bulk_updated', { fields: Object.keys(fields), updated });
     return updated;
   }
@@ -133,7 +159,11 @@ export class DeviceService {
     const fallback = await this.settings.get<string | null>('devices.default_profile_id', orgId);
     if (!fallback) throw appError('IMPORT_NO_PROFILE');
     const ok = await this.store.references(orgId, { profile_id: fallback });
-    if (!ok.profile) throw appError('IMPORT_NO_PROFILE', 'The default connection profile (devices.default_profile_id) no longer exists: pass profile_id or change the setting');
+    if (!ok.profile)
+      throw appError(
+        'IMPORT_NO_PROFILE',
+        'The default connection profile (devices.default_profile_id) no longer exists: pass profile_id or change the setting',
+      );
     return fallback;
   }
 
@@ -146,7 +176,11 @@ export class DeviceService {
     const { valid, errors } = validateImportRows(rows);
     const constants = { org_id: me.orgId, profile_id: profileId, source, protocol: 'ssh', created_by: me.userId, updated_by: me.userId };
     const written = await this.store.transaction((trx) =>
-      this.store.insertMany(trx, IMPORT_COLUMNS, valid.map(({ fields }) => ({ ...constants, ...fields }))),
+      this.store.insertMany(
+        trx,
+        IMPORT_COLUMNS,
+        valid.map(({ fields }) => ({ ...constants, ...fields })),
+      ),
     );
     await this.store.afterBulkWrite(written.length);
     const insertedNames = new Set(written.map((w) => w.name));

@@ -6,14 +6,39 @@ import { OrgTable } from './org-table';
 /** A timestamp column as the ISO text JSON answers carry (built inside PostgreSQL, so no Date round trip). */
 const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-export const SUMMARY_COLUMNS = ['id', 'org_id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'site', 'source', 'profile_id', 'created_at', 'updated_at'];
+export const SUMMARY_COLUMNS = [
+  'id',
+  'org_id',
+  'name',
+  'host',
+  'device_type',
+  'manufacturer',
+  'model',
+  'site',
+  'source',
+  'profile_id',
+  'created_at',
+  'updated_at',
+];
 
 const fullColumns = (db: Db) => [
   ...SUMMARY_COLUMNS,
-  'protocol', 'description', 'platform', 'serial_number', 'asset_tag', 'tags', 'metadata', 'site_id', 'poll_enabled', 'poll_interval_minutes',
+  'protocol',
+  'description',
+  'platform',
+  'serial_number',
+  'asset_tag',
+  'tags',
+  'metadata',
+  'site_id',
+  'poll_enabled',
+  'poll_interval_minutes',
   db.raw("CASE WHEN source = 'netbox' THEN source_id END AS netbox_source_id"),
   db.raw("CASE WHEN source = 'netbox' AND external_id ~ '^[0-9]{1,9}$' THEN external_id::int END AS netbox_id"),
-  'netbox_last_synced_at', 'netbox_removed_at', 'created_by', 'updated_by',
+  'netbox_last_synced_at',
+  'netbox_removed_at',
+  'created_by',
+  'updated_by',
   db.raw(`CASE WHEN ssh_host_key_sha256 IS NOT NULL THEN json_build_object(
       'type', ssh_host_key_type, 'fingerprint', ssh_host_key_sha256,
       'seen_at', ${isoText('ssh_host_key_seen_at')}) END AS ssh_host_key`),
@@ -41,11 +66,32 @@ export interface DeviceFilter {
 
 /** PostgreSQL type of each device column a batch write may carry (jsonb_to_recordset column list). */
 export const DEVICE_COLUMN_TYPES: Record<string, string> = {
-  id: 'uuid', org_id: 'uuid', profile_id: 'uuid', site_id: 'uuid', source_id: 'uuid', created_by: 'uuid', updated_by: 'uuid',
-  name: 'text', host: 'text', device_type: 'text', manufacturer: 'text', model: 'text', platform: 'text', site: 'text',
-  source: 'text', external_id: 'text', protocol: 'text', description: 'text', serial_number: 'text', asset_tag: 'text',
-  tags: 'text[]', metadata: 'jsonb', poll_enabled: 'boolean', poll_interval_minutes: 'integer',
-  netbox_last_synced_at: 'timestamptz', netbox_removed_at: 'timestamptz',
+  id: 'uuid',
+  org_id: 'uuid',
+  profile_id: 'uuid',
+  site_id: 'uuid',
+  source_id: 'uuid',
+  created_by: 'uuid',
+  updated_by: 'uuid',
+  name: 'text',
+  host: 'text',
+  device_type: 'text',
+  manufacturer: 'text',
+  model: 'text',
+  platform: 'text',
+  site: 'text',
+  source: 'text',
+  external_id: 'text',
+  protocol: 'text',
+  description: 'text',
+  serial_number: 'text',
+  asset_tag: 'text',
+  tags: 'text[]',
+  metadata: 'jsonb',
+  poll_enabled: 'boolean',
+  poll_interval_minutes: 'integer',
+  netbox_last_synced_at: 'timestamptz',
+  netbox_removed_at: 'timestamptz',
 };
 
 /** Bulk writes of at least this many rows get afterBulkWrite's index flush. */
@@ -75,16 +121,18 @@ export class DeviceStore extends OrgTable {
   /** Empty filter values (a form's blank fields) filter nothing. */
   private filtered(orgId: string, filter: DeviceFilter) {
     const f = Object.fromEntries(Object.entries(filter).filter(([, value]) => value !== undefined && value !== '')) as DeviceFilter;
-    return this.db('devices').where('org_id', orgId).modify((query) => {
-      // search_text: lower(name host manufacturer model platform device_type), trigram-indexed (migration 021).
-      if (f.q !== undefined) query.whereRaw('search_text LIKE ?', [`%${escapeLike(f.q.toLowerCase())}%`]);
-      if (f.vendor !== undefined) query.whereRaw('lower(manufacturer) = lower(?)', [f.vendor]);
-      if (f.platform !== undefined) query.where('platform', f.platform);
-      if (f.device_type !== undefined) query.where('device_type', f.device_type);
-      if (f.site_id !== undefined) query.where('site_id', f.site_id);
-      if (f.site !== undefined) query.whereRaw('lower(site) = lower(?)', [f.site]);
-      if (f.source !== undefined) query.where('source', f.source);
-    });
+    return this.db('devices')
+      .where('org_id', orgId)
+      .modify((query) => {
+        // search_text: lower(name host manufacturer model platform device_type), trigram-indexed (migration 021).
+        if (f.q !== undefined) query.whereRaw('search_text LIKE ?', [`%${escapeLike(f.q.toLowerCase())}%`]);
+        if (f.vendor !== undefined) query.whereRaw('lower(manufacturer) = lower(?)', [f.vendor]);
+        if (f.platform !== undefined) query.where('platform', f.platform);
+        if (f.device_type !== undefined) query.where('device_type', f.device_type);
+        if (f.site_id !== undefined) query.where('site_id', f.site_id);
+        if (f.site !== undefined) query.whereRaw('lower(site) = lower(?)', [f.site]);
+        if (f.source !== undefined) query.where('source', f.source);
+      });
   }
 
   /**
@@ -103,13 +151,15 @@ export class DeviceStore extends OrgTable {
     const iso = (column: string) => this.db.raw(`${isoText(column)} AS ${column}`);
     const columns = SUMMARY_COLUMNS.map((c) => (c === 'created_at' || c === 'updated_at' ? iso(c) : c));
     const page = this.filtered(orgId, filter).select(columns).orderByRaw(orderBySql(order)).limit(limit).offset(offset);
-    const { rows } = await this.db.raw(
-      `SELECT json_build_object(
+    const { rows } = await this.db
+      .raw(
+        `SELECT json_build_object(
          'devices', COALESCE((SELECT json_agg(p ORDER BY ${orderBySql(order, 'p.')}) FROM (?) p), '[]'::json),
          'total', (?), 'limit', ?::int, 'offset', ?::int)::text AS body,
        ${LIST_VERSION} AS version`,
-      [page, count, limit, offset, orgId],
-    ).options(PREPARED); // one text per combination of filters present and order
+        [page, count, limit, offset, orgId],
+      )
+      .options(PREPARED); // one text per combination of filters present and order
     return rows[0];
   }
 
@@ -161,7 +211,12 @@ export class DeviceStore extends OrgTable {
    * Inserts rows (each with every key of `columns`) in one statement per chunk, skipping names
    * that already exist in the organization. Returns the rows written (id, name).
    */
-  async insertMany(trx: Knex.Transaction | Db, columns: string[], rows: Record<string, unknown>[], chunk = 5000): Promise<{ id: string; name: string }[]> {
+  async insertMany(
+    trx: Knex.Transaction | Db,
+    columns: string[],
+    rows: Record<string, unknown>[],
+    chunk = 5000,
+  ): Promise<{ id: string; name: string }[]> {
     const written: { id: string; name: string }[] = [];
     for (let i = 0; i < rows.length; i += chunk) {
       const { rows: inserted } = await trx.raw(
@@ -175,7 +230,10 @@ export class DeviceStore extends OrgTable {
 
   /** Updates rows keyed by id (each with every key of `columns`, id among them) inside one organization. */
   async updateMany(trx: Knex.Transaction | Db, orgId: string, columns: string[], rows: Record<string, unknown>[], chunk = 5000): Promise<number> {
-    const set = columns.filter((c) => c !== 'id').map((c) => `${c} = r.${c}`).join(', ');
+    const set = columns
+      .filter((c) => c !== 'id')
+      .map((c) => `${c} = r.${c}`)
+      .join(', ');
     let updated = 0;
     for (let i = 0; i < rows.length; i += chunk) {
       const result = await trx.raw(`UPDATE devices d SET ${set}, updated_at = now() FROM ? WHERE d.id = r.id AND d.org_id = ?`, [

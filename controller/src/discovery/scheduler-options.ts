@@ -12,6 +12,7 @@ declare module '../config' {
 export function schedulerOptions(config: ControllerConfig): SchedulerOptions {
   const raw = process.env.SWITCHBOARD_POLL_TICK_MS;
   const tick = raw ? Number(raw) : undefined;
-  if (raw && (!Number.isInteger(tick) || tick! < 50 || tick! > 3_600_000)) throw new ConfigError(`SWITCHBOARD_POLL_TICK_MS must be a whole number from 50 to 3600000, got "${raw}"`);
+  if (raw && (!Number.isInteger(tick) || tick! < 50 || tick! > 3_600_000))
+    throw new ConfigError(`SWITCHBOARD_POLL_TICK_MS must be a whole number from 50 to 3600000, got "${raw}"`);
   return { ...DEFAULT_SCHEDULER, ...(tick ? { tickMs: tick } : {}), ...config.discovery };
 }

@@ -84,7 +84,10 @@ export class PollScheduler {
         const offset = d.due ? interval * (1 + jitter * (2 * Math.random() - 1)) : interval * Math.random();
         return new Date(Date.now() + Math.max(1, offset));
       });
-      await this.service.submit(jobs, claimed.map((c) => c.poll));
+      await this.service.submit(
+        jobs,
+        claimed.map((c) => c.poll),
+      );
       if (claimed.length > 0) this.log.debug({ polls: claimed.length }, 'queued scheduled polls');
       if (claimed.length < batch || this.stopped) break;
     }
@@ -95,7 +98,10 @@ export class PollScheduler {
     const store = this.service.store;
     await this.service.submit(jobs, await store.orphans(new Date(Date.now() - 60_000)));
     for (const s of await store.stale(new Date(Date.now() - 60_000))) {
-      await store.failPoll(s.id, s.job_status === 'failed' ? (s.job_error ?? 'The poll job failed') : 'The poll job finished but its result was not recorded');
+      await store.failPoll(
+        s.id,
+        s.job_status === 'failed' ? (s.job_error ?? 'The poll job failed') : 'The poll job finished but its result was not recorded',
+      );
     }
   }
 }

@@ -88,9 +88,12 @@ export const PollResult = Type.Object(
     device_id: Uuid,
     trigger: Type.Union([Type.Literal('manual'), Type.Literal('schedule')]),
     transport: Type.Union([Type.Literal('ssh'), Type.Literal('gnmi')]),
-    status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('partial'), Type.Literal('failed')], {
-      description: 'partial: some sections failed (their earlier records are kept) or were read only in part; failed: nothing was collected.',
-    }),
+    status: Type.Union(
+      [Type.Literal('queued'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('partial'), Type.Literal('failed')],
+      {
+        description: 'partial: some sections failed (their earlier records are kept) or were read only in part; failed: nothing was collected.',
+      },
+    ),
     error: Nullable(Str),
     counts: Type.Object({ interfaces: Type.Integer(), neighbors: Type.Integer(), arp: Type.Integer(), mac: Type.Integer(), vlans: Type.Integer() }),
     sections: Type.Array(SectionResult),
@@ -111,7 +114,13 @@ export const PollStatus = Type.Object({
   poll: Nullable(PollResult),
 });
 
-export const PollHistory = Type.Object({ device_id: Uuid, polls: Type.Array(PollResult), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
+export const PollHistory = Type.Object({
+  device_id: Uuid,
+  polls: Type.Array(PollResult),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
 
 export const PollQueued = Type.Object({
   poll_id: Uuid,

@@ -11,7 +11,16 @@ import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';
 import type { JobOutcome, JobService } from '../jobs/types';
 import { Batcher } from '../../../shared/src/jobs/limit';
-import { DiscoveryStore, type PollFinal, type PollFinalOf, type PollRow, type PollTrigger, type RecordKind, type SectionRecords, type SectionReplacement } from './store';
+import {
+  type DiscoveryStore,
+  type PollFinal,
+  type PollFinalOf,
+  type PollRow,
+  type PollTrigger,
+  type RecordKind,
+  type SectionRecords,
+  type SectionReplacement,
+} from './store';
 
 /** A poll job may take this long from submission (queueing behind other jobs included). */
 export const POLL_DEADLINE_MS = 5 * 60_000;
@@ -43,10 +52,13 @@ export type PollView = ReturnType<typeof pollView>;
 
 /** Reads a job result defensively: whatever an agent sends, the recorder gets a clean shape. */
 export function parsePollResult(result: Record<string, unknown> | null): { sections: SectionResult[]; records: Partial<DiscoveryRecords> } {
-  const sections = Array.isArray(result?.sections) ? (result!.sections as SectionResult[]).filter((s) => s && typeof s === 'object' && typeof s.name === 'string' && s.name in SECTION_RECORDS) : [];
+  const sections = Array.isArray(result?.sections)
+    ? (result!.sections as SectionResult[]).filter((s) => s && typeof s === 'object' && typeof s.name === 'string' && s.name in SECTION_RECORDS)
+    : [];
   const raw = (result?.records ?? {}) as Record<string, unknown>;
   const records: Partial<DiscoveryRecords> = {};
-  for (const k of KINDS) if (Array.isArray(raw[k])) (records as Record<string, unknown[]>)[k] = (raw[k] as unknown[]).filter((r) => r && typeof r === 'object');
+  for (const k of KINDS)
+    if (Array.isArray(raw[k])) (records as Record<string, unknown[]>)[k] = (raw[k] as unknown[]).filter((r) => r && typeof r === 'object');
   return { sections, records };
 }
 
@@ -72,7 +84,12 @@ function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; fi
   // A section read only in part makes the poll partial as much as a failed one: records may be missing.
   const failed = sections.filter((s) => s.status === 'failed' || s.status === 'partial');
   const status = outcome.status === 'failed' ? 'failed' : failed.length > 0 ? 'partial' : 'succeeded';
-  const error = outcome.status === 'failed' ? (outcome.error ?? 'The poll failed') : failed.length > 0 ? failed.map((s) => `${s.name}: ${s.error}`).join('; ') : null;
+  const error =
+    outcome.status === 'failed'
+      ? (outcome.error ?? 'The poll failed')
+      : failed.length > 0
+        ? failed.map((s) => `${s.name}: ${s.error}`).join('; ')
+        : null;
   return { replaced, final: { status, error, counts, sections, started_at: outcome.startedAt, finished_at: outcome.finishedAt } };
 }
 
@@ -105,7 +122,11 @@ export class DiscoveryService {
    * and the poll insert are one statement; the job is submitted with those of the requests
    * arriving meanwhile (submissions), and the answer waits until its job row is stored.
    */
-  async requestPoll(auth: Pick<AuthContext, 'orgId' | 'userId'>, deviceId: string, trigger: PollTrigger = 'manual'): Promise<{ poll: PollView; created: boolean }> {
+  async requestPoll(
+    auth: Pick<AuthContext, 'orgId' | 'userId'>,
+    deviceId: string,
+    trigger: PollTrigger = 'manual',
+  ): Promise<{ poll: PollView; created: boolean }> {
     const found = await this.store.requestPoll({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
     if (!found) throw appError('DEVICE_NOT_FOUND');
     if (found.deviceType === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
@@ -118,7 +139,16 @@ export class DiscoveryService {
     const list = Array.isArray(polls) ? polls : [polls];
     if (list.length === 0) return;
     try {
-      const ids = await jobs.submit(list.map((p) => ({ orgId: p.org_id, kind: 'poll' as const, deviceId: p.device_id, params: { transport: p.transport }, groupId: p.id, deadlineMs: POLL_DEADLINE_MS })));
+      const ids = await jobs.submit(
+        list.map((p) => ({
+          orgId: p.org_id,
+          kind: 'poll' as const,
+          deviceId: p.device_id,
+          params: { transport: p.transport },
+          groupId: p.id,
+          deadlineMs: POLL_DEADLINE_MS,
+        })),
+      );
       await this.store.setJobs(list.map((p, i) => ({ id: p.id, job_id: ids[i] })));
     } catch (err) {
       // One bad spec fails a whole batch: try them one by one so only the bad one fails.
@@ -138,7 +168,14 @@ export class DiscoveryService {
     const poll = await this.store.lockOpenPoll(trx, outcome.groupId);
     if (!poll || poll.device_id !== outcome.deviceId) return;
     const { replaced, final } = pollFinal(outcome);
-    if (replaced) await this.store.replaceSections(trx, { orgId: poll.org_id, deviceId: poll.device_id, pollId: poll.id, at: outcome.finishedAt, sections: replaced });
+    if (replaced)
+      await this.store.replaceSections(trx, {
+        orgId: poll.org_id,
+        deviceId: poll.device_id,
+        pollId: poll.id,
+        at: outcome.finishedAt,
+        sections: replaced,
+      });
     await this.store.finishPoll(trx, poll.id, final);
   }
 
@@ -150,7 +187,9 @@ export class DiscoveryService {
    * the batch) or names another device records nothing.
    */
   async recordOutcomes(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
-    const polls = new Map((await this.store.lockOpenPolls(trx, [...new Set(outcomes.flatMap((o) => (o.groupId ? [o.groupId] : [])))])).map((p) => [p.id, p]));
+    const polls = new Map(
+      (await this.store.lockOpenPolls(trx, [...new Set(outcomes.flatMap((o) => (o.groupId ? [o.groupId] : [])))])).map((p) => [p.id, p]),
+    );
     const replacing: SectionReplacement[] = [];
     const finals: PollFinalOf[] = [];
     for (const outcome of outcomes) {

@@ -48,7 +48,22 @@ export interface DueDevice {
   due: boolean;
 }
 
-const POLL_COLUMNS = ['id', 'org_id', 'device_id', 'trigger', 'transport', 'status', 'job_id', 'error', 'requested_by', 'counts', 'sections', 'created_at', 'started_at', 'finished_at'];
+const POLL_COLUMNS = [
+  'id',
+  'org_id',
+  'device_id',
+  'trigger',
+  'transport',
+  'status',
+  'job_id',
+  'error',
+  'requested_by',
+  'counts',
+  'sections',
+  'created_at',
+  'started_at',
+  'finished_at',
+];
 
 /** A poll's finished fields for several polls at once (finishPolls). */
 export interface PollFinalOf extends PollFinal {
@@ -74,9 +89,12 @@ export interface SectionReplacement {
 const POLL_RETURNING = POLL_COLUMNS.join(', ');
 /** The open poll's columns in POLL_COLUMNS order, read as pollSelect reads them (a running job shows). */
 const OPEN_POLL_COLUMNS = POLL_COLUMNS.map((c) =>
-  c === 'status' ? "CASE WHEN o.status = 'queued' AND j.status = 'running' THEN 'running' ELSE o.status END AS status"
-  : c === 'started_at' ? 'COALESCE(o.started_at, j.started_at) AS started_at'
-  : `o.${c}`).join(', ');
+  c === 'status'
+    ? "CASE WHEN o.status = 'queued' AND j.status = 'running' THEN 'running' ELSE o.status END AS status"
+    : c === 'started_at'
+      ? 'COALESCE(o.started_at, j.started_at) AS started_at'
+      : `o.${c}`,
+).join(', ');
 
 /**
  * POST /api/devices/:id/poll in one statement: the organization's device (none: 404), a queued
@@ -101,7 +119,8 @@ const REQUEST_POLL_SQL = `WITH d AS (
   WHERE NOT EXISTS (SELECT 1 FROM ins)`;
 
 /** Many devices' sections with their records (replaceSectionsMany). */
-const SECTION_SET = 'jsonb_to_recordset(?::jsonb) AS s(org_id uuid, device_id uuid, kind text, section text, poll_id uuid, collected_at timestamptz, records jsonb)';
+const SECTION_SET =
+  'jsonb_to_recordset(?::jsonb) AS s(org_id uuid, device_id uuid, kind text, section text, poll_id uuid, collected_at timestamptz, records jsonb)';
 
 /** A queued poll whose job is running reads as running, with the job's start time. */
 const pollSelect = (db: Db | Knex.Transaction) =>
@@ -117,7 +136,21 @@ export class DiscoveryStore {
   constructor(readonly db: Db) {}
 
   /** The device of an organization with the transport its polls use; undefined when not found. */
-  async device(orgId: string, deviceId: string): Promise<{ id: string; name: string; device_type: string; transport: PollTransport; poll_enabled: boolean; poll_interval_minutes: number | null; next_poll_at: Date | null } | undefined> {
+  async device(
+    orgId: string,
+    deviceId: string,
+  ): Promise<
+    | {
+        id: string;
+        name: string;
+        device_type: string;
+        transport: PollTransport;
+        poll_enabled: boolean;
+        poll_interval_minutes: number | null;
+        next_poll_at: Date | null;
+      }
+    | undefined
+  > {
     const row = await this.db('devices as d')
       .join('connection_profiles as p', 'p.id', 'd.profile_id')
       .where({ 'd.org_id': orgId, 'd.id': deviceId })
@@ -132,9 +165,19 @@ export class DiscoveryStore {
    * when the organization has no such device; otherwise its type and either the new queued poll
    * (created) or the open one. Never inserts for an snmp device.
    */
-  async requestPoll(p: { orgId: string; deviceId: string; trigger: PollTrigger; requestedBy: string | null }): Promise<{ deviceType: string; created: boolean; row: PollRow } | undefined> {
+  async requestPoll(p: {
+    orgId: string;
+    deviceId: string;
+    trigger: PollTrigger;
+    requestedBy: string | null;
+  }): Promise<{ deviceType: string; created: boolean; row: PollRow } | undefined> {
     for (;;) {
-      const [found] = await hotQuery<PollRow & { device_type: string; created: boolean }>(this.db, REQUEST_POLL_SQL, [p.orgId, p.deviceId, p.trigger, p.requestedBy]);
+      const [found] = await hotQuery<PollRow & { device_type: string; created: boolean }>(this.db, REQUEST_POLL_SQL, [
+        p.orgId,
+        p.deviceId,
+        p.trigger,
+        p.requestedBy,
+      ]);
       if (!found) return undefined;
       const { device_type: deviceType, created, ...row } = found;
       // The open poll was committed after this statement's snapshot, or finished in between: ask again.
@@ -176,7 +219,9 @@ export class DiscoveryStore {
   /** Locks the open polls among `pollIds` in one statement, in id order (the outcome recorder's transaction). */
   async lockOpenPolls(trx: Knex.Transaction, pollIds: string[]): Promise<PollRow[]> {
     if (pollIds.length === 0) return [];
-    const result = await trx.raw(`SELECT ${POLL_RETURNING} FROM discovery_polls WHERE id = ANY(?::uuid[]) AND status = 'queued' ORDER BY id FOR UPDATE`, [pollIds]).options(PREPARED);
+    const result = await trx
+      .raw(`SELECT ${POLL_RETURNING} FROM discovery_polls WHERE id = ANY(?::uuid[]) AND status = 'queued' ORDER BY id FOR UPDATE`, [pollIds])
+      .options(PREPARED);
     return result.rows as PollRow[];
   }
 
@@ -187,30 +232,46 @@ export class DiscoveryStore {
    * keeps its last records.
    */
   async replaceSectionsMany(trx: Knex.Transaction, list: SectionReplacement[]): Promise<void> {
-    const rows = new Map<string, { org_id: string; device_id: string; kind: RecordKind; section: string; poll_id: string; collected_at: Date; records: unknown[] }>();
+    const rows = new Map<
+      string,
+      { org_id: string; device_id: string; kind: RecordKind; section: string; poll_id: string; collected_at: Date; records: unknown[] }
+    >();
     for (const p of list) {
-      for (const s of p.sections) rows.set(`${p.deviceId} ${s.section}`, { org_id: p.orgId, device_id: p.deviceId, kind: s.kind, section: s.section, poll_id: p.pollId, collected_at: p.at, records: s.records });
+      for (const s of p.sections)
+        rows.set(`${p.deviceId} ${s.section}`, {
+          org_id: p.orgId,
+          device_id: p.deviceId,
+          kind: s.kind,
+          section: s.section,
+          poll_id: p.pollId,
+          collected_at: p.at,
+          records: s.records,
+        });
     }
     if (rows.size === 0) return;
-    await trx.raw(
-      `INSERT INTO discovery_sections (org_id, device_id, kind, section, poll_id, records, collected_at)
+    await trx
+      .raw(
+        `INSERT INTO discovery_sections (org_id, device_id, kind, section, poll_id, records, collected_at)
        SELECT s.org_id, s.device_id, s.kind, s.section, s.poll_id, s.records, s.collected_at FROM ${SECTION_SET}
        ORDER BY s.device_id, s.section
        ON CONFLICT (device_id, section) DO UPDATE
          SET org_id = excluded.org_id, kind = excluded.kind, poll_id = excluded.poll_id, records = excluded.records, collected_at = excluded.collected_at`,
-      [JSON.stringify([...rows.values()])],
-    ).options(PREPARED);
+        [JSON.stringify([...rows.values()])],
+      )
+      .options(PREPARED);
   }
 
   /** finishPoll for many polls in one statement. */
   async finishPolls(trx: Knex.Transaction, finals: PollFinalOf[]): Promise<void> {
     if (finals.length === 0) return;
-    await trx.raw(
-      `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections, started_at = v.started_at, finished_at = v.finished_at
+    await trx
+      .raw(
+        `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections, started_at = v.started_at, finished_at = v.finished_at
        FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, status text, error text, counts jsonb, sections jsonb, started_at timestamptz, finished_at timestamptz)
        WHERE p.id = v.id`,
-      [JSON.stringify(finals)],
-    ).options(PREPARED);
+        [JSON.stringify(finals)],
+      )
+      .options(PREPARED);
   }
 
   /**
@@ -238,7 +299,10 @@ export class DiscoveryStore {
    * them), with the total and the latest poll that found any (null when none did).
    */
   async records(orgId: string, deviceId: string, kind: RecordKind, limit: number, offset: number, filter: { section?: string } = {}) {
-    const sections = () => this.db('discovery_sections as s').where({ 's.org_id': orgId, 's.device_id': deviceId, 's.kind': kind }).modify((q) => filter.section && q.where({ 's.section': filter.section }));
+    const sections = () =>
+      this.db('discovery_sections as s')
+        .where({ 's.org_id': orgId, 's.device_id': deviceId, 's.kind': kind })
+        .modify((q) => filter.section && q.where({ 's.section': filter.section }));
     const [rows, meta] = await Promise.all([
       sections()
         .joinRaw('CROSS JOIN LATERAL jsonb_array_elements(s.records) WITH ORDINALITY AS e(data, n)')
@@ -262,14 +326,25 @@ export class DiscoveryStore {
 
   async history(orgId: string, deviceId: string, limit: number, offset: number): Promise<{ polls: PollRow[]; total: number }> {
     const [polls, count] = await Promise.all([
-      pollSelect(this.db).where({ 'p.org_id': orgId, 'p.device_id': deviceId }).orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }]).limit(limit).offset(offset),
+      pollSelect(this.db)
+        .where({ 'p.org_id': orgId, 'p.device_id': deviceId })
+        .orderBy([
+          { column: 'p.created_at', order: 'desc' },
+          { column: 'p.id', order: 'desc' },
+        ])
+        .limit(limit)
+        .offset(offset),
       this.db('discovery_polls').where({ org_id: orgId, device_id: deviceId }).first(this.db.raw('count(*)::int AS total')),
     ]);
     return { polls: polls as PollRow[], total: (count?.total as number) ?? 0 };
   }
 
   async lastSucceededAt(orgId: string, deviceId: string): Promise<Date | null> {
-    const row = await this.db('discovery_polls').where({ org_id: orgId, device_id: deviceId }).whereIn('status', ['succeeded', 'partial']).max('finished_at as at').first();
+    const row = await this.db('discovery_polls')
+      .where({ org_id: orgId, device_id: deviceId })
+      .whereIn('status', ['succeeded', 'partial'])
+      .max('finished_at as at')
+      .first();
     return (row?.at as Date | null) ?? null;
   }
 
@@ -293,22 +368,32 @@ export class DiscoveryStore {
         .forUpdate('d')
         .skipLocked()
         .select('d.id', 'd.org_id', 'd.poll_interval_minutes', 'p.automation_transport', trx.raw('d.next_poll_at IS NOT NULL AS due'));
-      const devices: DueDevice[] = rows.map((r: Record<string, any>) => ({ id: r.id, org_id: r.org_id, poll_interval_minutes: r.poll_interval_minutes, transport: r.automation_transport === 'gnmi' ? 'gnmi' : 'ssh', due: r.due }));
+      const devices: DueDevice[] = rows.map((r: Record<string, any>) => ({
+        id: r.id,
+        org_id: r.org_id,
+        poll_interval_minutes: r.poll_interval_minutes,
+        transport: r.automation_transport === 'gnmi' ? 'gnmi' : 'ssh',
+        due: r.due,
+      }));
       if (devices.length === 0) return [];
       const times = await Promise.all(devices.map((d) => nextAt(d)));
-      await trx.raw(
-        'UPDATE devices d SET next_poll_at = v.at FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, at) WHERE d.id = v.id',
-        [devices.map((d) => d.id), times],
-      ).options(PREPARED);
+      await trx
+        .raw('UPDATE devices d SET next_poll_at = v.at FROM unnest(?::uuid[], ?::timestamptz[]) AS v(id, at) WHERE d.id = v.id', [
+          devices.map((d) => d.id),
+          times,
+        ])
+        .options(PREPARED);
       // Due devices get a queued poll, none where one is already open.
       const due = devices.filter((d) => d.due);
       if (due.length === 0) return [];
-      const inserted = await trx.raw(
-        `INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by)
+      const inserted = await trx
+        .raw(
+          `INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by)
          SELECT v.org_id, v.device_id, 'schedule', v.transport, NULL FROM unnest(?::uuid[], ?::uuid[], ?::text[]) AS v(org_id, device_id, transport)
          ON CONFLICT (device_id) WHERE status = 'queued' DO NOTHING RETURNING ${POLL_RETURNING}`,
-        [due.map((d) => d.org_id), due.map((d) => d.id), due.map((d) => d.transport)],
-      ).options(PREPARED);
+          [due.map((d) => d.org_id), due.map((d) => d.id), due.map((d) => d.transport)],
+        )
+        .options(PREPARED);
       const byDevice = new Map(devices.map((d) => [d.id, d]));
       return (inserted.rows as PollRow[]).map((poll) => ({ device: byDevice.get(poll.device_id)!, poll }));
     });
@@ -316,7 +401,12 @@ export class DiscoveryStore {
 
   /** Queued polls that never got a job (the controller stopped between claiming and submitting). */
   async orphans(olderThan: Date): Promise<PollRow[]> {
-    return this.db('discovery_polls').where({ status: 'queued' }).whereNull('job_id').where('created_at', '<', olderThan).limit(500).select(POLL_COLUMNS);
+    return this.db('discovery_polls')
+      .where({ status: 'queued' })
+      .whereNull('job_id')
+      .where('created_at', '<', olderThan)
+      .limit(500)
+      .select(POLL_COLUMNS);
   }
 
   /** Queued polls whose job ended without the outcome reaching this area (its handler was not registered). */

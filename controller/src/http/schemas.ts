@@ -20,8 +20,7 @@ export const ErrorBody = Type.Object(
 export const IdParams = Type.Object({ id: Uuid });
 
 /** Standard error responses, merged into each route's `response` map for the OpenAPI document. */
-export const errorResponses = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
+export const errorResponses = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
 
 export const Paging = (defaultLimit: number, maximum: number) => ({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum, default: defaultLimit })),

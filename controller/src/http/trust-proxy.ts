@@ -30,7 +30,10 @@ export function trustProxyFrom(raw: string | undefined, fail: (message: string) 
     if (hops > 10) throw fail(`SWITCHBOARD_TRUST_PROXY hop count must be 1 to 10, got ${value}`);
     return hops;
   }
-  const entries = value.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const bad = entries.filter((entry) => !isAddressOrRange(entry));
   if (bad.length || entries.length === 0) {
     throw fail(

@@ -5,8 +5,7 @@ import type { DeploymentRow } from '../deployments/store';
 import { appError } from '../errors/app-error';
 import type { VariableValuesT } from '../stacks/schemas';
 import type { StacksService } from '../stacks/service';
-import { InstanceStore, type InstanceRow } from './store';
-
+import { type InstanceStore, type InstanceRow } from './store';
 
 export interface InstanceInput {
   stack_id?: string;
@@ -40,7 +39,11 @@ export class InstanceService {
       const ids = [...new Set(input.target_devices.map((t) => t.device_id))];
       const found = await this.store.existingDevices(orgId, ids);
       const unknown = ids.filter((id) => !found.has(id));
-      if (unknown.length) throw appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: unknown device${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).join(', ')}`);
+      if (unknown.length)
+        throw appError(
+          'STACK_RESOLUTION_FAILED',
+          `Stack resolution failed: unknown device${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).join(', ')}`,
+        );
     }
   }
 
@@ -55,7 +58,13 @@ export class InstanceService {
       variable_values: input.variable_values ?? {},
       created_by: me.userId,
     });
-    await this.audit.record({ kind: 'instance.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { instance_id: instance.id, stack_id: instance.stack_id } });
+    await this.audit.record({
+      kind: 'instance.created',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { instance_id: instance.id, stack_id: instance.stack_id },
+    });
     return instance;
   }
 
@@ -70,7 +79,13 @@ export class InstanceService {
     if (input.variable_values !== undefined) fields.variable_values = input.variable_values;
     const instance = await this.store.update(me.orgId, id, fields);
     if (!instance) throw appError('INSTANCE_NOT_FOUND');
-    await this.audit.record({ kind: 'instance.updated', orgId: me.orgId, userId: me.userId, username: me.username, details: { instance_id: id, fields: Object.keys(input) } });
+    await this.audit.record({
+      kind: 'instance.updated',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { instance_id: id, fields: Object.keys(input) },
+    });
     return instance;
   }
 
@@ -84,7 +99,13 @@ export class InstanceService {
     const instance = await this.get(me.orgId, id);
     const deployment = await this.deployments.create(
       me,
-      { ...options, stack_id: instance.stack_id, name: `${instance.name}${nameSuffix}`, target_devices: instance.target_devices, variable_values: instance.variable_values as VariableValuesT },
+      {
+        ...options,
+        stack_id: instance.stack_id,
+        name: `${instance.name}${nameSuffix}`,
+        target_devices: instance.target_devices,
+        variable_values: instance.variable_values as VariableValuesT,
+      },
       instance.id,
     );
     await this.store.update(me.orgId, id, { last_deployment_id: deployment.id });

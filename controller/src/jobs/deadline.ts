@@ -40,7 +40,8 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
     ctx.backlog > 0
       ? `; ${ctx.backlog} agent event(s) were still waiting to be recorded (a controller may have stopped while holding them), so its result may yet arrive: a late result is logged with this job's id`
       : '';
-  const isOffline = (a: { last_seen_at: Date | null }) => statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
+  const isOffline = (a: { last_seen_at: Date | null }) =>
+    statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
   const waited = inSeconds(job.deadline_at.getTime() - job.created_at.getTime());
   const pool = job.pool ?? DEFAULT_POOL;
   const members = await agents.poolMembers(job.org_id, pool, trx);

@@ -95,7 +95,6 @@ interface VerifiedEvent {
   agent: AgentIdentityRow;
 }
 
-
 /**
  * The durable job machinery of the controller. Every piece of job state lives in PostgreSQL:
  * dispatch, deadlines and recovery are done by passes any replica may run (advisory lock for
@@ -161,7 +160,7 @@ export class JobEngine implements JobService {
     if (specs.length === 0) return [];
     const byOrg = new Map<string, Set<string>>();
     for (const spec of specs) {
-      if (!isJobKind(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${spec.kind}'`);
+      if (!isJobKind(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${String(spec.kind)}'`); // callers outside the type system
       if (!UUID.test(spec.deviceId)) throw appError('DEVICE_NOT_FOUND', `Device ${spec.deviceId} not found`);
       byOrg.set(spec.orgId, (byOrg.get(spec.orgId) ?? new Set()).add(spec.deviceId));
     }
@@ -195,7 +194,11 @@ export class JobEngine implements JobService {
         return jobIds.map((id) => byId.get(id)!);
       }
       const left = end - Date.now();
-      if (left <= 0) throw appError('JOBS_WAIT_TIMEOUT', `${unique.length - finals.length} of ${unique.length} jobs did not finish within ${inSeconds(timeoutMs)}`);
+      if (left <= 0)
+        throw appError(
+          'JOBS_WAIT_TIMEOUT',
+          `${unique.length - finals.length} of ${unique.length} jobs did not finish within ${inSeconds(timeoutMs)}`,
+        );
       // Woken at once when this replica finishes a job; other replicas' jobs are seen by polling.
       await new Promise<void>((resolve) => {
         const wake = () => {
@@ -280,7 +283,13 @@ export class JobEngine implements JobService {
 
       const targets = new Map<string, DeviceTarget>();
       for (const [orgId, list] of groupBy(jobs, (j) => j.org_id)) {
-        for (const t of await loadDeviceTargets(trx, deps.secrets, orgId, list.map((j) => j.device_id))) targets.set(`${orgId}/${t.device_id}`, t);
+        for (const t of await loadDeviceTargets(
+          trx,
+          deps.secrets,
+          orgId,
+          list.map((j) => j.device_id),
+        ))
+          targets.set(`${orgId}/${t.device_id}`, t);
       }
       const siteIds = [...new Set([...targets.values()].flatMap((t) => (t.site_id ? [t.site_id] : [])))];
       const staffed = await deps.agents.sitesWithAgents(siteIds, trx);
@@ -296,7 +305,11 @@ export class JobEngine implements JobService {
         }
         const pool = target.site_id && staffed.has(target.site_id) ? target.site_id : DEFAULT_POOL;
         const key = `${job.org_id}/${pool}`;
-        if (!members.has(key)) members.set(key, (await deps.agents.poolMembers(job.org_id, pool, trx)).filter((a) => a.public_key));
+        if (!members.has(key))
+          members.set(
+            key,
+            (await deps.agents.poolMembers(job.org_id, pool, trx)).filter((a) => a.public_key),
+          );
         const recipients = members.get(key)!;
         if (recipients.length === 0) waiting.push({ id: job.id, pool, site_id: target.site_id });
         else toSend.push({ job, target, pool, recipients });
@@ -314,9 +327,13 @@ export class JobEngine implements JobService {
       return rows.length === batch;
     });
     for (const job of gone) {
-      await this.finish(job.id, async () => ({ status: 'failed', error: 'The device no longer exists', result: null, agentId: null, startedAt: null })).catch((err) =>
-        deps.log.error({ err, job: job.id }, 'could not end the job of a deleted device'),
-      );
+      await this.finish(job.id, async () => ({
+        status: 'failed',
+        error: 'The device no longer exists',
+        result: null,
+        agentId: null,
+        startedAt: null,
+      })).catch((err) => deps.log.error({ err, job: job.id }, 'could not end the job of a deleted device'));
     }
     return full;
   }
@@ -348,7 +365,9 @@ export class JobEngine implements JobService {
     const counts = [...this.counts];
     this.counts.clear();
     for (const [agentId, c] of counts) {
-      await this.deps.agents.addJobCounts(agentId, c.completed, c.failed).catch((err) => this.deps.log.warn({ err: (err as Error).message }, 'agent job counts not updated'));
+      await this.deps.agents
+        .addJobCounts(agentId, c.completed, c.failed)
+        .catch((err) => this.deps.log.warn({ err: (err as Error).message }, 'agent job counts not updated'));
     }
   }
 
@@ -404,7 +423,9 @@ export class JobEngine implements JobService {
       const reason = `Recording the job's outcome failed ${failures} times: ${err.message}`;
       const giveUp: Decide = async (job) => ({ status: 'failed', error: reason, result: null, agentId: job.agent_id, startedAt: job.started_at });
       const inTrx = (withHandler: boolean) => this.deps.db.transaction((trx) => this.finishIn(trx, jobId, giveUp, false, withHandler));
-      const row = await inTrx(true).catch(() => inTrx(false)).catch(() => null);
+      const row = await inTrx(true)
+        .catch(() => inTrx(false))
+        .catch(() => null);
       results[i] = row ? 'final' : 'retry';
       if (row) finals.push(row);
     }
@@ -422,7 +443,10 @@ export class JobEngine implements JobService {
     // Trust on first use: the first SSH host key and gNMI TLS certificate an agent reported for the
     // device are pinned with the outcome (a device that already has one keeps it; a mismatch failed
     // the session instead).
-    await this.store.pinIdentities(trx, identityPins([row], () => fields));
+    await this.store.pinIdentities(
+      trx,
+      identityPins([row], () => fields),
+    );
     if (handler && withHandler) await handler.handle(outcomeOf(row), trx);
     return row;
   }
@@ -513,7 +537,7 @@ export class JobEngine implements JobService {
       const job = jobs.get(v.event.job_id);
       const ok = job !== undefined && job.org_id === v.agent.org_id && (job.pool === null || job.pool === poolOf(v.agent.site_id));
       if (!ok) {
-        if (job) deps.log.warn({ agent: v.agent.id, job: v.event.job_id }, 'refused an event from an agent outside the job\'s pool');
+        if (job) deps.log.warn({ agent: v.agent.id, job: v.event.job_id }, "refused an event from an agent outside the job's pool");
         v.incoming.ack();
       }
       return ok;
@@ -551,7 +575,13 @@ export class JobEngine implements JobService {
     const chunks: VerifiedEvent[][] = [];
     for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
     await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
-      const outcome = await this.recordResults(chunk.map(({ event, agent }) => ({ jobId: event.job_id, kind: jobs.get(event.job_id)!.kind, fields: resultFields(event as ResultEvent, agent.id, jobs.get(event.job_id)!.kind) })));
+      const outcome = await this.recordResults(
+        chunk.map(({ event, agent }) => ({
+          jobId: event.job_id,
+          kind: jobs.get(event.job_id)!.kind,
+          fields: resultFields(event as ResultEvent, agent.id, jobs.get(event.job_id)!.kind),
+        })),
+      );
       chunk.forEach((v, i) => {
         if (outcome[i] === 'skipped') this.noteUnrecorded(jobs.get(v.event.job_id)!, v);
         if (outcome[i] === 'retry') v.incoming.nak(1000);
@@ -570,7 +600,16 @@ export class JobEngine implements JobService {
     const e = v.event as ResultEvent;
     const fields = resultFields(e, v.agent.id, job.kind);
     const copy = job.status === fields.status && job.agent_id === v.agent.id && job.error === fields.error;
-    const about = { job: job.id, device: job.device_id, kind: job.kind, agent: v.agent.id, attempt: e.attempt, job_status: job.status, job_error: job.error, result_status: e.status };
+    const about = {
+      job: job.id,
+      device: job.device_id,
+      kind: job.kind,
+      agent: v.agent.id,
+      attempt: e.attempt,
+      job_status: job.status,
+      job_error: job.error,
+      result_status: e.status,
+    };
     if (copy) this.deps.log.debug(about, 'a result already recorded was delivered again');
     else this.deps.log.warn(about, 'a result arrived after its job was finalised; it was not recorded');
   }
@@ -588,8 +627,14 @@ export class JobEngine implements JobService {
       finals = await this.deps.db.transaction(async (trx) => {
         // In id order, so two batches (or replicas) lock the rows they share in the same order.
         const chunk = [...byJob.values()].sort((a, b) => (a.jobId < b.jobId ? -1 : 1));
-        const rows = await this.store.markFinalMany(trx, chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })));
-        await this.store.pinIdentities(trx, identityPins(rows, (row) => byJob.get(row.id)?.fields));
+        const rows = await this.store.markFinalMany(
+          trx,
+          chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })),
+        );
+        await this.store.pinIdentities(
+          trx,
+          identityPins(rows, (row) => byJob.get(row.id)?.fields),
+        );
         for (const [kind, group] of groupBy(rows, (row) => row.kind)) {
           const handler = this.handlers.get(kind as JobKind);
           if (!handler) continue;
@@ -619,13 +664,19 @@ export class JobEngine implements JobService {
    * else is a heartbeat, whose reply also tells a refused or revoked agent why.
    */
   private readonly logOnline: OnlineListener = (a) =>
-    this.deps.log.info({ agent_id: a.id, agent: a.name, org_id: a.org_id, pool: a.site_id ?? DEFAULT_POOL, version: a.version }, `agent online: ${a.name}`);
+    this.deps.log.info(
+      { agent_id: a.id, agent: a.name, org_id: a.org_id, pool: a.site_id ?? DEFAULT_POOL, version: a.version },
+      `agent online: ${a.name}`,
+    );
 
   private async answerRequest(token: string): Promise<string> {
     const v = await this.signers.verify(token, await this.signers.ofRequest(token));
     const type = 'payload' in v ? (v.payload as { type?: unknown } | null)?.type : undefined;
     const handler = typeof type === 'string' ? this.requestHandlers.get(type) : undefined;
-    const reply = handler && 'payload' in v ? await handler(v.agent, v.payload) : await answerHeartbeat(signerOf(token), v, await this.liveness(), this.deps.agents, this.logOnline);
+    const reply =
+      handler && 'payload' in v
+        ? await handler(v.agent, v.payload)
+        : await answerHeartbeat(signerOf(token), v, await this.liveness(), this.deps.agents, this.logOnline);
     return signJson(reply, this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
   }
 
@@ -639,7 +690,9 @@ export class JobEngine implements JobService {
       const expired = await this.store.expired(500);
       const ctx = expired.length > 0 ? await this.deadlineContext() : null;
       for (let i = 0; i < expired.length; i += OUTCOMES_PER_TRANSACTION) {
-        const items = expired.slice(i, i + OUTCOMES_PER_TRANSACTION).map((jobId): FinishItem => ({ jobId, decide: (job, trx) => deadlineFailure(job, trx, ctx!) }));
+        const items = expired
+          .slice(i, i + OUTCOMES_PER_TRANSACTION)
+          .map((jobId): FinishItem => ({ jobId, decide: (job, trx) => deadlineFailure(job, trx, ctx!) }));
         await this.finishAll(items, { skipLocked: true, retract: true });
       }
       await this.kick();
@@ -658,7 +711,15 @@ export class JobEngine implements JobService {
     const backlog = (await this.transport.resultsBacklog?.().catch(() => 0)) ?? 0;
     const { tunables } = this.deps;
     const live = await this.liveness();
-    return { agents: this.deps.agents, store: this.store, transport: this.transport.name, live, backlog, graceMs: 3 * tunables.resultsAckWaitMs, upSince: this.createdAt };
+    return {
+      agents: this.deps.agents,
+      store: this.store,
+      transport: this.transport.name,
+      live,
+      backlog,
+      graceMs: 3 * tunables.resultsAckWaitMs,
+      upSince: this.createdAt,
+    };
   }
 
   // ---- reading ------------------------------------------------------------------------------
@@ -676,7 +737,11 @@ export class JobEngine implements JobService {
 function jobOfToken(token: string): { jobId: string; attempt: number } | null {
   try {
     const payload = unverifiedPayload(token) as { job_id?: unknown; attempt?: unknown; type?: unknown };
-    const about = typeof payload.job_id === 'string' && UUID.test(payload.job_id) && typeof payload.attempt === 'number' && (payload.type === 'result' || payload.type === 'rejected');
+    const about =
+      typeof payload.job_id === 'string' &&
+      UUID.test(payload.job_id) &&
+      typeof payload.attempt === 'number' &&
+      (payload.type === 'result' || payload.type === 'rejected');
     return about ? { jobId: payload.job_id as string, attempt: payload.attempt as number } : null;
   } catch {
     return null; // unreadable: nothing to requeue
@@ -694,7 +759,9 @@ function resultFields(e: ResultEvent, agentId: string, kind: JobKind): FinalFiel
     status: misfit ? 'failed' : e.status,
     error: misfit
       ? `The agent's ${kind} result does not fit the job contract (${misfit})${e.status === 'failed' && e.error ? `; it reported: ${e.error}` : ''}`
-      : e.status === 'failed' ? (e.error ?? 'The agent reported a failure without a reason') : null,
+      : e.status === 'failed'
+        ? (e.error ?? 'The agent reported a failure without a reason')
+        : null,
     result: misfit ? null : e.result,
     agentId,
     startedAt: new Date(e.started_at),

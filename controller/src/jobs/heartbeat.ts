@@ -10,7 +10,13 @@ import type { Verified } from './agent-signers';
 /** Told when a heartbeat comes from an agent that was offline (or never seen): it is coming online. */
 export type OnlineListener = (agent: { id: string; name: string; org_id: string; site_id: string | null; version: string }) => void;
 
-export async function answerHeartbeat(kid: string | null, v: Verified, live: Liveness, agents: AgentsStore, onOnline?: OnlineListener): Promise<HeartbeatReply> {
+export async function answerHeartbeat(
+  kid: string | null,
+  v: Verified,
+  live: Liveness,
+  agents: AgentsStore,
+  onOnline?: OnlineListener,
+): Promise<HeartbeatReply> {
   const reply = { v: PROTOCOL_VERSION, heartbeat_interval_ms: live.heartbeatMs } as const;
   if (!('payload' in v)) {
     const revoked = Boolean(v.agent?.revoked_at) || v.refused.startsWith('unknown agent');

@@ -32,7 +32,6 @@ declare module '../config' {
   }
 }
 
-
 function envInt(name: string, min: number, max: number): number | undefined {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -73,31 +72,46 @@ export function natsReplicasOf(config: ControllerConfig): number {
   return config.natsReplicas ?? envInt('SWITCHBOARD_NATS_REPLICAS', 1, 5) ?? 1;
 }
 
-export function createJobServices(deps: { config: ControllerConfig; db: Db; log: Logger; secrets: SecretBox; settings: SettingsService; audit: AuditService }) {
+export function createJobServices(deps: {
+  config: ControllerConfig;
+  db: Db;
+  log: Logger;
+  secrets: SecretBox;
+  settings: SettingsService;
+  audit: AuditService;
+}) {
   const { config, db, log } = deps;
   const tunables = jobTunables(config);
   const names = natsNames(natsPrefixOf(config));
   const controllerKey = controllerKeyFromSecret(config.secretKey);
   const authority = natsAuthorityOf(config);
   const controllerAuth = authority ? () => authority.controllerAuth(names) : undefined;
-  const nats = config.natsUrl ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log, natsReplicasOf(config), controllerAuth) : null;
+  const nats = config.natsUrl
+    ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log, natsReplicasOf(config), controllerAuth)
+    : null;
   const transport = nats ?? new InProcessHub();
   const agentsStore = new AgentsStore(db);
   const engine = new JobEngine({ db, secrets: deps.secrets, settings: deps.settings, log, agents: agentsStore, transport, controllerKey, tunables });
   const natsCredentials = authority && nats ? new AgentNatsCredentials(authority, names, agentsStore, nats, log) : null;
   if (natsCredentials) engine.onRequest('nats_credentials', (agent, payload) => natsCredentials.renew(agent.id, payload));
-  const agents = new AgentsService(agentsStore, deps.settings, deps.audit, {
-    controllerKey: controllerKey.publicJwk as Record<string, unknown>,
-    nats: (orgId, agentId, pool) => ({
-      prefix: names.prefix,
-      jobs_stream: names.jobsStream,
-      jobs_subject: jobsSubject(names.prefix, orgId, pool),
-      jobs_consumer: poolConsumer(orgId, pool),
-      results_stream: names.resultsStream,
-      results_subject: resultsSubject(names.prefix, agentId),
-      heartbeat_subject: names.heartbeatSubject,
-      ack_wait_ms: tunables.ackWaitMs,
-    }),
-  }, natsCredentials);
+  const agents = new AgentsService(
+    agentsStore,
+    deps.settings,
+    deps.audit,
+    {
+      controllerKey: controllerKey.publicJwk as Record<string, unknown>,
+      nats: (orgId, agentId, pool) => ({
+        prefix: names.prefix,
+        jobs_stream: names.jobsStream,
+        jobs_subject: jobsSubject(names.prefix, orgId, pool),
+        jobs_consumer: poolConsumer(orgId, pool),
+        results_stream: names.resultsStream,
+        results_subject: resultsSubject(names.prefix, agentId),
+        heartbeat_subject: names.heartbeatSubject,
+        ack_wait_ms: tunables.ackWaitMs,
+      }),
+    },
+    natsCredentials,
+  );
   return { jobs: engine, jobEngine: engine, agents, agentNatsCredentials: natsCredentials };
 }

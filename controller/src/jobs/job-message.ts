@@ -25,7 +25,10 @@ export class SecretSealer {
     const hit = this.sealed.get(key);
     if (hit && now - hit.at < SEALED_FOR_MS) return hit.jwe;
     if (this.sealed.size > SEALED_MAX) this.sealed.clear();
-    const jwe = encryptSecrets(secrets, recipients.map((r) => ({ kid: r.id, jwk: r.public_key as PublicJwk })));
+    const jwe = encryptSecrets(
+      secrets,
+      recipients.map((r) => ({ kid: r.id, jwk: r.public_key as PublicJwk })),
+    );
     this.sealed.set(key, { at: now, jwe });
     jwe.catch(() => this.sealed.delete(key));
     return jwe;

@@ -1,5 +1,14 @@
 import type { Logger } from 'pino';
-import { Events, StringCodec, type ConnectionOptions, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import {
+  Events,
+  StringCodec,
+  type ConnectionOptions,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type NatsConnection,
+} from 'nats';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { JETSTREAM_REQUIRED, jetStreamMissing } from '../../../shared/src/nats/jetstream-check';
 import {
@@ -55,8 +64,15 @@ async function firstConnect(connecting: Promise<NatsConnection>, url: string): P
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      void connecting.then((late) => late.close(), () => undefined);
-      reject(new ConfigError(`NATS_URL: no NATS server answered at ${url} within ${FIRST_CONNECT_MS / 1000} s; start one with JetStream (nats-server -js) or correct NATS_URL`));
+      void connecting.then(
+        (late) => late.close(),
+        () => undefined,
+      );
+      reject(
+        new ConfigError(
+          `NATS_URL: no NATS server answered at ${url} within ${FIRST_CONNECT_MS / 1000} s; start one with JetStream (nats-server -js) or correct NATS_URL`,
+        ),
+      );
     }, FIRST_CONNECT_MS);
   });
   try {
@@ -120,7 +136,9 @@ export class NatsJobTransport implements JobTransport {
     this.js = nc.jetstream();
     await this.ensureStreams().catch((err: Error) => {
       if (this.replicas === 1) throw err;
-      throw new ConfigError(`SWITCHBOARD_NATS_REPLICAS=${this.replicas}: cannot set up the job streams (${err.message}); ${this.replicas} replicas need a NATS cluster with JetStream on at least ${this.replicas} servers`);
+      throw new ConfigError(
+        `SWITCHBOARD_NATS_REPLICAS=${this.replicas}: cannot set up the job streams (${err.message}); ${this.replicas} replicas need a NATS cluster with JetStream on at least ${this.replicas} servers`,
+      );
     });
   }
 
@@ -144,7 +162,8 @@ export class NatsJobTransport implements JobTransport {
     this.keepAlive = setInterval(() => this.held.forEach((m) => m.working()), Math.max(100, Math.floor(this.intake.ackWaitMs / 3)));
     void (async () => {
       for await (const status of this.nc!.status()) {
-        if (status.type === Events.Disconnect || status.type === Events.Reconnect) this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
+        if (status.type === Events.Disconnect || status.type === Events.Reconnect)
+          this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
       }
     })();
     this.nc!.subscribe(this.names.heartbeatSubject, {

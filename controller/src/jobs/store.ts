@@ -90,8 +90,26 @@ const DISPATCH_LOCK = 'switchboard.jobs.dispatch';
 
 /** Every column but result: the recorder already holds the result it just wrote. */
 const COLUMNS_BUT_RESULT = [
-  'id', 'org_id', 'kind', 'device_id', 'group_id', 'params', 'status', 'pool', 'site_id', 'transport', 'attempt', 'stream_seq',
-  'agent_id', 'error', 'record_failures', 'deadline_at', 'created_at', 'dispatched_at', 'started_at', 'finished_at',
+  'id',
+  'org_id',
+  'kind',
+  'device_id',
+  'group_id',
+  'params',
+  'status',
+  'pool',
+  'site_id',
+  'transport',
+  'attempt',
+  'stream_seq',
+  'agent_id',
+  'error',
+  'record_failures',
+  'deadline_at',
+  'created_at',
+  'dispatched_at',
+  'started_at',
+  'finished_at',
 ];
 
 /** The only place with job SQL. */
@@ -125,9 +143,7 @@ export class JobsStore {
     return trx('jobs as j')
       .where('j.status', 'queued')
       .where('j.deadline_at', '>', trx.fn.now())
-      .whereNotExists(
-        trx('jobs as k').whereRaw('k.device_id = j.device_id').whereIn('k.status', ['dispatched', 'running']).select(trx.raw('1')),
-      )
+      .whereNotExists(trx('jobs as k').whereRaw('k.device_id = j.device_id').whereIn('k.status', ['dispatched', 'running']).select(trx.raw('1')))
       .orderBy('j.seq')
       .limit(limit)
       .select('j.*');
@@ -181,17 +197,29 @@ export class JobsStore {
    * UPDATE locks each row and re-checks it is still open, so a job another replica finished
    * meanwhile is left out. Answers the rows it made final with `fields.result`, not re-read.
    */
-  async markFinalMany(trx: Knex.Transaction, finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[]): Promise<FinalRow[]> {
+  async markFinalMany(
+    trx: Knex.Transaction,
+    finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[],
+  ): Promise<FinalRow[]> {
     if (finals.length === 0) return [];
-    const input = finals.map(({ id, fields: f, stored }) => ({ id, status: f.status, error: f.error, result: stored, agent_id: f.agentId, started_at: f.startedAt }));
-    const { rows } = await trx.raw(
-      `UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
+    const input = finals.map(({ id, fields: f, stored }) => ({
+      id,
+      status: f.status,
+      error: f.error,
+      result: stored,
+      agent_id: f.agentId,
+      started_at: f.startedAt,
+    }));
+    const { rows } = await trx
+      .raw(
+        `UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
          FROM jsonb_to_recordset(?::jsonb) AS i(id uuid, status text, error text, result jsonb, agent_id uuid, started_at timestamptz)
         WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running')
         RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')},
           EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued`,
-      [JSON.stringify(input)],
-    ).options(PREPARED);
+        [JSON.stringify(input)],
+      )
+      .options(PREPARED);
     const results = new Map(finals.map((f) => [f.id, f.fields.result]));
     return (rows as FinalRow[]).map((row) => ({ ...row, result: results.get(row.id) ?? null }));
   }
@@ -222,8 +250,9 @@ export class JobsStore {
       }));
     const sshNew = 'd.ssh_host_key_sha256 IS NULL AND k.ssh_fingerprint IS NOT NULL';
     const certNew = 'd.gnmi_cert_sha256 IS NULL AND k.cert_sha256 IS NOT NULL';
-    await trx.raw(
-      `UPDATE devices d SET
+    await trx
+      .raw(
+        `UPDATE devices d SET
           ssh_host_key_sha256 = CASE WHEN ${sshNew} THEN k.ssh_fingerprint ELSE d.ssh_host_key_sha256 END,
           ssh_host_key_type = CASE WHEN ${sshNew} THEN k.ssh_type ELSE d.ssh_host_key_type END,
           ssh_host_key_seen_at = CASE WHEN ${sshNew} THEN now() ELSE d.ssh_host_key_seen_at END,
@@ -234,8 +263,9 @@ export class JobsStore {
          FROM jsonb_to_recordset(?::jsonb) AS k(org_id uuid, device_id uuid, ssh_fingerprint text, ssh_type text,
                                                cert_sha256 text, cert_subject text, cert_not_after timestamptz)
         WHERE d.id = k.device_id AND d.org_id = k.org_id AND ((${sshNew}) OR (${certNew}))`,
-      [JSON.stringify(rows)],
-    ).options(PREPARED); // runs with every SSH or gNMI-over-TLS job's outcome
+        [JSON.stringify(rows)],
+      )
+      .options(PREPARED); // runs with every SSH or gNMI-over-TLS job's outcome
   }
 
   async bumpRecordFailures(id: string): Promise<number> {
@@ -246,12 +276,14 @@ export class JobsStore {
   /** An agent took the job (possibly after another agent of the pool died with it). */
   async markStarted(rows: { id: string; agent_id: string; at: Date }[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.db.raw(
-      `UPDATE jobs SET status = 'running', agent_id = u.agent_id, started_at = u.at
+    await this.db
+      .raw(
+        `UPDATE jobs SET status = 'running', agent_id = u.agent_id, started_at = u.at
          FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS u(id, agent_id, at)
         WHERE jobs.id = u.id AND jobs.status IN ('dispatched', 'running')`,
-      [rows.map((r) => r.id), rows.map((r) => r.agent_id), rows.map((r) => r.at)] as never,
-    ).options(PREPARED);
+        [rows.map((r) => r.id), rows.map((r) => r.agent_id), rows.map((r) => r.at)] as never,
+      )
+      .options(PREPARED);
   }
 
   /** Puts an unfinished job back in the queue (its agent was revoked, or could not read it). */
@@ -263,7 +295,9 @@ export class JobsStore {
   }
 
   async deviceBusy(deviceId: string, exceptId: string, q: Knex = this.db): Promise<boolean> {
-    return Boolean(await q('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'));
+    return Boolean(
+      await q('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'),
+    );
   }
 
   /** Jobs a previous in-process agent held when the process stopped. */
@@ -276,18 +310,30 @@ export class JobsStore {
 
   async jobsById(ids: string[]): Promise<Map<string, EventJob>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.db('jobs').whereRaw('id = ANY(?::uuid[])', [ids]).select('id', 'org_id', 'kind', 'device_id', 'pool', 'status', 'attempt', 'agent_id', 'error').options(PREPARED);
+    const rows = await this.db('jobs')
+      .whereRaw('id = ANY(?::uuid[])', [ids])
+      .select('id', 'org_id', 'kind', 'device_id', 'pool', 'status', 'attempt', 'agent_id', 'error')
+      .options(PREPARED);
     return new Map(rows.map((r: JobRow) => [r.id, r]));
   }
 
   async insertLogs(rows: { job_id: string; attempt: number; agent_id: string; line: LogLine }[]): Promise<void> {
     if (rows.length === 0) return;
     // One statement text whatever the number of lines, so it stays a prepared statement.
-    await this.db.raw(
-      `INSERT INTO job_logs (job_id, attempt, agent_id, level, text, at)
+    await this.db
+      .raw(
+        `INSERT INTO job_logs (job_id, attempt, agent_id, level, text, at)
        SELECT * FROM unnest(?::uuid[], ?::int[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[])`,
-      [rows.map((r) => r.job_id), rows.map((r) => r.attempt), rows.map((r) => r.agent_id), rows.map((r) => r.line.level), rows.map((r) => r.line.text), rows.map((r) => r.line.at)] as never,
-    ).options(PREPARED);
+        [
+          rows.map((r) => r.job_id),
+          rows.map((r) => r.attempt),
+          rows.map((r) => r.agent_id),
+          rows.map((r) => r.line.level),
+          rows.map((r) => r.line.text),
+          rows.map((r) => r.line.at),
+        ] as never,
+      )
+      .options(PREPARED);
   }
 
   async logs(jobId: string): Promise<{ at: Date; level: string; text: string; attempt: number; agent_id: string | null }[]> {
@@ -295,7 +341,12 @@ export class JobsStore {
   }
 
   async expired(limit: number): Promise<string[]> {
-    const rows: { id: string }[] = await this.db('jobs').whereIn('status', OPEN).where('deadline_at', '<=', this.db.fn.now()).orderBy('deadline_at').limit(limit).select('id');
+    const rows: { id: string }[] = await this.db('jobs')
+      .whereIn('status', OPEN)
+      .where('deadline_at', '<=', this.db.fn.now())
+      .orderBy('deadline_at')
+      .limit(limit)
+      .select('id');
     return rows.map((r) => r.id);
   }
 

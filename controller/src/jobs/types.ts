@@ -96,4 +96,3 @@ export interface JobService {
   /** For request-bound waits (a single pull): resolves when every job is final. */
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }
-

@@ -8,7 +8,10 @@ import { defaultPort, DestinationRefused, type DestinationPolicy } from './desti
  */
 export class NetboxError extends Error {
   override name = 'NetboxError';
-  constructor(message: string, readonly remoteBody?: string) {
+  constructor(
+    message: string,
+    readonly remoteBody?: string,
+  ) {
     super(message);
   }
 }
@@ -45,8 +48,13 @@ export type DeviceFilters = Record<string, string | number | boolean | (string |
 const PAGE_SIZE = 1000;
 const MAX_PAGES = 10_000;
 const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_NOT_YET_VALID',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_NOT_YET_VALID',
 ]);
 
 /** Query string of the filters; arrays repeat the key (NetBox ORs repeated values). */

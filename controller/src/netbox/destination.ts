@@ -21,9 +21,27 @@ function ranges(list: [string, number, Family][]): BlockList {
 
 /** Ranges reached only when an address or CIDR entry covers them (BlockList also matches IPv4-mapped IPv6). */
 const SPECIAL: { what: string; blocks: BlockList }[] = [
-  { what: 'a loopback address', blocks: ranges([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']]) },
-  { what: 'a link-local address (such as a cloud metadata service)', blocks: ranges([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]) },
-  { what: 'an unspecified address (this host)', blocks: ranges([['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]) },
+  {
+    what: 'a loopback address',
+    blocks: ranges([
+      ['127.0.0.0', 8, 'ipv4'],
+      ['::1', 128, 'ipv6'],
+    ]),
+  },
+  {
+    what: 'a link-local address (such as a cloud metadata service)',
+    blocks: ranges([
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ]),
+  },
+  {
+    what: 'an unspecified address (this host)',
+    blocks: ranges([
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ]),
+  },
 ];
 
 /** An IPv4-mapped IPv6 address (::ffff:a.b.c.d or ::ffff:hhhh:hhhh) as the IPv4 address it is. */
@@ -96,7 +114,10 @@ export class DestinationPolicy {
   /** Any entry at all, usable or not: a list of only mistyped entries must not read as empty (allow all). */
   private readonly listed: boolean;
 
-  constructor(entries: readonly string[], private readonly ownPorts: () => number[]) {
+  constructor(
+    entries: readonly string[],
+    private readonly ownPorts: () => number[],
+  ) {
     this.entries = entries.map(parseEntry).filter((e): e is Entry => e !== undefined);
     this.listed = entries.length > 0;
   }
@@ -144,14 +165,14 @@ export class DestinationPolicy {
    */
   lookup(port: number): LookupFunction {
     return (hostname, options, callback) => {
-      resolveAll(hostname).then(
-        (addresses) => {
+      resolveAll(hostname)
+        .then((addresses) => {
           const usable = this.allowed(hostname, addresses, port).filter((a) => !options.family || a.family === options.family);
           if (usable.length === 0) throw new DestinationRefused(`NetBox URL refused: ${hostname} has no IPv${options.family} address`);
           if (options.all) callback(null, usable);
           else callback(null, usable[0].address, usable[0].family);
-        },
-      ).catch((err: NodeJS.ErrnoException) => callback(err, ''));
+        })
+        .catch((err: NodeJS.ErrnoException) => callback(err, ''));
     };
   }
 

@@ -19,9 +19,13 @@ const fields = {
   device_filters: Type.Optional(DeviceFilters),
   verify_ssl: Type.Optional(Type.Boolean({ description: 'Check the NetBox TLS certificate (default true).' })),
   profile_id: Type.Optional(Nullable(Uuid)),
-  default_device_type: Type.Optional(Type.String({ maxLength: 64, description: 'device_type of new devices whose platform platform_map does not name (default generic).' })),
+  default_device_type: Type.Optional(
+    Type.String({ maxLength: 64, description: 'device_type of new devices whose platform platform_map does not name (default generic).' }),
+  ),
   platform_map: Type.Optional(PlatformMap),
-  delete_missing: Type.Optional(Type.Boolean({ description: 'Delete devices NetBox no longer lists, instead of marking them with netbox_removed_at (default false).' })),
+  delete_missing: Type.Optional(
+    Type.Boolean({ description: 'Delete devices NetBox no longer lists, instead of marking them with netbox_removed_at (default false).' }),
+  ),
   timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 300, description: 'Time limit of each NetBox request (default 30).' })),
 };
 

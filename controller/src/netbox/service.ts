@@ -22,8 +22,17 @@ interface SyncError {
 
 const OWNED = ['name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'serial_number', 'asset_tag'] as const;
 const INSERT_COLUMNS = [
-  'org_id', 'profile_id', 'source', 'source_id', 'external_id', 'protocol', 'created_by', 'updated_by', 'netbox_last_synced_at',
-  ...OWNED, 'tags',
+  'org_id',
+  'profile_id',
+  'source',
+  'source_id',
+  'external_id',
+  'protocol',
+  'created_by',
+  'updated_by',
+  'netbox_last_synced_at',
+  ...OWNED,
+  'tags',
 ];
 const UPDATE_COLUMNS = ['id', 'external_id', 'updated_by', 'netbox_removed_at', ...OWNED, 'tags'];
 const RESERVED_FILTERS = new Set(['limit', 'offset', 'brief', 'format', 'ordering']);
@@ -81,7 +90,7 @@ export class NetboxService {
     const normalized = normalizeNetboxUrl(url);
     if (normalized === current) return normalized;
     if (!me.permissions.includes('settings.manage')) {
-      throw appError('FORBIDDEN', 'Setting a NetBox source\'s url needs the settings.manage permission (an organization administrator)');
+      throw appError('FORBIDDEN', "Setting a NetBox source's url needs the settings.manage permission (an organization administrator)");
     }
     const policy = await this.policy();
     try {
@@ -131,7 +140,10 @@ export class NetboxService {
   async update(me: AuthContext, id: string, body: Static<typeof SourceChanges>) {
     const current = body.url === undefined ? undefined : (await this.get(me.orgId, id)).url;
     const row = await this.columns(me, body, current);
-    const changed = await uniqueOr(() => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }), () => appError('NETBOX_SOURCE_NAME_TAKEN'));
+    const changed = await uniqueOr(
+      () => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }),
+      () => appError('NETBOX_SOURCE_NAME_TAKEN'),
+    );
     if (changed === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
     await this.record(me, 'netbox.source_updated', { source_id: id, fields: Object.keys(body) });
     return this.get(me.orgId, id);
@@ -147,7 +159,11 @@ export class NetboxService {
     const source = await this.store.findForSync(orgId, id);
     if (!source) throw appError('NETBOX_SOURCE_NOT_FOUND');
     const client = new NetboxClient({
-      url: source.url, token: await this.secrets.open(source.token_enc), verifySsl: source.verify_ssl, timeoutMs: source.timeout_seconds * 1000, policy: await this.policy(),
+      url: source.url,
+      token: await this.secrets.open(source.token_enc),
+      verifySsl: source.verify_ssl,
+      timeoutMs: source.timeout_seconds * 1000,
+      policy: await this.policy(),
     });
     return { source, client };
   }
@@ -193,10 +209,22 @@ export class NetboxService {
       const worked = counts.added + counts.updated + counts.unchanged + counts.removed > 0;
       const status = fatal ? 'failed' : errors.length === 0 ? 'success' : worked ? 'partial' : 'failed';
       const failed = fatal ? 0 : errors.length;
-      const run = await this.store.recordRun({
-        org_id: me.orgId, source_id: source.id, source_name: source.name, status, ...counts, failed, errors,
-        duration_ms: Math.round(performance.now() - t0), started_at: startedAt, triggered_by: me.userId,
-      }, source.id, me.orgId);
+      const run = await this.store.recordRun(
+        {
+          org_id: me.orgId,
+          source_id: source.id,
+          source_name: source.name,
+          status,
+          ...counts,
+          failed,
+          errors,
+          duration_ms: Math.round(performance.now() - t0),
+          started_at: startedAt,
+          triggered_by: me.userId,
+        },
+        source.id,
+        me.orgId,
+      );
       await this.record(me, 'netbox.synced', { source_id: source.id, status, ...counts, failed });
       return run;
     };
@@ -205,7 +233,8 @@ export class NetboxService {
     try {
       listed = await client.devices(source.device_filters as DeviceFilters);
     } catch (err) {
-      if (err instanceof NetboxError) return finish({ added: 0, updated: 0, unchanged: 0, removed: 0 }, [{ error: this.failed(source.id, err) }], true);
+      if (err instanceof NetboxError)
+        return finish({ added: 0, updated: 0, unchanged: 0, removed: 0 }, [{ error: this.failed(source.id, err) }], true);
       throw err;
     } finally {
       await client.close();
@@ -234,7 +263,12 @@ export class NetboxService {
 
     const counts = await this.devices.transaction(async (trx) => {
       await this.store.lockSource(trx, source.id);
-      const candidates = await this.store.syncCandidates(trx, me.orgId, source.id, mapped.map((m) => m.name));
+      const candidates = await this.store.syncCandidates(
+        trx,
+        me.orgId,
+        source.id,
+        mapped.map((m) => m.name),
+      );
       const fromSource = (row: SyncedDeviceRow | undefined) => row?.source === 'netbox' && row.source_id === source.id;
       const byExternal = new Map(candidates.filter(fromSource).map((row) => [row.external_id, row]));
       const byName = new Map(candidates.map((row) => [row.name, row]));
@@ -252,7 +286,13 @@ export class NetboxService {
             fail('Another device already has this name');
             continue;
           }
-          const next = { ...fields, device_type: mappedType ? m.device_type : row.device_type, id: row.id, updated_by: me.userId, netbox_removed_at: null };
+          const next = {
+            ...fields,
+            device_type: mappedType ? m.device_type : row.device_type,
+            id: row.id,
+            updated_by: me.userId,
+            netbox_removed_at: null,
+          };
           if (sameDevice(row, next)) unchanged += 1;
           else updates.push(next);
         } else if (holder) {
@@ -261,14 +301,22 @@ export class NetboxService {
           fail('No connection profile for new devices: set profile_id on the source or devices.default_profile_id');
         } else {
           inserts.push({
-            ...fields, org_id: me.orgId, profile_id: profileId, source: 'netbox', source_id: source.id, protocol: 'ssh',
-            created_by: me.userId, updated_by: me.userId, netbox_last_synced_at: new Date().toISOString(),
+            ...fields,
+            org_id: me.orgId,
+            profile_id: profileId,
+            source: 'netbox',
+            source_id: source.id,
+            protocol: 'ssh',
+            created_by: me.userId,
+            updated_by: me.userId,
+            netbox_last_synced_at: new Date().toISOString(),
           });
         }
       }
       const written = new Set((await this.devices.insertMany(trx, INSERT_COLUMNS, inserts)).map((w) => w.name));
       for (const row of inserts) {
-        if (!written.has(row.name as string)) errors.push({ netbox_id: Number(row.external_id), name: row.name as string, error: 'Device with this name already exists' });
+        if (!written.has(row.name as string))
+          errors.push({ netbox_id: Number(row.external_id), name: row.name as string, error: 'Device with this name already exists' });
       }
       const updated = await this.devices.updateMany(trx, me.orgId, UPDATE_COLUMNS, updates);
       await this.store.touchSeen(trx, me.orgId, source.id, [...seen]);

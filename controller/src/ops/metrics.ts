@@ -204,7 +204,8 @@ export class ControllerMetrics {
       registers,
       async collect() {
         this.reset();
-        for (const { pool, site, n } of (await self.cluster()).agents) for (const status of AGENT_STATUSES) this.set({ pool, site, status }, n[status]);
+        for (const { pool, site, n } of (await self.cluster()).agents)
+          for (const status of AGENT_STATUSES) this.set({ pool, site, status }, n[status]);
       },
     });
   }
@@ -268,7 +269,10 @@ export class ControllerMetrics {
     const pool = poolLabel(row.pool);
     this.jobsFinished.inc({ kind: row.kind, pool, status: row.status });
     if (row.started_at && row.finished_at) {
-      this.jobDuration.observe({ kind: row.kind, pool, status: row.status }, Math.max(0, row.finished_at.getTime() - row.started_at.getTime()) / 1000);
+      this.jobDuration.observe(
+        { kind: row.kind, pool, status: row.status },
+        Math.max(0, row.finished_at.getTime() - row.started_at.getTime()) / 1000,
+      );
       this.jobWait.observe({ kind: row.kind, pool }, Math.max(0, row.started_at.getTime() - row.created_at.getTime()) / 1000);
     }
     for (const cause of errorCauses(row.result)) this.sessionErrors.inc({ cause, kind: row.kind });

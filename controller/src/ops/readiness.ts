@@ -31,7 +31,10 @@ export interface ReadinessDeps {
   draining: () => boolean;
 }
 
-const clean = (err: unknown) => redactUrls(String((err as Error)?.message ?? err)).replace(/\s+/g, ' ').slice(0, 300);
+const clean = (err: unknown) =>
+  redactUrls(String((err as Error)?.message ?? err))
+    .replace(/\s+/g, ' ')
+    .slice(0, 300);
 
 function timeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

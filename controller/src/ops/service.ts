@@ -6,7 +6,6 @@ import type { Logger } from 'pino';
 import { ControllerMetrics } from './metrics';
 import { Readiness } from './readiness';
 
-
 /** The job transport's NATS connection, when the transport is NATS and has started. */
 function natsOf(engine: JobEngine) {
   return engine.transport.name === 'nats' ? (engine.transport as NatsJobTransport).connection : undefined;

@@ -12,17 +12,29 @@ export async function platformRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const store = new PlatformStore(app.services.db);
 
-  app.get('/platforms', {
-    config: { permission: 'devices.access' },
-    schema: { tags, summary: 'Platforms (transport, port and format a template targets)', response: { 200: Type.Array(Platform), ...errorResponses(401, 403) } },
-  }, async () => store.list());
+  app.get(
+    '/platforms',
+    {
+      config: { permission: 'devices.access' },
+      schema: {
+        tags,
+        summary: 'Platforms (transport, port and format a template targets)',
+        response: { 200: Type.Array(Platform), ...errorResponses(401, 403) },
+      },
+    },
+    async () => store.list(),
+  );
 
-  app.get('/platforms/:id', {
-    config: { permission: 'devices.access' },
-    schema: { tags, summary: 'One platform', params: IdParams, response: { 200: Platform, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => {
-    const platform = await store.findById(request.params.id);
-    if (!platform) throw appError('PLATFORM_NOT_FOUND');
-    return platform;
-  });
+  app.get(
+    '/platforms/:id',
+    {
+      config: { permission: 'devices.access' },
+      schema: { tags, summary: 'One platform', params: IdParams, response: { 200: Platform, ...errorResponses(400, 401, 403, 404) } },
+    },
+    async (request) => {
+      const platform = await store.findById(request.params.id);
+      if (!platform) throw appError('PLATFORM_NOT_FOUND');
+      return platform;
+    },
+  );
 }

@@ -73,7 +73,8 @@ export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error, request, reply) => {
     const appErr = toAppError(error as FastifyError);
     if (appErr.status >= 500) request.log.error({ err: error }, 'request failed');
-    else if (isRefusedValue(error as { code?: unknown; severity?: unknown })) request.log.warn({ pg_code: (error as { code?: string }).code }, 'the database refused a request value its schema let through');
+    else if (isRefusedValue(error as { code?: unknown; severity?: unknown }))
+      request.log.warn({ pg_code: (error as { code?: string }).code }, 'the database refused a request value its schema let through');
     return send(request, reply, appErr);
   });
   app.setNotFoundHandler((request, reply) =>

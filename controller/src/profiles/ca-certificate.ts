@@ -10,8 +10,13 @@ const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/
  */
 export function checkedCaCertificate(pem: string): string {
   const blocks = pem.match(PEM_BLOCK) ?? [];
-  if (blocks.length === 0) throw appError('PROFILE_INVALID_CA_CERTIFICATE', 'ca_certificate must be one or more PEM certificates (-----BEGIN CERTIFICATE----- …)');
-  if (pem.replace(PEM_BLOCK, '').trim() !== '') throw appError('PROFILE_INVALID_CA_CERTIFICATE', 'ca_certificate holds text other than PEM certificates (a private key?); send the certificates only');
+  if (blocks.length === 0)
+    throw appError('PROFILE_INVALID_CA_CERTIFICATE', 'ca_certificate must be one or more PEM certificates (-----BEGIN CERTIFICATE----- …)');
+  if (pem.replace(PEM_BLOCK, '').trim() !== '')
+    throw appError(
+      'PROFILE_INVALID_CA_CERTIFICATE',
+      'ca_certificate holds text other than PEM certificates (a private key?); send the certificates only',
+    );
   blocks.forEach((block, i) => {
     let cert: X509Certificate;
     try {
@@ -19,7 +24,11 @@ export function checkedCaCertificate(pem: string): string {
     } catch (err) {
       throw appError('PROFILE_INVALID_CA_CERTIFICATE', `ca_certificate: certificate ${i + 1} cannot be read (${(err as Error).message})`);
     }
-    if (!cert.ca) throw appError('PROFILE_INVALID_CA_CERTIFICATE', `ca_certificate: certificate ${i + 1} (${cert.subject.replace(/\n/g, ', ')}) is not a CA certificate; send the CA that signed the device's certificate`);
+    if (!cert.ca)
+      throw appError(
+        'PROFILE_INVALID_CA_CERTIFICATE',
+        `ca_certificate: certificate ${i + 1} (${cert.subject.replace(/\n/g, ', ')}) is not a CA certificate; send the CA that signed the device's certificate`,
+      );
   });
   return `${blocks.join('\n')}\n`;
 }

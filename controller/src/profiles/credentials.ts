@@ -40,10 +40,28 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
     .where('d.org_id', orgId)
     .whereRaw('d.id = ANY(?::uuid[])', [deviceIds])
     .select(
-      'd.id', 'd.name', 'd.host', 'd.device_type', 'd.platform', 'd.protocol', 'd.site_id', 'd.profile_id',
-      'd.ssh_host_key_sha256', 'd.ssh_host_key_type', 'd.gnmi_cert_sha256',
-      'p.username', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc',
-      'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport', 'p.ca_certificate',
+      'd.id',
+      'd.name',
+      'd.host',
+      'd.device_type',
+      'd.platform',
+      'd.protocol',
+      'd.site_id',
+      'd.profile_id',
+      'd.ssh_host_key_sha256',
+      'd.ssh_host_key_type',
+      'd.gnmi_cert_sha256',
+      'p.username',
+      'p.password_enc',
+      'p.private_key_enc',
+      'p.enable_password_enc',
+      'p.ssh_port',
+      'p.netconf_port',
+      'p.gnmi_port',
+      'p.gnmi_tls',
+      'p.gnmi_skip_verify',
+      'p.automation_transport',
+      'p.ca_certificate',
     );
   // Profiles are shared by many devices: open each sealed value once.
   const opened = new Map<string, Promise<string>>();

@@ -18,7 +18,14 @@ const editable = {
   gnmi_skip_verify: Type.Optional(Type.Boolean()),
   automation_transport: Type.Optional(Transport),
   ca_certificate: Type.Optional(
-    Nullable(Type.String({ minLength: 1, maxLength: 65536, description: "PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's roots. null clears it." })),
+    Nullable(
+      Type.String({
+        minLength: 1,
+        maxLength: 65536,
+        description:
+          "PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's roots. null clears it.",
+      }),
+    ),
   ),
 };
 

@@ -56,7 +56,10 @@ export class ProfileService {
 
   async update(me: AuthContext, id: string, body: Static<typeof ProfileChanges>) {
     const row = await this.columns(body);
-    const changed = await uniqueOr(() => this.store.update(me.orgId, id, row), () => appError('PROFILE_NAME_TAKEN'));
+    const changed = await uniqueOr(
+      () => this.store.update(me.orgId, id, row),
+      () => appError('PROFILE_NAME_TAKEN'),
+    );
     if (changed === 0) throw appError('PROFILE_NOT_FOUND');
     await this.record(me, 'profile.updated', id, { fields: Object.keys(body) });
     return this.get(me.orgId, id);
@@ -64,7 +67,11 @@ export class ProfileService {
 
   async delete(me: AuthContext, id: string): Promise<void> {
     const refuse = (count: number) =>
-      appError('PROFILE_IN_USE', `Connection profile is used by ${plural(count, 'device')}; move them to another profile with POST /api/profiles/assign first`, { device_count: count });
+      appError(
+        'PROFILE_IN_USE',
+        `Connection profile is used by ${plural(count, 'device')}; move them to another profile with POST /api/profiles/assign first`,
+        { device_count: count },
+      );
     const inUse = await this.store.deviceCount(me.orgId, id);
     if (inUse > 0) throw refuse(inUse);
     let deleted: number;

@@ -3,13 +3,23 @@ import { OrgTable } from '../devices/org-table';
 
 /** Columns of a profile as returned by the API: secrets become has_* flags. */
 const columns = (db: Db) => [
-  'p.id', 'p.org_id', 'p.name', 'p.username',
+  'p.id',
+  'p.org_id',
+  'p.name',
+  'p.username',
   db.raw('(p.password_enc IS NOT NULL) AS has_password'),
   db.raw('(p.private_key_enc IS NOT NULL) AS has_private_key'),
   db.raw('(p.enable_password_enc IS NOT NULL) AS has_enable_password'),
-  'p.ssh_port', 'p.netconf_port', 'p.gnmi_port', 'p.gnmi_tls', 'p.gnmi_skip_verify', 'p.automation_transport', 'p.ca_certificate',
+  'p.ssh_port',
+  'p.netconf_port',
+  'p.gnmi_port',
+  'p.gnmi_tls',
+  'p.gnmi_skip_verify',
+  'p.automation_transport',
+  'p.ca_certificate',
   db.raw('(SELECT count(*) FROM devices d WHERE d.profile_id = p.id)::int AS device_count'),
-  'p.created_at', 'p.updated_at',
+  'p.created_at',
+  'p.updated_at',
 ];
 
 /** SQL for connection profiles. Sealed secrets are written here and read only by credentials.ts. */

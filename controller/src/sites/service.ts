@@ -55,7 +55,10 @@ export class SiteService {
     await this.get(me.orgId, id);
     await this.checkParent(me.orgId, id, body.parent_site_id);
     if (Object.keys(body).length > 0) {
-      await uniqueOr(() => this.store.update(me.orgId, id, this.trimmed(body)), () => appError('SITE_NAME_TAKEN'));
+      await uniqueOr(
+        () => this.store.update(me.orgId, id, this.trimmed(body)),
+        () => appError('SITE_NAME_TAKEN'),
+      );
       await this.record(me, 'site.updated', id, { fields: Object.keys(body) });
     }
     return this.get(me.orgId, id);
@@ -65,7 +68,10 @@ export class SiteService {
     const site = await this.get(me.orgId, id);
     const refuse = (devices: number, children: number, other = '') => {
       const parts = [devices > 0 ? plural(devices, 'device') : '', children > 0 ? plural(children, 'child site') : '', other].filter(Boolean);
-      return appError('SITE_IN_USE', `Site still has ${parts.join(' and ')}; move or delete them first`, { device_count: devices, child_count: children });
+      return appError('SITE_IN_USE', `Site still has ${parts.join(' and ')}; move or delete them first`, {
+        device_count: devices,
+        child_count: children,
+      });
     };
     if (site.device_count > 0 || site.child_count > 0) throw refuse(site.device_count, site.child_count);
     try {
@@ -73,7 +79,11 @@ export class SiteService {
     } catch (err) {
       if (!isForeignKeyViolation(err)) throw err;
       const now = await this.get(me.orgId, id);
-      throw refuse(now.device_count, now.child_count, now.device_count + now.child_count === 0 ? 'records of other areas (such as agents) that use it' : '');
+      throw refuse(
+        now.device_count,
+        now.child_count,
+        now.device_count + now.child_count === 0 ? 'records of other areas (such as agents) that use it' : '',
+      );
     }
     await this.record(me, 'site.deleted', id, { name: site.name });
   }

@@ -3,10 +3,16 @@ import { OrgTable } from '../devices/org-table';
 
 // d.org_id lets the count use the devices (org_id, site_id) index as an exact probe.
 const columns = (db: Db) => [
-  's.id', 's.org_id', 's.name', 's.description', 's.location', 's.parent_site_id',
+  's.id',
+  's.org_id',
+  's.name',
+  's.description',
+  's.location',
+  's.parent_site_id',
   db.raw('(SELECT count(*) FROM devices d WHERE d.org_id = s.org_id AND d.site_id = s.id)::int AS device_count'),
   db.raw('(SELECT count(*) FROM sites c WHERE c.parent_site_id = s.id)::int AS child_count'),
-  's.created_at', 's.updated_at',
+  's.created_at',
+  's.updated_at',
 ];
 
 /** SQL for sites. */

@@ -23,7 +23,9 @@ export const Snapshot = Type.Object({
     device_ids: Type.Optional(Type.Array(Uuid, { description: 'Bulk pulls: exactly these devices.' })),
   }),
   method: Type.String({ description: 'cli, structured or both: what each device backup tries.' }),
-  status: Type.String({ description: 'pending (never collected), collecting, completed (every device backed up), partial (some failed) or failed (all failed).' }),
+  status: Type.String({
+    description: 'pending (never collected), collecting, completed (every device backed up), partial (some failed) or failed (all failed).',
+  }),
   total_devices: Type.Integer(),
   successful_devices: Type.Integer(),
   failed_devices: Type.Integer(),
@@ -44,13 +46,26 @@ export const CreateSnapshotBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     device_filter: Type.Optional(DeviceFilter),
-    method: Type.Optional(Type.Union([Type.Literal('cli'), Type.Literal('structured'), Type.Literal('both')], { default: 'cli', description: 'What each device backup tries (default cli).' })),
+    method: Type.Optional(
+      Type.Union([Type.Literal('cli'), Type.Literal('structured'), Type.Literal('both')], {
+        default: 'cli',
+        description: 'What each device backup tries (default cli).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const CollectBody = Type.Object(
-  { timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400, description: 'Whole-collection deadline (default 600); devices without a result by then fail with the reason.' })) },
+  {
+    timeout_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 86400,
+        description: 'Whole-collection deadline (default 600); devices without a result by then fail with the reason.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -15,7 +15,6 @@ export const DEFAULT_TIMEOUT_SECONDS = 600;
 /** Jobs are handed to the job service in slices of this many. */
 const SUBMIT_BATCH = 500;
 
-
 export interface DeviceFilter {
   site_id?: string;
   device_type?: string;
@@ -58,7 +57,9 @@ export class SnapshotService {
 
   /** POST /collect: backs up every device matching the filter. */
   async collect(me: AuthContext, id: string, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) {
-    const started = await this.start(me, id, timeoutSeconds, 'full', (trx, snapshot) => this.configs.store.matchDevices(me.orgId, snapshot.device_filter, trx));
+    const started = await this.start(me, id, timeoutSeconds, 'full', (trx, snapshot) =>
+      this.configs.store.matchDevices(me.orgId, snapshot.device_filter, trx),
+    );
     if (started.devices_queued === 0) throw appError('SNAPSHOT_NO_DEVICES');
     return started;
   }
@@ -67,7 +68,13 @@ export class SnapshotService {
   async recollectFailed(me: AuthContext, id: string, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) {
     const started = await this.start(me, id, timeoutSeconds, 'failed_only', async (trx, snapshot) => {
       const failed = await this.store.failedDevices(trx, snapshot.id);
-      return failed.length ? this.configs.store.findDevices(me.orgId, failed.map((f) => f.device_id), trx) : [];
+      return failed.length
+        ? this.configs.store.findDevices(
+            me.orgId,
+            failed.map((f) => f.device_id),
+            trx,
+          )
+        : [];
     });
     if (started.devices_queued === 0) throw appError('SNAPSHOT_NO_FAILED_DEVICES');
     return started;
@@ -77,7 +84,13 @@ export class SnapshotService {
   async bulkPull(me: AuthContext, deviceIds: string[], method: PullMethod) {
     const devices = await this.configs.devices(me.orgId, deviceIds);
     const stamp = new Date().toISOString().replace('T', ' ').slice(0, 19);
-    const snapshot = await this.create(me, `Bulk pull ${stamp} UTC (${devices.length} devices)`, {}, method, devices.map((d) => d.id));
+    const snapshot = await this.create(
+      me,
+      `Bulk pull ${stamp} UTC (${devices.length} devices)`,
+      {},
+      method,
+      devices.map((d) => d.id),
+    );
     const started = await this.collect(me, snapshot.id);
     return {
       message: `Pulling ${started.devices_queued} device${started.devices_queued === 1 ? '' : 's'} in the background as snapshot ${snapshot.id}`,
@@ -96,14 +109,20 @@ export class SnapshotService {
     await this.get(me.orgId, id);
     const jobs = this.configs.jobs();
     const plans = new Map<string, BackupJobParams>();
-    const run = await this.store.startRun(me.orgId, id, timeoutSeconds, async (trx, snapshot) => {
-      const devices = await pick(trx, snapshot);
-      return devices.map((d): RunDevice => {
-        const plan = planBackup(d, snapshot.method as PullMethod);
-        plans.set(d.id, { methods: plan.methods, structured_transport: plan.structured_transport });
-        return { device_id: d.id, device_name: d.name, methods: plan.methods, structured_transport: plan.structured_transport };
-      });
-    }, mode);
+    const run = await this.store.startRun(
+      me.orgId,
+      id,
+      timeoutSeconds,
+      async (trx, snapshot) => {
+        const devices = await pick(trx, snapshot);
+        return devices.map((d): RunDevice => {
+          const plan = planBackup(d, snapshot.method as PullMethod);
+          plans.set(d.id, { methods: plan.methods, structured_transport: plan.structured_transport });
+          return { device_id: d.id, device_name: d.name, methods: plan.methods, structured_transport: plan.structured_transport };
+        });
+      },
+      mode,
+    );
     if (run === 'not_found') throw appError('SNAPSHOT_NOT_FOUND');
     if (run === 'busy') throw appError('SNAPSHOT_BUSY');
     const specs: JobSpec[] = run.devices.map((d) => ({
@@ -118,12 +137,19 @@ export class SnapshotService {
       const batch = specs.slice(i, i + SUBMIT_BATCH);
       try {
         const jobIds = await jobs.submit(batch);
-        await this.store.setJobIds(id, batch.map((s, k) => ({ device_id: s.deviceId, job_id: jobIds[k] })));
+        await this.store.setJobIds(
+          id,
+          batch.map((s, k) => ({ device_id: s.deviceId, job_id: jobIds[k] })),
+        );
       } catch (err) {
         // Nothing was queued for the rest: they fail now with the reason, so the run still ends.
         this.log.error({ err, snapshotId: id }, 'could not submit snapshot backup jobs');
         const reason = `Could not queue the backup job: ${(err as Error).message}`;
-        await this.store.failDevices(id, specs.slice(i).map((s) => s.deviceId), reason);
+        await this.store.failDevices(
+          id,
+          specs.slice(i).map((s) => s.deviceId),
+          reason,
+        );
         throw appError('JOBS_UNAVAILABLE', `Snapshot collection stopped: ${reason}`);
       }
     }

@@ -2,8 +2,22 @@ import type { Knex } from 'knex';
 import { PREPARED, type Db } from '../db/knex';
 
 export const SNAPSHOT_COLUMNS = [
-  'id', 'org_id', 'name', 'device_filter', 'method', 'status', 'total_devices', 'successful_devices', 'failed_devices',
-  'timeout_seconds', 'started_at', 'completed_at', 'created_by', 'created_by_name', 'created_at', 'updated_at',
+  'id',
+  'org_id',
+  'name',
+  'device_filter',
+  'method',
+  'status',
+  'total_devices',
+  'successful_devices',
+  'failed_devices',
+  'timeout_seconds',
+  'started_at',
+  'completed_at',
+  'created_by',
+  'created_by_name',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export type SnapshotStatus = 'pending' | 'collecting' | 'completed' | 'partial' | 'failed';
@@ -50,14 +64,22 @@ const RUN_COUNTS = `LEFT JOIN LATERAL (
  * itself is brought up to date once, when the run ends (tryFinish, the sweeper).
  */
 const LIVE_COLUMNS = [
-  's.id', 's.org_id', 's.name', 's.device_filter', 's.method',
+  's.id',
+  's.org_id',
+  's.name',
+  's.device_filter',
+  's.method',
   `CASE WHEN s.status = 'collecting' AND c.pending = 0 THEN ${FINAL_STATUS} ELSE s.status END AS status`,
   's.total_devices',
   `CASE WHEN s.status = 'collecting' THEN c.ok ELSE s.successful_devices END AS successful_devices`,
   `CASE WHEN s.status = 'collecting' THEN c.failed ELSE s.failed_devices END AS failed_devices`,
-  's.timeout_seconds', 's.started_at',
+  's.timeout_seconds',
+  's.started_at',
   `CASE WHEN s.status = 'collecting' AND c.pending = 0 THEN c.last ELSE s.completed_at END AS completed_at`,
-  's.created_by', 's.created_by_name', 's.created_at', 's.updated_at',
+  's.created_by',
+  's.created_by_name',
+  's.created_at',
+  's.updated_at',
 ].join(', ');
 
 /** Past its deadline by this much, a snapshot fails its pending devices even while their jobs are open. */
@@ -133,8 +155,18 @@ export class SnapshotStore {
         for (let i = 0; i < rows.length; i += 1000) await trx('snapshot_devices').insert(rows.slice(i, i + 1000));
       } else {
         for (let i = 0; i < rows.length; i += 1000) {
-          await trx('snapshot_devices').insert(rows.slice(i, i + 1000)).onConflict(['snapshot_id', 'device_id'])
-            .merge({ ...Object.fromEntries(['methods', 'structured_transport', 'status', 'error_message', 'job_id', 'updated_at', 'device_name'].map((c) => [c, trx.raw(`EXCLUDED.${c}`)])), attempts: trx.raw('snapshot_devices.attempts + 1') });
+          await trx('snapshot_devices')
+            .insert(rows.slice(i, i + 1000))
+            .onConflict(['snapshot_id', 'device_id'])
+            .merge({
+              ...Object.fromEntries(
+                ['methods', 'structured_transport', 'status', 'error_message', 'job_id', 'updated_at', 'device_name'].map((c) => [
+                  c,
+                  trx.raw(`EXCLUDED.${c}`),
+                ]),
+              ),
+              attempts: trx.raw('snapshot_devices.attempts + 1'),
+            });
         }
       }
       await trx('snapshots')
@@ -173,13 +205,23 @@ export class SnapshotStore {
    * Records devices' results exactly once: only a pending row of the current run changes.
    * Touches no shared row, so devices of one run record side by side; the last one ends the run.
    */
-  async recordDevices(trx: Knex.Transaction, results: { snapshotId: string; deviceId: string; jobId: string | null; ok: boolean; error: string | null }[]): Promise<void> {
+  async recordDevices(
+    trx: Knex.Transaction,
+    results: { snapshotId: string; deviceId: string; jobId: string | null; ok: boolean; error: string | null }[],
+  ): Promise<void> {
     if (results.length === 0) return;
-    const input = results.map((r) => ({ snapshot_id: r.snapshotId, device_id: r.deviceId, job_id: r.jobId, status: r.ok ? 'success' : 'failed', error: r.ok ? null : r.error }));
+    const input = results.map((r) => ({
+      snapshot_id: r.snapshotId,
+      device_id: r.deviceId,
+      job_id: r.jobId,
+      status: r.ok ? 'success' : 'failed',
+      error: r.ok ? null : r.error,
+    }));
     // One round trip: the updates, and which runs they touched have no other device pending
     // (the statement's snapshot still shows the updated rows as pending, hence the anti-join).
-    const { rows } = await trx.raw(
-      `WITH u AS (
+    const { rows } = await trx
+      .raw(
+        `WITH u AS (
          UPDATE snapshot_devices sd SET status = i.status, error_message = i.error, job_id = COALESCE(i.job_id, sd.job_id), updated_at = now()
            FROM jsonb_to_recordset(?::jsonb) AS i(snapshot_id uuid, device_id uuid, job_id uuid, status text, error text)
           WHERE sd.snapshot_id = i.snapshot_id AND sd.device_id = i.device_id AND sd.status = 'pending'
@@ -190,8 +232,9 @@ export class SnapshotStore {
           SELECT 1 FROM snapshot_devices p
            WHERE p.snapshot_id = u.snapshot_id AND p.status = 'pending'
              AND NOT EXISTS (SELECT 1 FROM u done WHERE done.snapshot_id = p.snapshot_id AND done.device_id = p.device_id))`,
-      [JSON.stringify(input)],
-    ).options(PREPARED);
+        [JSON.stringify(input)],
+      )
+      .options(PREPARED);
     for (const { snapshot_id } of rows) await this.tryFinish(trx, snapshot_id);
   }
 
@@ -232,13 +275,15 @@ export class SnapshotStore {
    * whose devices have all reported. Idempotent, so every controller may run it at once.
    */
   async sweep(graceSeconds: number): Promise<number> {
-    const open: { id: string; expired: boolean }[] = (await this.db.raw(
-      `SELECT id, deadline_at + make_interval(secs => ?) < now() AS expired FROM snapshots s
+    const open: { id: string; expired: boolean }[] = (
+      await this.db.raw(
+        `SELECT id, deadline_at + make_interval(secs => ?) < now() AS expired FROM snapshots s
        WHERE status = 'collecting'
          AND (deadline_at + make_interval(secs => ?) < now()
               OR NOT EXISTS (SELECT 1 FROM snapshot_devices p WHERE p.snapshot_id = s.id AND p.status = 'pending'))`,
-      [graceSeconds, graceSeconds],
-    )).rows;
+        [graceSeconds, graceSeconds],
+      )
+    ).rows;
     let ended = 0;
     for (const { id, expired } of open) {
       await this.db.transaction(async (trx) => {
@@ -250,7 +295,11 @@ export class SnapshotStore {
             .where({ 'sd.snapshot_id': id, 'sd.status': 'pending' })
             .where((w) =>
               w
-                .whereRaw(`? > (SELECT deadline_at FROM snapshots WHERE id = ?) + make_interval(secs => ?)`, [trx.fn.now(), id, OPEN_JOB_LIMIT_SECONDS])
+                .whereRaw(`? > (SELECT deadline_at FROM snapshots WHERE id = ?) + make_interval(secs => ?)`, [
+                  trx.fn.now(),
+                  id,
+                  OPEN_JOB_LIMIT_SECONDS,
+                ])
                 .orWhereNull('sd.job_id')
                 .orWhereNotExists((q) => q.from('jobs as j').whereRaw('j.id = sd.job_id').whereIn('j.status', ['queued', 'dispatched', 'running'])),
             )
@@ -266,16 +315,26 @@ export class SnapshotStore {
   backups(orgId: string, snapshotId: string) {
     return this.db('snapshot_devices as sd')
       .join('snapshots as s', 's.id', 'sd.snapshot_id')
-      .leftJoin('config_versions as v', (j) => j.on('v.snapshot_id', 'sd.snapshot_id').andOn('v.device_id', 'sd.device_id').andOn('v.job_id', 'sd.job_id'))
+      .leftJoin('config_versions as v', (j) =>
+        j.on('v.snapshot_id', 'sd.snapshot_id').andOn('v.device_id', 'sd.device_id').andOn('v.job_id', 'sd.job_id'),
+      )
       .where({ 's.org_id': orgId, 'sd.snapshot_id': snapshotId })
       .orderBy('sd.device_name')
       .orderBy('v.version')
       .select(
-        'v.id as config_id', 'sd.device_id', 'sd.device_name', 'v.version', 'v.size_bytes', 'v.line_count',
-        this.db.raw('COALESCE(v.method, sd.methods[1]) AS backup_method'), 'v.pulled_via', 'v.config_hash',
+        'v.id as config_id',
+        'sd.device_id',
+        'sd.device_name',
+        'v.version',
+        'v.size_bytes',
+        'v.line_count',
+        this.db.raw('COALESCE(v.method, sd.methods[1]) AS backup_method'),
+        'v.pulled_via',
+        'v.config_hash',
         this.db.raw('COALESCE(v.status, sd.status) AS status'),
         this.db.raw('CASE WHEN v.id IS NULL THEN sd.error_message ELSE v.error_message END AS error_message'),
-        'sd.attempts', this.db.raw('COALESCE(v.created_at, sd.updated_at) AS created_at'),
+        'sd.attempts',
+        this.db.raw('COALESCE(v.created_at, sd.updated_at) AS created_at'),
       );
   }
 }

@@ -5,7 +5,23 @@ import type { StackDevice } from './store';
  * as "device.<field>", "device.metadata.<key>[.<key>…]" or "site.<field>" (the device's site),
  * or as {"resource": "device", "field": "host"}, or {"source": "device.host"}.
  */
-export const DEVICE_FIELDS = ['id', 'name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'site_id', 'serial_number', 'asset_tag', 'description', 'protocol', 'tags', 'metadata'] as const;
+export const DEVICE_FIELDS = [
+  'id',
+  'name',
+  'host',
+  'device_type',
+  'manufacturer',
+  'model',
+  'platform',
+  'site',
+  'site_id',
+  'serial_number',
+  'asset_tag',
+  'description',
+  'protocol',
+  'tags',
+  'metadata',
+] as const;
 export const SITE_FIELDS = ['id', 'name', 'description', 'location'] as const;
 
 export interface Lookup {
@@ -37,7 +53,12 @@ export function parseLookup(spec: unknown): Lookup | string {
 export function lookupValue(device: StackDevice, lookup: Lookup): { value: unknown } | { reason: string } {
   if (lookup.resource === 'site') {
     if (!device.site_id) return { reason: `device ${device.name} has no site` };
-    const site: Record<string, unknown> = { id: device.site_id, name: device.site_name, description: device.site_description, location: device.site_location };
+    const site: Record<string, unknown> = {
+      id: device.site_id,
+      name: device.site_name,
+      description: device.site_description,
+      location: device.site_location,
+    };
     return { value: site[lookup.path[0]] };
   }
   let value: unknown = device[lookup.path[0] as keyof StackDevice];
@@ -49,7 +70,10 @@ export function lookupValue(device: StackDevice, lookup: Lookup): { value: unkno
 }
 
 /** Lookups of one service: the stack's variable_config sources, then the service's own api_variables. */
-export function serviceLookups(variableConfig: Record<string, unknown>, apiVariables: Record<string, unknown> | undefined): Map<string, Lookup | string> {
+export function serviceLookups(
+  variableConfig: Record<string, unknown>,
+  apiVariables: Record<string, unknown> | undefined,
+): Map<string, Lookup | string> {
   const out = new Map<string, Lookup | string>();
   for (const [name, config] of Object.entries(variableConfig ?? {})) {
     if (config && typeof config === 'object' && 'source' in config) out.set(name, parseLookup(config));

@@ -35,7 +35,10 @@ export class OrgTable<Row> {
   }
 
   async update(orgId: string, id: string, fields: Record<string, unknown>): Promise<Row | undefined> {
-    const [updated] = await this.db(this.table).where({ org_id: orgId, id }).update({ ...this.encode(fields), updated_at: this.db.fn.now() }).returning('*');
+    const [updated] = await this.db(this.table)
+      .where({ org_id: orgId, id })
+      .update({ ...this.encode(fields), updated_at: this.db.fn.now() })
+      .returning('*');
     return updated;
   }
 

@@ -2,7 +2,18 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../plugins/auth';
-import { RenderJob, ResolveBody, VARIABLE_VALUES_BODY_LIMIT, ResolveResult, Stack, StackBody, StackChanges, StackQuery, StackRenderBody, type VariableValuesT } from './schemas';
+import {
+  RenderJob,
+  ResolveBody,
+  VARIABLE_VALUES_BODY_LIMIT,
+  ResolveResult,
+  Stack,
+  StackBody,
+  StackChanges,
+  StackQuery,
+  StackRenderBody,
+  type VariableValuesT,
+} from './schemas';
 
 const tags = ['stacks'];
 const permission = 'devices.access' as const;
@@ -19,67 +30,111 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { stacks } = app.services;
 
-  app.get('/stacks', {
-    config: { permission },
-    schema: { tags, summary: 'List stacks', querystring: StackQuery, response: { 200: Type.Array(Stack), ...errorResponses(400, 401, 403) } },
-  }, async (request) => stacks.store.list(caller(request).orgId, request.query.limit ?? 100, request.query.offset ?? 0));
-
-  app.post('/stacks', {
-    config: { permission },
-    schema: { tags, summary: 'Create a stack (ordered services, each pointing at a template)', body: StackBody, response: { 201: Stack, ...errorResponses(400, 401, 403) } },
-  }, async (request, reply) => reply.code(201).send(await stacks.create(caller(request), request.body)));
-
-  app.get('/stacks/:id', {
-    config: { permission },
-    schema: { tags, summary: 'One stack', params: IdParams, response: { 200: Stack, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => stacks.get(caller(request).orgId, request.params.id));
-
-  app.put('/stacks/:id', {
-    config: { permission },
-    schema: { tags, summary: 'Change a stack; only the fields sent change (services are replaced as a whole)', params: IdParams, body: StackChanges, response: { 200: Stack, ...errorResponses(400, 401, 403, 404) } },
-  }, async (request) => stacks.update(caller(request), request.params.id, request.body));
-
-  app.delete('/stacks/:id', {
-    config: { permission },
-    schema: { tags, summary: 'Delete a stack (its deployments stay)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) } },
-  }, async (request, reply) => {
-    await stacks.delete(caller(request), request.params.id);
-    return reply.code(204).send(null);
-  });
-
-  app.post('/stacks/:id/render', {
-    config: { permission },
-    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
-    schema: {
-      tags,
-      summary: 'Render every service for its devices; nothing is pushed',
-      params: IdParams,
-      body: StackRenderBody,
-      response: { 200: Type.Object({ jobs: Type.Array(RenderJob) }), ...errorResponses(400, 401, 403, 404) },
+  app.get(
+    '/stacks',
+    {
+      config: { permission },
+      schema: { tags, summary: 'List stacks', querystring: StackQuery, response: { 200: Type.Array(Stack), ...errorResponses(400, 401, 403) } },
     },
-  }, async (request) => {
-    const orgId = caller(request).orgId;
-    const stack = await stacks.get(orgId, request.params.id);
-    const jobs = await stacks.resolve(orgId, stack, variableValuesOf(request.body as Record<string, unknown> | undefined));
-    return { jobs };
-  });
+    async (request) => stacks.store.list(caller(request).orgId, request.query.limit ?? 100, request.query.offset ?? 0),
+  );
 
-  app.post('/stacks/:id/resolve-variables', {
-    config: { permission },
-    bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
-    schema: {
-      tags,
-      summary: 'Fill device_vars with the values of variables mapped to API resources (api_variables, variable_config sources)',
-      params: IdParams,
-      body: ResolveBody,
-      response: { 200: ResolveResult, ...errorResponses(400, 401, 403, 404) },
+  app.post(
+    '/stacks',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'Create a stack (ordered services, each pointing at a template)',
+        body: StackBody,
+        response: { 201: Stack, ...errorResponses(400, 401, 403) },
+      },
     },
-  }, async (request) => {
-    const orgId = caller(request).orgId;
-    const stack = await stacks.get(orgId, request.params.id);
-    const body = request.body ?? {};
-    let values = body.variable_values ?? {};
-    if (body.devices && !body.variable_values) values = Object.fromEntries(stack.services.map((_, i) => [String(i), { devices: body.devices! }]));
-    return stacks.resolveVariables(orgId, stack, values);
-  });
+    async (request, reply) => reply.code(201).send(await stacks.create(caller(request), request.body)),
+  );
+
+  app.get(
+    '/stacks/:id',
+    {
+      config: { permission },
+      schema: { tags, summary: 'One stack', params: IdParams, response: { 200: Stack, ...errorResponses(400, 401, 403, 404) } },
+    },
+    async (request) => stacks.get(caller(request).orgId, request.params.id),
+  );
+
+  app.put(
+    '/stacks/:id',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'Change a stack; only the fields sent change (services are replaced as a whole)',
+        params: IdParams,
+        body: StackChanges,
+        response: { 200: Stack, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => stacks.update(caller(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/stacks/:id',
+    {
+      config: { permission },
+      schema: {
+        tags,
+        summary: 'Delete a stack (its deployments stay)',
+        params: IdParams,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await stacks.delete(caller(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/stacks/:id/render',
+    {
+      config: { permission },
+      bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Render every service for its devices; nothing is pushed',
+        params: IdParams,
+        body: StackRenderBody,
+        response: { 200: Type.Object({ jobs: Type.Array(RenderJob) }), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const orgId = caller(request).orgId;
+      const stack = await stacks.get(orgId, request.params.id);
+      const jobs = await stacks.resolve(orgId, stack, variableValuesOf(request.body as Record<string, unknown> | undefined));
+      return { jobs };
+    },
+  );
+
+  app.post(
+    '/stacks/:id/resolve-variables',
+    {
+      config: { permission },
+      bodyLimit: VARIABLE_VALUES_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Fill device_vars with the values of variables mapped to API resources (api_variables, variable_config sources)',
+        params: IdParams,
+        body: ResolveBody,
+        response: { 200: ResolveResult, ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request) => {
+      const orgId = caller(request).orgId;
+      const stack = await stacks.get(orgId, request.params.id);
+      const body = request.body ?? {};
+      let values = body.variable_values ?? {};
+      if (body.devices && !body.variable_values) values = Object.fromEntries(stack.services.map((_, i) => [String(i), { devices: body.devices! }]));
+      return stacks.resolveVariables(orgId, stack, values);
+    },
+  );
 }

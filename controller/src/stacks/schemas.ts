@@ -11,9 +11,12 @@ export const StackServiceItem = Type.Object(
     template_id: Uuid,
     order: Type.Optional(Type.Integer({ description: 'Push order; services with the same order go in array order. Default: the position.' })),
     variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Default values of this service' })),
-    api_variables: Type.Optional(Type.Record(Type.String(), Type.Unknown(), {
-      description: 'Variables looked up from API resources per device: {"mgmt_ip": "device.host"} or {"mgmt_ip": {"resource": "device", "field": "host"}}',
-    })),
+    api_variables: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'Variables looked up from API resources per device: {"mgmt_ip": "device.host"} or {"mgmt_ip": {"resource": "device", "field": "host"}}',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -57,12 +60,14 @@ export const Stack = Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Type.String(),
-  services: Type.Array(Type.Object({
-    template_id: Uuid,
-    order: Type.Integer(),
-    variables: Type.Optional(FreeObject),
-    api_variables: Type.Optional(FreeObject),
-  })),
+  services: Type.Array(
+    Type.Object({
+      template_id: Uuid,
+      order: Type.Integer(),
+      variables: Type.Optional(FreeObject),
+      api_variables: Type.Optional(FreeObject),
+    }),
+  ),
   atomic: Type.Boolean(),
   shared: Type.Boolean(),
   variable_config: FreeObject,
@@ -112,6 +117,10 @@ export const ResolveBody = Type.Object(
 
 export const ResolveResult = Type.Object({
   variable_values: VariableValues,
-  resolved: Type.Array(Type.Object({ service: Type.String(), device_id: Uuid, variable: Type.String(), source: Type.String(), value: Type.Unknown() })),
-  unresolved: Type.Array(Type.Object({ service: Type.String(), device_id: Nullable(Uuid), variable: Type.String(), source: Type.String(), reason: Type.String() })),
+  resolved: Type.Array(
+    Type.Object({ service: Type.String(), device_id: Uuid, variable: Type.String(), source: Type.String(), value: Type.Unknown() }),
+  ),
+  unresolved: Type.Array(
+    Type.Object({ service: Type.String(), device_id: Nullable(Uuid), variable: Type.String(), source: Type.String(), reason: Type.String() }),
+  ),
 });

@@ -11,7 +11,6 @@ import { lookupValue, serviceLookups, type Lookup } from './lookups';
 import type { VariableValuesT } from './schemas';
 import { StackStore, type StackDevice, type StackRow, type StackService } from './store';
 
-
 export interface StackInput {
   name?: string;
   services?: { template_id: string; order?: number; variables?: Record<string, unknown>; api_variables?: Record<string, unknown> }[];
@@ -85,7 +84,11 @@ export class StacksService {
     const ids = [...new Set(services.map((s) => s.template_id))];
     const found = new Set((await this.templates.store.findMany(orgId, ids)).map((t) => t.id));
     const missing = ids.filter((id) => !found.has(id));
-    if (missing.length) throw appError('UNKNOWN_REFERENCE', `No template ${missing.join(', ')} in this organization: services[].template_id must name one of your templates`);
+    if (missing.length)
+      throw appError(
+        'UNKNOWN_REFERENCE',
+        `No template ${missing.join(', ')} in this organization: services[].template_id must name one of your templates`,
+      );
   }
 
   async create(me: AuthContext, input: StackInput & { name: string; services: NonNullable<StackInput['services']> }): Promise<StackRow> {
@@ -101,7 +104,13 @@ export class StacksService {
       created_by: me.userId,
       updated_by: me.userId,
     });
-    await this.audit.record({ kind: 'stack.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { stack_id: stack.id, name: stack.name } });
+    await this.audit.record({
+      kind: 'stack.created',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { stack_id: stack.id, name: stack.name },
+    });
     return stack;
   }
 
@@ -118,7 +127,13 @@ export class StacksService {
     if (input.variable_config !== undefined) fields.variable_config = input.variable_config ?? {};
     const stack = await this.store.update(me.orgId, id, fields);
     if (!stack) throw appError('STACK_NOT_FOUND');
-    await this.audit.record({ kind: 'stack.updated', orgId: me.orgId, userId: me.userId, username: me.username, details: { stack_id: id, fields: Object.keys(input) } });
+    await this.audit.record({
+      kind: 'stack.updated',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { stack_id: id, fields: Object.keys(input) },
+    });
     return stack;
   }
 
@@ -135,7 +150,9 @@ export class StacksService {
     const count = stack.services.length;
     for (const key of Object.keys(values)) {
       if (!/^\d+$/.test(key) || Number(key) >= count) {
-        throw failed(`variable_values key '${key}' is not a service position (the stack has ${count} service${count === 1 ? '' : 's'}: 0${count > 1 ? `-${count - 1}` : ''})`);
+        throw failed(
+          `variable_values key '${key}' is not a service position (the stack has ${count} service${count === 1 ? '' : 's'}: 0${count > 1 ? `-${count - 1}` : ''})`,
+        );
       }
     }
     const targets = targetDevices ? new Set(targetDevices) : null;
@@ -156,14 +173,19 @@ export class StacksService {
   private async plan(orgId: string, stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Promise<Planned[]> {
     const devicesOf = this.serviceDevices(stack, values, targetDevices);
     const active = pushOrder(stack.services).filter(({ position }) => devicesOf.get(position)!.length > 0);
-    const templates = new Map((await this.templates.store.findMany(orgId, [...new Set(active.map((a) => a.service.template_id))])).map((t) => [t.id, t]));
+    const templates = new Map(
+      (await this.templates.store.findMany(orgId, [...new Set(active.map((a) => a.service.template_id))])).map((t) => [t.id, t]),
+    );
     for (const { service, position } of active) {
       if (!templates.has(service.template_id)) throw failed(`service ${position} uses template ${service.template_id}, which does not exist`);
     }
     const wanted = [...new Set([...devicesOf.values()].flat().concat(targetDevices ?? []))];
     const devices = await this.store.devices(orgId, wanted);
     const unknown = wanted.filter((id) => !devices.has(id));
-    if (unknown.length) throw failed(`unknown device${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''}`);
+    if (unknown.length)
+      throw failed(
+        `unknown device${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 10).join(', ')}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ''}`,
+      );
 
     const planned: Planned[] = [];
     for (const { service, position } of active) {
@@ -242,7 +264,13 @@ export class StacksService {
       const deviceVars: Record<string, Record<string, unknown>> = structuredClone(entry?.device_vars ?? {});
       for (const [name, lookup] of serviceLookups(stack.variable_config, service.api_variables)) {
         if (typeof lookup === 'string') {
-          unresolved.push({ service: key, device_id: null, variable: name, source: describeSpec(service.api_variables?.[name] ?? stack.variable_config[name]), reason: lookup });
+          unresolved.push({
+            service: key,
+            device_id: null,
+            variable: name,
+            source: describeSpec(service.api_variables?.[name] ?? stack.variable_config[name]),
+            reason: lookup,
+          });
           continue;
         }
         for (const deviceId of deviceIds) {
@@ -266,7 +294,13 @@ export class StacksService {
 /** Refuses, before anything renders, a (service, device) pair that lacks a required variable. */
 function refuseMissing(planned: Planned[]): void {
   const missing = planned
-    .map((p) => ({ service: String(p.position), template: p.template.name, device_id: p.device.id, device_name: p.device.name, variables: missingRequired(p.template.variables, p.variables) }))
+    .map((p) => ({
+      service: String(p.position),
+      template: p.template.name,
+      device_id: p.device.id,
+      device_name: p.device.name,
+      variables: missingRequired(p.template.variables, p.variables),
+    }))
     .filter((m) => m.variables.length > 0);
   if (missing.length === 0) return;
   const first = missing[0];
@@ -281,4 +315,3 @@ function refuseMissing(planned: Planned[]): void {
 function describeSpec(spec: unknown): string {
   return typeof spec === 'string' ? spec : JSON.stringify(spec ?? null);
 }
-

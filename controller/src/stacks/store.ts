@@ -61,9 +61,26 @@ export class StackStore extends OrgTable<StackRow> {
       .where('d.org_id', orgId)
       .whereRaw('d.id = ANY(?::uuid[])', [ids])
       .select(
-        'd.id', 'd.name', 'd.host', 'd.device_type', 'd.manufacturer', 'd.model', 'd.platform', 'd.site', 'd.site_id',
-        'd.serial_number', 'd.asset_tag', 'd.description', 'd.protocol', 'd.tags', 'd.metadata', 'd.profile_id', 'p.automation_transport',
-        's.name as site_name', 's.description as site_description', 's.location as site_location',
+        'd.id',
+        'd.name',
+        'd.host',
+        'd.device_type',
+        'd.manufacturer',
+        'd.model',
+        'd.platform',
+        'd.site',
+        'd.site_id',
+        'd.serial_number',
+        'd.asset_tag',
+        'd.description',
+        'd.protocol',
+        'd.tags',
+        'd.metadata',
+        'd.profile_id',
+        'p.automation_transport',
+        's.name as site_name',
+        's.description as site_description',
+        's.location as site_location',
       );
     return new Map(rows.map((row) => [row.id, row]));
   }

@@ -11,7 +11,11 @@ const DeviceFilter = Type.Object(
   },
   { additionalProperties: false, description: 'backup tasks: the devices to back up (empty: every device of the organization)' },
 );
-const Cron = Type.String({ minLength: 1, maxLength: 200, description: 'Five fields (minute hour day month weekday), six with seconds first, or @hourly/@daily/@weekly/@monthly/@yearly' });
+const Cron = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'Five fields (minute hour day month weekday), six with seconds first, or @hourly/@daily/@weekly/@monthly/@yearly',
+});
 const Timezone = Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone the cron expression is read in (default UTC)' });
 
 /** What a task's owner may change; type is fixed at creation. */
@@ -46,7 +50,9 @@ export const Task = Type.Object({
   method: Type.String(),
   last_run_at: Nullable(Timestamp),
   next_run_at: Nullable(Timestamp),
-  last_status: Nullable(Type.String({ description: 'running, succeeded, failed, or skipped (not run: last_error says why, e.g. its creator is disabled)' })),
+  last_status: Nullable(
+    Type.String({ description: 'running, succeeded, failed, or skipped (not run: last_error says why, e.g. its creator is disabled)' }),
+  ),
   last_error: Nullable(Type.String()),
   last_result: Nullable(Type.Record(Type.String(), Type.Unknown())),
   created_by_name: Type.String(),

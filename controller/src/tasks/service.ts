@@ -31,7 +31,10 @@ export function nextRun(cron: string, timezone: string, after = new Date()): Dat
   const text = cron.trim();
   const fields = text.split(/\s+/).length;
   if (!MACROS.includes(text.toLowerCase()) && fields !== 5 && fields !== 6) {
-    throw appError('INVALID_SCHEDULE', `Invalid cron expression '${cron}': it needs 5 fields (minute hour day month weekday) or 6 with seconds first, not ${fields}`);
+    throw appError(
+      'INVALID_SCHEDULE',
+      `Invalid cron expression '${cron}': it needs 5 fields (minute hour day month weekday) or 6 with seconds first, not ${fields}`,
+    );
   }
   try {
     new Intl.DateTimeFormat('en', { timeZone: timezone });
@@ -73,16 +76,19 @@ export class TaskService {
     if (type === 'backup' && input.device_filter) await this.checkFilter(orgId, input.device_filter);
     if (type === 'deployment') {
       if (!input.instance_id) throw appError('INVALID_TASK_TARGET', 'A deployment task needs instance_id (the instance to deploy)');
-      if (!(await this.store.instanceExists(orgId, input.instance_id))) throw appError('INVALID_TASK_TARGET', `Instance ${input.instance_id} not found`);
+      if (!(await this.store.instanceExists(orgId, input.instance_id)))
+        throw appError('INVALID_TASK_TARGET', `Instance ${input.instance_id} not found`);
     } else if (type === 'snapshot') {
       if (!input.snapshot_id) throw appError('INVALID_TASK_TARGET', 'A snapshot task needs snapshot_id (the snapshot to collect)');
-      if (!(await this.store.snapshotExists(orgId, input.snapshot_id))) throw appError('INVALID_TASK_TARGET', `Snapshot ${input.snapshot_id} not found`);
+      if (!(await this.store.snapshotExists(orgId, input.snapshot_id)))
+        throw appError('INVALID_TASK_TARGET', `Snapshot ${input.snapshot_id} not found`);
     }
   }
 
   /** A backup filter's ids must be the organization's own: 400 rather than a filter that silently matches less. */
   private async checkFilter(orgId: string, filter: NonNullable<TaskInput['device_filter']>): Promise<void> {
-    if (filter.site_id && !(await this.store.siteExists(orgId, filter.site_id))) throw appError('UNKNOWN_REFERENCE', `device_filter.site_id: no site ${filter.site_id} in this organization`);
+    if (filter.site_id && !(await this.store.siteExists(orgId, filter.site_id)))
+      throw appError('UNKNOWN_REFERENCE', `device_filter.site_id: no site ${filter.site_id} in this organization`);
     const missing = filter.device_ids ? await this.store.missingDevices(orgId, filter.device_ids) : [];
     if (missing.length) {
       const shown = missing.slice(0, 5).join(', ') + (missing.length > 5 ? ` and ${missing.length - 5} more` : '');
@@ -104,13 +110,19 @@ export class TaskService {
       enabled,
       instance_id: input.type === 'deployment' ? input.instance_id : null,
       snapshot_id: input.type === 'snapshot' ? input.snapshot_id : null,
-      device_filter: input.type === 'backup' ? input.device_filter ?? {} : {},
+      device_filter: input.type === 'backup' ? (input.device_filter ?? {}) : {},
       method: input.method ?? 'both',
       next_run_at: enabled ? next : null,
       created_by: me.userId,
       created_by_name: me.username,
     });
-    await this.audit.record({ kind: 'task.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { task_id: task.id, type: task.type, cron: task.cron } });
+    await this.audit.record({
+      kind: 'task.created',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { task_id: task.id, type: task.type, cron: task.cron },
+    });
     return task;
   }
 
@@ -118,15 +130,23 @@ export class TaskService {
     const current = await this.get(me.orgId, id);
     const merged = { ...current, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) } as TaskRow;
     const next = nextRun(merged.cron, merged.timezone);
-    if (input.instance_id !== undefined || input.snapshot_id !== undefined || input.device_filter !== undefined) await this.checkTarget(me.orgId, current.type, merged as TaskInput);
+    if (input.instance_id !== undefined || input.snapshot_id !== undefined || input.device_filter !== undefined)
+      await this.checkTarget(me.orgId, current.type, merged as TaskInput);
     const fields: Record<string, unknown> = {};
-    for (const key of ['name', 'cron', 'timezone', 'enabled', 'device_filter', 'method'] as const) if (input[key] !== undefined) fields[key] = input[key];
+    for (const key of ['name', 'cron', 'timezone', 'enabled', 'device_filter', 'method'] as const)
+      if (input[key] !== undefined) fields[key] = input[key];
     if (current.type === 'deployment' && input.instance_id) fields.instance_id = input.instance_id;
     if (current.type === 'snapshot' && input.snapshot_id) fields.snapshot_id = input.snapshot_id;
     if (input.cron !== undefined || input.timezone !== undefined || input.enabled !== undefined) fields.next_run_at = merged.enabled ? next : null;
     const task = await this.store.update(me.orgId, id, fields);
     if (!task) throw appError('TASK_NOT_FOUND');
-    await this.audit.record({ kind: 'task.updated', orgId: me.orgId, userId: me.userId, username: me.username, details: { task_id: id, fields: Object.keys(input) } });
+    await this.audit.record({
+      kind: 'task.updated',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { task_id: id, fields: Object.keys(input) },
+    });
     return task;
   }
 
@@ -216,7 +236,7 @@ export class TaskService {
         result = { snapshot_id: task.snapshot_id, ...(await snapshots!.collect(me, task.snapshot_id)) };
       } else {
         const ids = await this.store.filterDevices(task.org_id, task.device_filter ?? {});
-        if (ids.length === 0) throw new Error('no device matches the task\'s device filter');
+        if (ids.length === 0) throw new Error("no device matches the task's device filter");
         result = { ...(await snapshots!.bulkPull(me, ids, task.method)) };
       }
       await this.store.finishRun(task, 'succeeded', null, result);

@@ -32,7 +32,12 @@ export class TaskStore extends OrgTable<TaskRow> {
   }
 
   runs(taskId: string, limit: number, offset: number) {
-    return this.db('scheduled_task_runs').where({ task_id: taskId }).orderBy('scheduled_for', 'desc').limit(limit).offset(offset).select('scheduled_for', 'controller', 'status', 'error', 'result', 'started_at', 'finished_at');
+    return this.db('scheduled_task_runs')
+      .where({ task_id: taskId })
+      .orderBy('scheduled_for', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .select('scheduled_for', 'controller', 'status', 'error', 'result', 'started_at', 'finished_at');
   }
 
   instanceExists(orgId: string, id: string) {
@@ -67,12 +72,19 @@ export class TaskStore extends OrgTable<TaskRow> {
   }
 
   /** The task creator's account as it is now (the scheduler checks it before every run). */
-  creator(userId: string): Promise<{ username: string; is_active: boolean; roles: string[]; is_platform_admin: boolean; home_org_id: string } | undefined> {
+  creator(
+    userId: string,
+  ): Promise<{ username: string; is_active: boolean; roles: string[]; is_platform_admin: boolean; home_org_id: string } | undefined> {
     return this.db('users').where({ id: userId }).first('username', 'is_active', 'roles', 'is_platform_admin', 'home_org_id');
   }
 
   due(limit: number): Promise<TaskRow[]> {
-    return this.db('scheduled_tasks').where({ enabled: true }).where('next_run_at', '<=', this.db.fn.now()).orderBy('next_run_at').limit(limit).select('*');
+    return this.db('scheduled_tasks')
+      .where({ enabled: true })
+      .where('next_run_at', '<=', this.db.fn.now())
+      .orderBy('next_run_at')
+      .limit(limit)
+      .select('*');
   }
 
   /**
@@ -94,12 +106,19 @@ export class TaskStore extends OrgTable<TaskRow> {
     });
   }
 
-  async finishRun(task: TaskRow, status: 'succeeded' | 'failed' | 'skipped', error: string | null, result: Record<string, unknown> | null): Promise<void> {
+  async finishRun(
+    task: TaskRow,
+    status: 'succeeded' | 'failed' | 'skipped',
+    error: string | null,
+    result: Record<string, unknown> | null,
+  ): Promise<void> {
     await this.db.transaction(async (trx) => {
       await trx('scheduled_task_runs')
         .where({ task_id: task.id, scheduled_for: task.next_run_at })
         .update({ status, error, result: result ? JSON.stringify(result) : null, finished_at: trx.fn.now() });
-      await trx('scheduled_tasks').where({ id: task.id }).update({ last_status: status, last_error: error, last_result: result ? JSON.stringify(result) : null });
+      await trx('scheduled_tasks')
+        .where({ id: task.id })
+        .update({ last_status: status, last_error: error, last_result: result ? JSON.stringify(result) : null });
     });
   }
 }

@@ -157,7 +157,8 @@ export class RenderPool {
       this.dispatch();
     });
     worker.on('error', (err: Error & { code?: string }) => {
-      const detail = err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `rendering used more than ${this.memoryMb} MB of memory` : `rendering failed: ${err.message}`;
+      const detail =
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `rendering used more than ${this.memoryMb} MB of memory` : `rendering failed: ${err.message}`;
       this.fail(slot, detail);
     });
     worker.on('exit', () => this.fail(slot, 'the render worker stopped'));
@@ -183,7 +184,8 @@ export class RenderPool {
     if (!slot.ready) {
       // The worker never started: waiting batches would wait for ever.
       void slot.worker.terminate();
-      if (!this.slots.some((s) => s.ready)) for (const pending of this.queue.splice(0)) pending.reject(new Error(`the template renderer could not start: ${detail}`));
+      if (!this.slots.some((s) => s.ready))
+        for (const pending of this.queue.splice(0)) pending.reject(new Error(`the template renderer could not start: ${detail}`));
       return;
     }
     const current = slot.current;

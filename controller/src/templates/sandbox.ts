@@ -22,20 +22,57 @@ export const RENDER_LIMITS = {
 
 /** Names no template may read, as a variable or as an attribute. */
 export const BLOCKED = new Set([
-  'constructor', '__proto__', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__',
-  '__lookupSetter__', 'caller', 'callee', 'arguments', 'apply', 'call', 'bind', 'valueOf', 'toString',
-  'toLocaleString', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable',
+  'constructor',
+  '__proto__',
+  'prototype',
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
+  'caller',
+  'callee',
+  'arguments',
+  'apply',
+  'call',
+  'bind',
+  'valueOf',
+  'toString',
+  'toLocaleString',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
 ]);
 /** The only methods reachable on values; none can build code, regular expressions or huge strings. */
 const STRING_METHODS = new Set([
-  'toUpperCase', 'toLowerCase', 'trim', 'trimStart', 'trimEnd', 'startsWith', 'endsWith', 'includes',
-  'indexOf', 'lastIndexOf', 'split', 'replace', 'replaceAll', 'slice', 'substring', 'charAt',
+  'toUpperCase',
+  'toLowerCase',
+  'trim',
+  'trimStart',
+  'trimEnd',
+  'startsWith',
+  'endsWith',
+  'includes',
+  'indexOf',
+  'lastIndexOf',
+  'split',
+  'replace',
+  'replaceAll',
+  'slice',
+  'substring',
+  'charAt',
 ]);
 const ARRAY_METHODS = new Set(['join', 'includes', 'indexOf', 'lastIndexOf', 'slice', 'concat']);
 const UNCALLABLE = new Set<unknown>([
-  Function, eval, setTimeout, setInterval, setImmediate, queueMicrotask,
+  Function,
+  eval,
+  setTimeout,
+  setInterval,
+  setImmediate,
+  queueMicrotask,
   Object.getPrototypeOf(async () => undefined).constructor,
-  Object.getPrototypeOf(function* gen() { /* generator */ }).constructor,
+  Object.getPrototypeOf(function* gen() {
+    /* generator */
+  }).constructor,
 ]);
 /** The nunjucks globals templates may use. */
 export const GLOBALS = new Set(['range', 'cycler', 'joiner']);
@@ -51,7 +88,8 @@ function createEnvironment(): NunjucksEnvironment {
   const env = new nunjucks.Environment([noLoader], OPTIONS);
   env.addGlobal('range', (start: number, stop?: number, step = 1) => {
     if (stop === undefined) [start, stop] = [0, start];
-    if (typeof start !== 'number' || typeof stop !== 'number' || typeof step !== 'number' || !step) throw new Error('range() needs numbers and a non-zero step');
+    if (typeof start !== 'number' || typeof stop !== 'number' || typeof step !== 'number' || !step)
+      throw new Error('range() needs numbers and a non-zero step');
     const length = Math.max(0, Math.ceil((stop - start) / step));
     if (length > RENDER_LIMITS.rangeLength) throw new Error(`range() of ${length} items is over the limit of ${RENDER_LIMITS.rangeLength}`);
     return Array.from({ length }, (_, i) => start + i * step);
@@ -117,7 +155,10 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
     budget.steps += n;
     if (budget.steps > RENDER_LIMITS.steps) throw new Error(`the template did more than ${RENDER_LIMITS.steps} loop iterations and calls`);
   };
-  const bindMethod = (obj: unknown, fn: (...args: unknown[]) => unknown) => (...args: unknown[]) => fn.apply(obj, args);
+  const bindMethod =
+    (obj: unknown, fn: (...args: unknown[]) => unknown) =>
+    (...args: unknown[]) =>
+      fn.apply(obj, args);
   return {
     ...base,
     memberLookup(obj: unknown, key: unknown): unknown {
@@ -143,7 +184,11 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
       }
       return undefined;
     },
-    contextOrFrameLookup(context: { ctx: Record<string, unknown>; env: NunjucksEnvironment }, frame: { lookup(name: string): unknown }, name: string): unknown {
+    contextOrFrameLookup(
+      context: { ctx: Record<string, unknown>; env: NunjucksEnvironment },
+      frame: { lookup(name: string): unknown },
+      name: string,
+    ): unknown {
       if (BLOCKED.has(name)) throw new Error(`'${name}' is not accessible in templates`);
       const value = frame.lookup(name);
       if (value !== undefined) return value;
@@ -177,4 +222,3 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
     },
   };
 }
-

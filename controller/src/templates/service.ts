@@ -5,10 +5,9 @@ import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import { TemplateError, analyzeTemplate } from './engine';
-import { RenderPool, type RenderRequest, type RenderResult } from './render-pool';
+import { type RenderPool, type RenderRequest, type RenderResult } from './render-pool';
 import { TemplateStore, type TemplateRow } from './store';
 import { missingRequired, quoteNames, type TemplateVariable } from './variables';
-
 
 /**
  * Which template formats each transport takes: gNMI JSON, NETCONF XML. cli templates are allowed on
@@ -63,11 +62,17 @@ export class TemplateService {
     if (!platform) throw appError('UNKNOWN_PLATFORM', `Unknown platform '${platformName}'; GET /api/config/platforms lists the platforms`);
     const allowed = FORMATS_BY_TRANSPORT[platform.transport] ?? [];
     if (!allowed.includes(format)) {
-      throw appError('TEMPLATE_FORMAT_MISMATCH', `Platform ${platform.name} uses ${platform.transport}, which takes ${allowed.join(' or ')} templates, not ${format}`);
+      throw appError(
+        'TEMPLATE_FORMAT_MISMATCH',
+        `Platform ${platform.name} uses ${platform.transport}, which takes ${allowed.join(' or ')} templates, not ${format}`,
+      );
     }
   }
 
-  async create(me: AuthContext, input: Required<Pick<TemplateInput, 'name' | 'platform' | 'config_format' | 'source'>> & TemplateInput): Promise<TemplateRow> {
+  async create(
+    me: AuthContext,
+    input: Required<Pick<TemplateInput, 'name' | 'platform' | 'config_format' | 'source'>> & TemplateInput,
+  ): Promise<TemplateRow> {
     await this.checkPlatform(input.platform, input.config_format);
     // Drafts that do not parse are kept (variables empty); rendering reports the error and its line.
     const { variables } = analyzeTemplate(input.source);
@@ -87,7 +92,13 @@ export class TemplateService {
       },
       me.username,
     );
-    await this.audit.record({ kind: 'template.created', orgId: me.orgId, userId: me.userId, username: me.username, details: { template_id: template.id, name: template.name } });
+    await this.audit.record({
+      kind: 'template.created',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { template_id: template.id, name: template.name },
+    });
     return template;
   }
 
@@ -116,7 +127,13 @@ export class TemplateService {
       me.username,
     );
     if (!updated) throw appError('TEMPLATE_NOT_FOUND');
-    await this.audit.record({ kind: 'template.updated', orgId: me.orgId, userId: me.userId, username: me.username, details: { template_id: id, fields: Object.keys(input), version: updated.current_version } });
+    await this.audit.record({
+      kind: 'template.updated',
+      orgId: me.orgId,
+      userId: me.userId,
+      username: me.username,
+      details: { template_id: id, fields: Object.keys(input), version: updated.current_version },
+    });
     return updated;
   }
 
@@ -144,7 +161,11 @@ export class TemplateService {
     if (version !== undefined && version !== template.current_version) ({ source, variables: declared } = await this.version(orgId, id, version));
     const missing = missingRequired(declared ?? [], variables);
     if (missing.length) {
-      throw appError('REQUIRED_VARIABLE_MISSING', `Render error: required variable${missing.length > 1 ? 's' : ''} ${quoteNames(missing)} not provided`, { missing });
+      throw appError(
+        'REQUIRED_VARIABLE_MISSING',
+        `Render error: required variable${missing.length > 1 ? 's' : ''} ${quoteNames(missing)} not provided`,
+        { missing },
+      );
     }
     try {
       return { rendered: await this.renderer.render(source, variables), format: template.config_format };

@@ -18,14 +18,29 @@ export interface TemplateRow {
   updated_at: Date;
 }
 
-const SUMMARY = ['id', 'name', 'description', 'platform', 'config_format', 'operation', 'target_path', 'current_version', 'variables', 'created_at', 'updated_at'];
+const SUMMARY = [
+  'id',
+  'name',
+  'description',
+  'platform',
+  'config_format',
+  'operation',
+  'target_path',
+  'current_version',
+  'variables',
+  'created_at',
+  'updated_at',
+];
 
 /** SQL for config templates and their versions; every query is scoped to the organization. */
 export class TemplateStore {
   constructor(private readonly db: Db) {}
 
   list(orgId: string, filter: { platform?: string; limit: number; offset: number }) {
-    const query = this.db('config_templates').where({ org_id: orgId }).select(SUMMARY).orderBy([{ column: 'name' }, { column: 'created_at' }]);
+    const query = this.db('config_templates')
+      .where({ org_id: orgId })
+      .select(SUMMARY)
+      .orderBy([{ column: 'name' }, { column: 'created_at' }]);
     if (filter.platform) query.where({ platform: filter.platform });
     return query.limit(filter.limit).offset(filter.offset);
   }
@@ -45,7 +60,13 @@ export class TemplateStore {
   async insert(row: Record<string, unknown>, createdBy: string): Promise<TemplateRow> {
     return this.db.transaction(async (trx) => {
       const [template] = await trx('config_templates').insert(this.encode(row)).returning('*');
-      await trx('config_template_versions').insert({ template_id: template.id, version: 1, source: template.source, variables: JSON.stringify(template.variables), created_by: createdBy });
+      await trx('config_template_versions').insert({
+        template_id: template.id,
+        version: 1,
+        source: template.source,
+        variables: JSON.stringify(template.variables),
+        created_by: createdBy,
+      });
       return template as TemplateRow;
     });
   }
@@ -65,9 +86,18 @@ export class TemplateStore {
       if (!current) return undefined;
       const { fields, newSource } = await change(current, trx);
       if (newSource) fields.current_version = current.current_version + 1;
-      const [updated] = await trx('config_templates').where({ org_id: orgId, id }).update({ ...this.encode(fields), updated_at: trx.fn.now() }).returning('*');
+      const [updated] = await trx('config_templates')
+        .where({ org_id: orgId, id })
+        .update({ ...this.encode(fields), updated_at: trx.fn.now() })
+        .returning('*');
       if (newSource) {
-        await trx('config_template_versions').insert({ template_id: id, version: updated.current_version, source: updated.source, variables: JSON.stringify(updated.variables), created_by: createdBy });
+        await trx('config_template_versions').insert({
+          template_id: id,
+          version: updated.current_version,
+          source: updated.source,
+          variables: JSON.stringify(updated.variables),
+          created_by: createdBy,
+        });
       }
       return updated as TemplateRow;
     });
@@ -78,11 +108,16 @@ export class TemplateStore {
   }
 
   listVersions(templateId: string) {
-    return this.db('config_template_versions').where({ template_id: templateId }).orderBy('version', 'desc').select('version', 'source', 'variables', 'created_by', 'created_at');
+    return this.db('config_template_versions')
+      .where({ template_id: templateId })
+      .orderBy('version', 'desc')
+      .select('version', 'source', 'variables', 'created_by', 'created_at');
   }
 
   findVersion(templateId: string, version: number) {
-    return this.db('config_template_versions').where({ template_id: templateId, version }).first('version', 'source', 'variables', 'created_by', 'created_at');
+    return this.db('config_template_versions')
+      .where({ template_id: templateId, version })
+      .first('version', 'source', 'variables', 'created_by', 'created_at');
   }
 
   private encode(row: Record<string, unknown>): Record<string, unknown> {

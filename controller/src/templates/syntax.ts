@@ -36,7 +36,12 @@ export interface NunjucksEnvironment {
 export type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: (err: unknown, res?: string) => void) => void;
 interface NunjucksInternals {
   Environment: new (loaders: unknown[], opts: Record<string, unknown>) => NunjucksEnvironment;
-  Template: new (src: { type: 'code'; obj: Record<string, unknown> }, env: NunjucksEnvironment, path: string, eager: boolean) => { render(ctx: object): string };
+  Template: new (
+    src: { type: 'code'; obj: Record<string, unknown> },
+    env: NunjucksEnvironment,
+    path: string,
+    eager: boolean,
+  ) => { render(ctx: object): string };
   parser: { parse(src: string, extensions: unknown[], opts: Record<string, unknown>): AstNode };
   compiler: { compile(src: string, asyncFilters: string[], extensions: unknown[], name: string, opts: Record<string, unknown>): string };
   runtime: Record<string, unknown> & { suppressValue(val: unknown, autoescape: boolean): unknown };
@@ -65,7 +70,12 @@ export function toTemplateError(err: unknown): TemplateError {
   if (err instanceof TemplateError) return err;
   const e = err as NunjucksError;
   const cause = e?.cause instanceof Error ? e.cause : null;
-  let detail = cause ? cause.message : String(e?.message ?? err).split('\n').pop()!.trim();
+  let detail = cause
+    ? cause.message
+    : String(e?.message ?? err)
+        .split('\n')
+        .pop()!
+        .trim();
   if (cause instanceof RangeError && /call stack/i.test(cause.message)) detail = 'recursion is too deep';
   detail = detail.replace(/^(Template render )?Error: /, '');
   const line = typeof e?.lineno === 'number' ? e.lineno : null;
@@ -97,4 +107,3 @@ export function childrenOf(node: AstNode): AstNode[] {
   if (node.typename === 'Set' && node.body) add(node.body);
   return out;
 }
-

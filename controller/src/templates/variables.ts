@@ -68,7 +68,8 @@ class VariableCollector {
   /** Names a true condition proves defined. */
   private provenIfTrue(cond: AstNode): Set<string> {
     const out = new Set<string>();
-    const root = (n: AstNode): string | null => (n.typename === 'Symbol' ? String(n.value) : n.typename === 'LookupVal' ? root(n.target as AstNode) : null);
+    const root = (n: AstNode): string | null =>
+      n.typename === 'Symbol' ? String(n.value) : n.typename === 'LookupVal' ? root(n.target as AstNode) : null;
     const walk = (n: AstNode) => {
       if (n.typename === 'Symbol' || n.typename === 'LookupVal') {
         const name = root(n);
@@ -91,7 +92,8 @@ class VariableCollector {
   private provenIfFalse(cond: AstNode): Set<string> {
     const out = new Set<string>();
     const walk = (n: AstNode) => {
-      if (n.typename === 'Is' && (n.right as AstNode).value === 'undefined' && (n.left as AstNode).typename === 'Symbol') out.add(String((n.left as AstNode).value));
+      if (n.typename === 'Is' && (n.right as AstNode).value === 'undefined' && (n.left as AstNode).typename === 'Symbol')
+        out.add(String((n.left as AstNode).value));
       else if (n.typename === 'Or') {
         walk(n.left as AstNode);
         walk(n.right as AstNode);

@@ -19,7 +19,10 @@ export interface CertificateAuthority {
 }
 
 function toPem(der: ArrayBuffer, label: string): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').trim();
+  const b64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim();
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }
 

@@ -28,13 +28,18 @@ const TopologyQuery = Type.Object({ site_id: Type.Optional(Uuid) });
 export async function topologyRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const { topology } = app.services;
-  app.get('', {
-    config: { permission: 'devices.access' },
-    schema: {
-      tags: ['discovery'],
-      summary: 'Network topology from CDP/LLDP neighbor records: inventory devices and external neighbors as nodes, links between them (optionally one site\'s devices and their neighbors)',
-      querystring: TopologyQuery,
-      response: { 200: Topology, ...errorResponses(400, 401, 403, 404) },
+  app.get(
+    '',
+    {
+      config: { permission: 'devices.access' },
+      schema: {
+        tags: ['discovery'],
+        summary:
+          "Network topology from CDP/LLDP neighbor records: inventory devices and external neighbors as nodes, links between them (optionally one site's devices and their neighbors)",
+        querystring: TopologyQuery,
+        response: { 200: Topology, ...errorResponses(400, 401, 403, 404) },
+      },
     },
-  }, async (request) => topology.build(caller(request).orgId, request.query.site_id));
+    async (request) => topology.build(caller(request).orgId, request.query.site_id),
+  );
 }

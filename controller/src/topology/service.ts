@@ -46,7 +46,10 @@ export class TopologyService {
     if (siteId && !(await this.store.siteExists(orgId, siteId))) throw appError('SITE_NOT_FOUND');
     const devices = await this.store.devices(orgId);
     const inScope = siteId ? devices.filter((d) => d.site_id === siteId) : devices;
-    const [neighborRows, addresses] = await Promise.all([this.store.neighbors(orgId, siteId ? inScope.map((d) => d.id) : null), this.store.interfaceAddresses(orgId)]);
+    const [neighborRows, addresses] = await Promise.all([
+      this.store.neighbors(orgId, siteId ? inScope.map((d) => d.id) : null),
+      this.store.interfaceAddresses(orgId),
+    ]);
 
     // Lookup keys → device: names and hosts, then discovered addresses.
     const byName = new Map<string, TopologyDevice>();
@@ -62,11 +65,23 @@ export class TopologyService {
       if (d && !byAddress.has(a.address)) byAddress.set(a.address, d);
     }
     const match = (n: Neighbor): TopologyDevice | undefined =>
-      byName.get(n.remote_name.toLowerCase()) ?? byName.get(hostKey(n.remote_name)) ?? (n.remote_address ? byAddress.get(n.remote_address.toLowerCase()) : undefined);
+      byName.get(n.remote_name.toLowerCase()) ??
+      byName.get(hostKey(n.remote_name)) ??
+      (n.remote_address ? byAddress.get(n.remote_address.toLowerCase()) : undefined);
 
     const nodes = new Map<string, TopologyNode>();
     const deviceNode = (d: TopologyDevice): string => {
-      if (!nodes.has(d.id)) nodes.set(d.id, { id: d.id, kind: 'device', device_id: d.id, name: d.name, host: d.host, device_type: d.device_type, site_id: d.site_id, platform: null });
+      if (!nodes.has(d.id))
+        nodes.set(d.id, {
+          id: d.id,
+          kind: 'device',
+          device_id: d.id,
+          name: d.name,
+          host: d.host,
+          device_type: d.device_type,
+          site_id: d.site_id,
+          platform: null,
+        });
       return d.id;
     };
     for (const d of inScope) deviceNode(d);
@@ -83,7 +98,17 @@ export class TopologyService {
       else {
         target = `external:${hostKey(n.remote_name) || n.remote_address}`;
         const existing = nodes.get(target);
-        if (!existing) nodes.set(target, { id: target, kind: 'external', device_id: null, name: n.remote_name.split('.')[0], host: n.remote_address, device_type: null, site_id: null, platform: n.remote_platform });
+        if (!existing)
+          nodes.set(target, {
+            id: target,
+            kind: 'external',
+            device_id: null,
+            name: n.remote_name.split('.')[0],
+            host: n.remote_address,
+            device_type: null,
+            site_id: null,
+            platform: n.remote_platform,
+          });
         else {
           existing.host ??= n.remote_address;
           existing.platform ??= n.remote_platform;
@@ -96,7 +121,15 @@ export class TopologyService {
       const key = `${first.node}|${interfaceKey(first.intf)}|${second.node}|${interfaceKey(second.intf)}`;
       let link = links.get(key);
       if (!link) {
-        link = { source: first.node, target: second.node, source_interface: first.intf, target_interface: second.intf, protocols: [], confirmed: false, reporters: new Set() };
+        link = {
+          source: first.node,
+          target: second.node,
+          source_interface: first.intf,
+          target_interface: second.intf,
+          protocols: [],
+          confirmed: false,
+          reporters: new Set(),
+        };
         links.set(key, link);
       }
       if (!link.protocols.includes(n.protocol)) link.protocols.push(n.protocol);

@@ -15,9 +15,7 @@ export class SecretBox {
   }
 
   async seal(plaintext: string): Promise<string> {
-    return new CompactEncrypt(new TextEncoder().encode(plaintext))
-      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
-      .encrypt(await this.key);
+    return new CompactEncrypt(new TextEncoder().encode(plaintext)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).encrypt(await this.key);
   }
 
   async open(sealed: string): Promise<string> {

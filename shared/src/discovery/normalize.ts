@@ -9,7 +9,11 @@ export function normalizeMac(raw: string | null | undefined): string | null {
   if (!raw) return null;
   const text = raw.trim().toLowerCase();
   let hex: string;
-  if (/^[0-9a-f]{1,2}([:-][0-9a-f]{1,2}){5}$/.test(text)) hex = text.split(/[:-]/).map((p) => p.padStart(2, '0')).join('');
+  if (/^[0-9a-f]{1,2}([:-][0-9a-f]{1,2}){5}$/.test(text))
+    hex = text
+      .split(/[:-]/)
+      .map((p) => p.padStart(2, '0'))
+      .join('');
   else if (/^[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}$/.test(text)) hex = text.replace(/\./g, '');
   else if (/^[0-9a-f]{12}$/.test(text)) hex = text;
   else return null;
@@ -17,7 +21,10 @@ export function normalizeMac(raw: string | null | undefined): string | null {
 }
 
 const STATUS_WORDS: [RegExp, Status][] = [
-  [/^(administratively|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|not ?present|disconnected|err-disabled|lower ?layer ?down|inactive|no ?carrier|suspended|act\/unsup|unknown-down)/i, 'down'],
+  [
+    /^(administratively|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|not ?present|disconnected|err-disabled|lower ?layer ?down|inactive|no ?carrier|suspended|act\/unsup|unknown-down)/i,
+    'down',
+  ],
   [/^(up|enabled?|connected|active|link ?up|running|ok|trunking)/i, 'up'],
   [/^(testing|dormant|monitoring)/i, 'testing'],
 ];
@@ -35,7 +42,10 @@ export function normalizeStatus(raw: string | null | undefined): Status {
  */
 export function parseSpeed(raw: string | null | undefined): number | null {
   if (!raw) return null;
-  const text = raw.trim().replace(/^a-/i, '').replace(/^SPEED_/i, '');
+  const text = raw
+    .trim()
+    .replace(/^a-/i, '')
+    .replace(/^SPEED_/i, '');
   const m = /^(\d+(?:\.\d+)?)\s*([kmgt])?(?:b(?:it)?(?:\/s|ps|s)?|b)?$/i.exec(text);
   if (!m) return null;
   const n = Number(m[1]);
@@ -58,7 +68,7 @@ export function maskToPrefix(mask: string): number | null {
   const parts = mask.split('.').map(Number);
   if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) return null;
   const bits = parts.map((p) => p.toString(2).padStart(8, '0')).join('');
-  return /^1*0*$/.test(bits) ? bits.indexOf('0') === -1 ? 32 : bits.indexOf('0') : null;
+  return /^1*0*$/.test(bits) ? (bits.indexOf('0') === -1 ? 32 : bits.indexOf('0')) : null;
 }
 
 const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;

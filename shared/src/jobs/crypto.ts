@@ -9,15 +9,7 @@
  *   from one somebody else published on NATS.
  */
 import { KeyObject, createPrivateKey, createPublicKey, hkdfSync, sign, verify, type webcrypto } from 'node:crypto';
-import {
-  GeneralEncrypt,
-  exportJWK,
-  flattenedDecrypt,
-  generateKeyPair,
-  importJWK,
-  importSPKI,
-  type JWK,
-} from 'jose';
+import { GeneralEncrypt, exportJWK, flattenedDecrypt, generateKeyPair, importJWK, importSPKI, type JWK } from 'jose';
 import type { GeneralJwe } from './messages';
 
 /** A key as jose answers it in Node (WebCrypto key) or as node:crypto makes it. */
@@ -124,7 +116,8 @@ export async function decryptSecrets(jwe: GeneralJwe, kid: string, privateKey: A
 /** The agent's private key, imported once: a KeyObject signs (node:crypto) and decrypts (jose) alike. */
 export async function importAgentPrivateKey(jwk: JWK): Promise<{ sign: AnyKey; decrypt: AnyKey }> {
   const key = createPrivateKey({ key: jwk as never, format: 'jwk' });
-  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw new Error('the agent key must be an EC key on curve P-256');
+  if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1')
+    throw new Error('the agent key must be an EC key on curve P-256');
   return { sign: key, decrypt: key };
 }
 
@@ -215,7 +208,8 @@ function checkHeader(header: Record<string, unknown>, alg: string, detached: boo
   if (header.alg !== alg) throw new Error(`"alg" (Algorithm) Header Parameter value not allowed: ${String(header.alg)}`);
   if (detached) {
     const crit = header.crit;
-    if (header.b64 !== false || !Array.isArray(crit) || crit.length !== 1 || crit[0] !== 'b64') throw new Error('a detached JWS must have b64: false and crit: ["b64"]');
+    if (header.b64 !== false || !Array.isArray(crit) || crit.length !== 1 || crit[0] !== 'b64')
+      throw new Error('a detached JWS must have b64: false and crit: ["b64"]');
   } else if (header.crit !== undefined || header.b64 !== undefined) {
     throw new Error('unsupported JWS header extension (crit or b64) in a compact JWS');
   }

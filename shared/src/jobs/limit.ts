@@ -62,7 +62,11 @@ export class Batcher<I, R> {
   private draining = false;
 
   /** `gatherMs`: how long the first call of a batch waits for others (0: one turn of the event loop). */
-  constructor(private readonly run: (items: I[]) => Promise<R[]>, private readonly max = 500, private readonly gatherMs = 0) {}
+  constructor(
+    private readonly run: (items: I[]) => Promise<R[]>,
+    private readonly max = 500,
+    private readonly gatherMs = 0,
+  ) {}
 
   add(item: I): Promise<R> {
     return new Promise((resolve, reject) => {

@@ -50,7 +50,12 @@ export const GeneralJwe = Type.Object(
   {
     protected: Type.Optional(Type.String()),
     unprotected: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    recipients: Type.Array(Type.Object({ header: Type.Optional(Type.Record(Type.String(), Type.Unknown())), encrypted_key: Type.Optional(Type.String()) }, { additionalProperties: true })),
+    recipients: Type.Array(
+      Type.Object(
+        { header: Type.Optional(Type.Record(Type.String(), Type.Unknown())), encrypted_key: Type.Optional(Type.String()) },
+        { additionalProperties: true },
+      ),
+    ),
     iv: Type.Optional(Type.String()),
     ciphertext: Type.String(),
     tag: Type.Optional(Type.String()),
@@ -124,7 +129,10 @@ export const HeartbeatHealth = Type.Object({
   /** When a controller last answered a heartbeat; null before the first answer. */
   controller_answered_at: Type.Union([Iso, Type.Null()]),
   /** The controller's /healthz over HTTP from the agent; null when the agent has no controller URL. */
-  controller_http: Type.Union([Type.Object({ ok: Type.Boolean(), error: Type.Union([Type.String({ maxLength: 300 }), Type.Null()]), checked_at: Iso }), Type.Null()]),
+  controller_http: Type.Union([
+    Type.Object({ ok: Type.Boolean(), error: Type.Union([Type.String({ maxLength: 300 }), Type.Null()]), checked_at: Iso }),
+    Type.Null(),
+  ]),
 });
 export type HeartbeatHealth = Static<typeof HeartbeatHealth>;
 

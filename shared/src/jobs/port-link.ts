@@ -71,7 +71,10 @@ export function serveLinkOverPort(link: AgentLink, port: MessagePort): ServedLin
   port.on('message', (m: ToLink) => {
     switch (m.op) {
       case 'pull':
-        return void answer(m.call, link.pull(m.max, m.waitMs, (job) => hand(m.call, job)));
+        return void answer(
+          m.call,
+          link.pull(m.max, m.waitMs, (job) => hand(m.call, job)),
+        );
       case 'publish':
         return void answer(m.call, link.publish(m.token, m.id));
       case 'request':

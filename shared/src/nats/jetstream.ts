@@ -23,7 +23,10 @@ import { jobsWildcard, poolConsumer, jobsSubject, resultsWildcard, type NatsName
 export function natsServers(url: string): { servers: string[]; user?: string; pass?: string; token?: string } {
   const servers: string[] = [];
   let auth: { user?: string; pass?: string; token?: string } = {};
-  for (const raw of url.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of url
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const at = raw.lastIndexOf('@');
     const scheme = raw.indexOf('://');
     if (at < 0 || scheme < 0 || at < scheme) {
@@ -138,10 +141,22 @@ export async function streamDepth(jsm: JetStreamManager, names: NatsNames): Prom
     jsm.streams.info(names.resultsStream),
     jsm.consumers.info(names.resultsStream, names.resultsConsumer),
   ]);
-  return { jobs: jobs.state.messages, results: results.state.messages, resultsPending: consumer.num_pending, resultsUnacked: consumer.num_ack_pending };
+  return {
+    jobs: jobs.state.messages,
+    results: results.state.messages,
+    resultsPending: consumer.num_pending,
+    resultsUnacked: consumer.num_ack_pending,
+  };
 }
 
-async function ensureConsumer(jsm: JetStreamManager, stream: string, name: string, filter: string | undefined, ackWaitMs: number, maxAckPending: number): Promise<void> {
+async function ensureConsumer(
+  jsm: JetStreamManager,
+  stream: string,
+  name: string,
+  filter: string | undefined,
+  ackWaitMs: number,
+  maxAckPending: number,
+): Promise<void> {
   const config = {
     durable_name: name,
     ack_policy: AckPolicy.Explicit,

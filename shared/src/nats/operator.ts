@@ -78,7 +78,10 @@ export function operatorServerConfig(dir: string, resolverDir: string): string {
  * Creates the operator, the system account and its user, and the application account in `dir`
  * (seeds mode 0600). Refuses to overwrite an existing set: new keys would lock out every agent.
  */
-export async function generateOperator(dir: string, opts: { resolverDir: string; operatorName?: string }): Promise<{ account: string; systemAccount: string }> {
+export async function generateOperator(
+  dir: string,
+  opts: { resolverDir: string; operatorName?: string },
+): Promise<{ account: string; systemAccount: string }> {
   if (existsSync(join(dir, OPERATOR_FILES.accountSeed))) throw new Error(`${dir} already holds an operator set-up; remove it first to start over`);
   // The server (often another user) reads the JWTs and the config here; the seeds are 0600.
   mkdirSync(dir, { recursive: true, mode: 0o755 });
@@ -96,7 +99,10 @@ export async function generateOperator(dir: string, opts: { resolverDir: string;
   write(OPERATOR_FILES.accountSeed, account.getSeed(), true);
   write(
     OPERATOR_FILES.operatorJwt,
-    await encodeOperator(opts.operatorName ?? 'switchboard', operator, { system_account: system.getPublicKey(), signing_keys: [operatorSigner.getPublicKey()] }),
+    await encodeOperator(opts.operatorName ?? 'switchboard', operator, {
+      system_account: system.getPublicKey(),
+      signing_keys: [operatorSigner.getPublicKey()],
+    }),
     false,
   );
   write(OPERATOR_FILES.systemAccountJwt, await encodeAccount('SYS', system, { limits: UNLIMITED } as never, { signer: operatorSigner }), false);

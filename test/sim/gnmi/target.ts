@@ -79,7 +79,10 @@ function withOpenssl<T>(files: Record<string, string>, work: (openssl: (...args:
   const dir = mkdtempSync(join(tmpdir(), 'sb-gnmi-cert-'));
   try {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text, { mode: 0o600 });
-    return work((...args) => void execFileSync('openssl', args, { stdio: 'pipe', cwd: dir }), (name) => readFileSync(join(dir, name), 'utf8'));
+    return work(
+      (...args) => void execFileSync('openssl', args, { stdio: 'pipe', cwd: dir }),
+      (name) => readFileSync(join(dir, name), 'utf8'),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -102,16 +105,49 @@ export interface TestCa {
 
 export function newCertificateAuthority(cn = 'Switchboard Test CA'): TestCa {
   const ca = withOpenssl({}, (openssl, read) => {
-    openssl('req', '-x509', ...EC_KEY, '-days', '2', '-subj', `/CN=${cn}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign', '-keyout', 'ca.key', '-out', 'ca.pem');
+    openssl(
+      'req',
+      '-x509',
+      ...EC_KEY,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+    );
     return { cert: read('ca.pem'), key: read('ca.key') };
   });
   return {
     cert: ca.cert,
-    issue: (name) => withOpenssl({ 'ca.pem': ca.cert, 'ca.key': ca.key }, (openssl, read) => {
-      openssl('req', '-new', ...EC_KEY, '-subj', `/CN=${name}`, ...LOOPBACK_NAMES, '-keyout', 'key.pem', '-out', 'req.csr');
-      openssl('x509', '-req', '-in', 'req.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-copy_extensions', 'copy', '-out', 'cert.pem');
-      return { key: read('key.pem'), cert: read('cert.pem') };
-    }),
+    issue: (name) =>
+      withOpenssl({ 'ca.pem': ca.cert, 'ca.key': ca.key }, (openssl, read) => {
+        openssl('req', '-new', ...EC_KEY, '-subj', `/CN=${name}`, ...LOOPBACK_NAMES, '-keyout', 'key.pem', '-out', 'req.csr');
+        openssl(
+          'x509',
+          '-req',
+          '-in',
+          'req.csr',
+          '-CA',
+          'ca.pem',
+          '-CAkey',
+          'ca.key',
+          '-CAcreateserial',
+          '-days',
+          '2',
+          '-copy_extensions',
+          'copy',
+          '-out',
+          'cert.pem',
+        );
+        return { key: read('key.pem'), cert: read('cert.pem') };
+      }),
   };
 }
 
@@ -196,7 +232,10 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
     };
   }
 
-  const join2 = (prefix: ProtoPath | null | undefined, p: ProtoPath | null | undefined): PathElem[] => [...fromProtoPath(prefix), ...fromProtoPath(p)];
+  const join2 = (prefix: ProtoPath | null | undefined, p: ProtoPath | null | undefined): PathElem[] => [
+    ...fromProtoPath(prefix),
+    ...fromProtoPath(p),
+  ];
 
   const handlers = {
     Capabilities: unary(() => ({ supported_models: models, supported_encodings: ['JSON', 'JSON_IETF'], gNMI_version: '0.10.0', extension: [] })),
@@ -266,7 +305,9 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
       return { prefix: req.prefix ?? null, response, timestamp: String(BigInt(Date.now()) * 1_000_000n), extension: [] };
     }),
 
-    Subscribe: (call: grpc.ServerDuplexStream<{ subscribe?: { prefix?: ProtoPath; subscription?: { path: ProtoPath }[]; mode?: string } }, unknown>) => {
+    Subscribe: (
+      call: grpc.ServerDuplexStream<{ subscribe?: { prefix?: ProtoPath; subscription?: { path: ProtoPath }[]; mode?: string } }, unknown>,
+    ) => {
       const denied = authorize(call.metadata, call.getPath());
       if (denied) {
         call.emit('error', denied);
@@ -281,7 +322,14 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
         for (const s of list.subscription ?? []) {
           const value = getAt(data, join2(list.prefix, s.path));
           if (value === undefined) continue;
-          call.write({ update: { timestamp: String(BigInt(Date.now()) * 1_000_000n), prefix: list.prefix ?? null, update: [{ path: s.path, val: { json_ietf_val: Buffer.from(JSON.stringify(value)) } }], delete: [] } });
+          call.write({
+            update: {
+              timestamp: String(BigInt(Date.now()) * 1_000_000n),
+              prefix: list.prefix ?? null,
+              update: [{ path: s.path, val: { json_ietf_val: Buffer.from(JSON.stringify(value)) } }],
+              delete: [],
+            },
+          });
         }
         call.write({ sync_response: true });
         call.end();
@@ -294,7 +342,9 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
   const creds = tls
     ? grpc.ServerCredentials.createSsl(null, [{ private_key: Buffer.from(cert!.key), cert_chain: Buffer.from(cert!.cert) }], false)
     : grpc.ServerCredentials.createInsecure();
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(`${target.host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${target.host}:${options.port ?? 0}`, creds, (err, p) => (err ? reject(err) : resolve(p))),
+  );
   (target as { port: number }).port = port;
   return target;
 }
@@ -307,7 +357,11 @@ export interface GnmiFleet {
 export async function startGnmiFleet(n: number, options: GnmiTargetOptions | ((i: number) => GnmiTargetOptions) = {}): Promise<GnmiFleet> {
   const targets: GnmiTarget[] = [];
   for (let i = 0; i < n; i += 50) {
-    targets.push(...(await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, j) => startGnmiTarget(typeof options === 'function' ? options(i + j) : options)))));
+    targets.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(50, n - i) }, (_, j) => startGnmiTarget(typeof options === 'function' ? options(i + j) : options)),
+      )),
+    );
   }
   return { targets, close: async () => void (await Promise.all(targets.map((t) => t.close()))) };
 }

@@ -72,7 +72,11 @@ export const labSimKind: SimKind = {
         const t = await startGnmiTarget({ ...login, host: next(), port: ports.gnmi, initialTree: gnmiTree(name) });
         closers.push(t.close);
         devices.push({
-          name, host: t.host, port: t.port, device_type: 'generic', transport: 'gnmi',
+          name,
+          host: t.host,
+          port: t.port,
+          device_type: 'generic',
+          transport: 'gnmi',
           config: () => JSON.stringify(t.tree(), null, 2) + '\n',
           setConfig: (text) => t.setTree(parsedJson(text) as never),
         });

@@ -39,7 +39,11 @@ export interface NetboxSim {
   close(): Promise<void>;
 }
 
-const slug = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 function ip(id: number, address: string, family: 4 | 6, base: string) {
   return { id, url: `${base}/api/ipam/ip-addresses/${id}/`, display: address, family, address };
@@ -47,7 +51,14 @@ function ip(id: number, address: string, family: 4 | 6, base: string) {
 
 /** One device as NetBox 4.x serializes it (the fields a sync reads, plus typical neighbours). */
 export function netboxDevice(d: SimDevice, base: string) {
-  const manufacturer = { id: 1, url: `${base}/api/dcim/manufacturers/1/`, display: d.manufacturer, name: d.manufacturer, slug: slug(d.manufacturer), description: '' };
+  const manufacturer = {
+    id: 1,
+    url: `${base}/api/dcim/manufacturers/1/`,
+    display: d.manufacturer,
+    name: d.manufacturer,
+    slug: slug(d.manufacturer),
+    description: '',
+  };
   const primary4 = d.ip4 ? ip(d.id * 10 + 4, d.ip4, 4, base) : null;
   const primary6 = d.ip6 ? ip(d.id * 10 + 6, d.ip6, 6, base) : null;
   return {
@@ -56,10 +67,27 @@ export function netboxDevice(d: SimDevice, base: string) {
     display_url: `${base}/dcim/devices/${d.id}/`,
     display: d.name ?? `Unnamed device (${d.id})`,
     name: d.name,
-    device_type: { id: 1, url: `${base}/api/dcim/device-types/1/`, display: d.model, manufacturer, model: d.model, slug: slug(d.model), description: '' },
-    role: { id: 1, url: `${base}/api/dcim/device-roles/1/`, display: d.role ?? 'Access', name: d.role ?? 'Access', slug: slug(d.role ?? 'access'), description: '' },
+    device_type: {
+      id: 1,
+      url: `${base}/api/dcim/device-types/1/`,
+      display: d.model,
+      manufacturer,
+      model: d.model,
+      slug: slug(d.model),
+      description: '',
+    },
+    role: {
+      id: 1,
+      url: `${base}/api/dcim/device-roles/1/`,
+      display: d.role ?? 'Access',
+      name: d.role ?? 'Access',
+      slug: slug(d.role ?? 'access'),
+      description: '',
+    },
     tenant: null,
-    platform: d.platform ? { id: 1, url: `${base}/api/dcim/platforms/1/`, display: d.platform, name: d.platform, slug: slug(d.platform), description: '' } : null,
+    platform: d.platform
+      ? { id: 1, url: `${base}/api/dcim/platforms/1/`, display: d.platform, name: d.platform, slug: slug(d.platform), description: '' }
+      : null,
     serial: d.serial ?? '',
     asset_tag: d.asset_tag ?? null,
     site: { id: 1, url: `${base}/api/dcim/sites/1/`, display: d.site, name: d.site, slug: slug(d.site), description: '' },
@@ -79,7 +107,14 @@ export function netboxDevice(d: SimDevice, base: string) {
     comments: '',
     config_template: null,
     local_context_data: null,
-    tags: (d.tags ?? []).map((t, i) => ({ id: i + 1, url: `${base}/api/extras/tags/${i + 1}/`, display: t, name: t, slug: slug(t), color: '9e9e9e' })),
+    tags: (d.tags ?? []).map((t, i) => ({
+      id: i + 1,
+      url: `${base}/api/extras/tags/${i + 1}/`,
+      display: t,
+      name: t,
+      slug: slug(t),
+      color: '9e9e9e',
+    })),
     custom_fields: {},
     created: '2024-01-01T00:00:00.000000Z',
     last_updated: '2024-01-02T00:00:00.000000Z',
@@ -90,16 +125,26 @@ export function netboxDevice(d: SimDevice, base: string) {
 function matches(d: SimDevice, key: string, values: string[]): boolean {
   const any = (value: string | null | undefined) => value !== null && value !== undefined && values.includes(value);
   switch (key) {
-    case 'site': return any(slug(d.site));
-    case 'site_id': return any('1');
-    case 'status': return any(d.status ?? 'active');
-    case 'role': return any(slug(d.role ?? 'access'));
-    case 'tag': return (d.tags ?? []).some((t) => values.includes(slug(t)));
-    case 'platform': return any(d.platform ? slug(d.platform) : null);
-    case 'manufacturer': return any(slug(d.manufacturer));
-    case 'name': return any(d.name);
-    case 'has_primary_ip': return values.includes(String(Boolean(d.ip4 || d.ip6)));
-    default: return true;
+    case 'site':
+      return any(slug(d.site));
+    case 'site_id':
+      return any('1');
+    case 'status':
+      return any(d.status ?? 'active');
+    case 'role':
+      return any(slug(d.role ?? 'access'));
+    case 'tag':
+      return (d.tags ?? []).some((t) => values.includes(slug(t)));
+    case 'platform':
+      return any(d.platform ? slug(d.platform) : null);
+    case 'manufacturer':
+      return any(slug(d.manufacturer));
+    case 'name':
+      return any(d.name);
+    case 'has_primary_ip':
+      return values.includes(String(Boolean(d.ip4 || d.ip6)));
+    default:
+      return true;
   }
 }
 

@@ -24,7 +24,13 @@ export class EditError extends Error {
 function opOf(el: XElement): EditOp | undefined {
   for (const [k, v] of Object.entries(el.attrs)) {
     if (localName(k) === 'operation' && !k.startsWith('xmlns')) {
-      if (!OPS.includes(v)) throw new EditError('bad-attribute', `unknown operation "${v}"`, '', `<bad-attribute>operation</bad-attribute><bad-element>${localName(el.name)}</bad-element>`);
+      if (!OPS.includes(v))
+        throw new EditError(
+          'bad-attribute',
+          `unknown operation "${v}"`,
+          '',
+          `<bad-attribute>operation</bad-attribute><bad-element>${localName(el.name)}</bad-element>`,
+        );
       return v as EditOp;
     }
   }

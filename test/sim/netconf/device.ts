@@ -8,7 +8,19 @@ import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import ssh2, { type Connection, type ServerChannel } from 'ssh2';
 import { CAP, NS_BASE } from '../../../agent/src/drivers/netconf/client';
-import { XmlError, child, childrenNamed, elements, escapeAttr, escapeText, isElement, localName, parseXml, textOf, type XElement } from '../../../agent/src/drivers/netconf/xml';
+import {
+  XmlError,
+  child,
+  childrenNamed,
+  elements,
+  escapeAttr,
+  escapeText,
+  isElement,
+  localName,
+  parseXml,
+  textOf,
+  type XElement,
+} from '../../../agent/src/drivers/netconf/xml';
 import { Datastore, EditError } from './datastore';
 import { readableKeyPair } from '../ssh/device';
 
@@ -309,7 +321,16 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
       try {
         rpc = parseXml(text).find(isElement);
       } catch (err) {
-        write(replyXml(undefined, rpcErrorXml({ type: 'rpc', tag: 'malformed-message', message: `not well-formed XML: ${err instanceof XmlError ? err.message : String(err)}` })));
+        write(
+          replyXml(
+            undefined,
+            rpcErrorXml({
+              type: 'rpc',
+              tag: 'malformed-message',
+              message: `not well-formed XML: ${err instanceof XmlError ? err.message : String(err)}`,
+            }),
+          ),
+        );
         return;
       }
       if (!rpc || localName(rpc.name) !== 'rpc') {
@@ -318,7 +339,17 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
       }
       const id = rpc.attrs['message-id'];
       if (id === undefined) {
-        write(replyXml(undefined, rpcErrorXml({ type: 'rpc', tag: 'missing-attribute', message: 'message-id attribute missing', info: '<bad-attribute>message-id</bad-attribute><bad-element>rpc</bad-element>' })));
+        write(
+          replyXml(
+            undefined,
+            rpcErrorXml({
+              type: 'rpc',
+              tag: 'missing-attribute',
+              message: 'message-id attribute missing',
+              info: '<bad-attribute>message-id</bad-attribute><bad-element>rpc</bad-element>',
+            }),
+          ),
+        );
         return;
       }
       const op = elements(rpc.children)[0];
@@ -357,16 +388,32 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
       const name = ds ? localName(ds.name) : '';
       if (name === 'running') return 'running';
       if (name === 'candidate') {
-        if (!hasCandidate) throw new Failure({ type: 'protocol', tag: 'invalid-value', message: 'candidate datastore not supported', path: `/rpc/${localName(op.name)}/${param}` });
+        if (!hasCandidate)
+          throw new Failure({
+            type: 'protocol',
+            tag: 'invalid-value',
+            message: 'candidate datastore not supported',
+            path: `/rpc/${localName(op.name)}/${param}`,
+          });
         return 'candidate';
       }
-      throw new Failure({ type: 'protocol', tag: name ? 'invalid-value' : 'missing-element', message: `unsupported ${param} "${name}"`, info: `<bad-element>${param}</bad-element>` });
+      throw new Failure({
+        type: 'protocol',
+        tag: name ? 'invalid-value' : 'missing-element',
+        message: `unsupported ${param} "${name}"`,
+        info: `<bad-element>${param}</bad-element>`,
+      });
     }
 
     function checkNotLocked(ds: 'running' | 'candidate'): void {
       const holder = locks[ds];
       if (holder !== undefined && holder !== sid) {
-        throw new Failure({ type: 'protocol', tag: 'in-use', message: `${ds} is locked by session ${holder}`, info: `<session-id>${holder}</session-id>` });
+        throw new Failure({
+          type: 'protocol',
+          tag: 'in-use',
+          message: `${ds} is locked by session ${holder}`,
+          info: `<session-id>${holder}</session-id>`,
+        });
       }
     }
 
@@ -378,17 +425,31 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
           return `<data>${datastore(targetOf(op, 'source')).text()}</data>`;
         case 'edit-config': {
           const ds = targetOf(op, 'target');
-          if (ds === 'running' && !hasWritableRunning) throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'running is not writable; use the candidate' });
+          if (ds === 'running' && !hasWritableRunning)
+            throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'running is not writable; use the candidate' });
           checkNotLocked(ds);
           const config = child(op, 'config');
-          if (!config) throw new Failure({ type: 'protocol', tag: 'missing-element', message: 'edit-config without <config>', info: '<bad-element>config</bad-element>' });
+          if (!config)
+            throw new Failure({
+              type: 'protocol',
+              tag: 'missing-element',
+              message: 'edit-config without <config>',
+              info: '<bad-element>config</bad-element>',
+            });
           const defOp = textOf(child(op, 'default-operation')).trim() || 'merge';
-          if (!['merge', 'replace', 'none'].includes(defOp)) throw new Failure({ type: 'protocol', tag: 'invalid-value', message: `bad default-operation ${defOp}` });
+          if (!['merge', 'replace', 'none'].includes(defOp))
+            throw new Failure({ type: 'protocol', tag: 'invalid-value', message: `bad default-operation ${defOp}` });
           if (device.faults.failOnEdit) throw new Failure({ tag: 'operation-failed', message: 'injected edit-config failure' });
           const marker = device.faults.rejectMarker;
           if (marker) {
             const bad = findText(elements(config.children), marker, '');
-            if (bad) throw new Failure({ tag: 'invalid-value', message: `value "${marker}" is not allowed`, path: bad.path, info: `<bad-element>${bad.name}</bad-element>` });
+            if (bad)
+              throw new Failure({
+                tag: 'invalid-value',
+                message: `value "${marker}" is not allowed`,
+                path: bad.path,
+                info: `<bad-element>${bad.name}</bad-element>`,
+              });
           }
           try {
             datastore(ds).edit(elements(config.children), defOp as 'merge' | 'replace' | 'none');
@@ -402,10 +463,20 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
           const ds = targetOf(op, 'target');
           const holder = locks[ds];
           if (holder !== undefined) {
-            throw new Failure({ type: 'protocol', tag: 'lock-denied', message: `lock is already held by session ${holder}`, info: `<session-id>${holder}</session-id>` });
+            throw new Failure({
+              type: 'protocol',
+              tag: 'lock-denied',
+              message: `lock is already held by session ${holder}`,
+              info: `<session-id>${holder}</session-id>`,
+            });
           }
           if (ds === 'candidate' && candidate.text() !== running.text() && !pending) {
-            throw new Failure({ type: 'protocol', tag: 'lock-denied', message: 'candidate has uncommitted changes', info: '<session-id>0</session-id>' });
+            throw new Failure({
+              type: 'protocol',
+              tag: 'lock-denied',
+              message: 'candidate has uncommitted changes',
+              info: '<session-id>0</session-id>',
+            });
           }
           locks[ds] = sid;
           return '<ok/>';
@@ -426,12 +497,14 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
           checkNotLocked('candidate');
           checkNotLocked('running');
           const confirmed = child(op, 'confirmed') !== undefined;
-          if (confirmed && !hasConfirmed) throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'confirmed commit not supported' });
+          if (confirmed && !hasConfirmed)
+            throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'confirmed commit not supported' });
           if (pending && !confirmed && device.faults.dropOnConfirmingCommit) return 'drop';
           if (device.faults.failCommit) throw new Failure({ tag: 'operation-failed', message: 'injected commit failure' });
           if (confirmed) {
             const timeoutSec = Number(textOf(child(op, 'confirm-timeout')).trim() || '600');
-            if (!Number.isInteger(timeoutSec) || timeoutSec < 1) throw new Failure({ type: 'protocol', tag: 'invalid-value', message: 'bad confirm-timeout', path: '/rpc/commit/confirm-timeout' });
+            if (!Number.isInteger(timeoutSec) || timeoutSec < 1)
+              throw new Failure({ type: 'protocol', tag: 'invalid-value', message: 'bad confirm-timeout', path: '/rpc/commit/confirm-timeout' });
             const rollback = pending ? pending.rollback : running.clone();
             if (pending) clearTimeout(pending.timer);
             const timer = setTimeout(revertPending, timeoutSec * 1000);
@@ -451,7 +524,12 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
         case 'close-session':
           return '<ok/>';
         default:
-          throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: `operation ${name} is not supported`, info: `<bad-element>${name}</bad-element>` });
+          throw new Failure({
+            type: 'protocol',
+            tag: 'operation-not-supported',
+            message: `operation ${name} is not supported`,
+            info: `<bad-element>${name}</bad-element>`,
+          });
       }
     }
   }
@@ -520,7 +598,10 @@ export interface NetconfFleet {
 }
 
 /** Start n devices (sharing one host key) with options, or per-index options. */
-export async function startNetconfFleet(n: number, options: NetconfDeviceOptions | ((i: number) => NetconfDeviceOptions) = {}): Promise<NetconfFleet> {
+export async function startNetconfFleet(
+  n: number,
+  options: NetconfDeviceOptions | ((i: number) => NetconfDeviceOptions) = {},
+): Promise<NetconfFleet> {
   const devices: NetconfDevice[] = [];
   const batch = 50;
   for (let i = 0; i < n; i += batch) {

@@ -497,15 +497,17 @@ export class CliShellSession {
     if (committing && (line === 'commit' || line === 'commit replace' || line === 'abort')) {
       if (line === 'abort') {
         this.leaveConfig();
-        return this.prompt(), true;
+        return (this.prompt(), true);
       }
       if (line === 'commit') {
         if (this.candidate) this.dev.setBody(this.candidate.text());
         this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
         this.typed = [];
-        return this.prompt(), true;
+        return (this.prompt(), true);
       }
-      this.out.write('This commit will replace or remove the entire running configuration. This\noperation can be service affecting.\nDo you wish to proceed? [no]: ');
+      this.out.write(
+        'This commit will replace or remove the entire running configuration. This\noperation can be service affecting.\nDo you wish to proceed? [no]: ',
+      );
       this.state = 'confirm';
       const typed = this.typed;
       this.onConfirm = (answer) => {

@@ -29,8 +29,7 @@ const p2 = (n: number) => String(n).padStart(2, '0');
 const hms = (d: Date) => `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())}`;
 
 /** `12:00:01 UTC Mon Jan 1 2024` (IOS style). */
-export const iosClock = (d: Date) =>
-  `${hms(d)} UTC ${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${d.getUTCFullYear()}`;
+export const iosClock = (d: Date) => `${hms(d)} UTC ${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${d.getUTCFullYear()}`;
 /** `Mon Jan  1 12:00:01.123 UTC` (XR style). */
 export const xrClock = (d: Date) =>
   `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ${hms(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')} UTC`;
@@ -158,7 +157,12 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
       return L.join('\n') + '\n';
     },
     render: (_h, body, now) =>
-      ['Building configuration...', body.split('\n')[0], `!! Last configuration change at ${xrClock(now)} by admin`, ...body.split('\n').slice(1)].join('\n'),
+      [
+        'Building configuration...',
+        body.split('\n')[0],
+        `!! Last configuration change at ${xrClock(now)} by admin`,
+        ...body.split('\n').slice(1),
+      ].join('\n'),
   },
   junos: {
     body: (h, n) => {
@@ -171,7 +175,13 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
       L.push('interfaces {');
       for (let i = 0; i < n; i++) {
         L.push(`    ge-0/0/${i} {`, `        description "${DESCS[Math.floor(rand() * DESCS.length)]}-${i}";`, '        unit 0 {');
-        L.push('            family inet {', `                address 10.${i}.${Math.floor(rand() * 250)}.1/30;`, '            }', '        }', '    }');
+        L.push(
+          '            family inet {',
+          `                address 10.${i}.${Math.floor(rand() * 250)}.1/30;`,
+          '            }',
+          '        }',
+          '    }',
+        );
       }
       L.push('}', 'routing-options {', '    static {', `        route 0.0.0.0/0 next-hop ${ip(rand)};`, '    }', '}');
       L.push('protocols {', '    ospf {', '        area 0.0.0.0 {', '            interface ge-0/0/0.0;', '        }', '    }');
@@ -197,7 +207,11 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
       return L.join('\n') + '\n';
     },
     render: (_h, body, now) =>
-      ['! Command: show running-config', `! Time: ${DAYS[now.getUTCDay()]} ${MONTHS[now.getUTCMonth()]} ${now.getUTCDate()} ${hms(now)} ${now.getUTCFullYear()}`, body].join('\n'),
+      [
+        '! Command: show running-config',
+        `! Time: ${DAYS[now.getUTCDay()]} ${MONTHS[now.getUTCMonth()]} ${now.getUTCDate()} ${hms(now)} ${now.getUTCFullYear()}`,
+        body,
+      ].join('\n'),
   },
   panos: {
     body: (h, n) => {
@@ -212,7 +226,9 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
         L.push(`set zone ${i % 2 ? 'trust' : 'untrust'} network layer3 ethernet1/${i}`);
       }
       for (let r = 1; r <= Math.max(4, n / 2); r++) {
-        L.push(`set rulebase security rules rule-${r} from trust to untrust source any destination any application any service application-default action allow`);
+        L.push(
+          `set rulebase security rules rule-${r} from trust to untrust source any destination any application any service application-default action allow`,
+        );
       }
       L.push(`set network virtual-router default routing-table ip static-route default destination 0.0.0.0/0 nexthop ip-address ${ip(rand)}`);
       return L.join('\n') + '\n';
@@ -227,12 +243,23 @@ export const CONFIG_STYLES: Record<string, ConfigStyle> = {
       L.push('        set password ENC SH2abcdef0123456789', '    next', 'end', 'config system interface');
       for (let i = 1; i <= n; i++) {
         L.push(`    edit "port${i}"`, '        set vdom "root"', `        set ip 10.${i}.${Math.floor(rand() * 250)}.1 255.255.255.0`);
-        L.push('        set allowaccess ping https ssh', '        set type physical', `        set alias "${DESCS[Math.floor(rand() * DESCS.length)]}-${i}"`, '    next');
+        L.push(
+          '        set allowaccess ping https ssh',
+          '        set type physical',
+          `        set alias "${DESCS[Math.floor(rand() * DESCS.length)]}-${i}"`,
+          '    next',
+        );
       }
       L.push('end', 'config router static', '    edit 1', `        set gateway ${ip(rand)}`, '        set device "port1"', '    next', 'end');
       L.push('config firewall policy');
       for (let r = 1; r <= Math.max(4, n / 2); r++) {
-        L.push(`    edit ${r}`, `        set name "rule-${r}"`, '        set srcintf "port2"', '        set dstintf "port1"', '        set action accept');
+        L.push(
+          `    edit ${r}`,
+          `        set name "rule-${r}"`,
+          '        set srcintf "port2"',
+          '        set dstintf "port1"',
+          '        set action accept',
+        );
         L.push('        set srcaddr "all"', '        set dstaddr "all"', '        set schedule "always"', '        set service "ALL"', '    next');
       }
       L.push('end');

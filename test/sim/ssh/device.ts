@@ -87,7 +87,10 @@ export function simHostKey(): string {
 
 /** Same text as the driver returns: no blank lines at either end, one final newline. */
 export function normalizeConfig(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trimEnd());
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.trimEnd());
   while (lines.length && lines[0] === '') lines.shift();
   while (lines.length && lines[lines.length - 1] === '') lines.pop();
   return lines.join('\n') + '\n';
@@ -342,7 +345,6 @@ export interface SshFleetOptions extends Omit<SshDeviceOptions, 'port' | 'hostna
    */
   spreadHosts?: boolean;
 }
-
 
 export interface SimSshFleet {
   devices: SimSshDevice[];

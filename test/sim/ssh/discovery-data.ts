@@ -115,7 +115,8 @@ function linksOf(hostname: string, deviceType: string): LinkEnd[] {
   return out;
 }
 
-const linkAddress = (subnet: number, low: boolean) => `10.${1 + ((subnet >> 14) & 63)}.${(subnet >> 6) & 255}.${((subnet & 63) << 2) + (low ? 1 : 2)}`;
+const linkAddress = (subnet: number, low: boolean) =>
+  `10.${1 + ((subnet >> 14) & 63)}.${(subnet >> 6) & 255}.${((subnet & 63) << 2) + (low ? 1 : 2)}`;
 
 // ---- naming per dialect -----------------------------------------------------------------------
 
@@ -128,17 +129,59 @@ interface Naming {
   speed: number;
 }
 
-const ios: Naming = { port: (i) => `GigabitEthernet0/${i}`, short: (i) => `Gi0/${i}`, svi: 'Vlan10', loopback: 'Loopback0', platform: 'Cisco-like C2960X', speed: 1000 };
+const ios: Naming = {
+  port: (i) => `GigabitEthernet0/${i}`,
+  short: (i) => `Gi0/${i}`,
+  svi: 'Vlan10',
+  loopback: 'Loopback0',
+  platform: 'Cisco-like C2960X',
+  speed: 1000,
+};
 const NAMING: Record<string, Naming> = {
   vendor_ios: ios,
   vendor_xe: { ...ios, port: (i) => `GigabitEthernet1/0/${i}`, short: (i) => `Gi1/0/${i}`, platform: 'Cisco-like C9300-48P' },
   generic: ios,
   custom: ios,
-  vendor_nxos: { port: (i) => `Ethernet1/${i}`, short: (i) => `Eth1/${i}`, svi: 'Vlan10', loopback: 'loopback0', platform: 'N9K-C93180YC-EX', speed: 10000 },
-  vendor_xr: { port: (i) => `GigabitEthernet0/0/0/${i}`, short: (i) => `Gi0/0/0/${i}`, svi: null, loopback: 'Loopback0', platform: 'cisco ASR9K', speed: 1000 },
-  vendor_eos: { port: (i) => `Ethernet${i}`, short: (i) => `Et${i}`, svi: 'Vlan10', loopback: 'Loopback0', platform: 'Arista-like DCS-7050SX3', speed: 10000 },
-  vendor_junos: { port: (i) => `ge-0/0/${i}`, short: (i) => `ge-0/0/${i}`, svi: 'irb.10', loopback: 'lo0', platform: 'Juniper-like mx204', speed: 1000 },
-  vendor_panos: { port: (i) => `ethernet1/${i}`, short: (i) => `ethernet1/${i}`, svi: null, loopback: 'loopback.1', platform: 'PA-3220', speed: 1000 },
+  vendor_nxos: {
+    port: (i) => `Ethernet1/${i}`,
+    short: (i) => `Eth1/${i}`,
+    svi: 'Vlan10',
+    loopback: 'loopback0',
+    platform: 'N9K-C93180YC-EX',
+    speed: 10000,
+  },
+  vendor_xr: {
+    port: (i) => `GigabitEthernet0/0/0/${i}`,
+    short: (i) => `Gi0/0/0/${i}`,
+    svi: null,
+    loopback: 'Loopback0',
+    platform: 'cisco ASR9K',
+    speed: 1000,
+  },
+  vendor_eos: {
+    port: (i) => `Ethernet${i}`,
+    short: (i) => `Et${i}`,
+    svi: 'Vlan10',
+    loopback: 'Loopback0',
+    platform: 'Arista-like DCS-7050SX3',
+    speed: 10000,
+  },
+  vendor_junos: {
+    port: (i) => `ge-0/0/${i}`,
+    short: (i) => `ge-0/0/${i}`,
+    svi: 'irb.10',
+    loopback: 'lo0',
+    platform: 'Juniper-like mx204',
+    speed: 1000,
+  },
+  vendor_panos: {
+    port: (i) => `ethernet1/${i}`,
+    short: (i) => `ethernet1/${i}`,
+    svi: null,
+    loopback: 'loopback.1',
+    platform: 'PA-3220',
+    speed: 1000,
+  },
   vendor_fw: { port: (i) => `port${i}`, short: (i) => `port${i}`, svi: null, loopback: 'loopback0', platform: 'FortiGate-like-60F', speed: 1000 },
 };
 const namingOf = (deviceType: string) => NAMING[deviceType] ?? ios;
@@ -161,7 +204,13 @@ export function simModel(hostname: string, deviceType: string): SimModel {
       index: i,
       name: naming.port(i),
       short: naming.short(i),
-      description: link ? `to ${link.peer.hostname} ${namingOf(link.peer.deviceType).port(link.peerPort)}` : access ? `users-${i - 2}` : i === 7 ? 'spare (shut)' : '',
+      description: link
+        ? `to ${link.peer.hostname} ${namingOf(link.peer.deviceType).port(link.peerPort)}`
+        : access
+          ? `users-${i - 2}`
+          : i === 7
+            ? 'spare (shut)'
+            : '',
       admin: i !== 7,
       oper: Boolean(link) || access,
       speed: naming.speed,
@@ -191,7 +240,11 @@ export function simModel(hostname: string, deviceType: string): SimModel {
       localAddress: linkAddress(l.subnet, !l.low),
     };
   });
-  const hosts = [3, 4, 5].map((i, k) => ({ ip: `${usersNet}.${11 + k}`, mac: `02:00:${hex2(n >> 8)}:${hex2(n)}:00:${hex2(k + 1)}`, port: ports[i - 1] }));
+  const hosts = [3, 4, 5].map((i, k) => ({
+    ip: `${usersNet}.${11 + k}`,
+    mac: `02:00:${hex2(n >> 8)}:${hex2(n)}:00:${hex2(k + 1)}`,
+    port: ports[i - 1],
+  }));
   const arp = [
     ...neighbors.map((nb, k) => ({ ip: nb.localAddress, mac: nb.remoteMac, iface: nb.port.name, ageSeconds: 60 * (k + 2) })),
     ...hosts.map((h, k) => ({ ip: h.ip, mac: h.mac, iface: users.name, ageSeconds: 60 * (k + 1) })),
@@ -235,12 +288,32 @@ const prefixMask = (p: number) => [0, 1, 2, 3].map((i) => (p >= 8 * (i + 1) ? 25
 const gbps = (mbps: number) => (mbps >= 1000 ? `${mbps / 1000}Gb/s` : `${mbps}Mb/s`);
 
 /** Interface entries (ports, users SVI, loopback) in one list for the renderers. */
-export function allInterfaces(m: SimModel): { name: string; description: string; admin: boolean; oper: boolean; speed: number | null; mac: string | null; address: string | null }[] {
+export function allInterfaces(
+  m: SimModel,
+): { name: string; description: string; admin: boolean; oper: boolean; speed: number | null; mac: string | null; address: string | null }[] {
   const svi = m.ports.some((p) => p.name === m.users.name)
     ? []
-    : [{ name: m.users.name, description: 'users', admin: true, oper: true, speed: null, mac: m.users.mac, address: `${m.users.address}/${m.users.prefix}` }];
+    : [
+        {
+          name: m.users.name,
+          description: 'users',
+          admin: true,
+          oper: true,
+          speed: null,
+          mac: m.users.mac,
+          address: `${m.users.address}/${m.users.prefix}`,
+        },
+      ];
   return [
-    ...m.ports.map((p) => ({ name: p.name, description: p.description, admin: p.admin, oper: p.oper, speed: p.speed, mac: p.mac, address: p.address })),
+    ...m.ports.map((p) => ({
+      name: p.name,
+      description: p.description,
+      admin: p.admin,
+      oper: p.oper,
+      speed: p.speed,
+      mac: p.mac,
+      address: p.address,
+    })),
     ...svi,
     { name: m.loopback.name, description: 'management', admin: true, oper: true, speed: null, mac: null, address: `${m.loopback.address}/32` },
   ];
@@ -252,16 +325,25 @@ function iosInterfaces(m: SimModel): string {
   const eos = m.deviceType === 'vendor_eos';
   return allInterfaces(m)
     .map((i) => {
-      const state = !i.admin ? 'administratively down, line protocol is down (disabled)' : i.oper ? `up, line protocol is up${eos ? ' (connected)' : ''}` : `down, line protocol is down${eos ? ' (notconnect)' : ''}`;
+      const state = !i.admin
+        ? 'administratively down, line protocol is down (disabled)'
+        : i.oper
+          ? `up, line protocol is up${eos ? ' (connected)' : ''}`
+          : `down, line protocol is down${eos ? ' (notconnect)' : ''}`;
       return lines(
         `${i.name} is ${state}`,
-        i.mac ? `  Hardware is ${eos ? 'Ethernet' : 'Gigabit Ethernet'}, address is ${dotted(i.mac)} (bia ${dotted(i.mac)})` : '  Hardware is Loopback',
+        i.mac
+          ? `  Hardware is ${eos ? 'Ethernet' : 'Gigabit Ethernet'}, address is ${dotted(i.mac)} (bia ${dotted(i.mac)})`
+          : '  Hardware is Loopback',
         i.description && `  Description: ${i.description}`,
         i.address && `  Internet address is ${i.address}`,
         `  MTU ${i.mac ? 1500 : 1514} bytes, BW ${(i.speed ?? 8000) * 1000} Kbit/sec, DLY 10 usec,`,
         '     reliability 255/255, txload 1/255, rxload 1/255',
         '  Encapsulation ARPA, loopback not set',
-        i.speed !== null && (i.oper ? `  Full-duplex, ${gbps(i.speed)}, media type is 10/100/1000BaseTX` : '  Auto-duplex, Auto-speed, media type is 10/100/1000BaseTX'),
+        i.speed !== null &&
+          (i.oper
+            ? `  Full-duplex, ${gbps(i.speed)}, media type is 10/100/1000BaseTX`
+            : '  Auto-duplex, Auto-speed, media type is 10/100/1000BaseTX'),
         '  Last input 00:00:01, output 00:00:00, output hang never',
         '     5 minute input rate 1000 bits/sec, 2 packets/sec',
       );
@@ -300,7 +382,14 @@ function cdpDetail(m: SimModel): string {
 function lldpDetail(m: SimModel): string {
   const t = m.deviceType;
   if (t === 'vendor_nxos') {
-    return lines('Capability codes:', '  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device', '  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other', 'Device ID            Local Intf      Hold-time  Capability  Port ID  ', '') +
+    return (
+      lines(
+        'Capability codes:',
+        '  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device',
+        '  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other',
+        'Device ID            Local Intf      Hold-time  Capability  Port ID  ',
+        '',
+      ) +
       m.neighbors
         .map((nb) =>
           lines(
@@ -319,10 +408,13 @@ function lldpDetail(m: SimModel): string {
             '',
           ),
         )
-        .join('') + lines('', `Total entries displayed: ${m.neighbors.length}`);
+        .join('') +
+      lines('', `Total entries displayed: ${m.neighbors.length}`)
+    );
   }
   if (t === 'vendor_eos') {
-    return lines(`Last table change time   : 0:12:34 ago`, `Number of table inserts  : ${m.neighbors.length}`, '') +
+    return (
+      lines(`Last table change time   : 0:12:34 ago`, `Number of table inserts  : ${m.neighbors.length}`, '') +
       m.neighbors
         .map((nb) =>
           lines(
@@ -346,10 +438,12 @@ function lldpDetail(m: SimModel): string {
             '',
           ),
         )
-        .join('');
+        .join('')
+    );
   }
   const xr = t === 'vendor_xr';
-  return lines('Capability codes:', '        (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device', '') +
+  return (
+    lines('Capability codes:', '        (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device', '') +
     m.neighbors
       .map((nb) =>
         lines(
@@ -372,7 +466,9 @@ function lldpDetail(m: SimModel): string {
           '',
         ),
       )
-      .join('') + lines('', `Total entries displayed: ${m.neighbors.length}`);
+      .join('') +
+    lines('', `Total entries displayed: ${m.neighbors.length}`)
+  );
 }
 
 function iosArp(m: SimModel): string {
@@ -392,7 +488,10 @@ function iosMac(m: SimModel): string {
     '',
     eos ? 'Vlan    Mac Address       Type        Ports      Moves   Last Move' : 'Vlan    Mac Address       Type        Ports',
     eos ? '----    -----------       ----        -----      -----   ---------' : '----    -----------       --------    -----',
-    ...m.macs.map((e) => `${String(e.vlan).padStart(4)}    ${dotted(e.mac)}    ${pad(e.type.toUpperCase(), 12)}${eos ? `${pad(e.port, 11)}1       0:00:12 ago` : e.port}`),
+    ...m.macs.map(
+      (e) =>
+        `${String(e.vlan).padStart(4)}    ${dotted(e.mac)}    ${pad(e.type.toUpperCase(), 12)}${eos ? `${pad(e.port, 11)}1       0:00:12 ago` : e.port}`,
+    ),
     `Total Mac Addresses for this criterion: ${m.macs.length}`,
   );
 }
@@ -404,7 +503,12 @@ function iosVlans(m: SimModel): string {
     const first = `${pad(v.id, 5)}${pad(v.name, 33)}${pad('active', 10)}${(chunks[0] ?? []).join(', ')}`;
     return [first.trimEnd(), ...chunks.slice(1).map((c) => `${' '.repeat(48)}${c.join(', ')}`)];
   });
-  return lines('', 'VLAN Name                             Status    Ports', '---- -------------------------------- --------- -------------------------------', ...rows);
+  return lines(
+    '',
+    'VLAN Name                             Status    Ports',
+    '---- -------------------------------- --------- -------------------------------',
+    ...rows,
+  );
 }
 
 // ---- NX-OS ------------------------------------------------------------------------------------
@@ -436,7 +540,9 @@ function nxArp(m: SimModel): string {
     'IP ARP Table for context default',
     `Total number of entries: ${m.arp.length}`,
     'Address         Age       MAC Address     Interface       Flags',
-    ...m.arp.map((a) => `${pad(a.ip, 16)}${pad(hms(a.ageSeconds), 10)}${pad(dotted(a.mac), 16)}${m.ports.find((p) => p.name === a.iface)?.short ?? a.iface}`),
+    ...m.arp.map(
+      (a) => `${pad(a.ip, 16)}${pad(hms(a.ageSeconds), 10)}${pad(dotted(a.mac), 16)}${m.ports.find((p) => p.name === a.iface)?.short ?? a.iface}`,
+    ),
   );
 }
 
@@ -507,7 +613,10 @@ function junosInterfaces(m: SimModel): string {
         i.address !== null && '    Flags: Up SNMP-Traps 0x4004000 Encapsulation: ENET2',
         i.address !== null && '    Protocol inet, MTU: 1500',
         i.address !== null && '      Addresses, Flags: Is-Preferred Is-Primary',
-        i.address !== null && (plen === '32' ? `        Local: ${ip}` : `        Destination: ${base}.${Number(ip.split('.')[3]) & ~(2 ** (32 - Number(plen)) - 1)}/${plen}, Local: ${ip}, Broadcast: ${base}.255`),
+        i.address !== null &&
+          (plen === '32'
+            ? `        Local: ${ip}`
+            : `        Destination: ${base}.${Number(ip.split('.')[3]) & ~(2 ** (32 - Number(plen)) - 1)}/${plen}, Local: ${ip}, Broadcast: ${base}.255`),
         '',
       );
     })
@@ -551,7 +660,10 @@ function junosVlans(m: SimModel): string {
   return lines(
     '',
     'Routing instance        VLAN name             Tag          Interfaces',
-    ...m.vlans.flatMap((v) => [`${pad('default-switch', 24)}${pad(v.name, 22)}${pad(v.id, 13)}`, ...v.ports.map((p) => `${' '.repeat(59)}${junosUnit(p)}*`)]),
+    ...m.vlans.flatMap((v) => [
+      `${pad('default-switch', 24)}${pad(v.name, 22)}${pad(v.id, 13)}`,
+      ...v.ports.map((p) => `${' '.repeat(59)}${junosUnit(p)}*`),
+    ]),
   );
 }
 
@@ -564,7 +676,10 @@ function panInterfaces(m: SimModel): string {
     '',
     'name                    id    speed/duplex/state            mac address',
     '--------------------------------------------------------------------------------',
-    ...m.ports.map((p, k) => `${pad(p.name, 24)}${pad(16 + k, 6)}${pad(p.oper ? `${p.speed}/full/up` : p.admin ? 'ukn/ukn/down(autoneg)' : 'ukn/ukn/down(power-down)', 30)}${p.mac}`),
+    ...m.ports.map(
+      (p, k) =>
+        `${pad(p.name, 24)}${pad(16 + k, 6)}${pad(p.oper ? `${p.speed}/full/up` : p.admin ? 'ukn/ukn/down(autoneg)' : 'ukn/ukn/down(power-down)', 30)}${p.mac}`,
+    ),
     '',
     'aggregation groups: 0',
     '',
@@ -572,7 +687,10 @@ function panInterfaces(m: SimModel): string {
     '',
     'name                id    vsys zone             forwarding               tag    address',
     '------------------- ----- ---- ---------------- ------------------------ ------ ------------------',
-    ...all.map((i, k) => `${pad(i.name, 20)}${pad(16 + k, 6)}${pad(1, 5)}${pad(i.address ? 'trust' : '', 17)}${pad('vr:default', 25)}${pad(0, 7)}${i.address ?? 'N/A'}`),
+    ...all.map(
+      (i, k) =>
+        `${pad(i.name, 20)}${pad(16 + k, 6)}${pad(1, 5)}${pad(i.address ? 'trust' : '', 17)}${pad('vr:default', 25)}${pad(0, 7)}${i.address ?? 'N/A'}`,
+    ),
   );
 }
 
@@ -625,12 +743,18 @@ function fwInterfaces(m: SimModel): string {
 function fwLldp(m: SimModel): string {
   return lines(
     'Neighbor   TTL   Chassis ID          Port ID          System Name      Mgmt Address',
-    ...m.neighbors.map((nb) => `${pad(nb.port.name, 11)}${pad(120, 6)}${pad(nb.remoteChassis, 20)}${pad(nb.remotePort, 17)}${pad(nb.remoteName, 17)}${nb.remoteAddress}`),
+    ...m.neighbors.map(
+      (nb) =>
+        `${pad(nb.port.name, 11)}${pad(120, 6)}${pad(nb.remoteChassis, 20)}${pad(nb.remotePort, 17)}${pad(nb.remoteName, 17)}${nb.remoteAddress}`,
+    ),
   );
 }
 
 function fwArp(m: SimModel): string {
-  return lines('Address           Age(min)   Hardware Addr      Interface', ...m.arp.map((a) => `${pad(a.ip, 18)}${pad(Math.round(a.ageSeconds / 60), 11)}${pad(a.mac, 18)} ${a.iface}`));
+  return lines(
+    'Address           Age(min)   Hardware Addr      Interface',
+    ...m.arp.map((a) => `${pad(a.ip, 18)}${pad(Math.round(a.ageSeconds / 60), 11)}${pad(a.mac, 18)} ${a.iface}`),
+  );
 }
 
 // ---- registration -----------------------------------------------------------------------------
@@ -659,8 +783,19 @@ export const SIM_DISCOVERY_COMMANDS: Record<string, Record<string, Render>> = {
     'show mac address-table': nxMac,
     'show vlan brief': iosVlans,
   },
-  vendor_xr: { 'show interfaces': iosInterfaces, 'show cdp neighbors detail': cdpDetail, 'show lldp neighbors detail': lldpDetail, 'show arp': xrArp },
-  vendor_eos: { 'show interfaces': iosInterfaces, 'show lldp neighbors detail': lldpDetail, 'show ip arp': eosArp, 'show mac address-table': iosMac, 'show vlan': eosVlans },
+  vendor_xr: {
+    'show interfaces': iosInterfaces,
+    'show cdp neighbors detail': cdpDetail,
+    'show lldp neighbors detail': lldpDetail,
+    'show arp': xrArp,
+  },
+  vendor_eos: {
+    'show interfaces': iosInterfaces,
+    'show lldp neighbors detail': lldpDetail,
+    'show ip arp': eosArp,
+    'show mac address-table': iosMac,
+    'show vlan': eosVlans,
+  },
   vendor_junos: {
     'show interfaces': junosInterfaces,
     'show lldp neighbors': junosLldp,
@@ -668,7 +803,19 @@ export const SIM_DISCOVERY_COMMANDS: Record<string, Record<string, Render>> = {
     'show ethernet-switching table': junosMac,
     'show vlans': junosVlans,
   },
-  vendor_panos: { 'show interface all': panInterfaces, 'show lldp neighbors all': panLldp, 'show arp all': panArp, 'show mac all': () => lines('maximum of entries supported :      8192', 'total MAC entries in table :        0', '', 'vlan             hw address          interface       status   ttl', '---------------------------------------------------------------------') },
+  vendor_panos: {
+    'show interface all': panInterfaces,
+    'show lldp neighbors all': panLldp,
+    'show arp all': panArp,
+    'show mac all': () =>
+      lines(
+        'maximum of entries supported :      8192',
+        'total MAC entries in table :        0',
+        '',
+        'vlan             hw address          interface       status   ttl',
+        '---------------------------------------------------------------------',
+      ),
+  },
   vendor_fw: { 'get system interface': fwInterfaces, 'diagnose lldprx neighbor summary': fwLldp, 'get system arp': fwArp },
 };
 
@@ -680,7 +827,11 @@ for (const [deviceType, commands] of Object.entries(SIM_DISCOVERY_COMMANDS)) {
 
 // ---- gNMI -------------------------------------------------------------------------------------
 
-const OC_SPEED: Record<number, string> = { 1000: 'openconfig-if-ethernet:SPEED_1GB', 10000: 'openconfig-if-ethernet:SPEED_10GB', 100: 'openconfig-if-ethernet:SPEED_100MB' };
+const OC_SPEED: Record<number, string> = {
+  1000: 'openconfig-if-ethernet:SPEED_1GB',
+  10000: 'openconfig-if-ethernet:SPEED_10GB',
+  100: 'openconfig-if-ethernet:SPEED_100MB',
+};
 
 /** The device's model as an openconfig JSON_IETF tree (interfaces, lldp, network-instances). */
 export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): JsonObject {
@@ -693,14 +844,32 @@ export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): 
     return {
       name: i.name,
       config: { name: i.name, description: i.description, enabled: i.admin, mtu: 1500 },
-      state: { name: i.name, description: i.description, enabled: i.admin, 'admin-status': i.admin ? 'UP' : 'DOWN', 'oper-status': i.oper ? 'UP' : 'DOWN', mtu: 1500 },
-      ...(i.mac ? { 'openconfig-if-ethernet:ethernet': { state: { 'mac-address': i.mac, 'port-speed': OC_SPEED[i.speed ?? 0] ?? 'openconfig-if-ethernet:SPEED_UNKNOWN', 'duplex-mode': 'FULL' } } } : {}),
+      state: {
+        name: i.name,
+        description: i.description,
+        enabled: i.admin,
+        'admin-status': i.admin ? 'UP' : 'DOWN',
+        'oper-status': i.oper ? 'UP' : 'DOWN',
+        mtu: 1500,
+      },
+      ...(i.mac
+        ? {
+            'openconfig-if-ethernet:ethernet': {
+              state: { 'mac-address': i.mac, 'port-speed': OC_SPEED[i.speed ?? 0] ?? 'openconfig-if-ethernet:SPEED_UNKNOWN', 'duplex-mode': 'FULL' },
+            },
+          }
+        : {}),
       subinterfaces: {
         subinterface: [
           {
             index: 0,
             ...(i.address
-              ? { 'openconfig-if-ip:ipv4': { addresses: { address: [{ ip, config: { ip, 'prefix-length': Number(plen) }, state: { ip, 'prefix-length': Number(plen) } }] }, neighbors: { neighbor: neighbors } } }
+              ? {
+                  'openconfig-if-ip:ipv4': {
+                    addresses: { address: [{ ip, config: { ip, 'prefix-length': Number(plen) }, state: { ip, 'prefix-length': Number(plen) } }] },
+                    neighbors: { neighbor: neighbors },
+                  },
+                }
               : {}),
           },
         ],
@@ -718,7 +887,17 @@ export function simOpenconfigTree(hostname: string, deviceType = 'vendor_eos'): 
             neighbors: {
               neighbor: m.neighbors
                 .filter((nb) => nb.port === p)
-                .map((nb) => ({ id: nb.remoteChassis, state: { id: nb.remoteChassis, 'chassis-id': nb.remoteChassis, 'system-name': nb.remoteName, 'port-id': nb.remotePort, 'management-address': nb.remoteAddress, 'system-description': nb.remotePlatform } })),
+                .map((nb) => ({
+                  id: nb.remoteChassis,
+                  state: {
+                    id: nb.remoteChassis,
+                    'chassis-id': nb.remoteChassis,
+                    'system-name': nb.remoteName,
+                    'port-id': nb.remotePort,
+                    'management-address': nb.remoteAddress,
+                    'system-description': nb.remotePlatform,
+                  },
+                })),
             },
           })),
       },

@@ -57,14 +57,36 @@ const EOS: Record<string, Render> = {
         ]),
       ),
     }),
-  'show ip arp | json': (m) => json({ ipV4Neighbors: m.arp.map((a) => ({ address: a.ip, hwAddress: dotted(a.mac), interface: a.iface, age: a.ageSeconds })) }),
+  'show ip arp | json': (m) =>
+    json({ ipV4Neighbors: m.arp.map((a) => ({ address: a.ip, hwAddress: dotted(a.mac), interface: a.iface, age: a.ageSeconds })) }),
   'show mac address-table | json': (m) =>
     json({
-      unicastTable: { tableEntries: m.macs.map((e) => ({ vlanId: e.vlan, macAddress: e.mac, entryType: e.type, interface: fullName(m, e.port), moves: 1, lastMove: 1700000000.5 })) },
+      unicastTable: {
+        tableEntries: m.macs.map((e) => ({
+          vlanId: e.vlan,
+          macAddress: e.mac,
+          entryType: e.type,
+          interface: fullName(m, e.port),
+          moves: 1,
+          lastMove: 1700000000.5,
+        })),
+      },
       multicastTable: { tableEntries: [] },
     }),
   'show vlan | json': (m) =>
-    json({ vlans: Object.fromEntries(m.vlans.map((v) => [String(v.id), { name: v.name, status: 'active', dynamic: false, interfaces: Object.fromEntries(v.ports.map((p) => [fullName(m, p), { privatePromoted: false }])) }])) }),
+    json({
+      vlans: Object.fromEntries(
+        m.vlans.map((v) => [
+          String(v.id),
+          {
+            name: v.name,
+            status: 'active',
+            dynamic: false,
+            interfaces: Object.fromEntries(v.ports.map((p) => [fullName(m, p), { privatePromoted: false }])),
+          },
+        ]),
+      ),
+    }),
 };
 
 const NXOS: Record<string, Render> = {
@@ -74,7 +96,16 @@ const NXOS: Record<string, Render> = {
         ROW_interface: allInterfaces(m).map((i) => {
           const [ip, mask] = (i.address ?? '/').split('/');
           if (i.name.startsWith('Vlan')) {
-            return { interface: i.name, svi_admin_state: i.admin ? 'up' : 'down', svi_line_proto: i.admin && i.oper ? 'up' : 'down', svi_mac: i.mac && dotted(i.mac), svi_desc: i.description || undefined, svi_mtu: 1500, svi_bw: 1000000, ...(i.address ? { svi_ip_addr: ip, svi_ip_mask: Number(mask) } : {}) };
+            return {
+              interface: i.name,
+              svi_admin_state: i.admin ? 'up' : 'down',
+              svi_line_proto: i.admin && i.oper ? 'up' : 'down',
+              svi_mac: i.mac && dotted(i.mac),
+              svi_desc: i.description || undefined,
+              svi_mtu: 1500,
+              svi_bw: 1000000,
+              ...(i.address ? { svi_ip_addr: ip, svi_ip_mask: Number(mask) } : {}),
+            };
           }
           return {
             interface: i.name,
@@ -94,27 +125,66 @@ const NXOS: Record<string, Render> = {
   'show cdp neighbors detail | json': (m) =>
     json({
       TABLE_cdp_neighbor_detail_info: {
-        ROW_cdp_neighbor_detail_info: m.neighbors.map((nb) => ({ device_id: `${nb.remoteName}(FOX2222A0BC)`, intf_id: nb.port.name, port_id: nb.remotePort, platform_id: nb.remotePlatform, v4addr: nb.remoteAddress })),
+        ROW_cdp_neighbor_detail_info: m.neighbors.map((nb) => ({
+          device_id: `${nb.remoteName}(FOX2222A0BC)`,
+          intf_id: nb.port.name,
+          port_id: nb.remotePort,
+          platform_id: nb.remotePlatform,
+          v4addr: nb.remoteAddress,
+        })),
       },
     }),
   'show lldp neighbors detail | json': (m) =>
     json({
       TABLE_nbor_detail: {
-        ROW_nbor_detail: m.neighbors.map((nb) => ({ chassis_id: dotted(nb.remoteChassis), port_id: nb.remotePort, l_port_id: nb.port.short, sys_name: nb.remoteName, sys_desc: nb.remotePlatform, mgmt_addr: nb.remoteAddress })),
+        ROW_nbor_detail: m.neighbors.map((nb) => ({
+          chassis_id: dotted(nb.remoteChassis),
+          port_id: nb.remotePort,
+          l_port_id: nb.port.short,
+          sys_name: nb.remoteName,
+          sys_desc: nb.remotePlatform,
+          mgmt_addr: nb.remoteAddress,
+        })),
       },
     }),
   'show ip arp | json': (m) =>
     json({
       TABLE_vrf: {
-        ROW_vrf: { 'vrf-name-out': 'default', TABLE_adj: { ROW_adj: m.arp.map((a) => ({ 'intf-out': shortName(m, a.iface), 'ip-addr-out': a.ip, 'time-stamp': hms(a.ageSeconds), mac: dotted(a.mac) })) } },
+        ROW_vrf: {
+          'vrf-name-out': 'default',
+          TABLE_adj: {
+            ROW_adj: m.arp.map((a) => ({
+              'intf-out': shortName(m, a.iface),
+              'ip-addr-out': a.ip,
+              'time-stamp': hms(a.ageSeconds),
+              mac: dotted(a.mac),
+            })),
+          },
+        },
       },
     }),
   'show mac address-table | json': (m) =>
-    json({ TABLE_mac_address: { ROW_mac_address: m.macs.map((e) => ({ disp_mac_addr: dotted(e.mac), disp_type: e.type, disp_vlan: String(e.vlan), disp_is_static: e.type === 'static' ? 'enabled' : 'disabled', disp_port: e.port })) } }),
+    json({
+      TABLE_mac_address: {
+        ROW_mac_address: m.macs.map((e) => ({
+          disp_mac_addr: dotted(e.mac),
+          disp_type: e.type,
+          disp_vlan: String(e.vlan),
+          disp_is_static: e.type === 'static' ? 'enabled' : 'disabled',
+          disp_port: e.port,
+        })),
+      },
+    }),
   'show vlan brief | json': (m) =>
     json({
       TABLE_vlanbriefxbrief: {
-        ROW_vlanbriefxbrief: m.vlans.map((v) => ({ 'vlanshowbr-vlanid': v.id, 'vlanshowbr-vlanid-utf': v.id, 'vlanshowbr-vlanname': v.name, 'vlanshowbr-vlanstate': 'active', 'vlanshowplist-ifidx': v.ports.map((p) => fullName(m, p)).join(',') })),
+        ROW_vlanbriefxbrief: m.vlans.map((v) => ({
+          'vlanshowbr-vlanid': v.id,
+          'vlanshowbr-vlanid-utf': v.id,
+          'vlanshowbr-vlanname': v.name,
+          'vlanshowbr-vlanstate': 'active',
+          'vlanshowplist-ifidx': v.ports.map((p) => fullName(m, p)).join(','),
+        })),
       },
     }),
 };
@@ -140,7 +210,19 @@ const JUNOS: Record<string, Render> = {
               'link-mode': d('Full-duplex'),
               ...(i.mac ? { 'current-physical-address': d(i.mac) } : {}),
               ...(i.address
-                ? { 'logical-interface': [{ name: d(unit(i.name)), 'address-family': [{ 'address-family-name': d('inet'), 'interface-address': [{ 'ifa-local': d(ip), ...(plen === '32' ? {} : { 'ifa-destination': d(`${ip}/${plen}`) }) }] }] }] }
+                ? {
+                    'logical-interface': [
+                      {
+                        name: d(unit(i.name)),
+                        'address-family': [
+                          {
+                            'address-family-name': d('inet'),
+                            'interface-address': [{ 'ifa-local': d(ip), ...(plen === '32' ? {} : { 'ifa-destination': d(`${ip}/${plen}`) }) }],
+                          },
+                        ],
+                      },
+                    ],
+                  }
                 : {}),
             };
           }),
@@ -164,7 +246,14 @@ const JUNOS: Record<string, Render> = {
       ],
     }),
   'show arp no-resolve | display json': (m) =>
-    json({ 'arp-table-information': [{ 'arp-table-entry': m.arp.map((a) => ({ 'mac-address': d(a.mac), 'ip-address': d(a.ip), 'interface-name': d(unit(a.iface)) })), 'arp-entry-count': d(m.arp.length) }] }),
+    json({
+      'arp-table-information': [
+        {
+          'arp-table-entry': m.arp.map((a) => ({ 'mac-address': d(a.mac), 'ip-address': d(a.ip), 'interface-name': d(unit(a.iface)) })),
+          'arp-entry-count': d(m.arp.length),
+        },
+      ],
+    }),
   'show ethernet-switching table | display json': (m) =>
     json({
       'l2ng-l2ald-rtb-macdb': [
@@ -207,6 +296,8 @@ const REFUSED_DEFAULT = "% Invalid input detected at '^' marker.\n";
 
 for (const [deviceType, commands] of Object.entries(SIM_JSON_COMMANDS)) {
   for (const [command, render] of Object.entries(commands)) {
-    registerSshCommand(deviceType, command, (ctx) => (SIM_TEXT_ONLY.has(ctx.hostname) ? (REFUSED[deviceType] ?? REFUSED_DEFAULT) : render(simModel(ctx.hostname, ctx.deviceType))));
+    registerSshCommand(deviceType, command, (ctx) =>
+      SIM_TEXT_ONLY.has(ctx.hostname) ? (REFUSED[deviceType] ?? REFUSED_DEFAULT) : render(simModel(ctx.hostname, ctx.deviceType)),
+    );
   }
 }

@@ -23,9 +23,15 @@ type Kind = 'container' | 'named' | 'value';
 
 const KINDS: Record<string, Kind> = {};
 const kinds = (kind: Kind, words: string) => words.split(/\s+/).forEach((w) => (KINDS[w] = kind));
-kinds('container', 'system root-authentication login services ssh netconf telnet ntp name-server syslog interfaces routing-options static protocols ospf ospf3 lldp bgp snmp policy-options firewall vlans chassis disable passive');
+kinds(
+  'container',
+  'system root-authentication login services ssh netconf telnet ntp name-server syslog interfaces routing-options static protocols ospf ospf3 lldp bgp snmp policy-options firewall vlans chassis disable passive',
+);
 kinds('named', 'unit family address server route area interface user group neighbor community policy-statement term filter prefix-list host file');
-kinds('value', 'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id autonomous-system peer-as local-address type preference metric location contact export import');
+kinds(
+  'value',
+  'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id autonomous-system peer-as local-address type preference metric location contact export import',
+);
 
 /** Parents whose children are bare names (`ge-0/0/0 { … }`, a name server's address). */
 const NAME_CHILD: Record<string, Kind> = { interfaces: 'container', 'name-server': 'container', vlans: 'container' };
@@ -150,7 +156,7 @@ export class JunosTree {
     let node = from;
     let at = [...path];
     let kind: Kind | undefined;
-    for (let i = 0; i < words.length; ) {
+    for (let i = 0; i < words.length;) {
       const s = statementAt(node === this.root ? undefined : node, words, i, false);
       kind = s.kind;
       let child = node.children.find((c) => (s.kind === 'value' ? c.key[0] === s.key[0] : sameKey(c.key, s.key)));
@@ -166,7 +172,7 @@ export class JunosTree {
   /** `delete <words>` under `from`: false when there was no such statement. */
   deleteAt(from: JunosNode, words: string[]): boolean {
     let node = from;
-    for (let i = 0; i < words.length; ) {
+    for (let i = 0; i < words.length;) {
       const s = statementAt(node === this.root ? undefined : node, words, i, true);
       const lastWord = i + s.key.length >= words.length;
       // `delete … description` / `delete … user` (no value or name): every such statement.
@@ -297,10 +303,14 @@ export class JunosConfigMode {
         }
         case 'delete': {
           if (args.length === 0) {
-            return { say: 'Delete everything under this level? [yes,no] (no) ', next: 'ask', answer: (a) => {
-              if (/^y(es)?$/i.test(a)) this.candidate().nodeAt(this.path).children = [];
-              return { say: '' };
-            } };
+            return {
+              say: 'Delete everything under this level? [yes,no] (no) ',
+              next: 'ask',
+              answer: (a) => {
+                if (/^y(es)?$/i.test(a)) this.candidate().nodeAt(this.path).children = [];
+                return { say: '' };
+              },
+            };
           }
           const tree = this.candidate();
           return { say: tree.deleteAt(tree.nodeAt(this.path), args) ? '' : 'warning: statement not found\n' };
@@ -319,8 +329,11 @@ export class JunosConfigMode {
           }
           // `exit configuration-mode` leaves at once; a plain exit asks first when the candidate has changes.
           if (args.length === 0 && this.changed()) {
-            return { say: 'The configuration has been changed but not committed\nExit with uncommitted changes? [yes,no] (yes) ', next: 'ask', answer: (a) =>
-              /^(y(es)?)?$/i.test(a) ? { say: '', next: 'leave' } : { say: '' } };
+            return {
+              say: 'The configuration has been changed but not committed\nExit with uncommitted changes? [yes,no] (yes) ',
+              next: 'ask',
+              answer: (a) => (/^(y(es)?)?$/i.test(a) ? { say: '', next: 'leave' } : { say: '' }),
+            };
           }
           return { say: '', next: 'leave' };
         case 'commit':

@@ -21,7 +21,15 @@ export const sshSimKind: SimKind = {
     });
     registerSimNetwork(fleet.devices.map((d) => ({ hostname: d.hostname, deviceType: d.deviceType, address: d.host })));
     return {
-      devices: fleet.devices.map((d) => ({ name: d.hostname, host: d.host, port: d.port, device_type: d.deviceType, transport: 'ssh' as const, config: d.config, setConfig: d.setConfig })),
+      devices: fleet.devices.map((d) => ({
+        name: d.hostname,
+        host: d.host,
+        port: d.port,
+        device_type: d.deviceType,
+        transport: 'ssh' as const,
+        config: d.config,
+        setConfig: d.setConfig,
+      })),
       close: fleet.close,
     };
   },

@@ -180,7 +180,8 @@ export const PERSONAS: Record<string, Persona> = {
     showConfig: 'show configuration',
     showVersion: {
       command: 'show version',
-      text: (h) => [`Hostname: ${h}`, 'Model: mx204', 'Junos: 21.4R3.15', 'JUNOS OS Kernel 64-bit  [20220101.abcdef_builder_stable_12]'].join('\n') + '\n',
+      text: (h) =>
+        [`Hostname: ${h}`, 'Model: mx204', 'Junos: 21.4R3.15', 'JUNOS OS Kernel 64-bit  [20220101.abcdef_builder_stable_12]'].join('\n') + '\n',
     },
     error: (_l, n) => caret(n, 'unknown command.'),
     config: CONFIG_STYLES.junos,
@@ -221,8 +222,15 @@ export const PERSONAS: Record<string, Persona> = {
     showVersion: {
       command: 'show system info',
       text: (h, now) =>
-        [`hostname: ${h}`, 'ip-address: 10.0.0.10', 'model: PA-3220', 'serial: 012345678901', 'sw-version: 10.2.4',
-          `time: ${now.toUTCString()}`, `uptime: 12 days, ${now.getUTCHours()}:${now.getUTCMinutes()}:${now.getUTCSeconds()}`].join('\n') + '\n',
+        [
+          `hostname: ${h}`,
+          'ip-address: 10.0.0.10',
+          'model: PA-3220',
+          'serial: 012345678901',
+          'sw-version: 10.2.4',
+          `time: ${now.toUTCString()}`,
+          `uptime: 12 days, ${now.getUTCHours()}:${now.getUTCMinutes()}:${now.getUTCSeconds()}`,
+        ].join('\n') + '\n',
     },
     error: (l) => `Unknown command: ${l.trim().split(/\s+/).pop()}\n`,
     config: CONFIG_STYLES.panos,
@@ -240,8 +248,13 @@ export const PERSONAS: Record<string, Persona> = {
     showVersion: {
       command: 'get system status',
       text: (h, now) =>
-        ['Version: FortiGate-like-60F v7.2.5,build1517,230606 (GA.F)', 'Serial-Number: FGT60FTK12345678', `Hostname: ${h}`,
-          'Operation Mode: NAT', `System time: ${now.toUTCString()}`].join('\n') + '\n',
+        [
+          'Version: FortiGate-like-60F v7.2.5,build1517,230606 (GA.F)',
+          'Serial-Number: FGT60FTK12345678',
+          `Hostname: ${h}`,
+          'Operation Mode: NAT',
+          `System time: ${now.toUTCString()}`,
+        ].join('\n') + '\n',
     },
     error: (l) => `command parse error before '${l.trim().split(/\s+/)[0]}'\nCommand fail. Return code -61\n`,
     config: CONFIG_STYLES.fortios,

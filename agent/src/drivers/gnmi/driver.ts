@@ -118,7 +118,10 @@ export function grpcError(err: grpc.ServiceError, what: string, where: string, t
       return new DriverError('timeout', `${what} on ${where} timed out after ${timeoutMs}ms`);
     case grpc.status.UNAVAILABLE: {
       if (/certificate|self[- ]signed|unable to verify|CERT_/i.test(detail)) {
-        return new DriverError('auth', `${what} on ${where}: server TLS certificate not trusted (${detail}); trust its CA on the agent (NODE_EXTRA_CA_CERTS) or set gnmi_skip_verify to accept it; or give the connection profile the CA as ca_certificate`);
+        return new DriverError(
+          'auth',
+          `${what} on ${where}: server TLS certificate not trusted (${detail}); trust its CA on the agent (NODE_EXTRA_CA_CERTS) or set gnmi_skip_verify to accept it; or give the connection profile the CA as ca_certificate`,
+        );
       }
       if (/SSL|TLS|handshake|wrong version|protocol/i.test(detail)) {
         return new DriverError('protocol', `${what} on ${where}: TLS/HTTP2 negotiation failed (${detail}); check gnmi_tls`);
@@ -238,7 +241,12 @@ export class GnmiSession implements DeviceSession {
   /** Get one path (string form) as a JSON tree assembled from every returned update. */
   async get(path = '/', type: 'ALL' | 'CONFIG' | 'STATE' | 'OPERATIONAL' = 'CONFIG'): Promise<Json> {
     const p = parsePath(path);
-    const res = await this.call<{ notification: ProtoNotification[] }>('Get', { path: [toProtoPath(p)], type, encoding: this.encoding }, undefined, `Get ${formatPath(p)}`);
+    const res = await this.call<{ notification: ProtoNotification[] }>(
+      'Get',
+      { path: [toProtoPath(p)], type, encoding: this.encoding },
+      undefined,
+      `Get ${formatPath(p)}`,
+    );
     let tree: Json = {};
     let found = false;
     for (const n of res.notification ?? []) {
@@ -282,7 +290,13 @@ export class GnmiSession implements DeviceSession {
       changes.forEach((c, i) => {
         if (c.operation !== op) return;
         if (op === 'delete') tree = deleteAt(tree, paths[i]);
-        else tree = setAt(tree, paths[i], JSON.parse(jsonValue(c.config, changeLabel(c, i)).toString('utf8')) as Json, op === 'replace' ? 'replace' : 'update');
+        else
+          tree = setAt(
+            tree,
+            paths[i],
+            JSON.parse(jsonValue(c.config, changeLabel(c, i)).toString('utf8')) as Json,
+            op === 'replace' ? 'replace' : 'update',
+          );
       });
     }
     return { before: canonicalJson(current), after: canonicalJson(tree) };
@@ -293,7 +307,12 @@ export class GnmiSession implements DeviceSession {
       throw new DriverError('device', `cannot restore a ${config.format} configuration over gNMI (needs the JSON fetched via gnmi)`);
     }
     const value = jsonValue(config.text, 'restore');
-    await this.call('Set', { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] }, undefined, 'Set replace / (restore)');
+    await this.call(
+      'Set',
+      { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] },
+      undefined,
+      'Set replace / (restore)',
+    );
   }
 
   async close(): Promise<void> {
@@ -335,13 +354,26 @@ export function createGnmiDriver(): GnmiDriver {
         'grpc.max_send_message_length': 256 * 1024 * 1024,
         'grpc.enable_retries': 0,
       });
-      transcript?.write('info', `connecting to ${where} (gnmi, ${target.gnmi_tls ? (target.gnmi_skip_verify ? 'tls, any certificate' : 'tls') : 'plaintext'}) as ${target.credentials.username}`);
-      const session = new GnmiSession(client, where, { username: target.credentials.username, password: target.credentials.password }, l, transcript, pin);
+      transcript?.write(
+        'info',
+        `connecting to ${where} (gnmi, ${target.gnmi_tls ? (target.gnmi_skip_verify ? 'tls, any certificate' : 'tls') : 'plaintext'}) as ${target.credentials.username}`,
+      );
+      const session = new GnmiSession(
+        client,
+        where,
+        { username: target.credentials.username, password: target.credentials.password },
+        l,
+        transcript,
+        pin,
+      );
       try {
         // The first RPC carries TCP connect, TLS and authentication: it gets the connect limit.
         session.capabilities = await session.call<CapabilityResponse>('Capabilities', {}, l.connectTimeoutMs, 'Capabilities (connect)');
         if (pin?.seen) {
-          transcript?.write('info', `TLS certificate SHA-256 ${pin.seen.sha256} (${pin.seen.subject})${target.gnmi_cert_sha256 ? ' matches the pinned certificate' : ', none pinned yet'}`);
+          transcript?.write(
+            'info',
+            `TLS certificate SHA-256 ${pin.seen.sha256} (${pin.seen.subject})${target.gnmi_cert_sha256 ? ' matches the pinned certificate' : ', none pinned yet'}`,
+          );
         }
       } catch (err) {
         client.close();

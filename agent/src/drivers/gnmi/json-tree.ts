@@ -44,7 +44,13 @@ function describe(elems: PathElem[], upto: number): string {
     '/' +
     elems
       .slice(0, upto + 1)
-      .map((e) => e.name + Object.entries(e.key).map(([k, v]) => `[${k}=${v}]`).join(''))
+      .map(
+        (e) =>
+          e.name +
+          Object.entries(e.key)
+            .map(([k, v]) => `[${k}=${v}]`)
+            .join(''),
+      )
       .join('/')
   );
 }

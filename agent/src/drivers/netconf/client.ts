@@ -150,7 +150,9 @@ export class NetconfClient {
       const hostKey = await sshHandshake(ssh, sock, opts, left());
       const stream = await withTimeout(
         new Promise<ClientChannel>((resolve, reject) => {
-          ssh.subsys('netconf', (err, ch) => (err ? reject(new DriverError('refused', `${where} refused the "netconf" SSH subsystem: ${err.message}`)) : resolve(ch)));
+          ssh.subsys('netconf', (err, ch) =>
+            err ? reject(new DriverError('refused', `${where} refused the "netconf" SSH subsystem: ${err.message}`)) : resolve(ch),
+          );
         }),
         left(),
         () => new DriverError('timeout', `opening the netconf subsystem on ${where} timed out after ${opts.limits.connectTimeoutMs}ms`),
@@ -191,7 +193,10 @@ export class NetconfClient {
     const s11 = this.has(CAP.base11);
     if (!s10 && !s11) {
       this.destroy();
-      throw new DriverError('protocol', `${this.where} hello advertises neither base:1.0 nor base:1.1 (capabilities: ${this.serverCapabilities.join(' ') || 'none'})`);
+      throw new DriverError(
+        'protocol',
+        `${this.where} hello advertises neither base:1.0 nor base:1.1 (capabilities: ${this.serverCapabilities.join(' ') || 'none'})`,
+      );
     }
     if (!s10 && !offer11) {
       this.destroy();

@@ -100,7 +100,10 @@ export class NetconfSession implements DeviceSession {
   async preview(changes: ConfigChange[]): Promise<ConfigPreview> {
     const c = this.client;
     if (!c.has(CAP.candidate)) {
-      throw new DriverError('device', `${c.where} has no :candidate datastore; a NETCONF dry run edits the candidate and discards it, so it cannot run on this device`);
+      throw new DriverError(
+        'device',
+        `${c.where} has no :candidate datastore; a NETCONF dry run edits the candidate and discards it, so it cannot run on this device`,
+      );
     }
     const before = await this.getConfig('running');
     if (changes.length === 0) return { before, after: before };
@@ -113,7 +116,9 @@ export class NetconfSession implements DeviceSession {
     } finally {
       if (!c.broken) {
         await c.rpc('<discard-changes/>', 'discard-changes').catch((e) => this.transcript?.write('info', `discard-changes failed: ${String(e)}`));
-        await c.rpc('<unlock><target><candidate/></target></unlock>', 'unlock candidate').catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
+        await c
+          .rpc('<unlock><target><candidate/></target></unlock>', 'unlock candidate')
+          .catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
       }
     }
   }
@@ -163,7 +168,9 @@ export class NetconfSession implements DeviceSession {
       throw err;
     } finally {
       if (!c.broken) {
-        await c.rpc(`<unlock><target><${target}/></target></unlock>`, `unlock ${target}`).catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
+        await c
+          .rpc(`<unlock><target><${target}/></target></unlock>`, `unlock ${target}`)
+          .catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
       }
     }
   }

@@ -16,7 +16,9 @@ import { NS_BASE } from './client';
 import { XmlError, child, cloneNodes, elements, isElement, localName, parseXml, serializeXml, textOf, type XElement, type XNode } from './xml';
 
 function hasOperationAttr(nodes: XNode[]): boolean {
-  return nodes.some((n) => isElement(n) && (Object.keys(n.attrs).some((a) => localName(a) === 'operation' && !a.startsWith('xmlns')) || hasOperationAttr(n.children)));
+  return nodes.some(
+    (n) => isElement(n) && (Object.keys(n.attrs).some((a) => localName(a) === 'operation' && !a.startsWith('xmlns')) || hasOperationAttr(n.children)),
+  );
 }
 
 function matches(el: XElement, step: PathElem): boolean {

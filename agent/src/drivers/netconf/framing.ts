@@ -100,7 +100,8 @@ export class FrameDecoder {
   private nextEom(): string | undefined {
     // Every NETCONF message is XML: anything else before the delimiter is not NETCONF at all.
     let first = 0;
-    while (first < this.buf.length && (this.buf[first] === 0x20 || this.buf[first] === 0x0a || this.buf[first] === 0x0d || this.buf[first] === 0x09)) first++;
+    while (first < this.buf.length && (this.buf[first] === 0x20 || this.buf[first] === 0x0a || this.buf[first] === 0x0d || this.buf[first] === 0x09))
+      first++;
     if (first < this.buf.length && this.buf[first] !== 0x3c) {
       const near = JSON.stringify(this.buf.subarray(first, first + 24).toString('latin1'));
       throw new FramingError(`expected an XML message, got ${near}`);

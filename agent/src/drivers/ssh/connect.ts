@@ -125,7 +125,10 @@ export function connectSsh(
     });
     client.on('error', (e: SshError) => settle(hostKey.mismatch ?? mapError(e, where, target, limits, tried)));
     // Every client closes in the end: only one that closes before it is ready is an error.
-    client.once('close', () => settled || settle(hostKey.mismatch ?? new DriverError('protocol', `${where}: connection closed by the device during the SSH handshake`)));
+    client.once(
+      'close',
+      () => settled || settle(hostKey.mismatch ?? new DriverError('protocol', `${where}: connection closed by the device during the SSH handshake`)),
+    );
     let next = 0;
     client.connect({
       sock,
@@ -137,7 +140,10 @@ export function connectSsh(
       // Runs during key exchange, before authHandler offers any credential.
       hostVerifier: (key: Buffer) => {
         const ok = hostKey.verify(key);
-        if (ok) info(`host key ${hostKey.seen!.fingerprint} (${hostKey.seen!.type})${target.ssh_host_key ? ' matches the pinned key' : ', none pinned yet'}`);
+        if (ok)
+          info(
+            `host key ${hostKey.seen!.fingerprint} (${hostKey.seen!.type})${target.ssh_host_key ? ' matches the pinned key' : ', none pinned yet'}`,
+          );
         else info(hostKey.mismatch!.message);
         return ok;
       },

@@ -88,7 +88,11 @@ export type RestoreMethod =
   | { method: 'load-override'; command: string; end: string }
   | { method: 'none' };
 
-const fileReplace = (file: string, force = true): RestoreMethod => ({ method: 'file-replace', file, command: `configure replace ${file}${force ? ' force' : ''}` });
+const fileReplace = (file: string, force = true): RestoreMethod => ({
+  method: 'file-replace',
+  file,
+  command: `configure replace ${file}${force ? ' force' : ''}`,
+});
 
 const HOST = String.raw`(?<host>[A-Za-z0-9_.\-/:@]{1,80})`;
 
@@ -236,7 +240,15 @@ const DIALECTS: Record<string, SshDialect> = {
     // A failed commit prints its reason (`Missing mandatory statement: 'class'`) before `error: configuration
     // check-out failed`, and a refused `load … terminal` statement `terminal:<line>:(<col>) syntax error: <word>`
     // before the bare `syntax error`: listed so the message names the first, more useful line.
-    errorPatterns: [/^syntax error/, /^unknown command\.?$/, /^error: /, /^missing argument\.?$/, /^invalid value/, /^Missing mandatory statement/, /^terminal:\d+:\(\d+\) /],
+    errorPatterns: [
+      /^syntax error/,
+      /^unknown command\.?$/,
+      /^error: /,
+      /^missing argument\.?$/,
+      /^invalid value/,
+      /^Missing mandatory statement/,
+      /^terminal:\d+:\(\d+\) /,
+    ],
     pager: [/---\(more( \d+%)?\)---/],
     noiseLines: [/^\{(master|backup|primary|secondary|linecard)(:\d+)?\}$/, /^\[edit[^\]]*\]$/],
     volatileLines: [/^## Last (commit|changed): .*$/, ...COMMON_VOLATILE],

@@ -22,9 +22,13 @@ export function scpUpload(client: SshClient, file: string, text: string, where: 
       if (err) reject(err);
       else resolve();
     };
-    const timer = setTimeout(() => finish(new DriverError('timeout', `${where}: SCP upload of ${file} timed out (command timeout ${timeoutMs} ms)`)), timeoutMs);
+    const timer = setTimeout(
+      () => finish(new DriverError('timeout', `${where}: SCP upload of ${file} timed out (command timeout ${timeoutMs} ms)`)),
+      timeoutMs,
+    );
     client.exec(`scp -t ${file}`, (err, ch) => {
-      if (err) return finish(new DriverError('device', `${where}: the device refused SCP (${err.message}); enable its SCP server to restore over SSH`));
+      if (err)
+        return finish(new DriverError('device', `${where}: the device refused SCP (${err.message}); enable its SCP server to restore over SSH`));
       channel = ch;
       // Each step waits for one acknowledgement byte: 0 = fine, 1/2 + a line = the device's error.
       const steps: Array<() => void> = [

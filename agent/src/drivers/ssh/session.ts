@@ -215,10 +215,7 @@ class SshCliSession implements SshCliSessionApi {
     }
     const lines = renderLines(r.raw, this.dialect.pager);
     const said = lines.find((l) => enable.failure.some((re) => re.test(l)) || /%/.test(l));
-    throw new DriverError(
-      'auth',
-      `${this.where}: enable failed: the device refused the enable password${said ? ` (${said.trim()})` : ''}`,
-    );
+    throw new DriverError('auth', `${this.where}: enable failed: the device refused the enable password${said ? ` (${said.trim()})` : ''}`);
   }
 
   /** Sends one command and returns its cleaned output lines (echo, prompt and noise removed). */
@@ -318,13 +315,16 @@ class SshCliSession implements SshCliSessionApi {
             await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) });
           } catch (e) {
             if (!(e instanceof DriverError) || e.kind !== 'device') throw e;
-            throw new DriverError('device', `${e.message} (line ${i + 1} of ${lines.length}${commit ? '; nothing was committed' : ''})`, { partial: !commit && taken > 0 });
+            throw new DriverError('device', `${e.message} (line ${i + 1} of ${lines.length}${commit ? '; nothing was committed' : ''})`, {
+              partial: !commit && taken > 0,
+            });
           }
           taken++;
         }
         if (commit) await this.exec(commit, true, { relearnHost: true });
       } catch (e) {
-        if (e instanceof DriverError && e.kind === 'device') await this.leaveConfig(true).catch((err) => this.info(`leaving configuration mode failed: ${String(err)}`));
+        if (e instanceof DriverError && e.kind === 'device')
+          await this.leaveConfig(true).catch((err) => this.info(`leaving configuration mode failed: ${String(err)}`));
         throw e;
       }
       await this.leaveConfig(false);
@@ -335,13 +335,19 @@ class SshCliSession implements SshCliSessionApi {
   restore(config: FetchedConfig): Promise<void> {
     return this.serialize(async () => {
       if (config.format !== 'cli') {
-        throw new DriverError('device', `${this.where}: cannot restore a ${config.format} configuration over SSH CLI (needs the text fetched via ssh)`);
+        throw new DriverError(
+          'device',
+          `${this.where}: cannot restore a ${config.format} configuration over SSH CLI (needs the text fetched via ssh)`,
+        );
       }
       const r = this.dialect.restore;
       const { commit } = this.dialect.configMode;
       switch (r.method) {
         case 'none':
-          throw new DriverError('device', `${this.where}: the ${this.dialect.deviceType} CLI has no configuration replace over SSH; restore it over its automation transport`);
+          throw new DriverError(
+            'device',
+            `${this.where}: the ${this.dialect.deviceType} CLI has no configuration replace over SSH; restore it over its automation transport`,
+          );
         case 'file-replace':
           if (this.level === 'config') await this.leaveConfig(false);
           this.info(`copying the backup (${Buffer.byteLength(config.text)} bytes) to ${r.file} over SCP`);
@@ -386,7 +392,8 @@ class SshCliSession implements SshCliSessionApi {
     const { enter } = this.dialect.configMode;
     if (this.level === 'config') return [];
     const said = await this.exec(enter, true);
-    if (!this.inConfig()) throw new DriverError('protocol', `${this.where}: '${enter}' did not reach configuration mode (the prompt is at ${this.level} level)`);
+    if (!this.inConfig())
+      throw new DriverError('protocol', `${this.where}: '${enter}' did not reach configuration mode (the prompt is at ${this.level} level)`);
     return said;
   }
 

@@ -101,9 +101,7 @@ export function dropMatching(lines: string[], patterns: RegExp[]): string[] {
 
 /** Replaces every secret with ******** (longest first so one secret inside another is covered). */
 export function makeMasker(secrets: Array<string | undefined>): (text: string) => string {
-  const list = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length > 0))].sort(
-    (a, b) => b.length - a.length,
-  );
+  const list = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length > 0))].sort((a, b) => b.length - a.length);
   if (list.length === 0) return (t) => t;
   const re = new RegExp(list.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
   return (t) => t.replace(re, '********');

@@ -36,7 +36,11 @@ export function errorMessage(error: unknown, fallback = 'The request failed'): s
 }
 
 export class ApiError extends Error {
-  constructor(message: string, readonly status: number, readonly body: unknown) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: unknown,
+  ) {
     super(message);
   }
 }
@@ -44,6 +48,7 @@ export class ApiError extends Error {
 /** Unwraps an openapi-fetch result: the data, or an ApiError with the API's own message. */
 export async function unwrap<T>(promise: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await promise;
-  if (error !== undefined || !response.ok) throw new ApiError(errorMessage(error, `${response.status} ${response.statusText}`), response.status, error);
+  if (error !== undefined || !response.ok)
+    throw new ApiError(errorMessage(error, `${response.status} ${response.statusText}`), response.status, error);
   return data as T;
 }

@@ -11,7 +11,13 @@ export function ConfigText({ text }: { text: string }) {
     <Box>
       <Group mb="xs">
         <TextInput size="xs" aria-label="Search in config" placeholder="Search" value={search} onChange={(e) => setSearch(e.currentTarget.value)} />
-        <CopyButton value={text}>{({ copied, copy }) => <Button size="xs" variant="light" onClick={copy}>{copied ? 'Copied' : 'Copy'}</Button>}</CopyButton>
+        <CopyButton value={text}>
+          {({ copied, copy }) => (
+            <Button size="xs" variant="light" onClick={copy}>
+              {copied ? 'Copied' : 'Copy'}
+            </Button>
+          )}
+        </CopyButton>
       </Group>
       <Box component="pre" fz="xs" style={{ overflow: 'auto', maxHeight: 480, margin: 0 }} data-testid="config-text">
         {shown.map((l) => (

@@ -2,7 +2,11 @@ import { Box, Group, SegmentedControl, Switch, Table, Text } from '@mantine/core
 import { useState } from 'react';
 import { parseDiff, sideBySide, type DiffLine } from '../lib/diff-model';
 
-const BG: Record<DiffLine['kind'], string | undefined> = { same: undefined, removed: 'var(--mantine-color-red-light)', added: 'var(--mantine-color-green-light)' };
+const BG: Record<DiffLine['kind'], string | undefined> = {
+  same: undefined,
+  removed: 'var(--mantine-color-red-light)',
+  added: 'var(--mantine-color-green-light)',
+};
 const MARK: Record<DiffLine['kind'], string> = { same: ' ', removed: '-', added: '+' };
 
 function Cell({ line }: { line: DiffLine | null }) {
@@ -21,9 +25,22 @@ export function DiffView({ diff, additions, deletions }: { diff: string; additio
   return (
     <Box>
       <Group mb="xs">
-        <Text size="sm" c="green.8" fw={600}>+{additions}</Text>
-        <Text size="sm" c="red.8" fw={600}>-{deletions}</Text>
-        <SegmentedControl size="xs" aria-label="Diff layout" value={mode} onChange={(v) => setMode(v as 'unified' | 'split')} data={[{ label: 'Unified', value: 'unified' }, { label: 'Side by side', value: 'split' }]} />
+        <Text size="sm" c="green.8" fw={600}>
+          +{additions}
+        </Text>
+        <Text size="sm" c="red.8" fw={600}>
+          -{deletions}
+        </Text>
+        <SegmentedControl
+          size="xs"
+          aria-label="Diff layout"
+          value={mode}
+          onChange={(v) => setMode(v as 'unified' | 'split')}
+          data={[
+            { label: 'Unified', value: 'unified' },
+            { label: 'Side by side', value: 'split' },
+          ]}
+        />
         <Switch size="xs" label="Changed lines only" checked={changedOnly} onChange={(e) => setChangedOnly(e.currentTarget.checked)} />
       </Group>
       <Table.ScrollContainer minWidth={600}>
@@ -32,16 +49,24 @@ export function DiffView({ diff, additions, deletions }: { diff: string; additio
             {mode === 'unified'
               ? lines.map((l, i) => (
                   <Table.Tr key={i}>
-                    <Table.Td c="dimmed" w={50}>{l.oldNo ?? ''}</Table.Td>
-                    <Table.Td c="dimmed" w={50}>{l.newNo ?? ''}</Table.Td>
+                    <Table.Td c="dimmed" w={50}>
+                      {l.oldNo ?? ''}
+                    </Table.Td>
+                    <Table.Td c="dimmed" w={50}>
+                      {l.newNo ?? ''}
+                    </Table.Td>
                     <Cell line={l} />
                   </Table.Tr>
                 ))
               : sideBySide(lines).map((r, i) => (
                   <Table.Tr key={i}>
-                    <Table.Td c="dimmed" w={50}>{r.left?.oldNo ?? ''}</Table.Td>
+                    <Table.Td c="dimmed" w={50}>
+                      {r.left?.oldNo ?? ''}
+                    </Table.Td>
                     <Cell line={r.left} />
-                    <Table.Td c="dimmed" w={50}>{r.right?.newNo ?? ''}</Table.Td>
+                    <Table.Td c="dimmed" w={50}>
+                      {r.right?.newNo ?? ''}
+                    </Table.Td>
                     <Cell line={r.right} />
                   </Table.Tr>
                 ))}

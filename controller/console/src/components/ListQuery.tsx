@@ -7,7 +7,7 @@ export function ListQuery({ query, label, empty, hide }: { query: UseQueryResult
   if (query.error) return <ErrorNote error={query.error} />;
   if (!query.data) return null;
   const data = query.data as unknown;
-  const rows = (Array.isArray(data) ? data : Object.values(data as object).find(Array.isArray) ?? []) as Record<string, unknown>[];
+  const rows = (Array.isArray(data) ? data : (Object.values(data as object).find(Array.isArray) ?? [])) as Record<string, unknown>[];
   if (rows.length === 0) return <Empty>{empty}</Empty>;
   return <RecordsTable records={rows} label={label} empty={empty} hide={hide} />;
 }

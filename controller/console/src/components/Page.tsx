@@ -6,7 +6,9 @@ export function Page({ title, actions, children }: { title: string; actions?: Re
   return (
     <Stack gap="md">
       <Group justify="space-between" wrap="wrap">
-        <Title order={1} size="h2">{title}</Title>
+        <Title order={1} size="h2">
+          {title}
+        </Title>
         {actions && <Group gap="xs">{actions}</Group>}
       </Group>
       {children}
@@ -20,7 +22,11 @@ export function ErrorNote({ error, action }: { error: unknown; action?: string }
   return (
     <Alert color="red" title="Something went wrong" role="alert">
       {(error as Error).message ?? String(error)}
-      {action && <Text size="sm" mt={4}>{action}</Text>}
+      {action && (
+        <Text size="sm" mt={4}>
+          {action}
+        </Text>
+      )}
     </Alert>
   );
 }

@@ -10,16 +10,43 @@ function show(value: Cell): string {
 }
 
 /** A read-only table of records, columns from their keys (discovery data, poll history). */
-export function RecordsTable({ records, label, empty, hide = [] }: { records: Record<string, Cell>[]; label: string; empty: string; hide?: string[] }) {
-  if (records.length === 0) return <Text size="sm" c="dimmed">{empty}</Text>;
+export function RecordsTable({
+  records,
+  label,
+  empty,
+  hide = [],
+}: {
+  records: Record<string, Cell>[];
+  label: string;
+  empty: string;
+  hide?: string[];
+}) {
+  if (records.length === 0)
+    return (
+      <Text size="sm" c="dimmed">
+        {empty}
+      </Text>
+    );
   const skip = new Set(['id', 'device_id', 'org_id', 'poll_id', ...hide]);
   const keys = Object.keys(records[0]).filter((k) => !skip.has(k));
   return (
     <Table.ScrollContainer minWidth={600}>
       <Table fz="xs" striped aria-label={label}>
-        <Table.Thead><Table.Tr>{keys.map((k) => <Table.Th key={k}>{k.replaceAll('_', ' ')}</Table.Th>)}</Table.Tr></Table.Thead>
+        <Table.Thead>
+          <Table.Tr>
+            {keys.map((k) => (
+              <Table.Th key={k}>{k.replaceAll('_', ' ')}</Table.Th>
+            ))}
+          </Table.Tr>
+        </Table.Thead>
         <Table.Tbody>
-          {records.map((r, i) => <Table.Tr key={i}>{keys.map((k) => <Table.Td key={k}>{show(r[k])}</Table.Td>)}</Table.Tr>)}
+          {records.map((r, i) => (
+            <Table.Tr key={i}>
+              {keys.map((k) => (
+                <Table.Td key={k}>{show(r[k])}</Table.Td>
+              ))}
+            </Table.Tr>
+          ))}
         </Table.Tbody>
       </Table>
     </Table.ScrollContainer>

@@ -36,7 +36,9 @@ export function Shell({ children }: { children: ReactNode }) {
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
             <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
-            <Title order={2} size="h4">Switchboard</Title>
+            <Title order={2} size="h4">
+              Switchboard
+            </Title>
           </Group>
           <Group gap="sm" wrap="nowrap">
             <OrgSwitcher />
@@ -52,7 +54,11 @@ export function Shell({ children }: { children: ReactNode }) {
               component={Link}
               href={item.href}
               // The active link's text a shade darker than Mantine's, for AA contrast on its tint.
-              label={<Text size="sm" c={active(location, item.href) ? 'indigo.9' : undefined}>{item.label}</Text>}
+              label={
+                <Text size="sm" c={active(location, item.href) ? 'indigo.9' : undefined}>
+                  {item.label}
+                </Text>
+              }
               active={active(location, item.href)}
               aria-current={active(location, item.href) ? 'page' : undefined}
               onClick={close}

@@ -1,9 +1,25 @@
 import { Badge } from '@mantine/core';
 
 const COLOURS: Record<string, string> = {
-  online: 'green', ok: 'green', succeeded: 'green', completed: 'green', success: 'green', rolled_back: 'grape',
-  degraded: 'yellow', partial: 'yellow', running: 'blue', in_progress: 'blue', rolling_back: 'blue', queued: 'gray', pending: 'gray',
-  offline: 'red', down: 'red', failed: 'red', revoked: 'red', no_agents: 'gray', stale: 'yellow',
+  online: 'green',
+  ok: 'green',
+  succeeded: 'green',
+  completed: 'green',
+  success: 'green',
+  rolled_back: 'grape',
+  degraded: 'yellow',
+  partial: 'yellow',
+  running: 'blue',
+  in_progress: 'blue',
+  rolling_back: 'blue',
+  queued: 'gray',
+  pending: 'gray',
+  offline: 'red',
+  down: 'red',
+  failed: 'red',
+  revoked: 'red',
+  no_agents: 'gray',
+  stale: 'yellow',
 };
 
 /** A state as a coloured label; the text always carries the meaning (not only the colour). */

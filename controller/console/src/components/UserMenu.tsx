@@ -16,7 +16,9 @@ export function UserMenu() {
   return (
     <Menu position="bottom-end">
       <Menu.Target>
-        <Button variant="subtle" size="xs">{me.data?.display_name || me.data?.username || 'Account'}</Button>
+        <Button variant="subtle" size="xs">
+          {me.data?.display_name || me.data?.username || 'Account'}
+        </Button>
       </Menu.Target>
       <Menu.Dropdown>
         <Menu.Label>{me.data?.auth_provider === 'local' ? 'Local account' : me.data?.auth_provider}</Menu.Label>

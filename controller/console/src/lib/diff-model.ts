@@ -12,7 +12,7 @@ export function parseDiff(diff: string): DiffLine[] {
   let oldNo = 0;
   let newNo = 0;
   for (const raw of diff.split('\n')) {
-    if (raw === '' ) continue;
+    if (raw === '') continue;
     const mark = raw[0];
     const text = raw.slice(1);
     if (mark === '-') lines.push({ kind: 'removed', text, oldNo: ++oldNo, newNo: null });

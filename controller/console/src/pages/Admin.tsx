@@ -17,16 +17,36 @@ function Sessions() {
     void client.invalidateQueries({ queryKey: ['sessions'] });
   };
   if (sessions.error) return <ErrorNote error={sessions.error} />;
-  const list = ((sessions.data as { sessions?: { id: string; created_at: string; expires_at: string; user_agent: string | null; ip_address: string | null }[] } | undefined)?.sessions ?? []);
+  const list =
+    (
+      sessions.data as
+        { sessions?: { id: string; created_at: string; expires_at: string; user_agent: string | null; ip_address: string | null }[] } | undefined
+    )?.sessions ?? [];
   return (
     <Table aria-label="Your sessions" striped>
-      <Table.Thead><Table.Tr><Table.Th>Started</Table.Th><Table.Th>Expires</Table.Th><Table.Th>Client</Table.Th><Table.Th>Address</Table.Th><Table.Th>Revoke</Table.Th></Table.Tr></Table.Thead>
+      <Table.Thead>
+        <Table.Tr>
+          <Table.Th>Started</Table.Th>
+          <Table.Th>Expires</Table.Th>
+          <Table.Th>Client</Table.Th>
+          <Table.Th>Address</Table.Th>
+          <Table.Th>Revoke</Table.Th>
+        </Table.Tr>
+      </Table.Thead>
       <Table.Tbody>
         {list.map((s) => (
           <Table.Tr key={s.id}>
-            <Table.Td>{dateTime(s.created_at)}</Table.Td><Table.Td>{dateTime(s.expires_at)}</Table.Td>
-            <Table.Td><Text size="xs">{s.user_agent}</Text></Table.Td><Table.Td>{s.ip_address}</Table.Td>
-            <Table.Td><Button size="xs" variant="light" color="red" c="red.9" onClick={() => void revoke(s.id)}>Revoke</Button></Table.Td>
+            <Table.Td>{dateTime(s.created_at)}</Table.Td>
+            <Table.Td>{dateTime(s.expires_at)}</Table.Td>
+            <Table.Td>
+              <Text size="xs">{s.user_agent}</Text>
+            </Table.Td>
+            <Table.Td>{s.ip_address}</Table.Td>
+            <Table.Td>
+              <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void revoke(s.id)}>
+                Revoke
+              </Button>
+            </Table.Td>
           </Table.Tr>
         ))}
       </Table.Tbody>
@@ -51,11 +71,21 @@ export default function Admin() {
           {canAudit && <Tabs.Tab value="audit">Audit log</Tabs.Tab>}
           {canSettings && <Tabs.Tab value="settings">Settings</Tabs.Tab>}
         </Tabs.List>
-        <Tabs.Panel value="sessions" pt="md"><Sessions /></Tabs.Panel>
-        <Tabs.Panel value="users" pt="md"><Users /></Tabs.Panel>
-        <Tabs.Panel value="orgs" pt="md"><ListQuery query={orgs} label="Organizations" empty="No organizations." /></Tabs.Panel>
-        <Tabs.Panel value="audit" pt="md"><Audit /></Tabs.Panel>
-        <Tabs.Panel value="settings" pt="md"><Settings /></Tabs.Panel>
+        <Tabs.Panel value="sessions" pt="md">
+          <Sessions />
+        </Tabs.Panel>
+        <Tabs.Panel value="users" pt="md">
+          <Users />
+        </Tabs.Panel>
+        <Tabs.Panel value="orgs" pt="md">
+          <ListQuery query={orgs} label="Organizations" empty="No organizations." />
+        </Tabs.Panel>
+        <Tabs.Panel value="audit" pt="md">
+          <Audit />
+        </Tabs.Panel>
+        <Tabs.Panel value="settings" pt="md">
+          <Settings />
+        </Tabs.Panel>
       </Tabs>
     </Page>
   );

@@ -48,7 +48,9 @@ function CreateAgent({ onCreated }: { onCreated: (agent: Created) => void }) {
           {...form.getInputProps('site_id')}
           onChange={(v) => form.setFieldValue('site_id', v ?? '')}
         />
-        <Button type="submit" loading={create.isPending}>Create agent</Button>
+        <Button type="submit" loading={create.isPending}>
+          Create agent
+        </Button>
       </Group>
     </form>
   );
@@ -64,7 +66,14 @@ export default function Agents() {
   const siteName = new Map(siteOptions(sites.data).map((s) => [s.value, s.label]));
 
   const revoke = async (id: string, name: string) => {
-    if (!(await confirmAction('Revoke agent', `Revoke ${name}? It is refused at once and cannot come back; create a new agent to replace it.`, 'Revoke'))) return;
+    if (
+      !(await confirmAction(
+        'Revoke agent',
+        `Revoke ${name}? It is refused at once and cannot come back; create a new agent to replace it.`,
+        'Revoke',
+      ))
+    )
+      return;
     const { error } = await api.DELETE('/api/agents/{id}', { params: { path: { id } } });
     if (error) notifications.show({ color: 'red', title: 'Revoke failed', message: (error as { error: string }).error });
     void client.invalidateQueries({ queryKey: ['agents'] });
@@ -81,22 +90,53 @@ export default function Agents() {
           <Table aria-label="Agents" striped>
             <Table.Thead>
               <Table.Tr>
-                <Table.Th>Name</Table.Th><Table.Th>Site</Table.Th><Table.Th>Status</Table.Th><Table.Th>Heartbeat</Table.Th>
-                <Table.Th>Version</Table.Th><Table.Th>Jobs running</Table.Th><Table.Th>Done / failed</Table.Th><Table.Th><VisuallyHidden>Actions</VisuallyHidden></Table.Th>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Site</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Heartbeat</Table.Th>
+                <Table.Th>Version</Table.Th>
+                <Table.Th>Jobs running</Table.Th>
+                <Table.Th>Done / failed</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {list.map((a) => (
                 <Table.Tr key={a.id} data-agent={a.name}>
-                  <Table.Td>{a.name}{a.builtin && <Text span size="xs" c="dimmed"> (built-in)</Text>}</Table.Td>
-                  <Table.Td>{a.site_id ? siteName.get(a.site_id) ?? a.site_id : 'Default pool'}</Table.Td>
+                  <Table.Td>
+                    {a.name}
+                    {a.builtin && (
+                      <Text span size="xs" c="dimmed">
+                        {' '}
+                        (built-in)
+                      </Text>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{a.site_id ? (siteName.get(a.site_id) ?? a.site_id) : 'Default pool'}</Table.Td>
                   <Table.Td>{a.enrolled ? <StatusBadge status={a.status} /> : <Text size="sm">awaiting enrollment</Text>}</Table.Td>
                   <Table.Td>{ago(a.last_seen_at)}</Table.Td>
                   <Table.Td>{a.version || '—'}</Table.Td>
-                  <Table.Td>{a.active_jobs} of {a.max_jobs}</Table.Td>
-                  <Table.Td>{a.completed_jobs} / {a.failed_jobs}</Table.Td>
                   <Table.Td>
-                    {!a.builtin && <Button size="xs" color="red" variant="light" c="red.9" onClick={() => void revoke(a.id, a.name)} aria-label={`Revoke ${a.name}`}>Revoke</Button>}
+                    {a.active_jobs} of {a.max_jobs}
+                  </Table.Td>
+                  <Table.Td>
+                    {a.completed_jobs} / {a.failed_jobs}
+                  </Table.Td>
+                  <Table.Td>
+                    {!a.builtin && (
+                      <Button
+                        size="xs"
+                        color="red"
+                        variant="light"
+                        c="red.9"
+                        onClick={() => void revoke(a.id, a.name)}
+                        aria-label={`Revoke ${a.name}`}
+                      >
+                        Revoke
+                      </Button>
+                    )}
                   </Table.Td>
                 </Table.Tr>
               ))}
@@ -107,10 +147,18 @@ export default function Agents() {
       <Modal opened={created !== null} onClose={() => setCreated(null)} title={`Agent ${created?.name ?? ''} created`} size="lg">
         {created && (
           <Stack>
-            <Text size="sm">This enrollment token is shown only once and expires {new Date(created.enrollment_expires_at).toLocaleString()}. Start the agent with:</Text>
-            <Code block data-testid="enroll-command">{startCommand(window.location.origin, created.enrollment_token)}</Code>
+            <Text size="sm">
+              This enrollment token is shown only once and expires {new Date(created.enrollment_expires_at).toLocaleString()}. Start the agent with:
+            </Text>
+            <Code block data-testid="enroll-command">
+              {startCommand(window.location.origin, created.enrollment_token)}
+            </Code>
             <CopyButton value={startCommand(window.location.origin, created.enrollment_token)}>
-              {({ copied, copy }) => <Button onClick={copy} variant="light">{copied ? 'Copied' : 'Copy command'}</Button>}
+              {({ copied, copy }) => (
+                <Button onClick={copy} variant="light">
+                  {copied ? 'Copied' : 'Copy command'}
+                </Button>
+              )}
             </CopyButton>
           </Stack>
         )}

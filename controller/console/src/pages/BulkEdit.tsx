@@ -24,11 +24,17 @@ export function BulkEdit({ ids, onDone }: { ids: string[]; onDone: () => void })
   };
   return (
     <Stack>
-      {error && <Alert color="red" role="alert">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert">
+          {error}
+        </Alert>
+      )}
       <Select label="Site" clearable data={siteOptions(sites.data)} value={siteId} onChange={setSiteId} />
       <TextInput label="Manufacturer" value={manufacturer} onChange={(e) => setManufacturer(e.currentTarget.value)} />
       <TextInput label="Platform" value={platform} onChange={(e) => setPlatform(e.currentTarget.value)} />
-      <Button onClick={() => void save()} disabled={Object.keys(fields).length === 0}>Apply to {ids.length} devices</Button>
+      <Button onClick={() => void save()} disabled={Object.keys(fields).length === 0}>
+        Apply to {ids.length} devices
+      </Button>
     </Stack>
   );
 }

@@ -22,7 +22,10 @@ interface LogLine {
 export default function Deployment() {
   const { id } = useParams<{ id: string }>();
   const client = useQueryClient();
-  const deployment = useQuery({ queryKey: ['deployment', id], queryFn: () => unwrap(api.GET('/api/config/deployments/{id}', { params: { path: { id } } })) });
+  const deployment = useQuery({
+    queryKey: ['deployment', id],
+    queryFn: () => unwrap(api.GET('/api/config/deployments/{id}', { params: { path: { id } } })),
+  });
   const [lines, setLines] = useState<LogLine[]>([]);
 
   useEffect(() => {
@@ -38,7 +41,12 @@ export default function Deployment() {
   });
 
   const d = deployment.data;
-  if (deployment.error) return <Page title="Deployment"><ErrorNote error={deployment.error} /></Page>;
+  if (deployment.error)
+    return (
+      <Page title="Deployment">
+        <ErrorNote error={deployment.error} />
+      </Page>
+    );
   if (!d) return null;
   const names = new Map(d.devices.map((x) => [x.device_id, x.device_name]));
   const canRollBack = d.status === 'completed' || d.status === 'failed';
@@ -50,31 +58,73 @@ export default function Deployment() {
   };
 
   return (
-    <Page title={d.name} actions={canRollBack && <Button color="orange" onClick={() => void rollback()}>Roll back</Button>}>
-      <Anchor component={Link} href="/deployments" size="sm">← Deployments</Anchor>
+    <Page
+      title={d.name}
+      actions={
+        canRollBack && (
+          <Button color="orange" onClick={() => void rollback()}>
+            Roll back
+          </Button>
+        )
+      }
+    >
+      <Anchor component={Link} href="/deployments" size="sm">
+        ← Deployments
+      </Anchor>
       <Group>
         <StatusBadge status={d.status} />
-        <Text size="sm" data-testid="deployment-status">{d.status}</Text>
-        <Text size="sm">{d.succeeded_count} succeeded, {d.failed_count} failed of {d.total_devices}</Text>
-        <Text size="sm" c="dimmed">started {dateTime(d.started_at)}{d.completed_at ? `, finished ${dateTime(d.completed_at)}` : ''}</Text>
+        <Text size="sm" data-testid="deployment-status">
+          {d.status}
+        </Text>
+        <Text size="sm">
+          {d.succeeded_count} succeeded, {d.failed_count} failed of {d.total_devices}
+        </Text>
+        <Text size="sm" c="dimmed">
+          started {dateTime(d.started_at)}
+          {d.completed_at ? `, finished ${dateTime(d.completed_at)}` : ''}
+        </Text>
       </Group>
       <Table aria-label="Devices of the deployment" striped>
-        <Table.Thead><Table.Tr><Table.Th>Device</Table.Th><Table.Th>Service</Table.Th><Table.Th>Status</Table.Th><Table.Th>Error</Table.Th></Table.Tr></Table.Thead>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Device</Table.Th>
+            <Table.Th>Service</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Error</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
         <Table.Tbody>
           {d.devices.map((x) => (
             <Table.Tr key={`${x.device_id}-${x.service_name}`}>
-              <Table.Td><Anchor component={Link} href={`/devices/${x.device_id}`}>{x.device_name}</Anchor></Table.Td>
+              <Table.Td>
+                <Anchor component={Link} href={`/devices/${x.device_id}`}>
+                  {x.device_name}
+                </Anchor>
+              </Table.Td>
               <Table.Td>{x.service_name}</Table.Td>
-              <Table.Td><StatusBadge status={x.status} /></Table.Td>
-              <Table.Td><Text size="xs" c="red.8">{x.error_message}</Text></Table.Td>
+              <Table.Td>
+                <StatusBadge status={x.status} />
+              </Table.Td>
+              <Table.Td>
+                <Text size="xs" c="red.8">
+                  {x.error_message}
+                </Text>
+              </Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
       <Card withBorder>
-        <Text fw={600} mb="xs">Log</Text>
+        <Text fw={600} mb="xs">
+          Log
+        </Text>
         <Box component="pre" fz="xs" style={{ maxHeight: 360, overflow: 'auto', margin: 0 }} aria-live="polite" data-testid="deployment-log">
-          {lines.map((l) => `${new Date(l.created_at).toLocaleTimeString()} ${l.level.padEnd(5)} ${l.device_id ? `[${names.get(l.device_id) ?? l.device_id}] ` : ''}${l.message}`).join('\n')}
+          {lines
+            .map(
+              (l) =>
+                `${new Date(l.created_at).toLocaleTimeString()} ${l.level.padEnd(5)} ${l.device_id ? `[${names.get(l.device_id) ?? l.device_id}] ` : ''}${l.message}`,
+            )
+            .join('\n')}
         </Box>
       </Card>
     </Page>

@@ -18,7 +18,11 @@ function StartDeployment({ onStarted }: { onStarted: (id: string) => void }) {
   const start = async () => {
     setError(null);
     try {
-      const created = await unwrap(api.POST('/api/config/deployments', { body: { stack_id: stackId!, name: name.trim(), target_devices: devices.map((device_id) => ({ device_id })) } }));
+      const created = await unwrap(
+        api.POST('/api/config/deployments', {
+          body: { stack_id: stackId!, name: name.trim(), target_devices: devices.map((device_id) => ({ device_id })) },
+        }),
+      );
       onStarted(created.id);
     } catch (err) {
       setError((err as Error).message);
@@ -31,7 +35,9 @@ function StartDeployment({ onStarted }: { onStarted: (id: string) => void }) {
       <Select label="Stack" required data={stackList.map((s) => ({ value: s.id, label: s.name }))} value={stackId} onChange={setStackId} />
       <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
       <DevicesPicker label="Target devices" value={devices} onChange={setDevices} />
-      <Button onClick={() => void start()} disabled={!stackId || !name.trim() || devices.length === 0}>Start deployment</Button>
+      <Button onClick={() => void start()} disabled={!stackId || !name.trim() || devices.length === 0}>
+        Start deployment
+      </Button>
     </Stack>
   );
 }
@@ -50,13 +56,31 @@ export default function Deployments() {
       {deployments.data && list.length === 0 && <Empty>No deployments yet: create a stack, then start a deployment of it.</Empty>}
       {list.length > 0 && (
         <Table striped aria-label="Deployments">
-          <Table.Thead><Table.Tr><Table.Th>Name</Table.Th><Table.Th>Status</Table.Th><Table.Th>Devices</Table.Th><Table.Th>Started</Table.Th><Table.Th>Finished</Table.Th></Table.Tr></Table.Thead>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Status</Table.Th>
+              <Table.Th>Devices</Table.Th>
+              <Table.Th>Started</Table.Th>
+              <Table.Th>Finished</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {list.map((d) => (
               <Table.Tr key={d.id}>
-                <Table.Td><Anchor component={Link} href={`/deployments/${d.id}`}>{d.name}</Anchor></Table.Td>
-                <Table.Td><StatusBadge status={d.status} /></Table.Td>
-                <Table.Td><Text size="sm">{d.succeeded_count} ok, {d.failed_count} failed of {d.total_devices}</Text></Table.Td>
+                <Table.Td>
+                  <Anchor component={Link} href={`/deployments/${d.id}`}>
+                    {d.name}
+                  </Anchor>
+                </Table.Td>
+                <Table.Td>
+                  <StatusBadge status={d.status} />
+                </Table.Td>
+                <Table.Td>
+                  <Text size="sm">
+                    {d.succeeded_count} ok, {d.failed_count} failed of {d.total_devices}
+                  </Text>
+                </Table.Td>
                 <Table.Td>{dateTime(d.started_at)}</Table.Td>
                 <Table.Td>{dateTime(d.completed_at)}</Table.Td>
               </Table.Tr>
@@ -65,9 +89,13 @@ export default function Deployments() {
         </Table>
       )}
       <Modal opened={starting} onClose={() => setStarting(false)} title="Start deployment" size="lg">
-        <StartDeployment onStarted={(id) => { setStarting(false); navigate(`/deployments/${id}`); }} />
+        <StartDeployment
+          onStarted={(id) => {
+            setStarting(false);
+            navigate(`/deployments/${id}`);
+          }}
+        />
       </Modal>
     </Page>
   );
 }
-

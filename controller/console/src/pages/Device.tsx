@@ -15,7 +15,9 @@ import { DeviceForm } from './DeviceForm';
 function Fact({ label, value }: { label: string; value: React.ReactNode }) {
   return (
     <div>
-      <Text size="xs" c="dimmed">{label}</Text>
+      <Text size="xs" c="dimmed">
+        {label}
+      </Text>
       <Text size="sm">{value || '—'}</Text>
     </div>
   );
@@ -43,14 +45,26 @@ export default function Device() {
   const profiles = useQuery(profilesQuery);
   useQuery(configsQuery(id));
   const d = device.data;
-  if (device.error) return <Page title="Device"><ErrorNote error={device.error} action="The device may have been deleted; go back to Devices." /></Page>;
+  if (device.error)
+    return (
+      <Page title="Device">
+        <ErrorNote error={device.error} action="The device may have been deleted; go back to Devices." />
+      </Page>
+    );
   if (!d) return null;
   // Drawn from the list's summary row until the full record arrives.
   const partial = device.isPlaceholderData;
   const profile = (profiles.data?.profiles ?? []).find((p) => p.id === d.profile_id);
 
   const forget = async (which: 'ssh-host-key' | 'gnmi-certificate') => {
-    if (!(await confirmAction('Reset pinned identity', 'The next session trusts whatever the device presents. Do this only after the device was replaced or re-keyed.', 'Reset'))) return;
+    if (
+      !(await confirmAction(
+        'Reset pinned identity',
+        'The next session trusts whatever the device presents. Do this only after the device was replaced or re-keyed.',
+        'Reset',
+      ))
+    )
+      return;
     const { error } = await api.DELETE(`/api/devices/{id}/${which}`, { params: { path: { id } } });
     if (error) notifications.show({ color: 'red', title: 'Reset failed', message: (error as { error: string }).error });
     void client.invalidateQueries({ queryKey: ['device', id] });
@@ -68,12 +82,18 @@ export default function Device() {
       title={d.name}
       actions={
         <>
-          <Button variant="default" onClick={() => setEditing(true)} disabled={partial}>Edit</Button>
-          <Button color="red" variant="light" c="red.9" onClick={() => void remove()}>Delete</Button>
+          <Button variant="default" onClick={() => setEditing(true)} disabled={partial}>
+            Edit
+          </Button>
+          <Button color="red" variant="light" c="red.9" onClick={() => void remove()}>
+            Delete
+          </Button>
         </>
       }
     >
-      <Anchor component={Link} href="/devices" size="sm">← Devices</Anchor>
+      <Anchor component={Link} href="/devices" size="sm">
+        ← Devices
+      </Anchor>
       <Card withBorder>
         <SimpleGrid cols={{ base: 2, sm: 4 }}>
           <Fact label="Host" value={d.host} />
@@ -86,31 +106,66 @@ export default function Device() {
           <Fact label="Polling" value={partial ? '…' : d.poll_enabled ? `every ${d.poll_interval_minutes ?? 'default'} min` : 'off'} />
         </SimpleGrid>
       </Card>
-      {!partial && <Card withBorder>
-        <Stack gap="xs">
-          <Group justify="space-between">
-            <Fact label="Pinned SSH host key" value={d.ssh_host_key ? `${d.ssh_host_key.type} ${d.ssh_host_key.fingerprint} (since ${dateTime(d.ssh_host_key.seen_at)})` : 'none yet'} />
-            {d.ssh_host_key && <Button size="xs" variant="light" onClick={() => void forget('ssh-host-key')}>Reset host key</Button>}
-          </Group>
-          <Group justify="space-between">
-            <Fact label="Pinned gNMI certificate" value={d.gnmi_certificate ? `${d.gnmi_certificate.subject} ${d.gnmi_certificate.sha256}` : 'none yet'} />
-            {d.gnmi_certificate && <Button size="xs" variant="light" onClick={() => void forget('gnmi-certificate')}>Reset certificate</Button>}
-          </Group>
-        </Stack>
-      </Card>}
+      {!partial && (
+        <Card withBorder>
+          <Stack gap="xs">
+            <Group justify="space-between">
+              <Fact
+                label="Pinned SSH host key"
+                value={
+                  d.ssh_host_key ? `${d.ssh_host_key.type} ${d.ssh_host_key.fingerprint} (since ${dateTime(d.ssh_host_key.seen_at)})` : 'none yet'
+                }
+              />
+              {d.ssh_host_key && (
+                <Button size="xs" variant="light" onClick={() => void forget('ssh-host-key')}>
+                  Reset host key
+                </Button>
+              )}
+            </Group>
+            <Group justify="space-between">
+              <Fact
+                label="Pinned gNMI certificate"
+                value={d.gnmi_certificate ? `${d.gnmi_certificate.subject} ${d.gnmi_certificate.sha256}` : 'none yet'}
+              />
+              {d.gnmi_certificate && (
+                <Button size="xs" variant="light" onClick={() => void forget('gnmi-certificate')}>
+                  Reset certificate
+                </Button>
+              )}
+            </Group>
+          </Stack>
+        </Card>
+      )}
       <Tabs defaultValue="backups" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="backups">Backups</Tabs.Tab>
           <Tabs.Tab value="discovery">Discovery</Tabs.Tab>
         </Tabs.List>
-        <Tabs.Panel value="backups" pt="md"><Backups deviceId={id} /></Tabs.Panel>
-        <Tabs.Panel value="discovery" pt="md"><Discovery id={id} /></Tabs.Panel>
+        <Tabs.Panel value="backups" pt="md">
+          <Backups deviceId={id} />
+        </Tabs.Panel>
+        <Tabs.Panel value="discovery" pt="md">
+          <Discovery id={id} />
+        </Tabs.Panel>
       </Tabs>
       <Modal opened={editing} onClose={() => setEditing(false)} title={`Edit ${d.name}`} size="lg">
         <DeviceForm
           id={id}
-          initial={{ name: d.name, host: d.host, device_type: d.device_type, profile_id: d.profile_id, site_id: d.site_id ?? '', manufacturer: d.manufacturer, model: d.model, platform: d.platform, description: d.description }}
-          onDone={() => { setEditing(false); void client.invalidateQueries({ queryKey: ['device', id] }); }}
+          initial={{
+            name: d.name,
+            host: d.host,
+            device_type: d.device_type,
+            profile_id: d.profile_id,
+            site_id: d.site_id ?? '',
+            manufacturer: d.manufacturer,
+            model: d.model,
+            platform: d.platform,
+            description: d.description,
+          }}
+          onDone={() => {
+            setEditing(false);
+            void client.invalidateQueries({ queryKey: ['device', id] });
+          }}
         />
       </Modal>
     </Page>

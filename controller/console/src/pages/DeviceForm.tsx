@@ -6,7 +6,18 @@ import { ApiError, api, unwrap } from '../api/client';
 import { fieldOfError } from '../lib/field-errors';
 import { siteOptions, useSites } from '../lib/sites';
 
-const DEVICE_TYPES = ['vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw', 'generic', 'custom'];
+const DEVICE_TYPES = [
+  'vendor_ios',
+  'vendor_nxos',
+  'vendor_xe',
+  'vendor_xr',
+  'vendor_junos',
+  'vendor_eos',
+  'vendor_panos',
+  'vendor_fw',
+  'generic',
+  'custom',
+];
 
 export interface DeviceFormValues {
   name: string;
@@ -20,7 +31,17 @@ export interface DeviceFormValues {
   description: string;
 }
 
-const EMPTY: DeviceFormValues = { name: '', host: '', device_type: 'generic', profile_id: '', site_id: '', manufacturer: '', model: '', platform: '', description: '' };
+const EMPTY: DeviceFormValues = {
+  name: '',
+  host: '',
+  device_type: 'generic',
+  profile_id: '',
+  site_id: '',
+  manufacturer: '',
+  model: '',
+  platform: '',
+  description: '',
+};
 
 /** Create (no id) or edit a device; the API's field errors show next to their fields. */
 export function DeviceForm({ id, initial, onDone }: { id?: string; initial?: Partial<DeviceFormValues>; onDone: () => void }) {
@@ -54,24 +75,40 @@ export function DeviceForm({ id, initial, onDone }: { id?: string; initial?: Par
     }
   });
 
-  const profileData = ((profiles.data as { profiles?: { id: string; name: string }[] } | undefined)?.profiles ?? []).map((p) => ({ value: p.id, label: p.name }));
+  const profileData = ((profiles.data as { profiles?: { id: string; name: string }[] } | undefined)?.profiles ?? []).map((p) => ({
+    value: p.id,
+    label: p.name,
+  }));
   return (
     <form onSubmit={submit} noValidate>
       <Stack>
-        {formError && <Alert color="red" role="alert">{formError}</Alert>}
+        {formError && (
+          <Alert color="red" role="alert">
+            {formError}
+          </Alert>
+        )}
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <TextInput label="Name" required {...form.getInputProps('name')} />
           <TextInput label="Host" required description="IP address or hostname" {...form.getInputProps('host')} />
           <Select label="Device type" required data={DEVICE_TYPES} allowDeselect={false} {...form.getInputProps('device_type')} />
           <Select label="Connection profile" required data={profileData} {...form.getInputProps('profile_id')} />
-          <Select label="Site" clearable placeholder="No site (default pool)" data={siteOptions(sites.data)} {...form.getInputProps('site_id')} onChange={(v) => form.setFieldValue('site_id', v ?? '')} />
+          <Select
+            label="Site"
+            clearable
+            placeholder="No site (default pool)"
+            data={siteOptions(sites.data)}
+            {...form.getInputProps('site_id')}
+            onChange={(v) => form.setFieldValue('site_id', v ?? '')}
+          />
           <TextInput label="Manufacturer" {...form.getInputProps('manufacturer')} />
           <TextInput label="Model" {...form.getInputProps('model')} />
           <TextInput label="Platform" {...form.getInputProps('platform')} />
         </SimpleGrid>
         <TextInput label="Description" {...form.getInputProps('description')} />
         <Group justify="flex-end">
-          <Button type="submit" loading={busy}>{id ? 'Save' : 'Create device'}</Button>
+          <Button type="submit" loading={busy}>
+            {id ? 'Save' : 'Create device'}
+          </Button>
         </Group>
       </Stack>
     </form>

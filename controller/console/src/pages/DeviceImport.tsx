@@ -57,20 +57,69 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
 
   return (
     <Stack>
-      <Text size="sm">Columns: name, host, device_type (required), manufacturer, model, platform, site, description. Devices get the profile chosen here, else the default connection profile.</Text>
-      <Select label="Connection profile" placeholder="Default profile" clearable data={(profiles.data?.profiles ?? []).map((p) => ({ value: p.id, label: p.name }))} value={profileId} onChange={setProfileId} />
+      <Text size="sm">
+        Columns: name, host, device_type (required), manufacturer, model, platform, site, description. Devices get the profile chosen here, else the
+        default connection profile.
+      </Text>
+      <Select
+        label="Connection profile"
+        placeholder="Default profile"
+        clearable
+        data={(profiles.data?.profiles ?? []).map((p) => ({ value: p.id, label: p.name }))}
+        value={profileId}
+        onChange={setProfileId}
+      />
       <Group>
-        <SegmentedControl aria-label="Format" value={format} onChange={(v) => setFormat(v as 'csv' | 'json')} data={[{ label: 'CSV', value: 'csv' }, { label: 'JSON', value: 'json' }]} />
-        <FileInput label="File" placeholder="Choose a .csv or .json file" accept=".csv,.json,text/csv,application/json" onChange={(f) => void load(f)} w={260} />
+        <SegmentedControl
+          aria-label="Format"
+          value={format}
+          onChange={(v) => setFormat(v as 'csv' | 'json')}
+          data={[
+            { label: 'CSV', value: 'csv' },
+            { label: 'JSON', value: 'json' },
+          ]}
+        />
+        <FileInput
+          label="File"
+          placeholder="Choose a .csv or .json file"
+          accept=".csv,.json,text/csv,application/json"
+          onChange={(f) => void load(f)}
+          w={260}
+        />
       </Group>
-      <Textarea label="Or paste the rows" autosize minRows={5} maxRows={14} value={text} onChange={(e) => setText(e.currentTarget.value)} ff="monospace" />
-      <Group justify="flex-end"><Button onClick={() => void run()} loading={busy} disabled={!text.trim()}>Import</Button></Group>
-      {error && <Alert color="red" role="alert" title="Import refused">{error}</Alert>}
+      <Textarea
+        label="Or paste the rows"
+        autosize
+        minRows={5}
+        maxRows={14}
+        value={text}
+        onChange={(e) => setText(e.currentTarget.value)}
+        ff="monospace"
+      />
+      <Group justify="flex-end">
+        <Button onClick={() => void run()} loading={busy} disabled={!text.trim()}>
+          Import
+        </Button>
+      </Group>
+      {error && (
+        <Alert color="red" role="alert" title="Import refused">
+          {error}
+        </Alert>
+      )}
       {summary && (
-        <Alert color={summary.failed ? 'yellow' : 'green'} title={`${summary.imported} imported, ${summary.failed} failed`} data-testid="import-summary">
+        <Alert
+          color={summary.failed ? 'yellow' : 'green'}
+          title={`${summary.imported} imported, ${summary.failed} failed`}
+          data-testid="import-summary"
+        >
           {summary.errors.length > 0 && (
             <List size="sm" aria-label="Rows that failed">
-              {summary.errors.map((e) => <List.Item key={`${e.row}-${e.name}`}>Row {e.row}{e.name ? ` (${e.name})` : ''}: {e.error}</List.Item>)}
+              {summary.errors.map((e) => (
+                <List.Item key={`${e.row}-${e.name}`}>
+                  Row {e.row}
+                  {e.name ? ` (${e.name})` : ''}: {e.error}
+                </List.Item>
+              ))}
             </List>
           )}
         </Alert>

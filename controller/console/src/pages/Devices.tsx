@@ -31,7 +31,8 @@ export default function Devices() {
   const [q, setQ] = useState(filters.q);
   const settledQ = useDebouncedValue(q);
   const effective: DeviceFilters = { ...filters, q: settledQ };
-  const setFilters = (next: Partial<DeviceFilters>) => navigate(`/devices${searchFromFilters({ ...effective, page: 0, ...next })}`, { replace: true });
+  const setFilters = (next: Partial<DeviceFilters>) =>
+    navigate(`/devices${searchFromFilters({ ...effective, page: 0, ...next })}`, { replace: true });
   const sites = useSites();
   const [dialog, setDialog] = useState<'create' | 'import' | 'bulk' | null>(null);
   const [selection, setSelection] = useState<RowSelectionState>({});
@@ -43,21 +44,40 @@ export default function Devices() {
   const rows: Row[] = devices.data?.devices ?? [];
   const total = devices.data?.total ?? 0;
 
-  const columns = useMemo(() => [
-    column.display({
-      id: 'select',
-      enableSorting: false,
-      header: ({ table }) => <Checkbox aria-label="Select all on this page" checked={table.getIsAllRowsSelected()} indeterminate={table.getIsSomeRowsSelected()} onChange={table.getToggleAllRowsSelectedHandler()} />,
-      cell: ({ row }) => <Checkbox aria-label={`Select ${row.original.name}`} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />,
-    }),
-    column.accessor('name', { header: 'Name', cell: (c) => <Anchor component={Link} href={`/devices/${c.row.original.id}`} onMouseEnter={() => preloadRoute(client, `/devices/${c.row.original.id}`)}>{c.getValue()}</Anchor> }),
-    column.accessor('host', { header: 'Host' }),
-    column.accessor('device_type', { header: 'Type' }),
-    column.accessor('manufacturer', { header: 'Vendor' }),
-    column.accessor('model', { header: 'Model' }),
-    column.accessor('site', { header: 'Site' }),
-    column.accessor('source', { header: 'Source' }),
-  ], [client]);
+  const columns = useMemo(
+    () => [
+      column.display({
+        id: 'select',
+        enableSorting: false,
+        header: ({ table }) => (
+          <Checkbox
+            aria-label="Select all on this page"
+            checked={table.getIsAllRowsSelected()}
+            indeterminate={table.getIsSomeRowsSelected()}
+            onChange={table.getToggleAllRowsSelectedHandler()}
+          />
+        ),
+        cell: ({ row }) => (
+          <Checkbox aria-label={`Select ${row.original.name}`} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />
+        ),
+      }),
+      column.accessor('name', {
+        header: 'Name',
+        cell: (c) => (
+          <Anchor component={Link} href={`/devices/${c.row.original.id}`} onMouseEnter={() => preloadRoute(client, `/devices/${c.row.original.id}`)}>
+            {c.getValue()}
+          </Anchor>
+        ),
+      }),
+      column.accessor('host', { header: 'Host' }),
+      column.accessor('device_type', { header: 'Type' }),
+      column.accessor('manufacturer', { header: 'Vendor' }),
+      column.accessor('model', { header: 'Model' }),
+      column.accessor('site', { header: 'Site' }),
+      column.accessor('source', { header: 'Source' }),
+    ],
+    [client],
+  );
   const table = useReactTable({
     data: rows,
     columns,
@@ -91,22 +111,56 @@ export default function Devices() {
       actions={
         <>
           <Button onClick={() => setDialog('create')}>New device</Button>
-          <Button variant="default" onClick={() => setDialog('import')}>Import</Button>
+          <Button variant="default" onClick={() => setDialog('import')}>
+            Import
+          </Button>
         </>
       }
     >
       <Group align="end" wrap="wrap">
         <TextInput label="Search" placeholder="Name, host, model…" value={q} onChange={(e) => setQ(e.currentTarget.value)} />
-        <TextInput label="Vendor" defaultValue={filters.vendor} onBlur={(e) => setFilters({ vendor: e.currentTarget.value })} onKeyDown={(e) => e.key === 'Enter' && setFilters({ vendor: e.currentTarget.value })} w={140} />
-        <TextInput label="Platform" defaultValue={filters.platform} onBlur={(e) => setFilters({ platform: e.currentTarget.value })} onKeyDown={(e) => e.key === 'Enter' && setFilters({ platform: e.currentTarget.value })} w={140} />
-        <Select label="Site" clearable placeholder="Any" data={siteOptions(sites.data)} value={filters.site_id || null} onChange={(v) => setFilters({ site_id: v ?? '' })} w={180} />
-        <Select label="Source" clearable placeholder="Any" data={['manual', 'import', 'netbox']} value={filters.source || null} onChange={(v) => setFilters({ source: v ?? '' })} w={130} />
+        <TextInput
+          label="Vendor"
+          defaultValue={filters.vendor}
+          onBlur={(e) => setFilters({ vendor: e.currentTarget.value })}
+          onKeyDown={(e) => e.key === 'Enter' && setFilters({ vendor: e.currentTarget.value })}
+          w={140}
+        />
+        <TextInput
+          label="Platform"
+          defaultValue={filters.platform}
+          onBlur={(e) => setFilters({ platform: e.currentTarget.value })}
+          onKeyDown={(e) => e.key === 'Enter' && setFilters({ platform: e.currentTarget.value })}
+          w={140}
+        />
+        <Select
+          label="Site"
+          clearable
+          placeholder="Any"
+          data={siteOptions(sites.data)}
+          value={filters.site_id || null}
+          onChange={(v) => setFilters({ site_id: v ?? '' })}
+          w={180}
+        />
+        <Select
+          label="Source"
+          clearable
+          placeholder="Any"
+          data={['manual', 'import', 'netbox']}
+          value={filters.source || null}
+          onChange={(v) => setFilters({ source: v ?? '' })}
+          w={130}
+        />
       </Group>
       {selectedIds.length > 0 && (
         <Group>
           <Text size="sm">{selectedIds.length} selected</Text>
-          <Button size="xs" variant="light" onClick={() => setDialog('bulk')}>Edit selected</Button>
-          <Button size="xs" color="red" variant="light" c="red.9" onClick={() => void remove()}>Delete selected</Button>
+          <Button size="xs" variant="light" onClick={() => setDialog('bulk')}>
+            Edit selected
+          </Button>
+          <Button size="xs" color="red" variant="light" c="red.9" onClick={() => void remove()}>
+            Delete selected
+          </Button>
         </Group>
       )}
       <ErrorNote error={devices.error} />
@@ -116,12 +170,20 @@ export default function Devices() {
           <Table striped highlightOnHover aria-label="Devices" aria-rowcount={total}>
             <Table.Thead>
               {table.getHeaderGroups().map((g) => (
-                <Table.Tr key={g.id}>{g.headers.map((h) => <SortableTh key={h.id} header={h} />)}</Table.Tr>
+                <Table.Tr key={g.id}>
+                  {g.headers.map((h) => (
+                    <SortableTh key={h.id} header={h} />
+                  ))}
+                </Table.Tr>
               ))}
             </Table.Thead>
             <Table.Tbody>
               {table.getRowModel().rows.map((r) => (
-                <Table.Tr key={r.id}>{r.getVisibleCells().map((c) => <Table.Td key={c.id}>{flexRender(c.column.columnDef.cell, c.getContext())}</Table.Td>)}</Table.Tr>
+                <Table.Tr key={r.id}>
+                  {r.getVisibleCells().map((c) => (
+                    <Table.Td key={c.id}>{flexRender(c.column.columnDef.cell, c.getContext())}</Table.Td>
+                  ))}
+                </Table.Tr>
               ))}
             </Table.Tbody>
           </Table>
@@ -129,21 +191,48 @@ export default function Devices() {
       )}
       {total > 0 && (
         <Group justify="space-between">
-          <Text size="sm">{effective.page * effective.size + 1}–{Math.min(total, (effective.page + 1) * effective.size)} of {total}</Text>
+          <Text size="sm">
+            {effective.page * effective.size + 1}–{Math.min(total, (effective.page + 1) * effective.size)} of {total}
+          </Text>
           <Group>
-            <Select aria-label="Rows per page" data={['25', '50', '100']} value={String(effective.size)} onChange={(v) => setFilters({ size: Number(v) })} w={90} allowDeselect={false} />
-            <Pagination total={pages} value={effective.page + 1} onChange={(p) => setFilters({ page: p - 1 })} getItemProps={(p) => ({ 'aria-label': `Page ${p}` })} getControlProps={(c) => ({ 'aria-label': `${c} page` })} />
+            <Select
+              aria-label="Rows per page"
+              data={['25', '50', '100']}
+              value={String(effective.size)}
+              onChange={(v) => setFilters({ size: Number(v) })}
+              w={90}
+              allowDeselect={false}
+            />
+            <Pagination
+              total={pages}
+              value={effective.page + 1}
+              onChange={(p) => setFilters({ page: p - 1 })}
+              getItemProps={(p) => ({ 'aria-label': `Page ${p}` })}
+              getControlProps={(c) => ({ 'aria-label': `${c} page` })}
+            />
           </Group>
         </Group>
       )}
       <Modal opened={dialog === 'create'} onClose={() => setDialog(null)} title="New device" size="lg">
-        <DeviceForm onDone={() => { setDialog(null); refresh(); }} />
+        <DeviceForm
+          onDone={() => {
+            setDialog(null);
+            refresh();
+          }}
+        />
       </Modal>
       <Modal opened={dialog === 'import'} onClose={() => setDialog(null)} title="Import devices" size="lg">
         <DeviceImport onImported={refresh} />
       </Modal>
       <Modal opened={dialog === 'bulk'} onClose={() => setDialog(null)} title={`Edit ${selectedIds.length} devices`}>
-        <BulkEdit ids={selectedIds} onDone={() => { setDialog(null); setSelection({}); refresh(); }} />
+        <BulkEdit
+          ids={selectedIds}
+          onDone={() => {
+            setDialog(null);
+            setSelection({});
+            refresh();
+          }}
+        />
       </Modal>
     </Page>
   );

@@ -26,7 +26,16 @@ function NewInstance({ onCreated }: { onCreated: () => void }) {
     const stack = stackList.find((s) => s.id === stackId)!;
     setError(null);
     try {
-      await unwrap(api.POST('/api/config/instances', { body: { stack_id: stack.id, name: name.trim(), target_devices: devices.map((device_id) => ({ device_id })), variable_values: allServicesOn(stack, devices) } }));
+      await unwrap(
+        api.POST('/api/config/instances', {
+          body: {
+            stack_id: stack.id,
+            name: name.trim(),
+            target_devices: devices.map((device_id) => ({ device_id })),
+            variable_values: allServicesOn(stack, devices),
+          },
+        }),
+      );
       setName('');
       setDevices([]);
       onCreated();
@@ -36,12 +45,18 @@ function NewInstance({ onCreated }: { onCreated: () => void }) {
   };
   return (
     <Stack gap="xs">
-      {error && <Alert color="red" role="alert" title="Not saved">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert" title="Not saved">
+          {error}
+        </Alert>
+      )}
       <Group align="end" wrap="wrap">
         <Select label="Stack" data={stackList.map((s) => ({ value: s.id, label: s.name }))} value={stackId} onChange={setStackId} w={200} />
         <TextInput label="Instance name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
         <DevicesPicker label="Target devices" value={devices} onChange={setDevices} />
-        <Button onClick={() => void create()} disabled={!stackId || !name.trim() || devices.length === 0}>Save instance</Button>
+        <Button onClick={() => void create()} disabled={!stackId || !name.trim() || devices.length === 0}>
+          Save instance
+        </Button>
       </Group>
     </Stack>
   );
@@ -70,21 +85,51 @@ function EditInstance({ instance, onDone }: { instance: InstanceRow; onDone: (sa
       return;
     }
     try {
-      await unwrap(api.PUT('/api/config/instances/{id}', { params: { path: { id: instance.id } }, body: { name: name.trim(), variable_values: variableValues as never } }));
+      await unwrap(
+        api.PUT('/api/config/instances/{id}', {
+          params: { path: { id: instance.id } },
+          body: { name: name.trim(), variable_values: variableValues as never },
+        }),
+      );
       onDone(true);
     } catch (err) {
       setError((err as Error).message);
     }
   };
   return (
-    <Stack gap="xs" component="form" aria-label={`Edit instance ${instance.name}`} onSubmit={(e) => { e.preventDefault(); void save(); }}>
+    <Stack
+      gap="xs"
+      component="form"
+      aria-label={`Edit instance ${instance.name}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save();
+      }}
+    >
       <Text fw={600}>Edit {instance.name}</Text>
-      {error && <Alert color="red" role="alert" title="Not saved">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert" title="Not saved">
+          {error}
+        </Alert>
+      )}
       <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} w={320} />
-      <Textarea label="Variable values (JSON)" description="Per service position: devices, shared_vars and device_vars" value={values} onChange={(e) => setValues(e.currentTarget.value)} autosize minRows={4} maxRows={20} ff="monospace" />
+      <Textarea
+        label="Variable values (JSON)"
+        description="Per service position: devices, shared_vars and device_vars"
+        value={values}
+        onChange={(e) => setValues(e.currentTarget.value)}
+        autosize
+        minRows={4}
+        maxRows={20}
+        ff="monospace"
+      />
       <Group>
-        <Button type="submit" disabled={!name.trim()}>Save changes</Button>
-        <Button variant="default" onClick={() => onDone(false)}>Cancel</Button>
+        <Button type="submit" disabled={!name.trim()}>
+          Save changes
+        </Button>
+        <Button variant="default" onClick={() => onDone(false)}>
+          Cancel
+        </Button>
       </Group>
     </Stack>
   );
@@ -97,7 +142,8 @@ export default function Instances() {
   const instances = useQuery({ queryKey: ['instances'], queryFn: () => unwrap(api.GET('/api/config/instances')) });
   const [error, setError] = useState<string | null>(null);
   const refresh = () => void client.invalidateQueries({ queryKey: ['instances'] });
-  const list = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ?? []) as InstanceRow[];
+  const list = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ??
+    []) as InstanceRow[];
   const [editing, setEditing] = useState<string | null>(null);
   const current = list.find((i) => i.id === editing);
   const deploy = async (id: string) => {
@@ -117,22 +163,50 @@ export default function Instances() {
   return (
     <Page title="Instances">
       <NewInstance onCreated={refresh} />
-      {error && <Alert color="red" role="alert" title="Not deployed">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert" title="Not deployed">
+          {error}
+        </Alert>
+      )}
       <ErrorNote error={instances.error} />
-      {current && <EditInstance key={current.id} instance={current} onDone={(saved) => { setEditing(null); if (saved) refresh(); }} />}
+      {current && (
+        <EditInstance
+          key={current.id}
+          instance={current}
+          onDone={(saved) => {
+            setEditing(null);
+            if (saved) refresh();
+          }}
+        />
+      )}
       {instances.data && list.length === 0 && <Empty>No instances yet: save a stack with its targets to deploy it again or on a schedule.</Empty>}
       {list.length > 0 && (
         <Table striped aria-label="Instances">
-          <Table.Thead><Table.Tr><Table.Th>Name</Table.Th><Table.Th>Devices</Table.Th><Table.Th>Updated</Table.Th><Table.Th>Actions</Table.Th></Table.Tr></Table.Thead>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Devices</Table.Th>
+              <Table.Th>Updated</Table.Th>
+              <Table.Th>Actions</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {list.map((i) => (
               <Table.Tr key={i.id}>
-                <Table.Td>{i.name}</Table.Td><Table.Td>{i.target_devices.length}</Table.Td><Table.Td>{dateTime(i.updated_at)}</Table.Td>
+                <Table.Td>{i.name}</Table.Td>
+                <Table.Td>{i.target_devices.length}</Table.Td>
+                <Table.Td>{dateTime(i.updated_at)}</Table.Td>
                 <Table.Td>
                   <Group gap="xs">
-                    <Button size="xs" variant="light" onClick={() => void deploy(i.id)} aria-label={`Deploy ${i.name}`}>Deploy</Button>
-                    <Button size="xs" variant="light" onClick={() => setEditing(i.id)} aria-label={`Edit ${i.name}`}>Edit</Button>
-                    <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>Delete</Button>
+                    <Button size="xs" variant="light" onClick={() => void deploy(i.id)} aria-label={`Deploy ${i.name}`}>
+                      Deploy
+                    </Button>
+                    <Button size="xs" variant="light" onClick={() => setEditing(i.id)} aria-label={`Edit ${i.name}`}>
+                      Edit
+                    </Button>
+                    <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>
+                      Delete
+                    </Button>
                   </Group>
                 </Table.Td>
               </Table.Tr>

@@ -5,7 +5,13 @@ import { Page } from '../components/Page';
 export default function NotFound() {
   return (
     <Page title="Page not found">
-      <Text>There is no console page at this address. <Anchor component={Link} href="/">Go to the Sites overview</Anchor>.</Text>
+      <Text>
+        There is no console page at this address.{' '}
+        <Anchor component={Link} href="/">
+          Go to the Sites overview
+        </Anchor>
+        .
+      </Text>
     </Page>
   );
 }

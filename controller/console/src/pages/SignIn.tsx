@@ -48,23 +48,36 @@ export function SignIn() {
       <Paper withBorder shadow="sm" p="xl" w={380} maw="100%">
         <form onSubmit={submit} noValidate>
           <Stack>
-            <Title order={1} size="h2">Switchboard</Title>
+            <Title order={1} size="h2">
+              Switchboard
+            </Title>
             {enabled.has('ldap') && (
               <SegmentedControl
                 aria-label="Account type"
                 value={method}
                 onChange={(v) => setMethod(v as Method)}
-                data={[{ label: 'Local account', value: 'local' }, { label: 'LDAP', value: 'ldap' }]}
+                data={[
+                  { label: 'Local account', value: 'local' },
+                  { label: 'LDAP', value: 'ldap' },
+                ]}
               />
             )}
-            {error && <Alert color="red" title="Sign-in failed" role="alert">{error}</Alert>}
+            {error && (
+              <Alert color="red" title="Sign-in failed" role="alert">
+                {error}
+              </Alert>
+            )}
             <TextInput label="Username" autoComplete="username" autoFocus {...form.getInputProps('username')} />
             <PasswordInput label="Password" autoComplete="current-password" {...form.getInputProps('password')} />
-            <Button type="submit" loading={busy}>Sign in</Button>
+            <Button type="submit" loading={busy}>
+              Sign in
+            </Button>
             {enabled.has('oidc') && (
               <>
                 <Divider label="or" labelPosition="center" />
-                <Button variant="default" onClick={oidc}>Sign in with single sign-on</Button>
+                <Button variant="default" onClick={oidc}>
+                  Sign in with single sign-on
+                </Button>
               </>
             )}
           </Stack>

@@ -9,7 +9,18 @@ import { dateTime } from '../lib/format';
 import { siteOptions, useSites } from '../lib/sites';
 import { useLive } from '../live/use-live';
 
-const DEVICE_TYPES = ['vendor_ios', 'vendor_nxos', 'vendor_xe', 'vendor_xr', 'vendor_junos', 'vendor_eos', 'vendor_panos', 'vendor_fw', 'generic', 'custom'];
+const DEVICE_TYPES = [
+  'vendor_ios',
+  'vendor_nxos',
+  'vendor_xe',
+  'vendor_xr',
+  'vendor_junos',
+  'vendor_eos',
+  'vendor_panos',
+  'vendor_fw',
+  'generic',
+  'custom',
+];
 
 interface Snapshot {
   id: string;
@@ -22,37 +33,74 @@ interface Snapshot {
 }
 
 function Outcomes({ id }: { id: string }) {
-  const backups = useQuery({ queryKey: ['snapshot-backups', id], queryFn: () => unwrap(api.GET('/api/devices/snapshots/{id}/backups', { params: { path: { id } } })) });
+  const backups = useQuery({
+    queryKey: ['snapshot-backups', id],
+    queryFn: () => unwrap(api.GET('/api/devices/snapshots/{id}/backups', { params: { path: { id } } })),
+  });
   const [log, setLog] = useState<{ id: string; text: string } | null>(null);
   const rows = ((backups.data as { backups?: unknown[] } | undefined)?.backups ?? (Array.isArray(backups.data) ? backups.data : [])) as {
-    id?: string; config_id?: string; device_id?: string; device_name: string; status: string; error_message: string | null; version: number | null;
+    id?: string;
+    config_id?: string;
+    device_id?: string;
+    device_name: string;
+    status: string;
+    error_message: string | null;
+    version: number | null;
   }[];
   const openLog = async (configId: string) => {
     const { data, error } = await api.GET('/api/devices/snapshots/backups/{config_id}/log', { params: { path: { config_id: configId } } });
     setLog({ id: configId, text: error ? String(error) : (data as { log: string }).log });
   };
   if (backups.error) return <ErrorNote error={backups.error} />;
-  if (rows.length === 0) return <Text size="sm" c="dimmed">No device outcomes yet.</Text>;
+  if (rows.length === 0)
+    return (
+      <Text size="sm" c="dimmed">
+        No device outcomes yet.
+      </Text>
+    );
   return (
     <>
       <Table fz="sm" aria-label="Device outcomes">
-        <Table.Thead><Table.Tr><Table.Th>Device</Table.Th><Table.Th>Status</Table.Th><Table.Th>Version</Table.Th><Table.Th>Reason</Table.Th></Table.Tr></Table.Thead>
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Device</Table.Th>
+            <Table.Th>Status</Table.Th>
+            <Table.Th>Version</Table.Th>
+            <Table.Th>Reason</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
         <Table.Tbody>
           {rows.map((r, i) => (
             <Table.Tr key={r.config_id ?? r.id ?? i}>
-              <Table.Td>{r.device_id ? <Anchor component={Link} href={`/devices/${r.device_id}`}>{r.device_name}</Anchor> : r.device_name}</Table.Td>
-              <Table.Td><StatusBadge status={r.status} /></Table.Td>
+              <Table.Td>
+                {r.device_id ? (
+                  <Anchor component={Link} href={`/devices/${r.device_id}`}>
+                    {r.device_name}
+                  </Anchor>
+                ) : (
+                  r.device_name
+                )}
+              </Table.Td>
+              <Table.Td>
+                <StatusBadge status={r.status} />
+              </Table.Td>
               <Table.Td>{r.version ?? '—'}</Table.Td>
               <Table.Td>
                 {r.error_message}
-                {(r.config_id ?? r.id) && r.status === 'failed' && <Button size="xs" variant="subtle" onClick={() => void openLog((r.config_id ?? r.id)!)}>Session log</Button>}
+                {(r.config_id ?? r.id) && r.status === 'failed' && (
+                  <Button size="xs" variant="subtle" onClick={() => void openLog((r.config_id ?? r.id)!)}>
+                    Session log
+                  </Button>
+                )}
               </Table.Td>
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
       <Modal opened={log !== null} onClose={() => setLog(null)} title="Session log" size="xl">
-        <Text component="pre" fz="xs" style={{ whiteSpace: 'pre-wrap' }}>{log?.text}</Text>
+        <Text component="pre" fz="xs" style={{ whiteSpace: 'pre-wrap' }}>
+          {log?.text}
+        </Text>
       </Modal>
     </>
   );
@@ -73,10 +121,16 @@ function SnapshotCard({ s }: { s: Snapshot }) {
         <Progress.Section value={s.total_devices ? (s.failed_devices / s.total_devices) * 100 : 0} color="red" />
       </Progress.Root>
       <Group justify="space-between" mt={4}>
-        <Text size="xs">{done} of {s.total_devices} devices · {s.successful_devices} succeeded · {s.failed_devices} failed ({Math.round(pct)}%)</Text>
-        <Text size="xs" c="dimmed">{dateTime(s.created_at)}</Text>
+        <Text size="xs">
+          {done} of {s.total_devices} devices · {s.successful_devices} succeeded · {s.failed_devices} failed ({Math.round(pct)}%)
+        </Text>
+        <Text size="xs" c="dimmed">
+          {dateTime(s.created_at)}
+        </Text>
       </Group>
-      <Button size="xs" variant="subtle" mt={4} onClick={() => setOpen((o) => !o)} aria-expanded={open}>{open ? 'Hide devices' : 'Show devices'}</Button>
+      <Button size="xs" variant="subtle" mt={4} onClick={() => setOpen((o) => !o)} aria-expanded={open}>
+        {open ? 'Hide devices' : 'Show devices'}
+      </Button>
       {open && <Outcomes id={s.id} />}
     </Card>
   );
@@ -100,7 +154,9 @@ export default function Snapshots() {
     try {
       // Omitted filter fields mean every device of the organization.
       const deviceFilter = { ...(siteId ? { site_id: siteId } : {}), ...(deviceType ? { device_type: deviceType } : {}) };
-      const created = await unwrap(api.POST('/api/devices/snapshots/', { body: { name, ...(siteId || deviceType ? { device_filter: deviceFilter } : {}) } }));
+      const created = await unwrap(
+        api.POST('/api/devices/snapshots/', { body: { name, ...(siteId || deviceType ? { device_filter: deviceFilter } : {}) } }),
+      );
       const id = (created as { snapshot: { id: string } }).snapshot.id;
       const { error: failed } = await api.POST('/api/devices/snapshots/{id}/collect', { params: { path: { id } }, body: {} });
       if (failed) {
@@ -113,20 +169,35 @@ export default function Snapshots() {
     }
     void client.invalidateQueries({ queryKey: ['snapshots'] });
   };
-  const list = ((snapshots.data as { snapshots?: Snapshot[] } | undefined)?.snapshots ?? []);
+  const list = (snapshots.data as { snapshots?: Snapshot[] } | undefined)?.snapshots ?? [];
   return (
     <Page title="Snapshots">
       <Group align="end">
         <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} w={300} />
-        <Select label="Site" placeholder="All sites" data={siteOptions(sites.data as { sites: { id: string; name: string }[] } | undefined)} value={siteId} onChange={setSiteId} clearable searchable w={220} />
+        <Select
+          label="Site"
+          placeholder="All sites"
+          data={siteOptions(sites.data as { sites: { id: string; name: string }[] } | undefined)}
+          value={siteId}
+          onChange={setSiteId}
+          clearable
+          searchable
+          w={220}
+        />
         <Select label="Device type" placeholder="All types" data={DEVICE_TYPES} value={deviceType} onChange={setDeviceType} clearable w={180} />
-        <Button onClick={() => void start()} disabled={!name.trim()}>{siteId || deviceType ? 'Start snapshot of matching devices' : 'Start snapshot of all devices'}</Button>
+        <Button onClick={() => void start()} disabled={!name.trim()}>
+          {siteId || deviceType ? 'Start snapshot of matching devices' : 'Start snapshot of all devices'}
+        </Button>
       </Group>
       {error && <ErrorNote error={new Error(error)} />}
       <ErrorNote error={sites.error} />
       <ErrorNote error={snapshots.error} />
       {snapshots.data && list.length === 0 && <Empty>No snapshots yet: start one to back up every device at once.</Empty>}
-      <Stack>{list.map((s) => <SnapshotCard key={s.id} s={s} />)}</Stack>
+      <Stack>
+        {list.map((s) => (
+          <SnapshotCard key={s.id} s={s} />
+        ))}
+      </Stack>
     </Page>
   );
 }

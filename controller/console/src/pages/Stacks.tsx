@@ -31,7 +31,10 @@ function RenderPreview({ stack }: { stack: StackRow }) {
     setJobs(null);
     const variable_values = allServicesOn(stack, [deviceId!]);
     try {
-      setJobs((await unwrap(api.POST('/api/config/stacks/{id}/render', { params: { path: { id: stack.id } }, body: { variable_values } }))).jobs as RenderJob[]);
+      setJobs(
+        (await unwrap(api.POST('/api/config/stacks/{id}/render', { params: { path: { id: stack.id } }, body: { variable_values } })))
+          .jobs as RenderJob[],
+      );
     } catch (err) {
       setError((err as Error).message);
     }
@@ -40,13 +43,23 @@ function RenderPreview({ stack }: { stack: StackRow }) {
     <Column gap="xs">
       <Group align="end">
         <DevicePicker label={`Preview ${stack.name} for device`} value={deviceId} onChange={setDeviceId} />
-        <Button variant="light" disabled={!deviceId} onClick={() => void render()}>Render</Button>
+        <Button variant="light" disabled={!deviceId} onClick={() => void render()}>
+          Render
+        </Button>
       </Group>
-      {error && <Alert color="red" role="alert">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert">
+          {error}
+        </Alert>
+      )}
       {jobs?.map((j) => (
         <Card withBorder key={`${j.service_order}-${j.template_name}`} p="xs">
-          <Text size="sm" fw={600}>{j.service_order}. {j.template_name} → {j.device_name}</Text>
-          <Text component="pre" fz="xs" style={{ whiteSpace: 'pre-wrap', margin: 0 }}>{j.rendered_config}</Text>
+          <Text size="sm" fw={600}>
+            {j.service_order}. {j.template_name} → {j.device_name}
+          </Text>
+          <Text component="pre" fz="xs" style={{ whiteSpace: 'pre-wrap', margin: 0 }}>
+            {j.rendered_config}
+          </Text>
         </Card>
       ))}
     </Column>
@@ -61,23 +74,45 @@ export default function Stacks() {
   return (
     <Page title="Stacks">
       <ErrorNote error={stacks.error} />
-      {stacks.data && list.length === 0 && <Empty>No stacks yet: a stack groups templates into services to deploy together (POST /api/config/stacks).</Empty>}
+      {stacks.data && list.length === 0 && (
+        <Empty>No stacks yet: a stack groups templates into services to deploy together (POST /api/config/stacks).</Empty>
+      )}
       {list.length > 0 && (
         <Table striped aria-label="Stacks">
-          <Table.Thead><Table.Tr><Table.Th>Name</Table.Th><Table.Th>Services</Table.Th><Table.Th>Atomic</Table.Th><Table.Th>Preview</Table.Th></Table.Tr></Table.Thead>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Services</Table.Th>
+              <Table.Th>Atomic</Table.Th>
+              <Table.Th>Preview</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {list.map((s) => (
               <Table.Tr key={s.id}>
-                <Table.Td>{s.name}<Text size="xs" c="dimmed">{s.description}</Text></Table.Td>
+                <Table.Td>
+                  {s.name}
+                  <Text size="xs" c="dimmed">
+                    {s.description}
+                  </Text>
+                </Table.Td>
                 <Table.Td>{s.services.length}</Table.Td>
                 <Table.Td>{s.atomic === false ? 'no' : 'yes'}</Table.Td>
-                <Table.Td><Button size="xs" variant="subtle" onClick={() => setOpen(open === s.id ? null : s.id)} aria-expanded={open === s.id}>Render preview</Button></Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="subtle" onClick={() => setOpen(open === s.id ? null : s.id)} aria-expanded={open === s.id}>
+                    Render preview
+                  </Button>
+                </Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
         </Table>
       )}
-      {list.filter((s) => s.id === open).map((s) => <RenderPreview key={s.id} stack={s} />)}
+      {list
+        .filter((s) => s.id === open)
+        .map((s) => (
+          <RenderPreview key={s.id} stack={s} />
+        ))}
     </Page>
   );
 }

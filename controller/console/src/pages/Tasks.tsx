@@ -17,11 +17,16 @@ function NewTask({ onCreated }: { onCreated: () => void }) {
   const [cron, setCron] = useState('0 2 * * *');
   const [instanceId, setInstanceId] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const instanceList = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ?? []) as { id: string; name: string }[];
+  const instanceList = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ??
+    []) as { id: string; name: string }[];
   const create = async () => {
     setError(null);
     try {
-      await unwrap(api.POST('/api/tasks/', { body: { name: name.trim(), type, cron: cron.trim(), ...(type === 'deployment' && instanceId ? { instance_id: instanceId } : {}) } }));
+      await unwrap(
+        api.POST('/api/tasks/', {
+          body: { name: name.trim(), type, cron: cron.trim(), ...(type === 'deployment' && instanceId ? { instance_id: instanceId } : {}) },
+        }),
+      );
       setName('');
       onCreated();
     } catch (err) {
@@ -30,13 +35,43 @@ function NewTask({ onCreated }: { onCreated: () => void }) {
   };
   return (
     <Stack gap="xs">
-      {error && <Alert color="red" role="alert" title="Not scheduled">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert" title="Not scheduled">
+          {error}
+        </Alert>
+      )}
       <Group align="end" wrap="wrap">
         <TextInput label="Task name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
-        <Select label="Type" allowDeselect={false} value={type} onChange={(v) => setType((v ?? 'backup') as TaskType)} data={[{ value: 'backup', label: 'Backup of every device' }, { value: 'deployment', label: 'Deploy an instance' }]} w={220} />
-        {type === 'deployment' && <Select label="Instance" data={instanceList.map((i) => ({ value: i.id, label: i.name }))} value={instanceId} onChange={setInstanceId} w={200} />}
-        <TextInput label="Cron" description="minute hour day month weekday, in UTC" value={cron} onChange={(e) => setCron(e.currentTarget.value)} w={200} />
-        <Button onClick={() => void create()} disabled={!name.trim()}>Schedule</Button>
+        <Select
+          label="Type"
+          allowDeselect={false}
+          value={type}
+          onChange={(v) => setType((v ?? 'backup') as TaskType)}
+          data={[
+            { value: 'backup', label: 'Backup of every device' },
+            { value: 'deployment', label: 'Deploy an instance' },
+          ]}
+          w={220}
+        />
+        {type === 'deployment' && (
+          <Select
+            label="Instance"
+            data={instanceList.map((i) => ({ value: i.id, label: i.name }))}
+            value={instanceId}
+            onChange={setInstanceId}
+            w={200}
+          />
+        )}
+        <TextInput
+          label="Cron"
+          description="minute hour day month weekday, in UTC"
+          value={cron}
+          onChange={(e) => setCron(e.currentTarget.value)}
+          w={200}
+        />
+        <Button onClick={() => void create()} disabled={!name.trim()}>
+          Schedule
+        </Button>
       </Group>
     </Stack>
   );
@@ -48,7 +83,16 @@ export default function Tasks() {
   const tasks = useQuery({ queryKey: ['tasks'], queryFn: () => unwrap(api.GET('/api/tasks/')) });
   const refresh = () => void client.invalidateQueries({ queryKey: ['tasks'] });
   const list = ((tasks.data as { tasks?: unknown[] } | undefined)?.tasks ?? (Array.isArray(tasks.data) ? tasks.data : [])) as {
-    id: string; name: string; type: string; cron: string; timezone: string; enabled: boolean; last_run_at: string | null; next_run_at: string | null; last_status: string | null; last_error: string | null;
+    id: string;
+    name: string;
+    type: string;
+    cron: string;
+    timezone: string;
+    enabled: boolean;
+    last_run_at: string | null;
+    next_run_at: string | null;
+    last_status: string | null;
+    last_error: string | null;
   }[];
   const toggle = async (id: string, enabled: boolean) => {
     await api.PUT('/api/tasks/{id}', { params: { path: { id } }, body: { enabled } });
@@ -66,15 +110,47 @@ export default function Tasks() {
       {tasks.data && list.length === 0 && <Empty>No scheduled tasks yet: schedule a nightly backup above.</Empty>}
       {list.length > 0 && (
         <Table striped aria-label="Scheduled tasks">
-          <Table.Thead><Table.Tr><Table.Th>Name</Table.Th><Table.Th>Type</Table.Th><Table.Th>Cron</Table.Th><Table.Th>Next run</Table.Th><Table.Th>Last run</Table.Th><Table.Th>Enabled</Table.Th><Table.Th>Delete</Table.Th></Table.Tr></Table.Thead>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Type</Table.Th>
+              <Table.Th>Cron</Table.Th>
+              <Table.Th>Next run</Table.Th>
+              <Table.Th>Last run</Table.Th>
+              <Table.Th>Enabled</Table.Th>
+              <Table.Th>Delete</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {list.map((t) => (
               <Table.Tr key={t.id}>
-                <Table.Td>{t.name}</Table.Td><Table.Td>{t.type}</Table.Td><Table.Td><Text ff="monospace" size="sm">{t.cron}</Text><Text size="xs" c="dimmed">{t.timezone}</Text></Table.Td>
+                <Table.Td>{t.name}</Table.Td>
+                <Table.Td>{t.type}</Table.Td>
+                <Table.Td>
+                  <Text ff="monospace" size="sm">
+                    {t.cron}
+                  </Text>
+                  <Text size="xs" c="dimmed">
+                    {t.timezone}
+                  </Text>
+                </Table.Td>
                 <Table.Td>{t.enabled ? dateTime(t.next_run_at) : 'paused'}</Table.Td>
-                <Table.Td>{dateTime(t.last_run_at)} {t.last_status && <StatusBadge status={t.last_status} />}{t.last_error && <Text size="xs" c="red.8">{t.last_error}</Text>}</Table.Td>
-                <Table.Td><Switch aria-label={`Enable ${t.name}`} checked={t.enabled} onChange={(e) => void toggle(t.id, e.currentTarget.checked)} /></Table.Td>
-                <Table.Td><Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(t.id, t.name)} aria-label={`Delete ${t.name}`}>Delete</Button></Table.Td>
+                <Table.Td>
+                  {dateTime(t.last_run_at)} {t.last_status && <StatusBadge status={t.last_status} />}
+                  {t.last_error && (
+                    <Text size="xs" c="red.8">
+                      {t.last_error}
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td>
+                  <Switch aria-label={`Enable ${t.name}`} checked={t.enabled} onChange={(e) => void toggle(t.id, e.currentTarget.checked)} />
+                </Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(t.id, t.name)} aria-label={`Delete ${t.name}`}>
+                    Delete
+                  </Button>
+                </Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>

@@ -40,10 +40,29 @@ function RenderPreview({ id }: { id: string }) {
   };
   return (
     <Stack gap="xs">
-      <Textarea label="Variables (JSON)" ff="monospace" autosize minRows={2} value={variables} onChange={(e) => setVariables(e.currentTarget.value)} />
-      <Group><Button variant="light" onClick={() => void render()}>Render preview</Button></Group>
-      {error && <Alert color="red" role="alert">{error}</Alert>}
-      {result !== null && <Text component="pre" fz="xs" data-testid="render-result" style={{ whiteSpace: 'pre-wrap' }}>{result}</Text>}
+      <Textarea
+        label="Variables (JSON)"
+        ff="monospace"
+        autosize
+        minRows={2}
+        value={variables}
+        onChange={(e) => setVariables(e.currentTarget.value)}
+      />
+      <Group>
+        <Button variant="light" onClick={() => void render()}>
+          Render preview
+        </Button>
+      </Group>
+      {error && (
+        <Alert color="red" role="alert">
+          {error}
+        </Alert>
+      )}
+      {result !== null && (
+        <Text component="pre" fz="xs" data-testid="render-result" style={{ whiteSpace: 'pre-wrap' }}>
+          {result}
+        </Text>
+      )}
     </Stack>
   );
 }
@@ -62,7 +81,17 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
   const t = template.data;
   const [draft, setDraft] = useState<Draft | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const current: Draft = draft ?? (t ? { name: t.name, platform: t.platform, config_format: t.config_format as Draft['config_format'], target_path: t.target_path ?? '', source: t.source } : EMPTY);
+  const current: Draft =
+    draft ??
+    (t
+      ? {
+          name: t.name,
+          platform: t.platform,
+          config_format: t.config_format as Draft['config_format'],
+          target_path: t.target_path ?? '',
+          source: t.source,
+        }
+      : EMPTY);
   if (id && !t) return <ErrorNote error={template.error} />;
   const set = (fields: Partial<Draft>) => setDraft({ ...current, ...fields });
   const save = async () => {
@@ -77,15 +106,34 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
       setError((err as Error).message);
     }
   };
-  const versionList = (Array.isArray(versions.data) ? versions.data : ((versions.data as { versions?: unknown[] } | undefined)?.versions ?? [])) as { version: number; created_at: string; created_by: string | null }[];
+  const versionList = (Array.isArray(versions.data) ? versions.data : ((versions.data as { versions?: unknown[] } | undefined)?.versions ?? [])) as {
+    version: number;
+    created_at: string;
+    created_by: string | null;
+  }[];
   return (
     <Stack>
-      {error && <Alert color="red" role="alert" title="Not saved">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert" title="Not saved">
+          {error}
+        </Alert>
+      )}
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <TextInput label="Name" required value={current.name} onChange={(e) => set({ name: e.currentTarget.value })} />
         <TextInput label="Platform" required value={current.platform} onChange={(e) => set({ platform: e.currentTarget.value })} />
-        <Select label="Format" data={['cli', 'json', 'xml']} allowDeselect={false} value={current.config_format} onChange={(v) => set({ config_format: (v ?? 'cli') as Draft['config_format'] })} />
-        <TextInput label="Target path" description="gNMI path or NETCONF target; empty for CLI" value={current.target_path} onChange={(e) => set({ target_path: e.currentTarget.value })} />
+        <Select
+          label="Format"
+          data={['cli', 'json', 'xml']}
+          allowDeselect={false}
+          value={current.config_format}
+          onChange={(v) => set({ config_format: (v ?? 'cli') as Draft['config_format'] })}
+        />
+        <TextInput
+          label="Target path"
+          description="gNMI path or NETCONF target; empty for CLI"
+          value={current.target_path}
+          onChange={(e) => set({ target_path: e.currentTarget.value })}
+        />
       </SimpleGrid>
       <Suspense fallback={<Text size="sm">Loading editor…</Text>}>
         <CodeEditor key={id ?? 'new'} label="Template source" value={current.source} onChange={(source) => set({ source })} />
@@ -94,16 +142,39 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
       {t && (
         <Group gap="xs">
           <Text size="sm">Variables:</Text>
-          {t.variables.length === 0 && <Text size="sm" c="dimmed">none</Text>}
-          {t.variables.map((v) => <Badge key={v.name} variant="outline" c="dark">{v.name}: {v.type}{v.required ? '' : ' (optional)'}</Badge>)}
+          {t.variables.length === 0 && (
+            <Text size="sm" c="dimmed">
+              none
+            </Text>
+          )}
+          {t.variables.map((v) => (
+            <Badge key={v.name} variant="outline" c="dark">
+              {v.name}: {v.type}
+              {v.required ? '' : ' (optional)'}
+            </Badge>
+          ))}
         </Group>
       )}
-      <Group justify="flex-end"><Button onClick={() => void save()}>{id ? 'Save new version' : 'Create template'}</Button></Group>
+      <Group justify="flex-end">
+        <Button onClick={() => void save()}>{id ? 'Save new version' : 'Create template'}</Button>
+      </Group>
       {id && <RenderPreview id={id} />}
       {versionList.length > 0 && (
         <Table fz="xs" aria-label="Versions">
-          <Table.Thead><Table.Tr><Table.Th>Version</Table.Th><Table.Th>Saved</Table.Th></Table.Tr></Table.Thead>
-          <Table.Tbody>{versionList.map((v) => <Table.Tr key={v.version}><Table.Td>{v.version}</Table.Td><Table.Td>{dateTime(v.created_at)}</Table.Td></Table.Tr>)}</Table.Tbody>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Version</Table.Th>
+              <Table.Th>Saved</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {versionList.map((v) => (
+              <Table.Tr key={v.version}>
+                <Table.Td>{v.version}</Table.Td>
+                <Table.Td>{dateTime(v.created_at)}</Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
         </Table>
       )}
     </Stack>
@@ -128,13 +199,29 @@ export default function Templates() {
       {templates.data && list.length === 0 && <Empty>No templates yet: create one with New template.</Empty>}
       {list.length > 0 && (
         <Table striped aria-label="Templates">
-          <Table.Thead><Table.Tr><Table.Th>Name</Table.Th><Table.Th>Platform</Table.Th><Table.Th>Format</Table.Th><Table.Th>Version</Table.Th><Table.Th>Variables</Table.Th><Table.Th>Edit</Table.Th></Table.Tr></Table.Thead>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Platform</Table.Th>
+              <Table.Th>Format</Table.Th>
+              <Table.Th>Version</Table.Th>
+              <Table.Th>Variables</Table.Th>
+              <Table.Th>Edit</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {list.map((t) => (
               <Table.Tr key={t.id}>
-                <Table.Td>{t.name}</Table.Td><Table.Td>{t.platform}</Table.Td><Table.Td>{t.config_format}</Table.Td><Table.Td>{t.current_version}</Table.Td>
+                <Table.Td>{t.name}</Table.Td>
+                <Table.Td>{t.platform}</Table.Td>
+                <Table.Td>{t.config_format}</Table.Td>
+                <Table.Td>{t.current_version}</Table.Td>
                 <Table.Td>{t.variables.map((v) => v.name).join(', ')}</Table.Td>
-                <Table.Td><Button size="xs" variant="subtle" onClick={() => setEditing(t.id)} aria-label={`Edit ${t.name}`}>Edit</Button></Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="subtle" onClick={() => setEditing(t.id)} aria-label={`Edit ${t.name}`}>
+                    Edit
+                  </Button>
+                </Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>

@@ -37,7 +37,9 @@ export default function Topology() {
       container: container.current,
       elements: [
         ...graph.data.nodes.map((n) => ({ data: { id: n.id, label: n.name, deviceId: n.device_id, colour: siteColour(n.site_id, n.kind) } })),
-        ...graph.data.links.map((l, i) => ({ data: { id: `link-${i}`, source: l.source, target: l.target, dashed: l.confirmed ? 'solid' : 'dashed' } })),
+        ...graph.data.links.map((l, i) => ({
+          data: { id: `link-${i}`, source: l.source, target: l.target, dashed: l.confirmed ? 'solid' : 'dashed' },
+        })),
       ],
       style: [
         { selector: 'node', style: { label: 'data(label)', 'background-color': 'data(colour)', 'font-size': 10, color: '#868e96' } },
@@ -73,20 +75,43 @@ export default function Topology() {
       </Group>
       <ErrorNote error={graph.error} />
       {graph.data && nodes.length === 0 && <Empty>No neighbors known yet: enable polling on devices or use Poll now on a device page.</Empty>}
-      <Box ref={container} h={520} style={{ border: '1px solid var(--mantine-color-default-border)', display: nodes.length ? 'block' : 'none' }} aria-label="Topology graph" role="img" />
+      <Box
+        ref={container}
+        h={520}
+        style={{ border: '1px solid var(--mantine-color-default-border)', display: nodes.length ? 'block' : 'none' }}
+        aria-label="Topology graph"
+        role="img"
+      />
       {nodes.length > 0 && (
         <details>
-          <summary><Text span size="sm">{nodes.length} nodes, {graph.data?.links.length ?? 0} links (as a table)</Text></summary>
+          <summary>
+            <Text span size="sm">
+              {nodes.length} nodes, {graph.data?.links.length ?? 0} links (as a table)
+            </Text>
+          </summary>
           <Table fz="xs" aria-label="Topology links">
-            <Table.Thead><Table.Tr><Table.Th>From</Table.Th><Table.Th>Interface</Table.Th><Table.Th>To</Table.Th><Table.Th>Interface</Table.Th><Table.Th>Seen by</Table.Th></Table.Tr></Table.Thead>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>From</Table.Th>
+                <Table.Th>Interface</Table.Th>
+                <Table.Th>To</Table.Th>
+                <Table.Th>Interface</Table.Th>
+                <Table.Th>Seen by</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
             <Table.Tbody>
               {graph.data?.links.map((l, i) => {
                 const name = (id: string) => nodes.find((n) => n.id === id)?.name ?? id;
                 return (
                   <Table.Tr key={i}>
-                    <Table.Td>{name(l.source)}</Table.Td><Table.Td>{l.source_interface}</Table.Td>
-                    <Table.Td>{name(l.target)}</Table.Td><Table.Td>{l.target_interface}</Table.Td>
-                    <Table.Td>{l.protocols.join(', ')}{l.confirmed ? ' (both ends)' : ''}</Table.Td>
+                    <Table.Td>{name(l.source)}</Table.Td>
+                    <Table.Td>{l.source_interface}</Table.Td>
+                    <Table.Td>{name(l.target)}</Table.Td>
+                    <Table.Td>{l.target_interface}</Table.Td>
+                    <Table.Td>
+                      {l.protocols.join(', ')}
+                      {l.confirmed ? ' (both ends)' : ''}
+                    </Table.Td>
                   </Table.Tr>
                 );
               })}

@@ -1,10 +1,14 @@
 import type { ErrorSpec } from '../spec';
 
 export const adminErrors = {
-  USER_NOT_FOUND: { status: 404, message: 'User not found', doc: 'No user with that id in the caller\'s organization.' },
+  USER_NOT_FOUND: { status: 404, message: 'User not found', doc: "No user with that id in the caller's organization." },
   USERNAME_TAKEN: { status: 409, message: 'A user with this username already exists', doc: 'Usernames are unique across the platform.' },
   ORG_NAME_TAKEN: { status: 409, message: 'An organization with this name already exists', doc: 'Organization names are unique.' },
-  INVALID_ORG_NAME: { status: 400, message: 'An organization name needs at least one character other than spaces', doc: 'POST /api/admin/organizations or a rename with a name that is empty after trimming.' },
+  INVALID_ORG_NAME: {
+    status: 400,
+    message: 'An organization name needs at least one character other than spaces',
+    doc: 'POST /api/admin/organizations or a rename with a name that is empty after trimming.',
+  },
   UNKNOWN_ROLE: { status: 400, message: 'Unknown role', doc: 'A role name outside the built-in roles.' },
   UNKNOWN_SETTING: { status: 400, message: 'Unknown setting', doc: 'PUT /api/admin/settings named a key that does not exist.' },
   INVALID_SETTING: { status: 400, message: 'Invalid setting value', doc: 'A setting value has the wrong type or range.' },

@@ -3,11 +3,19 @@ import type { ErrorSpec } from '../spec';
 export const commonErrors = {
   VALIDATION_FAILED: { status: 400, message: 'Invalid request', doc: 'A field is missing, mistyped or out of range; the message names it.' },
   INVALID_JSON: { status: 400, message: 'Request body is not valid JSON', doc: 'The body could not be parsed as JSON.' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Unsupported Content-Type', doc: 'The body was sent with a Content-Type this endpoint does not read.' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: 'Unsupported Content-Type',
+    doc: 'The body was sent with a Content-Type this endpoint does not read.',
+  },
   BODY_TOO_LARGE: { status: 413, message: 'Request body is too large', doc: 'The body is over the size limit of the endpoint.' },
-  NOT_FOUND: { status: 404, message: 'Not found', doc: 'The resource does not exist in the caller\'s organization.' },
+  NOT_FOUND: { status: 404, message: 'Not found', doc: "The resource does not exist in the caller's organization." },
   ROUTE_NOT_FOUND: { status: 404, message: 'Route not found', doc: 'No endpoint answers this method and path.' },
-  UNKNOWN_REFERENCE: { status: 400, message: 'A referenced id does not exist in your organization', doc: 'A create or update named an id (template, connection profile, device, site) that is unknown or belongs to another organization; nothing was stored.' },
+  UNKNOWN_REFERENCE: {
+    status: 400,
+    message: 'A referenced id does not exist in your organization',
+    doc: 'A create or update named an id (template, connection profile, device, site) that is unknown or belongs to another organization; nothing was stored.',
+  },
   CONFLICT: { status: 409, message: 'Conflict', doc: 'The change conflicts with the current state.' },
   INTERNAL: { status: 500, message: 'Internal server error', doc: 'A fault on the server; the log has the detail.' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable', doc: 'A dependency (database, NATS) is not reachable.' },

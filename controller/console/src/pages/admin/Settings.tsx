@@ -44,7 +44,9 @@ export function Settings() {
   };
   const testLdap = async () => {
     const { data, error } = await api.POST('/api/auth/ldap/test');
-    setMessage(error ? { ok: false, text: (error as { error?: string }).error ?? 'LDAP test failed' } : { ok: true, text: `LDAP: ${JSON.stringify(data)}` });
+    setMessage(
+      error ? { ok: false, text: (error as { error?: string }).error ?? 'LDAP test failed' } : { ok: true, text: `LDAP: ${JSON.stringify(data)}` },
+    );
   };
   const testOidc = async () => {
     const { data, error } = await api.POST('/api/auth/oidc/test');
@@ -53,24 +55,52 @@ export function Settings() {
   if (settings.error) return <ErrorNote error={settings.error} />;
   return (
     <Stack>
-      {message && <Alert color={message.ok ? 'green' : 'red'} role="status">{message.text}</Alert>}
+      {message && (
+        <Alert color={message.ok ? 'green' : 'red'} role="status">
+          {message.text}
+        </Alert>
+      )}
       <Group>
-        <Button onClick={() => void save()} disabled={Object.keys(edits).length === 0}>Save changes</Button>
-        <Button variant="default" onClick={() => void testLdap()}>Test LDAP bind</Button>
-        <Button variant="default" onClick={() => void testOidc()}>Test OIDC issuer</Button>
+        <Button onClick={() => void save()} disabled={Object.keys(edits).length === 0}>
+          Save changes
+        </Button>
+        <Button variant="default" onClick={() => void testLdap()}>
+          Test LDAP bind
+        </Button>
+        <Button variant="default" onClick={() => void testOidc()}>
+          Test OIDC issuer
+        </Button>
       </Group>
       <Table aria-label="Settings" fz="sm">
         <Table.Tbody>
-          {Object.entries(values).sort(([a], [b]) => a.localeCompare(b)).map(([key, value]) => (
-            <Table.Tr key={key}>
-              <Table.Td><Text size="sm" ff="monospace">{key}</Text></Table.Td>
-              <Table.Td>
-                {SECRET.test(key)
-                  ? <PasswordInput aria-label={key} placeholder={value ? 'set (enter a new one to replace it)' : 'not set'} value={edits[key] ?? ''} onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })} autoComplete="new-password" />
-                  : <TextInput aria-label={key} value={edits[key] ?? asText(value)} onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })} />}
-              </Table.Td>
-            </Table.Tr>
-          ))}
+          {Object.entries(values)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([key, value]) => (
+              <Table.Tr key={key}>
+                <Table.Td>
+                  <Text size="sm" ff="monospace">
+                    {key}
+                  </Text>
+                </Table.Td>
+                <Table.Td>
+                  {SECRET.test(key) ? (
+                    <PasswordInput
+                      aria-label={key}
+                      placeholder={value ? 'set (enter a new one to replace it)' : 'not set'}
+                      value={edits[key] ?? ''}
+                      onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })}
+                      autoComplete="new-password"
+                    />
+                  ) : (
+                    <TextInput
+                      aria-label={key}
+                      value={edits[key] ?? asText(value)}
+                      onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })}
+                    />
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
         </Table.Tbody>
       </Table>
     </Stack>

@@ -38,13 +38,33 @@ function NewUser({ onCreated }: { onCreated: () => void }) {
     }
   };
   return (
-    <Stack gap="xs" component="form" aria-label="New user" onSubmit={(e) => { e.preventDefault(); void create(); }}>
-      {message && <Alert color={message.ok ? 'green' : 'red'} role={message.ok ? 'status' : 'alert'} title={message.ok ? undefined : 'User not created'}>{message.text}</Alert>}
+    <Stack
+      gap="xs"
+      component="form"
+      aria-label="New user"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void create();
+      }}
+    >
+      {message && (
+        <Alert color={message.ok ? 'green' : 'red'} role={message.ok ? 'status' : 'alert'} title={message.ok ? undefined : 'User not created'}>
+          {message.text}
+        </Alert>
+      )}
       <Group align="end" wrap="wrap">
         <TextInput label="New username" value={username} onChange={(e) => setUsername(e.currentTarget.value)} autoComplete="off" />
-        <PasswordInput label="New user's password" value={password} onChange={(e) => setPassword(e.currentTarget.value)} autoComplete="new-password" w={220} />
+        <PasswordInput
+          label="New user's password"
+          value={password}
+          onChange={(e) => setPassword(e.currentTarget.value)}
+          autoComplete="new-password"
+          w={220}
+        />
         <MultiSelect label="Roles of the new user" data={roleOptions} value={roles} onChange={setRoles} w={260} />
-        <Button type="submit" disabled={!username.trim()}>Create user</Button>
+        <Button type="submit" disabled={!username.trim()}>
+          Create user
+        </Button>
       </Group>
     </Stack>
   );
@@ -61,21 +81,38 @@ function EditUser({ user, onDone }: { user: UserRow; onDone: () => void }) {
     setError(null);
     try {
       if (rolesChanged) await unwrap(api.PUT('/api/admin/users/{id}/roles', { params: { path: { id: user.id } }, body: { roles } }));
-      if (active !== user.is_active) await unwrap(api.PUT('/api/admin/users/{id}', { params: { path: { id: user.id } }, body: { is_active: active } }));
+      if (active !== user.is_active)
+        await unwrap(api.PUT('/api/admin/users/{id}', { params: { path: { id: user.id } }, body: { is_active: active } }));
       onDone();
     } catch (err) {
       setError((err as Error).message);
     }
   };
   return (
-    <Stack gap="xs" component="form" aria-label={`Edit ${user.username}`} onSubmit={(e) => { e.preventDefault(); void save(); }}>
+    <Stack
+      gap="xs"
+      component="form"
+      aria-label={`Edit ${user.username}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save();
+      }}
+    >
       <Text fw={600}>Edit {user.username}</Text>
-      {error && <Alert color="red" role="alert" title="Not saved">{error}</Alert>}
+      {error && (
+        <Alert color="red" role="alert" title="Not saved">
+          {error}
+        </Alert>
+      )}
       <Group align="end" wrap="wrap">
         <MultiSelect label="Roles" data={roleOptions} value={roles} onChange={setRoles} w={320} />
         <Switch label="Enabled" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
-        <Button type="submit" disabled={!rolesChanged && active === user.is_active}>Save user</Button>
-        <Button variant="default" onClick={onDone}>Cancel</Button>
+        <Button type="submit" disabled={!rolesChanged && active === user.is_active}>
+          Save user
+        </Button>
+        <Button variant="default" onClick={onDone}>
+          Cancel
+        </Button>
       </Group>
     </Stack>
   );
@@ -93,11 +130,28 @@ export function Users() {
     <Stack>
       <NewUser onCreated={refresh} />
       <ErrorNote error={users.error} />
-      {current && <EditUser key={current.id} user={current} onDone={() => { setEditing(null); refresh(); }} />}
+      {current && (
+        <EditUser
+          key={current.id}
+          user={current}
+          onDone={() => {
+            setEditing(null);
+            refresh();
+          }}
+        />
+      )}
       {users.data && list.length === 0 && <Empty>No users.</Empty>}
       {list.length > 0 && (
         <Table striped aria-label="Users">
-          <Table.Thead><Table.Tr><Table.Th>Username</Table.Th><Table.Th>Roles</Table.Th><Table.Th>Sign-in</Table.Th><Table.Th>State</Table.Th><Table.Th>Actions</Table.Th></Table.Tr></Table.Thead>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Username</Table.Th>
+              <Table.Th>Roles</Table.Th>
+              <Table.Th>Sign-in</Table.Th>
+              <Table.Th>State</Table.Th>
+              <Table.Th>Actions</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {list.map((u) => (
               <Table.Tr key={u.id}>
@@ -105,7 +159,11 @@ export function Users() {
                 <Table.Td>{u.roles.join(', ')}</Table.Td>
                 <Table.Td>{u.auth_provider}</Table.Td>
                 <Table.Td>{u.is_active ? 'enabled' : <Badge color="gray">disabled</Badge>}</Table.Td>
-                <Table.Td><Button size="xs" variant="light" onClick={() => setEditing(u.id)} aria-label={`Edit ${u.username}`}>Edit</Button></Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="light" onClick={() => setEditing(u.id)} aria-label={`Edit ${u.username}`}>
+                    Edit
+                  </Button>
+                </Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>

@@ -18,7 +18,12 @@ function VersionText({ deviceId, version }: { deviceId: string; version: number 
   });
   if (config.error) return <ErrorNote error={config.error} />;
   if (!config.data) return <Text size="sm">Loading…</Text>;
-  if (config.data.status !== 'success') return <Alert color="red" title="This backup failed">{config.data.error_message}</Alert>;
+  if (config.data.status !== 'success')
+    return (
+      <Alert color="red" title="This backup failed">
+        {config.data.error_message}
+      </Alert>
+    );
   return <ConfigText text={config.data.config_text} />;
 }
 
@@ -26,11 +31,21 @@ function VersionDiff({ deviceId, pair }: { deviceId: string; pair: [number, numb
   const [oldVersion, newVersion] = [Math.min(...pair), Math.max(...pair)];
   const diff = useQuery({
     queryKey: ['diff', deviceId, oldVersion, newVersion],
-    queryFn: () => unwrap(api.GET('/api/config/devices/{device_id}/diff-versions', { params: { path: { device_id: deviceId }, query: { old_version: oldVersion, new_version: newVersion } } })),
+    queryFn: () =>
+      unwrap(
+        api.GET('/api/config/devices/{device_id}/diff-versions', {
+          params: { path: { device_id: deviceId }, query: { old_version: oldVersion, new_version: newVersion } },
+        }),
+      ),
   });
   if (diff.error) return <ErrorNote error={diff.error} />;
   if (!diff.data) return <Text size="sm">Loading…</Text>;
-  if (diff.data.identical) return <Text size="sm">Versions {oldVersion} and {newVersion} are identical.</Text>;
+  if (diff.data.identical)
+    return (
+      <Text size="sm">
+        Versions {oldVersion} and {newVersion} are identical.
+      </Text>
+    );
   return <DiffView diff={diff.data.diff} additions={diff.data.additions} deletions={diff.data.deletions} />;
 }
 
@@ -51,7 +66,8 @@ export function Backups({ deviceId }: { deviceId: string }) {
   const [viewing, setViewing] = useState<number | null>(null);
   const [diffing, setDiffing] = useState<[number, number] | null>(null);
   const pull = useMutation({
-    mutationFn: () => unwrap(api.POST('/api/config/devices/{device_id}/pull', { params: { path: { device_id: deviceId }, query: { method: 'cli' } } })),
+    mutationFn: () =>
+      unwrap(api.POST('/api/config/devices/{device_id}/pull', { params: { path: { device_id: deviceId }, query: { method: 'cli' } } })),
     onSettled: () => void client.invalidateQueries({ queryKey: ['configs', deviceId] }),
   });
   // Progress of any backup of this device (Back up now, bulk, scheduled, snapshot), live.
@@ -68,35 +84,86 @@ export function Backups({ deviceId }: { deviceId: string }) {
   return (
     <Stack>
       <Group>
-        <Button onClick={() => pull.mutate()} loading={pull.isPending}>Back up now</Button>
-        <Button variant="default" disabled={picked.length !== 2} onClick={() => setDiffing([picked[0], picked[1]])}>Compare selected</Button>
+        <Button onClick={() => pull.mutate()} loading={pull.isPending}>
+          Back up now
+        </Button>
+        <Button variant="default" disabled={picked.length !== 2} onClick={() => setDiffing([picked[0], picked[1]])}>
+          Compare selected
+        </Button>
         {progress ? (
-          <Text size="sm" role="status" data-testid="backup-progress" data-status={progress.status} c={progress.status === 'failed' ? 'red.9' : undefined}>{backupProgressText(progress)}</Text>
+          <Text
+            size="sm"
+            role="status"
+            data-testid="backup-progress"
+            data-status={progress.status}
+            c={progress.status === 'failed' ? 'red.9' : undefined}
+          >
+            {backupProgressText(progress)}
+          </Text>
         ) : (
-          pull.isPending && <Text size="sm" role="status">Backing up: connecting to the device through its agent…</Text>
+          pull.isPending && (
+            <Text size="sm" role="status">
+              Backing up: connecting to the device through its agent…
+            </Text>
+          )
         )}
       </Group>
       <ErrorNote error={pull.error} action="The failed attempt is stored as a version below with its reason." />
-      {pull.data && !pull.isPending && !progress && <Text size="sm" role="status">{pull.data.message}</Text>}
+      {pull.data && !pull.isPending && !progress && (
+        <Text size="sm" role="status">
+          {pull.data.message}
+        </Text>
+      )}
       <ErrorNote error={versions.error} />
-      {versions.data && list.length === 0 && <Text size="sm" c="dimmed">No backups yet: use Back up now.</Text>}
+      {versions.data && list.length === 0 && (
+        <Text size="sm" c="dimmed">
+          No backups yet: use Back up now.
+        </Text>
+      )}
       {list.length > 0 && (
         <Table.ScrollContainer minWidth={700}>
           <Table aria-label="Backups" striped>
             <Table.Thead>
-              <Table.Tr><Table.Th>Compare</Table.Th><Table.Th>Version</Table.Th><Table.Th>Status</Table.Th><Table.Th>Taken</Table.Th><Table.Th>Via</Table.Th><Table.Th>Size</Table.Th><Table.Th>Changed</Table.Th><Table.Th>View</Table.Th></Table.Tr>
+              <Table.Tr>
+                <Table.Th>Compare</Table.Th>
+                <Table.Th>Version</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Taken</Table.Th>
+                <Table.Th>Via</Table.Th>
+                <Table.Th>Size</Table.Th>
+                <Table.Th>Changed</Table.Th>
+                <Table.Th>View</Table.Th>
+              </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
               {list.map((c, i) => (
                 <Table.Tr key={c.id} data-version={c.version}>
-                  <Table.Td><Checkbox aria-label={`Compare version ${c.version}`} checked={picked.includes(c.version)} onChange={() => toggle(c.version)} disabled={c.status !== 'success'} /></Table.Td>
+                  <Table.Td>
+                    <Checkbox
+                      aria-label={`Compare version ${c.version}`}
+                      checked={picked.includes(c.version)}
+                      onChange={() => toggle(c.version)}
+                      disabled={c.status !== 'success'}
+                    />
+                  </Table.Td>
                   <Table.Td>{c.version}</Table.Td>
-                  <Table.Td><StatusBadge status={c.status} />{c.error_message && <Text size="xs" c="red.8">{c.error_message}</Text>}</Table.Td>
+                  <Table.Td>
+                    <StatusBadge status={c.status} />
+                    {c.error_message && (
+                      <Text size="xs" c="red.8">
+                        {c.error_message}
+                      </Text>
+                    )}
+                  </Table.Td>
                   <Table.Td>{dateTime(c.created_at)}</Table.Td>
                   <Table.Td>{c.pulled_via}</Table.Td>
                   <Table.Td>{bytes(c.size_bytes)}</Table.Td>
                   <Table.Td>{changedLabel(list, i)}</Table.Td>
-                  <Table.Td><Button size="xs" variant="subtle" onClick={() => setViewing(c.version)} aria-label={`View version ${c.version}`}>View</Button></Table.Td>
+                  <Table.Td>
+                    <Button size="xs" variant="subtle" onClick={() => setViewing(c.version)} aria-label={`View version ${c.version}`}>
+                      View
+                    </Button>
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
@@ -106,7 +173,12 @@ export function Backups({ deviceId }: { deviceId: string }) {
       <Modal opened={viewing !== null} onClose={() => setViewing(null)} title={`Version ${viewing}`} size="xl">
         {viewing !== null && <VersionText deviceId={deviceId} version={viewing} />}
       </Modal>
-      <Modal opened={diffing !== null} onClose={() => setDiffing(null)} title={diffing ? `Version ${Math.min(...diffing)} → ${Math.max(...diffing)}` : ''} size="100%">
+      <Modal
+        opened={diffing !== null}
+        onClose={() => setDiffing(null)}
+        title={diffing ? `Version ${Math.min(...diffing)} → ${Math.max(...diffing)}` : ''}
+        size="100%"
+      >
         {diffing && <VersionDiff deviceId={deviceId} pair={diffing} />}
       </Modal>
     </Stack>

@@ -36,13 +36,29 @@ export function Discovery({ id }: { id: string }) {
   return (
     <Stack>
       <Group>
-        <Button onClick={() => poll.mutate()} loading={poll.isPending}>Poll now</Button>
-        {poll.data && <Text size="sm" role="status">{poll.data.message}</Text>}
+        <Button onClick={() => poll.mutate()} loading={poll.isPending}>
+          Poll now
+        </Button>
+        {poll.data && (
+          <Text size="sm" role="status">
+            {poll.data.message}
+          </Text>
+        )}
       </Group>
       <ErrorNote error={poll.error} />
       <Tabs defaultValue="interfaces" keepMounted={false}>
-        <Tabs.List>{KINDS.map((k) => <Tabs.Tab key={k.value} value={k.value}>{k.label}</Tabs.Tab>)}</Tabs.List>
-        {KINDS.map((k) => <Tabs.Panel key={k.value} value={k.value} pt="sm"><Records id={id} kind={k} /></Tabs.Panel>)}
+        <Tabs.List>
+          {KINDS.map((k) => (
+            <Tabs.Tab key={k.value} value={k.value}>
+              {k.label}
+            </Tabs.Tab>
+          ))}
+        </Tabs.List>
+        {KINDS.map((k) => (
+          <Tabs.Panel key={k.value} value={k.value} pt="sm">
+            <Records id={id} kind={k} />
+          </Tabs.Panel>
+        ))}
       </Tabs>
     </Stack>
   );
