@@ -93,6 +93,9 @@ function pollFinal(outcome: JobOutcome): { replaced: SectionRecords[] | null; fi
   return { replaced, final: { status, error, counts, sections, started_at: outcome.startedAt, finished_at: outcome.finishedAt } };
 }
 
+/** How long a second request waits for another replica to store the open poll's job. */
+const OPEN_POLL_WAIT_MS = 5000;
+
 export class DiscoveryService {
   /**
    * Submits the poll's job together with those of the other requests of the moment (Batcher), so
@@ -130,8 +133,38 @@ export class DiscoveryService {
     const found = await this.store.requestPoll({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
     if (!found) throw appError('DEVICE_NOT_FOUND');
     if (found.deviceType === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
-    if (found.created) await this.submissions.add(found.row);
-    return { poll: pollView(found.row), created: found.created };
+    const row = found.created ? await this.queue(found.row) : await this.queued(found.row);
+    return { poll: pollView(row), created: found.created };
+  }
+
+  /** Polls of this process whose job is being submitted, so a second request can wait for the first's job. */
+  private readonly queuing = new Map<string, Promise<void>>();
+
+  private async queue(row: PollRow): Promise<PollRow> {
+    const submitted = this.submissions.add(row);
+    this.queuing.set(row.id, submitted);
+    try {
+      await submitted;
+    } finally {
+      this.queuing.delete(row.id);
+    }
+    return row;
+  }
+
+  /**
+   * An open poll found by a second request may still be waiting for its job row (the first request's
+   * submission, in this process or another replica): answer only once it is stored, like the first.
+   */
+  private async queued(row: PollRow): Promise<PollRow> {
+    if (row.job_id || row.status !== 'queued') return row;
+    const local = this.queuing.get(row.id);
+    if (local) await local.catch(() => undefined);
+    for (let waited = 0; waited < OPEN_POLL_WAIT_MS; waited += 50) {
+      const now = await this.store.poll(row.id);
+      if (!now || now.job_id || now.status !== 'queued') return now ?? row;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return row;
   }
 
   /** Hands queued polls to the job service in one submission; polls it refuses end failed with the reason. */

@@ -185,6 +185,11 @@ export class DiscoveryStore {
     }
   }
 
+  /** One poll by id, as the API shows it. */
+  async poll(pollId: string): Promise<PollRow | undefined> {
+    return pollSelect(this.db).where('p.id', pollId).first();
+  }
+
   async setJobs(pairs: { id: string; job_id: string }[]): Promise<void> {
     if (pairs.length === 0) return;
     await this.db.raw(
