@@ -4,7 +4,7 @@ import { registerAreas } from './areas';
 import type { ControllerConfig } from './config';
 import { fastifyTrustProxy } from './http/trust-proxy';
 import type { Db } from './db/knex';
-import { accessRuleOf, authPlugin, type AccessRule } from './plugins/auth';
+import { accessRuleOf, authPlugin, type AccessRule } from './auth/route-guard';
 import { authLimitsPlugin } from './plugins/auth-limits';
 import { errorHandlerPlugin } from './plugins/error-handler';
 import { openapiPlugin } from './plugins/openapi';
@@ -30,7 +30,7 @@ export interface RegisteredRoute {
   public: boolean;
   /** A WebSocket endpoint (@fastify/websocket keeps these out of the OpenAPI document). */
   websocket: boolean;
-  /** Who may call it: 'public', 'authenticated' or the permission it needs (plugins/auth.ts). */
+  /** Who may call it: 'public', 'authenticated' or the permission it needs (auth/route-guard.ts). */
   access?: string;
 }
 

@@ -25,7 +25,10 @@ import { DiscoveryService } from './discovery/service';
 import { DiscoveryStore } from './discovery/store';
 import { InstanceService } from './instances/service';
 import { InstanceStore } from './instances/store';
-import { createJobServices } from './jobs';
+import { createJobEngine, type JobService } from './jobs';
+import { createAgentsPlane } from './agents/plane';
+import { AgentsStore } from './agents/store';
+import { natsAuthorityOf } from './platform/nats-authority';
 import { Lifecycle } from './lifecycle';
 import { AgentLiveStore } from './live/agent-store';
 import { AgentWatch } from './live/agent-watch';
@@ -45,8 +48,8 @@ import { ProfileStore } from './profiles/store';
 import type { Services } from './services';
 import { SiteService } from './sites/service';
 import { SiteStore } from './sites/store';
-import { SnapshotService } from './snapshots/service';
-import { SnapshotStore } from './snapshots/store';
+import { SnapshotService } from './configs/snapshot-service';
+import { SnapshotStore } from './configs/snapshot-store';
 import { StacksService } from './stacks/service';
 import { TaskService } from './tasks/service';
 import { TaskStore } from './tasks/store';
@@ -99,7 +102,18 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   const users = new UsersService(new AdminStore(db), auth.store, audit);
 
   // Job machinery and agents. The engine starts after every area registered its handlers below.
-  const { jobs, jobEngine, agents, agentNatsCredentials } = createJobServices({ config, db, log, secrets, settings, audit });
+  const agentsStore = new AgentsStore(db);
+  const { engine: jobEngine, plane } = createJobEngine({
+    config,
+    db,
+    log,
+    settings,
+    agents: agentsStore,
+    targets: (q, orgId, deviceIds) => loadDeviceTargets(q, secrets, orgId, deviceIds),
+    authority: natsAuthorityOf(config),
+  });
+  const jobs: JobService = jobEngine;
+  const { agents, agentNatsCredentials } = createAgentsPlane({ store: agentsStore, engine: jobEngine, plane, settings, audit, log });
   const ops = new OpsService({ config, db, jobEngine, agents }, log);
 
   // Inventory.

@@ -22,7 +22,7 @@ import type { PlatformStore } from './platforms/store';
 import type { DeviceTarget } from './profiles/credentials';
 import type { ProfileService } from './profiles/service';
 import type { SiteService } from './sites/service';
-import type { SnapshotService } from './snapshots/service';
+import type { SnapshotService } from './configs/snapshot-service';
 import type { StacksService } from './stacks/service';
 import type { TaskService } from './tasks/service';
 import type { TemplateService } from './templates/service';

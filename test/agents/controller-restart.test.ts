@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AuditService } from '../../controller/src/platform/audit-service';
-import { AuditStore } from '../../controller/src/platform/audit-store';
 import { SettingsService } from '../../controller/src/platform/settings-service';
 import { SettingsStore } from '../../controller/src/platform/settings-store';
 import type { ControllerConfig } from '../../controller/src/config';
 import { createDb, type Db } from '../../controller/src/db/knex';
-import { createJobServices } from '../../controller/src/jobs';
+import { createJobEngine } from '../../controller/src/jobs';
+import { AgentsStore } from '../../controller/src/agents/store';
+import { loadDeviceTargets } from '../../controller/src/profiles/credentials';
 import type { JobEngine } from '../../controller/src/jobs/engine';
 import { SecretBox } from '../../shared/src/crypto/secret-box';
 import { createTestDatabase } from '../helpers/postgres';
@@ -74,14 +74,15 @@ beforeAll(async () => {
   // A submit-only replica in the test process: it stores and publishes jobs but records nothing.
   const secrets = new SecretBox(secretKey);
   const config = { natsUrl: SHARED_NATS, natsPrefix: prefix, secretKey, dataDir } as ControllerConfig;
-  submitter = createJobServices({
+  submitter = createJobEngine({
     config,
     db,
     log: pino({ level: 'silent' }),
-    secrets,
     settings: new SettingsService(new SettingsStore(db), secrets),
-    audit: new AuditService(new AuditStore(db)),
-  }).jobEngine;
+    agents: new AgentsStore(db),
+    targets: (q, orgId, ids) => loadDeviceTargets(q, secrets, orgId, ids),
+    authority: null,
+  }).engine;
   for (let i = 0; i < 2; i++)
     sims.push(await startSshDevice({ hostname: `cr-${i}`, password: 'cr-pw', faults: { slowOutput: { chunkBytes: 512, intervalMs: 40 } } }));
 });

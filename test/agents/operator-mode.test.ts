@@ -15,7 +15,7 @@ import { generateOperator, OPERATOR_FILES } from '../../shared/src/nats/operator
 import { natsNames, poolConsumer, resultsSubject, jobsSubject } from '../../shared/src/nats/subjects';
 import { NATS_SEED_FILE } from '../../agent/src/state-dir';
 import { jwtTimes } from '../../agent/src/nats-renewal';
-import { natsAuthorityOf } from '../../controller/src/agents/nats-authority';
+import { natsAuthorityOf } from '../../controller/src/platform/nats-authority';
 import type { ControllerConfig } from '../../controller/src/config';
 import { startTestController, type TestController } from '../helpers/controller';
 import { NATS_SERVER, ROOT, startAgentProcess, startNats, stopAll, waitUntil, type AgentProcess, type NatsServer } from '../helpers/processes';

@@ -40,6 +40,33 @@ function crossings(dir: string, forbidden: string[], allowed: ReadonlySet<string
     );
 }
 
+/** The controller's area folders (controller/src/<area>/…) and which areas each imports. */
+function areaGraph(): Map<string, Set<string>> {
+  const areaOf = (path: string) => /^controller\/src\/([^/]+)\//.exec(path)?.[1];
+  const graph = new Map<string, Set<string>>();
+  for (const file of sourceFiles('controller/src')) {
+    const from = areaOf(file);
+    if (!from) continue;
+    for (const to of importsOf(file).map(areaOf)) {
+      if (to && to !== from) graph.set(from, (graph.get(from) ?? new Set()).add(to));
+    }
+  }
+  return graph;
+}
+
+/** Every cycle's areas, found by depth-first search (each cycle once, from its smallest name). */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  const found: string[][] = [];
+  const walk = (start: string, at: string, path: string[]) => {
+    for (const next of graph.get(at) ?? []) {
+      if (next === start) found.push([...path, start]);
+      else if (next > start && !path.includes(next)) walk(start, next, [...path, next]);
+    }
+  };
+  for (const area of [...graph.keys()].sort()) walk(area, area, [area]);
+  return found;
+}
+
 describe('package seams', () => {
   it('finds the files and their imports it checks', () => {
     expect(sourceFiles('controller/src').length).toBeGreaterThan(50);
@@ -52,6 +79,25 @@ describe('package seams', () => {
 
   it('shared code imports nothing from controller/ or agent/', () => {
     expect(crossings('shared/src', ['controller', 'agent'])).toEqual([]);
+  });
+
+  it('no two areas of the controller depend on each other, directly or through others', () => {
+    const graph = areaGraph();
+    expect(graph.get('configs')).toContain('jobs');
+    expect(cycles(graph).map((c) => c.join(' → '))).toEqual([]);
+  });
+
+  it('the job engine reaches other areas only through its ports (jobs/ports.ts)', () => {
+    expect([...(areaGraph().get('jobs') ?? [])].sort()).toEqual(['db', 'errors', 'platform']);
+  });
+
+  it('would catch a cycle', () => {
+    const graph = new Map([
+      ['a', new Set(['b'])],
+      ['b', new Set(['c'])],
+      ['c', new Set(['a'])],
+    ]);
+    expect(cycles(graph)).toEqual([['a', 'b', 'c', 'a']]);
   });
 
   it('would catch a crossing', () => {

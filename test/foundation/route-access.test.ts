@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authPlugin, routeDefaults } from '../../controller/src/plugins/auth';
+import { authPlugin, routeDefaults } from '../../controller/src/auth/route-guard';
 import { startTestController, type TestController } from '../helpers/controller';
 import { changedTables, dbFingerprint } from '../helpers/db-fingerprint';
 import { callableRoutes, concretePath, eachLimited, spellings } from '../helpers/route-spellings';

@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ROLES } from '../auth/permissions';
 import { appError } from '../errors/app-error';
 import { IdParams, Paging, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 import { AuditEntry, AuditQuery, NewUserBody, Organization, OrganizationBody, Role, RolesBody, User, UserChangesBody } from './schemas';
 
 const tags = ['admin'];

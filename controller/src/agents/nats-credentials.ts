@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { NatsCredentialsRequest, PROTOCOL_VERSION, checkMessage, type NatsCredentialsReply } from '../../../shared/src/jobs/messages';
 import { poolOf, type NatsNames } from '../../../shared/src/nats/subjects';
-import type { NatsAuthority } from './nats-authority';
+import type { NatsAuthority } from '../platform/nats-authority';
 import type { AgentsStore } from './store';
 
 type Grantee = { id: string; org_id: string; name: string; site_id: string | null; nats_public_key: string | null };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 import { HealthService } from './health-service';
 import { HealthStore } from './health-store';
 import { Agent, Enrollment, EnrollBody, NewAgent, NewAgentBody, SiteHealth, SitesHealth } from './schemas';

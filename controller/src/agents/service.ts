@@ -6,25 +6,21 @@ import { appError } from '../errors/app-error';
 import { normalizePublicKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { poolOf } from '../../../shared/src/nats/subjects';
 import type { AgentRow, AgentsStore } from './store';
-import { agentInbox, isUserNkey } from './nats-authority';
+import { agentInbox, isUserNkey } from '../platform/nats-authority';
 import type { AgentNatsCredentials } from './nats-credentials';
+import { isOffline, type Liveness } from '../jobs/ports';
 
 export type AgentStatus = 'online' | 'offline' | 'degraded';
 
-export interface Liveness {
-  heartbeatMs: number;
-  offlineMs: number;
-}
+export type { Liveness } from '../jobs/ports';
 
 /**
  * Online while beats arrive; degraded after two missed beats or while the agent holds events
  * it could not publish; offline after agents.offline_after_seconds without a beat.
  */
 export function statusOf(row: Pick<AgentRow, 'last_seen_at' | 'pending_events' | 'revoked_at'>, live: Liveness, now = Date.now()): AgentStatus {
-  if (row.revoked_at || !row.last_seen_at) return 'offline';
-  const age = now - row.last_seen_at.getTime();
-  if (age > live.offlineMs) return 'offline';
-  if (age > 2 * live.heartbeatMs || row.pending_events > 0) return 'degraded';
+  if (isOffline(row, live, now) || !row.last_seen_at) return 'offline';
+  if (now - row.last_seen_at.getTime() > 2 * live.heartbeatMs || row.pending_events > 0) return 'degraded';
   return 'online';
 }
 

@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import { PREPARED, type Db } from '../db/knex';
 import type { PublicJwk } from '../../../shared/src/jobs/crypto';
 import type { HeartbeatHealth } from '../../../shared/src/jobs/messages';
+import type { AgentDirectory, AgentIdentityRow, HeartbeatFields } from '../jobs/ports';
+export type { AgentIdentityRow, HeartbeatFields } from '../jobs/ports';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
 
 export interface AgentRow {
@@ -27,17 +29,6 @@ export interface AgentRow {
   created_at: Date;
 }
 
-/** What the job machinery needs to check an agent's signature and membership. */
-export interface AgentIdentityRow {
-  id: string;
-  org_id: string;
-  name: string;
-  site_id: string | null;
-  public_key: PublicJwk | null;
-  revoked_at: Date | null;
-  last_seen_at: Date | null;
-}
-
 const COLUMNS = [
   'id',
   'org_id',
@@ -60,17 +51,8 @@ const COLUMNS = [
   'created_at',
 ];
 
-export interface HeartbeatFields {
-  version: string;
-  capabilities: string[];
-  active_jobs: number;
-  max_jobs: number;
-  pending_events: number;
-  health?: HeartbeatHealth | null;
-}
-
-/** The only place with agent SQL. */
-export class AgentsStore {
+/** The only place with agent SQL; the job engine sees it as its AgentDirectory. */
+export class AgentsStore implements AgentDirectory {
   constructor(private readonly db: Db) {}
 
   async findSite(orgId: string, siteId: string): Promise<{ id: string; name: string } | undefined> {

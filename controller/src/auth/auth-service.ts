@@ -7,10 +7,8 @@ import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
 import { type TokenSigner, hashToken, newRefreshToken } from './tokens';
 
-export interface ClientInfo {
-  ip: string;
-  userAgent: string;
-}
+import type { ClientInfo } from '../http/client-info';
+export type { ClientInfo };
 
 export interface TokenPair {
   access_token: string;

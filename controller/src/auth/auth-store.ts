@@ -78,7 +78,7 @@ export class AuthStore {
    * The session and its user together, on every authenticated request: a fixed text run as a
    * prepared statement straight on a pooled connection (hotQuery), with only the columns needed.
    * `along` adds one value the route reads in the same statement (a route's config.alongSession,
-   * plugins/auth.ts): a SQL expression whose every `?` is `orgId`, answered as the column along.
+   * auth/route-guard.ts): a SQL expression whose every `?` is `orgId`, answered as the column along.
    */
   async findSessionUser(sessionId: string, userId: string, along?: { sql: string; orgId: string }): Promise<SessionUserRow | undefined> {
     if (!along) return (await hotQuery<SessionUserRow>(this.db, sessionUserSql(), [sessionId, userId]))[0];

@@ -3,7 +3,7 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
 import { clientInfo } from '../http/client-info';
 import { IdParams, Message, errorResponses } from '../http/schemas';
-import { caller, routeDefaults } from '../plugins/auth';
+import { caller, routeDefaults } from './route-guard';
 import { enterpriseRoutes } from './enterprise-routes';
 import { SshCertificateAuthority } from './ssh-ca';
 import { SshCertificates } from './ssh-certificates';

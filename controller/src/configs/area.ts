@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { snapshotRoutes } from '../snapshots/routes';
-import type { SnapshotService } from '../snapshots/service';
+import { snapshotRoutes } from './snapshot-routes';
+import type { SnapshotService } from './snapshot-service';
 import { backupDeviceRoutes } from './device-routes';
 import { configRoutes } from './routes';
 import type { ConfigService } from './service';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 import type { BackupServices } from './area';
 import {
   BulkPullBody,

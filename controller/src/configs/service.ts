@@ -12,7 +12,7 @@ import type { StructuredTransport } from '../../../shared/src/device/values';
 import type { BackupJobParams, BackupJobResult } from '../../../shared/src/jobs/backup';
 import type { TestCredentialResult } from '../../../shared/src/jobs/test-credential';
 import { expandTranscript } from '../../../shared/src/jobs/transcript';
-import type { SnapshotStore } from '../snapshots/store';
+import type { SnapshotStore } from './snapshot-store';
 import { channelOf, sha256, successfulVersion } from './backup-job';
 import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
 import { maskSecrets } from './mask';

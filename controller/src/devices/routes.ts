@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
 import { IdParams, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 import { jsonRows, parseCsv } from './import';
 import { BulkBody, Device, DeviceBody, DeviceChanges, DeviceList, DeviceListQuery, ImportQuery, ImportSummary, JsonImportBody } from './schemas';
 import { LIST_VERSION } from './store';

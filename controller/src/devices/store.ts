@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { hotQuery, PREPARED, type Db } from '../db/knex';
 import { orderBySql, type ListOrder } from './list-order';
-import { OrgTable } from './org-table';
+import { NamedOrgTable } from '../db/named-org-table';
 
 /** A timestamp column as the ISO text JSON answers carry (built inside PostgreSQL, so no Date round trip). */
 const isoText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -113,7 +113,7 @@ function recordset(db: Db | Knex.Transaction, columns: string[], rows: Record<st
 }
 
 /** SQL for devices: the only place that reads or writes the devices table for this area. */
-export class DeviceStore extends OrgTable {
+export class DeviceStore extends NamedOrgTable {
   constructor(db: Db) {
     super(db, 'devices');
   }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 import {
   ArpList,
   HistoryQuery,

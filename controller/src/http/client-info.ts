@@ -1,5 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import type { ClientInfo } from '../auth/auth-service';
+
+/** Who is calling, as sign-in lockout and the audit log record it. */
+export interface ClientInfo {
+  ip: string;
+  userAgent: string;
+}
 
 export function clientInfo(request: FastifyRequest): ClientInfo {
   return { ip: request.ip, userAgent: String(request.headers['user-agent'] ?? '') };

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Deployment, RunOptionsBody, type RunOptionsT } from '../deployments/schemas';
 import { IdParams, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
 import { Instance, InstanceBody, InstanceChanges, InstanceQuery } from './schemas';
 

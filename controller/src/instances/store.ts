@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex';
-import { OrgTable } from '../stacks/org-table';
+import { OrgRecordTable } from '../db/org-record-table';
 
 export interface InstanceRow {
   id: string;
@@ -15,7 +15,7 @@ export interface InstanceRow {
 }
 
 /** SQL for instances (saved deployments), scoped to the organization. */
-export class InstanceStore extends OrgTable<InstanceRow> {
+export class InstanceStore extends OrgRecordTable<InstanceRow> {
   constructor(db: Db) {
     super(db, 'instances', ['target_devices', 'variable_values']);
   }

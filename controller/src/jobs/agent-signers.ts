@@ -4,7 +4,7 @@
  */
 import { AGENT_SIGN_ALG, importAgentPublicKey, signerOf, verifyJson, type AnyKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { Batcher } from '../../../shared/src/jobs/limit';
-import type { AgentIdentityRow, AgentsStore } from '../agents/store';
+import type { AgentDirectory, AgentIdentityRow } from './ports';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -19,7 +19,7 @@ export class AgentSigners {
     return ids.map((id) => rows.get(id));
   });
 
-  constructor(private readonly agents: AgentsStore) {}
+  constructor(private readonly agents: AgentDirectory) {}
 
   /** The agent rows behind a batch of tokens, by id (unknown signers are simply absent). */
   async ofTokens(tokens: string[]): Promise<Map<string, AgentIdentityRow>> {

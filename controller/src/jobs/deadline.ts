@@ -4,15 +4,14 @@
  */
 import type { Knex } from 'knex';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
-import { statusOf, type Liveness } from '../agents/service';
-import type { AgentsStore } from '../agents/store';
+import { isOffline as offline, type AgentDirectory, type Liveness } from './ports';
 import type { FinalFields, JobRow, JobsStore } from './store';
 
 /** A duration as "N s" (at least 1). */
 export const inSeconds = (ms: number) => `${Math.max(1, Math.round(ms / 1000))} s`;
 
 export interface DeadlineContext {
-  agents: AgentsStore;
+  agents: AgentDirectory;
   store: JobsStore;
   /** The job transport's name (nats or inprocess). */
   transport: string;
@@ -40,8 +39,7 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
     ctx.backlog > 0
       ? `; ${ctx.backlog} agent event(s) were still waiting to be recorded (a controller may have stopped while holding them), so its result may yet arrive: a late result is logged with this job's id`
       : '';
-  const isOffline = (a: { last_seen_at: Date | null }) =>
-    statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live) === 'offline';
+  const isOffline = (a: { last_seen_at: Date | null }) => offline(a, live, now);
   const waited = inSeconds(job.deadline_at.getTime() - job.created_at.getTime());
   const pool = job.pool ?? DEFAULT_POOL;
   const members = await agents.poolMembers(job.org_id, pool, trx);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { CONTROLLER_SIGN_ALG, signJson, signerOf, unverifiedPayload, type ControllerKey } from '../../../shared/src/jobs/crypto';
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
@@ -9,11 +8,9 @@ import { isJobKind, resultMisfit } from '../../../shared/src/jobs/kinds';
 import { AgentEvent, checkMessage, type LogLine, type ResultEvent } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
-import type { Liveness } from '../agents/service';
-import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
-import { loadDeviceTargets, type DeviceTarget } from '../profiles/credentials';
+import type { AgentDirectory, AgentIdentityRow, DeviceTarget, Liveness, TargetLoader } from './ports';
 import { AgentSigners, UUID } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { answerHeartbeat, type OnlineListener } from './heartbeat';
@@ -56,10 +53,10 @@ export const DEFAULT_TUNABLES: JobTunables = {
 
 export interface JobEngineDeps {
   db: Db;
-  secrets: SecretBox;
   settings: SettingsService;
   log: Logger;
-  agents: AgentsStore;
+  agents: AgentDirectory;
+  targets: TargetLoader;
   transport: JobTransport;
   controllerKey: ControllerKey;
   tunables: JobTunables;
@@ -283,9 +280,8 @@ export class JobEngine implements JobService {
 
       const targets = new Map<string, DeviceTarget>();
       for (const [orgId, list] of groupBy(jobs, (j) => j.org_id)) {
-        for (const t of await loadDeviceTargets(
+        for (const t of await deps.targets(
           trx,
-          deps.secrets,
           orgId,
           list.map((j) => j.device_id),
         ))

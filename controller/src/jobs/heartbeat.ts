@@ -3,8 +3,7 @@
  * signature was refused, why (a revoked or unknown agent stops and says so).
  */
 import { Heartbeat, PROTOCOL_VERSION, checkMessage, type HeartbeatReply } from '../../../shared/src/jobs/messages';
-import type { Liveness } from '../agents/service';
-import type { AgentsStore } from '../agents/store';
+import type { AgentDirectory, Liveness } from './ports';
 import type { Verified } from './agent-signers';
 
 /** Told when a heartbeat comes from an agent that was offline (or never seen): it is coming online. */
@@ -14,7 +13,7 @@ export async function answerHeartbeat(
   kid: string | null,
   v: Verified,
   live: Liveness,
-  agents: AgentsStore,
+  agents: AgentDirectory,
   onOnline?: OnlineListener,
 ): Promise<HeartbeatReply> {
   const reply = { v: PROTOCOL_VERSION, heartbeat_interval_ms: live.heartbeatMs } as const;

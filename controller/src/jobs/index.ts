@@ -1,22 +1,18 @@
 /**
  * The job machinery as other areas see it: `app.services.jobs` (the JobService of ./types),
- * plus the engine and the agents service for the agents area and the built-in agent.
+ * built by createJobEngine over the ports of ./ports (the composition root plugs the areas in).
  */
 import type { Logger } from 'pino';
-import type { SecretBox } from '../../../shared/src/crypto/secret-box';
-import { controllerKeyFromSecret } from '../../../shared/src/jobs/crypto';
+import { controllerKeyFromSecret, type ControllerKey } from '../../../shared/src/jobs/crypto';
 import { InProcessHub } from '../../../shared/src/jobs/inprocess';
-import { DEFAULT_PREFIX, jobsSubject, natsNames, poolConsumer, resultsSubject } from '../../../shared/src/nats/subjects';
-import type { AuditService } from '../platform/audit-service';
+import { DEFAULT_PREFIX, natsNames, type NatsNames } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
-import { AgentsService } from '../agents/service';
-import { AgentsStore } from '../agents/store';
-import { natsAuthorityOf } from '../agents/nats-authority';
-import { AgentNatsCredentials } from '../agents/nats-credentials';
+import type { NatsAuthority } from '../platform/nats-authority';
 import { ConfigError, type ControllerConfig } from '../config';
 import type { Db } from '../db/knex';
 import { DEFAULT_TUNABLES, JobEngine, type JobTunables } from './engine';
 import { NatsJobTransport, type ResultsIntake } from './nats-transport';
+import type { AgentDirectory, TargetLoader } from './ports';
 
 export type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler } from './types';
 export { JobEngine, DEFAULT_TUNABLES, type JobTunables } from './engine';
@@ -72,46 +68,37 @@ export function natsReplicasOf(config: ControllerConfig): number {
   return config.natsReplicas ?? envInt('SWITCHBOARD_NATS_REPLICAS', 1, 5) ?? 1;
 }
 
-export function createJobServices(deps: {
+/** What the agents area needs of the job plane to enroll agents and hand them NATS credentials. */
+export interface JobPlane {
+  names: NatsNames;
+  tunables: JobTunables;
+  controllerKey: ControllerKey;
+  authority: NatsAuthority | null;
+  /** The NATS transport; null when jobs travel in-process (no NATS_URL). */
+  nats: NatsJobTransport | null;
+}
+
+/** The job engine over NATS (NATS_URL) or the in-process hub, with the ports it talks through. */
+export function createJobEngine(deps: {
   config: ControllerConfig;
   db: Db;
   log: Logger;
-  secrets: SecretBox;
   settings: SettingsService;
-  audit: AuditService;
-}) {
+  agents: AgentDirectory;
+  targets: TargetLoader;
+  /** Operator-mode NATS (agents' own credentials); null: the server's static users. */
+  authority: NatsAuthority | null;
+}): { engine: JobEngine; plane: JobPlane } {
   const { config, db, log } = deps;
   const tunables = jobTunables(config);
   const names = natsNames(natsPrefixOf(config));
   const controllerKey = controllerKeyFromSecret(config.secretKey);
-  const authority = natsAuthorityOf(config);
+  const { authority } = deps;
   const controllerAuth = authority ? () => authority.controllerAuth(names) : undefined;
   const nats = config.natsUrl
     ? new NatsJobTransport(config.natsUrl, names, tunables.ackWaitMs, resultsIntake(tunables), log, natsReplicasOf(config), controllerAuth)
     : null;
   const transport = nats ?? new InProcessHub();
-  const agentsStore = new AgentsStore(db);
-  const engine = new JobEngine({ db, secrets: deps.secrets, settings: deps.settings, log, agents: agentsStore, transport, controllerKey, tunables });
-  const natsCredentials = authority && nats ? new AgentNatsCredentials(authority, names, agentsStore, nats, log) : null;
-  if (natsCredentials) engine.onRequest('nats_credentials', (agent, payload) => natsCredentials.renew(agent.id, payload));
-  const agents = new AgentsService(
-    agentsStore,
-    deps.settings,
-    deps.audit,
-    {
-      controllerKey: controllerKey.publicJwk as Record<string, unknown>,
-      nats: (orgId, agentId, pool) => ({
-        prefix: names.prefix,
-        jobs_stream: names.jobsStream,
-        jobs_subject: jobsSubject(names.prefix, orgId, pool),
-        jobs_consumer: poolConsumer(orgId, pool),
-        results_stream: names.resultsStream,
-        results_subject: resultsSubject(names.prefix, agentId),
-        heartbeat_subject: names.heartbeatSubject,
-        ack_wait_ms: tunables.ackWaitMs,
-      }),
-    },
-    natsCredentials,
-  );
-  return { jobs: engine, jobEngine: engine, agents, agentNatsCredentials: natsCredentials };
+  const engine = new JobEngine({ db, settings: deps.settings, log, agents: deps.agents, targets: deps.targets, transport, controllerKey, tunables });
+  return { engine, plane: { names, tunables, controllerKey, authority, nats } };
 }

@@ -5,8 +5,7 @@
 import { createHash } from 'node:crypto';
 import { encryptSecrets, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { PROTOCOL_VERSION, type GeneralJwe, type JobMessage } from '../../../shared/src/jobs/messages';
-import type { AgentIdentityRow } from '../agents/store';
-import type { DeviceTarget } from '../profiles/credentials';
+import type { AgentIdentityRow, DeviceTarget } from './ports';
 import type { JobRow } from './store';
 
 /** Sealed secrets are reused this long: profiles are shared, so one JWE serves many jobs. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
-import { OrgTable } from '../devices/org-table';
+import { NamedOrgTable } from '../db/named-org-table';
 import type { NetboxOwnedFields } from './mapping';
 
 const SOURCE_COLUMNS = (db: Db) => [
@@ -57,7 +57,7 @@ function encode(row: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** SQL for NetBox sources and sync runs; device writes of a sync go through DeviceStore. */
-export class NetboxStore extends OrgTable {
+export class NetboxStore extends NamedOrgTable {
   constructor(db: Db) {
     super(db, 'netbox_sources');
   }

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { routeDefaults } from './auth';
+import { routeDefaults } from '../auth/route-guard';
 
 /**
  * The explorer's page needs swagger-ui's inline style attributes; everything else stays

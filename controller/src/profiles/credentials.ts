@@ -1,31 +1,8 @@
 import type { Db } from '../db/knex';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
-import type { DeviceCredentials } from '../../../shared/src/device/values';
+import type { DeviceTarget } from '../jobs/ports';
 
-/** Everything an agent needs to reach one device: address, dialect, ports, transport, credentials. */
-export interface DeviceTarget {
-  device_id: string;
-  name: string;
-  host: string;
-  /** SSH CLI dialect (vendor_ios, …, generic, custom, snmp). */
-  device_type: string;
-  platform: string;
-  protocol: string;
-  site_id: string | null;
-  profile_id: string;
-  ports: { ssh: number; netconf: number; gnmi: number };
-  gnmi_tls: boolean;
-  gnmi_skip_verify: boolean;
-  automation_transport: 'gnmi' | 'netconf' | null;
-  /** The profile's private CA (PEM) for TLS to the device; null: the agent's own roots. */
-  ca_certificate: string | null;
-  /** The pinned SSH host key (trust on first use); null until an agent reported one. */
-  ssh_host_key: { type: string; fingerprint: string } | null;
-  /** SHA-256 of the pinned gNMI TLS certificate (trust on first use); null until an agent reported one. */
-  gnmi_cert_sha256: string | null;
-  /** Decrypted login material of the device's connection profile (a secret it lacks is absent). Never log or return it. */
-  credentials: DeviceCredentials;
-}
+export type { DeviceTarget } from '../jobs/ports';
 
 /**
  * Loads devices of one organization with their connection profile and decrypted credentials,

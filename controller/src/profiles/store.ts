@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex';
-import { OrgTable } from '../devices/org-table';
+import { NamedOrgTable } from '../db/named-org-table';
 
 /** Columns of a profile as returned by the API: secrets become has_* flags. */
 const columns = (db: Db) => [
@@ -23,7 +23,7 @@ const columns = (db: Db) => [
 ];
 
 /** SQL for connection profiles. Sealed secrets are written here and read only by credentials.ts. */
-export class ProfileStore extends OrgTable {
+export class ProfileStore extends NamedOrgTable {
   constructor(db: Db) {
     super(db, 'connection_profiles');
   }

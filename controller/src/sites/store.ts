@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex';
-import { OrgTable } from '../devices/org-table';
+import { NamedOrgTable } from '../db/named-org-table';
 
 // d.org_id lets the count use the devices (org_id, site_id) index as an exact probe.
 const columns = (db: Db) => [
@@ -16,7 +16,7 @@ const columns = (db: Db) => [
 ];
 
 /** SQL for sites. */
-export class SiteStore extends OrgTable {
+export class SiteStore extends NamedOrgTable {
   constructor(db: Db) {
     super(db, 'sites');
   }

@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex';
-import { OrgTable } from './org-table';
+import { OrgRecordTable } from '../db/org-record-table';
 
 export interface StackService {
   template_id: string;
@@ -47,7 +47,7 @@ export interface StackDevice {
 }
 
 /** SQL for stacks, and the device reads that stack rendering needs; scoped to the organization. */
-export class StackStore extends OrgTable<StackRow> {
+export class StackStore extends OrgRecordTable<StackRow> {
   constructor(db: Db) {
     super(db, 'stacks', ['services', 'variable_config']);
   }

@@ -6,7 +6,7 @@ import type { AuthContext } from '../auth/auth-service';
 import { permissionsFor } from '../auth/permissions';
 import { appError } from '../errors/app-error';
 import type { InstanceService } from '../instances/service';
-import type { SnapshotService } from '../snapshots/service';
+import type { SnapshotService } from '../configs/snapshot-service';
 import type { TaskRow, TaskStore } from './store';
 
 export interface TaskInput {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
-import { OrgTable } from '../stacks/org-table';
+import { OrgRecordTable } from '../db/org-record-table';
 
 export interface TaskRow {
   id: string;
@@ -26,7 +26,7 @@ export interface TaskRow {
 }
 
 /** SQL for scheduled tasks and their runs. */
-export class TaskStore extends OrgTable<TaskRow> {
+export class TaskStore extends OrgRecordTable<TaskRow> {
   constructor(db: Db) {
     super(db, 'scheduled_tasks', ['device_filter', 'last_result']);
   }

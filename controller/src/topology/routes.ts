@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Nullable, Uuid, errorResponses } from '../http/schemas';
-import { caller } from '../plugins/auth';
+import { caller } from '../auth/route-guard';
 
 const Node = Type.Object({
   id: Type.String({ description: 'The device id, or external:<name> for a neighbor not in the inventory.' }),

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import type { AuthContext } from '../auth/auth-service';
-import type { Permission } from '../auth/permissions';
+import type { AuthContext } from './auth-service';
+import type { Permission } from './permissions';
 import { appError } from '../errors/app-error';
 
 /** Who may call a route: declared in every route's config (startup fails otherwise). */

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams } from '../http/schemas';
-import type { BackupServices } from '../configs/area';
-import { caller } from '../plugins/auth';
+import type { BackupServices } from './area';
+import { caller } from '../auth/route-guard';
 import {
   BackupList,
   BackupLog,
@@ -14,7 +14,7 @@ import {
   SnapshotList,
   SnapshotListQuery,
   plainErrors,
-} from './schemas';
+} from './snapshot-schemas';
 
 const tags = ['snapshots'];
 const config = { permission: 'devices.access', plainTextErrors: true } as const;

@@ -1,10 +1,10 @@
-import type { Db } from '../db/knex';
+import type { Db } from './knex';
 
 /**
  * Writes shared by the inventory tables that are scoped to an organization and unique by
  * (org_id, name): connection_profiles, sites, devices, netbox_sources.
  */
-export class OrgTable {
+export class NamedOrgTable {
   constructor(
     protected readonly db: Db,
     private readonly table: string,

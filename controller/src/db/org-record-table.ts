@@ -1,10 +1,10 @@
-import type { Db } from '../db/knex';
+import type { Db } from './knex';
 
 /**
  * The org-scoped CRUD that stacks, instances and scheduled tasks share: every read and write
  * filtered by org_id, jsonb columns encoded on the way in, rows returned as stored.
  */
-export class OrgTable<Row> {
+export class OrgRecordTable<Row> {
   constructor(
     readonly db: Db,
     private readonly table: string,

@@ -4,11 +4,11 @@ import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { PullMethod } from '../../../shared/src/device/backup-method';
 import type { BackupJobParams } from '../../../shared/src/jobs/backup';
-import { planBackup, type ConfigService } from '../configs/service';
-import type { BackupDevice } from '../configs/store';
+import { planBackup, type ConfigService } from './service';
+import type { BackupDevice } from './store';
 import { appError } from '../errors/app-error';
 import type { JobSpec } from '../jobs/types';
-import type { RunDevice, SnapshotRow, SnapshotStore } from './store';
+import type { RunDevice, SnapshotRow, SnapshotStore } from './snapshot-store';
 
 /** Collection deadline when collect does not give timeout_seconds. */
 export const DEFAULT_TIMEOUT_SECONDS = 600;
