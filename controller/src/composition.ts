@@ -5,6 +5,13 @@ import { AdminStore } from './admin/admin-store';
 import { UsersService } from './admin/users-service';
 import { installationPrefix } from './agents/installation';
 import { AuthService } from './auth/auth-service';
+import { AuthStore } from './auth/auth-store';
+import { enterpriseSettingsFromEnv } from './auth/ldap-oidc-env';
+import { EnterpriseStore } from './auth/ldap-oidc-store';
+import { ExternalUsers } from './auth/ldap-oidc-users';
+import { LdapService } from './auth/ldap-service';
+import { OidcService } from './auth/oidc-service';
+import { SshCertificates } from './auth/ssh-certificates';
 import { enterpriseProviders } from './auth/enterprise-routes';
 import { loadSshCa } from './auth/ssh-ca';
 import { TokenSigner } from './auth/tokens';
@@ -28,6 +35,8 @@ import { InstanceStore } from './instances/store';
 import { createJobEngine, type JobService } from './jobs';
 import { createAgentsPlane } from './agents/plane';
 import { AgentsStore } from './agents/store';
+import { HealthService } from './agents/health-service';
+import { HealthStore } from './agents/health-store';
 import { natsAuthorityOf } from './platform/nats-authority';
 import { Lifecycle } from './lifecycle';
 import { AgentLiveStore } from './live/agent-store';
@@ -51,10 +60,12 @@ import { SiteStore } from './sites/store';
 import { SnapshotService } from './configs/snapshot-service';
 import { SnapshotStore } from './configs/snapshot-store';
 import { StacksService } from './stacks/service';
+import { StackStore } from './stacks/store';
 import { TaskService } from './tasks/service';
 import { TaskStore } from './tasks/store';
 import { RenderPool } from './templates/render-pool';
 import { TemplateService } from './templates/service';
+import { TemplateStore } from './templates/store';
 import { loadOrCreateCa } from './tls/ca';
 import { TopologyService } from './topology/service';
 import { TopologyStore } from './topology/store';
@@ -98,8 +109,16 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   const signer = new TokenSigner(config.secretKey);
   const settings = new SettingsService(new SettingsStore(db), secrets);
   const audit = new AuditService(new AuditStore(db));
-  const auth = new AuthService(db, signer, settings, audit);
+  const auth = new AuthService(new AuthStore(db), signer, settings, audit);
   const users = new UsersService(new AdminStore(db), auth.store, audit);
+  // Enterprise sign-in (LDAP, OIDC) and SSH user certificates; settings seeded from the environment.
+  await settings.seed(enterpriseSettingsFromEnv(process.env));
+  const enterpriseStore = new EnterpriseStore(db);
+  const externalUsers = new ExternalUsers(enterpriseStore, audit);
+  const ldap = new LdapService(settings, auth, externalUsers, area('auth'));
+  const oidc = new OidcService(settings, auth, externalUsers, enterpriseStore, () => config.publicUrl, area('auth'));
+  const sshCa = loadSshCa(config.dataDir);
+  const sshCertificates = new SshCertificates(sshCa, db, settings, audit);
 
   // Job machinery and agents. The engine starts after every area registered its handlers below.
   const agentsStore = new AgentsStore(db);
@@ -137,8 +156,8 @@ export async function compose(options: CompositionOptions): Promise<Composition>
 
   // Templates, stacks, deployments ('deploy', 'rollback', 'dry_run' outcomes), instances, tasks.
   const renderer = new RenderPool();
-  const templates = new TemplateService(db, audit, renderer);
-  const stacks = new StacksService(db, audit, templates);
+  const templates = new TemplateService(new TemplateStore(db), platforms, audit, renderer);
+  const stacks = new StacksService(new StackStore(db), audit, templates);
   const deploymentStore = new DeploymentStore(db);
   const runner = new DeploymentRunner(deploymentStore, jobs, configs, log, { sweepIntervalMs: 2_000, staleMs: 5_000, ...config.deployments });
   runner.register();
@@ -178,12 +197,16 @@ export async function compose(options: CompositionOptions): Promise<Composition>
     auth,
     users,
     providers: () => enterpriseProviders(settings),
-    sshCa: loadSshCa(config.dataDir),
+    ldap,
+    oidc,
+    sshCa,
+    sshCertificates,
     ca: await loadOrCreateCa(config),
     jobs,
     jobEngine,
     agents,
     agentNatsCredentials,
+    siteHealth: new HealthService(new HealthStore(db), agents),
     ops,
     inventory: { loadDeviceTargets: (orgId, deviceIds) => loadDeviceTargets(db, secrets, orgId, deviceIds) },
     profiles,

@@ -1,7 +1,12 @@
 import type { UsersService } from './admin/users-service';
 import type { AgentNatsCredentials } from './agents/nats-credentials';
 import type { AgentsService } from './agents/service';
+import type { HealthService } from './agents/health-service';
 import type { AuthService } from './auth/auth-service';
+import type { LdapService } from './auth/ldap-service';
+import type { OidcService } from './auth/oidc-service';
+import type { SshCertificateAuthority } from './auth/ssh-ca';
+import type { SshCertificates } from './auth/ssh-certificates';
 import type { TokenSigner } from './auth/tokens';
 import type { ControllerConfig } from './config';
 import type { ConfigService } from './configs/service';
@@ -45,8 +50,14 @@ export interface Services {
   users: UsersService;
   /** Sign-in providers for GET /api/auth/providers; enterprise sign-in replaces it. */
   providers(): Promise<{ name: string; enabled: boolean }[]>;
-  /** Present when the service has an SSH CA: issues user certificates on /login. */
-  sshCa?: { certify(publicKey: string, principal: string, lifetimeSeconds: number): Promise<string> };
+  /** Sign-in against the directory named by the ldap.* settings. */
+  ldap: LdapService;
+  /** Sign-in with the OpenID provider named by the oidc.* settings. */
+  oidc: OidcService;
+  /** The SSH CA of user certificates (SWITCHBOARD_SSH_CA_KEY, or one made in the data dir). */
+  sshCa: SshCertificateAuthority;
+  /** Issues SSH user certificates on /login and lists the revoked ones (/ssh/krl). */
+  sshCertificates: SshCertificates;
   /** The controller's own CA (GET /api/tls/ca-certificate). */
   ca: CertificateAuthority;
   /** Submitting jobs and recording their outcomes (the engine as areas see it). */
@@ -56,6 +67,8 @@ export interface Services {
   agents: AgentsService;
   /** NATS operator mode: agents' credentials and revocations (null without it). */
   agentNatsCredentials: AgentNatsCredentials | null;
+  /** GET /api/sites/health: agents, reachability and backup freshness per site. */
+  siteHealth: HealthService;
   /** Health, readiness, metrics and the draining state. */
   ops: OpsService;
   /** Inventory for other areas (the built-in agent, tests). */

@@ -2,8 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../auth/route-guard';
-import { HealthService } from './health-service';
-import { HealthStore } from './health-store';
 import { Agent, Enrollment, EnrollBody, NewAgent, NewAgentBody, SiteHealth, SitesHealth } from './schemas';
 
 const tags = ['agents'];
@@ -72,7 +70,7 @@ export async function agentsRoutes(parent: FastifyInstance): Promise<void> {
   );
 
   // Static beats parametric in the router, so this never reaches GET /api/sites/:id.
-  const health = new HealthService(new HealthStore(app.services.db), agents);
+  const health = app.services.siteHealth;
   app.get(
     '/sites/health',
     {

@@ -1,8 +1,7 @@
 import type { AuditService } from '../platform/audit-service';
 import type { SettingsService } from '../platform/settings-service';
-import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
-import { AuthStore, type LockoutKey, type RefreshRow, type UserRow } from './auth-store';
+import { type AuthStore, type LockoutKey, type UserRow } from './auth-store';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
 import { type TokenSigner, hashToken, newRefreshToken } from './tokens';
@@ -35,17 +34,14 @@ export const REFRESH_GRACE_SECONDS = 10;
 
 /** Sign-in, token rotation, sessions and the failed-login lockout. */
 export class AuthService {
-  readonly store: AuthStore;
   private lockout: Promise<{ limit: number; windowMs: number }> | null = null;
 
   constructor(
-    private readonly db: Db,
+    readonly store: AuthStore,
     private readonly signer: TokenSigner,
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
-  ) {
-    this.store = new AuthStore(db);
-  }
+  ) {}
 
   private async lifetimes(): Promise<{ access: number; refresh: number }> {
     const lifetimes = await this.settings.getMany(['session.access_token_hours', 'session.refresh_token_days']);
@@ -125,20 +121,12 @@ export class AuthService {
     const refreshToken = newRefreshToken();
     const expiresAt = new Date(Date.now() + refresh * 1000);
     const seats = clientType === 'terminal' ? await this.settings.get<number>('licenses.terminal_seats') : 0;
-    const sessionId = await this.db.transaction(async (trx) => {
-      if (clientType === 'terminal' && (await this.store.countActiveTerminalSessions(trx)) >= seats) {
-        throw appError('SEAT_LIMIT_REACHED', `seat_limit_reached: all ${seats} terminal license seats are in use`);
-      }
-      const id = await this.store.createSession(trx, {
-        user_id: user.id,
-        client_type: clientType,
-        user_agent: client.userAgent.slice(0, 512),
-        ip_address: client.ip,
-        expires_at: expiresAt,
-      });
-      await this.store.addRefreshToken(trx, id, hashToken(refreshToken), expiresAt);
-      return id;
-    });
+    const sessionId = await this.store.openSession(
+      { user_id: user.id, client_type: clientType, user_agent: client.userAgent.slice(0, 512), ip_address: client.ip, expires_at: expiresAt },
+      hashToken(refreshToken),
+      clientType === 'terminal' ? seats : null,
+    );
+    if (sessionId === null) throw appError('SEAT_LIMIT_REACHED', `seat_limit_reached: all ${seats} terminal license seats are in use`);
     // Only this account's failures are forgiven: signing in to one's own account must not
     // reset the count of guesses made from the same address against other accounts.
     await this.store.clearFailedLogins(client.ip, user.username);
@@ -182,24 +170,15 @@ export class AuthService {
     const { access, refresh } = await this.lifetimes();
     const next = newRefreshToken();
     const nextExpiry = new Date(Date.now() + refresh * 1000);
-    if (!(await this.rotate(row, hashToken(next), nextExpiry))) {
+    if (!(await this.store.rotateRefreshToken(row, hashToken(next), nextExpiry))) {
       // Another request spent it between our read and our update: the same grace applies.
       const spent = await this.store.findRefreshToken(hash, REFRESH_GRACE_SECONDS);
       if (!spent?.in_grace) return reuse();
-      await this.rotate(spent, hashToken(next), nextExpiry);
+      await this.store.rotateRefreshToken(spent, hashToken(next), nextExpiry);
     }
     // A refresh always lands in the home organization (API.md: it puts an admin back home).
     const accessToken = await this.signer.sign({ sub: user.id, sid: row.session_id, org: user.home_org_id }, access);
     return { access_token: accessToken, refresh_token: next, token_type: 'Bearer', expires_in: access };
-  }
-
-  /** Spends the token (unless already spent, in the grace) and adds its successor; false when it lost a race. */
-  private async rotate(row: RefreshRow, nextHash: string, expiresAt: Date): Promise<boolean> {
-    return this.db.transaction(async (trx) => {
-      if (!row.used_at && !(await this.store.consumeRefreshToken(trx, row.id))) return false;
-      await this.store.addRefreshToken(trx, row.session_id, nextHash, expiresAt);
-      return true;
-    });
   }
 
   /** Resolves an access token to its caller, refusing revoked sessions and disabled users at once. */

@@ -86,6 +86,32 @@ export class AuthStore {
     return (await hotQuery<SessionUserRow>(this.db, sessionUserSql(along.sql), values))[0];
   }
 
+  /**
+   * Opens a session with its first refresh token in one transaction; with a seat limit (terminal
+   * sessions), answers null instead when every seat is taken.
+   */
+  async openSession(
+    session: { user_id: string; client_type: string; user_agent: string; ip_address: string; expires_at: Date },
+    refreshHash: string,
+    seatLimit: number | null,
+  ): Promise<string | null> {
+    return this.db.transaction(async (trx) => {
+      if (seatLimit !== null && (await this.countActiveTerminalSessions(trx)) >= seatLimit) return null;
+      const id = await this.createSession(trx, session);
+      await this.addRefreshToken(trx, id, refreshHash, session.expires_at);
+      return id;
+    });
+  }
+
+  /** Spends the token (unless already spent, in the grace) and adds its successor; false when it lost a race. */
+  async rotateRefreshToken(row: RefreshRow, nextHash: string, expiresAt: Date): Promise<boolean> {
+    return this.db.transaction(async (trx) => {
+      if (!row.used_at && !(await this.consumeRefreshToken(trx, row.id))) return false;
+      await this.addRefreshToken(trx, row.session_id, nextHash, expiresAt);
+      return true;
+    });
+  }
+
   async createSession(
     trx: Knex.Transaction,
     session: { user_id: string; client_type: string; user_agent: string; ip_address: string; expires_at: Date },

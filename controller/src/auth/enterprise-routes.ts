@@ -3,14 +3,10 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { SettingsService } from '../platform/settings-service';
 import { clientInfo } from '../http/client-info';
 import { Nullable, errorResponses } from '../http/schemas';
-import { enterpriseSettingsFromEnv } from './ldap-oidc-env';
-import { EnterpriseStore } from './ldap-oidc-store';
-import { ExternalUsers } from './ldap-oidc-users';
-import { LdapService, ldapEnabled } from './ldap-service';
+import { ldapEnabled } from './ldap-service';
 import { clearedStateCookie, readStateCookie, stateCookie } from './oidc-cookie';
-import { OidcService, REQUEST_TTL_MS, oidcEnabled } from './oidc-service';
+import { REQUEST_TTL_MS, oidcEnabled } from './oidc-service';
 import { TokenPairSchema } from './schemas';
-import { SshCertificateAuthority } from './ssh-ca';
 
 const tags = ['auth'];
 
@@ -84,20 +80,14 @@ export async function enterpriseProviders(settings: SettingsService): Promise<{ 
  */
 export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, settings, audit, db, config } = app.services;
-  await settings.seed(enterpriseSettingsFromEnv(process.env));
-  const store = new EnterpriseStore(db);
-  const users = new ExternalUsers(store, audit);
-  const ldap = new LdapService(settings, auth, users, app.log);
-  const oidc = new OidcService(settings, auth, users, store, () => config.publicUrl, app.log);
+  const { ldap, oidc, config } = app.services;
 
   // A malformed public_key on /login is a 400 before any session exists (the certificate is
   // issued after the password check, which opens the session).
   app.addHook('preHandler', async (request) => {
     if (request.method !== 'POST' || !request.routeOptions.url?.endsWith('/api/auth/login')) return;
     const publicKey = (request.body as { public_key?: string } | undefined)?.public_key;
-    const ca = app.services.sshCa;
-    if (publicKey !== undefined && ca instanceof SshCertificateAuthority) ca.parsePublicKey(publicKey);
+    if (publicKey !== undefined) app.services.sshCa.parsePublicKey(publicKey);
   });
 
   app.post(

@@ -5,8 +5,6 @@ import { clientInfo } from '../http/client-info';
 import { IdParams, Message, errorResponses } from '../http/schemas';
 import { caller, routeDefaults } from './route-guard';
 import { enterpriseRoutes } from './enterprise-routes';
-import { SshCertificateAuthority } from './ssh-ca';
-import { SshCertificates } from './ssh-certificates';
 import {
   LoginBody,
   LogoutSchema,
@@ -28,12 +26,12 @@ const tags = ['auth'];
  */
 export async function authRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { auth, sshCa, db, settings, audit } = app.services;
+  const { auth } = app.services;
   // API.md: every /api/auth/* request counts toward the per-address rate limit and is refused
   // during a lockout, whichever spelling of the path reached the route.
   routeDefaults(app, { authLimits: { requests: true, lockout: true } });
   await app.register(enterpriseRoutes); // LDAP, OIDC and /login's public_key check (enterprise-routes.ts)
-  const certificates = sshCa instanceof SshCertificateAuthority ? new SshCertificates(sshCa, db, settings, audit) : null;
+  const certificates = app.services.sshCertificates;
 
   app.post(
     '/login',
@@ -78,7 +76,6 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
       },
     },
     async (_request, reply) => {
-      if (!certificates) throw appError('NOT_FOUND', 'This service has no SSH CA');
       return reply
         .header('content-type', 'application/octet-stream')
         .header('cache-control', 'no-store')

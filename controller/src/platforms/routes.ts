@@ -3,14 +3,13 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { appError } from '../errors/app-error';
 import { IdParams, errorResponses } from '../http/schemas';
 import { Platform } from './schemas';
-import { PlatformStore } from './store';
 
 const tags = ['templates'];
 
 /** GET /api/config/platforms and /platforms/:id: the targets a template can name. */
 export async function platformRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const store = new PlatformStore(app.services.db);
+  const store = app.services.platforms;
 
   app.get(
     '/platforms',

@@ -1,6 +1,5 @@
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
-import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import type { TemplateError } from '../templates/engine';
 import { RenderAborted, type RenderResult } from '../templates/render-pool';
@@ -9,7 +8,7 @@ import type { TemplateRow } from '../templates/store';
 import { missingRequired, quoteNames } from '../templates/variables';
 import { lookupValue, serviceLookups, type Lookup } from './lookups';
 import type { VariableValuesT } from './schemas';
-import { StackStore, type StackDevice, type StackRow, type StackService } from './store';
+import { type StackStore, type StackDevice, type StackRow, type StackService } from './store';
 
 export interface StackInput {
   name?: string;
@@ -54,15 +53,11 @@ export function pushOrder(services: StackService[]): { service: StackService; po
 
 /** Stack rules: CRUD, variable_values resolution, rendering, API-resource lookups. */
 export class StacksService {
-  readonly store: StackStore;
-
   constructor(
-    db: Db,
+    readonly store: StackStore,
     private readonly audit: AuditService,
     private readonly templates: TemplateService,
-  ) {
-    this.store = new StackStore(db);
-  }
+  ) {}
 
   async get(orgId: string, id: string): Promise<StackRow> {
     const stack = await this.store.find(orgId, id);

@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
-import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import { TemplateError, analyzeTemplate } from './engine';
 import { type RenderPool, type RenderRequest, type RenderResult } from './render-pool';
-import { TemplateStore, type TemplateRow } from './store';
+import { type TemplateStore, type TemplateRow } from './store';
 import { missingRequired, quoteNames, type TemplateVariable } from './variables';
 
 /**
@@ -32,17 +31,12 @@ export function renderError(error: TemplateError) {
 
 /** Template rules: platform and format checks, variables from the syntax tree, versions, render. */
 export class TemplateService {
-  readonly store: TemplateStore;
-  private readonly platforms: PlatformStore;
-
   constructor(
-    db: Db,
+    readonly store: TemplateStore,
+    private readonly platforms: PlatformStore,
     private readonly audit: AuditService,
     readonly renderer: RenderPool,
-  ) {
-    this.store = new TemplateStore(db);
-    this.platforms = new PlatformStore(db);
-  }
+  ) {}
 
   /** A source's syntax error (with its line and column) or its variables; nothing is stored. */
   validate(source: string) {
