@@ -4,6 +4,7 @@ import { fieldOfError } from '../../controller/console/src/lib/field-errors';
 import { backupEnded, backupProgressText } from '../../controller/console/src/lib/backup-progress';
 import { ago, bytes } from '../../controller/console/src/lib/format';
 import { oidcTestSummary } from '../../controller/console/src/lib/oidc-test';
+import { parseSetting, settingRows } from '../../controller/console/src/lib/settings';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
 import {
   freshness,
@@ -208,5 +209,35 @@ describe('console formatting and paths', () => {
   it('keeps API and ops paths away from the console fallback', () => {
     for (const p of ['/api', '/api/devices', '/healthz', '/readyz', '/metrics']) expect(isServerPath(p), p).toBe(true);
     for (const p of ['/', '/devices', '/apiary', '/metrics-dashboard']) expect(isServerPath(p), p).toBe(false);
+  });
+});
+
+describe('settings table', () => {
+  const rows = settingRows({
+    'oidc.issuer': '',
+    'has_oidc.client_secret': true,
+    'has_ldap.bind_password': false,
+    'ldap.port': 389,
+    'oidc.redirect_uris': [],
+  });
+
+  it('lists a secret under its own key, write-only, from the has_<key> boolean the API answers', () => {
+    expect(rows.map((r) => [r.key, r.secret, r.value])).toEqual([
+      ['ldap.bind_password', true, false],
+      ['ldap.port', false, 389],
+      ['oidc.client_secret', true, true],
+      ['oidc.issuer', false, ''],
+      ['oidc.redirect_uris', false, []],
+    ]);
+  });
+
+  it('reads edits back with the type the setting had; a secret stays the text typed', () => {
+    const row = (key: string) => rows.find((r) => r.key === key);
+    expect(parseSetting('636', row('ldap.port'))).toBe(636);
+    expect(parseSetting('["https://a.example/"]', row('oidc.redirect_uris'))).toEqual(['https://a.example/']);
+    expect(parseSetting('https://idp.example', row('oidc.issuer'))).toBe('https://idp.example');
+    expect(parseSetting('12345', row('oidc.client_secret'))).toBe('12345');
+    expect(parseSetting('true', row('ldap.bind_password'))).toBe('true');
+    expect(parseSetting('{not json', row('ldap.port'))).toBe('{not json');
   });
 });

@@ -4,23 +4,11 @@ import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { ErrorNote } from '../../components/Page';
 import { oidcTestSummary } from '../../lib/oidc-test';
-
-/** Keys whose value is never shown: the field only sets a new one. */
-const SECRET = /(password|secret)$/;
+import { parseSetting, settingRows } from '../../lib/settings';
 
 function asText(value: unknown): string {
   if (value === null || value === undefined) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** Reads the text back with the type the setting had (number, boolean, list); strings stay strings. */
-export function parseSetting(text: string, previous: unknown): unknown {
-  if (typeof previous === 'string' || previous === null || previous === undefined) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** Effective settings, edited in place; LDAP has its test button. Secrets are write-only. */
@@ -29,10 +17,11 @@ export function Settings() {
   const settings = useQuery({ queryKey: ['settings'], queryFn: () => unwrap(api.GET('/api/admin/settings')) });
   const [edits, setEdits] = useState<Record<string, string>>({});
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const values = settings.data?.settings ?? {};
+  const rows = settingRows(settings.data?.settings ?? {});
+  const byKey = new Map(rows.map((r) => [r.key, r]));
   const save = async () => {
     setMessage(null);
-    const changed = Object.fromEntries(Object.entries(edits).map(([k, v]) => [k, parseSetting(v, values[k])]));
+    const changed = Object.fromEntries(Object.entries(edits).map(([k, v]) => [k, parseSetting(v, byKey.get(k))]));
     try {
       await unwrap(api.PUT('/api/admin/settings', { body: { settings: changed } }));
       setEdits({});
@@ -73,34 +62,32 @@ export function Settings() {
       </Group>
       <Table aria-label="Settings" fz="sm">
         <Table.Tbody>
-          {Object.entries(values)
-            .sort(([a], [b]) => a.localeCompare(b))
-            .map(([key, value]) => (
-              <Table.Tr key={key}>
-                <Table.Td>
-                  <Text size="sm" ff="monospace">
-                    {key}
-                  </Text>
-                </Table.Td>
-                <Table.Td>
-                  {SECRET.test(key) ? (
-                    <PasswordInput
-                      aria-label={key}
-                      placeholder={value ? 'set (enter a new one to replace it)' : 'not set'}
-                      value={edits[key] ?? ''}
-                      onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })}
-                      autoComplete="new-password"
-                    />
-                  ) : (
-                    <TextInput
-                      aria-label={key}
-                      value={edits[key] ?? asText(value)}
-                      onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })}
-                    />
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
+          {rows.map(({ key, value, secret }) => (
+            <Table.Tr key={key}>
+              <Table.Td>
+                <Text size="sm" ff="monospace">
+                  {key}
+                </Text>
+              </Table.Td>
+              <Table.Td>
+                {secret ? (
+                  <PasswordInput
+                    aria-label={key}
+                    placeholder={value ? 'set (enter a new one to replace it)' : 'not set'}
+                    value={edits[key] ?? ''}
+                    onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })}
+                    autoComplete="new-password"
+                  />
+                ) : (
+                  <TextInput
+                    aria-label={key}
+                    value={edits[key] ?? asText(value)}
+                    onChange={(e) => setEdits({ ...edits, [key]: e.currentTarget.value })}
+                  />
+                )}
+              </Table.Td>
+            </Table.Tr>
+          ))}
         </Table.Tbody>
       </Table>
     </Stack>
