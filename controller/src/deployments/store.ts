@@ -7,8 +7,8 @@ export type DeploymentStatus =
   'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back' | 'dry_run_completed' | 'dry_run_failed';
 
 /**
- * Device states. Deploy: queued → running (backup job) → queued with backup_config_id set →
- * running (push job, carrying that backup) → completed | failed. Restore of an atomic stack
+ * Device states. Deploy: queued → running (one deploy job; backup_config_id is set when the
+ * agent's backup is stored, before the push) → completed | failed. Restore of an atomic stack
  * after a failure: restore_queued → restoring → restored | restore_failed. Rollback:
  * rollback_queued → rolling_back → rolled_back | rollback_failed.
  */
