@@ -104,7 +104,7 @@ export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 
 export type LockedDevice = DeploymentDeviceRow & { org_id: string };
 
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
-/** A stored pre-deployment backup as a rollback or push job carries it. */
+/** A stored pre-deployment backup as a rollback job (restore or rollback) carries it. */
 export interface StoredBackup {
   config_text: string;
   config_format: ConfigFormat;
