@@ -142,7 +142,7 @@ describe('deploy over gNMI', () => {
     expect(JSON.parse(await backupText(device.id, done.devices[0].backup_config_id))).toEqual(INITIAL);
     // All in one job and one session: read, stored by the controller before the push, push, verify.
     const jobs = await c.db('jobs').where({ group_id: done.id }).select('kind', 'params');
-    expect(jobs.map((j: any) => [j.kind, j.params.phase])).toEqual([['deploy', 'single']]);
+    expect(jobs.map((j: any) => [j.kind, Object.keys(j.params).sort()])).toEqual([['deploy', ['changes', 'deployment_id', 'transport', 'verify']]]);
     expect(target.rpcs).toEqual(['/gnmi.gNMI/Capabilities', '/gnmi.gNMI/Get', '/gnmi.gNMI/Set', '/gnmi.gNMI/Get']);
     const messages = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`)).logs.map((l: any) => l.message as string);
     const at = (re: RegExp) => messages.findIndex((m: string) => re.test(m));

@@ -2,13 +2,15 @@
  * The runner's set-based recorder (the job engine's handleMany for deploy and rollback): many
  * outcomes of one deployment recorded in one transaction leave exactly the rows that recording
  * them one by one leaves. Two deployments of the same stack on two sets of devices get the same
- * outcomes (backups, a backup with no config, failures, a stale and a repeated outcome, pushes,
- * an atomic restore); one is recorded together, the other one outcome per transaction. No agent
- * runs, so the jobs stay queued and the outcomes are the test's.
+ * outcomes (single-session deploys that stored their pre-deployment backup first, failures, a
+ * stale and a repeated outcome, an atomic restore); one is recorded together, the other one
+ * outcome per transaction. No agent runs: the test marks the deploy jobs dispatched, stores their
+ * backups through the runner's backup_store handler as the agents would, and makes the outcomes.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { JobOutcome } from '../../controller/src/jobs/types';
 import type { DeploymentRunner } from '../../controller/src/deployments/runner';
+import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
 import { api, until } from './helpers';
@@ -17,6 +19,7 @@ const N = 4;
 let c: TestController;
 let org: Org;
 let runner: DeploymentRunner;
+const AGENT = '11111111-1111-4111-8111-111111111111';
 
 interface Run {
   id: string;
@@ -114,12 +117,35 @@ async function agentLines(rows: { job_id: string }[]) {
     );
 }
 
+/**
+ * The pre-deployment backup an agent sends before it pushes (backup_store), answered by the
+ * controller with the backup it keeps for the job. One at a time, so both deployments log alike.
+ */
+async function storeBackup(row: Row, text: string) {
+  const reply = await runner.storeBackup(
+    { id: AGENT, org_id: org.orgId },
+    {
+      v: PROTOCOL_VERSION,
+      type: 'backup_store',
+      agent_id: AGENT,
+      job_id: row.job_id,
+      attempt: 1,
+      at: new Date().toISOString(),
+      backup: { text, format: 'json', via: 'gnmi' },
+    },
+  );
+  expect(reply).toMatchObject({ ok: true, error: null });
+  return reply.backup?.text;
+}
+
 async function record(together: boolean, outcomes: JobOutcome[]) {
   if (together) await c.db.transaction((trx) => runner.onOutcomes(outcomes, trx));
   else for (const o of outcomes) await c.db.transaction((trx) => runner.onOutcome(o, trx));
 }
 
 /** What a deployment's rows say, with its own ids and names replaced by positions. */
+type Row = { device_id: string; job_id: string };
+
 async function picture(run: Run) {
   const name = (text: string) => run.devices.reduce((t, d, i) => t.replaceAll(d.name, `device${i}`), text);
   const position = (id: string | null) => (id === null ? null : run.devices.findIndex((d) => d.id === id));
@@ -154,25 +180,27 @@ async function picture(run: Run) {
       error_message: d.error_message && name(d.error_message),
       job_id: d.job_id !== null,
       version_job: d.version_job === null ? null : d.version_job === d.job_id ? 'current' : 'earlier',
-      job_params: d.job_params && { phase: d.job_params.phase, backup: d.job_params.backup?.text ?? null, purpose: d.job_params.purpose ?? null },
+      job_params: d.job_params && {
+        keys: Object.keys(d.job_params).sort(),
+        backup: d.job_params.backup?.text ?? null,
+        purpose: d.job_params.purpose ?? null,
+      },
     })),
     logs: logs.map((l) => ({ ...l, device_id: position(l.device_id), message: name(l.message), org: l.org_id === org.orgId })),
   };
 }
-
-type Row = { device_id: string; job_id: string };
 
 /**
  * One step on both deployments: after a pump (claiming queued devices), the devices in `status`
  * (the others are in one of `settled`) get the agent's log lines and the outcomes `build` makes,
  * recorded together on the first deployment and one by one on the second. Answers both pictures.
  */
-async function step(runs: Run[], status: string, settled: string[], build: (run: Run, rows: Row[]) => JobOutcome[]) {
+async function step(runs: Run[], status: string, settled: string[], build: (run: Run, rows: Row[]) => JobOutcome[] | Promise<JobOutcome[]>) {
   for (const [k, run] of runs.entries()) {
     await runner.pump(run.id);
     const rows = (await running(run, [status, ...settled])).filter((r) => r.status === status);
     await agentLines(rows);
-    await record(k === 0, build(run, rows));
+    await record(k === 0, await build(run, rows));
   }
   return Promise.all(runs.map(picture));
 }
@@ -196,64 +224,80 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
   );
   const runs = [await start('together', stack.id), await start('alone', stack.id)];
 
-  // Backups: two stored, one with no config, one failed; a stale outcome (another job) and a repeat.
-  const backup = (i: number) => ({ phase: 'backup', backup: { text: `{"hostname": "before ${i}"}`, format: 'json', via: 'gnmi' } });
-  const afterBackups = await step(runs, 'running', [], (run, rows) => {
-    const first = outcome(run, rows[0], 'deploy', 'succeeded', backup(0));
+  // Single-session deploys: three agents store their backup (a second attempt of the first is
+  // answered with the first's), then two deploy (one changed, one already as rendered), one push
+  // fails; the fourth fails to connect before any backup. A stale outcome (another job) and a repeat.
+  const afterDeploys = await step(runs, 'running', [], async (run, rows) => {
+    // As if agents had taken the jobs.
+    await c
+      .db('jobs')
+      .whereIn(
+        'id',
+        rows.map((r) => r.job_id),
+      )
+      .update({ status: 'dispatched', attempt: 1 });
+    for (const i of [0, 1, 3]) expect(await storeBackup(rows[i], `{"hostname": "before ${i}"}`)).toBe(`{"hostname": "before ${i}"}`);
+    expect(await storeBackup(rows[0], '{"hostname": "half changed"}')).toBe('{"hostname": "before 0"}');
+    const first = outcome(run, rows[0], 'deploy', 'succeeded', { applied: true, verified: true, changed: true });
     return [
       { ...outcome(run, rows[3], 'deploy', 'failed', null, 'stale'), jobId: rows[2].job_id },
       first,
-      outcome(run, rows[1], 'deploy', 'succeeded', backup(1)),
-      outcome(run, rows[2], 'deploy', 'succeeded', { phase: 'backup', backup: null }),
-      outcome(run, rows[3], 'deploy', 'failed', null, 'connect failed: connection refused'),
-      { ...first, result: backup(9) } as JobOutcome,
+      outcome(run, rows[1], 'deploy', 'failed', { applied: false, verified: false, changed: null, error_cause: 'device' }, 'push failed: ABORTED'),
+      outcome(run, rows[2], 'deploy', 'failed', { applied: false, verified: false, changed: null }, 'connect failed: connection refused'),
+      outcome(run, rows[3], 'deploy', 'succeeded', { applied: true, verified: true, changed: false }),
+      { ...first, status: 'failed', error: 'repeated' },
     ];
   });
-  expect(afterBackups[0].devices.map((d) => d.status)).toEqual(['queued', 'queued', 'failed', 'failed']);
-  expect(afterBackups[0].devices[0]).toMatchObject({
-    config_text: '{"hostname": "before 0"}',
-    source: 'deployment',
-    pulled_via: 'gnmi',
-    method: 'structured',
-    job_id: false,
-  });
-  expect(afterBackups[0].logs.slice(-12).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
+  expect(afterDeploys[0].devices.map((d) => [d.status, d.changed, d.version, d.config_text, d.job_params])).toEqual([
+    ['completed', true, 1, '{"hostname": "before 0"}', { keys: ['changes', 'deployment_id', 'transport', 'verify'], backup: null, purpose: null }],
+    ['failed', false, 1, '{"hostname": "before 1"}', { keys: ['changes', 'deployment_id', 'transport', 'verify'], backup: null, purpose: null }],
+    ['failed', false, null, null, { keys: ['changes', 'deployment_id', 'transport', 'verify'], backup: null, purpose: null }],
+    ['completed', false, 1, '{"hostname": "before 3"}', { keys: ['changes', 'deployment_id', 'transport', 'verify'], backup: null, purpose: null }],
+  ]);
+  expect(afterDeploys[0].devices[0]).toMatchObject({ source: 'deployment', pulled_via: 'gnmi', method: 'structured', version_job: 'current' });
+  expect(afterDeploys[0].logs.slice(-15).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
+    '0 info device0: pre-deployment backup stored as config version 1',
+    '1 info device1: pre-deployment backup stored as config version 1',
+    '3 info device3: pre-deployment backup stored as config version 1',
     '0 info agent line 1 of device 0',
     '0 info agent line 2 of device 0',
-    '0 info device0: pre-deployment backup stored as config version 1',
+    '0 info device0: deployed and verified',
     '1 info agent line 1 of device 1',
     '1 info agent line 2 of device 1',
-    '1 info device1: pre-deployment backup stored as config version 1',
+    '1 error device1: push failed: ABORTED',
     '2 info agent line 1 of device 2',
     '2 info agent line 2 of device 2',
-    '2 error device2: The backup job returned no configuration; nothing was pushed',
+    '2 error device2: connect failed: connection refused',
     '3 info agent line 1 of device 3',
     '3 info agent line 2 of device 3',
-    '3 error device3: connect failed: connection refused',
+    '3 info device3: deployed and verified',
   ]);
-  expect(afterBackups[1]).toEqual(afterBackups[0]);
+  expect(afterDeploys[1]).toEqual(afterDeploys[0]);
 
-  // Pushes carrying the stored backups: one deployed, one failed; the atomic stack then restores the first.
-  const afterPushes = await step(runs, 'running', ['failed'], (run, rows) => [
-    outcome(run, rows[0], 'deploy', 'succeeded', { phase: 'push', applied: true, verified: true, changed: true }),
-    outcome(run, rows[1], 'deploy', 'failed', null, 'push failed: ABORTED'),
-  ]);
-  expect(afterPushes[0].devices.slice(0, 2).map((d) => [d.status, d.job_params?.backup])).toEqual([
-    ['completed', '{"hostname": "before 0"}'],
-    ['failed', '{"hostname": "before 1"}'],
-  ]);
-  expect(afterPushes[1]).toEqual(afterPushes[0]);
-
-  await step(runs, 'restoring', ['failed'], (run, [row]) => {
-    const restored = outcome(run, row, 'rollback', 'succeeded', {});
-    return [restored, { ...restored, status: 'failed', error: 'repeated' }];
+  // The atomic stack restores the two deployed devices from their stored backups: one restored
+  // (and a repeated outcome of it), one whose restore fails.
+  const afterRestoreJobs = await step(runs, 'restoring', ['failed'], (run, rows) => {
+    const restored = outcome(run, rows[0], 'rollback', 'succeeded', { restored: true, matches: true });
+    return [
+      restored,
+      { ...restored, status: 'failed', error: 'repeated' },
+      outcome(run, rows[1], 'rollback', 'failed', { restored: false }, 'connect failed: timed out'),
+    ];
   });
+  expect(afterRestoreJobs[0].devices.map((d) => [d.status, d.job_kind, d.job_params?.backup, d.job_params?.purpose])).toEqual([
+    ['restored', 'rollback', '{"hostname": "before 0"}', 'restore'],
+    ['failed', 'deploy', null, null],
+    ['failed', 'deploy', null, null],
+    ['restore_failed', 'rollback', '{"hostname": "before 3"}', 'restore'],
+  ]);
+  expect(afterRestoreJobs[1]).toEqual(afterRestoreJobs[0]);
+
   for (const run of runs) await runner.pump(run.id);
   const afterRestore = await Promise.all(runs.map(picture));
   expect(afterRestore[0].deployment).toMatchObject({ status: 'failed', succeeded_count: 0, failed_count: 4 });
-  expect(afterRestore[0].devices.map((d) => d.status)).toEqual(['restored', 'failed', 'failed', 'failed']);
   expect(afterRestore[0].devices[0].error_message).toMatch(
-    /^Restored from its pre-deployment backup because the stack is atomic and device1, device2, device3 failed/,
+    /^Restored from its pre-deployment backup because the stack is atomic and device1, device2 failed/,
   );
+  expect(afterRestore[0].devices[3].error_message).toMatch(/^Restore from the pre-deployment backup failed: connect failed: timed out/);
   expect(afterRestore[1]).toEqual(afterRestore[0]);
 });

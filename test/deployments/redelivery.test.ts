@@ -65,7 +65,7 @@ async function agentProcess(name: string): Promise<{ id: string; proc: Proc }> {
   return { id: created.id, proc };
 }
 
-it('keeps the pre-change backup when the push job is redelivered after its agent was SIGKILLed mid-push', { timeout: 180_000 }, async () => {
+it('keeps the pre-change backup when the deploy job is redelivered after its agent was SIGKILLed mid-push', { timeout: 180_000 }, async () => {
   const original = dev.config();
   const first = await agentProcess('victim');
   const device = await sshDevice(tc, org.token, dev, PASSWORD, 'redeliver');

@@ -1,22 +1,19 @@
 import type { DeployResult } from '../../../shared/src/jobs/deploy';
-import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
+import { DriverError, type DeviceSession } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
  * Deployment job kinds, run on the agent of the device's site, over the device's deploy
  * transport: gNMI or NETCONF for structured templates, SSH CLI for cli templates.
  *
- * `deploy` (`phase: 'single'`) runs in one session: read the running config, have the
- * controller store it (ctx.storeBackup, answered before anything changes), then apply every
- * service of the device as ONE change set (one SetRequest, one candidate commit, or the CLI lines
- * in one configuration session) and read the running config again to verify. The controller
- * keeps the first backup of the job, so a job redelivered after its agent died mid-push compares
- * with and restores to the config from before the change, never its own half-changed reading.
- * When a CLI without commit refuses a line after taking earlier ones, the backup is put back in
- * the same session before the job reports the failure.
- * Older controllers split it into two jobs: `phase: 'backup'` (read only; the controller stores
- * it) and `phase: 'push'` (the params carry the stored backup). A deploy job without a phase
- * backs up and pushes in one session without having the backup stored first.
+ * `deploy` runs in one session: read the running config, have the controller store it
+ * (ctx.storeBackup, answered before anything changes), then apply every service of the device as
+ * ONE change set (one SetRequest, one candidate commit, or the CLI lines in one configuration
+ * session) and read the running config again to verify. The controller keeps the first backup of
+ * the job, so a job redelivered after its agent died mid-push compares with and restores to the
+ * config from before the change, never its own half-changed reading. When a CLI without commit
+ * refuses a line after taking earlier ones, the backup is put back in the same session before the
+ * job reports the failure. The result carries no backup: the controller has it already.
  *
  * `rollback`: one session: put a backup back with replace semantics (used for the restore of an
  * atomic stack after a failure, and for POST /deployments/:id/rollback).
@@ -28,41 +25,28 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
   const { params } = ctx;
   const { transport } = params;
   const changes = params.changes ?? [];
-  const phase = params.phase === 'backup' ? 'backup' : 'push';
-  if (params.phase === 'push' && !params.backup)
-    return { status: 'failed', error: 'push job without the stored pre-deployment backup', result: null };
   // No session transcript: it would carry the whole config twice; the job's log lines say what happened.
-  const result: DeployResult = { phase, backup: null, applied: false, verified: false, changed: null };
+  const result: DeployResult = { applied: false, verified: false, changed: null };
   let session: DeviceSession | undefined;
   let step = 'connect';
-  let backup: FetchedConfig | null = params.backup ?? null;
   try {
     session = await ctx.open(transport);
-    if (phase === 'push' && !session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
-    if (!backup && params.phase === 'single') {
-      step = 'backup';
-      const fresh = await session.fetchConfig();
-      ctx.log('info', `backup: ${fresh.text.length} bytes of ${fresh.format} running config over ${transport}`);
-      step = 'storing the backup';
-      backup = await ctx.storeBackup(fresh);
-      ctx.log(
-        backup.text === fresh.text ? 'info' : 'warn',
-        backup.text === fresh.text
-          ? 'backup: stored by the controller before any change'
-          : "backup: the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and restoring to that one",
-      );
-    } else if (!backup) {
-      step = 'backup';
-      backup = result.backup = await session.fetchConfig();
-      ctx.log('info', `backup: ${backup.text.length} bytes of ${backup.format} running config over ${transport}`);
-      if (phase === 'backup') return { status: 'succeeded', error: null, result };
-    } else {
-      ctx.log('info', `using the stored pre-deployment backup (${backup.text.length} bytes of ${backup.format}); no new backup is taken`);
-    }
+    if (!session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
+    step = 'backup';
+    const fresh = await session.fetchConfig();
+    ctx.log('info', `backup: ${fresh.text.length} bytes of ${fresh.format} running config over ${transport}`);
+    step = 'storing the backup';
+    const backup = await ctx.storeBackup(fresh);
+    ctx.log(
+      backup.text === fresh.text ? 'info' : 'warn',
+      backup.text === fresh.text
+        ? 'backup: stored by the controller before any change'
+        : "backup: the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and restoring to that one",
+    );
     step = 'push';
     ctx.log('info', `pushing ${plural(changes.length, 'service')} as one change set`);
     try {
-      await session.apply!(changes);
+      await session.apply(changes);
     } catch (err) {
       if (err instanceof DriverError && err.partial && session.restore) {
         const pushError = ctx.mask(err.message);

@@ -1,13 +1,11 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger } from 'fastify';
-import { configSummary } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
-import type { NewVersion } from '../configs/store';
 import { outcomeOf } from '../jobs/store';
 import type { AgentRef, JobOutcome, JobService, JobSpec } from '../jobs/types';
-import type { DeployResult, DryRunResult } from '../../../shared/src/jobs/deploy';
+import type { DryRunResult } from '../../../shared/src/jobs/deploy';
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
-import { backupVersion, PreDeploymentBackups } from './backup-store';
+import { PreDeploymentBackups } from './backup-store';
 import {
   NEXT,
   QUEUED,
@@ -58,9 +56,6 @@ export interface RunnerTunables {
   staleMs: number;
 }
 
-/** A deploy result as recorded: every field may be absent (older agents; phase absent means 'push'). */
-type DeployOutcomeResult = Partial<DeployResult>;
-
 type DeploymentKind = 'deploy' | 'rollback' | 'dry_run';
 type DeploymentJobSpec = JobSpec<DeploymentKind>;
 
@@ -71,22 +66,12 @@ interface Claimed {
 }
 type DeviceUpdate = { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null };
 
-/** What one outcome does to its device: the changed fields, the log lines, and a backup to store first. */
+/** What one outcome does to its device: the changed fields and the log lines. */
 interface Recorded {
   outcome: JobOutcome;
   device: LockedDevice;
   fields: Partial<DeploymentDeviceRow>;
   lines: LogLine[];
-  backup: NewVersion | null;
-}
-
-/**
- * What the job row keeps of a deploy result: the backup's format, transport and size, not its
- * text (stored as the device's config version by the handler, in the same transaction).
- */
-function deployResultSummary(result: Record<string, unknown>): Record<string, unknown> {
-  const { backup, ...rest } = result as { backup?: unknown } & Record<string, unknown>;
-  return backup && typeof backup === 'object' ? { ...rest, backup: configSummary(backup as Record<string, unknown>) } : result;
 }
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
@@ -142,7 +127,7 @@ export class DeploymentRunner {
   constructor(
     private readonly store: DeploymentStore,
     private readonly jobs: JobService,
-    private readonly configs: ConfigService,
+    configs: ConfigService,
     private readonly log: FastifyBaseLogger,
     private readonly tunables: RunnerTunables,
   ) {
@@ -154,7 +139,6 @@ export class DeploymentRunner {
       // handleMany records a burst of outcomes with a few set-based statements.
       this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx), {
         handleMany: (outcomes, trx) => this.onOutcomes(outcomes, trx),
-        ...(kind === 'deploy' && { storedResult: deployResultSummary }),
         // The diff is kept on the device row; the job row keeps the rest.
         ...(kind === 'dry_run' && { storedResult: ({ diff: _diff, ...rest }: Record<string, unknown>) => rest }),
       });
@@ -255,9 +239,10 @@ export class DeploymentRunner {
         else entries.set(e.device_id, [e]);
       }
     }
+    // Only a restore or rollback carries a backup: a deploy job has the agent store its own (backup_store).
     const backups = await this.store.backupConfigs(
       trx,
-      devices.filter((d) => d.backup_config_id).map((d) => d.backup_config_id!),
+      devices.filter((d) => d.status !== 'queued' && d.backup_config_id).map((d) => d.backup_config_id!),
     );
 
     const updates: DeviceUpdate[] = [];
@@ -287,39 +272,18 @@ export class DeploymentRunner {
           deadlineMs: DEPLOY_DEADLINE_MS,
           params: { deployment_id: deployment.id, transport: device.transport, changes: changes() },
         };
-      } else if (next.kind === 'deploy' && !device.backup_config_id) {
-        // One session: the agent reads the running config, has it stored (storeBackup) before it
-        // changes anything, then pushes and verifies against the stored backup.
-        spec = {
-          ...base,
-          kind: 'deploy',
-          deadlineMs: DEPLOY_DEADLINE_MS,
-          params: { deployment_id: deployment.id, transport: device.transport, phase: 'single', changes: changes(), verify: true },
-        };
       } else if (next.kind === 'deploy') {
-        // Queued with its backup stored by a backup-phase job (a deployment an older controller
-        // started): the push carries that backup, so every attempt of it verifies against and
-        // restores to the pre-change config.
-        const backup = backups.get(device.backup_config_id!);
-        if (!backup) {
-          const error = `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists; nothing was pushed`;
-          updates.push({ device_id: device.device_id, status: 'failed', job_id: null, error_message: error });
-          lines.push({ level: 'error', message: error, device_id: device.device_id });
-          continue;
-        }
+        // One session: the agent reads the running config, has it stored (storeBackup) before it
+        // changes anything, then pushes and verifies against the stored backup. A queued device
+        // has no backup yet (nothing moves a device back to `queued`); one that had would take
+        // this path all the same, deliberately: the agent's backup_store request is answered with
+        // the backup stored first (PreDeploymentBackups), so the push compares with and restores
+        // to that one, never to a config read after part of the change.
         spec = {
           ...base,
           kind: 'deploy',
           deadlineMs: DEPLOY_DEADLINE_MS,
-          params: {
-            deployment_id: deployment.id,
-            transport: device.transport,
-            phase: 'push',
-            changes: changes(),
-            verify: true,
-            backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-            backup_config_id: device.backup_config_id!,
-          },
+          params: { deployment_id: deployment.id, transport: device.transport, changes: changes(), verify: true },
         };
       } else {
         const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;
@@ -441,9 +405,9 @@ export class DeploymentRunner {
 
   /**
    * Records deploy and rollback outcomes (of any deployments) with a few set-based statements:
-   * device rows locked in one, backups stored in one, device rows written in one, log lines in
-   * one. Exactly what each outcome alone would do: outcomes of the same device (a rare burst
-   * with a stale one) are recorded in order, one pass each.
+   * device rows locked in one, device rows written in one, log lines in one. Exactly what each
+   * outcome alone would do: outcomes of the same device (a rare burst with a stale one) are
+   * recorded in order, one pass each.
    */
   async onOutcomes(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void> {
     let rest = outcomes.filter((o) => o.groupId);
@@ -479,24 +443,6 @@ export class DeploymentRunner {
     }
     if (recorded.length === 0) return;
 
-    // Stored like any structured pull (source deployment), so it shows in the device's history and diffs.
-    const storing = recorded.filter((r) => r.backup);
-    if (storing.length > 0) {
-      const versions = await this.configs.store.insertVersions(
-        trx,
-        storing.map((r) => r.backup!),
-      );
-      storing.forEach((r, i) => {
-        const version = versions[i];
-        if (version?.device_id !== r.device.device_id) throw new Error('stored backups came back in another order');
-        r.fields.backup_config_id = version.id;
-        r.lines.unshift({
-          level: 'info',
-          message: `${r.device.device_name}: pre-deployment backup stored as config version ${version.version}`,
-          device_id: r.device.device_id,
-        });
-      });
-    }
     // The device rows, then the agent's log lines of each job and the controller's: one statement.
     const writes = recorded.map(({ device, fields }): DeviceWrite => ({
       deployment_id: device.deployment_id,
@@ -540,33 +486,19 @@ export class DeploymentRunner {
       Object.assign(fields, dryRunFields(outcome));
       const computed = fields.status === 'completed';
       line(computed ? 'info' : 'error', computed ? dryRunSummary(outcome.result as unknown as DryRunResult) : fields.error_message!);
-      return { outcome, device, fields, lines, backup: null };
+      return { outcome, device, fields, lines };
     }
     if (outcome.kind === 'deploy') {
-      const result = (outcome.result ?? {}) as DeployOutcomeResult;
-      const backupPhase = result.phase === 'backup';
-      // A repeated backup-phase outcome after the backup is stored changes nothing.
-      if (backupPhase && device.backup_config_id) return null;
-      // Only the first backup is ever stored: a push reports one only when it took it itself (older controllers).
-      const text = result.backup?.text;
-      const backup = typeof text === 'string' && !device.backup_config_id ? backupVersion(outcome, result.backup!) : null;
-      if (ok && backupPhase) {
-        if (!backup) {
-          Object.assign(fields, { status: 'failed', changed: false, error_message: 'The backup job returned no configuration; nothing was pushed' });
-          line('error', fields.error_message!);
-        } else {
-          // Back to the queue with its backup: the pump (after this commits) submits the push job carrying it.
-          Object.assign(fields, { status: 'queued', job_id: null });
-        }
-      } else if (ok) {
+      const { result } = outcome;
+      if (ok) {
         // changed: unless the agent found the running config already as rendered (null: not verified).
-        Object.assign(fields, { status: 'completed', changed: result.changed !== false, error_message: null });
-        line('info', `deployed${result.verified ? ' and verified' : ''}`);
+        Object.assign(fields, { status: 'completed', changed: result?.changed !== false, error_message: null });
+        line('info', `deployed${result?.verified ? ' and verified' : ''}`);
       } else {
         Object.assign(fields, { status: 'failed', changed: false, error_message: outcome.error ?? 'The deploy job failed' });
         line('error', fields.error_message!);
       }
-      return { outcome, device, fields, lines, backup };
+      return { outcome, device, fields, lines };
     }
     if (device.status === 'restore_queued' || device.status === 'restoring') {
       if (ok) {
@@ -587,7 +519,7 @@ export class DeploymentRunner {
       Object.assign(fields, { status: 'rollback_failed', error_message: `Rollback failed: ${outcome.error ?? 'no reason given'}` });
       line('error', fields.error_message!);
     }
-    return { outcome, device, fields, lines, backup: null };
+    return { outcome, device, fields, lines };
   }
 
   /**

@@ -7,8 +7,8 @@ export type DeploymentStatus =
   'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back' | 'dry_run_completed' | 'dry_run_failed';
 
 /**
- * Device states. Deploy: queued → running (backup job) → queued with backup_config_id set →
- * running (push job, carrying that backup) → completed | failed. Restore of an atomic stack
+ * Device states. Deploy: queued → running (one deploy job; backup_config_id is set when the
+ * agent's backup is stored, before the push) → completed | failed. Restore of an atomic stack
  * after a failure: restore_queued → restoring → restored | restore_failed. Rollback:
  * rollback_queued → rolling_back → rolled_back | rollback_failed.
  */
@@ -104,7 +104,7 @@ export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 
 export type LockedDevice = DeploymentDeviceRow & { org_id: string };
 
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
-/** A stored pre-deployment backup as a rollback or push job carries it. */
+/** A stored pre-deployment backup as a rollback job (restore or rollback) carries it. */
 export interface StoredBackup {
   config_text: string;
   config_format: ConfigFormat;

@@ -22,20 +22,14 @@ export type DeployTransport = Static<typeof DeployTransportSchema>;
 export const DeployParams = Type.Object({
   deployment_id: Type.String(),
   transport: DeployTransportSchema,
-  phase: Type.Optional(Type.Union([Type.Literal('single'), Type.Literal('backup'), Type.Literal('push')])),
   changes: Type.Optional(Type.Array(DeployChange)),
-  /** push: the pre-deployment backup the controller stored from the backup phase. */
-  backup: Type.Optional(FetchedConfigSchema),
-  backup_config_id: Type.Optional(Type.String()),
   /** Read the running config after the push (default true). */
   verify: Type.Optional(Type.Boolean()),
 });
 export type DeployParams = Static<typeof DeployParams>;
 
+/** The pre-deployment backup is not part of it: the controller stored it before the push (backup_store request). */
 export const DeployResult = Type.Object({
-  phase: Type.Union([Type.Literal('backup'), Type.Literal('push')]),
-  /** backup phase (or a push without a stored backup): the running config before anything changed. */
-  backup: Type.Union([FetchedConfigSchema, Type.Null()]),
   /** True once the device accepted the change set. */
   applied: Type.Boolean(),
   verified: Type.Boolean(),
