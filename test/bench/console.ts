@@ -6,15 +6,17 @@
  * Lighthouse accessibility and best-practices scores of the overview, devices and device pages.
  *
  * `--waterfall` prints, for the first run, each step's requests with their start and end;
+ * `--profile DIR` writes, for the first run, each step's Chromium CPU profile (DIR/<step>.cpuprofile, open it in
+ * DevTools' Performance panel or summarize it with `npx tsx test/bench/cpuprofile-top.ts FILE`);
  * `--no-lighthouse` leaves Lighthouse out (quicker while profiling).
  *
  * Targets: first page's JS ≤ 250 KB gzipped; devices first paint, page change and filter ≤ 300 ms;
  * overview ≤ 500 ms; Lighthouse accessibility and best practices ≥ 95.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../controller/src/console/plugin';
 import { CHROMIUM, launchBrowser } from '../console/browser';
 import { ensureConsoleBuilt } from '../console/build';
@@ -86,21 +88,29 @@ function printWaterfall(what: string, requests: Fetched[], from: number, total: 
   }
 }
 
-/** Milliseconds from the action until `ready` resolves; with a request list, prints the step's waterfall. */
-async function timed(
-  action: () => Promise<unknown>,
-  ready: () => Promise<unknown>,
-  waterfall?: { what: string; requests: Fetched[] },
-): Promise<number> {
+/** What the first run records of each step (--waterfall, --profile). */
+interface StepRecording {
+  what: string;
+  requests?: Fetched[];
+  profile?: { cdp: CDPSession; dir: string };
+}
+
+/** Milliseconds from the action until `ready` resolves; prints the step's waterfall, writes its CPU profile when asked. */
+async function timed(action: () => Promise<unknown>, ready: () => Promise<unknown>, record?: StepRecording): Promise<number> {
+  if (record?.profile) await record.profile.cdp.send('Profiler.start');
   const start = performance.now();
   await action();
   await ready();
   const took = performance.now() - start;
-  if (waterfall) printWaterfall(waterfall.what, waterfall.requests, start, took);
+  if (record?.requests) printWaterfall(record.what, record.requests, start, took);
+  if (record?.profile) {
+    const { profile } = await record.profile.cdp.send('Profiler.stop');
+    writeFileSync(join(record.profile.dir, `${record.what.replace(/\W+/g, '-')}.cpuprofile`), JSON.stringify(profile));
+  }
   return took;
 }
 
-async function seed(c: Awaited<ReturnType<typeof benchController>>, devices: number, sites: number, agentsPerSite: number): Promise<void> {
+export async function seed(c: Awaited<ReturnType<typeof benchController>>, devices: number, sites: number, agentsPerSite: number): Promise<void> {
   const profile = (await c.call('POST', '/api/profiles', { name: 'bench', username: 'netops', password: 'bench-password' })).body;
   await c.call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, inventoryCsv(devices), 'text/csv');
   for (let s = 0; s < sites; s++) {
@@ -124,7 +134,7 @@ async function signedInUrl(base: string, path: string): Promise<string> {
   return `${base}${path}#access_token=${pair.access_token}&refresh_token=${pair.refresh_token}&expires_in=${pair.expires_in}`;
 }
 
-async function timings(base: string, runs: number, waterfall: boolean): Promise<Record<string, number[]>> {
+async function timings(base: string, runs: number, waterfall: boolean, profileDir?: string): Promise<Record<string, number[]>> {
   const browser = await launchBrowser();
   const out: Record<string, number[]> = { overview: [], devicesFirstPaint: [], pageChange: [], filter: [], devicePage: [] };
   try {
@@ -133,8 +143,17 @@ async function timings(base: string, runs: number, waterfall: boolean): Promise<
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
       const page: Page = await context.newPage();
       const requests = recordRequests(page);
-      // --waterfall: the first run prints each step's requests.
-      const w = (what: string) => (waterfall && r === 0 ? { what, requests } : undefined);
+      let cdp: CDPSession | undefined;
+      if (profileDir && r === 0) {
+        cdp = await context.newCDPSession(page);
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      }
+      // --waterfall, --profile: the first run prints each step's requests, writes its CPU profile.
+      const w = (what: string): StepRecording | undefined =>
+        r === 0 && (waterfall || cdp)
+          ? { what, requests: waterfall ? requests : undefined, profile: cdp && profileDir ? { cdp, dir: profileDir } : undefined }
+          : undefined;
       const url = await signedInUrl(base, '/');
       out.overview.push(
         await timed(
@@ -257,7 +276,10 @@ export async function run(args: string[]): Promise<void> {
     const start = performance.now();
     await seed(c, devices, 50, 2);
     console.log(`seeded ${devices} devices, 50 sites, 100 agents in ${((performance.now() - start) / 1000).toFixed(1)} s`);
-    const t = await timings(c.base, runs, args.includes('--waterfall'));
+    const profileAt = args.indexOf('--profile');
+    const profileDir = profileAt >= 0 ? args[profileAt + 1] : undefined;
+    if (profileDir) mkdirSync(profileDir, { recursive: true });
+    const t = await timings(c.base, runs, args.includes('--waterfall'), profileDir);
     const rows: [string, number[], number][] = [
       ['overview, 50 sites / 100 agents (full load)', t.overview, 500],
       ['devices: first paint (route change)', t.devicesFirstPaint, 300],

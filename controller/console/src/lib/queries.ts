@@ -1,6 +1,7 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
 import { apiQuery, filtersFromSearch } from '../pages/devices-query';
+import { pageFor } from './pages';
 
 /**
  * The queries the busiest pages start with, in one place, so that a page and its preloader
@@ -47,15 +48,14 @@ const DEVICE_PATH = /^\/devices\/([0-9a-f-]{36})$/;
  */
 export function preloadRoute(client: QueryClient, path: string, search = ''): void {
   const [pathname] = path.split('?');
+  void pageFor(pathname).preload();
   if (pathname === '/') {
     void client.prefetchQuery(healthQuery);
   } else if (pathname === '/devices') {
-    void import('../pages/Devices');
     void client.prefetchQuery(devicesQuery(apiQuery(filtersFromSearch(search))));
     void client.prefetchQuery(sitesQuery);
   } else if (DEVICE_PATH.test(pathname)) {
     const id = DEVICE_PATH.exec(pathname)![1];
-    void import('../pages/Device');
     void client.prefetchQuery(deviceQuery(id));
     void client.prefetchQuery(configsQuery(id));
     void client.prefetchQuery(profilesQuery);

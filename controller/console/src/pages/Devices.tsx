@@ -2,25 +2,28 @@ import { Anchor, Button, Checkbox, Group, Modal, Pagination, Select, Table, Text
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper, flexRender, functionalUpdate, getCoreRowModel, useReactTable, type RowSelectionState } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import { lazy, useMemo, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { api } from '../api/client';
 import type { paths } from '../api/schema';
 import { confirmAction } from '../components/confirm';
+import { Deferred } from '../components/Deferred';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { devicesQuery, preloadRoute } from '../lib/queries';
 import { SortableTh } from '../components/SortableTh';
 import { siteOptions, useSites } from '../lib/sites';
 import { useDebouncedValue } from '../lib/use-debounced-value';
-import { BulkEdit } from './BulkEdit';
-import { DeviceForm } from './DeviceForm';
-import { DeviceImport } from './DeviceImport';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState, type DeviceFilters } from './devices-query';
 
 /** A device as the list answers it (summary form). */
 type Row = paths['/api/devices']['get']['responses'][200]['content']['application/json']['devices'][number];
 
 const column = createColumnHelper<Row>();
+
+// The dialogs' forms load when first opened: the list's first paint does not wait for their code.
+const BulkEdit = lazy(() => import('./BulkEdit').then((m) => ({ default: m.BulkEdit })));
+const DeviceForm = lazy(() => import('./DeviceForm').then((m) => ({ default: m.DeviceForm })));
+const DeviceImport = lazy(() => import('./DeviceImport').then((m) => ({ default: m.DeviceImport })));
 
 /** Devices: server-side paging, sorting and filters kept in the URL, row selection for bulk edit, import. */
 export default function Devices() {
@@ -214,25 +217,31 @@ export default function Devices() {
         </Group>
       )}
       <Modal opened={dialog === 'create'} onClose={() => setDialog(null)} title="New device" size="lg">
-        <DeviceForm
-          onDone={() => {
-            setDialog(null);
-            refresh();
-          }}
-        />
+        <Deferred>
+          <DeviceForm
+            onDone={() => {
+              setDialog(null);
+              refresh();
+            }}
+          />
+        </Deferred>
       </Modal>
       <Modal opened={dialog === 'import'} onClose={() => setDialog(null)} title="Import devices" size="lg">
-        <DeviceImport onImported={refresh} />
+        <Deferred>
+          <DeviceImport onImported={refresh} />
+        </Deferred>
       </Modal>
       <Modal opened={dialog === 'bulk'} onClose={() => setDialog(null)} title={`Edit ${selectedIds.length} devices`}>
-        <BulkEdit
-          ids={selectedIds}
-          onDone={() => {
-            setDialog(null);
-            setSelection({});
-            refresh();
-          }}
-        />
+        <Deferred>
+          <BulkEdit
+            ids={selectedIds}
+            onDone={() => {
+              setDialog(null);
+              setSelection({});
+              refresh();
+            }}
+          />
+        </Deferred>
       </Modal>
     </Page>
   );
