@@ -6,14 +6,16 @@
  * Lighthouse accessibility and best-practices scores of the overview, devices and device pages.
  *
  * `--waterfall` prints, for the first run, each step's requests with their start and end;
- * `--profile DIR` writes, for the first run, each step's Chromium CPU profile (DIR/<step>.cpuprofile, open it in
- * DevTools' Performance panel or summarize it with `npx tsx test/bench/cpuprofile-top.ts FILE`);
+ * `--profile DIR` writes, for the first run, each step's CPU profiles: the page's (DIR/<step>.cpuprofile) and this
+ * process's, where the controller runs (DIR/<step>.node.cpuprofile); open them in DevTools' Performance panel or
+ * summarize one with `npx tsx test/bench/cpuprofile-top.ts FILE`;
  * `--no-lighthouse` leaves Lighthouse out (quicker while profiling).
  *
  * Targets: first page's JS ≤ 250 KB gzipped; devices first paint, page change and filter ≤ 300 ms;
  * overview ≤ 500 ms; Lighthouse accessibility and best practices ≥ 95.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { CDPSession, Page } from 'playwright-core';
@@ -45,11 +47,16 @@ function firstPageJsGzipped(): { files: number; raw: number; gzipped: number } {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-/** Requests a page sends, each with when it started and ended (ms, performance.now()). */
+/**
+ * Requests a page sends, each with when it started and ended (ms, performance.now()) and the wait
+ * for the first byte of the answer (server time plus queueing). Finished requests carry the
+ * browser's own times: this process, which also runs the controller, may hear of them late.
+ */
 interface Fetched {
   url: string;
   start: number;
   end: number | null;
+  wait: number | null;
   failed: boolean;
 }
 
@@ -57,13 +64,18 @@ function recordRequests(page: Page): Fetched[] {
   const seen = new Map<object, Fetched>();
   const list: Fetched[] = [];
   page.on('request', (r) => {
-    const entry = { url: r.url(), start: performance.now(), end: null, failed: false };
+    const entry = { url: r.url(), start: performance.now(), end: null, wait: null, failed: false };
     seen.set(r, entry);
     list.push(entry);
   });
   page.on('requestfinished', (r) => {
     const e = seen.get(r);
-    if (e) e.end = performance.now();
+    if (!e) return;
+    const t = r.timing();
+    if (t.responseEnd < 0) return void (e.end = performance.now());
+    e.start = t.startTime - performance.timeOrigin;
+    e.end = e.start + t.responseEnd;
+    if (t.requestStart >= 0 && t.responseStart >= 0) e.wait = t.responseStart - t.requestStart;
   });
   page.on('requestfailed', (r) => {
     const e = seen.get(r);
@@ -84,7 +96,8 @@ function printWaterfall(what: string, requests: Fetched[], from: number, total: 
       .replace(/#.*/, '')
       .slice(0, 90);
     const end = r.end === null ? 'open' : `${Math.round(r.end - from)}`;
-    console.log(`    ${String(Math.round(r.start - from)).padStart(5)} → ${end.padStart(5)} ms  ${r.failed ? '(cancelled) ' : ''}${path}`);
+    const wait = r.wait === null ? '' : `(first byte after ${Math.round(r.wait)}) `;
+    console.log(`    ${String(Math.round(r.start - from)).padStart(5)} → ${end.padStart(5)} ms  ${wait}${r.failed ? '(cancelled) ' : ''}${path}`);
   }
 }
 
@@ -92,20 +105,21 @@ function printWaterfall(what: string, requests: Fetched[], from: number, total: 
 interface StepRecording {
   what: string;
   requests?: Fetched[];
-  profile?: { cdp: CDPSession; dir: string };
+  profile?: { cdp: CDPSession; node: Session; dir: string };
 }
 
 /** Milliseconds from the action until `ready` resolves; prints the step's waterfall, writes its CPU profile when asked. */
 async function timed(action: () => Promise<unknown>, ready: () => Promise<unknown>, record?: StepRecording): Promise<number> {
-  if (record?.profile) await record.profile.cdp.send('Profiler.start');
+  if (record?.profile) await Promise.all([record.profile.cdp.send('Profiler.start'), record.profile.node.post('Profiler.start')]);
   const start = performance.now();
   await action();
   await ready();
   const took = performance.now() - start;
   if (record?.requests) printWaterfall(record.what, record.requests, start, took);
   if (record?.profile) {
-    const { profile } = await record.profile.cdp.send('Profiler.stop');
-    writeFileSync(join(record.profile.dir, `${record.what.replace(/\W+/g, '-')}.cpuprofile`), JSON.stringify(profile));
+    const file = join(record.profile.dir, record.what.replace(/\W+/g, '-'));
+    writeFileSync(`${file}.cpuprofile`, JSON.stringify((await record.profile.cdp.send('Profiler.stop')).profile));
+    writeFileSync(`${file}.node.cpuprofile`, JSON.stringify((await record.profile.node.post('Profiler.stop')).profile));
   }
   return took;
 }
@@ -136,6 +150,12 @@ async function signedInUrl(base: string, path: string): Promise<string> {
 
 async function timings(base: string, runs: number, waterfall: boolean, profileDir?: string): Promise<Record<string, number[]>> {
   const browser = await launchBrowser();
+  const node = new Session();
+  if (profileDir) {
+    node.connect();
+    await node.post('Profiler.enable');
+    await node.post('Profiler.setSamplingInterval', { interval: 200 });
+  }
   const out: Record<string, number[]> = { overview: [], devicesFirstPaint: [], pageChange: [], filter: [], devicePage: [] };
   try {
     for (let r = 0; r < runs; r++) {
@@ -152,7 +172,7 @@ async function timings(base: string, runs: number, waterfall: boolean, profileDi
       // --waterfall, --profile: the first run prints each step's requests, writes its CPU profile.
       const w = (what: string): StepRecording | undefined =>
         r === 0 && (waterfall || cdp)
-          ? { what, requests: waterfall ? requests : undefined, profile: cdp && profileDir ? { cdp, dir: profileDir } : undefined }
+          ? { what, requests: waterfall ? requests : undefined, profile: cdp && profileDir ? { cdp, node, dir: profileDir } : undefined }
           : undefined;
       const url = await signedInUrl(base, '/');
       out.overview.push(
@@ -207,6 +227,7 @@ async function timings(base: string, runs: number, waterfall: boolean, profileDi
       await context.close();
     }
   } finally {
+    if (profileDir) node.disconnect();
     await browser.close();
   }
   return out;

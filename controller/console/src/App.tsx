@@ -1,18 +1,11 @@
-import { Center, Loader } from '@mantine/core';
 import { useQueryClient } from '@tanstack/react-query';
 import { Suspense, useEffect } from 'react';
 import { Route, Switch } from 'wouter';
 import { useSession } from './auth/use-session';
+import { loading } from './components/Loading';
 import { Shell } from './components/Shell';
-import { pages, ROUTES } from './lib/pages';
-import { preloadRoute } from './lib/queries';
+import { pages, preloadRoute, ROUTES } from './lib/pages';
 import { SignIn } from './pages/SignIn';
-
-const loading = (
-  <Center h={200}>
-    <Loader aria-label="Loading" />
-  </Center>
-);
 
 /**
  * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).

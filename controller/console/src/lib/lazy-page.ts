@@ -1,4 +1,4 @@
-import { createElement, lazy, useState, type ComponentType } from 'react';
+import { createElement, useEffect, useState, type ComponentType, type ReactNode } from 'react';
 
 /** A page's module: its component is the default export. */
 type PageModule<P> = { default: ComponentType<P> };
@@ -7,12 +7,13 @@ type PageModule<P> = { default: ComponentType<P> };
 export type LazyPage<P> = ComponentType<P> & { preload: () => Promise<PageModule<P>> };
 
 /**
- * Like React.lazy, with preload(): once the code has arrived (a hovered link, the first load, idle
- * prefetch) the page renders at once instead of suspending. A suspended route change shows the
- * Suspense fallback, and React then holds the page back for its fallback throttle (300 ms) even
- * when code and data are already there.
+ * Like React.lazy, without Suspense, and with preload(): a page whose code has arrived (a hovered
+ * link, the first load, idle prefetch) renders at once; one whose code is still on its way shows
+ * `fallback` until it arrives and then renders in the next frame. React.lazy would suspend, and
+ * React holds content back for 300 ms after a committed Suspense fallback (its fallback throttle),
+ * even when code and data are already there.
  */
-export function lazyPage<P extends object>(load: () => Promise<PageModule<P>>): LazyPage<P> {
+export function lazyPage<P extends object>(load: () => Promise<PageModule<P>>, fallback: ReactNode = null): LazyPage<P> {
   let loaded: ComponentType<P> | undefined;
   let loading: Promise<PageModule<P>> | undefined;
   const preload = () =>
@@ -27,11 +28,22 @@ export function lazyPage<P extends object>(load: () => Promise<PageModule<P>>): 
         throw err;
       },
     ));
-  const Suspending = lazy(preload);
   function Page(props: P) {
-    // Chosen once per mount: switching from the lazy wrapper to the component later would remount the page.
-    const [type] = useState<ComponentType<P>>(() => loaded ?? Suspending);
-    return createElement(type, props);
+    const [state, setState] = useState<{ type?: ComponentType<P>; error?: Error }>(() => ({ type: loaded }));
+    useEffect(() => {
+      if (state.type) return;
+      let live = true;
+      preload().then(
+        (m) => live && setState({ type: m.default }),
+        (error: unknown) => live && setState({ error: error instanceof Error ? error : new Error(String(error)) }),
+      );
+      return () => {
+        live = false;
+      };
+    }, [state.type]);
+    // The nearest error boundary shows a failed download, as with React.lazy.
+    if (state.error) throw state.error;
+    return state.type ? createElement(state.type, props) : fallback;
   }
   return Object.assign(Page, { preload });
 }

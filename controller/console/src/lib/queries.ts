@@ -1,7 +1,6 @@
 import type { QueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
 import { apiQuery, filtersFromSearch } from '../pages/devices-query';
-import { pageFor } from './pages';
 
 /**
  * The queries the busiest pages start with, in one place, so that a page and its preloader
@@ -43,12 +42,11 @@ export const profilesQuery = { queryKey: ['profiles'], queryFn: () => unwrap(api
 const DEVICE_PATH = /^\/devices\/([0-9a-f-]{36})$/;
 
 /**
- * Starts a route's code and data before the page asks (on hover, focus, or the first load), so
- * the page's render waits on neither. A query already fresh in the cache is not asked again.
+ * Starts a route's data before the page asks (on hover, focus, or the first load, see preloadRoute
+ * and boot.ts). A query already fresh or in flight is not asked again.
  */
-export function preloadRoute(client: QueryClient, path: string, search = ''): void {
+export function preloadData(client: QueryClient, path: string, search = ''): void {
   const [pathname] = path.split('?');
-  void pageFor(pathname).preload();
   if (pathname === '/') {
     void client.prefetchQuery(healthQuery);
   } else if (pathname === '/devices') {
