@@ -10,7 +10,7 @@ import { App } from './App';
 import { currentToken, hasRefreshToken, refresh, takeFragmentTokens } from './auth/session';
 import { preloadRoute } from './lib/pages';
 import { queryClient } from './lib/query-client';
-import { cssVariables, theme } from './theme';
+import { cssVariables, osColorScheme, theme } from './theme';
 
 // The first page's code and data (the data usually already asked for by boot.ts) are asked for
 // before React renders the shell, so that rendering overlaps their download instead of preceding it.
@@ -20,7 +20,7 @@ else if (hasRefreshToken()) void refresh().then((ok) => ok && preloadFirstPage()
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <MantineProvider theme={theme} defaultColorScheme="auto" cssVariablesResolver={cssVariables}>
+    <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={osColorScheme} cssVariablesResolver={cssVariables}>
       <Notifications position="top-right" />
       <QueryClientProvider client={queryClient}>
         <ModalsProvider>
