@@ -124,7 +124,7 @@ async function timed(action: () => Promise<unknown>, ready: () => Promise<unknow
   return took;
 }
 
-export async function seed(c: Awaited<ReturnType<typeof benchController>>, devices: number, sites: number, agentsPerSite: number): Promise<void> {
+async function seed(c: Awaited<ReturnType<typeof benchController>>, devices: number, sites: number, agentsPerSite: number): Promise<void> {
   const profile = (await c.call('POST', '/api/profiles', { name: 'bench', username: 'netops', password: 'bench-password' })).body;
   await c.call('POST', `/api/devices/import/csv?profile_id=${profile.id}`, inventoryCsv(devices), 'text/csv');
   for (let s = 0; s < sites; s++) {

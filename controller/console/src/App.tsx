@@ -4,8 +4,8 @@ import { Route, Switch } from 'wouter';
 import { useSession } from './auth/use-session';
 import { loading } from './components/Loading';
 import { Shell } from './components/Shell';
+import { lazyPage } from './lib/lazy-page';
 import { pages, preloadRoute, ROUTES } from './lib/pages';
-import { SignIn } from './pages/SignIn';
 
 /**
  * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).
@@ -31,6 +31,9 @@ function usePrefetch(enabled: boolean): void {
     return () => clearTimeout(timer);
   }, [enabled, client]);
 }
+
+// Signed-in loads (the common case: a refresh token or an OIDC redirect) do not carry the sign-in form's code.
+const SignIn = lazyPage(() => import('./pages/SignIn').then((m) => ({ default: m.SignIn })), loading);
 
 export function App() {
   const session = useSession();
