@@ -7,10 +7,14 @@ import { Shell } from './components/Shell';
 import { lazyPage } from './lib/lazy-page';
 import { pages, preloadRoute, ROUTES } from './lib/pages';
 
+/** The shell's own queries (user menu, organization switcher). */
+const HEADER_QUERIES = new Set(['me', 'organizations']);
+
 /**
  * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).
- * Then, once no request is in flight (so it never holds a connection the first page needs),
- * fetches the busiest pages' code, so moving to them waits on data only.
+ * Then, once the page's own requests are answered (so it never holds a connection the first page
+ * needs; the header's user and organizations requests do not count), fetches the busiest pages'
+ * code, so moving to them waits on data only.
  */
 function usePrefetch(enabled: boolean): void {
   const client = useQueryClient();
@@ -19,15 +23,15 @@ function usePrefetch(enabled: boolean): void {
     preloadRoute(client, location.pathname, location.search);
     let timer: ReturnType<typeof setTimeout>;
     const idle = () => {
-      if (client.isFetching() > 0) {
-        timer = setTimeout(idle, 250);
+      if (client.isFetching({ predicate: (q) => !HEADER_QUERIES.has(String(q.queryKey[0])) }) > 0) {
+        timer = setTimeout(idle, 100);
         return;
       }
       void pages.devices.preload();
       void pages.device.preload();
       void pages.agents.preload();
     };
-    timer = setTimeout(idle, 500);
+    timer = setTimeout(idle, 100);
     return () => clearTimeout(timer);
   }, [enabled, client]);
 }
