@@ -13,7 +13,7 @@ function bootFirst(): Plugin {
     apply: 'build',
     transformIndexHtml: {
       order: 'post',
-      handler(_html, ctx) {
+      handler(html, ctx) {
         const boot = Object.values(ctx.bundle ?? {}).find((c) => c.type === 'chunk' && c.isEntry && c.name === 'boot');
         if (!boot || boot.type !== 'chunk') throw new Error('the boot entry is missing from the bundle');
         const preload = (file: string): HtmlTagDescriptor => ({
@@ -23,7 +23,8 @@ function bootFirst(): Plugin {
         });
         return [
           { tag: 'script', attrs: { type: 'module', async: true, crossorigin: true, src: `/${boot.fileName}` }, injectTo: 'head' },
-          ...boot.imports.map(preload),
+          // Its imports the main entry shares are preloaded already.
+          ...boot.imports.filter((file) => !html.includes(file)).map(preload),
         ];
       },
     },

@@ -29,7 +29,8 @@ import { inventoryCsv } from './inventory';
 /** The JavaScript index.html loads before the first page can render: its entry and modulepreloads. */
 export function firstPageScripts(html: string): string[] {
   const found = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"|<link[^>]+rel="modulepreload"[^>]+href="([^"]+\.js)"/g)];
-  return found.map((m) => m[1] ?? m[2]);
+  // A chunk both entries import is listed once per entry: count it once.
+  return [...new Set(found.map((m) => m[1] ?? m[2]))];
 }
 
 function firstPageJsGzipped(): { files: number; raw: number; gzipped: number } {
