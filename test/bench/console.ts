@@ -6,15 +6,19 @@
  * Lighthouse accessibility and best-practices scores of the overview, devices and device pages.
  *
  * `--waterfall` prints, for the first run, each step's requests with their start and end;
+ * `--profile DIR` writes, for the first run, each step's CPU profiles: the page's (DIR/<step>.cpuprofile) and this
+ * process's, where the controller runs (DIR/<step>.node.cpuprofile); open them in DevTools' Performance panel or
+ * summarize one with `npx tsx test/bench/cpuprofile-top.ts FILE`;
  * `--no-lighthouse` leaves Lighthouse out (quicker while profiling).
  *
  * Targets: first page's JS ≤ 250 KB gzipped; devices first paint, page change and filter ≤ 300 ms;
  * overview ≤ 500 ms; Lighthouse accessibility and best practices ≥ 95.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../controller/src/console/plugin';
 import { CHROMIUM, launchBrowser } from '../console/browser';
 import { ensureConsoleBuilt } from '../console/build';
@@ -25,7 +29,8 @@ import { inventoryCsv } from './inventory';
 /** The JavaScript index.html loads before the first page can render: its entry and modulepreloads. */
 export function firstPageScripts(html: string): string[] {
   const found = [...html.matchAll(/<script[^>]+src="([^"]+\.js)"|<link[^>]+rel="modulepreload"[^>]+href="([^"]+\.js)"/g)];
-  return found.map((m) => m[1] ?? m[2]);
+  // A chunk both entries import is listed once per entry: count it once.
+  return [...new Set(found.map((m) => m[1] ?? m[2]))];
 }
 
 function firstPageJsGzipped(): { files: number; raw: number; gzipped: number } {
@@ -43,11 +48,16 @@ function firstPageJsGzipped(): { files: number; raw: number; gzipped: number } {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-/** Requests a page sends, each with when it started and ended (ms, performance.now()). */
+/**
+ * Requests a page sends, each with when it started and ended (ms, performance.now()) and the wait
+ * for the first byte of the answer (server time plus queueing). Finished requests carry the
+ * browser's own times: this process, which also runs the controller, may hear of them late.
+ */
 interface Fetched {
   url: string;
   start: number;
   end: number | null;
+  wait: number | null;
   failed: boolean;
 }
 
@@ -55,13 +65,18 @@ function recordRequests(page: Page): Fetched[] {
   const seen = new Map<object, Fetched>();
   const list: Fetched[] = [];
   page.on('request', (r) => {
-    const entry = { url: r.url(), start: performance.now(), end: null, failed: false };
+    const entry = { url: r.url(), start: performance.now(), end: null, wait: null, failed: false };
     seen.set(r, entry);
     list.push(entry);
   });
   page.on('requestfinished', (r) => {
     const e = seen.get(r);
-    if (e) e.end = performance.now();
+    if (!e) return;
+    const t = r.timing();
+    if (t.responseEnd < 0) return void (e.end = performance.now());
+    e.start = t.startTime - performance.timeOrigin;
+    e.end = e.start + t.responseEnd;
+    if (t.requestStart >= 0 && t.responseStart >= 0) e.wait = t.responseStart - t.requestStart;
   });
   page.on('requestfailed', (r) => {
     const e = seen.get(r);
@@ -82,21 +97,31 @@ function printWaterfall(what: string, requests: Fetched[], from: number, total: 
       .replace(/#.*/, '')
       .slice(0, 90);
     const end = r.end === null ? 'open' : `${Math.round(r.end - from)}`;
-    console.log(`    ${String(Math.round(r.start - from)).padStart(5)} → ${end.padStart(5)} ms  ${r.failed ? '(cancelled) ' : ''}${path}`);
+    const wait = r.wait === null ? '' : `(first byte after ${Math.round(r.wait)}) `;
+    console.log(`    ${String(Math.round(r.start - from)).padStart(5)} → ${end.padStart(5)} ms  ${wait}${r.failed ? '(cancelled) ' : ''}${path}`);
   }
 }
 
-/** Milliseconds from the action until `ready` resolves; with a request list, prints the step's waterfall. */
-async function timed(
-  action: () => Promise<unknown>,
-  ready: () => Promise<unknown>,
-  waterfall?: { what: string; requests: Fetched[] },
-): Promise<number> {
+/** What the first run records of each step (--waterfall, --profile). */
+interface StepRecording {
+  what: string;
+  requests?: Fetched[];
+  profile?: { cdp: CDPSession; node: Session; dir: string };
+}
+
+/** Milliseconds from the action until `ready` resolves; prints the step's waterfall, writes its CPU profile when asked. */
+async function timed(action: () => Promise<unknown>, ready: () => Promise<unknown>, record?: StepRecording): Promise<number> {
+  if (record?.profile) await Promise.all([record.profile.cdp.send('Profiler.start'), record.profile.node.post('Profiler.start')]);
   const start = performance.now();
   await action();
   await ready();
   const took = performance.now() - start;
-  if (waterfall) printWaterfall(waterfall.what, waterfall.requests, start, took);
+  if (record?.requests) printWaterfall(record.what, record.requests, start, took);
+  if (record?.profile) {
+    const file = join(record.profile.dir, record.what.replace(/\W+/g, '-'));
+    writeFileSync(`${file}.cpuprofile`, JSON.stringify((await record.profile.cdp.send('Profiler.stop')).profile));
+    writeFileSync(`${file}.node.cpuprofile`, JSON.stringify((await record.profile.node.post('Profiler.stop')).profile));
+  }
   return took;
 }
 
@@ -124,8 +149,14 @@ async function signedInUrl(base: string, path: string): Promise<string> {
   return `${base}${path}#access_token=${pair.access_token}&refresh_token=${pair.refresh_token}&expires_in=${pair.expires_in}`;
 }
 
-async function timings(base: string, runs: number, waterfall: boolean): Promise<Record<string, number[]>> {
+async function timings(base: string, runs: number, waterfall: boolean, profileDir?: string): Promise<Record<string, number[]>> {
   const browser = await launchBrowser();
+  const node = new Session();
+  if (profileDir) {
+    node.connect();
+    await node.post('Profiler.enable');
+    await node.post('Profiler.setSamplingInterval', { interval: 200 });
+  }
   const out: Record<string, number[]> = { overview: [], devicesFirstPaint: [], pageChange: [], filter: [], devicePage: [] };
   try {
     for (let r = 0; r < runs; r++) {
@@ -133,8 +164,17 @@ async function timings(base: string, runs: number, waterfall: boolean): Promise<
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
       const page: Page = await context.newPage();
       const requests = recordRequests(page);
-      // --waterfall: the first run prints each step's requests.
-      const w = (what: string) => (waterfall && r === 0 ? { what, requests } : undefined);
+      let cdp: CDPSession | undefined;
+      if (profileDir && r === 0) {
+        cdp = await context.newCDPSession(page);
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      }
+      // --waterfall, --profile: the first run prints each step's requests, writes its CPU profile.
+      const w = (what: string): StepRecording | undefined =>
+        r === 0 && (waterfall || cdp)
+          ? { what, requests: waterfall ? requests : undefined, profile: cdp && profileDir ? { cdp, node, dir: profileDir } : undefined }
+          : undefined;
       const url = await signedInUrl(base, '/');
       out.overview.push(
         await timed(
@@ -188,6 +228,7 @@ async function timings(base: string, runs: number, waterfall: boolean): Promise<
       await context.close();
     }
   } finally {
+    if (profileDir) node.disconnect();
     await browser.close();
   }
   return out;
@@ -257,7 +298,10 @@ export async function run(args: string[]): Promise<void> {
     const start = performance.now();
     await seed(c, devices, 50, 2);
     console.log(`seeded ${devices} devices, 50 sites, 100 agents in ${((performance.now() - start) / 1000).toFixed(1)} s`);
-    const t = await timings(c.base, runs, args.includes('--waterfall'));
+    const profileAt = args.indexOf('--profile');
+    const profileDir = profileAt >= 0 ? args[profileAt + 1] : undefined;
+    if (profileDir) mkdirSync(profileDir, { recursive: true });
+    const t = await timings(c.base, runs, args.includes('--waterfall'), profileDir);
     const rows: [string, number[], number][] = [
       ['overview, 50 sites / 100 agents (full load)', t.overview, 500],
       ['devices: first paint (route change)', t.devicesFirstPaint, 300],

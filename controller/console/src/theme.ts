@@ -1,4 +1,4 @@
-import { createTheme, type CSSVariablesResolver } from '@mantine/core';
+import { createTheme, type CSSVariablesResolver, type MantineColorSchemeManager } from '@mantine/core';
 
 export const theme = createTheme({
   primaryColor: 'indigo',
@@ -13,3 +13,16 @@ export const cssVariables: CSSVariablesResolver = () => ({
   light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
   dark: {},
 });
+
+/**
+ * The colour scheme follows the OS and nothing in the console changes it, so nothing is stored:
+ * Mantine's default manager reads localStorage while the first page renders, and a browser's first
+ * localStorage access of a session blocks the page while it opens the store (50 ms and more).
+ */
+export const osColorScheme: MantineColorSchemeManager = {
+  get: (defaultValue) => defaultValue,
+  set: () => undefined,
+  subscribe: () => undefined,
+  unsubscribe: () => undefined,
+  clear: () => undefined,
+};

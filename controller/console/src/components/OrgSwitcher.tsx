@@ -1,4 +1,4 @@
-import { Select } from '@mantine/core';
+import { NativeSelect } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
@@ -16,7 +16,7 @@ export function OrgSwitcher() {
     enabled: isAdmin,
   });
   if (!isAdmin || !orgs.data) return null;
-  const change = async (orgId: string | null) => {
+  const change = async (orgId: string) => {
     if (!orgId || orgId === me.data?.org_id) return;
     try {
       const result = await unwrap(api.POST('/api/auth/switch-org', { body: { org_id: orgId } }));
@@ -27,15 +27,15 @@ export function OrgSwitcher() {
     }
   };
   return (
-    <Select
+    // A native select: the header is on every page, and Mantine's Select measures its dropdown's position as it renders.
+    <NativeSelect
       aria-label="Organization"
       size="xs"
       w={180}
       visibleFrom="xs"
-      allowDeselect={false}
-      value={me.data?.org_id ?? null}
+      value={me.data?.org_id ?? ''}
       data={orgs.data.organizations.map((o) => ({ value: o.id, label: o.name }))}
-      onChange={(v) => void change(v)}
+      onChange={(e) => void change(e.currentTarget.value)}
     />
   );
 }

@@ -1,4 +1,4 @@
-import { Badge } from '@mantine/core';
+import './status-badge.css';
 
 const COLOURS: Record<string, string> = {
   online: 'green',
@@ -26,9 +26,8 @@ const COLOURS: Record<string, string> = {
 export function StatusBadge({ status }: { status: string | null | undefined }) {
   const value = status ?? 'unknown';
   return (
-    // Text two shades darker than Mantine's light variant keeps WCAG AA contrast on the tint.
-    <Badge color={COLOURS[value] ?? 'gray'} variant="light" c={`${COLOURS[value] ?? 'gray'}.9`} styles={{ root: { minWidth: 'max-content' } }}>
+    <span className="sb-badge" data-color={COLOURS[value] ?? 'gray'}>
       {value.replaceAll('_', ' ')}
-    </Badge>
+    </span>
   );
 }

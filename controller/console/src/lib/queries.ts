@@ -42,20 +42,18 @@ export const profilesQuery = { queryKey: ['profiles'], queryFn: () => unwrap(api
 const DEVICE_PATH = /^\/devices\/([0-9a-f-]{36})$/;
 
 /**
- * Starts a route's code and data before the page asks (on hover, focus, or the first load), so
- * the page's render waits on neither. A query already fresh in the cache is not asked again.
+ * Starts a route's data before the page asks (on hover, focus, or the first load, see preloadRoute
+ * and boot.ts). A query already fresh or in flight is not asked again.
  */
-export function preloadRoute(client: QueryClient, path: string, search = ''): void {
+export function preloadData(client: QueryClient, path: string, search = ''): void {
   const [pathname] = path.split('?');
   if (pathname === '/') {
     void client.prefetchQuery(healthQuery);
   } else if (pathname === '/devices') {
-    void import('../pages/Devices');
     void client.prefetchQuery(devicesQuery(apiQuery(filtersFromSearch(search))));
     void client.prefetchQuery(sitesQuery);
   } else if (DEVICE_PATH.test(pathname)) {
     const id = DEVICE_PATH.exec(pathname)![1];
-    void import('../pages/Device');
     void client.prefetchQuery(deviceQuery(id));
     void client.prefetchQuery(configsQuery(id));
     void client.prefetchQuery(profilesQuery);

@@ -1,16 +1,19 @@
 import { Anchor, Button, Card, Group, Modal, SimpleGrid, Stack, Tabs, Text } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { lazy, useState } from 'react';
 import { Link, useLocation, useParams } from 'wouter';
 import { api } from '../api/client';
 import { confirmAction } from '../components/confirm';
+import { Deferred } from '../components/Deferred';
 import { ErrorNote, Page } from '../components/Page';
 import { dateTime } from '../lib/format';
 import { configsQuery, deviceQuery, profilesQuery } from '../lib/queries';
 import { Backups } from './device/Backups';
 import { Discovery } from './device/Discovery';
-import { DeviceForm } from './DeviceForm';
+
+// The edit form loads when first opened.
+const DeviceForm = lazy(() => import('./DeviceForm').then((m) => ({ default: m.DeviceForm })));
 
 function Fact({ label, value }: { label: string; value: React.ReactNode }) {
   return (
@@ -149,24 +152,26 @@ export default function Device() {
         </Tabs.Panel>
       </Tabs>
       <Modal opened={editing} onClose={() => setEditing(false)} title={`Edit ${d.name}`} size="lg">
-        <DeviceForm
-          id={id}
-          initial={{
-            name: d.name,
-            host: d.host,
-            device_type: d.device_type,
-            profile_id: d.profile_id,
-            site_id: d.site_id ?? '',
-            manufacturer: d.manufacturer,
-            model: d.model,
-            platform: d.platform,
-            description: d.description,
-          }}
-          onDone={() => {
-            setEditing(false);
-            void client.invalidateQueries({ queryKey: ['device', id] });
-          }}
-        />
+        <Deferred>
+          <DeviceForm
+            id={id}
+            initial={{
+              name: d.name,
+              host: d.host,
+              device_type: d.device_type,
+              profile_id: d.profile_id,
+              site_id: d.site_id ?? '',
+              manufacturer: d.manufacturer,
+              model: d.model,
+              platform: d.platform,
+              description: d.description,
+            }}
+            onDone={() => {
+              setEditing(false);
+              void client.invalidateQueries({ queryKey: ['device', id] });
+            }}
+          />
+        </Deferred>
       </Modal>
     </Page>
   );

@@ -1,26 +1,68 @@
-import { Anchor, Button, Checkbox, Group, Modal, Pagination, Select, Table, Text, TextInput } from '@mantine/core';
+import { Button, Group, Modal, NativeSelect, Pagination, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { createColumnHelper, flexRender, functionalUpdate, getCoreRowModel, useReactTable, type RowSelectionState } from '@tanstack/react-table';
-import { useMemo, useState } from 'react';
+import {
+  createColumnHelper,
+  flexRender,
+  functionalUpdate,
+  getCoreRowModel,
+  useReactTable,
+  type Row as TableRow,
+  type RowSelectionState,
+} from '@tanstack/react-table';
+import { lazy, memo, useMemo, useState, type ChangeEventHandler } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { api } from '../api/client';
 import type { paths } from '../api/schema';
 import { confirmAction } from '../components/confirm';
+import { Deferred } from '../components/Deferred';
 import { Empty, ErrorNote, Page } from '../components/Page';
-import { devicesQuery, preloadRoute } from '../lib/queries';
+import { preloadRoute } from '../lib/pages';
+import { devicesQuery } from '../lib/queries';
 import { SortableTh } from '../components/SortableTh';
 import { siteOptions, useSites } from '../lib/sites';
 import { useDebouncedValue } from '../lib/use-debounced-value';
-import { BulkEdit } from './BulkEdit';
-import { DeviceForm } from './DeviceForm';
-import { DeviceImport } from './DeviceImport';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState, type DeviceFilters } from './devices-query';
+import './devices-table.css';
 
 /** A device as the list answers it (summary form). */
 type Row = paths['/api/devices']['get']['responses'][200]['content']['application/json']['devices'][number];
 
 const column = createColumnHelper<Row>();
+
+// The dialogs' forms load when first opened: the list's first paint does not wait for their code.
+const BulkEdit = lazy(() => import('./BulkEdit').then((m) => ({ default: m.BulkEdit })));
+const DeviceForm = lazy(() => import('./DeviceForm').then((m) => ({ default: m.DeviceForm })));
+const DeviceImport = lazy(() => import('./DeviceImport').then((m) => ({ default: m.DeviceImport })));
+
+/** A plain checkbox: one per row, where Mantine's Checkbox (a dozen components each) cost most of the render. */
+function Check(props: { label: string; checked: boolean; indeterminate?: boolean; onChange: ChangeEventHandler<HTMLInputElement> }) {
+  return (
+    <input
+      type="checkbox"
+      className="sb-device-check"
+      aria-label={props.label}
+      checked={props.checked}
+      onChange={props.onChange}
+      ref={(el) => {
+        if (el) el.indeterminate = props.indeterminate ?? false;
+      }}
+    />
+  );
+}
+
+/** One device row; drawn again only when its device or its selection changes. */
+const DeviceRow = memo(function DeviceRow({ row }: { row: TableRow<Row>; selected: boolean }) {
+  return (
+    <tr className="sb-device-row">
+      {row.getVisibleCells().map((c) => (
+        <td key={c.id}>{flexRender(c.column.columnDef.cell, c.getContext())}</td>
+      ))}
+    </tr>
+  );
+});
+
+const SOURCES = [{ value: '', label: 'Any' }, ...['manual', 'import', 'netbox'].map((s) => ({ value: s, label: s }))];
 
 /** Devices: server-side paging, sorting and filters kept in the URL, row selection for bulk edit, import. */
 export default function Devices() {
@@ -50,23 +92,21 @@ export default function Devices() {
         id: 'select',
         enableSorting: false,
         header: ({ table }) => (
-          <Checkbox
-            aria-label="Select all on this page"
+          <Check
+            label="Select all on this page"
             checked={table.getIsAllRowsSelected()}
             indeterminate={table.getIsSomeRowsSelected()}
             onChange={table.getToggleAllRowsSelectedHandler()}
           />
         ),
-        cell: ({ row }) => (
-          <Checkbox aria-label={`Select ${row.original.name}`} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />
-        ),
+        cell: ({ row }) => <Check label={`Select ${row.original.name}`} checked={row.getIsSelected()} onChange={row.getToggleSelectedHandler()} />,
       }),
       column.accessor('name', {
         header: 'Name',
         cell: (c) => (
-          <Anchor component={Link} href={`/devices/${c.row.original.id}`} onMouseEnter={() => preloadRoute(client, `/devices/${c.row.original.id}`)}>
+          <Link href={`/devices/${c.row.original.id}`} onMouseEnter={() => preloadRoute(client, `/devices/${c.row.original.id}`)}>
             {c.getValue()}
-          </Anchor>
+          </Link>
         ),
       }),
       column.accessor('host', { header: 'Host' }),
@@ -133,24 +173,15 @@ export default function Devices() {
           onKeyDown={(e) => e.key === 'Enter' && setFilters({ platform: e.currentTarget.value })}
           w={140}
         />
-        <Select
+        {/* Native selects: Mantine's Select measures its dropdown's position on every render (a forced layout). */}
+        <NativeSelect
           label="Site"
-          clearable
-          placeholder="Any"
-          data={siteOptions(sites.data)}
-          value={filters.site_id || null}
-          onChange={(v) => setFilters({ site_id: v ?? '' })}
+          data={[{ value: '', label: 'Any' }, ...siteOptions(sites.data)]}
+          value={filters.site_id}
+          onChange={(e) => setFilters({ site_id: e.currentTarget.value })}
           w={180}
         />
-        <Select
-          label="Source"
-          clearable
-          placeholder="Any"
-          data={['manual', 'import', 'netbox']}
-          value={filters.source || null}
-          onChange={(v) => setFilters({ source: v ?? '' })}
-          w={130}
-        />
+        <NativeSelect label="Source" data={SOURCES} value={filters.source} onChange={(e) => setFilters({ source: e.currentTarget.value })} w={130} />
       </Group>
       {selectedIds.length > 0 && (
         <Group>
@@ -166,8 +197,8 @@ export default function Devices() {
       <ErrorNote error={devices.error} />
       {devices.data && total === 0 && <Empty>No devices match. Add one with New device, or import a CSV file.</Empty>}
       {total > 0 && (
-        <Table.ScrollContainer minWidth={800}>
-          <Table striped highlightOnHover aria-label="Devices" aria-rowcount={total}>
+        <div className="sb-table-scroll">
+          <Table aria-label="Devices" aria-rowcount={total}>
             <Table.Thead>
               {table.getHeaderGroups().map((g) => (
                 <Table.Tr key={g.id}>
@@ -179,15 +210,11 @@ export default function Devices() {
             </Table.Thead>
             <Table.Tbody>
               {table.getRowModel().rows.map((r) => (
-                <Table.Tr key={r.id}>
-                  {r.getVisibleCells().map((c) => (
-                    <Table.Td key={c.id}>{flexRender(c.column.columnDef.cell, c.getContext())}</Table.Td>
-                  ))}
-                </Table.Tr>
+                <DeviceRow key={r.id} row={r} selected={r.getIsSelected()} />
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </div>
       )}
       {total > 0 && (
         <Group justify="space-between">
@@ -195,13 +222,12 @@ export default function Devices() {
             {effective.page * effective.size + 1}–{Math.min(total, (effective.page + 1) * effective.size)} of {total}
           </Text>
           <Group>
-            <Select
+            <NativeSelect
               aria-label="Rows per page"
               data={['25', '50', '100']}
               value={String(effective.size)}
-              onChange={(v) => setFilters({ size: Number(v) })}
+              onChange={(e) => setFilters({ size: Number(e.currentTarget.value) })}
               w={90}
-              allowDeselect={false}
             />
             <Pagination
               total={pages}
@@ -214,25 +240,31 @@ export default function Devices() {
         </Group>
       )}
       <Modal opened={dialog === 'create'} onClose={() => setDialog(null)} title="New device" size="lg">
-        <DeviceForm
-          onDone={() => {
-            setDialog(null);
-            refresh();
-          }}
-        />
+        <Deferred>
+          <DeviceForm
+            onDone={() => {
+              setDialog(null);
+              refresh();
+            }}
+          />
+        </Deferred>
       </Modal>
       <Modal opened={dialog === 'import'} onClose={() => setDialog(null)} title="Import devices" size="lg">
-        <DeviceImport onImported={refresh} />
+        <Deferred>
+          <DeviceImport onImported={refresh} />
+        </Deferred>
       </Modal>
       <Modal opened={dialog === 'bulk'} onClose={() => setDialog(null)} title={`Edit ${selectedIds.length} devices`}>
-        <BulkEdit
-          ids={selectedIds}
-          onDone={() => {
-            setDialog(null);
-            setSelection({});
-            refresh();
-          }}
-        />
+        <Deferred>
+          <BulkEdit
+            ids={selectedIds}
+            onDone={() => {
+              setDialog(null);
+              setSelection({});
+              refresh();
+            }}
+          />
+        </Deferred>
       </Modal>
     </Page>
   );

@@ -1,53 +1,47 @@
-import { Anchor, Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import { SimpleGrid } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { memo } from 'react';
 import { Link } from 'wouter';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { ago } from '../lib/format';
 import { healthQuery } from '../lib/queries';
 import { useLive } from '../live/use-live';
+import './overview.css';
 import { freshness, poolStatus, withAgentEvent, type AgentEvent, type AgentView, type PoolHealth, type SitesHealth } from './overview-model';
 
 const HEALTH = healthQuery.queryKey;
 
 function AgentRows({ agents }: { agents: AgentView[] }) {
-  if (agents.length === 0)
-    return (
-      <Text size="sm" c="dimmed">
-        No agents: create one on the Agents page.
-      </Text>
-    );
+  if (agents.length === 0) return <p className="sb-dimmed">No agents: create one on the Agents page.</p>;
   return (
-    <Table fz="sm" verticalSpacing={4} aria-label="Agents">
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th>Agent</Table.Th>
-          <Table.Th>Status</Table.Th>
-          <Table.Th>Heartbeat</Table.Th>
-          <Table.Th>Jobs</Table.Th>
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
+    <table aria-label="Agents">
+      <thead>
+        <tr>
+          <th>Agent</th>
+          <th>Status</th>
+          <th>Heartbeat</th>
+          <th>Jobs</th>
+        </tr>
+      </thead>
+      <tbody>
         {agents.map((a) => (
-          <Table.Tr key={a.id} data-agent={a.name}>
-            <Table.Td>
+          <tr key={a.id} data-agent={a.name}>
+            <td>
               {a.name}
-              <Text span size="xs" c="dimmed">
-                {' '}
-                v{a.version || '?'}
-              </Text>
-            </Table.Td>
-            <Table.Td>
+              <span className="sb-version"> v{a.version || '?'}</span>
+            </td>
+            <td>
               <StatusBadge status={a.status} />
-            </Table.Td>
-            <Table.Td>{ago(a.last_seen_at)}</Table.Td>
-            <Table.Td>
+            </td>
+            <td>{ago(a.last_seen_at)}</td>
+            <td>
               {a.active_jobs}/{a.max_jobs}
-            </Table.Td>
-          </Table.Tr>
+            </td>
+          </tr>
         ))}
-      </Table.Tbody>
-    </Table>
+      </tbody>
+    </table>
   );
 }
 
@@ -55,50 +49,51 @@ function DeviceLines({ pool }: { pool: PoolHealth }) {
   const d = pool.devices;
   const snapshot = pool.last_snapshot;
   return (
-    <Stack gap={2} mb="xs">
-      <Text size="sm">{pool.site_id === null ? `${d.total} devices without a site, or whose site has no agent` : `${d.total} devices`}</Text>
-      <Text size="sm" data-freshness>
-        Backed up in the last 24 h: {freshness(d)}
-      </Text>
-      <Text size="sm">
+    <div className="sb-pool-lines">
+      <p>{pool.site_id === null ? `${d.total} devices without a site, or whose site has no agent` : `${d.total} devices`}</p>
+      <p data-freshness>Backed up in the last 24 h: {freshness(d)}</p>
+      <p>
         Reachable {d.reachable} · unreachable {d.unreachable} · no recent job {d.unknown}
-      </Text>
+      </p>
       {snapshot ? (
-        <Group gap={6}>
-          <Text size="sm">
-            Last snapshot{' '}
-            <Anchor component={Link} href="/snapshots" size="sm">
-              {snapshot.name}
-            </Anchor>
-            :
-          </Text>
+        <div className="sb-snapshot">
+          <p>
+            Last snapshot <Link href="/snapshots">{snapshot.name}</Link>:
+          </p>
           <StatusBadge status={snapshot.status} />
-          <Text size="sm">
+          <p>
             {snapshot.succeeded} backed up, {snapshot.failed} failed{snapshot.pending > 0 ? `, ${snapshot.pending} pending` : ''}
-          </Text>
-        </Group>
+          </p>
+        </div>
       ) : (
         d.total > 0 && (
-          <Text size="sm">
-            No recent snapshot:{' '}
-            <Anchor component={Link} href="/snapshots" size="sm">
-              start one
-            </Anchor>{' '}
-            to back up every device.
-          </Text>
+          <p>
+            No recent snapshot: <Link href="/snapshots">start one</Link> to back up every device.
+          </p>
         )
       )}
       {pool.failing_devices.slice(0, 3).map((u) => (
-        <Text size="xs" c="red.8" key={u.id}>
-          <Anchor component={Link} href={`/devices/${u.id}`} size="xs">
-            {u.name}
-          </Anchor>
-          : {u.error ?? `${u.kind} failed`}
-        </Text>
+        <p className="sb-failing" key={u.id}>
+          <Link href={`/devices/${u.id}`}>{u.name}</Link>: {u.error ?? `${u.kind} failed`}
+        </p>
       ))}
-    </Stack>
+    </div>
   );
 }
+
+/** One site's (or the default pool's) panel, drawn again only when its part of the answer changes. */
+const PoolPanel = memo(function PoolPanel({ pool }: { pool: PoolHealth }) {
+  return (
+    <section className="sb-pool" aria-label={pool.name} data-site={pool.name}>
+      <div className="sb-pool-head">
+        <h2>{pool.name}</h2>
+        <StatusBadge status={poolStatus(pool.agents, pool.devices.unreachable)} />
+      </div>
+      <DeviceLines pool={pool} />
+      <AgentRows agents={pool.agents} />
+    </section>
+  );
+});
 
 /** Home: the agent health view, one panel per site plus the default pool, from one request and updated live. */
 export default function Overview() {
@@ -120,19 +115,7 @@ export default function Overview() {
       <ErrorNote error={health.error} action="Check that the controller is running, then reload." />
       {nothing && <Empty>No sites yet: add a site, then create an agent for it.</Empty>}
       <SimpleGrid cols={{ base: 1, md: 2, xl: 3 }}>
-        {!nothing &&
-          pools.map((pool) => (
-            <Card withBorder key={pool.site_id ?? 'default'} component="section" aria-label={pool.name} data-site={pool.name}>
-              <Group justify="space-between" mb="xs">
-                <Title order={2} size="h4">
-                  {pool.name}
-                </Title>
-                <StatusBadge status={poolStatus(pool.agents, pool.devices.unreachable)} />
-              </Group>
-              <DeviceLines pool={pool} />
-              <AgentRows agents={pool.agents} />
-            </Card>
-          ))}
+        {!nothing && pools.map((pool) => <PoolPanel key={pool.site_id ?? 'default'} pool={pool} />)}
       </SimpleGrid>
     </Page>
   );
