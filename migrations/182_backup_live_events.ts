@@ -16,7 +16,8 @@ import type { Knex } from 'knex';
  * Other kinds of jobs are skipped before any JSON is built.
  */
 const FIRST_ERROR =
-  "(SELECT r->>'error' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(n.result->'results') = 'array' THEN n.result->'results' ELSE '[]'::jsonb END) r WHERE r->>'error' IS NOT NULL LIMIT 1)";
+  "(SELECT r->>'error' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(n.result->'results') = 'array' THEN n.result->'results' ELSE " +
+  "'[]'::jsonb END) r WHERE r->>'error' IS NOT NULL LIMIT 1)";
 const ALL_FAILED = `(jsonb_typeof(n.result->'results') = 'array' AND jsonb_array_length(n.result->'results') > 0
   AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(n.result->'results') r WHERE r->>'error' IS NULL))`;
 const OUTCOME = `CASE WHEN n.status = 'succeeded' AND ${ALL_FAILED} THEN 'failed' WHEN n.status = 'dispatched' THEN 'running' ELSE n.status END`;

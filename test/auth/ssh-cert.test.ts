@@ -86,28 +86,34 @@ describe('the SSH CA', () => {
 });
 
 describe('ssh_certificate on POST /api/auth/login', () => {
-  it('is an OpenSSH user certificate for the key, principal = username, signed by the CA, valid 8 hours by default (shorter than the access token)', async () => {
-    const key = newKey('admin-key');
-    const res = await c.login(ADMIN.username, ADMIN.password, { public_key: key.publicKey });
-    expect(res.status, res.text).toBe(200);
-    expect(res.body.ssh_certificate).toMatch(/^ssh-ed25519-cert-v01@openssh\.com /);
-    const cert = inspect(res.body.ssh_certificate);
-    expect(cert.text).toContain('Type: ssh-ed25519-cert-v01@openssh.com user certificate');
-    expect(cert.text).toMatch(new RegExp(`Principals: \\n\\s+${ADMIN.username}\\n\\s+Critical Options: \\(none\\)`));
-    expect(cert.text).toContain(`Signing CA: ED25519 ${fingerprint(caPublicKey())}`);
-    expect(cert.text).toContain(`Public key: ED25519-CERT ${fingerprint(key.publicKey)}`);
-    expect(cert.text).toContain('permit-pty');
-    const lifetime = (cert.validUntil.getTime() - Date.now()) / 1000;
-    expect(res.body.expires_in).toBe(86400);
-    expect(Math.abs(lifetime - 8 * 3600)).toBeLessThan(120);
-    expect(cert.validFrom.getTime()).toBeLessThanOrEqual(Date.now());
-    // The audit log ties the serial sshd logs to the user.
-    const serial = /Serial: (\d+)/.exec(cert.text)?.[1];
-    const audit = await c.request('GET', '/api/admin/audit?kind=auth.ssh_certificate_issued', { token: c.adminToken });
-    expect(
-      audit.body.entries.some((e: { username: string; details: { serial: string } }) => e.username === ADMIN.username && e.details.serial === serial),
-    ).toBe(true);
-  });
+  it(
+    'is an OpenSSH user certificate for the key, principal = username, signed by the CA, valid 8 hours by default (shorter than the ' +
+      'access token)',
+    async () => {
+      const key = newKey('admin-key');
+      const res = await c.login(ADMIN.username, ADMIN.password, { public_key: key.publicKey });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.ssh_certificate).toMatch(/^ssh-ed25519-cert-v01@openssh\.com /);
+      const cert = inspect(res.body.ssh_certificate);
+      expect(cert.text).toContain('Type: ssh-ed25519-cert-v01@openssh.com user certificate');
+      expect(cert.text).toMatch(new RegExp(`Principals: \\n\\s+${ADMIN.username}\\n\\s+Critical Options: \\(none\\)`));
+      expect(cert.text).toContain(`Signing CA: ED25519 ${fingerprint(caPublicKey())}`);
+      expect(cert.text).toContain(`Public key: ED25519-CERT ${fingerprint(key.publicKey)}`);
+      expect(cert.text).toContain('permit-pty');
+      const lifetime = (cert.validUntil.getTime() - Date.now()) / 1000;
+      expect(res.body.expires_in).toBe(86400);
+      expect(Math.abs(lifetime - 8 * 3600)).toBeLessThan(120);
+      expect(cert.validFrom.getTime()).toBeLessThanOrEqual(Date.now());
+      // The audit log ties the serial sshd logs to the user.
+      const serial = /Serial: (\d+)/.exec(cert.text)?.[1];
+      const audit = await c.request('GET', '/api/admin/audit?kind=auth.ssh_certificate_issued', { token: c.adminToken });
+      expect(
+        audit.body.entries.some(
+          (e: { username: string; details: { serial: string } }) => e.username === ADMIN.username && e.details.serial === serial,
+        ),
+      ).toBe(true);
+    },
+  );
 
   it('caps the validity at ssh.certificate_max_hours (1 to 24 hours)', async () => {
     const set = (hours: unknown) =>

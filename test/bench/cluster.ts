@@ -21,16 +21,20 @@ export async function run(args: string[] = []): Promise<void> {
     const once = f.devicesWithVersion === devices && f.versionsPerDevice.every((n) => n === 1);
     console.log('');
     console.log(
-      `NATS cluster benchmark: ${devices} simulated SSH devices, streams with ${f.replicas.join('/')} replicas, node(s) ${f.killed.join(', ')} killed and restarted mid-run (${f.doneAtKill} devices done at the first kill)`,
+      `NATS cluster benchmark: ${devices} simulated SSH devices, streams with ${f.replicas.join('/')} replicas, node(s) ` +
+        `${f.killed.join(', ')} killed and restarted mid-run (${f.doneAtKill} devices done at the first kill)`,
     );
     console.log(
-      `snapshot: ${f.snapshot.status}, ${f.snapshot.successful_devices} succeeded, ${f.snapshot.failed_devices} failed, in ${f.seconds.toFixed(1)} s → ${(devices / f.seconds).toFixed(1)} devices/s`,
+      `snapshot: ${f.snapshot.status}, ${f.snapshot.successful_devices} succeeded, ${f.snapshot.failed_devices} failed, in ` +
+        `${f.seconds.toFixed(1)} s → ${(devices / f.seconds).toFixed(1)} devices/s`,
     );
     console.log(
-      `exactly once: ${once ? 'yes' : 'NO'} (${f.devicesWithVersion} devices with a version, max ${Math.max(0, ...f.versionsPerDevice)} per device); jobs ${f.jobs}, open ${f.openJobs}, record failures ${f.recordFailures}`,
+      `exactly once: ${once ? 'yes' : 'NO'} (${f.devicesWithVersion} devices with a version, max ${Math.max(0, ...f.versionsPerDevice)} per ` +
+        `device); jobs ${f.jobs}, open ${f.openJobs}, record failures ${f.recordFailures}`,
     );
     console.log(
-      `reconnected without a restart: ${f.reconnected.length} of ${f.clientsOnKilled.length} connections on the killed node(s); agents still running ${f.agentsNeverRestarted}, heard after the restart ${f.agentsHeardAfterRestart}`,
+      `reconnected without a restart: ${f.reconnected.length} of ${f.clientsOnKilled.length} connections on the killed node(s); agents still ` +
+        `running ${f.agentsNeverRestarted}, heard after the restart ${f.agentsHeardAfterRestart}`,
     );
   } finally {
     await stopAll();

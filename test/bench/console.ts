@@ -213,7 +213,8 @@ async function timings(base: string, runs: number, waterfall: boolean, profileDi
           () => vendor.press('Enter'),
           () =>
             page.waitForFunction(
-              `[...document.querySelectorAll('table[aria-label="Devices"] tbody tr td:nth-child(5)')].every((c) => c.textContent === 'Juniper') && document.querySelectorAll('table[aria-label="Devices"] tbody tr').length > 0`,
+              `[...document.querySelectorAll('table[aria-label="Devices"] tbody tr td:nth-child(5)')].every((c) => c.textContent === ` +
+                `'Juniper') && document.querySelectorAll('table[aria-label="Devices"] tbody tr').length > 0`,
             ),
           w('vendor filter'),
         ),

@@ -48,7 +48,8 @@ const INTERFACES = {
   name: 'interfaces',
   target_path: DEPLOY_PATHS.interfaces,
   source:
-    '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
+    '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"mtu": {{ i.mtu | default(mtu) }}, "description": "{{ ' +
+    'i.description }}"}}{% if not loop.last %}, {% endif %}{% endfor %}]}',
 };
 
 /** SIGTERM, then SIGKILL if it does not exit within 5 s. */
@@ -120,10 +121,14 @@ function budgetReport(
   const perDevice = (s: number) => `${((s * 1000) / devices).toFixed(2)} ms per device`;
   const left = budget - pipelineCpu;
   return [
-    `  persistence floor (per device a job row inserted and finished, the backup as a config version, the device's state, one log line; in bulk, one statement per step for all devices): ${persistence.cpuSeconds.toFixed(2)} CPU s, ${perDevice(persistence.cpuSeconds)} (${persistence.text})`,
-    `  CPU budget at ratio 1.3: ${cores} cores × 1.3 × ${floorSeconds.toFixed(2)} s = ${budget.toFixed(1)} CPU s; the floor's own work ${floorCpu.toFixed(1)}, the pipeline floor ${pipelineCpu.toFixed(1)}, ` +
-      `leaving ${left.toFixed(2)} CPU s (${perDevice(left)}) for everything else, of which the persistence floor alone takes ${persistence.cpuSeconds.toFixed(2)}`,
-    `  lowest ratio of this design here (pipeline + persistence floor CPU on every core, against the floor's time): ${((pipelineCpu + persistence.cpuSeconds) / cores / floorSeconds).toFixed(2)}`,
+    `  persistence floor (per device a job row inserted and finished, the backup as a config version, the device's state, one log line; in ` +
+      `bulk, one statement per step for all devices): ${persistence.cpuSeconds.toFixed(2)} CPU s, ${perDevice(persistence.cpuSeconds)} (${persistence.text})`,
+    `  CPU budget at ratio 1.3: ${cores} cores × 1.3 × ${floorSeconds.toFixed(2)} s = ${budget.toFixed(1)} CPU s; the floor's own work ` +
+      `${floorCpu.toFixed(1)}, the pipeline floor ${pipelineCpu.toFixed(1)}, ` +
+      `leaving ${left.toFixed(2)} CPU s (${perDevice(left)}) for everything else, of which the persistence floor alone takes ` +
+      `${persistence.cpuSeconds.toFixed(2)}`,
+    `  lowest ratio of this design here (pipeline + persistence floor CPU on every core, against the floor's time): ` +
+      `${((pipelineCpu + persistence.cpuSeconds) / cores / floorSeconds).toFixed(2)}`,
   ].join('\n');
 }
 
@@ -279,7 +284,8 @@ export async function run(args: string[] = []): Promise<void> {
       }
       const [p] = (
         await c.db.raw(
-          'SELECT max(created_at) AS submitted, min(started_at) AS first_start, max(started_at) AS last_start, max(finished_at) AS last_finish FROM jobs WHERE group_id = ?',
+          'SELECT max(created_at) AS submitted, min(started_at) AS first_start, max(started_at) AS last_start, max(finished_at) AS ' +
+            'last_finish FROM jobs WHERE group_id = ?',
           [created.id],
         )
       ).rows;
@@ -292,7 +298,8 @@ export async function run(args: string[] = []): Promise<void> {
           )
         ).rows;
         console.log(
-          `  jobs: mean run ${d.run_s?.toFixed(2)} s on the agent, mean wait ${d.wait_s?.toFixed(2)} s from submit to start, mean dispatch ${d.dispatch_s?.toFixed(2)} s`,
+          `  jobs: mean run ${d.run_s?.toFixed(2)} s on the agent, mean wait ${d.wait_s?.toFixed(2)} s from submit to start, mean dispatch ` +
+            `${d.dispatch_s?.toFixed(2)} s`,
         );
         // The monotonic clock of V8 CPU profiles (SB_CPU_PROF_DIR), to read only this run's samples.
         console.log(`  profile window (µs): ${windowStart},${process.hrtime.bigint() / 1000n}`);
@@ -303,7 +310,9 @@ export async function run(args: string[] = []): Promise<void> {
         seconds: (new Date(done.completed_at).getTime() - new Date(before).getTime()) / 1000,
         acceptedMs,
         done,
-        phases: `jobs submitted ${sec(p.submitted)} s, agents started ${sec(p.first_start)}–${sec(p.last_start)} s, last job final ${sec(p.last_finish)} s, completed ${sec(done.completed_at)} s`,
+        phases:
+          `jobs submitted ${sec(p.submitted)} s, agents started ${sec(p.first_start)}–${sec(p.last_start)} s, last job final ` +
+          `${sec(p.last_finish)} s, completed ${sec(done.completed_at)} s`,
       };
     };
     const sessions = agents.length * concurrency;
@@ -321,7 +330,8 @@ export async function run(args: string[] = []): Promise<void> {
     }
 
     console.log(
-      `deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × concurrency ${concurrency}, transport ${transport}`,
+      `deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × ` +
+        `concurrency ${concurrency}, transport ${transport}`,
     );
     console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
     const meter = () =>

@@ -121,7 +121,8 @@ export async function run(args: string[] = []): Promise<void> {
 
     console.log(`inventory benchmark: ${rows} devices, ${connections} connections, ${duration} s per run`);
     console.log(
-      `csv import, ${rows} rows: ${(importMs / 1000).toFixed(2)} s (${Math.round(csv.length / 1024)} KiB; cpu node ${Math.round(cpuAfter.node - cpuBefore.node)} ms, postgres ${Math.round(cpuAfter.postgres - cpuBefore.postgres)} ms) target ≤ 3 s`,
+      `csv import, ${rows} rows: ${(importMs / 1000).toFixed(2)} s (${Math.round(csv.length / 1024)} KiB; cpu node ` +
+        `${Math.round(cpuAfter.node - cpuBefore.node)} ms, postgres ${Math.round(cpuAfter.postgres - cpuBefore.postgres)} ms) target ≤ 3 s`,
     );
     console.log(
       `machine load average now: ${(await import('node:os'))

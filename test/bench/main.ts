@@ -17,7 +17,8 @@ const BENCHMARKS: Record<string, { about: string; load: () => Promise<Benchmark>
   },
   scale: {
     about:
-      'one snapshot over simulated devices through agent processes in several sites: devices/s, per-agent spread, controller CPU and RSS, NATS messages (--agents 20 --devices 5000)',
+      'one snapshot over simulated devices through agent processes in several sites: devices/s, per-agent spread, controller CPU and RSS, ' +
+      'NATS messages (--agents 20 --devices 5000)',
     load: () => import('./scale'),
   },
   cluster: {

@@ -174,7 +174,9 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
 /** The line a benchmark prints for it. */
 export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: number, agents: number): string {
   return (
-    `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no controller or agent logic): ` +
-    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ${pipeline.cpuText}`
+    `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no ` +
+    `controller or agent logic): ` +
+    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ` +
+    `${pipeline.cpuText}`
   );
 }

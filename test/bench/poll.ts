@@ -97,7 +97,8 @@ export async function run(args: string[] = []): Promise<void> {
           [before, before, before, before, before, before, before, seconds],
         );
         console.log(
-          `  timeline (s: stored/running/recorded): ${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`,
+          `  timeline (s: stored/running/recorded): ` +
+            `${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`,
         );
       }
       const byStatus = (await db.raw('SELECT status, count(*)::int AS n FROM discovery_polls GROUP BY status')).rows as {
@@ -109,7 +110,8 @@ export async function run(args: string[] = []): Promise<void> {
     };
 
     console.log(
-      `poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`,
+      `poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls ` +
+        `queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`,
     );
     // CPU seconds per process: this process is the controller (and the client sending the POSTs) end to end, the driver in the floor.
     const meter = () =>
@@ -142,10 +144,12 @@ export async function run(args: string[] = []): Promise<void> {
     const ratio = e2e.seconds / floor.seconds;
     console.log(`last warm-up round: ${warm.seconds.toFixed(2)} s`);
     console.log(
-      `end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s (${via === 'post' ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s` : 'from the moment all became due'}); results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`,
+      `end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s ` +
+        `(${via === 'post' ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s` : 'from the moment all became due'}); results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`,
     );
     console.log(
-      `driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ${floor.records} records parsed)`,
+      `driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ` +
+        `${floor.records} records parsed)`,
     );
     console.log(`ratio end-to-end / floor: ${ratio.toFixed(2)} (target ≤ 1.3)`);
     console.log(`  CPU s end to end: ${e2eCpu}`);

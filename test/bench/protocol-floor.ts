@@ -152,7 +152,9 @@ export function lowestRatio(floor: { seconds: number; cpuSeconds: number }, prot
 /** The lines a benchmark prints after its ratio. */
 export function protocolFloorReport(floor: { seconds: number; cpuSeconds: number }, protocol: ProtocolFloor, devices: number): string {
   return [
-    `  protocol floor (signed JetStream job and agent-signed result, each verified, one row per device; no controller or agent logic): ${protocol.cpuMsPerDevice.toFixed(2)} ms CPU per device (${protocol.text})`,
-    `  lowest ratio this ${availableParallelism()}-core machine allows (floor CPU + protocol CPU on every core, against the floor's time): ${lowestRatio(floor, protocol, devices).toFixed(2)}`,
+    `  protocol floor (signed JetStream job and agent-signed result, each verified, one row per device; no controller or agent logic): ` +
+      `${protocol.cpuMsPerDevice.toFixed(2)} ms CPU per device (${protocol.text})`,
+    `  lowest ratio this ${availableParallelism()}-core machine allows (floor CPU + protocol CPU on every core, against the floor's time): ` +
+      `${lowestRatio(floor, protocol, devices).toFixed(2)}`,
   ].join('\n');
 }

@@ -34,7 +34,10 @@ function spread(counts: number[]): string {
   const mean = sum(sorted) / Math.max(1, sorted.length);
   const sd = Math.sqrt(sum(sorted.map((c) => (c - mean) ** 2)) / Math.max(1, sorted.length));
   const median = sorted[Math.floor(sorted.length / 2)] ?? 0;
-  return `min ${sorted[0] ?? 0}, median ${median}, max ${sorted.at(-1) ?? 0}, mean ${mean.toFixed(1)}, stddev ${sd.toFixed(1)} (${mean ? ((sd / mean) * 100).toFixed(0) : 0}% of the mean)`;
+  return (
+    `min ${sorted[0] ?? 0}, median ${median}, max ${sorted.at(-1) ?? 0}, mean ${mean.toFixed(1)}, stddev ${sd.toFixed(1)} ` +
+    `(${mean ? ((sd / mean) * 100).toFixed(0) : 0}% of the mean)`
+  );
 }
 
 async function json(res: Promise<Response>, what: string): Promise<any> {
@@ -210,23 +213,29 @@ export async function run(args: string[] = []): Promise<void> {
 
     console.log('');
     console.log(
-      `scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, one controller process, own nats-server`,
+      `scale benchmark: ${devices} simulated SSH devices, ${agentCount} agent processes × concurrency ${concurrency} in ${siteCount} sites, ` +
+        `one controller process, own nats-server`,
     );
     console.log(
-      `snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ${(devices / seconds).toFixed(1)} devices/s`,
+      `snapshot: ${done.status}, ${done.successful_devices} succeeded, ${done.failed_devices} failed, in ${seconds.toFixed(1)} s → ` +
+        `${(devices / seconds).toFixed(1)} devices/s`,
     );
     const f = (x: unknown) => Number(x).toFixed(1);
     console.log(
-      `phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`,
+      `phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last ` +
+        `job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`,
     );
     const agentMean = sum(agentSide.map((a) => a.seconds)) / Math.max(1, sum(agentSide.map((a) => a.count)));
     console.log(
-      `on the agents, a job takes ${agentMean.toFixed(2)} s on average from receipt to published result; most waiting in NATS: ${backlog.jobs} jobs not yet taken by an agent, ${backlog.results} results not yet recorded by the controller`,
+      `on the agents, a job takes ${agentMean.toFixed(2)} s on average from receipt to published result; most waiting in NATS: ` +
+        `${backlog.jobs} jobs not yet taken by an agent, ${backlog.results} results not yet recorded by the controller`,
     );
     console.log(`per agent (jobs): ${spread(agentCounts)}`);
     console.log(`per site (jobs):  ${siteCounts.map((n, i) => `${sites[i].name} ${n}`).join(', ')}`);
     console.log(
-      `controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`,
+      `controller: ${(cpu1.cpu - cpu0.cpu).toFixed(1)} CPU s during the snapshot (${((cpu1.cpu - cpu0.cpu) / seconds).toFixed(2)} cores on ` +
+        `average); RSS ${mb(cpu0.rssMb)} before, ${mb(rssPeakDuring)} peak during, ${mb(cpu1.rssMb)} after; process peak (VmHWM) ` +
+        `${mb(cpu1.peakMb)}; DB pool max ${poolUsed ?? '?'}`,
     );
     const spent = {
       agents: others1.agents - others0.agents,
@@ -236,13 +245,16 @@ export async function run(args: string[] = []): Promise<void> {
       controller: cpu1.cpu - cpu0.cpu,
     };
     console.log(
-      `CPU s during the snapshot: agents together ${spent.agents.toFixed(1)}, simulator ${spent.sim.toFixed(1)}, nats-server ${spent.nats.toFixed(1)}, PostgreSQL (all its processes) ${spent.pg.toFixed(1)}, controller ${spent.controller.toFixed(1)}; ` +
-        `${((sum(Object.values(spent)) * 1000) / devices).toFixed(1)} ms per device in all, ${((spent.agents * 1000) / devices).toFixed(1)} in agents, ${((spent.controller * 1000) / devices).toFixed(1)} in the controller`,
+      `CPU s during the snapshot: agents together ${spent.agents.toFixed(1)}, simulator ${spent.sim.toFixed(1)}, nats-server ` +
+        `${spent.nats.toFixed(1)}, PostgreSQL (all its processes) ${spent.pg.toFixed(1)}, controller ${spent.controller.toFixed(1)}; ` +
+        `${((sum(Object.values(spent)) * 1000) / devices).toFixed(1)} ms per device in all, ${((spent.agents * 1000) / devices).toFixed(1)} ` +
+        `in agents, ${((spent.controller * 1000) / devices).toFixed(1)} in the controller`,
     );
     for (const f of failures) console.log(`failed (${f.n}): ${f.error}`);
     const d = (k: string) => Number(varz1[k]) - Number(varz0[k]);
     console.log(
-      `NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ${(d('out_bytes') / 1e6).toFixed(1)} MB out; ${varz1.connections} connections; slow consumers ${varz1.slow_consumers}`,
+      `NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ` +
+        `${(d('out_bytes') / 1e6).toFixed(1)} MB out; ${varz1.connections} connections; slow consumers ${varz1.slow_consumers}`,
     );
     console.log(
       `machine load average now: ${loadavg()
@@ -250,7 +262,8 @@ export async function run(args: string[] = []): Promise<void> {
         .join(' ')}`,
     );
     console.log(
-      `targets: snapshot ≤ 60 s (${seconds <= 60 ? 'met' : 'missed'}: ${seconds.toFixed(1)} s); controller RSS ≤ 400 MB (${cpu1.peakMb <= 400 ? 'met' : 'missed'}: peak ${mb(cpu1.peakMb)})`,
+      `targets: snapshot ≤ 60 s (${seconds <= 60 ? 'met' : 'missed'}: ${seconds.toFixed(1)} s); controller RSS ≤ 400 MB ` +
+        `(${cpu1.peakMb <= 400 ? 'met' : 'missed'}: peak ${mb(cpu1.peakMb)})`,
     );
     await Promise.all(started.map((a) => a.stop(30_000)));
     await ctl.stop(30_000);

@@ -121,7 +121,8 @@ export async function run(args: string[]): Promise<void> {
   );
 
   console.log(
-    `signatures: ${iterations} iterations each, CPU µs per message (best of ${rounds} rounds) (load average ${(await import('node:os')).loadavg()[0].toFixed(2)})`,
+    `signatures: ${iterations} iterations each, CPU µs per message (best of ${rounds} rounds) (load average ` +
+      `${(await import('node:os')).loadavg()[0].toFixed(2)})`,
   );
   const header = ['message', 'sign µs', 'verify µs', 'sign+verify µs'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

@@ -94,7 +94,8 @@ describe('gNMI TLS certificate pinning (gnmi_skip_verify on)', () => {
     const latest = await u.as('GET', `/api/config/devices/${deviceId}/configs/latest`);
     expect(latest.body.status).toBe('failed');
     expect(latest.body.error_message).toContain(
-      `gNMI certificate: mismatch for gnmi-pin (${target.host}:${port}): expected SHA-256 ${sha256(certA.cert)}, device presented ${sha256(certB.cert)} (CN=gnmi-pin-b)`,
+      `gNMI certificate: mismatch for gnmi-pin (${target.host}:${port}): expected SHA-256 ${sha256(certA.cert)}, device presented ` +
+        `${sha256(certB.cert)} (CN=gnmi-pin-b)`,
     );
     expect(latest.body.error_message).toContain('DELETE /api/devices/:id/gnmi-certificate');
     expect(target.rpcs).toEqual([]); // no Capabilities, no Get: the username/password never left the agent

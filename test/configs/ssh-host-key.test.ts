@@ -104,7 +104,9 @@ describe('SSH host key pinning (SSH CLI)', () => {
     sim = await startSshDevice({ hostname: 'pin-1', username: 'netops', password: PASSWORD, hostKey: keyB, port });
     const res = await pull(deviceId, 'cli');
     expect(res.status, res.text).toBe(502);
-    const expected = `host key: mismatch for pin-1 (${sim.host}:${port}): expected ${fingerprintOf(keyA).fingerprint}, device offered ${fingerprintOf(keyB).fingerprint} (ssh-ed25519)`;
+    const expected =
+      `host key: mismatch for pin-1 (${sim.host}:${port}): expected ${fingerprintOf(keyA).fingerprint}, device offered ` +
+      `${fingerprintOf(keyB).fingerprint} (ssh-ed25519)`;
     const latest = await u.as('GET', `/api/config/devices/${deviceId}/configs/latest`);
     expect(latest.body.status).toBe('failed');
     expect(latest.body.error_message).toContain(expected);
@@ -147,7 +149,8 @@ describe('SSH host key pinning (NETCONF)', () => {
     expect(res.status, res.text).toBe(502);
     const latest = await u.as('GET', `/api/config/devices/${ncId}/configs/latest`);
     expect(latest.body.error_message).toContain(
-      `host key: mismatch for nc-pin (${ncRekeyed.host}:${ncRekeyed.port}): expected ${fingerprintOf(ncKeyA).fingerprint}, device offered ${fingerprintOf(ncKeyB).fingerprint}`,
+      `host key: mismatch for nc-pin (${ncRekeyed.host}:${ncRekeyed.port}): expected ${fingerprintOf(ncKeyA).fingerprint}, device offered ` +
+        `${fingerprintOf(ncKeyB).fingerprint}`,
     );
     expect(await pinOf(ncId)).toMatchObject(fingerprintOf(ncKeyA));
 

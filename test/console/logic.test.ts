@@ -137,7 +137,10 @@ describe('console OIDC test result', () => {
     });
     expect(ok).toEqual({
       ok: true,
-      text: 'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a redirect URI at the provider. Warning: No oidc.client_secret: public client.',
+      text:
+        'OIDC: Read the OpenID configuration of https://idp.example.test. Endpoints: authorization https://idp.example.test/auth, token ' +
+        'https://idp.example.test/token, jwks https://idp.example.test/jwks. Register https://sb.example.test/api/auth/oidc/callback as a ' +
+        'redirect URI at the provider. Warning: No oidc.client_secret: public client.',
     });
     const failed = oidcTestSummary({
       ...base,

@@ -100,7 +100,8 @@ describe('dry run over gNMI', () => {
         operation: 'replace',
         target_path: '/interfaces',
         source:
-          '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not loop.last %},{% endif %}{% endfor %}]}',
+          '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not ' +
+          'loop.last %},{% endif %}{% endfor %}]}',
       },
       201,
     );

@@ -31,7 +31,8 @@ const NS = 'urn:sb:test';
 const SSH_PASSWORD = 'safety-ssh-pw';
 // The README's instance example: a list of interfaces replacing /interfaces.
 const INTERFACES =
-  '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not loop.last %},{% endif %}{% endfor %}]}';
+  '{"interface": [{% for i in interfaces %}{"name": "{{ i.name }}", "config": {"name": "{{ i.name }}", "mtu": {{ i.mtu }}}}{% if not ' +
+  'loop.last %},{% endif %}{% endfor %}]}';
 
 function deploy(stackId: string, devices: string[], extra: Record<string, unknown> = {}) {
   return c.request('POST', '/api/config/deployments', {

@@ -19,7 +19,10 @@ export async function dbFingerprint(db: Db): Promise<string> {
   const volatile = VOLATILE_COLUMNS.map((c) => `'${c}'`).join(', ');
   const parts = tables.map(({ table_name: name }) => {
     const where = EXPECTED_TRACES[name] ?? 'true';
-    return `SELECT '${name}' AS t, count(*) AS n, md5(coalesce(string_agg(md5((to_jsonb(t) - ARRAY[${volatile}])::text), ',' ORDER BY md5((to_jsonb(t) - ARRAY[${volatile}])::text)), '')) AS h FROM "${name}" t WHERE ${where}`;
+    return (
+      `SELECT '${name}' AS t, count(*) AS n, md5(coalesce(string_agg(md5((to_jsonb(t) - ARRAY[${volatile}])::text), ',' ORDER BY ` +
+      `md5((to_jsonb(t) - ARRAY[${volatile}])::text)), '')) AS h FROM "${name}" t WHERE ${where}`
+    );
   });
   const rows: { t: string; n: string; h: string }[] = (await db.raw(parts.join(' UNION ALL '))).rows;
   return rows

@@ -286,7 +286,8 @@ describe('stack render', () => {
     expect(broken.body).toMatchObject({
       code: 'REQUIRED_VARIABLE_MISSING',
       error:
-        "Stack resolution failed: template 'hostname' (service 0) needs required variable 'hostname' for device leaf1; give it in variable_values['0'] shared_vars or device_vars, or as the service's default",
+        "Stack resolution failed: template 'hostname' (service 0) needs required variable 'hostname' for device leaf1; give it in " +
+        "variable_values['0'] shared_vars or device_vars, or as the service's default",
     });
 
     expect((await render({ variable_values: { '0': { devices: ['nope'] } } })).status).toBe(400);

@@ -41,7 +41,8 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
       backup.text === fresh.text ? 'info' : 'warn',
       backup.text === fresh.text
         ? 'backup: stored by the controller before any change'
-        : "backup: the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and restoring to that one",
+        : "backup: the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and " +
+            'restoring to that one',
     );
     step = 'push';
     ctx.log('info', `pushing ${plural(changes.length, 'service')} as one change set`);

@@ -20,9 +20,10 @@ const NAMED = new Set(
   'unit family address server route area interface user group neighbor community policy-statement term filter prefix-list host file'.split(' '),
 );
 const VALUE = new Set(
-  'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id autonomous-system peer-as local-address type preference metric location contact'.split(
-    ' ',
-  ),
+  (
+    'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id ' +
+    'autonomous-system peer-as local-address type preference metric location contact'
+  ).split(' '),
 );
 const INDENT = '    ';
 

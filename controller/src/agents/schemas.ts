@@ -26,7 +26,8 @@ export const Agent = Type.Object({
       },
       {
         description:
-          'What the agent last reported in its heartbeat about its connections: NATS (connected, reconnects), when a controller last answered it, and the controller URL over HTTP (null when the agent has none). Null before the first report.',
+          'What the agent last reported in its heartbeat about its connections: NATS (connected, reconnects), when a controller last ' +
+          'answered it, and the controller URL over HTTP (null when the agent has none). Null before the first report.',
       },
     ),
   ),

@@ -98,7 +98,8 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'Sign in with an LDAP or Active Directory account',
         description:
-          'Search-then-bind against ldap.url. Returns the same token pair as /login; the first sign-in creates a user without roles in the default organization.',
+          'Search-then-bind against ldap.url. Returns the same token pair as /login; the first sign-in creates a user without roles in the ' +
+          'default organization.',
         body: LdapLoginBody,
         response: { 200: TokenPairSchema, ...errorResponses(400, 401, 409, 429, 503) },
       },
@@ -132,7 +133,8 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'Test the configured OIDC issuer',
         description:
-          'OpenID discovery at oidc.issuer with the saved settings (10 s timeout; https, or plain http on loopback only). Always 200; ok and message say whether it works and why not. Never returns the client secret.',
+          'OpenID discovery at oidc.issuer with the saved settings (10 s timeout; https, or plain http on loopback only). Always 200; ok and ' +
+          'message say whether it works and why not. Never returns the client secret.',
         response: { 200: OidcTestSchema, ...errorResponses(401, 429) },
       },
     },
@@ -147,7 +149,9 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'Start an OIDC sign-in (browser)',
         description:
-          'Redirects to the identity provider (authorization code flow with PKCE) and sets an HttpOnly state cookie (Path=/api/auth/oidc) that the callback checks. After sign-in the browser comes back to redirect_uri with #access_token, refresh_token, token_type=Bearer and expires_in.',
+          'Redirects to the identity provider (authorization code flow with PKCE) and sets an HttpOnly state cookie (Path=/api/auth/oidc) ' +
+          'that the callback checks. After sign-in the browser comes back to redirect_uri with #access_token, refresh_token, ' +
+          'token_type=Bearer and expires_in.',
         querystring: AuthorizeQuery,
         response: { 302: Redirect('To the identity provider.'), ...errorResponses(400, 429, 503) },
       },
@@ -169,7 +173,8 @@ export async function enterpriseRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'OIDC redirect target (called by the identity provider)',
         description:
-          'Register <SWITCHBOARD_PUBLIC_URL>/api/auth/oidc/callback at the provider. Redirects to the redirect_uri given to /oidc/authorize with the token pair in the URL fragment. 400 OIDC_STATE_NOT_BOUND when the browser does not send the state cookie set by /oidc/authorize.',
+          'Register <SWITCHBOARD_PUBLIC_URL>/api/auth/oidc/callback at the provider. Redirects to the redirect_uri given to /oidc/authorize ' +
+          'with the token pair in the URL fragment. 400 OIDC_STATE_NOT_BOUND when the browser does not send the state cookie set by /oidc/authorize.',
         querystring: CallbackQuery,
         response: { 302: Redirect('To redirect_uri with the token pair in the fragment.'), ...errorResponses(400, 401, 403, 409, 429, 503) },
       },

@@ -68,7 +68,8 @@ export async function authRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'Key revocation list of the SSH CA (OpenSSH KRL, binary)',
         description:
-          "For sshd's RevokedKeys: lists the certificates of sessions that ended (logout, password change, disabled user, revoked session) until they expire. Fetch it regularly, e.g. every minute.",
+          "For sshd's RevokedKeys: lists the certificates of sessions that ended (logout, password change, disabled user, revoked session) " +
+          'until they expire. Fetch it regularly, e.g. every minute.',
         response: {
           200: Type.Unsafe<Buffer>({ type: 'string', format: 'binary', description: 'OpenSSH KRL (PROTOCOL.krl)' }),
           ...errorResponses(404, 429),

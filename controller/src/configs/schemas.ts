@@ -59,7 +59,8 @@ export const NotesBody = Type.Object({ notes: Type.String({ maxLength: 10000 }) 
 const reveal = Type.Optional(
   Type.Boolean({
     description:
-      "true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as <secret:xxxxxxxx>, a keyed hash stable across versions.",
+      "true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as " +
+      '<secret:xxxxxxxx>, a keyed hash stable across versions.',
   }),
 );
 

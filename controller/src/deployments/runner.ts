@@ -553,7 +553,9 @@ export class DeploymentRunner {
         });
       } else if (deployment.atomic && !restoredPhase && n('completed') > 0) {
         const failedNames = (await this.store.devices(deploymentId, trx)).filter((d) => d.status === 'failed').map((d) => d.device_name);
-        const reason = `the stack is atomic and ${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''} failed`;
+        const reason =
+          `the stack is atomic and ` +
+          `${failedNames.slice(0, 5).join(', ')}${failedNames.length > 5 ? ` and ${failedNames.length - 5} more` : ''} failed`;
         // Until the restore ends, each device's message says why it is being restored.
         const moved = await this.store.moveDevices(trx, deploymentId, ['completed'], 'restore_queued', { withBackup: true, errorMessage: reason });
         // A changed device without a backup cannot be restored: it is reported, not hidden.
@@ -574,7 +576,8 @@ export class DeploymentRunner {
       } else {
         const total = deployment.total_devices;
         const reason = restoredPhase
-          ? `${plural(n('failed'), 'device')} failed; ${plural(n('restored'), 'device')} restored${n('restore_failed') ? `, ${n('restore_failed')} could not be restored` : ''}`
+          ? `${plural(n('failed'), 'device')} failed; ${plural(n('restored'), 'device')} ` +
+            `restored${n('restore_failed') ? `, ${n('restore_failed')} could not be restored` : ''}`
           : `${failed} of ${plural(total, 'device')} failed${n('completed') ? `; ${n('completed')} kept the change (the stack is not atomic)` : ''}`;
         Object.assign(fields, { status: 'failed', completed_at: trx.fn.now(), error_message: reason });
         lines.push({ level: 'error', message: `Deployment failed: ${reason}` });

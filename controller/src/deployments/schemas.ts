@@ -9,13 +9,15 @@ const runOptions = {
   allow_empty_replace: Type.Optional(
     Type.Boolean({
       description:
-        'Send a replace whose rendered payload is empty (no leaves, empty list or object, blank text) anyway; such a replace empties its target. Default false: refused with 400 EMPTY_REPLACE_REFUSED.',
+        'Send a replace whose rendered payload is empty (no leaves, empty list or object, blank text) anyway; such a replace empties its ' +
+        'target. Default false: refused with 400 EMPTY_REPLACE_REFUSED.',
     }),
   ),
   dry_run: Type.Optional(
     Type.Boolean({
       description:
-        "Compute each device's diff against its running config and change nothing (no backup either). Ends dry_run_completed or dry_run_failed; the diffs are the devices' dry_run_diff.",
+        "Compute each device's diff against its running config and change nothing (no backup either). Ends dry_run_completed or " +
+        "dry_run_failed; the diffs are the devices' dry_run_diff.",
     }),
   ),
 };
@@ -88,7 +90,8 @@ export const DeploymentDevice = Type.Object({
   dry_run_diff: Nullable(
     Type.String({
       description:
-        "Dry runs: unified diff of the device's config after the change against its running config ('' when nothing would change); the same on each service entry of the device. null otherwise.",
+        "Dry runs: unified diff of the device's config after the change against its running config ('' when nothing would change); the same " +
+        'on each service entry of the device. null otherwise.',
     }),
   ),
 });

@@ -55,7 +55,9 @@ function emptyReplaceRefused(jobs: ResolvedJob[]) {
   const more = jobs.length > 1 ? ` (and ${jobs.length - 1} more)` : '';
   return appError(
     'EMPTY_REPLACE_REFUSED',
-    `Refused: template '${first.template_name}' (service ${first.position}) renders an empty ${first.config_format} payload for device ${first.device_name} with operation replace${first.target_path ? ` on ${first.target_path}` : ''}, which would empty that part of the device's config${more}. Check the variables, or send allow_empty_replace: true if that is what you mean`,
+    `Refused: template '${first.template_name}' (service ${first.position}) renders an empty ${first.config_format} payload for device ` +
+      `${first.device_name} with operation replace${first.target_path ? ` on ${first.target_path}` : ''}, which would empty that part of the ` +
+      `device's config${more}. Check the variables, or send allow_empty_replace: true if that is what you mean`,
     {
       empty_replaces: jobs.slice(0, 100).map((j) => ({
         service: String(j.position),
@@ -79,7 +81,9 @@ function emptyReplaceLine(j: ResolvedJob, options: RunOptions) {
   return {
     level: 'warn' as const,
     device_id: j.device_id,
-    message: `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that part of the config; ${why}`,
+    message:
+      `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that ` +
+      `part of the config; ${why}`,
   };
 }
 
@@ -150,13 +154,16 @@ export class DeploymentService {
         for (const job of list)
           if (job.operation === 'delete')
             throw failed(
-              `template '${job.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in the template instead`,
+              `template '${job.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in ` +
+                `the template instead`,
             );
         return { device_id: deviceId, device_name: device.name, position, transport: 'ssh' as const };
       }
       if (cli.length > 0) {
         throw failed(
-          `device ${device.name} gets both cli templates (pushed over SSH) and structured ones (${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes one change set per device over one transport`,
+          `device ${device.name} gets both cli templates (pushed over SSH) and structured ones ` +
+            `(${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes ` +
+            `one change set per device over one transport`,
         );
       }
       const wanted = new Set(list.map((j) => transports.get(j.platform)));
@@ -169,7 +176,8 @@ export class DeploymentService {
         throw failed(`template '${list[0].template_name}' names platform '${list[0].platform}', which no longer exists`);
       if (device.automation_transport !== transport) {
         throw failed(
-          `device ${device.name}: its connection profile's automation transport is ${device.automation_transport ?? 'not set'}, but its templates target ${transport} platforms; set automation_transport to ${transport} on the profile`,
+          `device ${device.name}: its connection profile's automation transport is ${device.automation_transport ?? 'not set'}, but its ` +
+            `templates target ${transport} platforms; set automation_transport to ${transport} on the profile`,
         );
       }
       for (const job of list) {
@@ -213,8 +221,10 @@ export class DeploymentService {
         {
           level: 'info',
           message: dryRun
-            ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's diff is computed, nothing is changed and no backup is taken`
-            : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ${stack.atomic ? 'atomic' : 'not atomic'}`,
+            ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's ` +
+              `diff is computed, nothing is changed and no backup is taken`
+            : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ` +
+              `${stack.atomic ? 'atomic' : 'not atomic'}`,
         },
         ...emptyReplaces.map((j) => emptyReplaceLine(j, input)),
       ]);

@@ -99,7 +99,8 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary:
-          'Set the same fields on many devices (profile_id, site_id, site, device_type, manufacturer, model, platform, description, tags, poll_enabled, poll_interval_minutes)',
+          'Set the same fields on many devices (profile_id, site_id, site, device_type, manufacturer, model, platform, description, tags, ' +
+          'poll_enabled, poll_interval_minutes)',
         body: BulkBody,
         response: { 200: Type.Object({ updated: Type.Integer() }), ...errorResponses(400, 401, 403) },
       },
@@ -153,7 +154,8 @@ export async function deviceRoutes(parent: FastifyInstance): Promise<void> {
     [
       'gnmi-certificate',
       'gnmi_certificate',
-      "Forget the pinned gNMI TLS certificate (after the device's certificate was replaced): the next gNMI-over-TLS session pins the certificate the device presents",
+      "Forget the pinned gNMI TLS certificate (after the device's certificate was replaced): the next gNMI-over-TLS session pins the " +
+        'certificate the device presents',
     ],
   ] as const;
   for (const [path, pin, summary] of pins) {

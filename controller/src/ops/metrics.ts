@@ -145,13 +145,15 @@ export class ControllerMetrics {
       });
     streamGauge(
       'switchboard_nats_stream_messages',
-      "Messages in the job protocol's JetStream streams: jobs not yet taken or acknowledged by an agent, agent events not yet recorded (cluster-wide; absent without NATS_URL).",
+      "Messages in the job protocol's JetStream streams: jobs not yet taken or acknowledged by an agent, agent events not yet recorded " +
+        '(cluster-wide; absent without NATS_URL).',
       'stream',
       (d) => ({ jobs: d.jobs, results: d.results }),
     );
     streamGauge(
       'switchboard_nats_results_unrecorded',
-      'Agent events not yet recorded: pending (taken by no controller) or unacked (held by a controller, perhaps one that crashed, until the results ack wait passes).',
+      'Agent events not yet recorded: pending (taken by no controller) or unacked (held by a controller, perhaps one that crashed, until the ' +
+        'results ack wait passes).',
       'state',
       (d) => ({ pending: d.resultsPending, unacked: d.resultsUnacked }),
     );

@@ -175,7 +175,9 @@ export const SETTING_DEFINITIONS: Record<string, SettingDefinition> = {
     ),
     default: [],
     description:
-      "Hosts NetBox sources may connect to: names (netbox.example.com, *.example.com), addresses or CIDRs (10.0.0.0/8, [fd00::/8]), each with an optional :port. Empty: any host but loopback, link-local and the controller's own port. Loopback and link-local need an address or CIDR entry; the controller's own port an entry naming it.",
+      'Hosts NetBox sources may connect to: names (netbox.example.com, *.example.com), addresses or CIDRs (10.0.0.0/8, [fd00::/8]), each ' +
+      "with an optional :port. Empty: any host but loopback, link-local and the controller's own port. Loopback and link-local need an " +
+      "address or CIDR entry; the controller's own port an entry naming it.",
   },
   // Agents (controller/src/agents, controller/src/jobs).
   'agents.heartbeat_seconds': {

@@ -23,7 +23,8 @@ const editable = {
         minLength: 1,
         maxLength: 65536,
         description:
-          "PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's roots. null clears it.",
+          "PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's " +
+          'roots. null clears it.',
       }),
     ),
   ),

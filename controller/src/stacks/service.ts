@@ -146,7 +146,8 @@ export class StacksService {
     for (const key of Object.keys(values)) {
       if (!/^\d+$/.test(key) || Number(key) >= count) {
         throw failed(
-          `variable_values key '${key}' is not a service position (the stack has ${count} service${count === 1 ? '' : 's'}: 0${count > 1 ? `-${count - 1}` : ''})`,
+          `variable_values key '${key}' is not a service position (the stack has ${count} service${count === 1 ? '' : 's'}: ` +
+            `0${count > 1 ? `-${count - 1}` : ''})`,
         );
       }
     }
@@ -302,7 +303,9 @@ function refuseMissing(planned: Planned[]): void {
   const more = missing.length > 1 ? ` (and ${missing.length - 1} more service/device pair${missing.length > 2 ? 's' : ''})` : '';
   throw appError(
     'REQUIRED_VARIABLE_MISSING',
-    `Stack resolution failed: template '${first.template}' (service ${first.service}) needs required variable${first.variables.length > 1 ? 's' : ''} ${quoteNames(first.variables)} for device ${first.device_name}; give ${first.variables.length > 1 ? 'them' : 'it'} in variable_values['${first.service}'] shared_vars or device_vars, or as the service's default${more}`,
+    `Stack resolution failed: template '${first.template}' (service ${first.service}) needs required ` +
+      `variable${first.variables.length > 1 ? 's' : ''} ${quoteNames(first.variables)} for device ${first.device_name}; give ` +
+      `${first.variables.length > 1 ? 'them' : 'it'} in variable_values['${first.service}'] shared_vars or device_vars, or as the service's default${more}`,
     { missing: missing.slice(0, 100) },
   );
 }

@@ -35,7 +35,8 @@ export async function topologyRoutes(parent: FastifyInstance): Promise<void> {
       schema: {
         tags: ['discovery'],
         summary:
-          "Network topology from CDP/LLDP neighbor records: inventory devices and external neighbors as nodes, links between them (optionally one site's devices and their neighbors)",
+          'Network topology from CDP/LLDP neighbor records: inventory devices and external neighbors as nodes, links between them ' +
+          "(optionally one site's devices and their neighbors)",
         querystring: TopologyQuery,
         response: { 200: Topology, ...errorResponses(400, 401, 403, 404) },
       },

@@ -32,7 +32,8 @@ const hms = (d: Date) => `${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d
 export const iosClock = (d: Date) => `${hms(d)} UTC ${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()} ${d.getUTCFullYear()}`;
 /** `Mon Jan  1 12:00:01.123 UTC` (XR style). */
 export const xrClock = (d: Date) =>
-  `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ${hms(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')} UTC`;
+  `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ` +
+  `${hms(d)}.${String(d.getUTCMilliseconds()).padStart(3, '0')} UTC`;
 /** `2024-01-01 12:00:01 UTC`. */
 export const isoClock = (d: Date) => `${d.toISOString().slice(0, 10)} ${hms(d)} UTC`;
 

@@ -581,7 +581,10 @@ function eosArp(m: SimModel): string {
     'Address         Age (sec)  Hardware Addr   Interface',
     ...m.arp.map((a) => {
       const port = m.macs.find((e) => e.mac === a.mac)?.port;
-      return `${pad(a.ip, 16)}${pad(hms(a.ageSeconds).replace(/^00:/, '0:'), 11)}${dotted(a.mac)}  ${a.iface}${port && a.iface.startsWith('Vlan') ? `, ${namingOf(m.deviceType).port(Number(port.replace(/\D+/, '')))}` : ''}`;
+      return (
+        `${pad(a.ip, 16)}${pad(hms(a.ageSeconds).replace(/^00:/, '0:'), 11)}${dotted(a.mac)}  ` +
+        `${a.iface}${port && a.iface.startsWith('Vlan') ? `, ${namingOf(m.deviceType).port(Number(port.replace(/\D+/, '')))}` : ''}`
+      );
     }),
   );
 }
@@ -605,7 +608,8 @@ function junosInterfaces(m: SimModel): string {
         `Physical interface: ${i.name.replace(/\.\d+$/, '')}, ${i.admin ? 'Enabled' : 'Administratively down'}, Physical link is ${i.oper ? 'Up' : 'Down'}`,
         '  Interface index: 149, SNMP ifIndex: 526',
         i.description && `  Description: ${i.description}`,
-        `  Link-level type: Ethernet, MTU: 1514, LAN-PHY mode, Speed: ${i.speed ? `${i.speed}mbps` : 'Unlimited'}, BPDU Error: None, Loop Detect PDU Error: None, Duplex: Full-Duplex, MAC-REWRITE Error: None, Loopback: Disabled, Source filtering: Disabled, Flow control: Enabled`,
+        `  Link-level type: Ethernet, MTU: 1514, LAN-PHY mode, Speed: ${i.speed ? `${i.speed}mbps` : 'Unlimited'}, BPDU Error: None, Loop ` +
+          `Detect PDU Error: None, Duplex: Full-Duplex, MAC-REWRITE Error: None, Loopback: Disabled, Source filtering: Disabled, Flow control: Enabled`,
         i.mac && `  Current address: ${i.mac}, Hardware address: ${i.mac}`,
         '  Last flapped   : 2024-01-01 12:00:00 UTC (1w0d 00:00 ago)',
         '',
@@ -734,7 +738,9 @@ function fwInterfaces(m: SimModel): string {
       const [ip, plen] = (i.address ?? '0.0.0.0/0').split('/');
       return lines(
         `== [ ${i.name} ]`,
-        `name: ${i.name}   mode: static    ip: ${ip} ${prefixMask(Number(plen))}   status: ${i.admin ? 'up' : 'down'}    netbios-forward: disable    type: ${i.mac ? 'physical' : 'loopback'}   ${i.description ? `description: "${i.description}"   ` : ''}${i.speed ? `speed: ${i.speed}Mbps   ` : ''}${i.mac ? `macaddr: ${i.mac}   ` : ''}mtu: 1500    src-check: enable    explicit-web-proxy: disable    `,
+        `name: ${i.name}   mode: static    ip: ${ip} ${prefixMask(Number(plen))}   status: ${i.admin ? 'up' : 'down'}    netbios-forward: ` +
+          `disable    type: ${i.mac ? 'physical' : 'loopback'}   ` +
+          `${i.description ? `description: "${i.description}"   ` : ''}${i.speed ? `speed: ${i.speed}Mbps   ` : ''}${i.mac ? `macaddr: ${i.mac}   ` : ''}mtu: 1500    src-check: enable    explicit-web-proxy: disable    `,
       );
     })
     .join('');

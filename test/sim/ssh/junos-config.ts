@@ -25,12 +25,14 @@ const KINDS: Record<string, Kind> = {};
 const kinds = (kind: Kind, words: string) => words.split(/\s+/).forEach((w) => (KINDS[w] = kind));
 kinds(
   'container',
-  'system root-authentication login services ssh netconf telnet ntp name-server syslog interfaces routing-options static protocols ospf ospf3 lldp bgp snmp policy-options firewall vlans chassis disable passive',
+  'system root-authentication login services ssh netconf telnet ntp name-server syslog interfaces routing-options static protocols ospf ' +
+    'ospf3 lldp bgp snmp policy-options firewall vlans chassis disable passive',
 );
 kinds('named', 'unit family address server route area interface user group neighbor community policy-statement term filter prefix-list host file');
 kinds(
   'value',
-  'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id autonomous-system peer-as local-address type preference metric location contact export import',
+  'version host-name domain-name time-zone encrypted-password uid class full-name description next-hop mtu vlan-id router-id ' +
+    'autonomous-system peer-as local-address type preference metric location contact export import',
 );
 
 /** Parents whose children are bare names (`ge-0/0/0 { … }`, a name server's address). */

@@ -120,7 +120,8 @@ export function grpcError(err: grpc.ServiceError, what: string, where: string, t
       if (/certificate|self[- ]signed|unable to verify|CERT_/i.test(detail)) {
         return new DriverError(
           'auth',
-          `${what} on ${where}: server TLS certificate not trusted (${detail}); trust its CA on the agent (NODE_EXTRA_CA_CERTS) or set gnmi_skip_verify to accept it; or give the connection profile the CA as ca_certificate`,
+          `${what} on ${where}: server TLS certificate not trusted (${detail}); trust its CA on the agent (NODE_EXTRA_CA_CERTS) or set ` +
+            `gnmi_skip_verify to accept it; or give the connection profile the CA as ca_certificate`,
         );
       }
       if (/SSL|TLS|handshake|wrong version|protocol/i.test(detail)) {
@@ -356,7 +357,8 @@ export function createGnmiDriver(): GnmiDriver {
       });
       transcript?.write(
         'info',
-        `connecting to ${where} (gnmi, ${target.gnmi_tls ? (target.gnmi_skip_verify ? 'tls, any certificate' : 'tls') : 'plaintext'}) as ${target.credentials.username}`,
+        `connecting to ${where} (gnmi, ${target.gnmi_tls ? (target.gnmi_skip_verify ? 'tls, any certificate' : 'tls') : 'plaintext'}) as ` +
+          `${target.credentials.username}`,
       );
       const session = new GnmiSession(
         client,
@@ -372,7 +374,8 @@ export function createGnmiDriver(): GnmiDriver {
         if (pin?.seen) {
           transcript?.write(
             'info',
-            `TLS certificate SHA-256 ${pin.seen.sha256} (${pin.seen.subject})${target.gnmi_cert_sha256 ? ' matches the pinned certificate' : ', none pinned yet'}`,
+            `TLS certificate SHA-256 ${pin.seen.sha256} ` +
+              `(${pin.seen.subject})${target.gnmi_cert_sha256 ? ' matches the pinned certificate' : ', none pinned yet'}`,
           );
         }
       } catch (err) {

@@ -10,7 +10,9 @@ export const agentsErrors = {
   ENROLLMENT_TOKEN_INVALID: {
     status: 401,
     message: 'Enrollment token is invalid, expired or already used',
-    doc: 'Enrollment tokens are single use and short-lived (setting agents.enrollment_token_minutes). Create a new agent with POST /api/agents for a fresh token.',
+    doc:
+      'Enrollment tokens are single use and short-lived (setting agents.enrollment_token_minutes). Create a new agent with POST ' +
+      '/api/agents for a fresh token.',
   },
   AGENT_PUBLIC_KEY_INVALID: {
     status: 400,

@@ -7,7 +7,9 @@ export const deploymentsErrors = {
   TEMPLATE_FORMAT_MISMATCH: {
     status: 400,
     message: "The config format does not fit the platform's transport",
-    doc: "NETCONF platforms take xml templates and gNMI platforms json; cli templates fit any platform and are pushed over SSH in the device type's CLI dialect.",
+    doc:
+      'NETCONF platforms take xml templates and gNMI platforms json; cli templates fit any platform and are pushed over SSH in the device ' +
+      "type's CLI dialect.",
   },
   TEMPLATE_NOT_FOUND: { status: 404, message: 'Template not found', doc: "No template with that id in the caller's organization." },
   TEMPLATE_VERSION_NOT_FOUND: {
@@ -23,18 +25,24 @@ export const deploymentsErrors = {
   REQUIRED_VARIABLE_MISSING: {
     status: 400,
     message: 'A required template variable is missing',
-    doc: 'A template variable marked required (GET /templates/:id lists them) was not given, or was null. Template render, stack render, deployments and instance runs refuse before anything renders or is sent; `missing` names the variables (per service and device for stacks).',
+    doc:
+      'A template variable marked required (GET /templates/:id lists them) was not given, or was null. Template render, stack render, ' +
+      'deployments and instance runs refuse before anything renders or is sent; `missing` names the variables (per service and device for stacks).',
   },
   EMPTY_REPLACE_REFUSED: {
     status: 400,
     message: 'A replace with an empty payload was refused',
-    doc: 'A service with operation replace rendered an empty payload (no leaves, an empty list or object, blank text), which would wipe its target on the device. Fix the variables, or send allow_empty_replace: true to mean it.',
+    doc:
+      'A service with operation replace rendered an empty payload (no leaves, an empty list or object, blank text), which would wipe its ' +
+      'target on the device. Fix the variables, or send allow_empty_replace: true to mean it.',
   },
   STACK_NOT_FOUND: { status: 404, message: 'Stack not found', doc: "No stack with that id in the caller's organization." },
   STACK_RESOLUTION_FAILED: {
     status: 400,
     message: 'Stack resolution failed',
-    doc: "A stack render or deployment could not be prepared: a service's template is missing, a device is unknown (or in another organization), variable_values does not fit the stack, or a template did not render.",
+    doc:
+      "A stack render or deployment could not be prepared: a service's template is missing, a device is unknown (or in another " +
+      'organization), variable_values does not fit the stack, or a template did not render.',
   },
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found', doc: "No deployment with that id in the caller's organization." },
   ROLLBACK_NOT_ALLOWED: {

@@ -40,7 +40,9 @@ export const enterpriseAuthErrors = {
   OIDC_STATE_NOT_BOUND: {
     status: 400,
     message: 'This browser did not start this sign-in; start the sign-in again from this browser',
-    doc: "The callback came without the HttpOnly state cookie /oidc/authorize set, or with another flow's: the sign-in was started elsewhere (login CSRF) or cookies are blocked.",
+    doc:
+      "The callback came without the HttpOnly state cookie /oidc/authorize set, or with another flow's: the sign-in was started elsewhere " +
+      '(login CSRF) or cookies are blocked.',
   },
   OIDC_LOGIN_FAILED: {
     status: 401,

@@ -48,7 +48,9 @@ export const inventoryErrors = {
   PROFILE_INVALID_CA_CERTIFICATE: {
     status: 400,
     message: 'ca_certificate is not a PEM CA certificate',
-    doc: "ca_certificate takes one or more PEM CA certificates (the CA that signed the devices' TLS certificates); the message says which one could not be read.",
+    doc:
+      "ca_certificate takes one or more PEM CA certificates (the CA that signed the devices' TLS certificates); the message says which " +
+      'one could not be read.',
   },
   PROFILE_IN_USE: {
     status: 409,
@@ -107,7 +109,9 @@ export const inventoryErrors = {
   NETBOX_URL_NOT_ALLOWED: {
     status: 400,
     message: 'The NetBox URL is not allowed',
-    doc: "The url resolves to an address NetBox sources may not reach (loopback, link-local, the controller's own port, or a host missing from the setting netbox.allowed_hosts), or does not resolve; the message says which.",
+    doc:
+      "The url resolves to an address NetBox sources may not reach (loopback, link-local, the controller's own port, or a host missing " +
+      'from the setting netbox.allowed_hosts), or does not resolve; the message says which.',
   },
   NETBOX_INVALID_SETTING: {
     status: 400,
