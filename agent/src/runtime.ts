@@ -98,8 +98,9 @@ export class AgentRuntime {
   private readonly batches = new Set<DeliveredJob>();
   private readonly slots: Semaphore;
   private readonly connectSlots: Semaphore;
-  /** Jobs taken and waiting for a slot: no batch is pulled while any wait. */
+  /** Jobs taken and waiting for a slot, and batches taken and not yet opened: no batch is pulled while any wait. */
   private queued = 0;
+  private opening = 0;
   private running = 0;
   private pullWaiters: (() => void)[] = [];
   private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
@@ -156,7 +157,7 @@ export class AgentRuntime {
    */
   private async pullLoop(): Promise<void> {
     while (this.accepting) {
-      if (this.slots.free === 0 || this.queued > 0) {
+      if (this.slots.free === 0 || this.queued > 0 || this.opening > 0) {
         await new Promise<void>((resolve) => this.pullWaiters.push(resolve));
         continue;
       }
@@ -217,6 +218,23 @@ export class AgentRuntime {
   }
 
   private async handleBatch(delivered: DeliveredJob): Promise<void> {
+    this.opening += 1;
+    let opened = false;
+    const open = () => {
+      if (opened) return;
+      opened = true;
+      this.opening -= 1;
+      this.wakePull();
+    };
+    try {
+      await this.runBatch(delivered, open);
+    } finally {
+      open();
+    }
+  }
+
+  /** Runs the open jobs of a batch; calls `opened` once they are queued for slots. */
+  private async runBatch(delivered: DeliveredJob, opened: () => void): Promise<void> {
     const batch = await this.checkedBatch(delivered);
     if (!batch) return;
     // Kept alive until every job of it has a stored result; an agent that dies lets it go to another.
@@ -229,6 +247,7 @@ export class AgentRuntime {
         jobs = jobs.filter((j) => open.has(j.job_id));
       }
       this.queued += jobs.length;
+      opened();
       let secrets: Promise<BatchSecrets> | null = null;
       const secretsOf = () => (secrets ??= this.openSecrets(batch));
       const stored = await Promise.allSettled(jobs.map((job) => this.runQueued(job, secretsOf)));

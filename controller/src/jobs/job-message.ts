@@ -10,8 +10,12 @@ import type { AgentIdentityRow } from '../agents/store';
 import type { DeviceTarget } from '../profiles/credentials';
 import type { JobRow } from './store';
 
-/** Jobs to a batch at most: a redelivered batch re-runs none of them, but its agent holds them all. */
-export const BATCH_MAX_JOBS = 100;
+/**
+ * Jobs to a batch at most. Past a few dozen, a batch saves little more (one signature and one
+ * sealing per message), while an agent holds a whole batch: smaller batches spread a pool's
+ * work more evenly across its agents, and leave the last agent a shorter tail.
+ */
+export const BATCH_MAX_JOBS = 50;
 /**
  * Bytes of a batch's JSON at most (before signing: the compact JWS grows it by a third). NATS
  * refuses messages over max_payload (1 MB by default); this stays well under it.
