@@ -30,6 +30,7 @@ import {
   makeProfile,
   makeSite,
   natsPrefix,
+  takeBatch,
   until,
   type Org,
 } from './helpers';
@@ -234,14 +235,7 @@ describe('jobs and results in batches', () => {
     const nats = await natsAgentLink(SHARED_NATS, identity);
     stops.push(() => nats.close());
     const [jobId] = await tc.services.jobs.submit(backups([deviceId]));
-    const genuine = await until('the job batch', async () => {
-      let got: string | undefined;
-      await nats.pull(1, 500, (m) => {
-        got = m.token;
-        m.ack();
-      });
-      return got;
-    });
+    const genuine = await takeBatch(nats);
     expect(batchOf(genuine).jobs.map((j) => j.job_id)).toEqual([jobId]);
     // The same batch with its body changed (another host), and one signed by another key, on a hub only this agent pulls from.
     const [header, body, signature] = genuine.split('.');

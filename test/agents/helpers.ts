@@ -215,3 +215,15 @@ export async function resultsToken(sign: AnyKey, agentId: string, results: ({ jo
 export function batchOf(token: string): JobBatch {
   return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JobBatch;
 }
+
+/** Takes the next job batch off `link` (acked: no agent runs it) and answers its token. */
+export function takeBatch(link: AgentLink): Promise<string> {
+  return until('a job batch', async () => {
+    let got: string | undefined;
+    await link.pull(1, 500, (m) => {
+      got = m.token;
+      m.ack();
+    });
+    return got;
+  });
+}

@@ -14,7 +14,7 @@ import { importAgentPrivateKey } from '../../shared/src/jobs/crypto';
 import type { InProcessHub } from '../../shared/src/jobs/inprocess';
 import type { BatchJob } from '../../shared/src/jobs/messages';
 import type { TestController } from '../helpers/controller';
-import { batchOf, enrollAgent, resultsToken, until } from '../agents/helpers';
+import { batchOf, enrollAgent, resultsToken, takeBatch } from '../agents/helpers';
 import type { InventoryUser } from '../inventory/helpers';
 import { pinningFixture } from './pinning';
 import { newSelfSignedCert, startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
@@ -150,15 +150,7 @@ describe('the pin in results and in the job batch', () => {
 
     const runJob = async (extra: Record<string, unknown>): Promise<BatchJob> => {
       const [jobId] = await c.services.jobs.submit([{ orgId: u.orgId, kind: 'test_credential', deviceId: id, params: {}, deadlineMs: 60_000 }]);
-      const token = await until('the job batch', async () => {
-        let got: string | undefined;
-        await link.pull(1, 500, (job) => {
-          got = job.token;
-          job.ack();
-        });
-        return got;
-      });
-      const [message] = batchOf(token).jobs;
+      const [message] = batchOf(await takeBatch(link)).jobs;
       expect(message.job_id).toBe(jobId);
       await link.publish(await resultsToken(signKey, identity.agent_id, [{ job_id: jobId, attempt: message.attempt, ...extra }]), `${jobId}:results`);
       const [outcome] = await c.services.jobs.wait([jobId], 30_000);
