@@ -30,6 +30,7 @@ import {
   makeProfile,
   makeSite,
   natsPrefix,
+  startAgent,
   takeBatch,
   until,
   type Org,
@@ -180,43 +181,39 @@ describe('jobs and results in batches', () => {
       const slow = await sim('molasses', { slowOutput: { chunkBytes: 48, intervalMs: 60 } });
       const quickIds = await Promise.all(quick.map((s) => makeDevice(tc, org, { port: s.port, site_id: site.id, password: 'batch-pw-1' })));
       const slowId = await makeDevice(tc, org, { port: slow.port, site_id: site.id, password: 'batch-pw-1' });
-      const agents: { id: string; proc: Proc }[] = [];
-      for (const name of ['kill-a', 'kill-b']) {
-        const created = await tc.request('POST', '/api/agents', { token: org.token, body: { name, site_id: site.id } });
-        const proc = spawnAgent({
-          NATS_URL: SHARED_NATS,
-          SWITCHBOARD_URL: tc.url,
-          SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-batch-agent-')),
-          SWITCHBOARD_ENROLL_TOKEN: created.body.enrollment_token,
-          SWITCHBOARD_AGENT_CONCURRENCY: '8',
-        });
-        procs.push(proc);
-        agents.push({ id: created.body.id as string, proc });
-      }
-      await until('both agents online', async () => {
+      // The heir is enrolled (the batch is sealed for it too) but starts only once the first agent is dead.
+      const heir = await enrollAgent(tc, org, { name: 'kill-heir', site_id: site.id });
+      const created = await tc.request('POST', '/api/agents', { token: org.token, body: { name: 'kill-victim', site_id: site.id } });
+      const victimId = created.body.id as string;
+      const victim = spawnAgent({
+        NATS_URL: SHARED_NATS,
+        SWITCHBOARD_URL: tc.url,
+        SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-batch-agent-')),
+        SWITCHBOARD_ENROLL_TOKEN: created.body.enrollment_token,
+        SWITCHBOARD_AGENT_CONCURRENCY: '8',
+      });
+      procs.push(victim);
+      await until('the agent to be online', async () => {
         const list = (await tc.request('GET', '/api/agents', { token: org.token })).body.agents;
-        return agents.every((a) => list.find((x: any) => x.id === a.id)?.status === 'online');
+        return list.find((x: any) => x.id === victimId)?.status === 'online';
       });
 
       const [slowJob, ...quickJobs] = await tc.services.jobs.submit(backups([slowId, ...quickIds]));
       const all = [slowJob, ...quickJobs];
-      expect(new Set((await tc.db('jobs').whereIn('id', all).select('stream_seq')).map((r) => r.stream_seq)).size).toBe(1); // one batch
       await until(
         'the quick jobs to be recorded',
         async () => (await tc.db('jobs').whereIn('id', quickJobs).where({ status: 'succeeded' })).length === 5,
       );
-      const running = await until('the slow job to run', async () => {
-        const row = await jobRow(tc, slowJob);
-        return row.status === 'running' ? row : null;
-      });
-      const victim = agents.find((a) => a.id === running.agent_id)!;
-      const survivor = agents.find((a) => a !== victim)!;
-      for (const id of quickJobs) expect((await jobRow(tc, id)).agent_id).toBe(victim.id);
-      await victim.proc.kill('SIGKILL');
+      expect(new Set((await tc.db('jobs').whereIn('id', all).select('stream_seq')).map((r) => r.stream_seq)).size).toBe(1); // one batch
+      for (const id of quickJobs) expect((await jobRow(tc, id)).agent_id).toBe(victimId);
+      await until('the slow job to run', async () => (await jobRow(tc, slowJob)).status === 'running');
+      await victim.kill('SIGKILL');
+      const survivor = await startAgent(tc, heir.identity, { natsUrl: SHARED_NATS });
+      stops.push(survivor.stop);
 
       const [outcome] = await tc.services.jobs.wait([slowJob], 120_000);
-      expect(outcome).toMatchObject({ status: 'succeeded', agentId: survivor.id });
-      // The survivor ran only the slow device again; the quick ones ran once, and each job was recorded once.
+      expect(outcome).toMatchObject({ status: 'succeeded', agentId: heir.identity.agent_id });
+      // The heir ran only the slow device again; the quick ones ran once, and each job was recorded once.
       expect(slow.stats.logins).toBe(2);
       expect(quick.map((s) => s.stats.logins)).toEqual([1, 1, 1, 1, 1]);
       const rows = await tc.db('jobs').whereIn('id', all).select('id', 'attempt', 'status');

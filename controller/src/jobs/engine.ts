@@ -17,7 +17,7 @@ import {
 } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
-import type { Liveness } from '../agents/service';
+import { statusOf, type Liveness } from '../agents/service';
 import type { AgentIdentityRow, AgentsStore } from '../agents/store';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
@@ -338,8 +338,14 @@ export class JobEngine implements JobService {
       }
 
       // The jobs of each pool in batches: one message, one signature and one sealing per batch.
+      const live = toSend.length > 0 ? await this.liveness() : null;
+      const online = (agents: AgentIdentityRow[]) =>
+        agents.filter((a) => statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live!) !== 'offline').length;
       const batches = [...groupBy(toSend, (s) => `${s.job.org_id}/${s.pool}`).values()].flatMap((group) =>
-        splitBatches(group.map(({ job, target }) => ({ job, target, attempt: job.attempt + 1 }))).map((items) => ({ items, ...group[0] })),
+        splitBatches(
+          group.map(({ job, target }) => ({ job, target, attempt: job.attempt + 1 })),
+          online(group[0].recipients),
+        ).map((items) => ({ items, ...group[0] })),
       );
       const sent = (
         await mapLimit(batches, PUBLISH_CONCURRENCY, async ({ items, job, pool, recipients }): Promise<Dispatched[]> => {

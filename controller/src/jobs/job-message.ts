@@ -62,9 +62,12 @@ function secretsOf(target: DeviceTarget): Record<string, unknown> {
 
 /**
  * Splits the jobs of one pool into batches of at most BATCH_MAX_JOBS jobs and BATCH_MAX_BYTES
- * (device, params and each distinct credential set counted once, as they travel).
+ * (device, params and each distinct credential set counted once, as they travel), and into at
+ * least as many batches as the pool has agents online: each agent takes a whole batch, so a
+ * few jobs are shared out instead of going to one agent while the others wait.
  */
-export function splitBatches(items: Outgoing[]): Outgoing[][] {
+export function splitBatches(items: Outgoing[], agentsOnline: number): Outgoing[][] {
+  const maxJobs = Math.min(BATCH_MAX_JOBS, Math.max(1, Math.ceil(items.length / Math.max(1, agentsOnline))));
   const batches: Outgoing[][] = [];
   let current: Outgoing[] = [];
   let bytes = 0;
@@ -72,7 +75,7 @@ export function splitBatches(items: Outgoing[]): Outgoing[][] {
   for (const item of items) {
     const credentials = JSON.stringify(secretsOf(item.target));
     const size = JSON.stringify(batchJob(item)).length + (seen.has(credentials) ? 0 : credentials.length * 2);
-    if (current.length > 0 && (current.length >= BATCH_MAX_JOBS || bytes + size > BATCH_MAX_BYTES)) {
+    if (current.length > 0 && (current.length >= maxJobs || bytes + size > BATCH_MAX_BYTES)) {
       batches.push(current);
       current = [];
       bytes = 0;
