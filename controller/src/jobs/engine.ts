@@ -297,6 +297,8 @@ export class JobEngine implements JobService {
     const { store, deps } = this;
     const batch = deps.tunables.dispatchBatch;
     const gone: JobRow[] = [];
+    // Read before the lock: the embedded database has a single connection, held by the dispatch transaction.
+    const live = await this.liveness();
     const full = await store.withDispatchLock(async (trx) => {
       const rows = await store.dispatchCandidates(trx, batch);
       const seen = new Set<string>();
@@ -338,9 +340,8 @@ export class JobEngine implements JobService {
       }
 
       // The jobs of each pool in batches: one message, one signature and one sealing per batch.
-      const live = toSend.length > 0 ? await this.liveness() : null;
       const online = (agents: AgentIdentityRow[]) =>
-        agents.filter((a) => statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live!) !== 'offline').length;
+        agents.filter((a) => statusOf({ last_seen_at: a.last_seen_at, pending_events: 0, revoked_at: null }, live) !== 'offline').length;
       const batches = [...groupBy(toSend, (s) => `${s.job.org_id}/${s.pool}`).values()].flatMap((group) =>
         splitBatches(
           group.map(({ job, target }) => ({ job, target, attempt: job.attempt + 1 })),
