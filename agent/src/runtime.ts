@@ -254,23 +254,30 @@ export class AgentRuntime {
       const failed = stored.find((r) => r.status === 'rejected');
       // A result that could not be stored (the agent is stopping): the batch goes to another agent.
       if (failed) throw (failed as PromiseRejectedResult).reason;
-      delivered.ack();
+      // Jobs left unstarted because the agent is stopping: handed back now, and the next agent
+      // runs only those (it asks which are still open).
+      if (stored.some((r) => r.status === 'fulfilled' && r.value === 'handed_back')) delivered.nak();
+      else delivered.ack();
     } finally {
       clearInterval(keepAlive);
     }
   }
 
-  /** Waits for a slot, runs the job, resolves once its result is stored. */
-  private async runQueued(job: BatchJob, secretsOf: () => Promise<BatchSecrets>): Promise<void> {
+  /**
+   * Waits for a slot, runs the job, resolves once its result is stored; or, when the agent
+   * stopped taking jobs meanwhile, answers 'handed_back' without running it.
+   */
+  private async runQueued(job: BatchJob, secretsOf: () => Promise<BatchSecrets>): Promise<'stored' | 'skipped' | 'handed_back'> {
     let queued = true;
     try {
       await this.slots.acquire();
       queued = false;
       this.queued -= 1;
       this.wakePull();
-      if (Date.parse(job.deadline_at) <= Date.now()) {
+      if (!this.accepting || Date.parse(job.deadline_at) <= Date.now()) {
         this.slots.release();
-        return; // waited past its deadline: the controller ends it with the reason
+        // Past its deadline (it waited too long): the controller ends it with the reason.
+        return this.accepting ? 'skipped' : 'handed_back';
       }
       this.running += 1;
       let ran: { stored: Promise<void> };
@@ -282,6 +289,7 @@ export class AgentRuntime {
         this.wakePull();
       }
       await ran.stored;
+      return 'stored';
     } finally {
       if (queued) this.queued -= 1;
     }
