@@ -15,7 +15,9 @@ import { AgentRuntime } from '../../agent/src/runtime';
 import { DRIVERS } from '../../agent/src/drivers';
 import { natsAgentLink } from '../../agent/src/nats-link';
 import type { JobOutcome } from '../../controller/src/jobs/types';
+import { AGENT_SIGN_ALG, importAgentPrivateKey, signJsonDetached, unverifiedPayload } from '../../shared/src/jobs/crypto';
 import { InProcessHub } from '../../shared/src/jobs/inprocess';
+import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import type { AgentLink } from '../../shared/src/jobs/link';
 import { startTestController, type TestController } from '../helpers/controller';
 import { spawnAgent, type Proc } from '../helpers/processes';
@@ -222,7 +224,7 @@ describe('jobs and results in batches', () => {
     },
   );
 
-  it('refuses a tampered job batch: nothing of it runs', async () => {
+  it('refuses a tampered job batch: nothing of it runs; says which jobs are open to their own organization only', async () => {
     const hub = new InProcessHub();
     const site = await makeSite(tc, org, 'Tamper Yard');
     const device = await sim('tamper-target');
@@ -247,5 +249,23 @@ describe('jobs and results in batches', () => {
     // Its dispatch committed (the test was quicker), and no agent ran it.
     await until('the job to be dispatched', async () => (await jobRow(tc, jobId)).status === 'dispatched');
     expect(device.stats.logins).toBe(0);
+
+    // Which of its jobs are still open: the controller answers for the asking agent's organization and the batch's attempt only.
+    const stranger = await enrollAgent(tc, await tc.createOrgUser(['org_admin']), { name: 'nosy' });
+    const ask = async (who: typeof identity, attempt: number) => {
+      const request = {
+        v: PROTOCOL_VERSION,
+        type: 'open_jobs',
+        agent_id: who.agent_id,
+        at: new Date().toISOString(),
+        jobs: [{ job_id: jobId, attempt }],
+      };
+      const key = (await importAgentPrivateKey(who.private_jwk)).sign;
+      const reply = await tc.services.jobEngine.sink.request(await signJsonDetached(request, key, AGENT_SIGN_ALG, who.agent_id));
+      return unverifiedPayload(reply);
+    };
+    expect(await ask(identity, 1)).toEqual({ v: PROTOCOL_VERSION, type: 'open_jobs', ok: true, open: [jobId], error: null });
+    expect(await ask(identity, 2)).toMatchObject({ ok: true, open: [] });
+    expect(await ask(stranger.identity, 1)).toMatchObject({ ok: true, open: [] });
   });
 });
