@@ -77,6 +77,7 @@ try {
     version: AGENT_VERSION,
     log,
     health: () => ops.connectionReport(),
+    observer: ops.metrics,
     onRevoked: (reason) => {
       console.error(`switchboard-agent: the controller refused this agent (${reason}); create a new agent and enroll with its token`);
       void runtime.stop(0).finally(() => process.exit(3));

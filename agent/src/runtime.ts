@@ -1,11 +1,13 @@
 /**
- * The agent's job runner: pulls jobs from its pool through an AgentLink with bounded
- * concurrency, checks the controller's signature, decrypts the device secrets, runs the job
- * kind against the device with a deadline, streams log lines and publishes the signed result
- * (retrying until it is stored), and heartbeats with its load.
+ * The agent's job runner: pulls job batches from its pool through an AgentLink, checks the
+ * controller's signature once per batch, decrypts the batch's device secrets once, runs each job
+ * kind against its device with bounded concurrency and a deadline, streams log lines, and sends
+ * the signed results a few at a time (retrying until they are stored). A batch is acked once
+ * every one of its jobs has a stored result; until then it is kept alive. It heartbeats with its load.
  */
 import type { Logger } from 'pino';
 import type { JWK } from 'jose';
+import { randomUUID } from 'node:crypto';
 import {
   AGENT_SIGN_ALG,
   CONTROLLER_SIGN_ALG,
@@ -15,6 +17,7 @@ import {
   isRecipient,
   signJson,
   signJsonDetached,
+  signTextDetached,
   verifyJson,
   type AnyKey,
 } from '../../shared/src/jobs/crypto';
@@ -22,16 +25,20 @@ import { LinkClosedError, type AgentLink, type DeliveredJob } from '../../shared
 import { Semaphore } from '../../shared/src/jobs/limit';
 import {
   BackupStoreReply,
+  BatchSecrets,
   HeartbeatReply,
-  JobMessage,
+  JobBatch,
+  OpenJobsReply,
   PROTOCOL_VERSION,
   checkMessage,
-  type BackupStoreRequest,
   type AgentEvent,
-  type GeneralJwe,
+  type BackupStoreRequest,
+  type BatchJob,
   type HeartbeatHealth,
   type LogLine,
+  type OpenJobsRequest,
 } from '../../shared/src/jobs/messages';
+import { ResultsSender } from './results';
 import type { DriverRegistry } from './drivers';
 import type { DeviceCredentials, FetchedConfig, SessionLimits } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
@@ -64,6 +71,13 @@ export interface RuntimeOptions {
   health?: () => HeartbeatHealth;
   /** Called once when the controller answers that this agent is revoked or unknown. */
   onRevoked?: (reason: string) => void;
+  /** Hears each job taken and each job whose result is stored (metrics). */
+  observer?: JobObserver;
+}
+
+export interface JobObserver {
+  jobReceived(kind: string): void;
+  jobFinished(kind: string, status: string, seconds: number): void;
 }
 
 /** What the agent tells the controller it can do: job kinds and transports. */
@@ -80,13 +94,18 @@ const LOG_FLUSH_MS = 2_000;
 const JOB_ENDED = new Error('the job has ended');
 
 export class AgentRuntime {
-  private readonly active = new Set<DeliveredJob>();
+  /** Batches taken and not yet settled. */
+  private readonly batches = new Set<DeliveredJob>();
   private readonly slots: Semaphore;
   private readonly connectSlots: Semaphore;
-  private slotWaiters: (() => void)[] = [];
+  /** Jobs taken and waiting for a slot, and batches taken and not yet opened: no batch is pulled while any wait. */
+  private queued = 0;
+  private opening = 0;
+  private running = 0;
+  private pullWaiters: (() => void)[] = [];
   private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
   private pendingEvents = 0;
-  private readonly opened = new Map<string, { at: number; secrets: Promise<Record<string, unknown>> }>();
+  private readonly results = new ResultsSender((results) => this.publishResults(results));
   private stopping = false;
   /** False once stopping or revoked: no new jobs are taken. */
   private accepting = true;
@@ -103,7 +122,7 @@ export class AgentRuntime {
   }
 
   get activeJobs(): number {
-    return this.active.size;
+    return this.running;
   }
 
   async start(): Promise<void> {
@@ -118,25 +137,32 @@ export class AgentRuntime {
     if (this.stopping) return;
     this.stopping = true;
     this.accepting = false;
-    this.slotWaiters.splice(0).forEach((w) => w());
+    this.wakePull();
     this.wakeHeartbeat?.();
     const end = Date.now() + graceMs;
-    while (this.active.size > 0 && Date.now() < end) await sleep(50);
+    while (this.batches.size > 0 && Date.now() < end) await sleep(50);
     await this.o.link.close().catch(() => undefined);
     await Promise.all(this.loops).catch(() => undefined);
   }
 
   // ---- pulling ------------------------------------------------------------------------------
 
+  private wakePull(): void {
+    this.pullWaiters.splice(0).forEach((w) => w());
+  }
+
+  /**
+   * Pulls one batch at a time, and only while a slot is free and no job taken waits for one: an
+   * agent holds at most its concurrency plus one batch, and the pool's other agents get the rest.
+   */
   private async pullLoop(): Promise<void> {
     while (this.accepting) {
-      const free = this.slots.free;
-      if (free === 0) {
-        await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+      if (this.slots.free === 0 || this.queued > 0 || this.opening > 0) {
+        await new Promise<void>((resolve) => this.pullWaiters.push(resolve));
         continue;
       }
       try {
-        await this.o.link.pull(free, 2_000, (job) => this.accept(job));
+        await this.o.link.pull(1, 2_000, (batch) => this.accept(batch));
       } catch (err) {
         if (!this.accepting) break;
         if (err instanceof LinkClosedError) {
@@ -155,99 +181,213 @@ export class AgentRuntime {
       delivered.nak(); // for another agent of the pool
       return;
     }
-    void this.slots.acquire().then(async () => {
-      this.active.add(delivered);
-      try {
-        await this.handle(delivered);
-      } catch (err) {
-        this.o.log.error({ err }, 'job handling failed');
-      } finally {
-        this.active.delete(delivered);
-        this.slots.release();
-        const waiters = this.slotWaiters;
-        this.slotWaiters = [];
-        waiters.forEach((w) => w());
-      }
-    });
+    this.batches.add(delivered);
+    void this.handleBatch(delivered)
+      .catch((err) => this.o.log.error({ err }, 'job batch handling failed'))
+      .finally(() => {
+        this.batches.delete(delivered);
+        this.wakePull();
+      });
   }
 
-  private async handle(delivered: DeliveredJob): Promise<void> {
+  /** The batch, checked: signed by the controller, for this agent's pool, with secrets it can read. Settles it otherwise. */
+  private async checkedBatch(delivered: DeliveredJob): Promise<JobBatch | null> {
     const { identity, log } = this.o;
-    let msg: JobMessage;
+    let batch: JobBatch;
     try {
-      msg = checkMessage(JobMessage, await verifyJson(delivered.token, this.keys.controller, CONTROLLER_SIGN_ALG), 'job message');
+      batch = checkMessage(JobBatch, await verifyJson(delivered.token, this.keys.controller, CONTROLLER_SIGN_ALG, 'any'), 'job batch');
     } catch (err) {
-      log.warn({ err: (err as Error).message }, 'dropped a job message the controller did not sign');
+      log.warn({ err: (err as Error).message }, 'dropped a job batch the controller did not sign');
       delivered.term();
-      return;
+      return null;
     }
-    if (msg.org_id !== identity.org_id || msg.pool !== identity.pool) {
-      log.warn({ job: msg.job_id }, 'dropped a job message of another pool');
+    if (batch.org_id !== identity.org_id || batch.pool !== identity.pool) {
+      log.warn({ batch: batch.batch_id }, 'dropped a job batch of another pool');
       delivered.term();
-      return;
+      return null;
     }
-    const deadline = Date.parse(msg.deadline_at);
-    if (deadline <= Date.now()) {
-      delivered.ack(); // the controller ends it with the reason
-      return;
-    }
-    const base = { v: PROTOCOL_VERSION, job_id: msg.job_id, attempt: msg.attempt, agent_id: identity.agent_id } as const;
-    if (msg.secrets && !isRecipient(msg.secrets, identity.agent_id)) {
-      // Sealed before this agent joined the pool: the controller seals it again for everyone.
-      log.info({ job: msg.job_id }, 'job secrets not addressed to this agent; handing it back');
-      await this.publish({ ...base, type: 'rejected', reason: 'not_recipient' }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:rejected`);
+    if (!isRecipient(batch.secrets, identity.agent_id)) {
+      // Sealed before this agent joined the pool: the controller seals its jobs again for everyone.
+      log.info({ batch: batch.batch_id }, 'job secrets not addressed to this agent; handing the jobs back');
+      const jobs = batch.jobs.map((j) => ({ job_id: j.job_id, attempt: j.attempt }));
+      await this.publish({ v: PROTOCOL_VERSION, type: 'rejected', agent_id: identity.agent_id, jobs, reason: 'not_recipient' }, randomUUID());
       delivered.term();
-      return;
+      return null;
     }
+    return batch;
+  }
 
+  private async handleBatch(delivered: DeliveredJob): Promise<void> {
+    this.opening += 1;
+    let opened = false;
+    const open = () => {
+      if (opened) return;
+      opened = true;
+      this.opening -= 1;
+      this.wakePull();
+    };
+    try {
+      await this.runBatch(delivered, open);
+    } finally {
+      open();
+    }
+  }
+
+  /** Runs the open jobs of a batch; calls `opened` once they are queued for slots. */
+  private async runBatch(delivered: DeliveredJob, opened: () => void): Promise<void> {
+    const batch = await this.checkedBatch(delivered);
+    if (!batch) return;
+    // Kept alive until every job of it has a stored result; an agent that dies lets it go to another.
     const keepAlive = setInterval(() => delivered.working(), Math.max(200, Math.floor(this.o.link.ackWaitMs / 3)));
+    try {
+      let jobs = batch.jobs.filter((j) => Date.parse(j.deadline_at) > Date.now()); // the controller ends the others
+      // Delivered before: the jobs whose result was recorded meanwhile are not run again.
+      if (delivered.redeliveries > 0 && jobs.length > 0) {
+        const open = await this.stillOpen(jobs);
+        jobs = jobs.filter((j) => open.has(j.job_id));
+      }
+      this.queued += jobs.length;
+      opened();
+      let secrets: Promise<BatchSecrets> | null = null;
+      const secretsOf = () => (secrets ??= this.openSecrets(batch));
+      const stored = await Promise.allSettled(jobs.map((job) => this.runQueued(job, secretsOf)));
+      const failed = stored.find((r) => r.status === 'rejected');
+      // A result that could not be stored (the agent is stopping): the batch goes to another agent.
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      // Jobs left unstarted because the agent is stopping: handed back now, and the next agent
+      // runs only those (it asks which are still open).
+      if (stored.some((r) => r.status === 'fulfilled' && r.value === 'handed_back')) delivered.nak();
+      else delivered.ack();
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  /**
+   * Waits for a slot, runs the job, resolves once its result is stored; or, when the agent
+   * stopped taking jobs meanwhile, answers 'handed_back' without running it.
+   */
+  private async runQueued(job: BatchJob, secretsOf: () => Promise<BatchSecrets>): Promise<'stored' | 'skipped' | 'handed_back'> {
+    let queued = true;
+    try {
+      await this.slots.acquire();
+      queued = false;
+      this.queued -= 1;
+      this.wakePull();
+      if (!this.accepting || Date.parse(job.deadline_at) <= Date.now()) {
+        this.slots.release();
+        // Past its deadline (it waited too long): the controller ends it with the reason.
+        return this.accepting ? 'skipped' : 'handed_back';
+      }
+      this.running += 1;
+      let ran: { stored: Promise<void> };
+      try {
+        ran = await this.runJob(job, secretsOf);
+      } finally {
+        this.running -= 1;
+        this.slots.release();
+        this.wakePull();
+      }
+      await ran.stored;
+      return 'stored';
+    } finally {
+      if (queued) this.queued -= 1;
+    }
+  }
+
+  /**
+   * Asks the controllers which jobs of a redelivered batch are still open; asks again while none
+   * answers, until every job's deadline has passed.
+   */
+  private async stillOpen(jobs: BatchJob[]): Promise<Set<string>> {
+    const agentId = this.o.identity.agent_id;
+    const request: OpenJobsRequest = {
+      v: PROTOCOL_VERSION,
+      type: 'open_jobs',
+      agent_id: agentId,
+      at: new Date().toISOString(),
+      jobs: jobs.map((j) => ({ job_id: j.job_id, attempt: j.attempt })),
+    };
+    const token = await signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId);
+    const last = Math.max(...jobs.map((j) => Date.parse(j.deadline_at)));
+    for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
+      const answer = await this.o.link.request(token, 10_000);
+      if (answer) {
+        const reply = (await verifyJson(answer, this.keys.controller, CONTROLLER_SIGN_ALG)) as { type?: unknown; error?: string | null };
+        // A refused agent gets a heartbeat reply saying why.
+        if (reply.type !== 'open_jobs') throw new Error(`the controller refused to say which jobs are open: ${reply.error ?? 'no reason given'}`);
+        const open = checkMessage(OpenJobsReply, reply, 'open jobs reply');
+        if (!open.ok) throw new Error(`the controller refused to say which jobs are open: ${open.error ?? 'no reason given'}`);
+        this.o.log.info({ jobs: jobs.length, open: open.open.length }, 'a job batch came again; running its open jobs only');
+        return new Set(open.open);
+      }
+      if (Date.now() + delay > last || this.stopping) return new Set();
+      await sleep(delay);
+    }
+  }
+
+  /** The batch's device secrets, decrypted once for all its jobs. */
+  private async openSecrets(batch: JobBatch): Promise<BatchSecrets> {
+    return checkMessage(BatchSecrets, await decryptSecrets(batch.secrets, this.o.identity.agent_id, this.keys.decrypt), 'job batch secrets');
+  }
+
+  /**
+   * Runs one job: reports it started and streams its log lines when it takes a while, and hands
+   * its result to the results sender. Answers once the job has ended (its slot is free again),
+   * with a promise of its result being stored.
+   */
+  private async runJob(job: BatchJob, secretsOf: () => Promise<BatchSecrets>): Promise<{ stored: Promise<void> }> {
+    const { identity } = this.o;
+    this.o.observer?.jobReceived(job.kind);
+    const base = { v: PROTOCOL_VERSION, job_id: job.job_id, attempt: job.attempt, agent_id: identity.agent_id } as const;
     const startedAt = new Date();
     const lines: LogLine[] = [];
     let logSeq = 0;
     const flushLogs = () => {
       if (lines.length === 0) return;
       const batch = lines.splice(0, lines.length);
-      void this.publish({ ...base, type: 'logs', lines: batch }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:logs:${++logSeq}`);
+      void this.publish({ ...base, type: 'logs', lines: batch }, `${job.job_id}:${job.attempt}:${identity.agent_id}:logs:${++logSeq}`);
     };
     // A job still running after 2 s is reported started; its log lines follow then and every 2 s.
     // (A quicker job, most of them, sets up no log timer: its lines go with the result.)
     let logTimer: NodeJS.Timeout | undefined;
     const startedTimer = setTimeout(() => {
-      void this.publish({ ...base, type: 'started', at: startedAt.toISOString() }, `${msg.job_id}:${msg.attempt}:${identity.agent_id}:started`);
+      void this.publish({ ...base, type: 'started', at: startedAt.toISOString() }, `${job.job_id}:${job.attempt}:${identity.agent_id}:started`);
       flushLogs();
       logTimer = setInterval(flushLogs, LOG_FLUSH_MS);
     }, STARTED_AFTER_MS);
     try {
-      const outcome = await this.execute(msg, deadline, (level, text) =>
+      const outcome = await this.execute(job, secretsOf, (level, text) =>
         lines.push({ at: new Date().toISOString(), level, text: text.slice(0, 4000) }),
       );
       clearTimeout(startedTimer);
       clearInterval(logTimer);
-      await this.publish(
-        {
-          ...base,
-          type: 'result',
-          status: outcome.status,
-          error: outcome.error,
-          result: outcome.result,
-          started_at: startedAt.toISOString(),
-          finished_at: new Date().toISOString(),
-          logs: lines.splice(0, lines.length),
-          ...(outcome.hostKey ? { host_key: outcome.hostKey } : {}),
-          ...(outcome.gnmiCert ? { gnmi_cert: outcome.gnmiCert } : {}),
-        },
-        `${msg.job_id}:${msg.attempt}:${identity.agent_id}:result`,
-      );
-      delivered.ack();
+      const stored = this.results.add({
+        job_id: job.job_id,
+        attempt: job.attempt,
+        status: outcome.status,
+        error: outcome.error,
+        result: outcome.result,
+        started_at: startedAt.toISOString(),
+        finished_at: new Date().toISOString(),
+        logs: lines.splice(0, lines.length),
+        host_key: outcome.hostKey ?? null,
+        gnmi_cert: outcome.gnmiCert ?? null,
+      });
+      return { stored: stored.then(() => this.o.observer?.jobFinished(job.kind, outcome.status, (Date.now() - startedAt.getTime()) / 1000)) };
     } finally {
       clearTimeout(startedTimer);
       clearInterval(logTimer);
-      clearInterval(keepAlive);
     }
   }
 
   /** Runs the job kind until it ends or its deadline passes. */
-  private async execute(msg: JobMessage, deadline: number, log: (level: LogLevel, text: string) => void): Promise<JobResultOf & DeviceIdentity> {
+  private async execute(
+    msg: BatchJob,
+    secretsOf: () => Promise<BatchSecrets>,
+    log: (level: LogLevel, text: string) => void,
+  ): Promise<JobResultOf & DeviceIdentity> {
+    const deadline = Date.parse(msg.deadline_at);
     const runner = runnerOf(msg.kind);
     if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
     const misfit = paramsMisfit(msg.kind, msg.params);
@@ -259,7 +399,9 @@ export class AgentRuntime {
       };
     let credentials: DeviceCredentials;
     try {
-      const secrets = msg.secrets ? await this.open(msg.secrets) : {};
+      const { credentials: sets, of } = await secretsOf();
+      const secrets = sets[of[msg.job_id]];
+      if (!secrets) throw new Error('the job batch holds none for this job');
       credentials = { username: msg.device.username, ...(secrets as Omit<DeviceCredentials, 'username'>) };
     } catch (err) {
       return { status: 'failed', error: `The agent could not decrypt the device credentials: ${(err as Error).message}`, result: null };
@@ -325,7 +467,7 @@ export class AgentRuntime {
    * Has the controller store a deploy job's pre-deployment backup (see JobContext.storeBackup);
    * asks again while no controller answers, until the job's time is nearly up.
    */
-  private async storeBackup(msg: JobMessage, backup: FetchedConfig, deadline: number): Promise<FetchedConfig> {
+  private async storeBackup(msg: BatchJob, backup: FetchedConfig, deadline: number): Promise<FetchedConfig> {
     const agentId = this.o.identity.agent_id;
     const request: BackupStoreRequest = {
       v: PROTOCOL_VERSION,
@@ -356,28 +498,22 @@ export class AgentRuntime {
   }
 
   /**
-   * Decrypts job secrets. Jobs of devices sharing a connection profile carry the same JWE, so
-   * one key agreement serves them all (kept a minute, in memory only).
-   */
-  private open(jwe: GeneralJwe): Promise<Record<string, unknown>> {
-    const key = `${jwe.ciphertext.length}:${jwe.tag}:${jwe.iv}`;
-    const now = Date.now();
-    const hit = this.opened.get(key);
-    if (hit && now - hit.at < 60_000) return hit.secrets;
-    if (this.opened.size > 500) this.opened.clear();
-    const secrets = decryptSecrets(jwe, this.o.identity.agent_id, this.keys.decrypt);
-    this.opened.set(key, { at: now, secrets });
-    secrets.catch(() => this.opened.delete(key));
-    return secrets;
-  }
-
-  /**
    * Signs and publishes an event, retrying (the link deduplicates by id) until it is stored.
    * Events are signed in the detached form: a result's config and transcript travel as JSON,
    * not base64url (see shared/src/jobs/crypto.ts).
    */
   private async publish(event: AgentEvent, id: string): Promise<void> {
-    const token = await signJsonDetached(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id);
+    await this.publishToken(await signJsonDetached(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id), id, event.type);
+  }
+
+  /** One `results` event of results already serialized (each JSON text stringified once). */
+  private async publishResults(results: string[]): Promise<void> {
+    const agentId = this.o.identity.agent_id;
+    const json = `{"v":${PROTOCOL_VERSION},"type":"results","agent_id":${JSON.stringify(agentId)},"results":[${results.join(',')}]}`;
+    await this.publishToken(signTextDetached(json, this.keys.sign, AGENT_SIGN_ALG, agentId), randomUUID(), 'results');
+  }
+
+  private async publishToken(token: string, id: string, type: string): Promise<void> {
     this.pendingEvents += 1;
     try {
       for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
@@ -385,8 +521,8 @@ export class AgentRuntime {
           await this.o.link.publish(token, id);
           return;
         } catch (err) {
-          if (this.stopping && this.active.size === 0) throw err;
-          this.o.log.warn({ err: (err as Error).message, event: event.type, job: event.job_id }, 'publishing to the controller failed; retrying');
+          if (this.stopping && this.batches.size === 0) throw err;
+          this.o.log.warn({ err: (err as Error).message, event: type }, 'publishing to the controller failed; retrying');
           await sleep(delay);
         }
       }
@@ -408,7 +544,7 @@ export class AgentRuntime {
           at: new Date().toISOString(),
           version: this.o.version,
           capabilities: this.capabilities,
-          active_jobs: this.active.size,
+          active_jobs: this.running,
           max_jobs: this.o.concurrency,
           pending_events: this.pendingEvents,
           ...(this.o.health ? { health: this.o.health() } : {}),
@@ -421,7 +557,7 @@ export class AgentRuntime {
               // Take no more jobs: they would only be refused.
               log.error({ reason: reply.error }, 'the controller refused this agent');
               this.accepting = false;
-              this.slotWaiters.splice(0).forEach((w) => w());
+              this.wakePull();
               this.o.onRevoked?.(reply.error ?? 'revoked');
               return;
             }

@@ -14,7 +14,9 @@ import { DRIVERS, type DriverRegistry } from '../../agent/src/drivers';
 import { enroll, type AgentIdentity } from '../../agent/src/identity';
 import { natsAgentLink } from '../../agent/src/nats-link';
 import type { InProcessHub } from '../../shared/src/jobs/inprocess';
+import { AGENT_SIGN_ALG, signJsonDetached, type AnyKey } from '../../shared/src/jobs/crypto';
 import type { AgentLink } from '../../shared/src/jobs/link';
+import { PROTOCOL_VERSION, type JobBatch } from '../../shared/src/jobs/messages';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import type { TestController } from '../helpers/controller';
@@ -186,4 +188,42 @@ export function apiClient(url: string): Api {
 /** Rows of a job, straight from the database. */
 export async function jobRow(tc: { db: TestController['db'] }, id: string): Promise<any> {
   return tc.db('jobs').where({ id }).first();
+}
+
+/**
+ * A `results` event as an agent sends it (detached JWS, signed with `sign` as `agentId`): one
+ * entry per job, each a successful test_credential result unless the entry says otherwise.
+ */
+export async function resultsToken(sign: AnyKey, agentId: string, results: ({ job_id: string } & Record<string, unknown>)[]): Promise<string> {
+  const now = new Date().toISOString();
+  const entries = results.map((r) => ({
+    attempt: 1,
+    status: 'succeeded',
+    error: null,
+    result: { ok: true, message: 'login ok', transports: [] },
+    started_at: now,
+    finished_at: now,
+    logs: [],
+    host_key: null,
+    gnmi_cert: null,
+    ...r,
+  }));
+  return signJsonDetached({ v: PROTOCOL_VERSION, type: 'results', agent_id: agentId, results: entries }, sign, AGENT_SIGN_ALG, agentId);
+}
+
+/** The job batch inside a controller-signed (compact) token, read without verifying it. */
+export function batchOf(token: string): JobBatch {
+  return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JobBatch;
+}
+
+/** Takes the next job batch off `link` (acked: no agent runs it) and answers its token. */
+export function takeBatch(link: AgentLink): Promise<string> {
+  return until('a job batch', async () => {
+    let got: string | undefined;
+    await link.pull(1, 500, (m) => {
+      got = m.token;
+      m.ack();
+    });
+    return got;
+  });
 }

@@ -10,10 +10,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { natsAgentLink } from '../../agent/src/nats-link';
 import type { JobOutcome } from '../../controller/src/jobs/types';
 import type { AgentLink } from '../../shared/src/jobs/link';
-import { AGENT_SIGN_ALG, importAgentPrivateKey, signJson, type AnyKey } from '../../shared/src/jobs/crypto';
-import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
+import { importAgentPrivateKey, type AnyKey } from '../../shared/src/jobs/crypto';
 import { startTestController, type TestController } from '../helpers/controller';
-import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, natsPrefix, until, type Org } from './helpers';
+import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, natsPrefix, resultsToken, until, type Org } from './helpers';
 
 const prefix = natsPrefix();
 let tc: TestController;
@@ -78,28 +77,14 @@ async function dispatchedJobs(n: number): Promise<string[]> {
   return ids;
 }
 
-/** The agent's results for `ids`, published back to back (so the controller pulls them as one burst). */
+/** The agent's results for `ids`, in one results event (so the controller takes them as one burst). */
 async function answer(ids: string[], extra: (jobId: string) => Record<string, unknown> = () => ({})): Promise<void> {
-  const now = new Date().toISOString();
-  await Promise.all(
-    ids.map(async (jobId) => {
-      const event = {
-        v: PROTOCOL_VERSION,
-        type: 'result',
-        job_id: jobId,
-        attempt: 1,
-        agent_id: agentId,
-        status: 'succeeded',
-        error: null,
-        result: { ok: true, message: 'login ok', transports: [] },
-        started_at: now,
-        finished_at: now,
-        logs: [],
-        ...extra(jobId),
-      };
-      await link.publish(await signJson(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
-    }),
+  const token = await resultsToken(
+    signKey,
+    agentId,
+    ids.map((jobId) => ({ job_id: jobId, ...extra(jobId) })),
   );
+  await link.publish(token, `${ids[0]}:${ids.length}:results`);
 }
 
 const marks = async (ids: string[]) => {
@@ -155,7 +140,7 @@ it('pins the SSH host keys and gNMI certificates results report the same way tog
     },
     { host_key: { type: 'ssh-rsa', fingerprint: `SHA256:${'A'.repeat(42)}${i}` } },
     { gnmi_cert: { sha256: hex(i + 100), subject: `CN=g${i}`, not_after: null } },
-    {}, // an older agent: nothing to pin
+    {}, // no SSH or gNMI-over-TLS session: nothing to pin
   ];
   const pinRows = async (ids: string[]) =>
     (

@@ -9,10 +9,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { natsAgentLink } from '../../agent/src/nats-link';
 import type { AgentLink } from '../../shared/src/jobs/link';
-import { AGENT_SIGN_ALG, importAgentPrivateKey, signJsonDetached, type AnyKey } from '../../shared/src/jobs/crypto';
-import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
+import { importAgentPrivateKey, type AnyKey } from '../../shared/src/jobs/crypto';
 import { startTestController, type TestController } from '../helpers/controller';
-import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, natsPrefix, until, type Org } from './helpers';
+import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, natsPrefix, resultsToken, until, type Org } from './helpers';
 
 const prefix = natsPrefix();
 let tc: TestController;
@@ -48,21 +47,7 @@ async function dispatchedBackup(): Promise<{ jobId: string; deviceId: string }> 
 }
 
 async function answer(jobId: string, result: Record<string, unknown>): Promise<void> {
-  const now = new Date().toISOString();
-  const event = {
-    v: PROTOCOL_VERSION,
-    type: 'result',
-    job_id: jobId,
-    attempt: 1,
-    agent_id: agentId,
-    status: 'succeeded',
-    error: null,
-    result,
-    started_at: now,
-    finished_at: now,
-    logs: [],
-  };
-  await link.publish(await signJsonDetached(event, signKey, AGENT_SIGN_ALG, agentId), `${jobId}:1:${agentId}:result`);
+  await link.publish(await resultsToken(signKey, agentId, [{ job_id: jobId, result }]), `${jobId}:1:${agentId}:results`);
 }
 
 it('fails a job whose result does not fit its kind, and the recorder stores the failure with the reason', async () => {

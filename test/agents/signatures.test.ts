@@ -1,7 +1,7 @@
 /**
  * The signature forms of the job protocol (shared/src/jobs/crypto.ts) with real keys: agents'
  * events in the detached form (RFC 7797, payload unencoded after a line break), everything else
- * and older agents' events in the compact form. The controller accepts both.
+ * (job batches, replies, heartbeats) in the compact form. Events are accepted detached only.
  */
 import { CompactSign, FlattenedSign, compactVerify, decodeProtectedHeader, flattenedVerify, importJWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -128,15 +128,16 @@ describe('detached event signatures (RFC 7797)', () => {
   });
 });
 
-describe("compact signatures (controller messages, heartbeats, older agents' events)", () => {
-  it('still verify, name their signer and give their payload unverified', async () => {
+describe('compact signatures (controller messages, heartbeats)', () => {
+  it('verify, name their signer and give their payload unverified; refused where only the detached form is taken (events)', async () => {
     const token = await signJson(result, sign, AGENT_SIGN_ALG, AGENT_ID);
     expect(token.split('.')).toHaveLength(3);
     expect(token).not.toContain('\n');
     expect(await verifyJson(token, verify, AGENT_SIGN_ALG)).toEqual(result);
     expect(signerOf(token)).toBe(AGENT_ID);
     expect(unverifiedPayload(token)).toEqual(result);
-    // As an agent of the previous release made them (jose CompactSign, no helper of ours).
+    await expect(verifyJson(token, verify, AGENT_SIGN_ALG, 'detached')).rejects.toThrow(/detached/);
+    // As jose makes them (CompactSign, no helper of ours).
     const older = await new CompactSign(new TextEncoder().encode(JSON.stringify(result)))
       .setProtectedHeader({ alg: 'ES256', kid: AGENT_ID })
       .sign(sign as never);
@@ -157,7 +158,7 @@ describe("compact signatures (controller messages, heartbeats, older agents' eve
     expect(await verifyJson(detached, controller.publicKey, CONTROLLER_SIGN_ALG)).toEqual({ v: PROTOCOL_VERSION, ok: true });
   });
 
-  it('are the JWS jose reads: node:crypto signs, jose (the previous release) verifies, and back', async () => {
+  it('are the JWS jose reads: node:crypto signs, jose verifies, and back', async () => {
     const keys = await generateAgentKeys();
     const mine = (await importAgentPrivateKey(keys.privateJwk)).sign;
     const joseKey = await importJWK(keys.publicJwk, AGENT_SIGN_ALG);

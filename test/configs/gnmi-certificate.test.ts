@@ -10,11 +10,11 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_SIGN_ALG, importAgentPrivateKey, signJson } from '../../shared/src/jobs/crypto';
+import { importAgentPrivateKey } from '../../shared/src/jobs/crypto';
 import type { InProcessHub } from '../../shared/src/jobs/inprocess';
-import { PROTOCOL_VERSION, type JobMessage } from '../../shared/src/jobs/messages';
+import type { BatchJob } from '../../shared/src/jobs/messages';
 import type { TestController } from '../helpers/controller';
-import { enrollAgent, until } from '../agents/helpers';
+import { batchOf, enrollAgent, resultsToken, takeBatch } from '../agents/helpers';
 import type { InventoryUser } from '../inventory/helpers';
 import { pinningFixture } from './pinning';
 import { newSelfSignedCert, startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
@@ -140,8 +140,8 @@ describe('gNMI TLS certificate pinning (gnmi_skip_verify on)', () => {
   });
 });
 
-describe('older agents and the job message', () => {
-  it('pins nothing from a result without gnmi_cert (an older agent); the job carries the pin once there is one', async () => {
+describe('the pin in results and in the job batch', () => {
+  it('pins nothing from a result without a gnmi_cert; the job carries the pin once there is one', async () => {
     // An agent of its own site, never started: the test takes its jobs off the hub and answers.
     const site = await u.site();
     const { identity } = await enrollAgent(c, u, { site_id: site.id });
@@ -149,44 +149,18 @@ describe('older agents and the job message', () => {
     const link = (c.services.jobEngine.transport as InProcessHub).link(u.orgId, site.id);
     const id = (await u.device(profileId, { name: 'gnmi-older', host: '192.0.2.44', device_type: 'vendor_eos', site_id: site.id })).id;
 
-    const runJob = async (extra: Record<string, unknown>): Promise<JobMessage> => {
+    const runJob = async (extra: Record<string, unknown>): Promise<BatchJob> => {
       const [jobId] = await c.services.jobs.submit([{ orgId: u.orgId, kind: 'test_credential', deviceId: id, params: {}, deadlineMs: 60_000 }]);
-      const token = await until('the job message', async () => {
-        let got: string | undefined;
-        await link.pull(1, 500, (job) => {
-          got = job.token;
-          job.ack();
-        });
-        return got;
-      });
-      const message = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JobMessage;
+      const [message] = batchOf(await takeBatch(link)).jobs;
       expect(message.job_id).toBe(jobId);
-      const now = new Date().toISOString();
-      const event = {
-        v: PROTOCOL_VERSION,
-        type: 'result',
-        job_id: jobId,
-        attempt: message.attempt,
-        agent_id: identity.agent_id,
-        status: 'succeeded',
-        error: null,
-        result: { ok: true, message: 'login ok', transports: [] },
-        started_at: now,
-        finished_at: now,
-        logs: [],
-        ...extra,
-      };
-      await link.publish(
-        await signJson(event, signKey, AGENT_SIGN_ALG, identity.agent_id),
-        `${jobId}:${message.attempt}:${identity.agent_id}:result`,
-      );
+      await link.publish(await resultsToken(signKey, identity.agent_id, [{ job_id: jobId, attempt: message.attempt, ...extra }]), `${jobId}:results`);
       const [outcome] = await c.services.jobs.wait([jobId], 30_000);
       expect(outcome.status).toBe('succeeded');
       return message;
     };
 
     const first = await runJob({});
-    expect(first.device).not.toHaveProperty('gnmi_cert_sha256'); // nothing pinned: the field is left out
+    expect(first.device.gnmi_cert_sha256).toBeNull(); // nothing pinned yet
     expect(await pinOf(id)).toBeNull();
 
     const cert = { sha256: sha256(certA.cert), subject: 'CN=gnmi-pin-a', not_after: null };

@@ -1,16 +1,14 @@
 /**
- * The agent's Prometheus registry, and wrappers that feed it without touching the runner: the
- * job link (jobs received, results published, heartbeats answered) and the drivers (sessions
- * opened, session errors by DriverError cause).
+ * The agent's Prometheus registry, and what feeds it: the runner's job observer (jobs received
+ * and finished), wrappers of the job link (events published, heartbeats answered) and of the
+ * drivers (sessions opened, session errors by DriverError cause).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AgentLink, DeliveredJob } from '../../../shared/src/jobs/link';
+import type { AgentLink } from '../../../shared/src/jobs/link';
 import type { DriverRegistry } from '../drivers';
 import { DriverError, type DeviceDriver, type DeviceSession, type Transport } from '../drivers/types';
 
 const JOB_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
-/** Jobs remembered between delivery and result (older ones are forgotten first). */
-const TRACKED_JOBS = 20_000;
 
 /**
  * Top-level string fields of a JWS payload, unverified: only for labels (the runner verifies
@@ -66,7 +64,6 @@ export class AgentMetrics {
   private readonly sessionErrors: Counter<'transport' | 'cause'>;
   private readonly sessionsActive: Gauge<'transport'>;
   private readonly natsReconnects: Counter;
-  private readonly jobs = new Map<string, { kind: string; at: number }>();
   private sources: { active?: () => number; max?: number; natsConnected?: () => boolean; controllerReachable?: () => boolean | null } = {};
   /** When a heartbeat last got the controller's answer (ms since epoch), or null. */
   lastAnswerAt: number | null = null;
@@ -101,7 +98,7 @@ export class AgentMetrics {
     });
     this.received = new Counter({
       name: 'switchboard_agent_jobs_received_total',
-      help: 'Job messages handed to this agent, by kind.',
+      help: 'Jobs this agent took (out of job batches), by kind.',
       labelNames: ['kind'],
       registers,
     });
@@ -113,14 +110,14 @@ export class AgentMetrics {
     });
     this.duration = new Histogram({
       name: 'switchboard_agent_job_duration_seconds',
-      help: 'From receiving a job to publishing its result, by kind and status.',
+      help: 'From starting a job to storing its result, by kind and status.',
       labelNames: ['kind', 'status'],
       buckets: JOB_BUCKETS,
       registers,
     });
     this.published = new Counter({
       name: 'switchboard_agent_events_published_total',
-      help: 'Events stored in JetStream for the controller, by type (started, logs, result, rejected).',
+      help: 'Events stored in JetStream for the controller, by type (started, logs, results, rejected).',
       labelNames: ['type'],
       registers,
     });
@@ -184,24 +181,22 @@ export class AgentMetrics {
     this.natsReconnects.inc();
   }
 
-  /** The link as the runner sees it, counting jobs, events and heartbeats on the way through. */
+  /** A job taken (the runtime's JobObserver). */
+  jobReceived(kind: string): void {
+    this.received.inc({ kind });
+  }
+
+  /** A job whose result is stored, and how long it took (the runtime's JobObserver). */
+  jobFinished(kind: string, status: string, seconds: number): void {
+    this.finished.inc({ kind, status });
+    this.duration.observe({ kind, status }, seconds);
+  }
+
+  /** The link as the runner sees it, counting events and heartbeats on the way through. */
   instrumentLink<L extends AgentLink>(link: L): L {
-    const jobs = this.jobs;
-    const track = (job: DeliveredJob): DeliveredJob => {
-      const p = labelsOf(job.token);
-      const id = p.job_id ?? null;
-      const kind = p.kind ?? 'unknown';
-      this.received.inc({ kind });
-      if (id) {
-        jobs.delete(id);
-        jobs.set(id, { kind, at: Date.now() });
-        if (jobs.size > TRACKED_JOBS) jobs.delete(jobs.keys().next().value as string);
-      }
-      return job;
-    };
     const wrapped: AgentLink = {
       ackWaitMs: link.ackWaitMs,
-      pull: (max, waitMs, onJob) => link.pull(max, waitMs, (job) => onJob(track(job))),
+      pull: (max, waitMs, onJob) => link.pull(max, waitMs, onJob),
       publish: async (token, id) => {
         const p = labelsOf(token);
         const type = p.type ?? 'unknown';
@@ -212,14 +207,6 @@ export class AgentMetrics {
           throw err;
         }
         this.published.inc({ type });
-        if (type === 'result' && p.job_id) {
-          const job = jobs.get(p.job_id);
-          jobs.delete(p.job_id);
-          const status = p.status ?? 'unknown';
-          const kind = job?.kind ?? 'unknown';
-          this.finished.inc({ kind, status });
-          if (job) this.duration.observe({ kind, status }, (Date.now() - job.at) / 1000);
-        }
       },
       request: async (token, timeoutMs) => {
         const answer = await link.request(token, timeoutMs);

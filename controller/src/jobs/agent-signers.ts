@@ -34,14 +34,17 @@ export class AgentSigners {
     return new Map(signer ? [[signer.id, signer]] : []);
   }
 
-  /** Checks the signature against the agent's stored key; revoked and unknown agents are refused. */
-  async verify(token: string, agents: Map<string, AgentIdentityRow>): Promise<Verified> {
+  /**
+   * Checks the signature against the agent's stored key; revoked and unknown agents are refused.
+   * `form`: events are detached only; requests come in either form.
+   */
+  async verify(token: string, agents: Map<string, AgentIdentityRow>, form: 'any' | 'detached' = 'any'): Promise<Verified> {
     const kid = signerOf(token);
     const agent = kid ? agents.get(kid) : undefined;
     if (!agent || !agent.public_key) return { refused: `unknown agent ${kid ?? '(no kid)'}` };
     if (agent.revoked_at) return { refused: `agent ${agent.name} is revoked`, agent };
     try {
-      return { agent, payload: await verifyJson(token, await this.keyOf(agent), AGENT_SIGN_ALG) };
+      return { agent, payload: await verifyJson(token, await this.keyOf(agent), AGENT_SIGN_ALG, form) };
     } catch {
       return { refused: `bad signature claiming to be agent ${agent.name}` };
     }

@@ -5,18 +5,26 @@ import { CONTROLLER_SIGN_ALG, signJson, signerOf, unverifiedPayload, type Contro
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
 import { isJobKind, resultMisfit } from '../../../shared/src/jobs/kinds';
-import { AgentEvent, checkMessage, type LogLine, type ResultEvent } from '../../../shared/src/jobs/messages';
+import {
+  AgentEvent,
+  OpenJobsRequest,
+  PROTOCOL_VERSION,
+  checkMessage,
+  type JobResult,
+  type LogLine,
+  type OpenJobsReply,
+} from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
 import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
-import type { AgentDirectory, AgentIdentityRow, DeviceTarget, Liveness, TargetLoader } from './ports';
+import { isOffline, type AgentDirectory, type AgentIdentityRow, type DeviceTarget, type Liveness, type TargetLoader } from './ports';
 import { AgentSigners, UUID } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { answerHeartbeat, type OnlineListener } from './heartbeat';
-import { SecretSealer, jobMessage } from './job-message';
+import { jobBatch, splitBatches } from './job-message';
 import { JobsStore, outcomeOf, type Dispatched, type EventJob, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
-import type { JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
+import type { AgentRef, JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
 
 export interface JobTunables {
   /** Deadline of a job submitted without one. */
@@ -73,7 +81,8 @@ type FinishResult = 'final' | 'skipped' | 'retry';
 const OUTCOMES_PER_TRANSACTION = 32;
 /** After this many failed attempts to record an outcome, the job ends failed with the reason. */
 const MAX_RECORD_FAILURES = 5;
-const PUBLISH_CONCURRENCY = 64;
+/** Batches sealed, signed and published at once. */
+const PUBLISH_CONCURRENCY = 16;
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 
 /**
@@ -92,6 +101,19 @@ interface VerifiedEvent {
   agent: AgentIdentityRow;
 }
 
+/** One job's result out of a verified results event, with what settles that event. */
+interface ResultItem {
+  result: JobResult;
+  agent: AgentIdentityRow;
+  job: EventJob;
+  settle(recorded: boolean): void;
+}
+
+interface JobRef {
+  job_id: string;
+  attempt: number;
+}
+
 /**
  * The durable job machinery of the controller. Every piece of job state lives in PostgreSQL:
  * dispatch, deadlines and recovery are done by passes any replica may run (advisory lock for
@@ -108,7 +130,6 @@ export class JobEngine implements JobService {
   private readonly requestHandlers = new Map<string, RequestHandler>();
   private readonly waiters = new Set<() => void>();
   private readonly signers: AgentSigners;
-  private readonly sealer = new SecretSealer();
   private liveCache: { at: number; value: Promise<Liveness> } | null = null;
   private dispatching: Promise<void> | null = null;
   private dispatchAgain = false;
@@ -124,6 +145,7 @@ export class JobEngine implements JobService {
   constructor(private readonly deps: JobEngineDeps) {
     this.store = new JobsStore(deps.db);
     this.signers = new AgentSigners(deps.agents);
+    this.onRequest('open_jobs', (agent, payload) => this.openJobs(agent, payload));
   }
 
   get transport(): JobTransport {
@@ -272,6 +294,8 @@ export class JobEngine implements JobService {
     const { store, deps } = this;
     const batch = deps.tunables.dispatchBatch;
     const gone: JobRow[] = [];
+    // Read before the lock: the embedded database has a single connection, held by the dispatch transaction.
+    const live = await this.liveness();
     const full = await store.withDispatchLock(async (trx) => {
       const rows = await store.dispatchCandidates(trx, batch);
       const seen = new Set<string>();
@@ -311,13 +335,29 @@ export class JobEngine implements JobService {
         else toSend.push({ job, target, pool, recipients });
       }
 
-      const sent = await mapLimit(toSend, PUBLISH_CONCURRENCY, async ({ job, target, pool, recipients }): Promise<Dispatched> => {
-        const attempt = job.attempt + 1;
-        const message = jobMessage(job, attempt, target, pool, await this.sealer.seal(target, recipients));
-        const token = await signJson(message, deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
-        const seq = await this.transport.publishJob(job.org_id, pool, token, `${job.id}:${attempt}`);
-        return { id: job.id, attempt, pool, site_id: target.site_id, stream_seq: seq, transport: this.transport.name };
-      });
+      // The jobs of each pool in batches: one message, one signature and one sealing per batch.
+      const online = (agents: AgentIdentityRow[]) => agents.filter((a) => !isOffline(a, live)).length;
+      const batches = [...groupBy(toSend, (s) => `${s.job.org_id}/${s.pool}`).values()].flatMap((group) =>
+        splitBatches(
+          group.map(({ job, target }) => ({ job, target, attempt: job.attempt + 1 })),
+          online(group[0].recipients),
+        ).map((items) => ({ items, ...group[0] })),
+      );
+      const sent = (
+        await mapLimit(batches, PUBLISH_CONCURRENCY, async ({ items, job, pool, recipients }): Promise<Dispatched[]> => {
+          const message = await jobBatch(job.org_id, pool, items, recipients);
+          const token = await signJson(message, deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
+          const seq = await this.transport.publishJob(job.org_id, pool, token, message.batch_id);
+          return items.map(({ job: j, target, attempt }) => ({
+            id: j.id,
+            attempt,
+            pool,
+            site_id: target.site_id,
+            stream_seq: seq,
+            transport: this.transport.name,
+          }));
+        })
+      ).flat();
       await store.markDispatched(trx, sent);
       await store.setPool(trx, waiting);
       return rows.length === batch;
@@ -462,7 +502,9 @@ export class JobEngine implements JobService {
       const outcome = outcomeOf(row);
       for (const listener of kindListeners) hear(() => listener(outcome));
     }
-    if (retract && row.stream_seq !== null) await this.transport.retractJob(row.stream_seq).catch(() => undefined);
+    // A batch message goes once none of its jobs is open (the others may still need its redelivery).
+    if (retract && row.stream_seq !== null && row.transport && !(await this.store.messageOpen(row.stream_seq, row.transport).catch(() => true)))
+      await this.transport.retractJob(row.stream_seq).catch(() => undefined);
     for (const wake of [...this.waiters]) wake();
     if (row.agent_id) this.count(row.agent_id, row.status === 'succeeded');
     // The device is free for its next job. With none queued there is nothing to dispatch: a job
@@ -496,9 +538,9 @@ export class JobEngine implements JobService {
    */
   private async verifiedEvents(batch: IncomingEvent[]): Promise<VerifiedEvent[]> {
     const agents = await this.signers.ofTokens(batch.map((e) => e.token));
-    const checked = await Promise.all(batch.map((incoming) => this.signers.verify(incoming.token, agents)));
+    const checked = await Promise.all(batch.map((incoming) => this.signers.verify(incoming.token, agents, 'detached')));
     const verified: VerifiedEvent[] = [];
-    const revokedJobs: { jobId: string; attempt: number }[] = [];
+    const revokedJobs: JobRef[] = [];
     for (const [i, incoming] of batch.entries()) {
       const v = checked[i];
       if ('payload' in v) {
@@ -512,76 +554,84 @@ export class JobEngine implements JobService {
         }
       } else {
         this.deps.log.warn({ reason: v.refused }, 'refused an agent event');
-        const job = v.agent?.revoked_at ? jobOfToken(incoming.token) : null;
-        if (job) revokedJobs.push(job);
+        if (v.agent?.revoked_at) revokedJobs.push(...jobsOfToken(incoming.token));
       }
       incoming.ack();
     }
-    for (const r of revokedJobs) {
-      if (await this.store.requeue(r.jobId, r.attempt)) void this.kick();
-    }
+    await this.requeueAll(revokedJobs);
     return verified;
+  }
+
+  /** Puts jobs an agent could not (or may not) finish back in the queue, at the attempt it had. */
+  private async requeueAll(jobs: JobRef[]): Promise<void> {
+    let any = false;
+    for (const r of jobs) if (await this.store.requeue(r.job_id, r.attempt)) any = true;
+    if (any) void this.kick();
   }
 
   private async recordEvents(batch: IncomingEvent[]): Promise<void> {
     const { store, deps } = this;
     const verified = await this.verifiedEvents(batch);
 
-    // Events must come from an agent of the job's own organization and pool.
-    const jobs = await store.jobsById([...new Set(verified.map((v) => v.event.job_id).filter((id) => UUID.test(id)))]);
-    const accepted = verified.filter((v) => {
-      const job = jobs.get(v.event.job_id);
+    // Every job an event is about, read at once; events must come from an agent of the job's own organization and pool.
+    const ids = verified.flatMap(({ event: e }) =>
+      e.type === 'results' ? e.results.map((r) => r.job_id) : e.type === 'rejected' ? e.jobs.map((j) => j.job_id) : [e.job_id],
+    );
+    const jobs = await store.jobsById([...new Set(ids.filter((id) => UUID.test(id)))]);
+    const mine = (v: VerifiedEvent, jobId: string) => {
+      const job = jobs.get(jobId);
       const ok = job !== undefined && job.org_id === v.agent.org_id && (job.pool === null || job.pool === poolOf(v.agent.site_id));
-      if (!ok) {
-        if (job) deps.log.warn({ agent: v.agent.id, job: v.event.job_id }, "refused an event from an agent outside the job's pool");
-        v.incoming.ack();
-      }
+      if (!ok && job) deps.log.warn({ agent: v.agent.id, job: jobId }, "refused an event from an agent outside the job's pool");
       return ok;
-    });
+    };
 
     const logs: { job_id: string; attempt: number; agent_id: string; line: LogLine }[] = [];
     const started: { id: string; agent_id: string; at: Date }[] = [];
-    const results: VerifiedEvent[] = [];
+    const results: ResultItem[] = [];
     const done: IncomingEvent[] = [];
-    for (const v of accepted) {
+    const rejected: JobRef[] = [];
+    for (const v of verified) {
       const e = v.event;
-      if (e.type === 'logs' || e.type === 'result') {
-        for (const line of e.type === 'logs' ? e.lines : e.logs) logs.push({ job_id: e.job_id, attempt: e.attempt, agent_id: v.agent.id, line });
+      if (e.type === 'results') {
+        const accepted = e.results.filter((r) => mine(v, r.job_id));
+        // The event is acked once every result in it is recorded (or was already): a redelivered copy records only what is missing.
+        const settle = settleOnce(v.incoming, accepted.length);
+        for (const r of accepted) {
+          for (const line of r.logs) logs.push({ job_id: r.job_id, attempt: r.attempt, agent_id: v.agent.id, line });
+          results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, settle });
+        }
+        continue;
       }
-      if (e.type === 'started') started.push({ id: e.job_id, agent_id: v.agent.id, at: new Date(e.at) });
       if (e.type === 'rejected') {
-        const job = jobs.get(e.job_id);
-        // The job's secrets were sealed before this agent joined the pool: seal them again.
-        if (job && job.attempt === e.attempt && (await store.requeue(e.job_id, e.attempt))) void this.kick();
+        // The batch's secrets were sealed before this agent joined the pool: seal them again.
+        rejected.push(...e.jobs.filter((j) => mine(v, j.job_id) && jobs.get(j.job_id)!.attempt === j.attempt));
+      } else if (mine(v, e.job_id)) {
+        if (e.type === 'logs') for (const line of e.lines) logs.push({ job_id: e.job_id, attempt: e.attempt, agent_id: v.agent.id, line });
+        else started.push({ id: e.job_id, agent_id: v.agent.id, at: new Date(e.at) });
       }
-      if (e.type === 'result') results.push(v);
-      else done.push(v.incoming);
+      done.push(v.incoming);
     }
+    await this.requeueAll(rejected);
     try {
       await store.insertLogs(logs);
       await store.markStarted(started);
     } catch (err) {
       deps.log.error({ err }, 'recording agent progress failed');
-      for (const e of [...done, ...results.map((r) => r.incoming)]) e.nak(1000);
+      for (const v of verified) v.incoming.nak(1000);
       return;
     }
     done.forEach((e) => e.ack());
 
     // Outcomes in chunks, one transaction each, a few transactions at once.
-    const chunks: VerifiedEvent[][] = [];
+    const chunks: ResultItem[][] = [];
     for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
     await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
       const outcome = await this.recordResults(
-        chunk.map(({ event, agent }) => ({
-          jobId: event.job_id,
-          kind: jobs.get(event.job_id)!.kind,
-          fields: resultFields(event as ResultEvent, agent.id, jobs.get(event.job_id)!.kind),
-        })),
+        chunk.map(({ result, agent, job }) => ({ jobId: result.job_id, kind: job.kind, fields: resultFields(result, agent.id, job.kind) })),
       );
-      chunk.forEach((v, i) => {
-        if (outcome[i] === 'skipped') this.noteUnrecorded(jobs.get(v.event.job_id)!, v);
-        if (outcome[i] === 'retry') v.incoming.nak(1000);
-        else v.incoming.ack();
+      chunk.forEach((item, i) => {
+        if (outcome[i] === 'skipped') this.noteUnrecorded(item);
+        item.settle(outcome[i] !== 'retry');
       });
     });
   }
@@ -591,16 +641,15 @@ export class JobEngine implements JobService {
    * result that finished it is expected after a crash, anything else arrived too late (its job
    * was failed at its deadline, or another attempt finished it) and is logged, never dropped silently.
    */
-  private noteUnrecorded(job: EventJob, v: VerifiedEvent): void {
+  private noteUnrecorded({ job, result: e, agent }: ResultItem): void {
     if (!FINAL_STATUSES.has(job.status)) return;
-    const e = v.event as ResultEvent;
-    const fields = resultFields(e, v.agent.id, job.kind);
-    const copy = job.status === fields.status && job.agent_id === v.agent.id && job.error === fields.error;
+    const fields = resultFields(e, agent.id, job.kind);
+    const copy = job.status === fields.status && job.agent_id === agent.id && job.error === fields.error;
     const about = {
       job: job.id,
       device: job.device_id,
       kind: job.kind,
-      agent: v.agent.id,
+      agent: agent.id,
       attempt: e.attempt,
       job_status: job.status,
       job_error: job.error,
@@ -676,6 +725,23 @@ export class JobEngine implements JobService {
     return signJson(reply, this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
   }
 
+  /**
+   * Which jobs of a redelivered batch are still open at the attempt the batch carries: the agent
+   * runs only those, so a device whose result was recorded is never run again.
+   */
+  private async openJobs(agent: AgentRef, payload: unknown): Promise<Record<string, unknown>> {
+    const reply = (ok: boolean, open: string[], error: string | null): OpenJobsReply => ({ v: PROTOCOL_VERSION, type: 'open_jobs', ok, open, error });
+    let request: OpenJobsRequest;
+    try {
+      request = checkMessage(OpenJobsRequest, payload, 'open jobs request');
+      if (request.agent_id !== agent.id) throw new Error('agent_id does not match the signer');
+    } catch (err) {
+      return reply(false, [], (err as Error).message);
+    }
+    const refs = request.jobs.filter((j) => UUID.test(j.job_id));
+    return reply(true, await this.store.stillOpen(agent.org_id, refs), null);
+  }
+
   // ---- deadlines ----------------------------------------------------------------------------
 
   /** One sweep: expired jobs end with their reason, waiting jobs get another dispatch pass. */
@@ -729,19 +795,32 @@ export class JobEngine implements JobService {
   }
 }
 
-/** The job a refused result or rejection was about, read without trusting it (to requeue it). */
-function jobOfToken(token: string): { jobId: string; attempt: number } | null {
+/** The jobs a refused results or rejected event was about, read without trusting it (to requeue them). */
+function jobsOfToken(token: string): JobRef[] {
   try {
-    const payload = unverifiedPayload(token) as { job_id?: unknown; attempt?: unknown; type?: unknown };
-    const about =
-      typeof payload.job_id === 'string' &&
-      UUID.test(payload.job_id) &&
-      typeof payload.attempt === 'number' &&
-      (payload.type === 'result' || payload.type === 'rejected');
-    return about ? { jobId: payload.job_id as string, attempt: payload.attempt as number } : null;
+    const payload = unverifiedPayload(token) as { type?: unknown; results?: unknown; jobs?: unknown };
+    const list = payload.type === 'results' ? payload.results : payload.type === 'rejected' ? payload.jobs : null;
+    if (!Array.isArray(list)) return [];
+    return list.flatMap((j: { job_id?: unknown; attempt?: unknown }) =>
+      typeof j?.job_id === 'string' && UUID.test(j.job_id) && typeof j.attempt === 'number' ? [{ job_id: j.job_id, attempt: j.attempt }] : [],
+    );
   } catch {
-    return null; // unreadable: nothing to requeue
+    return []; // unreadable: nothing to requeue
   }
+}
+
+/** Answers once all `n` parts of an event are settled: ack when each was recorded, nak when any must be tried again. */
+function settleOnce(incoming: IncomingEvent, n: number): (recorded: boolean) => void {
+  let left = n;
+  let retry = false;
+  if (n === 0) incoming.ack();
+  return (recorded) => {
+    if (!recorded) retry = true;
+    if (--left === 0) {
+      if (retry) incoming.nak(1000);
+      else incoming.ack();
+    }
+  };
 }
 
 /**
@@ -749,7 +828,7 @@ function jobOfToken(token: string): { jobId: string; attempt: number } | null {
  * contract (an agent of another build) fails the job with the reason instead of reaching the
  * kind's recorder, which can then take every result as its schema says.
  */
-function resultFields(e: ResultEvent, agentId: string, kind: JobKind): FinalFields {
+function resultFields(e: JobResult, agentId: string, kind: JobKind): FinalFields {
   const misfit = e.result === null ? null : resultMisfit(kind, e.result);
   return {
     status: misfit ? 'failed' : e.status,

@@ -294,6 +294,24 @@ export class JobsStore {
     return n > 0;
   }
 
+  /** Whether a job sent in the message `seq` of `transport` (a batch) is still open. */
+  async messageOpen(seq: number, transport: string): Promise<boolean> {
+    return Boolean(await this.db('jobs').where({ stream_seq: seq, transport }).whereIn('status', OPEN).first('id'));
+  }
+
+  /** The jobs of `refs` still open at the given attempt, in the agent's organization (for a redelivered batch). */
+  async stillOpen(orgId: string, refs: { job_id: string; attempt: number }[]): Promise<string[]> {
+    if (refs.length === 0) return [];
+    const rows: { id: string }[] = await this.db
+      .raw(
+        `SELECT j.id FROM jobs j JOIN unnest(?::uuid[], ?::int[]) AS r(id, attempt) ON j.id = r.id AND j.attempt = r.attempt
+          WHERE j.org_id = ? AND j.status IN ('dispatched', 'running')`,
+        [refs.map((r) => r.job_id), refs.map((r) => r.attempt), orgId] as never,
+      )
+      .then((r: { rows: { id: string }[] }) => r.rows);
+    return rows.map((r) => r.id);
+  }
+
   async deviceBusy(deviceId: string, exceptId: string, q: Knex = this.db): Promise<boolean> {
     return Boolean(
       await q('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'),

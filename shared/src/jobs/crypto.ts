@@ -126,22 +126,23 @@ export async function importAgentPrivateKey(jwk: JWK): Promise<{ sign: AnyKey; d
 // Two forms travel, both JWS (RFC 7515):
 //
 // - compact: `header.payload.signature`, the payload base64url-encoded. The controller's job
-//   messages and heartbeat replies, agents' heartbeats, and every event of older agents.
-// - detached: `header..signature` + "\n" + the payload JSON as is. Agents' events (a backup
-//   result carries its config and transcript, tens of KB, which base64url would grow by a third
-//   and cost a JS encode and decode on each side). The header holds `b64: false` and
-//   `crit: ["b64"]` (RFC 7797: the payload is signed unencoded), the first line is the compact
-//   serialization with detached content (RFC 7515 Appendix F), and the payload follows the line
-//   break. JSON.stringify never writes a raw line break and base64url has none, so the first
-//   "\n" ends the signature.
+//   batches and replies, and agents' heartbeats.
+// - detached: `header..signature` + "\n" + the payload JSON as is. Agents' events and their
+//   backup store requests (a results event carries configs, tens of KB each, which base64url
+//   would grow by a third and cost a JS encode and decode on each side). The header holds
+//   `b64: false` and `crit: ["b64"]` (RFC 7797: the payload is signed unencoded), the first line
+//   is the compact serialization with detached content (RFC 7515 Appendix F), and the payload
+//   follows the line break. JSON.stringify never writes a raw line break and base64url has none,
+//   so the first "\n" ends the signature.
 //
-// verifyJson, signerOf and unverifiedPayload accept both forms.
+// verifyJson takes the form it expects (agent events: detached only); signerOf and
+// unverifiedPayload read both.
 
 // Both forms are made and checked with node:crypto one-shot sign/verify on KeyObjects imported
 // once (importAgentPrivateKey, importAgentPublicKey, controllerKeyFromSecret): no WebCrypto
 // promise and key import per message, and the payload is hashed straight from its string.
 // The bytes on the wire are the JWS jose writes and reads (test/agents/signatures.test.ts
-// checks both ways), so older agents and controllers interoperate unchanged.
+// checks both ways).
 
 /** node:crypto's form of a JWS algorithm: digest, and raw r||s signatures as JWS wants (RFC 7518 §3.4). */
 const ALGS: Record<string, { digest: string | null; ecdsa: boolean }> = {
@@ -223,7 +224,11 @@ export async function signJson(payload: unknown, key: AnyKey, alg: string, kid?:
 
 /** JWS with the JSON of `payload` unencoded and detached (RFC 7797), sent after a line break. */
 export async function signJsonDetached(payload: unknown, key: AnyKey, alg: string, kid?: string): Promise<string> {
-  const json = JSON.stringify(payload);
+  return signTextDetached(JSON.stringify(payload), key, alg, kid);
+}
+
+/** signJsonDetached of a payload already serialized (`json` must be the JSON text of one value). */
+export function signTextDetached(json: string, key: AnyKey, alg: string, kid?: string): string {
   const header = encodedHeader(kid ? { alg, kid, b64: false, crit: ['b64'] } : { alg, b64: false, crit: ['b64'] });
   // RFC 7797: the signing input is the encoded header, a dot and the payload's bytes as they are.
   return `${header}..${rawSign(alg, Buffer.from(`${header}.${json}`), key)}\n${json}`;
@@ -251,10 +256,14 @@ export function signerOf(token: string): string | null {
   }
 }
 
-/** Checks the signature of a JWS in either form against `key` and answers the parsed payload. */
-export async function verifyJson(token: string, key: AnyKey, alg: string): Promise<unknown> {
+/**
+ * Checks the signature of a JWS against `key` and answers the parsed payload. `form`: the
+ * serialization accepted (agent events are detached only).
+ */
+export async function verifyJson(token: string, key: AnyKey, alg: string, form: 'any' | 'detached' = 'any'): Promise<unknown> {
   const detached = detachedParts(token);
   if (!detached) {
+    if (form === 'detached') throw new Error('expected a JWS with a detached payload');
     const first = token.indexOf('.');
     const second = token.indexOf('.', first + 1);
     if (first <= 0 || second < 0 || token.indexOf('.', second + 1) >= 0) throw new Error('malformed compact JWS');

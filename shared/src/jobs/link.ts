@@ -4,15 +4,15 @@
  * so the same engine and the same runner work in the all-in-one process and across sites.
  */
 
-/** One job message handed to an agent. */
+/** One job message handed to an agent: a batch of jobs of its pool (see JobBatch). */
 export interface DeliveredJob {
-  /** Controller-signed compact JWS of a JobMessage. */
+  /** Controller-signed compact JWS of a JobBatch. */
   token: string;
   /** How many times this message was handed out before (0 on first delivery). */
   redeliveries: number;
   /** Tells the transport the job is still running so it is not handed to another agent. */
   working(): void;
-  /** Done with the message (its result is stored). */
+  /** Done with the message (every job of it has a stored result, or needs none). */
   ack(): void;
   /** Drop the message for good (not meant for this agent, or stale). */
   term(): void;
@@ -37,14 +37,15 @@ export interface AgentLink {
   /** Redelivery interval of a job whose agent stops calling working(). */
   readonly ackWaitMs: number;
   /**
-   * Pulls up to `max` jobs, waiting up to `waitMs`; each is handed to onJob as it arrives.
+   * Pulls up to `max` job messages (batches), waiting up to `waitMs`; each is handed to onJob as it arrives.
    * Rejects with LinkClosedError once the link can never deliver again.
    */
   pull(max: number, waitMs: number, onJob: (job: DeliveredJob) => void): Promise<void>;
   /** Durable publish of an agent event (resolves once stored); `id` deduplicates retries. */
   publish(token: string, id: string): Promise<void>;
   /**
-   * A request to the controllers (a heartbeat, or a pre-deployment backup to store); resolves to
+   * A request to the controllers (a heartbeat, a pre-deployment backup to store, which jobs of a
+   * redelivered batch are still open); resolves to
    * the controller's signed reply, or null when none answered.
    */
   request(token: string, timeoutMs: number): Promise<string | null>;
@@ -53,7 +54,7 @@ export interface AgentLink {
 
 /** One agent event handed to the controller. */
 export interface IncomingEvent {
-  /** Agent-signed JWS of an AgentEvent: detached unencoded payload (RFC 7797), or compact from older agents. */
+  /** Agent-signed JWS of an AgentEvent, with its payload unencoded and detached (RFC 7797). */
   token: string;
   /** How many times it was delivered before. */
   redeliveries: number;
@@ -73,9 +74,9 @@ export interface JobTransport {
   readonly name: 'nats' | 'inprocess';
   /** Starts delivering events and heartbeats to the sink. */
   start(sink: EventSink): Promise<void>;
-  /** Durable publish to a pool; answers the stream sequence (null when there is none). */
+  /** Durable publish of a job batch to a pool; answers the stream sequence (null when there is none). */
   publishJob(orgId: string, pool: string, token: string, msgId: string): Promise<number | null>;
-  /** Removes a job message that no agent should run any more (best effort). */
+  /** Removes a job batch that no agent should run any more (best effort). */
   retractJob(seq: number): Promise<void>;
   /**
    * Agent events stored but not yet recorded (taken by no controller, or held by one, perhaps

@@ -1,10 +1,11 @@
 /**
  * The job protocol between controller and agents, as TypeBox schemas (one source for the
- * types and the runtime checks). Every message travels as a JWS: job messages signed by the
- * controller (EdDSA, compact), agent events and requests (heartbeats, backups to store) signed by the agent (ES256, kid =
- * agent id; events with their JSON unencoded and detached, RFC 7797, see crypto.ts). Device
- * secrets inside a job are a general JWE with one recipient per agent of the pool, so nobody
- * else on NATS can read them.
+ * types and the runtime checks). Every message travels as a JWS: job batches signed by the
+ * controller (EdDSA, compact), agent events and requests (heartbeats, backups to store, which
+ * jobs are still open) signed by the agent (ES256, kid = agent id; events with their JSON
+ * unencoded and detached, RFC 7797, see crypto.ts). A job batch carries many jobs of one pool,
+ * signed once; their device secrets are one general JWE with one recipient per agent of the pool,
+ * so nobody else on NATS can read them. Results come back many to a `results` event, signed once.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -31,17 +32,16 @@ export const JobDevice = Type.Object({
   username: Type.String(),
   /**
    * The device's pinned SSH host key (trust on first use); SSH and NETCONF sessions refuse any
-   * other before authenticating. Absent or null: none pinned yet (older controllers never send it).
+   * other before authenticating. Null: none pinned yet.
    */
-  ssh_host_key: Type.Optional(Type.Union([SshHostKey, Type.Null()])),
+  ssh_host_key: Type.Union([SshHostKey, Type.Null()]),
   /**
    * SHA-256 of the device's pinned gNMI TLS certificate (trust on first use); gNMI over TLS refuses
-   * any other before an RPC carries credentials. Absent or null: none pinned yet (older controllers
-   * never send it; older agents ignore it).
+   * any other before an RPC carries credentials. Null: none pinned yet.
    */
-  gnmi_cert_sha256: Type.Optional(Type.Union([CertSha256, Type.Null()])),
-  /** The profile's private CA (PEM) that TLS sessions to the device trust. Absent: the agent's own roots. */
-  ca_certificate: Type.Optional(Type.Union([Type.String({ maxLength: 65536 }), Type.Null()])),
+  gnmi_cert_sha256: Type.Union([CertSha256, Type.Null()]),
+  /** The profile's private CA (PEM) that TLS sessions to the device trust. Null: the agent's own roots. */
+  ca_certificate: Type.Union([Type.String({ maxLength: 65536 }), Type.Null()]),
 });
 export type JobDevice = Static<typeof JobDevice>;
 
@@ -65,21 +65,42 @@ export const GeneralJwe = Type.Object(
 );
 export type GeneralJwe = Static<typeof GeneralJwe>;
 
-export const JobMessage = Type.Object({
-  v: Type.Literal(PROTOCOL_VERSION),
+/** One job of a batch: everything but the device secrets, which the batch carries sealed for all its jobs. */
+export const BatchJob = Type.Object({
   job_id: Id,
   attempt: Type.Integer({ minimum: 1 }),
   kind: JobKindSchema,
-  org_id: Id,
-  pool: Type.String(),
   device: JobDevice,
   params: Type.Record(Type.String(), Type.Unknown()),
-  /** DeviceCredentials (password, private_key, enable_password) encrypted to the pool's agents. */
-  secrets: Type.Union([GeneralJwe, Type.Null()]),
   deadline_at: Iso,
+});
+export type BatchJob = Static<typeof BatchJob>;
+
+/**
+ * One message to a pool: many jobs (a batch of one is a batch), signed once by the controller.
+ * `secrets` is one JWE to the pool's agents whose plaintext is BatchSecrets.
+ */
+export const JobBatch = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  batch_id: Id,
+  org_id: Id,
+  pool: Type.String(),
+  jobs: Type.Array(BatchJob, { minItems: 1 }),
+  secrets: GeneralJwe,
   issued_at: Iso,
 });
-export type JobMessage = Static<typeof JobMessage>;
+export type JobBatch = Static<typeof JobBatch>;
+
+/**
+ * The plaintext of a batch's secrets: each distinct set of DeviceCredentials (password,
+ * private_key, enable_password; devices of one profile share theirs) once, and the index of each
+ * job's set.
+ */
+export const BatchSecrets = Type.Object({
+  credentials: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+  of: Type.Record(Type.String(), Type.Integer({ minimum: 0 })),
+});
+export type BatchSecrets = Static<typeof BatchSecrets>;
 
 export const LogLine = Type.Object({
   at: Iso,
@@ -94,33 +115,73 @@ const EventBase = {
   attempt: Type.Integer({ minimum: 1 }),
   agent_id: Id,
 };
+const JobRef = Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }) });
 
 export const StartedEvent = Type.Object({ ...EventBase, type: Type.Literal('started'), at: Iso });
 export const LogsEvent = Type.Object({ ...EventBase, type: Type.Literal('logs'), lines: Type.Array(LogLine) });
-export const ResultEvent = Type.Object({
-  ...EventBase,
-  type: Type.Literal('result'),
+/** The outcome of one job, as a `results` event carries it. */
+export const JobResult = Type.Object({
+  job_id: Id,
+  attempt: Type.Integer({ minimum: 1 }),
   status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
   error: Type.Union([Type.String(), Type.Null()]),
   result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
   started_at: Iso,
   finished_at: Iso,
-  /** Log lines not yet sent, so a short job needs one message. */
+  /** Log lines not yet sent, so a short job needs no message of its own. */
   logs: Type.Array(LogLine),
-  /** The SSH host key the job's first SSH or NETCONF session saw (older agents never send it). */
-  host_key: Type.Optional(SshHostKey),
-  /** The TLS certificate the job's first gNMI-over-TLS session saw (older agents never send it). */
-  gnmi_cert: Type.Optional(GnmiCert),
+  /** The SSH host key the job's first SSH or NETCONF session saw (null: no such session). */
+  host_key: Type.Union([SshHostKey, Type.Null()]),
+  /** The TLS certificate the job's first gNMI-over-TLS session saw (null: no such session). */
+  gnmi_cert: Type.Union([GnmiCert, Type.Null()]),
 });
-/** The agent cannot run this job message (it is not among the secrets' recipients). */
-export const RejectedEvent = Type.Object({ ...EventBase, type: Type.Literal('rejected'), reason: Type.Literal('not_recipient') });
+export type JobResult = Static<typeof JobResult>;
+/** Results of many jobs (of any batches), signed once; the agent sends them as they finish, a few at a time. */
+export const ResultsEvent = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('results'),
+  agent_id: Id,
+  results: Type.Array(JobResult, { minItems: 1 }),
+});
+/** The agent cannot run these jobs (it is not among the batch secrets' recipients). */
+export const RejectedEvent = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('rejected'),
+  agent_id: Id,
+  jobs: Type.Array(JobRef, { minItems: 1 }),
+  reason: Type.Literal('not_recipient'),
+});
 
-export const AgentEvent = Type.Union([StartedEvent, LogsEvent, ResultEvent, RejectedEvent]);
+export const AgentEvent = Type.Union([StartedEvent, LogsEvent, ResultsEvent, RejectedEvent]);
 export type StartedEvent = Static<typeof StartedEvent>;
 export type LogsEvent = Static<typeof LogsEvent>;
-export type ResultEvent = Static<typeof ResultEvent>;
+export type ResultsEvent = Static<typeof ResultsEvent>;
 export type RejectedEvent = Static<typeof RejectedEvent>;
 export type AgentEvent = Static<typeof AgentEvent>;
+
+/**
+ * A batch delivered again (its agent died, or let it go) may hold jobs whose results were
+ * recorded meanwhile: before running any, the agent asks which are still open (over the request
+ * channel), and runs only those.
+ */
+export const OpenJobsRequest = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('open_jobs'),
+  agent_id: Id,
+  at: Iso,
+  jobs: Type.Array(JobRef, { minItems: 1, maxItems: 10_000 }),
+});
+export type OpenJobsRequest = Static<typeof OpenJobsRequest>;
+
+/** The controller's answer (signed by the controller): the jobs of the request still open at that attempt. */
+export const OpenJobsReply = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('open_jobs'),
+  ok: Type.Boolean(),
+  open: Type.Array(Id),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+export type OpenJobsReply = Static<typeof OpenJobsReply>;
 
 /** The agent's view of its connections, sent with each heartbeat (shown in GET /api/agents). */
 export const HeartbeatHealth = Type.Object({

@@ -6,8 +6,7 @@
  * config stays: the login, the commands sent, the driver's notes and every error.
  *
  * The placeholder is one line between two U+E000 (a private-use character; the agent replaces any
- * a device sends with U+FFFD), so device output can never be taken for one, and a controller
- * older than this stores it as an odd but harmless line.
+ * a device sends with U+FFFD), so device output can never be taken for one.
  */
 export const PLACEHOLDER_MARK = '\uE000';
 const PLACEHOLDER = /\uE000config:(cli|structured)\uE000\n?/g;
@@ -18,7 +17,7 @@ export function configPlaceholder(method: 'cli' | 'structured'): string {
 
 /** The transcript with each placeholder replaced by the config its method fetched. */
 export function expandTranscript(transcript: string, configOf: (method: 'cli' | 'structured') => string | undefined): string {
-  if (!transcript.includes(PLACEHOLDER_MARK)) return transcript; // older agents, or nothing fetched
+  if (!transcript.includes(PLACEHOLDER_MARK)) return transcript; // nothing fetched
   return transcript.replace(PLACEHOLDER, (_, method: 'cli' | 'structured') => {
     const text = configOf(method);
     if (text === undefined) return `# (the ${method} configuration was not returned)\n`;
