@@ -477,7 +477,6 @@ export class AgentRuntime {
       attempt: msg.attempt,
       at: new Date().toISOString(),
       backup,
-      echo: false,
     };
     const token = await signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId);
     for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {

@@ -35,10 +35,10 @@ const storeReply = (jobId: string, backup: FetchedConfig | null, error: string |
   ...(same && { same }),
 });
 
-/** The backup kept for the request's job; `same` instead of the backup when it is the request's own and the agent keeps it. */
+/** The backup kept for the request's job; `same` instead of the backup when it is the request's own (the agent keeps its copy). */
 function keptReply(request: BackupStoreRequest, kept: FetchedConfig): BackupStoreReply {
   const own = request.backup;
-  if (request.echo === false && kept.text === own.text && kept.format === own.format && kept.via === own.via) {
+  if (kept.text === own.text && kept.format === own.format && kept.via === own.via) {
     return storeReply(request.job_id, null, null, true);
   }
   return storeReply(request.job_id, kept, null);

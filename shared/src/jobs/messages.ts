@@ -236,13 +236,8 @@ export const BackupStoreRequest = Type.Object({
   job_id: Id,
   attempt: Type.Integer({ minimum: 1 }),
   at: Iso,
+  /** The agent keeps its copy: when the backup kept for the job is this one, the reply says `same` instead of sending it back. */
   backup: FetchedConfigSchema,
-  /**
-   * false: the agent keeps its copy, so when the backup kept for the job is this one the reply
-   * says `same` instead of sending it back (a large config crosses NATS and is signed once, not
-   * twice). Absent (older agents): the reply always carries the backup.
-   */
-  echo: Type.Optional(Type.Boolean()),
 });
 export type BackupStoreRequest = Static<typeof BackupStoreRequest>;
 
@@ -256,7 +251,7 @@ export const BackupStoreReply = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   /** Not yet: the job's dispatch has not committed (the agent was quicker); ask again shortly. */
   retry: Type.Optional(Type.Boolean()),
-  /** The backup kept for the job is the request's own (asked with `echo: false`); `backup` is null. */
+  /** The backup kept for the job is the request's own (a large config crosses NATS once, not twice); `backup` is null. */
   same: Type.Optional(Type.Boolean()),
 });
 export type BackupStoreReply = Static<typeof BackupStoreReply>;
