@@ -37,7 +37,8 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
   const { agents, live } = ctx;
   const waiting =
     ctx.backlog > 0
-      ? `; ${ctx.backlog} agent event(s) were still waiting to be recorded (a controller may have stopped while holding them), so its result may yet arrive: a late result is logged with this job's id`
+      ? `; ${ctx.backlog} agent event(s) were still waiting to be recorded (a controller may have stopped while holding them), so its result ` +
+        `may yet arrive: a late result is logged with this job's id`
       : '';
   const isOffline = (a: { last_seen_at: Date | null }) => offline(a, live, now);
   const waited = inSeconds(job.deadline_at.getTime() - job.created_at.getTime());
@@ -55,17 +56,22 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
   if (job.status === 'running' && job.agent_id) {
     const agent = await agents.agentName(job.agent_id, trx);
     const gone = !agent || isOffline(agent);
-    error = `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} deadline${gone ? '; the agent has stopped sending heartbeats' : ''}${waiting}`;
+    error =
+      `Agent "${agent?.name ?? job.agent_id}" of ${where} started the job but reported no result within its ${waited} ` +
+      `deadline${gone ? '; the agent has stopped sending heartbeats' : ''}${waiting}`;
   } else if (job.status === 'queued' && (await ctx.store.deviceBusy(job.device_id, job.id, trx))) {
     error = `The job waited for another job on this device to finish and its ${waited} deadline passed`;
   } else if (job.pool === null) {
-    error = `The job could not be handed to an agent within its ${waited} deadline: the job transport (${ctx.transport === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;
+    error =
+      `The job could not be handed to an agent within its ${waited} deadline: the job transport ` +
+      `(${ctx.transport === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;
   } else if (online.length === 0) {
     error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
   } else {
     error = waiting
       ? `${online.length} agent(s) of ${where} are online, but neither a start nor a result of the job was recorded within its ${waited} deadline${waiting}`
-      : `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or unable to reach NATS`;
+      : `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or ` +
+        `unable to reach NATS`;
   }
   return { status: 'failed', error, result: null, agentId: job.status === 'running' ? job.agent_id : null, startedAt: job.started_at };
 }

@@ -137,7 +137,8 @@ export class NatsJobTransport implements JobTransport {
     await this.ensureStreams().catch((err: Error) => {
       if (this.replicas === 1) throw err;
       throw new ConfigError(
-        `SWITCHBOARD_NATS_REPLICAS=${this.replicas}: cannot set up the job streams (${err.message}); ${this.replicas} replicas need a NATS cluster with JetStream on at least ${this.replicas} servers`,
+        `SWITCHBOARD_NATS_REPLICAS=${this.replicas}: cannot set up the job streams (${err.message}); ${this.replicas} replicas need a NATS ` +
+          `cluster with JetStream on at least ${this.replicas} servers`,
       );
     });
   }
