@@ -135,7 +135,8 @@ async function storeBackup(row: Row, text: string) {
     },
   );
   expect(reply).toMatchObject({ ok: true, error: null });
-  return reply.backup?.text;
+  // The agent keeps its copy: `same` means the backup kept for the job is the one it sent.
+  return reply.same ? text : reply.backup?.text;
 }
 
 async function record(together: boolean, outcomes: JobOutcome[]) {

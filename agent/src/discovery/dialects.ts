@@ -147,7 +147,10 @@ const LLDP_SUMMARY_IOS: LocalInterfaceSource = {
   command: 'show lldp neighbors',
   parse: {
     kind: 'table',
-    row: /^(?<remote_name>\S.{0,19}?)\s*(?<local_interface>(?:Gi|Fa|Te|Tw|Twe|Fo|Hu|Et|Eth|Po|Mg|mgmt)[\w/.]*\d)\s+\d+\s+(?:[A-Z](?:,[A-Z])*\s+)?(?<remote_interface>\S+)\s*$/,
+    row: new RegExp(
+      String.raw`^(?<remote_name>\S.{0,19}?)\s*(?<local_interface>(?:Gi|Fa|Te|Tw|Twe|Fo|Hu|Et|Eth|Po|Mg|mgmt)[\w/.]*\d)\s+\d+\s+` +
+        String.raw`(?:[A-Z](?:,[A-Z])*\s+)?(?<remote_interface>\S+)\s*$`,
+    ),
   },
 };
 
@@ -184,7 +187,8 @@ const LLDP_DETAIL_EOS: ParseSpec = {
 const LLDP_JUNOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(
-    String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`,
+    String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+` +
+      String.raw`(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`,
   ),
 };
 
@@ -205,7 +209,8 @@ const LLDP_PANOS: ParseSpec = {
 const LLDP_FW: ParseSpec = {
   kind: 'table',
   row: new RegExp(
-    String.raw`^(?<local_interface>\S+)\s+\d+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+(?<remote_name>\S+)\s+(?<remote_address>${IPV4}|-)\s*$`,
+    String.raw`^(?<local_interface>\S+)\s+\d+\s+(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S+)\s+` +
+      String.raw`(?<remote_name>\S+)\s+(?<remote_address>${IPV4}|-)\s*$`,
   ),
 };
 

@@ -104,7 +104,25 @@ function maskCli(text: string, deviceType: string | null | undefined, mask: Secr
 }
 
 // XML elements (NETCONF Junos, PAN-OS) and JSON keys (gNMI OpenConfig) whose value is a secret.
-const SECRET_NAMES = String.raw`(?:[\w-]*:)?(?:phash|password|encrypted-password|password-hashed|auth-password|priv-password|secret|secret-key|authentication-key|simple-password|pre-shared-key|key-string|community-string|community-name|shared-secret|auth-key|psk)`;
+const SECRET_NAMES = `(?:[\\w-]*:)?(?:${[
+  'phash',
+  'password',
+  'encrypted-password',
+  'password-hashed',
+  'auth-password',
+  'priv-password',
+  'secret',
+  'secret-key',
+  'authentication-key',
+  'simple-password',
+  'pre-shared-key',
+  'key-string',
+  'community-string',
+  'community-name',
+  'shared-secret',
+  'auth-key',
+  'psk',
+].join('|')})`;
 const XML_ELEMENT = new RegExp(String.raw`(<(${SECRET_NAMES})(?:\s[^>]*)?>)([^<]+)(</\2>)`, 'g');
 // Junos: <community><name>public</name>; PAN-OS v2c: <community-string> is above.
 const XML_COMMUNITY = /(<community>\s*<name>)([^<]+)(<\/name>)/g;

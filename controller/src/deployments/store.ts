@@ -274,7 +274,8 @@ export class DeploymentStore {
   ): Promise<void> {
     for (let i = 0; i < rows.length; i += 2000) {
       await q.raw(
-        `UPDATE deployment_devices d SET status = r.status, job_id = COALESCE(r.job_id, d.job_id), error_message = COALESCE(r.error_message, d.error_message), status_since = now()
+        `UPDATE deployment_devices d SET status = r.status, job_id = COALESCE(r.job_id, d.job_id),
+           error_message = COALESCE(r.error_message, d.error_message), status_since = now()
          FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, status text, job_id uuid, error_message text)
          WHERE d.deployment_id = ? AND d.device_id = r.device_id`,
         [JSON.stringify(rows.slice(i, i + 2000)), deploymentId],
@@ -407,7 +408,8 @@ export class DeploymentStore {
         `WITH w AS (
          UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
            error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
-           FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, error_message text, dry_run_diff text, stamp boolean)
+           FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
+                error_message text, dry_run_diff text, stamp boolean)
           WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id),
        ${LOG_BATCHES} ${INSERT_LOGS}`,
         [JSON.stringify(rows), logInput(batches)],

@@ -271,7 +271,8 @@ export class DiscoveryStore {
     if (finals.length === 0) return;
     await trx
       .raw(
-        `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections, started_at = v.started_at, finished_at = v.finished_at
+        `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections,
+         started_at = v.started_at, finished_at = v.finished_at
        FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, status text, error text, counts jsonb, sections jsonb, started_at timestamptz, finished_at timestamptz)
        WHERE p.id = v.id`,
         [JSON.stringify(finals)],

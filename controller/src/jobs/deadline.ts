@@ -69,7 +69,8 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
     error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
   } else {
     error = waiting
-      ? `${online.length} agent(s) of ${where} are online, but neither a start nor a result of the job was recorded within its ${waited} deadline${waiting}`
+      ? `${online.length} agent(s) of ${where} are online, but neither a start nor a result of the job was recorded within its ` +
+        `${waited} deadline${waiting}`
       : `${online.length} agent(s) of ${where} are online but none started the job within its ${waited} deadline; they may be overloaded or ` +
         `unable to reach NATS`;
   }

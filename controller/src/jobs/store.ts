@@ -216,7 +216,8 @@ export class JobsStore {
          FROM jsonb_to_recordset(?::jsonb) AS i(id uuid, status text, error text, result jsonb, agent_id uuid, started_at timestamptz)
         WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running')
         RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')},
-          EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued`,
+          EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id
+                    AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued`,
         [JSON.stringify(input)],
       )
       .options(PREPARED);

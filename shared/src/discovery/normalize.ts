@@ -22,7 +22,11 @@ export function normalizeMac(raw: string | null | undefined): string | null {
 
 const STATUS_WORDS: [RegExp, Status][] = [
   [
-    /^(administratively|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|not ?present|disconnected|err-disabled|lower ?layer ?down|inactive|no ?carrier|suspended|act\/unsup|unknown-down)/i,
+    new RegExp(
+      String.raw`^(administratively|admin[- ]?down|disabled?|shutdown|down|notconnect|not ?connected|not ?present|disconnected|err-disabled|` +
+        String.raw`lower ?layer ?down|inactive|no ?carrier|suspended|act\/unsup|unknown-down)`,
+      'i',
+    ),
     'down',
   ],
   [/^(up|enabled?|connected|active|link ?up|running|ok|trunking)/i, 'up'],

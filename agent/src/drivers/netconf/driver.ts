@@ -110,7 +110,9 @@ export class NetconfSession implements DeviceSession {
     this.transcript?.write('info', `dry run: ${changes.length} change(s) into the candidate, then discarded`);
     await c.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
     try {
-      const edit = `<edit-config><target><candidate/></target><default-operation>merge</default-operation><config>${buildEditContent(changes)}</config></edit-config>`;
+      const edit =
+        '<edit-config><target><candidate/></target><default-operation>merge</default-operation>' +
+        `<config>${buildEditContent(changes)}</config></edit-config>`;
       await c.rpc(edit, 'edit-config candidate (dry run)');
       return { before, after: await this.getConfig('candidate') };
     } finally {
@@ -135,7 +137,9 @@ export class NetconfSession implements DeviceSession {
     }
     const target: Datastore = useCandidate ? 'candidate' : 'running';
     const errorOption = !useCandidate && c.has(CAP.rollbackOnError) ? '<error-option>rollback-on-error</error-option>' : '';
-    const edit = `<edit-config><target><${target}/></target><default-operation>${defaultOperation}</default-operation>${errorOption}<config>${content}</config></edit-config>`;
+    const edit =
+      `<edit-config><target><${target}/></target><default-operation>${defaultOperation}</default-operation>` +
+      `${errorOption}<config>${content}</config></edit-config>`;
     this.transcript?.write('info', `applying ${what} to ${target}`);
 
     await c.rpc(`<lock><target><${target}/></target></lock>`, `lock ${target}`);
