@@ -16,7 +16,8 @@ try {
   const ids = await generateOperator(dir, { resolverDir: resolve(resolverArg ?? join(dir, 'resolver')) });
   console.log(`created in ${dir}:
   ${OPERATOR_FILES.serverConfig}  include it from nats-server.conf (operator, system account, resolver)
-  ${OPERATOR_FILES.accountSeed}, ${OPERATOR_FILES.operatorSigningSeed}, ${OPERATOR_FILES.systemUserCreds}  the controller's keys: SWITCHBOARD_NATS_OPERATOR_DIR=${dir}
+  ${OPERATOR_FILES.accountSeed}, ${OPERATOR_FILES.operatorSigningSeed}, ${OPERATOR_FILES.systemUserCreds}
+    the controller's keys: SWITCHBOARD_NATS_OPERATOR_DIR=${dir}
   ${OPERATOR_FILES.operatorSeed}  the operator's own seed: keep it offline, nothing at run time needs it
 application account ${ids.account}, system account ${ids.systemAccount}`);
 } catch (err) {

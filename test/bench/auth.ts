@@ -65,7 +65,17 @@ const request = scenario.refreshTokens
     ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: scenario.body }
     : { method: 'GET', headers: { authorization: 'Bearer ' + scenario.token } };
 autocannon({ url: scenario.url, connections: scenario.connections, duration: scenario.duration, requests: [request] }).then((r) =>
-  console.log(JSON.stringify({ name: scenario.name, requestsPerSecond: r.requests.average, requests: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors })));
+  console.log(
+    JSON.stringify({
+      name: scenario.name,
+      requestsPerSecond: r.requests.average,
+      requests: r.requests.total,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      non2xx: r.non2xx,
+      errors: r.errors,
+    }),
+  );
 `;
 
 async function drive(scenario: Scenario): Promise<Figures> {

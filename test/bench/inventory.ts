@@ -39,7 +39,8 @@ export function inventoryCsv(rows: number): string {
     const [maker, type, platform, model] = makers[i % makers.length];
     const site = `site-${String(i % 50).padStart(2, '0')}`;
     lines.push(
-      `${site}-sw-${String(i).padStart(5, '0')},10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},${type},${maker},${model},${platform},${site},"rack ${i % 40}, row ${i % 7}"`,
+      `${site}-sw-${String(i).padStart(5, '0')},10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255},` +
+        `${type},${maker},${model},${platform},${site},"rack ${i % 40}, row ${i % 7}"`,
     );
   }
   return lines.join('\n') + '\n';
@@ -144,7 +145,8 @@ export async function run(args: string[] = []): Promise<void> {
       const after = cpuNow(pids);
       const per = (ms: number) => (ms / Math.max(1, result.requests)).toFixed(3);
       console.log(
-        `${name},${Math.round(result.requestsPerSecond)},${result.p50},${result.p99},${result.errors},${result.non2xx},${per(after.node - before.node)},${per(after.postgres - before.postgres)}`,
+        `${name},${Math.round(result.requestsPerSecond)},${result.p50},${result.p99},${result.errors},${result.non2xx},` +
+          `${per(after.node - before.node)},${per(after.postgres - before.postgres)}`,
       );
     }
     console.log('targets: list ≥ 2000 requests/s with p99 ≤ 50 ms');

@@ -68,10 +68,12 @@ export async function persistenceFloor(
     });
     const stored: { id: string; device_id: string }[] = (
       await trx.raw(
-        `INSERT INTO config_versions (org_id, device_id, version, method, config_format, config_hash, source, pulled_via, status, job_id, config_text, size_bytes, line_count)
+        `INSERT INTO config_versions (org_id, device_id, version, method, config_format, config_hash, source, pulled_via, status, job_id,
+           config_text, size_bytes, line_count)
        SELECT ?, r.device_id, coalesce((SELECT max(v.version) FROM config_versions v WHERE v.device_id = r.device_id), 0) + 1,
               'structured', r.config_format, r.config_hash, 'deployment', 'gnmi', 'success', r.job_id, r.config_text, r.size_bytes, r.line_count
-         FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, job_id uuid, config_format text, config_hash text, config_text text, size_bytes int, line_count int)
+         FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, job_id uuid, config_format text, config_hash text, config_text text,
+           size_bytes int, line_count int)
        RETURNING id, device_id`,
         [orgId, JSON.stringify(versions)],
       )
@@ -104,7 +106,8 @@ async function undo(db: Knex, deploymentId: string, jobIds: string[], before: De
     await trx('config_versions').whereIn('job_id', jobIds).delete();
     await trx('jobs').whereIn('id', jobIds).delete();
     await trx.raw(
-      `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed, status_since = r.status_since
+      `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
+         status_since = r.status_since
          FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean, status_since timestamptz)
         WHERE d.deployment_id = ? AND d.device_id = r.device_id`,
       [JSON.stringify(before), deploymentId],

@@ -91,14 +91,17 @@ export async function run(args: string[] = []): Promise<void> {
         // Per half second: jobs stored, jobs on an agent (started, result not yet recorded), results recorded.
         const { rows: timeline } = await db.raw(
           `SELECT t, (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND created_at < ?::timestamptz + t * interval '1 s')::int AS stored,
-                  (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND started_at < ?::timestamptz + t * interval '1 s' AND finished_at >= ?::timestamptz + t * interval '1 s')::int AS running,
+                  (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND started_at < ?::timestamptz + t * interval '1 s'
+                     AND finished_at >= ?::timestamptz + t * interval '1 s')::int AS running,
                   (SELECT count(*) FROM jobs WHERE kind = 'poll' AND created_at >= ? AND finished_at < ?::timestamptz + t * interval '1 s')::int AS recorded
              FROM generate_series(0.5, ?::numeric + 0.5, 0.5) AS t`,
           [before, before, before, before, before, before, before, seconds],
         );
         console.log(
           `  timeline (s: stored/running/recorded): ` +
-            `${timeline.map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`).join(' ')}`,
+            timeline
+              .map((r: { t: number; stored: number; running: number; recorded: number }) => `${r.t}:${r.stored}/${r.running}/${r.recorded}`)
+              .join(' '),
         );
       }
       const byStatus = (await db.raw('SELECT status, count(*)::int AS n FROM discovery_polls GROUP BY status')).rows as {
@@ -143,9 +146,13 @@ export async function run(args: string[] = []): Promise<void> {
 
     const ratio = e2e.seconds / floor.seconds;
     console.log(`last warm-up round: ${warm.seconds.toFixed(2)} s`);
+    const how =
+      via === 'post'
+        ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s`
+        : 'from the moment all became due';
     console.log(
-      `end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s ` +
-        `(${via === 'post' ? `all ${devices} POSTs, ${POST_IN_FLIGHT} in flight, answered after ${e2e.queuedS.toFixed(2)} s` : 'from the moment all became due'}); results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`,
+      `end to end: ${e2e.seconds.toFixed(2)} s, ${(devices / e2e.seconds).toFixed(1)} polls/s (${how}); ` +
+        `results ${e2e.byStatus.map((s) => `${s.status} ${s.n}`).join(', ')}; ${e2e.records} records stored`,
     );
     console.log(
       `driver-only floor: ${floor.seconds.toFixed(2)} s, ${(devices / floor.seconds).toFixed(1)} polls/s (${floor.failed} failed, ` +

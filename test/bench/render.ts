@@ -23,14 +23,16 @@ export const SERVICES = [
     name: 'interfaces',
     target_path: '/interfaces',
     source: `{"interface": [{% for intf in interfaces %}
-  {"name": "{{ intf.name }}", "config": {"description": "{{ intf.description | default('') | upper }}", "mtu": {{ intf.mtu | default(mtu) }}, "enabled": {{ 'true' if intf.enabled else 'false' }}}}{% if not loop.last %},{% endif %}
+  {"name": "{{ intf.name }}", "config": {"description": "{{ intf.description | default('') | upper }}", \
+"mtu": {{ intf.mtu | default(mtu) }}, "enabled": {{ 'true' if intf.enabled else 'false' }}}}{% if not loop.last %},{% endif %}
 {% endfor %}]}`,
   },
   {
     name: 'bgp',
     target_path: '/network-instances/network-instance[name=default]/protocols',
     source: `{"bgp": {"global": {"as": {{ asn }}, "router-id": "{{ loopback }}"},
- "neighbors": [{% for n in neighbors %}{"neighbor-address": "{{ n.ip }}", "peer-as": {{ n.asn }}{% if n.password is defined %}, "auth-password": "{{ n.password }}"{% endif %}}{% if not loop.last %}, {% endif %}{% endfor %}]}}`,
+ "neighbors": [{% for n in neighbors %}{"neighbor-address": "{{ n.ip }}", "peer-as": {{ n.asn }}\
+{% if n.password is defined %}, "auth-password": "{{ n.password }}"{% endif %}}{% if not loop.last %}, {% endif %}{% endfor %}]}}`,
   },
 ];
 

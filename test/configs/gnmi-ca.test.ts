@@ -128,7 +128,10 @@ describe('gNMI TLS with a private CA (gnmi_skip_verify off)', () => {
       const res = await pull(id);
       expect(res.status, res.text).toBe(502);
       expect(await latestError(id)).toMatch(
-        /server TLS certificate not trusted \(.*self-signed certificate.*\); trust its CA on the agent \(NODE_EXTRA_CA_CERTS\) or set gnmi_skip_verify to accept it/,
+        new RegExp(
+          String.raw`server TLS certificate not trusted \(.*self-signed certificate.*\); ` +
+            String.raw`trust its CA on the agent \(NODE_EXTRA_CA_CERTS\) or set gnmi_skip_verify to accept it`,
+        ),
       );
       expect(untrusted.rpcs).toEqual([]);
       expect(await pinOf(id)).toBeNull();

@@ -133,7 +133,9 @@ describe('structured configs', () => {
   it('NETCONF (Junos XML): encrypted-password and the SNMP community are shown masked', async () => {
     const nc = await startNetconfDevice({
       initialConfig:
-        '<configuration xmlns="urn:sb:junos"><system><host-name>nc-sec</host-name><root-authentication><encrypted-password>$6$nc$0123456789</encrypted-password></root-authentication></system><snmp><community><name>nc-c0mm</name></community></snmp></configuration>',
+        '<configuration xmlns="urn:sb:junos"><system><host-name>nc-sec</host-name><root-authentication>' +
+        '<encrypted-password>$6$nc$0123456789</encrypted-password></root-authentication></system>' +
+        '<snmp><community><name>nc-c0mm</name></community></snmp></configuration>',
     });
     try {
       const d = await netconfDevice(c, org.token, nc, 'nc-sec');

@@ -137,7 +137,10 @@ describe('deploy a cli stack over SSH', () => {
     for (const entry of done.devices) {
       expect(entry.status).toBe('failed');
       expect(entry.error_message).toMatch(
-        /^push failed: .*rejected 'frobnicate the uplink': % Invalid input detected at '\^' marker\. \(line 5 of 5\); the device was restored from its pre-deployment backup$/,
+        new RegExp(
+          String.raw`^push failed: .*rejected 'frobnicate the uplink': % Invalid input detected at '\^' marker\. \(line 5 of 5\); ` +
+            'the device was restored from its pre-deployment backup$',
+        ),
       );
     }
     expect(dev.config()).toBe(original);

@@ -16,7 +16,9 @@ import { startNetconfDevice, startNetconfFleet, type NetconfDevice, type Netconf
 import { readableKeyPair } from '../sim/ssh/device';
 
 const NS = 'urn:example:sim';
-const INITIAL = `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>1500</mtu><description>uplink</description></interface><interface><name>eth1</name><mtu>1500</mtu></interface></interfaces><system xmlns="${NS}"><hostname>r1</hostname></system>`;
+const INITIAL =
+  `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>1500</mtu><description>uplink</description></interface>` +
+  `<interface><name>eth1</name><mtu>1500</mtu></interface></interfaces><system xmlns="${NS}"><hostname>r1</hostname></system>`;
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {

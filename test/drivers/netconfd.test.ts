@@ -48,7 +48,9 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
       {
         operation: 'merge',
         config_format: 'xml',
-        config: `<settings xmlns="${NS}"><hostname>sb-test-host</hostname><server><name>ntp</name><port>123</port></server><server><name>dns</name><port>53</port></server></settings>`,
+        config:
+          `<settings xmlns="${NS}"><hostname>sb-test-host</hostname>` +
+          '<server><name>ntp</name><port>123</port></server><server><name>dns</name><port>53</port></server></settings>',
       },
     ]);
     const after = await s.fetchConfig();

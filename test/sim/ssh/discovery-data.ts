@@ -740,7 +740,8 @@ function fwInterfaces(m: SimModel): string {
         `== [ ${i.name} ]`,
         `name: ${i.name}   mode: static    ip: ${ip} ${prefixMask(Number(plen))}   status: ${i.admin ? 'up' : 'down'}    netbios-forward: ` +
           `disable    type: ${i.mac ? 'physical' : 'loopback'}   ` +
-          `${i.description ? `description: "${i.description}"   ` : ''}${i.speed ? `speed: ${i.speed}Mbps   ` : ''}${i.mac ? `macaddr: ${i.mac}   ` : ''}mtu: 1500    src-check: enable    explicit-web-proxy: disable    `,
+          `${i.description ? `description: "${i.description}"   ` : ''}${i.speed ? `speed: ${i.speed}Mbps   ` : ''}` +
+          `${i.mac ? `macaddr: ${i.mac}   ` : ''}mtu: 1500    src-check: enable    explicit-web-proxy: disable    `,
       );
     })
     .join('');

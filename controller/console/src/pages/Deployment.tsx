@@ -122,7 +122,8 @@ export default function Deployment() {
           {lines
             .map(
               (l) =>
-                `${new Date(l.created_at).toLocaleTimeString()} ${l.level.padEnd(5)} ${l.device_id ? `[${names.get(l.device_id) ?? l.device_id}] ` : ''}${l.message}`,
+                `${new Date(l.created_at).toLocaleTimeString()} ${l.level.padEnd(5)} ` +
+                `${l.device_id ? `[${names.get(l.device_id) ?? l.device_id}] ` : ''}${l.message}`,
             )
             .join('\n')}
         </Box>
