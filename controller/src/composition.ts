@@ -184,6 +184,7 @@ export async function compose(options: CompositionOptions): Promise<Composition>
     publish: (event) => hub.publish(event),
     log,
   });
+  hub.onWatch((orgId) => agentWatch.learn(orgId));
 
   lifecycleOf(lifecycle, { config, log, jobEngine, ops, agentNatsCredentials, snapshots, runner, tasks, hub, agentWatch, pollScheduler, renderer });
 

@@ -62,6 +62,23 @@ export class AgentWatch {
     }
   }
 
+  /**
+   * Learns an organization's agents as they are now, before its first watcher is told it is ready,
+   * so that a change right after (an agent coming online within the first look's interval) is
+   * announced rather than taken for the present.
+   */
+  async learn(orgId: string): Promise<void> {
+    if (this.seenOrgs.has(orgId)) return;
+    try {
+      const [rows, live] = await Promise.all([this.deps.store.agents([orgId]), this.deps.liveness()]);
+      const now = Date.now();
+      for (const row of rows) if (!this.known.has(row.id)) this.known.set(row.id, liveStatus(row, live, now));
+      this.seenOrgs.add(orgId);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'agent watch failed');
+    }
+  }
+
   private compare(row: AgentLiveRow, status: AgentLiveStatus): void {
     const previous = this.known.get(row.id);
     this.known.set(row.id, status);

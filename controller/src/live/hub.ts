@@ -61,6 +61,18 @@ export class LiveHub {
     };
   }
 
+  private readonly onWatchers: ((orgId: string) => Promise<void>)[] = [];
+
+  /** Work done before a new watcher of an organization is told it is ready (the agent watch learns the present). */
+  onWatch(fn: (orgId: string) => Promise<void>): void {
+    this.onWatchers.push(fn);
+  }
+
+  /** Resolves once every onWatch hook has run for the organization: what changes after it is announced. */
+  async watching(orgId: string): Promise<void> {
+    await Promise.all(this.onWatchers.map((fn) => fn(orgId)));
+  }
+
   /** Organizations with at least one subscriber on this replica. */
   watchedOrgs(): string[] {
     return [...this.listeners.keys()];

@@ -90,6 +90,7 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
             send(rest);
           }
         });
+        await hub.watching(context.orgId);
         send({ type: 'ready', org_id: context.orgId, username: context.username });
       };
 
