@@ -11,6 +11,7 @@ import { EnterpriseStore } from './auth/ldap-oidc-store';
 import { ExternalUsers } from './auth/ldap-oidc-users';
 import { LdapService } from './auth/ldap-service';
 import { OidcService } from './auth/oidc-service';
+import { SshCertificateStore } from './auth/ssh-certificate-store';
 import { SshCertificates } from './auth/ssh-certificates';
 import { enterpriseProviders } from './auth/enterprise-routes';
 import { loadSshCa } from './auth/ssh-ca';
@@ -118,7 +119,7 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   const ldap = new LdapService(settings, auth, externalUsers, area('auth'));
   const oidc = new OidcService(settings, auth, externalUsers, enterpriseStore, () => config.publicUrl, area('auth'));
   const sshCa = loadSshCa(config.dataDir);
-  const sshCertificates = new SshCertificates(sshCa, db, settings, audit);
+  const sshCertificates = new SshCertificates(sshCa, new SshCertificateStore(db), settings, audit);
 
   // Job machinery and agents. The engine starts after every area registered its handlers below.
   const agentsStore = new AgentsStore(db);

@@ -1,10 +1,10 @@
 import type { AuditService } from '../platform/audit-service';
 import type { SettingsService } from '../platform/settings-service';
-import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import type { UserRow } from './auth-store';
 import { permissionsFor } from './permissions';
 import { randomSerial, type SshCertificateAuthority } from './ssh-ca';
+import type { SshCertificateStore } from './ssh-certificate-store';
 import { encodeKrl } from './ssh-krl';
 
 export const SSH_CERTIFICATE_PERMISSION = 'ssh.certificate' as const;
@@ -18,7 +18,7 @@ const HOUR = 3600;
 export class SshCertificates {
   constructor(
     private readonly ca: SshCertificateAuthority,
-    private readonly db: Db,
+    private readonly store: SshCertificateStore,
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
   ) {}
@@ -39,7 +39,7 @@ export class SshCertificates {
     const serial = randomSerial();
     const certificate = await this.ca.certify(publicKey, user.username, lifetime, serial);
     const validUntil = new Date(Date.now() + lifetime * 1000);
-    await this.db('ssh_certificates').insert({
+    await this.store.record({
       serial: serial.toString('hex'),
       user_id: user.id,
       session_id: sessionId,
@@ -54,23 +54,18 @@ export class SshCertificates {
       username: user.username,
       details: { serial: BigInt(`0x${serial.toString('hex')}`).toString(), session_id: sessionId, valid_until: validUntil.toISOString() },
     });
-    // Expired certificates need no listing (sshd checks the dates); a day's margin covers clock skew.
-    await this.db('ssh_certificates').where('valid_until', '<', this.db.raw("now() - interval '1 day'")).delete();
+    await this.store.pruneExpired();
     return certificate;
   }
 
   /** The KRL: serials of revoked certificates still inside their validity (expired ones sshd refuses anyway). */
   async krl(): Promise<Buffer> {
-    const rows: { serial: string }[] = await this.db('ssh_certificates')
-      .whereNotNull('revoked_at')
-      .where('valid_until', '>', this.db.fn.now())
-      .select('serial');
-    const [{ latest }] = await this.db('ssh_certificates').max({ latest: 'revoked_at' });
+    const { serials, latest } = await this.store.revoked();
     return encodeKrl({
       caKey: this.ca.publicKeyBlob,
-      serials: rows.map((r) => BigInt(`0x${r.serial}`)),
+      serials: serials.map((s) => BigInt(`0x${s}`)),
       // Milliseconds of the latest revocation: grows whenever a certificate is revoked.
-      version: BigInt(latest ? new Date(latest).getTime() : 0),
+      version: BigInt(latest ? latest.getTime() : 0),
       generatedAt: new Date(),
       comment: 'switchboard SSH CA: revoked user certificates',
     });
