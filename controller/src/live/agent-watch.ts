@@ -52,8 +52,7 @@ export class AgentWatch {
     if (orgs.length === 0 || this.running) return;
     this.running = true;
     try {
-      const [rows, live] = await Promise.all([this.deps.store.agents(orgs), this.deps.liveness()]);
-      for (const row of rows) this.compare(row, liveStatus(row, live, now));
+      for (const [row, status] of await this.statuses(orgs, now)) this.compare(row, status);
       for (const org of orgs) this.seenOrgs.add(org);
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'agent watch failed');
@@ -70,13 +69,17 @@ export class AgentWatch {
   async learn(orgId: string): Promise<void> {
     if (this.seenOrgs.has(orgId)) return;
     try {
-      const [rows, live] = await Promise.all([this.deps.store.agents([orgId]), this.deps.liveness()]);
-      const now = Date.now();
-      for (const row of rows) if (!this.known.has(row.id)) this.known.set(row.id, liveStatus(row, live, now));
+      for (const [row, status] of await this.statuses([orgId], Date.now())) if (!this.known.has(row.id)) this.known.set(row.id, status);
       this.seenOrgs.add(orgId);
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'agent watch failed');
     }
+  }
+
+  /** The organizations' agents with their status at `now`. */
+  private async statuses(orgs: string[], now: number): Promise<[AgentLiveRow, AgentLiveStatus][]> {
+    const [rows, live] = await Promise.all([this.deps.store.agents(orgs), this.deps.liveness()]);
+    return rows.map((row) => [row, liveStatus(row, live, now)]);
   }
 
   private compare(row: AgentLiveRow, status: AgentLiveStatus): void {
