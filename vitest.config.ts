@@ -3,13 +3,24 @@ import { defineConfig } from 'vitest/config';
 const pglite = process.env.SWITCHBOARD_TEST_DB === 'pglite';
 
 /**
- * Files that test the API in the test's own process (no agent or device processes, no global
- * registries): one worker runs many of them, so the controller's modules load once per worker
- * instead of once per file (about half of these files' CPU).
+ * Files whose controller, agent runtime and simulators run in the test's own process (nothing
+ * killed or restarted, no browser): one worker runs many of them, so the controller's modules load
+ * once per worker instead of once per file (about half of these files' CPU).
  */
-const SHARED_PROCESS = ['admin', 'auth', 'configs', 'foundation', 'instances', 'inventory', 'snapshots', 'stacks', 'tasks', 'templates'].map(
-  (dir) => `test/${dir}/**/*.test.ts`,
-);
+const SHARED_PROCESS = [
+  'admin',
+  'auth',
+  'configs',
+  'deployments',
+  'drivers',
+  'foundation',
+  'instances',
+  'inventory',
+  'snapshots',
+  'stacks',
+  'tasks',
+  'templates',
+].map((dir) => `test/${dir}/**/*.test.ts`);
 
 export default defineConfig({
   test: {
