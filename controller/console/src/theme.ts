@@ -7,10 +7,21 @@ export const theme = createTheme({
   primaryShade: { light: 7, dark: 5 },
 });
 
-/** Dimmed text one shade darker than Mantine's default, for WCAG AA contrast on white. */
+/** The colours whose text (`c="red"`, StatusBadge, the overview) the console shows. */
+const TEXT_COLOURS = ['red', 'green', 'yellow', 'blue', 'gray', 'grape', 'indigo'];
+
+/**
+ * In the light scheme, dimmed text one shade darker than Mantine's default, and coloured text
+ * (`--mantine-color-<c>-text`, what `c="red"` uses) at shade 9 instead of 7, for WCAG AA contrast
+ * on white and on light tints. The dark scheme keeps Mantine's (shade 4 on dark), so code asks
+ * for `c="red"`, never a fixed shade that is only readable in one scheme.
+ */
 export const cssVariables: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
+  light: {
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    ...Object.fromEntries(TEXT_COLOURS.map((c) => [`--mantine-color-${c}-text`, `var(--mantine-color-${c}-9)`])),
+  },
   dark: {},
 });
 
