@@ -4,6 +4,7 @@ import { Route, Switch } from 'wouter';
 import { useSession } from './auth/use-session';
 import { loading } from './components/Loading';
 import { Shell } from './components/Shell';
+import { loadLateParts } from './lib/late';
 import { lazyPage } from './lib/lazy-page';
 import { pages, preloadRoute, ROUTES } from './lib/pages';
 
@@ -14,7 +15,7 @@ const HEADER_QUERIES = new Set(['me', 'organizations']);
  * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).
  * Then, once the page's own requests are answered (so it never holds a connection the first page
  * needs; the header's user and organizations requests do not count), fetches the busiest pages'
- * code, so moving to them waits on data only.
+ * code, so moving to them waits on data only, and the shell's late parts (lib/late.ts).
  */
 function usePrefetch(enabled: boolean): void {
   const client = useQueryClient();
@@ -30,6 +31,7 @@ function usePrefetch(enabled: boolean): void {
       void pages.devices.preload();
       void pages.device.preload();
       void pages.agents.preload();
+      void loadLateParts();
     };
     timer = setTimeout(idle, 100);
     return () => clearTimeout(timer);
