@@ -450,8 +450,8 @@ describe('console', () => {
     const tasks = await api(c, user.token, 'GET', '/api/tasks', undefined, 200);
     expect(JSON.stringify(tasks)).not.toContain('nightly backup');
 
-    // The account button: the header's only visible button at this width (the burger is hidden).
-    await page.getByRole('banner').getByRole('button').click();
+    // The account button carries the user's name (no display name was given).
+    await page.getByRole('button', { name: user.username, exact: true }).click();
     await page.getByRole('menuitem', { name: 'Sign out' }).click();
     await page.getByLabel('Username').waitFor();
     expect(problems.errors).toEqual([]);
