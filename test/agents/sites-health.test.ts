@@ -152,8 +152,10 @@ describe('GET /api/sites/health', () => {
     ];
     const panel = async () =>
       (await tc.request('GET', '/api/sites/health', { token: org.token })).body.pools.find((p: { site_id: string }) => p.site_id === site.id);
+    // Queued with a distant deadline: the controller's sweep must not end them (a failed backup stores a version) before the test does.
+    const inAnHour = new Date(Date.now() + 3600_000);
     const job = async (device: string, kind = 'backup') =>
-      (await tc.db('jobs').insert({ org_id: org.orgId, kind, device_id: device, deadline_at: new Date() }).returning('id'))[0].id as string;
+      (await tc.db('jobs').insert({ org_id: org.orgId, kind, device_id: device, deadline_at: inAnHour }).returning('id'))[0].id as string;
     const finish = (ids: string[], status: 'succeeded' | 'failed', error: string | null = null) =>
       tc.db('jobs').whereIn('id', ids).update({ status, error, finished_at: tc.db.fn.now() });
 
