@@ -4,7 +4,6 @@ import { Route, Switch } from 'wouter';
 import { useSession } from './auth/use-session';
 import { loading } from './components/Loading';
 import { Shell } from './components/Shell';
-import { loadLateParts } from './lib/late';
 import { lazyPage } from './lib/lazy-page';
 import { pages, preloadRoute, ROUTES } from './lib/pages';
 
@@ -15,7 +14,8 @@ const HEADER_QUERIES = new Set(['me', 'organizations']);
  * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).
  * Then, once the page's own requests are answered (so it never holds a connection the first page
  * needs; the header's user and organizations requests do not count), fetches the busiest pages'
- * code, so moving to them waits on data only, then the shell's late parts (lib/late.ts).
+ * code, so moving to them waits on data only. (The shell's late parts, lib/late.ts, load when first
+ * needed: fetched here they competed with the page opened next.)
  */
 function usePrefetch(enabled: boolean): void {
   const client = useQueryClient();
@@ -28,8 +28,9 @@ function usePrefetch(enabled: boolean): void {
         timer = setTimeout(idle, 100);
         return;
       }
-      // The late parts only after the pages' code: a page opened now waits on that code, never on them.
-      void Promise.allSettled([pages.devices.preload(), pages.device.preload(), pages.agents.preload()]).then(() => loadLateParts());
+      void pages.devices.preload();
+      void pages.device.preload();
+      void pages.agents.preload();
     };
     timer = setTimeout(idle, 100);
     return () => clearTimeout(timer);
