@@ -15,7 +15,7 @@ const HEADER_QUERIES = new Set(['me', 'organizations']);
  * Then, once the page's own requests are answered (so it never holds a connection the first page
  * needs; the header's user and organizations requests do not count), fetches the busiest pages'
  * code, so moving to them waits on data only. (The shell's late parts, lib/late.ts, load when first
- * needed: fetched here they competed with the page opened next.)
+ * needed: fetched here they would compete with the page opened next.)
  */
 function usePrefetch(enabled: boolean): void {
   const client = useQueryClient();

@@ -7,7 +7,7 @@ type LateParts = typeof import('../components/late-parts');
  * The shell's parts that the first paint does not need: the notification and dialog layers and the
  * account menu, with their Mantine components, floating-ui, transitions and scroll lock (about a
  * quarter of the main bundle). They load when first needed: a confirmation, a notification, pointing
- * at the account button. (Fetched with App's idle prefetch, they competed with the page opened next.)
+ * at the account button. (Fetched with App's idle prefetch, they would compete with the page opened next.)
  */
 let loaded: LateParts | undefined;
 let loading: Promise<LateParts> | undefined;
