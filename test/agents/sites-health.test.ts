@@ -1,5 +1,6 @@
 // GET /api/sites/health: every site and the default pool in one answer (also run on PGlite, test/pglite/).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as deviceHealth from '../../migrations/184_device_health';
 import { startTestController, type TestController } from '../helpers/controller';
 import { makeDevice, makeProfile, makeSite, type Org } from './helpers';
 
@@ -140,6 +141,69 @@ describe('GET /api/sites/health', () => {
       last_snapshot: { id: all, succeeded: 1, failed: 1, pending: 0 },
     });
     expect(pool.agents.map((a: { id: string }) => a.id)).toEqual([poolAgent.id]);
+  });
+
+  it('follows jobs as they finish and backups as they are stored; forgets deleted devices (device_health, migration 184)', async () => {
+    const site = await makeSite(tc, org, 'north');
+    const profile = await makeProfile(tc, org);
+    const [x, y] = [
+      await makeDevice(tc, org, { name: 'x', profile_id: profile, site_id: site.id }),
+      await makeDevice(tc, org, { name: 'y', profile_id: profile, site_id: site.id }),
+    ];
+    const panel = async () =>
+      (await tc.request('GET', '/api/sites/health', { token: org.token })).body.pools.find((p: { site_id: string }) => p.site_id === site.id);
+    // Queued with a distant deadline: the controller's sweep must not end them (a failed backup stores a version) before the test does.
+    const inAnHour = new Date(Date.now() + 3600_000);
+    const job = async (device: string, kind = 'backup') =>
+      (await tc.db('jobs').insert({ org_id: org.orgId, kind, device_id: device, deadline_at: inAnHour }).returning('id'))[0].id as string;
+    const finish = (ids: string[], status: 'succeeded' | 'failed', error: string | null = null) =>
+      tc.db('jobs').whereIn('id', ids).update({ status, error, finished_at: tc.db.fn.now() });
+
+    // Queued jobs count for nothing; finished ones in one statement, one of them per device.
+    const [jx, jy, jy2] = [await job(x), await job(y), await job(y, 'test_credential')];
+    expect((await panel()).devices).toMatchObject({ reachable: 0, unreachable: 0, unknown: 2 });
+    await finish([jx, jy], 'succeeded');
+    expect((await panel()).devices).toMatchObject({ reachable: 2, unreachable: 0, unknown: 0 });
+    await finish([jy2], 'failed', 'auth refused');
+    expect(await panel()).toMatchObject({
+      devices: { reachable: 1, unreachable: 1, unknown: 0 },
+      failing_devices: [{ id: y, name: 'y', error: 'auth refused', kind: 'test_credential' }],
+    });
+    // A job that finished earlier than the device's latest one changes nothing.
+    await tc
+      .db('jobs')
+      .insert({ org_id: org.orgId, kind: 'backup', device_id: y, status: 'succeeded', deadline_at: new Date(), finished_at: hoursAgo(2) });
+    expect((await panel()).devices).toMatchObject({ reachable: 1, unreachable: 1 });
+
+    await backup(x, 1, 'success', hoursAgo(30));
+    expect((await panel()).devices.backed_up_24h).toBe(0);
+    await backup(x, 2, 'success', hoursAgo(1));
+    await backup(x, 3, 'success', hoursAgo(40)); // an older version stored later does not make it stale
+    expect((await panel()).devices.backed_up_24h).toBe(1);
+
+    await tc.request('DELETE', `/api/devices/${y}`, { token: org.token });
+    expect(await tc.db('device_health').where({ device_id: y })).toEqual([]);
+    expect((await panel()).devices).toMatchObject({ total: 1, reachable: 1, unreachable: 0, backed_up_24h: 1 });
+  });
+
+  it('starts from the jobs and versions already stored when the migration runs', async () => {
+    const site = await makeSite(tc, org, 'south');
+    const z = await makeDevice(tc, org, { name: 'z', profile_id: await makeProfile(tc, org), site_id: site.id });
+    await deviceHealth.down(tc.db);
+    try {
+      await tc.db('jobs').insert([
+        { org_id: org.orgId, kind: 'backup', device_id: z, status: 'failed', error: 'timed out', deadline_at: new Date(), finished_at: hoursAgo(1) },
+        { org_id: org.orgId, kind: 'backup', device_id: z, status: 'succeeded', deadline_at: new Date(), finished_at: hoursAgo(3) },
+        { org_id: org.orgId, kind: 'backup', device_id: z, status: 'queued', deadline_at: new Date() },
+      ]);
+      await backup(z, 1, 'success', hoursAgo(2));
+    } finally {
+      await deviceHealth.up(tc.db);
+    }
+    const pool = (await tc.request('GET', '/api/sites/health', { token: org.token })).body.pools.find(
+      (p: { site_id: string }) => p.site_id === site.id,
+    );
+    expect(pool).toMatchObject({ devices: { total: 1, unreachable: 1, backed_up_24h: 1 }, failing_devices: [{ id: z, error: 'timed out' }] });
   });
 
   it('shows another organization nothing of this one, and needs a signed-in caller', async () => {

@@ -22,13 +22,19 @@ export interface PageProblems {
   failed: string[];
 }
 
-/** A fresh browser context (its own sessionStorage) at 1280x800, watching for problems. */
+/** How a page is opened: the window's size and the colour scheme the "OS" prefers. */
+export interface PageOptions {
+  viewport?: { width: number; height: number };
+  colorScheme?: 'light' | 'dark';
+}
+
+/** A fresh browser context (its own sessionStorage), by default 1280x800 and light, watching for problems. */
 export async function openPage(
   browser: Browser,
   baseUrl: string,
-  viewport = { width: 1280, height: 800 },
+  { viewport = { width: 1280, height: 800 }, colorScheme = 'light' }: PageOptions = {},
 ): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
-  const context = await browser.newContext({ baseURL: baseUrl, viewport });
+  const context = await browser.newContext({ baseURL: baseUrl, viewport, colorScheme });
   const page = await context.newPage();
   const problems: PageProblems = { errors: [], failed: [] };
   page.on('console', (msg) => {
@@ -76,4 +82,38 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export async function choose(page: Page, field: Locator, option: string): Promise<void> {
   await field.click();
   await page.getByRole('option', { name: option, exact: true }).click();
+}
+
+type Rgba = [number, number, number, number];
+
+const parseRgba = (css: string): Rgba => [...(css.match(/[\d.]+/g) ?? []).map(Number), 1].slice(0, 4) as Rgba;
+const over = (top: Rgba, below: Rgba): Rgba => [...top.slice(0, 3).map((c, i) => c * top[3] + below[i] * (1 - top[3])), 1] as Rgba;
+const luminance = (c: Rgba) =>
+  c
+    .slice(0, 3)
+    .map((v) => v / 255)
+    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+
+/**
+ * The WCAG contrast ratio of each matching element's text against what is drawn behind it: the
+ * element's and its ancestors' backgrounds, translucent tints laid over the first opaque one.
+ */
+export async function textContrasts(page: Page, selector: string): Promise<{ text: string; ratio: number }[]> {
+  // Only computed styles are read in the page (no helper functions: tsx would name them with a helper the page lacks).
+  // Typed here by hand: the tests compile without the DOM library.
+  type InPage = { textContent: string | null; parentElement: InPage | null };
+  const seen = await page.locator(selector).evaluateAll((elements: InPage[]) => {
+    const style = (globalThis as unknown as { getComputedStyle(e: InPage): { color: string; backgroundColor: string } }).getComputedStyle;
+    return elements.map((el) => {
+      const backgrounds: string[] = [];
+      for (let e: InPage | null = el; e; e = e.parentElement) backgrounds.push(style(e).backgroundColor);
+      return { text: el.textContent ?? '', color: style(el).color, backgrounds };
+    });
+  });
+  return seen.map(({ text, color, backgrounds }) => {
+    const behind = backgrounds.reduceRight((below, css) => over(parseRgba(css), below), [255, 255, 255, 1] as Rgba);
+    const [a, b] = [luminance(over(parseRgba(color), behind)), luminance(behind)];
+    return { text, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+  });
 }

@@ -17,7 +17,7 @@ import { spawnAgent, type Proc } from '../helpers/processes';
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
 import { clearSimNetwork, registerSimNetwork } from '../sim/ssh/discovery-data';
-import { choose, launchBrowser, openPage, screenshot, signIn, textMatching, type PageProblems } from './browser';
+import { choose, launchBrowser, openPage, screenshot, signIn, textContrasts, textMatching, type PageOptions, type PageProblems } from './browser';
 import { ensureConsoleBuilt } from './build';
 
 const prefix = natsPrefix();
@@ -49,8 +49,8 @@ async function sshSim(hostname: string, host?: string): Promise<{ sim: SimSshDev
 }
 
 /** A signed-in page of the test user; fails the test on console errors or failed requests unless allowed. */
-async function session(viewport?: { width: number; height: number }): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
-  const opened = await openPage(browser, c.url, viewport);
+async function session(options?: PageOptions): Promise<{ page: Page; problems: PageProblems; close(): Promise<void> }> {
+  const opened = await openPage(browser, c.url, options);
   await signIn(opened.page, user.username, user.password);
   await opened.page.getByRole('heading', { name: 'Sites' }).waitFor();
   return opened;
@@ -405,10 +405,56 @@ describe('console', () => {
     expect(problems.errors).toEqual([]);
     expect(problems.failed).toEqual([]);
     await close();
-    const narrow = await session({ width: 390, height: 844 });
+    const narrow = await session({ viewport: { width: 390, height: 844 } });
     await narrow.page.locator('section[data-site]').first().waitFor();
     await screenshot(narrow.page, 'overview-390');
     expect(narrow.problems.errors).toEqual([]);
     await narrow.close();
+  });
+
+  it('follows a dark OS colour scheme with readable text on the plain-HTML overview and device rows', { timeout: 120_000 }, async () => {
+    for (const viewport of [undefined, { width: 390, height: 844 }]) {
+      const dark = await session({ viewport, colorScheme: 'dark' });
+      expect(await dark.page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
+      await dark.page.locator('section[data-site] .sb-badge').first().waitFor();
+      await screenshot(dark.page, `overview-dark${viewport ? '-390' : ''}`);
+      // WCAG AA for normal text: the badges, panel lines, failing devices and agent rows.
+      const overview = await textContrasts(dark.page, 'section[data-site] :is(.sb-badge, p, a, td, th, h2)');
+      expect(overview.length).toBeGreaterThan(5);
+      expect(overview.filter((t) => t.ratio < 4.5)).toEqual([]);
+      if (!viewport) {
+        await dark.page.getByRole('link', { name: 'Devices' }).click();
+        await dark.page.locator('tr.sb-device-row').first().waitFor();
+        await screenshot(dark.page, 'devices-dark');
+        const rows = await textContrasts(dark.page, 'tr.sb-device-row :is(td, a)');
+        expect(rows.length).toBeGreaterThan(5);
+        expect(rows.filter((t) => t.ratio < 4.5)).toEqual([]);
+      }
+      expect(dark.problems.errors).toEqual([]);
+      await dark.close();
+    }
+  });
+
+  it('asks before deleting (the dialog layer loads with the shell) and signs out from the account menu', { timeout: 60_000 }, async () => {
+    const { page, problems, close } = await session();
+    await page.getByRole('link', { name: 'Scheduled tasks' }).click();
+    const row = page.getByRole('table', { name: 'Scheduled tasks' }).getByRole('row', { name: /nightly backup/ });
+    await row.getByRole('button', { name: 'Delete nightly backup' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete task' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await row.count()).toBe(1);
+    await row.getByRole('button', { name: 'Delete nightly backup' }).click();
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await row.waitFor({ state: 'detached' });
+    const tasks = await api(c, user.token, 'GET', '/api/tasks', undefined, 200);
+    expect(JSON.stringify(tasks)).not.toContain('nightly backup');
+
+    // The account button carries the user's name (no display name was given).
+    await page.getByRole('button', { name: user.username, exact: true }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.getByLabel('Username').waitFor();
+    expect(problems.errors).toEqual([]);
+    await close();
   });
 });

@@ -14,7 +14,8 @@ const HEADER_QUERIES = new Set(['me', 'organizations']);
  * On sign-in, asks for the first page's data at once, in parallel with its code (not after it).
  * Then, once the page's own requests are answered (so it never holds a connection the first page
  * needs; the header's user and organizations requests do not count), fetches the busiest pages'
- * code, so moving to them waits on data only.
+ * code, so moving to them waits on data only. (The shell's late parts, lib/late.ts, load when first
+ * needed: fetched here they would compete with the page opened next.)
  */
 function usePrefetch(enabled: boolean): void {
   const client = useQueryClient();

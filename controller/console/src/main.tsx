@@ -1,13 +1,11 @@
 import '@mantine/core/styles.css';
-import '@mantine/notifications/styles.css';
 import { MantineProvider } from '@mantine/core';
-import { ModalsProvider } from '@mantine/modals';
-import { Notifications } from '@mantine/notifications';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { currentToken, hasRefreshToken, refresh, takeFragmentTokens } from './auth/session';
+import { useLateParts } from './lib/late';
 import { preloadRoute } from './lib/pages';
 import { queryClient } from './lib/query-client';
 import { cssVariables, osColorScheme, theme } from './theme';
@@ -18,15 +16,19 @@ const preloadFirstPage = () => preloadRoute(queryClient, location.pathname, loca
 if (currentToken() || takeFragmentTokens(window.location, window.history)) preloadFirstPage();
 else if (hasRefreshToken()) void refresh().then((ok) => ok && preloadFirstPage());
 
+/** The notification and dialog layers, once the shell's late parts have loaded (lib/late.ts). */
+function LateOverlays() {
+  const late = useLateParts();
+  return late ? <late.Overlays /> : null;
+}
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <MantineProvider theme={theme} defaultColorScheme="auto" colorSchemeManager={osColorScheme} cssVariablesResolver={cssVariables}>
-      <Notifications position="top-right" />
       <QueryClientProvider client={queryClient}>
-        <ModalsProvider>
-          <App />
-        </ModalsProvider>
+        <App />
       </QueryClientProvider>
+      <LateOverlays />
     </MantineProvider>
   </StrictMode>,
 );

@@ -7,11 +7,25 @@ export const theme = createTheme({
   primaryShade: { light: 7, dark: 5 },
 });
 
-/** Dimmed text one shade darker than Mantine's default, for WCAG AA contrast on white. */
+/** The colours whose text (`c="red"`, StatusBadge, the overview) the console shows. */
+const TEXT_COLOURS = ['red', 'green', 'yellow', 'blue', 'gray', 'grape', 'indigo'];
+
+/**
+ * Text a step further from the background than Mantine's defaults, for WCAG AA contrast on cards
+ * and on light tints (badges, an active link): in light, dimmed text at gray 7 and coloured text
+ * (`--mantine-color-<c>-text`, what `c="red"` uses) at shade 9 instead of 7; in dark, dimmed at
+ * dark 1 instead of 2 and coloured text at shade 3 instead of 4. Code asks for `c="red"`, never a
+ * fixed shade, which is readable in one scheme only.
+ */
+const textShades = (dimmed: string, shade: number) => ({
+  '--mantine-color-dimmed': `var(--mantine-color-${dimmed})`,
+  ...Object.fromEntries(TEXT_COLOURS.map((c) => [`--mantine-color-${c}-text`, `var(--mantine-color-${c}-${shade})`])),
+});
+
 export const cssVariables: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
-  dark: {},
+  light: textShades('gray-7', 9),
+  dark: textShades('dark-1', 3),
 });
 
 /**

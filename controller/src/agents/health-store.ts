@@ -45,43 +45,28 @@ export class HealthStore {
 
   /**
    * Per site (and site_id null): device count; reachability from each device's latest finished
-   * job since `since` (index probe on jobs (org_id, device_id, finished_at)); how many have a
-   * successful backup since `since` (migration 180's partial index serves the probe); and the newest
-   * failures. The per-device lookups run once, in the CTE.
+   * job, when it finished since `since`; how many have a successful backup since `since`; and the
+   * newest failures. Each device's latest job and backup are kept in device_health by triggers
+   * (migration 184): one row per device joined, whatever the history of jobs and versions.
    */
   async deviceGroups(orgId: string, since: Date): Promise<DeviceGroupRow[]> {
-    // One index probe per device costs the plan past jit_above_cost, and compiling it took longer
-    // (~200 ms) than running it: JIT stays off for this statement.
-    return this.db.transaction(async (trx) => {
-      await trx.raw('SET LOCAL jit = off');
-      const { rows } = await trx.raw(
-        `WITH latest AS MATERIALIZED (
-           SELECT d.id, d.name, d.site_id, j.status, j.error, j.kind, j.finished_at,
-                  EXISTS (SELECT 1 FROM config_versions cv
-                           WHERE cv.device_id = d.id AND cv.status = 'success' AND cv.created_at >= ?) AS backed_up
-             FROM devices d
-             LEFT JOIN LATERAL (
-               SELECT status, error, kind, finished_at FROM jobs
-                WHERE jobs.org_id = d.org_id AND jobs.device_id = d.id
-                  AND jobs.status IN ('succeeded', 'failed') AND jobs.finished_at >= ?
-                ORDER BY finished_at DESC LIMIT 1
-             ) j ON true
-            WHERE d.org_id = ?
-         )
-         SELECT site_id,
-                count(*)::int AS total,
-                count(*) FILTER (WHERE status = 'succeeded')::int AS reachable,
-                count(*) FILTER (WHERE status = 'failed')::int AS unreachable,
-                count(*) FILTER (WHERE backed_up)::int AS backed_up,
-                COALESCE(to_json((array_agg(json_build_object('id', id, 'name', name, 'error', error, 'kind', kind,
-                            'at', to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
-                          ORDER BY finished_at DESC, name) FILTER (WHERE status = 'failed'))[1:${FAILING_SHOWN}]), '[]'::json) AS failing
-           FROM latest
-          GROUP BY site_id`,
-        [since, since, orgId],
-      );
-      return rows;
-    });
+    const failed = "h.job_status = 'failed' AND h.job_finished_at >= :since";
+    const { rows } = await this.db.raw(
+      `SELECT d.site_id,
+              count(*)::int AS total,
+              count(*) FILTER (WHERE h.job_status = 'succeeded' AND h.job_finished_at >= :since)::int AS reachable,
+              count(*) FILTER (WHERE ${failed})::int AS unreachable,
+              count(*) FILTER (WHERE h.backup_at >= :since)::int AS backed_up,
+              COALESCE(to_json((array_agg(json_build_object('id', d.id, 'name', d.name, 'error', h.job_error, 'kind', h.job_kind,
+                          'at', to_char(h.job_finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                        ORDER BY h.job_finished_at DESC, d.name) FILTER (WHERE ${failed}))[1:${FAILING_SHOWN}]), '[]'::json) AS failing
+         FROM devices d
+         LEFT JOIN device_health h ON h.org_id = d.org_id AND h.device_id = d.id
+        WHERE d.org_id = :orgId
+        GROUP BY d.site_id`,
+      { since, orgId },
+    );
+    return rows;
   }
 
   async latestSnapshots(orgId: string): Promise<SnapshotRow[]> {

@@ -25,10 +25,10 @@ export function DiffView({ diff, additions, deletions }: { diff: string; additio
   return (
     <Box>
       <Group mb="xs">
-        <Text size="sm" c="green.8" fw={600}>
+        <Text size="sm" c="green" fw={600}>
           +{additions}
         </Text>
-        <Text size="sm" c="red.8" fw={600}>
+        <Text size="sm" c="red" fw={600}>
           -{deletions}
         </Text>
         <SegmentedControl

@@ -1,4 +1,4 @@
-import { AppShell, Burger, Group, NavLink, ScrollArea, Text, Title } from '@mantine/core';
+import { AppShell, Burger, Group, NavLink, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { useQueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
@@ -46,28 +46,27 @@ export function Shell({ children }: { children: ReactNode }) {
           </Group>
         </Group>
       </AppShell.Header>
-      <AppShell.Navbar p="xs" aria-label="Main">
-        <ScrollArea>
-          {NAV.map((item) => (
-            <NavLink
-              key={item.href}
-              component={Link}
-              href={item.href}
-              // The active link's text a shade darker than Mantine's, for AA contrast on its tint.
-              label={
-                <Text size="sm" c={active(location, item.href) ? 'indigo.9' : undefined}>
-                  {item.label}
-                </Text>
-              }
-              active={active(location, item.href)}
-              aria-current={active(location, item.href) ? 'page' : undefined}
-              onClick={close}
-              // Pointing at a link starts its page's code and data.
-              onMouseEnter={() => preloadRoute(client, item.href)}
-              onFocus={() => preloadRoute(client, item.href)}
-            />
-          ))}
-        </ScrollArea>
+      {/* The navbar scrolls natively when short: Mantine's ScrollArea measures the page (a forced layout) as it first renders. */}
+      <AppShell.Navbar p="xs" aria-label="Main" style={{ overflowY: 'auto' }}>
+        {NAV.map((item) => (
+          <NavLink
+            key={item.href}
+            component={Link}
+            href={item.href}
+            // The active link's text in the theme's text shade (darker than Mantine's in light, see theme.ts), for AA contrast on its tint.
+            label={
+              <Text size="sm" c={active(location, item.href) ? 'indigo' : undefined}>
+                {item.label}
+              </Text>
+            }
+            active={active(location, item.href)}
+            aria-current={active(location, item.href) ? 'page' : undefined}
+            onClick={close}
+            // Pointing at a link starts its page's code and data.
+            onMouseEnter={() => preloadRoute(client, item.href)}
+            onFocus={() => preloadRoute(client, item.href)}
+          />
+        ))}
       </AppShell.Navbar>
       <AppShell.Main>{children}</AppShell.Main>
     </AppShell>

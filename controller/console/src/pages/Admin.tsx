@@ -43,7 +43,7 @@ function Sessions() {
             </Table.Td>
             <Table.Td>{s.ip_address}</Table.Td>
             <Table.Td>
-              <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void revoke(s.id)}>
+              <Button size="xs" variant="light" color="red" c="red" onClick={() => void revoke(s.id)}>
                 Revoke
               </Button>
             </Table.Td>

@@ -126,14 +126,7 @@ export default function Agents() {
                   </Table.Td>
                   <Table.Td>
                     {!a.builtin && (
-                      <Button
-                        size="xs"
-                        color="red"
-                        variant="light"
-                        c="red.9"
-                        onClick={() => void revoke(a.id, a.name)}
-                        aria-label={`Revoke ${a.name}`}
-                      >
+                      <Button size="xs" color="red" variant="light" c="red" onClick={() => void revoke(a.id, a.name)} aria-label={`Revoke ${a.name}`}>
                         Revoke
                       </Button>
                     )}

@@ -106,7 +106,7 @@ export default function Deployment() {
                 <StatusBadge status={x.status} />
               </Table.Td>
               <Table.Td>
-                <Text size="xs" c="red.8">
+                <Text size="xs" c="red">
                   {x.error_message}
                 </Text>
               </Table.Td>

@@ -88,7 +88,7 @@ export default function Device() {
           <Button variant="default" onClick={() => setEditing(true)} disabled={partial}>
             Edit
           </Button>
-          <Button color="red" variant="light" c="red.9" onClick={() => void remove()}>
+          <Button color="red" variant="light" c="red" onClick={() => void remove()}>
             Delete
           </Button>
         </>

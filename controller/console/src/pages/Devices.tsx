@@ -189,7 +189,7 @@ export default function Devices() {
           <Button size="xs" variant="light" onClick={() => setDialog('bulk')}>
             Edit selected
           </Button>
-          <Button size="xs" color="red" variant="light" c="red.9" onClick={() => void remove()}>
+          <Button size="xs" color="red" variant="light" c="red" onClick={() => void remove()}>
             Delete selected
           </Button>
         </Group>

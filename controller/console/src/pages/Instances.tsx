@@ -204,7 +204,7 @@ export default function Instances() {
                     <Button size="xs" variant="light" onClick={() => setEditing(i.id)} aria-label={`Edit ${i.name}`}>
                       Edit
                     </Button>
-                    <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>
+                    <Button size="xs" variant="light" color="red" c="red" onClick={() => void remove(i.id, i.name)} aria-label={`Delete ${i.name}`}>
                       Delete
                     </Button>
                   </Group>

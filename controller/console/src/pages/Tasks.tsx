@@ -138,7 +138,7 @@ export default function Tasks() {
                 <Table.Td>
                   {dateTime(t.last_run_at)} {t.last_status && <StatusBadge status={t.last_status} />}
                   {t.last_error && (
-                    <Text size="xs" c="red.8">
+                    <Text size="xs" c="red">
                       {t.last_error}
                     </Text>
                   )}
@@ -147,7 +147,7 @@ export default function Tasks() {
                   <Switch aria-label={`Enable ${t.name}`} checked={t.enabled} onChange={(e) => void toggle(t.id, e.currentTarget.checked)} />
                 </Table.Td>
                 <Table.Td>
-                  <Button size="xs" variant="light" color="red" c="red.9" onClick={() => void remove(t.id, t.name)} aria-label={`Delete ${t.name}`}>
+                  <Button size="xs" variant="light" color="red" c="red" onClick={() => void remove(t.id, t.name)} aria-label={`Delete ${t.name}`}>
                     Delete
                   </Button>
                 </Table.Td>

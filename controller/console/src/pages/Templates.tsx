@@ -148,7 +148,7 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
             </Text>
           )}
           {t.variables.map((v) => (
-            <Badge key={v.name} variant="outline" c="dark">
+            <Badge key={v.name} variant="outline" c="var(--mantine-color-text)">
               {v.name}: {v.type}
               {v.required ? '' : ' (optional)'}
             </Badge>

@@ -96,7 +96,7 @@ export function Backups({ deviceId }: { deviceId: string }) {
             role="status"
             data-testid="backup-progress"
             data-status={progress.status}
-            c={progress.status === 'failed' ? 'red.9' : undefined}
+            c={progress.status === 'failed' ? 'red' : undefined}
           >
             {backupProgressText(progress)}
           </Text>
@@ -150,7 +150,7 @@ export function Backups({ deviceId }: { deviceId: string }) {
                   <Table.Td>
                     <StatusBadge status={c.status} />
                     {c.error_message && (
-                      <Text size="xs" c="red.8">
+                      <Text size="xs" c="red">
                         {c.error_message}
                       </Text>
                     )}
