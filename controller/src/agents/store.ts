@@ -233,15 +233,11 @@ export class AgentsStore implements AgentDirectory {
     siteId: string,
     since: Date,
   ): Promise<{ id: string; name: string; status: string | null; error: string | null; finished_at: Date | null; kind: string | null }[]> {
+    // device_health (migration 184) holds each device's latest finished job: one join, no probe of jobs per device.
     const result = await this.db.raw(
-      `SELECT d.id, d.name, j.status, j.error, j.finished_at, j.kind
+      `SELECT d.id, d.name, h.job_status AS status, h.job_error AS error, h.job_finished_at AS finished_at, h.job_kind AS kind
          FROM devices d
-         LEFT JOIN LATERAL (
-           SELECT status, error, finished_at, kind FROM jobs
-            WHERE jobs.org_id = d.org_id AND jobs.device_id = d.id
-              AND jobs.status IN ('succeeded', 'failed') AND jobs.finished_at >= ?
-            ORDER BY finished_at DESC LIMIT 1
-         ) j ON true
+         LEFT JOIN device_health h ON h.org_id = d.org_id AND h.device_id = d.id AND h.job_finished_at >= ?
         WHERE d.org_id = ? AND d.site_id = ?
         ORDER BY d.name`,
       [since, orgId, siteId],
