@@ -15,7 +15,7 @@
  * Targets (2-core machine): the whole snapshot ≤ 60 s; controller RSS ≤ 400 MB.
  */
 import { loadavg } from 'node:os';
-import { connect } from 'nats';
+import { connect, type JetStreamManager } from 'nats';
 import { createDb } from '../../controller/src/db/knex';
 import setupTemplate from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/postgres';
@@ -38,6 +38,12 @@ function spread(counts: number[]): string {
     `min ${sorted[0] ?? 0}, median ${median}, max ${sorted.at(-1) ?? 0}, mean ${mean.toFixed(1)}, stddev ${sd.toFixed(1)} ` +
     `(${mean ? ((sd / mean) * 100).toFixed(0) : 0}% of the mean)`
   );
+}
+
+/** Messages ever stored in the job and result streams (their last sequence numbers). */
+async function streamMessages(jsm: JetStreamManager): Promise<{ jobs: number; events: number }> {
+  const last = async (stream: string) => (await jsm.streams.info(stream)).state.last_seq;
+  return { jobs: await last('SB_JOBS'), events: await last('SB_RESULTS') };
 }
 
 async function json(res: Promise<Response>, what: string): Promise<any> {
@@ -151,6 +157,7 @@ export async function run(args: string[] = []): Promise<void> {
         backlog.jobs = Math.max(backlog.jobs, jobs);
       })().catch(() => undefined);
     }, 1_000);
+    const messages0 = await streamMessages(jsm);
     const t0 = performance.now();
     await call('POST', `/api/devices/snapshots/${snap.id}/collect`, token, { timeout_seconds: 900 });
     const done = await (async () => {
@@ -163,6 +170,7 @@ export async function run(args: string[] = []): Promise<void> {
     const seconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
     clearInterval(watcher);
+    const messages1 = await streamMessages(jsm);
     await nc.close();
     const agentSide = await Promise.all(
       started.map(async (a) => {
@@ -203,7 +211,8 @@ export async function run(args: string[] = []): Promise<void> {
                 extract(epoch FROM max(started_at) - min(created_at)) AS last_start,
                 extract(epoch FROM max(finished_at) - min(created_at)) AS last_final,
                 extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p50,
-                extract(epoch FROM percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p95
+                extract(epoch FROM percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p95,
+                count(*) FILTER (WHERE finished_at - started_at > interval '2 seconds') AS over_2s
            FROM jobs WHERE group_id = ?`,
         [snap.id],
       )
@@ -224,6 +233,10 @@ export async function run(args: string[] = []): Promise<void> {
     console.log(
       `phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last ` +
         `job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`,
+    );
+    console.log(
+      `messages on the job streams: ${messages1.jobs - messages0.jobs} job batches, ${messages1.events - messages0.events} agent events ` +
+        `(results events of up to 100 results, and a started and a logs event from each of the ${p.over_2s} jobs that ran over 2 s on an agent)`,
     );
     const agentMean = sum(agentSide.map((a) => a.seconds)) / Math.max(1, sum(agentSide.map((a) => a.count)));
     console.log(
