@@ -285,6 +285,9 @@ export async function run(args: string[] = []): Promise<void> {
         `in agents, ${((spent.controller * 1000) / devices).toFixed(1)} in the controller`,
     );
     for (const f of failures) console.log(`failed (${f.n}): ${f.error}`);
+    // An agent that took nothing: say what it last logged (warnings and errors), so the spread's cause is on record.
+    for (const a of started.filter((x) => !counts.has(x.id)))
+      console.log(`agent ${a.id} (pid ${a.pid}, ${a.running ? 'running' : 'exited'}) took no job; its last output:\n${a.output().slice(-3000)}`);
     const d = (k: string) => Number(varz1[k]) - Number(varz0[k]);
     console.log(
       `NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ` +
