@@ -5,12 +5,17 @@
  * quick jobs costs a few signatures and messages, and one slow job never holds the others' results
  * back for longer than the flush interval.
  */
-import type { JobResult } from '../../shared/src/jobs/messages';
+import { PROTOCOL_VERSION, type JobResult } from '../../shared/src/jobs/messages';
 
 export const RESULTS_MAX = 100;
 /** Bytes of results JSON to an event: well under NATS max_payload (1 MB by default). */
 export const RESULTS_MAX_BYTES = 256 * 1024;
 export const RESULTS_FLUSH_MS = 150;
+
+/** The JSON of one `results` event of results already serialized (each JSON text stringified once). */
+export function resultsEventJson(agentId: string, results: string[]): string {
+  return `{"v":${PROTOCOL_VERSION},"type":"results","agent_id":${JSON.stringify(agentId)},"results":[${results.join(',')}]}`;
+}
 
 interface Waiting {
   json: string;

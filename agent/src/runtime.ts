@@ -38,7 +38,7 @@ import {
   type LogLine,
   type OpenJobsRequest,
 } from '../../shared/src/jobs/messages';
-import { ResultsSender } from './results';
+import { ResultsSender, resultsEventJson } from './results';
 import type { DriverRegistry } from './drivers';
 import type { DeviceCredentials, FetchedConfig, SessionLimits } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
@@ -505,11 +505,10 @@ export class AgentRuntime {
     await this.publishToken(await signJsonDetached(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id), id, event.type);
   }
 
-  /** One `results` event of results already serialized (each JSON text stringified once). */
+  /** One `results` event of results already serialized. */
   private async publishResults(results: string[]): Promise<void> {
     const agentId = this.o.identity.agent_id;
-    const json = `{"v":${PROTOCOL_VERSION},"type":"results","agent_id":${JSON.stringify(agentId)},"results":[${results.join(',')}]}`;
-    await this.publishToken(signTextDetached(json, this.keys.sign, AGENT_SIGN_ALG, agentId), randomUUID(), 'results');
+    await this.publishToken(signTextDetached(resultsEventJson(agentId, results), this.keys.sign, AGENT_SIGN_ALG, agentId), randomUUID(), 'results');
   }
 
   private async publishToken(token: string, id: string, type: string): Promise<void> {

@@ -1,47 +1,45 @@
 /**
  * The agent side of the pipeline floor (test/bench/pipeline-floor.ts), a process of its own as
- * an agent is: pulls jobs from the pool's JetStream consumer as free sessions allow, checks the
- * controller's signature, does the floor's work on the device (floor-work.ts), signs the answer
- * with its key as agents sign results, publishes it with its id and acks the job. No secrets,
- * deadlines, logs or retries.
+ * an agent is: pulls job batches from the pool's JetStream consumer one at a time, and only while
+ * a session is free and none of its jobs waits for one (the agent runtime's rule: it holds at most
+ * its sessions plus one batch); checks the controller's signature and opens the secrets once per
+ * batch, does the floor's work on each device (floor-work.ts), hands each result to the agent's
+ * results sender (events of up to 100 results, signed once) and acks a batch once all its results
+ * are published. No deadlines, logs, `started` events or retries.
  *
  * Environment: NATS_URL, FLOOR_PREFIX, FLOOR_WORK (backup|poll|deploy), FLOOR_SESSIONS, FLOOR_CONNECTS,
  * FLOOR_AGENT_ID, FLOOR_AGENT_JWK (the private key, JWK JSON), FLOOR_CONTROLLER_JWK (the controller's
  * public key, JWK JSON).
  */
-import { StringCodec, type JsMsg } from 'nats';
+import type { JsMsg } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import {
-  AGENT_SIGN_ALG,
-  CONTROLLER_SIGN_ALG,
-  importAgentPrivateKey,
-  importControllerPublicKey,
-  signJsonDetached,
-  verifyJson,
-} from '../../shared/src/jobs/crypto';
+import { importAgentPrivateKey, importControllerPublicKey } from '../../shared/src/jobs/crypto';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { natsNames, resultsSubject } from '../../shared/src/nats/subjects';
+import { FLOOR_CONSUMER, floorResult, floorResultsSender, openBatch } from './floor-batches';
 import { FLOOR_WORK, type FloorOutcome, type FloorWorkName } from './floor-work';
-import { PIPELINE_CONSUMER, type PipelineJob } from './pipeline-floor';
 
 const env = (name: string) => {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set`);
   return value;
 };
-const sc = StringCodec();
 const names = natsNames(env('FLOOR_PREFIX'));
 const work = FLOOR_WORK[env('FLOOR_WORK') as FloorWorkName];
-const sessions = Number(env('FLOOR_SESSIONS'));
+const sessions = new Semaphore(Number(env('FLOOR_SESSIONS')));
 const connectSlots = new Semaphore(Number(env('FLOOR_CONNECTS')));
 const agentId = env('FLOOR_AGENT_ID');
-const { sign } = await importAgentPrivateKey(JSON.parse(env('FLOOR_AGENT_JWK')));
+const { sign, decrypt } = await importAgentPrivateKey(JSON.parse(env('FLOOR_AGENT_JWK')));
 const controllerKey = importControllerPublicKey(JSON.parse(env('FLOOR_CONTROLLER_JWK')));
 
 const nc = await connectNats(env('NATS_URL'), `pipeline-floor ${agentId}`);
 const js = nc.jetstream();
-const consumer = await js.consumers.get(names.jobsStream, PIPELINE_CONSUMER);
+const consumer = await js.consumers.get(names.jobsStream, FLOOR_CONSUMER);
+const encoder = new TextEncoder();
+const sender = floorResultsSender(agentId, sign, (token, id) =>
+  js.publish(resultsSubject(names.prefix, agentId), encoder.encode(token), { msgID: id }),
+);
 
 async function outcomeOf(target: DeviceTarget): Promise<FloorOutcome> {
   try {
@@ -56,33 +54,50 @@ async function outcomeOf(target: DeviceTarget): Promise<FloorOutcome> {
   }
 }
 
-let active = 0;
-let slotFreed: (() => void) | null = null;
+/** Jobs taken and waiting for a session, and batches taken and not yet opened: no batch is pulled while any wait. */
+let queued = 0;
+let opening = 0;
+let wake: (() => void) | null = null;
+const wakePull = () => wake?.();
 
 async function handle(m: JsMsg): Promise<void> {
-  active += 1;
+  opening += 1;
+  let jobs: Awaited<ReturnType<typeof openBatch>>;
   try {
-    const job = (await verifyJson(sc.decode(m.data), controllerKey, CONTROLLER_SIGN_ALG)) as PipelineJob;
-    const outcome = await outcomeOf(job.target);
-    const token = await signJsonDetached({ type: 'result', job_id: job.id, ok: outcome.ok, result: outcome.result }, sign, AGENT_SIGN_ALG, agentId);
-    await js.publish(resultsSubject(names.prefix, agentId), sc.encode(token), { msgID: `result-${job.id}` });
-    m.ack();
+    jobs = await openBatch(new TextDecoder().decode(m.data), controllerKey, agentId, decrypt);
+    queued += jobs.length;
   } finally {
-    active -= 1;
-    slotFreed?.();
+    opening -= 1;
+    wakePull();
   }
+  await Promise.all(
+    jobs.map(async ({ job, target }) => {
+      await sessions.acquire();
+      queued -= 1;
+      const startedAt = new Date();
+      let outcome: FloorOutcome;
+      try {
+        outcome = await outcomeOf(target);
+      } finally {
+        sessions.release();
+        wakePull();
+      }
+      await sender.add(floorResult(job, outcome.ok, outcome.result, startedAt));
+    }),
+  );
+  m.ack();
 }
 
 console.log('pipeline agent ready');
 for (;;) {
-  const free = sessions - active;
-  if (free <= 0) {
-    await new Promise<void>((resolve) => (slotFreed = resolve));
-    slotFreed = null;
+  if (sessions.free === 0 || queued > 0 || opening > 0) {
+    await new Promise<void>((resolve) => (wake = resolve));
+    wake = null;
     continue;
   }
   try {
-    for await (const m of await consumer.fetch({ max_messages: free, expires: 1_000 })) void handle(m);
+    for await (const m of await consumer.fetch({ max_messages: 1, expires: 1_000 }))
+      void handle(m).catch((err: unknown) => console.error(`a batch failed: ${(err as Error).message}`));
   } catch {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -1,11 +1,14 @@
 /**
  * The pipeline floor: the least this architecture can take end to end, measured rather than
  * bounded. The driver floor's sessions run where DESIGN.md puts them, in agent processes of
- * their own (`--agents` of them, the same sessions and set-ups each), and each device travels
- * the protocol every implementation needs: a durable job signed by the controller's key
- * (JetStream publish with its id, pull, signature checked, ack) and a durable result signed by
- * the agent's key, verified and stored as one row. Nothing else: no REST call, job rows, secrets,
- * deadlines, logs or business logic.
+ * their own (`--agents` of them, the same sessions and set-ups each), and the devices travel the
+ * batched protocol every implementation needs (floor-batches.ts, the real code of both sides):
+ * dispatch's batches of up to 50 jobs, sealed and signed once by the controller's key (JetStream
+ * publish with its id, pull, signature checked, secrets opened, ack once every result is out), and
+ * the agents' results events of up to 100 results (the agent's own sender: 150 ms or 100 results),
+ * signed once by the agent's key, verified and stored one row per device. An agent pulls a batch
+ * only while a session is free and none of its jobs waits for one, as the agent runtime does.
+ * Nothing else: no REST call, job rows, deadlines, logs or business logic.
  *
  * Its time against the driver floor's is the lowest end-to-end / floor ratio any controller and
  * agents could reach on this machine: the sessions now share the cores with NATS, PostgreSQL
@@ -13,35 +16,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { StringCodec, type JsMsg } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
-import {
-  AGENT_SIGN_ALG,
-  CONTROLLER_SIGN_ALG,
-  controllerKeyFromSecret,
-  generateAgentKeys,
-  importAgentPublicKey,
-  signJson,
-  signerOf,
-  verifyJson,
-  type AnyKey,
-  type ControllerKey,
-} from '../../shared/src/jobs/crypto';
-import { mapLimit } from '../../shared/src/jobs/limit';
+import { controllerKeyFromSecret, generateAgentKeys, importAgentPublicKey, type AnyKey, type ControllerKey } from '../../shared/src/jobs/crypto';
 import { connectNats } from '../../shared/src/nats/jetstream';
-import { jobsSubject, poolConsumer } from '../../shared/src/nats/subjects';
 import { spawnTs, waitUntil, type Proc } from '../helpers/processes';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
+import type { FloorAgent } from './floor-batches';
+import { verifiedRows } from './floor-batches';
 import type { FloorWorkName } from './floor-work';
-import { FLOOR_ORG, FLOOR_POOL, floorScratch } from './protocol-floor';
-
-export const PIPELINE_CONSUMER = poolConsumer(FLOOR_ORG, FLOOR_POOL);
-
-/** A job of the pipeline floor (signed by the controller key): the device, in the clear (no secrets to seal here). */
-export interface PipelineJob {
-  id: number;
-  target: DeviceTarget;
-}
+import { drain, floorScratch, publishBatches } from './protocol-floor';
 
 export interface PipelineFloorOptions {
   work: FloorWorkName;
@@ -55,31 +38,23 @@ export interface PipelineFloorOptions {
   warmupRounds: number;
 }
 
-const sc = StringCodec();
 /** No result for this long: an agent process is stuck or gone. */
 const STALL_MS = 120_000;
 
-/** The controller side's view of one result: which device, whether it worked, what to store. */
-async function verifiedRow(m: JsMsg, keys: Map<string, AnyKey>): Promise<{ device: number; ok: boolean; result: string }> {
-  const token = sc.decode(m.data);
-  const key = keys.get(signerOf(token) ?? '');
-  if (!key) throw new Error('a result from an unknown agent');
-  const event = (await verifyJson(token, key, AGENT_SIGN_ALG)) as { job_id: number; ok: boolean; result: unknown };
-  return { device: event.job_id, ok: event.ok, result: JSON.stringify(event.result) };
-}
-
-/** Starts the agent processes (each with its own key); answers them with the keys to verify their results. */
+/** Starts the agent processes (each with its own key); answers them as dispatch seals to them, and the keys to verify their results. */
 async function startPipelineAgents(
   natsUrl: string,
   prefix: string,
   o: PipelineFloorOptions,
   controllerKey: ControllerKey,
   agents: Proc[],
-): Promise<Map<string, AnyKey>> {
+): Promise<{ pool: FloorAgent[]; keys: Map<string, AnyKey> }> {
+  const pool: FloorAgent[] = [];
   const keys = new Map<string, AnyKey>();
   for (let i = 0; i < o.agents; i++) {
     const agentId = `pipeline-agent-${i + 1}`;
     const pair = await generateAgentKeys();
+    pool.push({ id: agentId, publicJwk: pair.publicJwk });
     keys.set(agentId, await importAgentPublicKey(pair.publicJwk));
     agents.push(
       spawnTs('test/bench/pipeline-agent.ts', {
@@ -95,7 +70,7 @@ async function startPipelineAgents(
     );
   }
   for (const a of agents) await waitUntil('a pipeline agent', () => a.output().includes('pipeline agent ready'), a, 60_000);
-  return keys;
+  return { pool, keys };
 }
 
 /** A timed pipeline floor run: seconds, failed devices, CPU seconds in all and by process. */
@@ -116,42 +91,34 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
   const { names, table } = scratch;
   const agents: Proc[] = [];
   try {
-    // Jobs are signed by a controller key and checked by the agents, as DESIGN.md has them.
+    // Batches are sealed to the agents and signed by a controller key, as dispatch does.
     const controllerKey = controllerKeyFromSecret(randomBytes(32));
-    const keys = await startPipelineAgents(natsUrl, names.prefix, o, controllerKey, agents);
-    const js = nc.jetstream();
-    const results = await js.consumers.get(names.resultsStream, names.resultsConsumer);
-    /** Publishes the jobs of `batch` (ids from `first`) and stores their results; answers the failed count. */
-    const round = async (batch: DeviceTarget[], first: number): Promise<number> => {
-      const submit = mapLimit(batch, 256, async (target, i) =>
-        js.publish(
-          jobsSubject(names.prefix, FLOOR_ORG, FLOOR_POOL),
-          sc.encode(await signJson({ id: first + i, target } satisfies PipelineJob, controllerKey.privateKey, CONTROLLER_SIGN_ALG)),
-          { msgID: `job-${first + i}` },
-        ),
-      );
+    const { pool, keys } = await startPipelineAgents(natsUrl, names.prefix, o, controllerKey, agents);
+    const stall = { ms: STALL_MS, why: () => `; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}` };
+    /** Dispatches the jobs of `round` (ids from `first`) and stores their results; answers the failed count. */
+    const round = async (first: number): Promise<number> => {
       let failed = 0;
-      let progressAt = Date.now();
-      for (let stored = 0; stored < batch.length;) {
-        const msgs: JsMsg[] = [];
-        for await (const m of await results.fetch({ max_messages: Math.min(64, batch.length - stored), expires: 2_000 })) msgs.push(m);
-        if (msgs.length > 0) progressAt = Date.now();
-        else if (Date.now() - progressAt > STALL_MS) {
-          throw new Error(
-            `the pipeline floor stalled at ${stored} of ${batch.length} results; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}`,
-          );
-        }
-        const rows = await Promise.all(msgs.map((m) => verifiedRow(m, keys)));
-        failed += rows.filter((r) => !r.ok).length;
-        if (rows.length > 0) await db(table).insert(rows);
-        msgs.forEach((m) => m.ack());
-        stored += msgs.length;
-      }
-      await submit;
+      const jobs = targets.map((target, i) => ({ id: first + i, target }));
+      const submit = publishBatches(nc, names, jobs, o.work, pool, controllerKey);
+      const record = drain(
+        nc,
+        names.resultsStream,
+        names.resultsConsumer,
+        jobs.length,
+        async (m) => {
+          const rows = await verifiedRows(m, keys);
+          failed += rows.filter((r) => !r.ok).length;
+          await db(table).insert(rows);
+          m.ack();
+          return rows.length;
+        },
+        stall,
+      );
+      await Promise.all([submit, record]);
       return failed;
     };
 
-    for (let i = 1; i <= o.warmupRounds; i++) await round(targets, i * 1_000_000);
+    for (let i = 1; i <= o.warmupRounds; i++) await round(i * 1_000_000);
     const counting = cpuMeter({
       agents: processCpu(() => agents.map((a) => a.pid)),
       simulator: processCpu(() => [o.simulatorPid]),
@@ -160,7 +127,7 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
       'nats-server': () => cpuOfNamed('nats-server'),
     });
     const started = performance.now();
-    const failed = await round(targets, 0);
+    const failed = await round(0);
     const seconds = (performance.now() - started) / 1000;
     const cpu = counting(targets.length);
     return { seconds, failed, cpuText: cpu.text, cpuSeconds: cpu.total };
@@ -174,8 +141,8 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
 /** The line a benchmark prints for it. */
 export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: number, agents: number): string {
   return (
-    `  pipeline floor (the driver in ${agents} agent process(es), signed JetStream job and agent-signed result, one row per device; no ` +
-    `controller or agent logic): ` +
+    `  pipeline floor (the driver in ${agents} agent process(es), jobs in sealed and signed batches, results in agent-signed events, ` +
+    `one row per device; no controller or agent logic): ` +
     `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ` +
     `${pipeline.cpuText}`
   );

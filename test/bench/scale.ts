@@ -11,11 +11,12 @@
  * seconds, average cores and RSS (now and peak) from /proc; the agents' and simulator's CPU for
  * context; NATS messages and bytes in and out during the snapshot (/varz).
  *
- * Options: --agents N (20), --devices N (5000), --sites N (5), --concurrency N per agent (32).
+ * Options: --agents N (20), --devices N (5000), --sites N (5), --concurrency N per agent (32), --warmup-rounds N (1): untimed
+ * snapshots over every device first.
  * Targets (2-core machine): the whole snapshot ≤ 60 s; controller RSS ≤ 400 MB.
  */
 import { loadavg } from 'node:os';
-import { connect } from 'nats';
+import { connect, type JetStreamManager } from 'nats';
 import { createDb } from '../../controller/src/db/knex';
 import setupTemplate from '../helpers/global-setup';
 import { createTestDatabase } from '../helpers/postgres';
@@ -40,6 +41,12 @@ function spread(counts: number[]): string {
   );
 }
 
+/** Messages ever stored in the job and result streams (their last sequence numbers). */
+async function streamMessages(jsm: JetStreamManager): Promise<{ jobs: number; events: number }> {
+  const last = async (stream: string) => (await jsm.streams.info(stream)).state.last_seq;
+  return { jobs: await last('SB_JOBS'), events: await last('SB_RESULTS') };
+}
+
 async function json(res: Promise<Response>, what: string): Promise<any> {
   const r = await res;
   const text = await r.text();
@@ -52,6 +59,7 @@ export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 5000);
   const siteCount = Math.min(option(args, 'sites', 5), agentCount);
   const concurrency = option(args, 'concurrency', 32);
+  const warmupRounds = option(args, 'warmup-rounds', 1);
   const log = (text: string) => console.log(`[scale ${new Date().toISOString().slice(11, 19)}] ${text}`);
 
   await setupTemplate();
@@ -126,7 +134,39 @@ export async function run(args: string[] = []): Promise<void> {
     log('all agents online');
 
     // The snapshot.
-    const snap = (await call('POST', '/api/devices/snapshots', token, { name: 'scale', device_filter: {} })).snapshot;
+    /** One snapshot over every device; `collect` runs it and answers it once it has ended. */
+    const snapshot = async (name: string) => {
+      const snap = (await call('POST', '/api/devices/snapshots', token, { name, device_filter: {} })).snapshot;
+      return {
+        id: snap.id as string,
+        collect: async () => {
+          await call('POST', `/api/devices/snapshots/${snap.id}/collect`, token, { timeout_seconds: 900 });
+          for (;;) {
+            const s = (await call('GET', `/api/devices/snapshots/${snap.id}`, token)).snapshot;
+            if (s.status !== 'collecting') return s;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+        },
+      };
+    };
+    /** The agents' job time so far (seconds and jobs, from their /metrics). */
+    const agentJobs = async () => {
+      const each = await Promise.all(
+        started.map(async (a) => {
+          const text = await fetch(`${a.healthUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
+          const value = (name: string) => sum([...text.matchAll(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'gm'))].map((m) => Number(m[1])));
+          return { seconds: value('switchboard_agent_job_duration_seconds_sum'), count: value('switchboard_agent_job_duration_seconds_count') };
+        }),
+      );
+      return { seconds: sum(each.map((a) => a.seconds)), count: sum(each.map((a) => a.count)) };
+    };
+    // Warm-up, not timed: agents run for months, so the timed snapshot meets every process warm (JIT), as in the other benchmarks.
+    for (let i = 1; i <= warmupRounds; i++) {
+      const warm = await (await snapshot(`scale warm-up ${i}`)).collect();
+      log(`warm-up snapshot ${i}: ${warm.status}, ${warm.successful_devices} succeeded, ${warm.failed_devices} failed`);
+    }
+    const jobs0 = await agentJobs();
+    const snap = await snapshot('scale');
     const varz0 = await nats.varz();
     const cpu0 = usage(ctl.pid);
     const natsPid = nats.proc()?.pid ?? 0;
@@ -151,26 +191,15 @@ export async function run(args: string[] = []): Promise<void> {
         backlog.jobs = Math.max(backlog.jobs, jobs);
       })().catch(() => undefined);
     }, 1_000);
+    const messages0 = await streamMessages(jsm);
     const t0 = performance.now();
-    await call('POST', `/api/devices/snapshots/${snap.id}/collect`, token, { timeout_seconds: 900 });
-    const done = await (async () => {
-      for (;;) {
-        const s = (await call('GET', `/api/devices/snapshots/${snap.id}`, token)).snapshot;
-        if (s.status !== 'collecting') return s;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    })();
+    const done = await snap.collect();
     const seconds = (performance.now() - t0) / 1000;
     clearInterval(sampler);
     clearInterval(watcher);
+    const messages1 = await streamMessages(jsm);
     await nc.close();
-    const agentSide = await Promise.all(
-      started.map(async (a) => {
-        const text = await fetch(`${a.healthUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then((r) => r.text());
-        const value = (name: string) => sum([...text.matchAll(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'gm'))].map((m) => Number(m[1])));
-        return { seconds: value('switchboard_agent_job_duration_seconds_sum'), count: value('switchboard_agent_job_duration_seconds_count') };
-      }),
-    );
+    const jobs1 = await agentJobs();
     const cpu1 = usage(ctl.pid);
     const varz1 = await nats.varz();
     const others1 = {
@@ -203,7 +232,8 @@ export async function run(args: string[] = []): Promise<void> {
                 extract(epoch FROM max(started_at) - min(created_at)) AS last_start,
                 extract(epoch FROM max(finished_at) - min(created_at)) AS last_final,
                 extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p50,
-                extract(epoch FROM percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p95
+                extract(epoch FROM percentile_cont(0.95) WITHIN GROUP (ORDER BY finished_at - started_at)) AS run_p95,
+                count(*) FILTER (WHERE finished_at - started_at > interval '2 seconds') AS over_2s
            FROM jobs WHERE group_id = ?`,
         [snap.id],
       )
@@ -225,7 +255,11 @@ export async function run(args: string[] = []): Promise<void> {
       `phases (s from the first job stored): all dispatched ${f(p.dispatched)}, agents started ${f(p.first_start)}–${f(p.last_start)}, last ` +
         `job final ${f(p.last_final)}; from an agent's start to the job recorded final ${f(p.run_p50)} s (p50), ${f(p.run_p95)} s (p95)`,
     );
-    const agentMean = sum(agentSide.map((a) => a.seconds)) / Math.max(1, sum(agentSide.map((a) => a.count)));
+    console.log(
+      `messages on the job streams: ${messages1.jobs - messages0.jobs} job batches, ${messages1.events - messages0.events} agent events ` +
+        `(results events of up to 100 results, and a started and a logs event from each of the ${p.over_2s} jobs that ran over 2 s on an agent)`,
+    );
+    const agentMean = (jobs1.seconds - jobs0.seconds) / Math.max(1, jobs1.count - jobs0.count);
     console.log(
       `on the agents, a job takes ${agentMean.toFixed(2)} s on average from receipt to published result; most waiting in NATS: ` +
         `${backlog.jobs} jobs not yet taken by an agent, ${backlog.results} results not yet recorded by the controller`,
@@ -251,6 +285,9 @@ export async function run(args: string[] = []): Promise<void> {
         `in agents, ${((spent.controller * 1000) / devices).toFixed(1)} in the controller`,
     );
     for (const f of failures) console.log(`failed (${f.n}): ${f.error}`);
+    // An agent that took nothing: say what it last logged (warnings and errors), so the spread's cause is on record.
+    for (const a of started.filter((x) => !counts.has(x.id)))
+      console.log(`agent ${a.id} (pid ${a.pid}, ${a.running ? 'running' : 'exited'}) took no job; its last output:\n${a.output().slice(-3000)}`);
     const d = (k: string) => Number(varz1[k]) - Number(varz0[k]);
     console.log(
       `NATS during the snapshot: ${d('in_msgs')} messages in, ${d('out_msgs')} out; ${(d('in_bytes') / 1e6).toFixed(1)} MB in, ` +
