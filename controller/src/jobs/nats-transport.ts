@@ -23,16 +23,20 @@ import {
 import { redactUrls } from '../../../shared/src/ops/redact';
 import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
 import { ConfigError } from '../config';
+import { ResultsGather } from './results-gather';
 
 const sc = StringCodec();
-const BATCH = 256;
+/** Events the consumer pulls at a time. */
+const PULL = 256;
 const RECORDING_BATCHES = 2;
 /**
- * A batch of fewer events than this waits up to GATHER_MS for more. A batch is recorded with a
- * few statements whatever its size, so under a steady stream of results (each recorded soon
- * after it arrives) gathering a little cuts the statements, and the database CPU, per result.
+ * A batch is recorded with a few statements per OUTCOMES_PER_TRANSACTION results whatever its
+ * size, so under a steady stream of results (each recorded soon after it arrives) fewer than
+ * GATHER.minResults wait up to GATHER_MS for more: that cuts the statements, and the database CPU,
+ * per result. A results event carries up to 100 results, so the batches are sized by results
+ * and bytes, not by events.
  */
-const GATHER_MIN = 32;
+const GATHER = { minResults: 64, maxResults: 256, maxBytes: 4 * 1024 * 1024 };
 const GATHER_MS = 20;
 /**
  * Results the controllers may hold unacknowledged at once (all replicas together): what a
@@ -181,22 +185,22 @@ export class NatsJobTransport implements JobTransport {
   }
 
   private async consumeResults(sink: EventSink): Promise<void> {
-    const buffer: JsMsg[] = [];
+    const buffer = new ResultsGather<JsMsg>(GATHER);
     const inFlight = new Set<Promise<void>>();
     // Batches recorded at once: while one waits on the database, the next is verified and
     // its progress written. Events of one job may land in two batches; the recorder takes
     // them in any order (a late 'started' never reopens a final job).
     let gathering: NodeJS.Timeout | null = null;
     const kick = (gathered = false) => {
-      while (inFlight.size < RECORDING_BATCHES && buffer.length > 0) {
-        if (!gathered && buffer.length < GATHER_MIN) {
+      while (inFlight.size < RECORDING_BATCHES && buffer.size > 0) {
+        if (!gathered && !buffer.full) {
           gathering ??= setTimeout(() => {
             gathering = null;
             kick(true);
           }, GATHER_MS);
           break;
         }
-        const batch = buffer.splice(0, BATCH).map((m) => this.toEvent(m));
+        const batch = buffer.take().map((m) => this.toEvent(m));
         const recording: Promise<void> = sink
           .events(batch)
           .catch((err) => {
@@ -217,11 +221,11 @@ export class NatsJobTransport implements JobTransport {
         // Every event taken is held (kept alive) at once: nats.js keeps pulling as events arrive,
         // not as they are recorded, so an event left waiting inside the iterator would expire
         // and go to another replica. The consumer's max_ack_pending bounds what is held.
-        const messages = await consumer.consume({ max_messages: BATCH });
+        const messages = await consumer.consume({ max_messages: PULL });
         this.current = messages;
         for await (const m of messages) {
           this.held.add(m);
-          buffer.push(m);
+          buffer.add(m, m.data);
           kick();
         }
       } catch (err) {
