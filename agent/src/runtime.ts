@@ -98,7 +98,7 @@ export class AgentRuntime {
   private readonly batches = new Set<DeliveredJob>();
   private readonly slots: Semaphore;
   private readonly connectSlots: Semaphore;
-  /** Jobs taken and waiting for a slot, and batches taken and not yet opened: no batch is pulled while any wait. */
+  /** Jobs taken and waiting for a slot, and batches taken and not yet opened (see pullLoop). */
   private queued = 0;
   private opening = 0;
   private running = 0;
@@ -107,8 +107,11 @@ export class AgentRuntime {
   private pendingEvents = 0;
   private readonly results = new ResultsSender((results) => this.publishResults(results));
   private stopping = false;
-  /** False once stopping or revoked: no new jobs are taken. */
+  /** False once stopping or revoked: no new jobs are taken, and the jobs waiting for a slot are handed back. */
   private accepting = true;
+  private readonly notAccepting = new AbortController();
+  /** The next batch is pulled while fewer jobs than this wait for a slot (see pullLoop). */
+  private readonly lowWater: number;
   private loops: Promise<void>[] = [];
   private heartbeatMs: number;
   private wakeHeartbeat: (() => void) | null = null;
@@ -117,6 +120,7 @@ export class AgentRuntime {
   constructor(private readonly o: RuntimeOptions) {
     this.slots = new Semaphore(o.concurrency);
     this.connectSlots = new Semaphore(o.connectConcurrency);
+    this.lowWater = Math.max(1, Math.ceil(o.concurrency / 4));
     this.heartbeatMs = o.identity.heartbeat_interval_ms;
     this.capabilities = capabilitiesOf(o.drivers);
   }
@@ -136,8 +140,7 @@ export class AgentRuntime {
   async stop(graceMs = 10_000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    this.accepting = false;
-    this.wakePull();
+    this.stopAccepting();
     this.wakeHeartbeat?.();
     const end = Date.now() + graceMs;
     while (this.batches.size > 0 && Date.now() < end) await sleep(50);
@@ -147,17 +150,25 @@ export class AgentRuntime {
 
   // ---- pulling ------------------------------------------------------------------------------
 
+  private stopAccepting(): void {
+    this.accepting = false;
+    this.notAccepting.abort();
+    this.wakePull();
+  }
+
   private wakePull(): void {
     this.pullWaiters.splice(0).forEach((w) => w());
   }
 
   /**
-   * Pulls one batch at a time, and only while a slot is free and no job taken waits for one: an
-   * agent holds at most its concurrency plus one batch, and the pool's other agents get the rest.
+   * Pulls one batch at a time, as soon as fewer than `lowWater` jobs wait for a slot: the next
+   * batch arrives while the last jobs of the current one still run, so no slot idles between
+   * batches, yet an agent holds at most its concurrency, a few waiting jobs and one batch, and
+   * the pool's other agents get the rest.
    */
   private async pullLoop(): Promise<void> {
     while (this.accepting) {
-      if (this.slots.free === 0 || this.queued > 0 || this.opening > 0) {
+      if (this.queued >= this.lowWater || this.opening > 0) {
         await new Promise<void>((resolve) => this.pullWaiters.push(resolve));
         continue;
       }
@@ -270,7 +281,8 @@ export class AgentRuntime {
   private async runQueued(job: BatchJob, secretsOf: () => Promise<BatchSecrets>): Promise<'stored' | 'skipped' | 'handed_back'> {
     let queued = true;
     try {
-      await this.slots.acquire();
+      // Stopping: a job still waiting for a slot is handed back at once, not when a slot frees.
+      if (!(await this.slots.acquire(this.notAccepting.signal))) return 'handed_back';
       queued = false;
       this.queued -= 1;
       this.wakePull();
@@ -554,8 +566,7 @@ export class AgentRuntime {
             if (reply.revoked) {
               // Take no more jobs: they would only be refused.
               log.error({ reason: reply.error }, 'the controller refused this agent');
-              this.accepting = false;
-              this.wakePull();
+              this.stopAccepting();
               this.o.onRevoked?.(reply.error ?? 'revoked');
               return;
             }

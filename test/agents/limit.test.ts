@@ -86,4 +86,20 @@ describe('Semaphore and mapLimit', () => {
     expect(order).toEqual(['a', 'b']);
     expect(slots.free).toBe(1);
   });
+  it('gives up waiting for a slot when told to, holding none, and the slot goes to the next waiter', async () => {
+    const slots = new Semaphore(1);
+    expect(await slots.acquire()).toBe(true);
+    const stop = new AbortController();
+    const gaveUp = slots.acquire(stop.signal);
+    const next = slots.acquire();
+    stop.abort();
+    expect(await gaveUp).toBe(false);
+    slots.release();
+    expect(await next).toBe(true); // the released slot went past the waiter that gave up
+    expect(slots.free).toBe(0);
+    slots.release();
+    expect(slots.free).toBe(1);
+    expect(await slots.acquire(stop.signal)).toBe(false); // already told: takes nothing even when free
+    expect(slots.free).toBe(1);
+  });
 });

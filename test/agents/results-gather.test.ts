@@ -14,7 +14,13 @@ const agentId = randomUUID();
 let sign: AnyKey;
 const bytes = (token: string) => new TextEncoder().encode(token);
 const resultsEvent = async (n: number, extra: Record<string, unknown> = {}) =>
-  bytes(await resultsToken(sign, agentId, Array.from({ length: n }, () => ({ job_id: randomUUID(), ...extra }))));
+  bytes(
+    await resultsToken(
+      sign,
+      agentId,
+      Array.from({ length: n }, () => ({ job_id: randomUUID(), ...extra })),
+    ),
+  );
 
 beforeAll(async () => {
   sign = (await importAgentPrivateKey((await generateAgentKeys()).privateJwk)).sign;

@@ -13,12 +13,26 @@ export class Semaphore {
     return Math.max(0, this.size - this.active);
   }
 
-  async acquire(): Promise<void> {
+  /** Takes a slot, waiting for one; answers false (holding none) when `signal` aborts first. */
+  async acquire(signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted) return false;
     if (this.active < this.size) {
       this.active += 1;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return new Promise<boolean>((resolve) => {
+      const granted = () => {
+        signal?.removeEventListener('abort', aborted);
+        resolve(true);
+      };
+      const aborted = () => {
+        const at = this.waiting.indexOf(granted);
+        if (at >= 0) this.waiting.splice(at, 1);
+        resolve(false);
+      };
+      signal?.addEventListener('abort', aborted, { once: true });
+      this.waiting.push(granted);
+    });
   }
 
   release(): void {
