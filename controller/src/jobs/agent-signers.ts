@@ -6,6 +6,9 @@ import { AGENT_SIGN_ALG, importAgentPublicKey, signerOf, verifyJson, type AnyKey
 import { Batcher } from '../../../shared/src/jobs/limit';
 import type { AgentDirectory, AgentIdentityRow } from './ports';
 
+/** How long the first request of a batch waits for others (nothing next to a device session). */
+export const REQUEST_GATHER_MS = 15;
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A checked signature: the agent and what it signed, or why it was refused. */
@@ -13,11 +16,20 @@ export type Verified = { agent: AgentIdentityRow; payload: unknown } | { refused
 
 export class AgentSigners {
   private readonly keys = new Map<string, { x: string; key: Promise<AnyKey> }>();
-  /** Signers of requests, read together for the requests of the moment. */
-  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(async (ids) => {
-    const rows = await this.agents.identities([...new Set(ids)]);
-    return ids.map((id) => rows.get(id));
-  });
+  /**
+   * Signers of requests, read together for the requests of the next REQUEST_GATHER_MS: requests
+   * (a deploy job's backup_store, heartbeats) trickle in as sessions reach that step, so one
+   * turn of the event loop gathered about two; the handlers then take the gathered requests as
+   * one batch (see deployments/backup-store.ts).
+   */
+  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(
+    async (ids) => {
+      const rows = await this.agents.identities([...new Set(ids)]);
+      return ids.map((id) => rows.get(id));
+    },
+    500,
+    REQUEST_GATHER_MS,
+  );
 
   constructor(private readonly agents: AgentDirectory) {}
 
