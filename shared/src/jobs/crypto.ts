@@ -79,13 +79,25 @@ export interface Recipient {
   jwk: PublicJwk;
 }
 
+/** Recipients' public keys, imported once each: every job batch is sealed for the same few agents. */
+const recipientKeys = new Map<string, KeyObject>();
+
+function recipientKey(jwk: PublicJwk): KeyObject {
+  const id = `${jwk.x}.${jwk.y}`;
+  let key = recipientKeys.get(id);
+  if (!key) {
+    key = createPublicKey({ key: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y }, format: 'jwk' });
+    if (recipientKeys.size >= 10_000) recipientKeys.clear();
+    recipientKeys.set(id, key);
+  }
+  return key;
+}
+
 /** One JWE readable by each recipient (one encrypted CEK per agent). */
 export async function encryptSecrets(secrets: Record<string, unknown>, recipients: Recipient[]): Promise<GeneralJwe> {
   if (recipients.length === 0) throw new Error('no recipients for the device secrets');
   const jwe = new GeneralEncrypt(encoder.encode(JSON.stringify(secrets))).setProtectedHeader({ enc: SECRETS_ENC });
-  for (const r of recipients) {
-    jwe.addRecipient(await importJWK(r.jwk, SECRETS_KEY_ALG)).setUnprotectedHeader({ alg: SECRETS_KEY_ALG, kid: r.kid });
-  }
+  for (const r of recipients) jwe.addRecipient(recipientKey(r.jwk)).setUnprotectedHeader({ alg: SECRETS_KEY_ALG, kid: r.kid });
   return (await jwe.encrypt()) as unknown as GeneralJwe;
 }
 
