@@ -5,15 +5,7 @@ import { CONTROLLER_SIGN_ALG, signJson, signerOf, unverifiedPayload, type Contro
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
 import { isJobKind, resultMisfit } from '../../../shared/src/jobs/kinds';
-import {
-  AgentEvent,
-  OpenJobsRequest,
-  PROTOCOL_VERSION,
-  checkMessage,
-  type JobResult,
-  type LogLine,
-  type OpenJobsReply,
-} from '../../../shared/src/jobs/messages';
+import { AgentEvent, OpenJobsRequest, PROTOCOL_VERSION, checkMessage, type JobResult, type OpenJobsReply } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
 import type { Db } from '../db/knex';
@@ -23,7 +15,7 @@ import { AgentSigners, UUID } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { answerHeartbeat, type OnlineListener } from './heartbeat';
 import { jobBatch, splitBatches } from './job-message';
-import { JobsStore, outcomeOf, type Dispatched, type EventJob, type FinalFields, type FinalRow, type IdentityPin, type JobRow } from './store';
+import { JobsStore, outcomeOf, type LogRow, type Dispatched, type EventJob, type FinalFields, type FinalRow, type JobRow } from './store';
 import type { AgentRef, JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
 
 export interface JobTunables {
@@ -74,6 +66,8 @@ type Decide = (job: JobRow, trx: Knex.Transaction) => Promise<FinalFields | null
 interface FinishItem {
   jobId: string;
   decide: Decide;
+  /** Log lines recorded with the outcome, in its transaction (an agent's result carries its job's lines). */
+  logs?: LogRow[];
 }
 type FinishResult = 'final' | 'skipped' | 'retry';
 
@@ -436,7 +430,7 @@ export class JobEngine implements JobService {
         for (let i = 0; i < items.length; i++) {
           try {
             // Everything inside goes through the transaction: the embedded database has a single connection.
-            const row = await trx.transaction((sp) => this.finishIn(sp, items[i].jobId, items[i].decide, opts.skipLocked ?? false, true));
+            const row = await trx.transaction((sp) => this.finishIn(sp, items[i], opts.skipLocked ?? false, true));
             results[i] = row ? 'final' : 'skipped';
             if (row) finals.push(row);
           } catch (err) {
@@ -458,7 +452,10 @@ export class JobEngine implements JobService {
       // Give up on this outcome: the job ends failed, and the handler hears why (once).
       const reason = `Recording the job's outcome failed ${failures} times: ${err.message}`;
       const giveUp: Decide = async (job) => ({ status: 'failed', error: reason, result: null, agentId: job.agent_id, startedAt: job.started_at });
-      const inTrx = (withHandler: boolean) => this.deps.db.transaction((trx) => this.finishIn(trx, jobId, giveUp, false, withHandler));
+      const inTrx = (withHandler: boolean) =>
+        this.deps.db.transaction((trx) =>
+          this.finishIn(trx, { ...items[i], decide: giveUp, logs: withHandler ? items[i].logs : [] }, false, withHandler),
+        );
       const row = await inTrx(true)
         .catch(() => inTrx(false))
         .catch(() => null);
@@ -469,20 +466,15 @@ export class JobEngine implements JobService {
     return results;
   }
 
-  private async finishIn(trx: Knex.Transaction, jobId: string, decide: Decide, skipLocked: boolean, withHandler: boolean): Promise<FinalRow | null> {
+  private async finishIn(trx: Knex.Transaction, item: FinishItem, skipLocked: boolean, withHandler: boolean): Promise<FinalRow | null> {
+    const { jobId, decide } = item;
     const job = await this.store.lockOpen(trx, jobId, skipLocked);
     if (!job) return null;
     const fields = await decide(job, trx);
     if (!fields) return null;
     const handler = this.handlers.get(job.kind);
     const row = await this.store.markFinal(trx, jobId, fields, this.storedResult(job.kind, fields.result));
-    // Trust on first use: the first SSH host key and gNMI TLS certificate an agent reported for the
-    // device are pinned with the outcome (a device that already has one keeps it; a mismatch failed
-    // the session instead).
-    await this.store.pinIdentities(
-      trx,
-      identityPins([row], () => fields),
-    );
+    await this.store.insertLogs(item.logs ?? [], trx);
     if (handler && withHandler) await handler.handle(outcomeOf(row), trx);
     return row;
   }
@@ -585,7 +577,7 @@ export class JobEngine implements JobService {
       return ok;
     };
 
-    const logs: { job_id: string; attempt: number; agent_id: string; line: LogLine }[] = [];
+    const logs: LogRow[] = [];
     const started: { id: string; agent_id: string; at: Date }[] = [];
     const results: ResultItem[] = [];
     const done: IncomingEvent[] = [];
@@ -596,10 +588,8 @@ export class JobEngine implements JobService {
         const accepted = e.results.filter((r) => mine(v, r.job_id));
         // The event is acked once every result in it is recorded (or was already): a redelivered copy records only what is missing.
         const settle = settleOnce(v.incoming, accepted.length);
-        for (const r of accepted) {
-          for (const line of r.logs) logs.push({ job_id: r.job_id, attempt: r.attempt, agent_id: v.agent.id, line });
-          results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, settle });
-        }
+        // A result's log lines are recorded with it (once, in its transaction), not on their own.
+        for (const r of accepted) results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, settle });
         continue;
       }
       if (e.type === 'rejected') {
@@ -614,7 +604,9 @@ export class JobEngine implements JobService {
     await this.requeueAll(rejected);
     try {
       await store.insertLogs(logs);
-      await store.markStarted(started);
+      // A job whose result came in the same gather is written once, final, with its start time.
+      const finishing = new Set(results.map((r) => r.result.job_id));
+      await store.markStarted(started.filter((s) => !finishing.has(s.id)));
     } catch (err) {
       deps.log.error({ err }, 'recording agent progress failed');
       for (const v of verified) v.incoming.nak(1000);
@@ -627,12 +619,20 @@ export class JobEngine implements JobService {
     for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
     await mapLimit(chunks, deps.tunables.resultConcurrency, async (chunk) => {
       const outcome = await this.recordResults(
-        chunk.map(({ result, agent, job }) => ({ jobId: result.job_id, kind: job.kind, fields: resultFields(result, agent.id, job.kind) })),
+        chunk.map(({ result, agent, job }) => ({
+          jobId: result.job_id,
+          kind: job.kind,
+          fields: resultFields(result, agent.id, job.kind),
+          logs: logRows(result, agent.id),
+        })),
       );
-      chunk.forEach((item, i) => {
-        if (outcome[i] === 'skipped') this.noteUnrecorded(item);
-        item.settle(outcome[i] !== 'retry');
-      });
+      // A result not recorded keeps its log lines unless it is a copy of the one recorded (whose lines are in).
+      const late = chunk.filter((item, i) => outcome[i] === 'skipped' && !this.noteUnrecorded(item));
+      const kept = await store.insertLogs(late.flatMap((item) => logRows(item.result, item.agent.id))).then(
+        () => true,
+        (err: unknown) => (deps.log.error({ err }, "recording a late result's log lines failed"), false),
+      );
+      chunk.forEach((item, i) => item.settle(outcome[i] === 'final' || (outcome[i] === 'skipped' && (kept || !late.includes(item)))));
     });
   }
 
@@ -641,8 +641,8 @@ export class JobEngine implements JobService {
    * result that finished it is expected after a crash, anything else arrived too late (its job
    * was failed at its deadline, or another attempt finished it) and is logged, never dropped silently.
    */
-  private noteUnrecorded({ job, result: e, agent }: ResultItem): void {
-    if (!FINAL_STATUSES.has(job.status)) return;
+  private noteUnrecorded({ job, result: e, agent }: ResultItem): boolean {
+    if (!FINAL_STATUSES.has(job.status)) return false;
     const fields = resultFields(e, agent.id, job.kind);
     const copy = job.status === fields.status && job.agent_id === agent.id && job.error === fields.error;
     const about = {
@@ -657,6 +657,7 @@ export class JobEngine implements JobService {
     };
     if (copy) this.deps.log.debug(about, 'a result already recorded was delivered again');
     else this.deps.log.warn(about, 'a result arrived after its job was finalised; it was not recorded');
+    return copy;
   }
 
   /**
@@ -665,7 +666,7 @@ export class JobEngine implements JobService {
    * of that fails, the transaction rolls back and each result is recorded alone, in its own
    * savepoint, so one bad outcome never holds up the others.
    */
-  private async recordResults(results: { jobId: string; kind: JobKind; fields: FinalFields }[]): Promise<FinishResult[]> {
+  private async recordResults(results: { jobId: string; kind: JobKind; fields: FinalFields; logs: LogRow[] }[]): Promise<FinishResult[]> {
     const byJob = new Map(results.map((r) => [r.jobId, r])); // a redelivered duplicate counts once
     let finals: FinalRow[];
     try {
@@ -676,9 +677,9 @@ export class JobEngine implements JobService {
           trx,
           chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })),
         );
-        await this.store.pinIdentities(
+        await this.store.insertLogs(
+          rows.flatMap((row) => byJob.get(row.id)!.logs),
           trx,
-          identityPins(rows, (row) => byJob.get(row.id)?.fields),
         );
         for (const [kind, group] of groupBy(rows, (row) => row.kind)) {
           const handler = this.handlers.get(kind as JobKind);
@@ -691,7 +692,7 @@ export class JobEngine implements JobService {
       });
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message, jobs: results.length }, 'recording job results together failed; recording them one by one');
-      return this.finishAll(results.map(({ jobId, fields }) => ({ jobId, decide: async () => fields })));
+      return this.finishAll(results.map(({ jobId, fields, logs }) => ({ jobId, logs, decide: async () => fields })));
     }
     for (const row of finals) await this.afterFinal(row, false);
     const recorded = new Set(finals.map((row) => row.id));
@@ -845,13 +846,8 @@ function resultFields(e: JobResult, agentId: string, kind: JobKind): FinalFields
   };
 }
 
-/** The device identities (SSH host key, gNMI TLS certificate) final jobs reported, to pin. */
-function identityPins(rows: JobRow[], fieldsOf: (row: JobRow) => FinalFields | undefined): IdentityPin[] {
-  return rows.flatMap((row) => {
-    const fields = fieldsOf(row);
-    if (!fields?.hostKey && !fields?.gnmiCert) return [];
-    return [{ org_id: row.org_id, device_id: row.device_id, host_key: fields.hostKey ?? null, gnmi_cert: fields.gnmiCert ?? null }];
-  });
+function logRows(r: JobResult, agentId: string): LogRow[] {
+  return r.logs.map((line) => ({ job_id: r.job_id, attempt: r.attempt, agent_id: agentId, line }));
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -38,6 +38,14 @@ export interface FinalRow extends JobRow {
   next_queued: boolean;
 }
 
+/** A log line an agent sent for one attempt of a job. */
+export interface LogRow {
+  job_id: string;
+  attempt: number;
+  agent_id: string;
+  line: LogLine;
+}
+
 export type NewJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'group_id' | 'params' | 'deadline_at'>;
 
 export interface Dispatched {
@@ -61,14 +69,6 @@ export interface FinalFields {
   gnmiCert?: { sha256: string; subject: string; not_after: string | null };
 }
 
-/** One device identity a final job reported, to pin where none is pinned. */
-export interface IdentityPin {
-  org_id: string;
-  device_id: string;
-  host_key: { type: string; fingerprint: string } | null;
-  gnmi_cert: { sha256: string; subject: string; not_after: string | null } | null;
-}
-
 export function outcomeOf(row: JobRow): JobOutcome {
   // The result was checked against its kind's schema when it arrived (or is its stored form).
   return {
@@ -87,6 +87,22 @@ export function outcomeOf(row: JobRow): JobOutcome {
 }
 
 const DISPATCH_LOCK = 'switchboard.jobs.dispatch';
+
+/** The identity a final job reported, as markFinalMany reads it. */
+const PIN_INPUT = 'ssh_fingerprint text, ssh_type text, cert_sha256 text, cert_subject text, cert_not_after timestamptz';
+const SSH_NEW = 'd.ssh_host_key_sha256 IS NULL AND k.ssh_fingerprint IS NOT NULL';
+const CERT_NEW = 'd.gnmi_cert_sha256 IS NULL AND k.cert_sha256 IS NOT NULL';
+/** Pins the identities of `k` (one row per device) where the device has none of that kind yet. */
+const PIN_UPDATE = `UPDATE devices d SET
+    ssh_host_key_sha256 = CASE WHEN ${SSH_NEW} THEN k.ssh_fingerprint ELSE d.ssh_host_key_sha256 END,
+    ssh_host_key_type = CASE WHEN ${SSH_NEW} THEN k.ssh_type ELSE d.ssh_host_key_type END,
+    ssh_host_key_seen_at = CASE WHEN ${SSH_NEW} THEN now() ELSE d.ssh_host_key_seen_at END,
+    gnmi_cert_sha256 = CASE WHEN ${CERT_NEW} THEN k.cert_sha256 ELSE d.gnmi_cert_sha256 END,
+    gnmi_cert_subject = CASE WHEN ${CERT_NEW} THEN k.cert_subject ELSE d.gnmi_cert_subject END,
+    gnmi_cert_not_after = CASE WHEN ${CERT_NEW} THEN k.cert_not_after ELSE d.gnmi_cert_not_after END,
+    gnmi_cert_seen_at = CASE WHEN ${CERT_NEW} THEN now() ELSE d.gnmi_cert_seen_at END
+   FROM k
+  WHERE d.id = k.device_id AND d.org_id = k.org_id AND ((${SSH_NEW}) OR (${CERT_NEW}))`;
 
 /** Every column but result: the recorder already holds the result it just wrote. */
 const COLUMNS_BUT_RESULT = [
@@ -196,77 +212,53 @@ export class JobsStore {
    * on the job row (a kind may keep less than its handler read). No lock is needed first: the
    * UPDATE locks each row and re-checks it is still open, so a job another replica finished
    * meanwhile is left out. Answers the rows it made final with `fields.result`, not re-read.
+   *
+   * The same statement pins, trust on first use, the SSH host key and gNMI TLS certificate the
+   * agent saw for the device of each job it made final, where none is pinned yet (a device keeps
+   * a pin it has; a mismatch failed the session instead): one statement per batch, not two.
    */
   async markFinalMany(
     trx: Knex.Transaction,
     finals: { id: string; fields: FinalFields; stored: Record<string, unknown> | null }[],
   ): Promise<FinalRow[]> {
     if (finals.length === 0) return [];
-    const input = finals.map(({ id, fields: f, stored }) => ({
+    const input = finals.map(({ id, fields: f, stored }, ord) => ({
       id,
+      ord,
       status: f.status,
       error: f.error,
       result: stored,
       agent_id: f.agentId,
       started_at: f.startedAt,
+      ssh_fingerprint: f.hostKey?.fingerprint ?? null,
+      ssh_type: f.hostKey?.type ?? null,
+      cert_sha256: f.gnmiCert?.sha256 ?? null,
+      cert_subject: f.gnmiCert?.subject ?? null,
+      cert_not_after: f.gnmiCert?.not_after ?? null,
     }));
     const { rows } = await trx
       .raw(
-        `UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
-         FROM jsonb_to_recordset(?::jsonb) AS i(id uuid, status text, error text, result jsonb, agent_id uuid, started_at timestamptz)
-        WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running')
-        RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')},
-          EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id
-                    AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued`,
+        `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
+                      AS i(id uuid, ord int, status text, error text, result jsonb, agent_id uuid, started_at timestamptz, ${PIN_INPUT})),
+              f AS (
+         UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
+           FROM i
+          WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running')
+          RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')}, i.ord,
+            EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id
+                      AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued),
+              k AS (
+         SELECT DISTINCT ON (f.device_id) f.org_id, f.device_id, i.ssh_fingerprint, i.ssh_type, i.cert_sha256, i.cert_subject, i.cert_not_after
+           FROM f JOIN i ON i.id = f.id
+          WHERE i.ssh_fingerprint IS NOT NULL OR i.cert_sha256 IS NOT NULL
+          ORDER BY f.device_id, f.ord),
+              pin AS (${PIN_UPDATE})
+       SELECT ${COLUMNS_BUT_RESULT.join(', ')}, next_queued FROM f`,
         [JSON.stringify(input)],
       )
       .options(PREPARED);
     const results = new Map(finals.map((f) => [f.id, f.fields.result]));
     return (rows as FinalRow[]).map((row) => ({ ...row, result: results.get(row.id) ?? null }));
-  }
-
-  /**
-   * Trust on first use: pins each device's SSH host key and gNMI TLS certificate where none is
-   * pinned yet, for any number of devices in one statement (a device keeps a pin it has). Several
-   * reports for one device: the first of each kind counts.
-   */
-  async pinIdentities(trx: Knex.Transaction, pins: IdentityPin[]): Promise<void> {
-    if (pins.length === 0) return;
-    const byDevice = new Map<string, IdentityPin>();
-    for (const p of pins) {
-      const had = byDevice.get(p.device_id);
-      byDevice.set(p.device_id, had ? { ...had, host_key: had.host_key ?? p.host_key, gnmi_cert: had.gnmi_cert ?? p.gnmi_cert } : p);
-    }
-    // In device order, so concurrent batches lock the devices they share in the same order.
-    const rows = [...byDevice.values()]
-      .sort((a, b) => (a.device_id < b.device_id ? -1 : 1))
-      .map((p) => ({
-        org_id: p.org_id,
-        device_id: p.device_id,
-        ssh_fingerprint: p.host_key?.fingerprint ?? null,
-        ssh_type: p.host_key?.type ?? null,
-        cert_sha256: p.gnmi_cert?.sha256 ?? null,
-        cert_subject: p.gnmi_cert?.subject ?? null,
-        cert_not_after: p.gnmi_cert?.not_after ?? null,
-      }));
-    const sshNew = 'd.ssh_host_key_sha256 IS NULL AND k.ssh_fingerprint IS NOT NULL';
-    const certNew = 'd.gnmi_cert_sha256 IS NULL AND k.cert_sha256 IS NOT NULL';
-    await trx
-      .raw(
-        `UPDATE devices d SET
-          ssh_host_key_sha256 = CASE WHEN ${sshNew} THEN k.ssh_fingerprint ELSE d.ssh_host_key_sha256 END,
-          ssh_host_key_type = CASE WHEN ${sshNew} THEN k.ssh_type ELSE d.ssh_host_key_type END,
-          ssh_host_key_seen_at = CASE WHEN ${sshNew} THEN now() ELSE d.ssh_host_key_seen_at END,
-          gnmi_cert_sha256 = CASE WHEN ${certNew} THEN k.cert_sha256 ELSE d.gnmi_cert_sha256 END,
-          gnmi_cert_subject = CASE WHEN ${certNew} THEN k.cert_subject ELSE d.gnmi_cert_subject END,
-          gnmi_cert_not_after = CASE WHEN ${certNew} THEN k.cert_not_after ELSE d.gnmi_cert_not_after END,
-          gnmi_cert_seen_at = CASE WHEN ${certNew} THEN now() ELSE d.gnmi_cert_seen_at END
-         FROM jsonb_to_recordset(?::jsonb) AS k(org_id uuid, device_id uuid, ssh_fingerprint text, ssh_type text,
-                                               cert_sha256 text, cert_subject text, cert_not_after timestamptz)
-        WHERE d.id = k.device_id AND d.org_id = k.org_id AND ((${sshNew}) OR (${certNew}))`,
-        [JSON.stringify(rows)],
-      )
-      .options(PREPARED); // runs with every SSH or gNMI-over-TLS job's outcome
   }
 
   async bumpRecordFailures(id: string): Promise<number> {
@@ -336,10 +328,10 @@ export class JobsStore {
     return new Map(rows.map((r: JobRow) => [r.id, r]));
   }
 
-  async insertLogs(rows: { job_id: string; attempt: number; agent_id: string; line: LogLine }[]): Promise<void> {
+  async insertLogs(rows: LogRow[], q: Knex = this.db): Promise<void> {
     if (rows.length === 0) return;
     // One statement text whatever the number of lines, so it stays a prepared statement.
-    await this.db
+    await q
       .raw(
         `INSERT INTO job_logs (job_id, attempt, agent_id, level, text, at)
        SELECT * FROM unnest(?::uuid[], ?::int[], ?::uuid[], ?::text[], ?::text[], ?::timestamptz[])`,
