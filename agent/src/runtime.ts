@@ -107,8 +107,7 @@ export class AgentRuntime {
   private pendingEvents = 0;
   private readonly results = new ResultsSender((results) => this.publishResults(results));
   private stopping = false;
-  /** False once stopping or revoked: no new jobs are taken, and the jobs waiting for a slot are handed back. */
-  private accepting = true;
+  /** Aborted once stopping or revoked: no new jobs are taken, and the jobs waiting for a slot are handed back. */
   private readonly notAccepting = new AbortController();
   /** The next batch is pulled while fewer jobs than this wait for a slot (see pullLoop). */
   private readonly lowWater: number;
@@ -150,8 +149,11 @@ export class AgentRuntime {
 
   // ---- pulling ------------------------------------------------------------------------------
 
+  private get accepting(): boolean {
+    return !this.notAccepting.signal.aborted;
+  }
+
   private stopAccepting(): void {
-    this.accepting = false;
     this.notAccepting.abort();
     this.wakePull();
   }

@@ -627,12 +627,13 @@ export class JobEngine implements JobService {
         })),
       );
       // A result not recorded keeps its log lines unless it is a copy of the one recorded (whose lines are in).
-      const late = chunk.filter((item, i) => outcome[i] === 'skipped' && !this.noteUnrecorded(item));
-      const kept = await store.insertLogs(late.flatMap((item) => logRows(item.result, item.agent.id))).then(
+      const late = new Set(chunk.filter((item, i) => outcome[i] === 'skipped' && !this.noteUnrecorded(item)));
+      const kept = await store.insertLogs([...late].flatMap((item) => logRows(item.result, item.agent.id))).then(
         () => true,
         (err: unknown) => (deps.log.error({ err }, "recording a late result's log lines failed"), false),
       );
-      chunk.forEach((item, i) => item.settle(outcome[i] === 'final' || (outcome[i] === 'skipped' && (kept || !late.includes(item)))));
+      // Acked once recorded, or already recorded; a late result once its lines are kept.
+      chunk.forEach((item, i) => item.settle(late.has(item) ? kept : outcome[i] !== 'retry'));
     });
   }
 
