@@ -354,6 +354,11 @@ export function createGnmiDriver(): GnmiDriver {
         'grpc.max_receive_message_length': 256 * 1024 * 1024,
         'grpc.max_send_message_length': 256 * 1024 * 1024,
         'grpc.enable_retries': 0,
+        // A channel of its own per session: with grpc-js's process-wide pool every close walks the
+        // subchannels of every target ever dialled (quadratic over a fleet), and channelz keeps a
+        // registry entry per channel that nothing here reads.
+        'grpc.use_local_subchannel_pool': 1,
+        'grpc.enable_channelz': 0,
       });
       transcript?.write(
         'info',
