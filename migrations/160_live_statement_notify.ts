@@ -25,36 +25,45 @@ const EVENTS_OF = {
     FROM new_rows n JOIN deployments d ON d.id = n.deployment_id`,
 };
 
-/** The batches of one statement's events (`events`: org_id, ord, event), in order. */
-const batchesOf = (events: string) => `
-  WITH e AS (${events}),
+/**
+ * The batches of one statement's events (`events`: org_id, ord, event), in order. `materialized`
+ * (migration 185) builds each event once: an inlined CTE is evaluated where it is read, twice here.
+ */
+export const batchesOf = (events: string, materialized = false) => `
+  WITH e AS ${materialized ? 'MATERIALIZED ' : ''}(${events}),
   s AS (SELECT org_id, ord, event, octet_length(event::text) AS size FROM e),
   g AS (SELECT org_id, ord, event, CASE WHEN size > 3500 THEN -ord ELSE (sum(size) OVER (PARTITION BY org_id ORDER BY ord) - size) / 3000 END AS chunk FROM s)
   SELECT json_build_object('type', 'batch', 'org_id', org_id, 'events', json_agg(event ORDER BY ord))::text
     FROM g GROUP BY org_id, chunk ORDER BY min(ord)`;
 
-/** PL/pgSQL sending each batch of `events` on sb_live (`payload` is the function's variable). */
-const notifyBatches = (events: string) => `FOR payload IN ${batchesOf(events)} LOOP
+/** PL/pgSQL sending each batch (`batches` builds the query) of `events` on sb_live (`payload` is the function's variable). */
+const notifyBatches = (batches: (events: string) => string, events: string) => `FOR payload IN ${batches(events)} LOOP
           PERFORM pg_notify('sb_live', payload);
         END LOOP;`;
 
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    CREATE FUNCTION sb_live_notify_rows() RETURNS trigger LANGUAGE plpgsql AS $$
+/** sb_live_notify_rows(), its events batched by `batches` (migration 185 re-creates it with cheaper batching). */
+export const liveRowsFunction = (batches: (events: string) => string) => `
+    CREATE OR REPLACE FUNCTION sb_live_notify_rows() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE payload text;
     BEGIN
       IF TG_TABLE_NAME = 'deployment_logs' THEN
-        ${notifyBatches(EVENTS_OF.deployment_logs)}
+        ${notifyBatches(batches, EVENTS_OF.deployment_logs)}
       ELSIF TG_OP = 'INSERT' THEN
-        ${notifyBatches(EVENTS_OF.deployment_devices)}
+        ${notifyBatches(batches, EVENTS_OF.deployment_devices)}
       ELSE
         -- Updates announce a device only when its status changed.
-        ${notifyBatches(`${EVENTS_OF.deployment_devices}
+        ${notifyBatches(
+          batches,
+          `${EVENTS_OF.deployment_devices}
             JOIN old_rows o ON o.deployment_id = n.deployment_id AND o.device_id = n.device_id
-           WHERE n.status IS DISTINCT FROM o.status`)}
+           WHERE n.status IS DISTINCT FROM o.status`,
+        )}
       END IF;
       RETURN NULL;
-    END $$`);
+    END $$`;
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(liveRowsFunction(batchesOf));
   await knex.raw('DROP TRIGGER IF EXISTS deployment_logs_live ON deployment_logs');
   await knex.raw('DROP TRIGGER IF EXISTS deployment_devices_live ON deployment_devices');
   await knex.raw(`CREATE TRIGGER deployment_logs_live AFTER INSERT ON deployment_logs

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { batchesOf } from './160_live_statement_notify';
 
 /**
  * Live `backup` events on /api/live: a backup job of a device (Back up now, a bulk or scheduled
@@ -27,33 +28,28 @@ const EVENTS = `SELECT n.org_id, n.seq AS ord, json_build_object('type', 'backup
     'created_at', n.created_at, 'started_at', n.started_at, 'finished_at', n.finished_at) AS event
   FROM new_rows n`;
 
-/** The batching of migration 160: events of one organization, in order, under pg_notify's limit. */
-const BATCHES = (events: string) => `
-  WITH e AS (${events}),
-  s AS (SELECT org_id, ord, event, octet_length(event::text) AS size FROM e),
-  g AS (SELECT org_id, ord, event, CASE WHEN size > 3500 THEN -ord ELSE (sum(size) OVER (PARTITION BY org_id ORDER BY ord) - size) / 3000 END AS chunk FROM s)
-  SELECT json_build_object('type', 'batch', 'org_id', org_id, 'events', json_agg(event ORDER BY ord))::text
-    FROM g GROUP BY org_id, chunk ORDER BY min(ord)`;
-
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    CREATE FUNCTION sb_live_notify_backups() RETURNS trigger LANGUAGE plpgsql AS $$
+/** sb_live_notify_backups(), its events batched by `batches` (migration 160's; 185 re-creates it with cheaper batching). */
+export const liveBackupsFunction = (batches: (events: string) => string) => `
+    CREATE OR REPLACE FUNCTION sb_live_notify_backups() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE payload text;
     BEGIN
       IF NOT EXISTS (SELECT 1 FROM new_rows WHERE kind = 'backup') THEN RETURN NULL; END IF;
       IF TG_OP = 'INSERT' THEN
-        FOR payload IN ${BATCHES(`${EVENTS} WHERE n.kind = 'backup'`)} LOOP
+        FOR payload IN ${batches(`${EVENTS} WHERE n.kind = 'backup'`)} LOOP
           PERFORM pg_notify('sb_live', payload);
         END LOOP;
       ELSE
         -- Updates announce a job when it went back to the queue (redelivery), to an agent, or ended.
-        FOR payload IN ${BATCHES(`${EVENTS} JOIN old_rows o ON o.id = n.id
+        FOR payload IN ${batches(`${EVENTS} JOIN old_rows o ON o.id = n.id
             WHERE n.kind = 'backup' AND n.status IS DISTINCT FROM o.status AND NOT (n.status = 'running' AND o.status = 'dispatched')`)} LOOP
           PERFORM pg_notify('sb_live', payload);
         END LOOP;
       END IF;
       RETURN NULL;
-    END $$`);
+    END $$`;
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(liveBackupsFunction(batchesOf));
   await knex.raw(`CREATE TRIGGER jobs_backup_live_insert AFTER INSERT ON jobs
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION sb_live_notify_backups()`);
   await knex.raw(`CREATE TRIGGER jobs_backup_live_update AFTER UPDATE ON jobs
