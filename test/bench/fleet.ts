@@ -47,13 +47,17 @@ export async function startSshSim(devices: number, login = DEVICE_LOGIN): Promis
 }
 
 /** The simulator's devices as the drivers take them (the floor connects without the controller). */
-export function simTargets(rows: { id: string; name: string; host: string; device_type: string }[], sshPort: number): DeviceTarget[] {
+export function simTargets(
+  rows: { id: string; name: string; host: string; device_type: string }[],
+  sshPort: number,
+  login: { username: string; password: string } = DEVICE_LOGIN,
+): DeviceTarget[] {
   return rows.map((r) => ({
     id: r.id,
     name: r.name,
     host: r.host,
     device_type: r.device_type,
-    credentials: { ...DEVICE_LOGIN },
+    credentials: { ...login },
     ports: { ssh: sshPort, netconf: 830, gnmi: 9339 },
     gnmi_tls: false,
     gnmi_skip_verify: false,

@@ -138,12 +138,12 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
   }
 }
 
-/** The line a benchmark prints for it. */
-export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: number, agents: number): string {
+/** The line a benchmark prints for it (with its ratio to the driver floor when there is one). */
+export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: number | null, agents: number): string {
+  const ratio = floorSeconds ? `, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}` : '';
   return (
     `  pipeline floor (the driver in ${agents} agent process(es), jobs in sealed and signed batches, results in agent-signed events, ` +
     `one row per device; no controller or agent logic): ` +
-    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}; CPU s: ` +
-    `${pipeline.cpuText}`
+    `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed${ratio}; CPU s: ${pipeline.cpuText}`
   );
 }

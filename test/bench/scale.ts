@@ -12,7 +12,11 @@
  * context; NATS messages and bytes in and out during the snapshot (/varz).
  *
  * Options: --agents N (20), --devices N (5000), --sites N (5), --concurrency N per agent (32), --warmup-rounds N (1): untimed
- * snapshots over every device first.
+ * snapshots over every device first; --no-floor skips the pipeline floor.
+ *
+ * Then, with the controller and agents stopped, the pipeline floor (pipeline-floor.ts) over the same
+ * devices with as many agent processes and sessions: the same pulls on the batched protocol and
+ * nothing else, the least this machine allows for the snapshot (after one warm-up round).
  * Targets (2-core machine): the whole snapshot ≤ 60 s; controller RSS ≤ 400 MB.
  */
 import { loadavg } from 'node:os';
@@ -23,7 +27,8 @@ import { createTestDatabase } from '../helpers/postgres';
 import { startAgentProcess, startControllerProcess, startNats, stopAll, waitUntil, type AgentProcess, type Proc } from '../helpers/processes';
 import { option } from './controller';
 import { cpuOfNamed, sum, usage } from './cpu';
-import { startSshSim } from './fleet';
+import { connectSlotsOf, simTargets, startSshSim } from './fleet';
+import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 
 const DEVICE_LOGIN = { username: 'netops', password: 'scale-Device-pw' };
 const ADMIN_PASSWORD = 'scale-admin-password';
@@ -304,6 +309,19 @@ export async function run(args: string[] = []): Promise<void> {
     );
     await Promise.all(started.map((a) => a.stop(30_000)));
     await ctl.stop(30_000);
+    if (!args.includes('--no-floor')) {
+      const rows = await db('devices').orderBy('name').select('id', 'name', 'host', 'device_type');
+      const floor = await pipelineFloor(db, nats.url, simTargets(rows, simPort, DEVICE_LOGIN), {
+        work: 'backup',
+        agents: agentCount,
+        sessions: concurrency,
+        connects: connectSlotsOf(concurrency),
+        simulatorPid: sim.pid,
+        warmupRounds: 1,
+      });
+      console.log(pipelineFloorReport(floor, null, agentCount));
+      console.log(`snapshot / pipeline floor: ${(seconds / floor.seconds).toFixed(2)}`);
+    }
     await nats.close();
   } finally {
     await sim?.stop(5_000);
