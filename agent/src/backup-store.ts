@@ -1,10 +1,12 @@
 /**
  * A deploy job has the controller store its pre-deployment backup before it changes anything
- * (JobContext.storeBackup). The backups of the moment travel together: they wait here up to
- * BACKUP_GATHER_MS (or until BACKUP_STORE_MAX of them, or BACKUP_STORE_MAX_BYTES, wait), then go
- * as one backup_store request signed once, and the controller answers every job in one reply
- * signed once. Each job keeps its own fate: its own answer, its own retries with backoff, its own
- * deadline (a job whose time is up stops waiting, whatever its request's other jobs do).
+ * (JobContext.storeBackup). The backups of the moment travel together, as one backup_store
+ * request signed once, and the controller answers every job in one reply signed once. A backup
+ * goes at once while no request is out; while one is, the next ones gather until it is answered
+ * (up to BACKUP_GATHER_MS, BACKUP_STORE_MAX of them or BACKUP_STORE_MAX_BYTES): the deploy path
+ * is bound by this round trip's latency, so the gathering must not add to it. Each job keeps
+ * its own fate: its own answer, its own retries with backoff, its own deadline (a job whose time
+ * is up stops waiting, whatever its request's other jobs do).
  */
 import type { AgentLink } from '../../shared/src/jobs/link';
 import { Gatherer } from '../../shared/src/jobs/limit';
@@ -20,10 +22,7 @@ import {
 } from '../../shared/src/jobs/messages';
 import type { FetchedConfig } from './drivers/types';
 
-/**
- * How long the first backup of a request waits for others: nothing next to a device session,
- * and jobs of a batch reach this step within a few ms of each other.
- */
+/** How long a backup waits for the request in flight to be answered before it goes all the same. */
 export const BACKUP_GATHER_MS = 10;
 /** How long a request waits for a controller's reply at the most (each job gives up at its own time). */
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -49,7 +48,7 @@ export class BackupStore {
 
   constructor(
     private readonly deps: BackupStoreDeps,
-    limits = { max: BACKUP_STORE_MAX, maxBytes: BACKUP_STORE_MAX_BYTES, flushMs: BACKUP_GATHER_MS },
+    limits = { max: BACKUP_STORE_MAX, maxBytes: BACKUP_STORE_MAX_BYTES, flushMs: BACKUP_GATHER_MS, eager: true },
   ) {
     this.gather = new Gatherer(
       (entries) => this.send(entries),

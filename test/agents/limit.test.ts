@@ -106,7 +106,7 @@ describe('Semaphore and mapLimit', () => {
 
 describe('Gatherer', () => {
   /** A gatherer of strings (size: their length) whose batches are recorded and answered with their lengths after `ms`. */
-  const lengths = (limits: { max: number; maxBytes: number; flushMs: number }, ms = 0) => {
+  const lengths = (limits: { max: number; maxBytes: number; flushMs: number; eager?: boolean }, ms = 0) => {
     const batches: string[][] = [];
     const gather = new Gatherer<string, number>(
       async (items) => {
@@ -154,5 +154,31 @@ describe('Gatherer', () => {
       () => 1,
     );
     await expect(Promise.all([failing.add(1), failing.add(2)])).rejects.toThrow('no answer');
+  });
+
+  it('eager: sends on the next turn while nothing is in flight; gathers while a batch is out, until it is answered or flushMs', async () => {
+    const { batches, gather } = lengths({ max: 100, maxBytes: 1_000, flushMs: 150, eager: true }, 50);
+    const started = Date.now();
+    const first = [gather.add('a'), gather.add('b')];
+    await sleep(10); // [a, b] went at once and is in flight for 50 ms
+    expect(batches).toEqual([['a', 'b']]);
+    const next = [gather.add('c'), gather.add('d')];
+    await sleep(10);
+    expect(batches).toHaveLength(1); // c and d wait for it
+    await Promise.all(first);
+    await sleep(5);
+    expect(batches).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]); // sent as soon as [a, b] was answered, not after 150 ms
+    await Promise.all(next);
+    expect(Date.now() - started).toBeLessThan(140);
+    // A batch that is not answered holds the next for flushMs at the most.
+    const { batches: held, gather: slow } = lengths({ max: 100, maxBytes: 1_000, flushMs: 30, eager: true }, 1_000);
+    void slow.add('slow');
+    await sleep(5);
+    void slow.add('next');
+    await sleep(60);
+    expect(held).toEqual([['slow'], ['next']]);
   });
 });
