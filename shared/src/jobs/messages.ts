@@ -246,7 +246,10 @@ export type BackupStoreEntry = Static<typeof BackupStoreEntry>;
  * heartbeats) before their jobs change anything: the backups of the moment in one request,
  * signed once. The controller stores the first backup of each job and answers with the stored
  * one, so every attempt of a job (a redelivery after an agent died mid-push included) compares
- * with and restores to the config from before the change.
+ * with and restores to the config from before the change. (It replaced a request of one job
+ * under the same PROTOCOL_VERSION: agents and controller ship together, and a bump would refuse
+ * an older agent's every message, heartbeats included, where this refuses only its backup_store,
+ * as malformed, before its job changes anything.)
  */
 export const BackupStoreRequest = Type.Object({
   v: Type.Literal(PROTOCOL_VERSION),
