@@ -27,8 +27,8 @@ import type { DeploymentStore, LockedDevice } from './store';
  * the store gathers only the requests of the same turn of the event loop. (A gather of its own,
  * 15 ms, used to do that work: in two paired deploy bench runs a quarter fewer statements.)
  * Since the agents gather their jobs' backups into one request (agent/src/backup-store.ts), a
- * request carries several jobs; gathering requests of several agents (a deploy spans the pool)
- * still costs nothing, as nothing waits for it.
+ * request carries several jobs, and the engine's gather still pays (see REQUEST_GATHER_MS);
+ * storing the requests it hands on together costs nothing, as nothing waits for it.
  */
 const GATHER_MS = 0;
 /** Requests to a transaction at the most: up to BACKUP_STORE_MAX jobs each. */
