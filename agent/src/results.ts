@@ -5,6 +5,7 @@
  * quick jobs costs a few signatures and messages, and one slow job never holds the others' results
  * back for longer than the flush interval.
  */
+import { Gatherer } from '../../shared/src/jobs/limit';
 import { PROTOCOL_VERSION, type JobResult } from '../../shared/src/jobs/messages';
 
 export const RESULTS_MAX = 100;
@@ -17,46 +18,28 @@ export function resultsEventJson(agentId: string, results: string[]): string {
   return `{"v":${PROTOCOL_VERSION},"type":"results","agent_id":${JSON.stringify(agentId)},"results":[${results.join(',')}]}`;
 }
 
-interface Waiting {
-  json: string;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-
 export class ResultsSender {
-  private waiting: Waiting[] = [];
-  private bytes = 0;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly gather: Gatherer<string, void>;
 
   /** `send` publishes the results (each the JSON of a JobResult) as one event and resolves once it is stored. */
-  constructor(
-    private readonly send: (results: string[]) => Promise<void>,
-    private readonly limits = { max: RESULTS_MAX, maxBytes: RESULTS_MAX_BYTES, flushMs: RESULTS_FLUSH_MS },
-  ) {}
+  constructor(send: (results: string[]) => Promise<void>, limits = { max: RESULTS_MAX, maxBytes: RESULTS_MAX_BYTES, flushMs: RESULTS_FLUSH_MS }) {
+    this.gather = new Gatherer<string, void>(
+      async (results) => {
+        await send(results);
+        return results.map(() => undefined);
+      },
+      limits,
+      (json) => json.length,
+    );
+  }
 
   /** Resolves once the result is stored (in an event with others); rejects when it could not be. */
   add(result: JobResult): Promise<void> {
-    const json = JSON.stringify(result);
-    if (this.waiting.length > 0 && this.bytes + json.length > this.limits.maxBytes) this.flush();
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ json, resolve, reject });
-      this.bytes += json.length;
-      if (this.waiting.length >= this.limits.max || this.bytes >= this.limits.maxBytes) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.limits.flushMs);
-    });
+    return this.gather.add(JSON.stringify(result));
   }
 
   /** Sends what waits now. */
   flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    const batch = this.waiting;
-    this.waiting = [];
-    this.bytes = 0;
-    if (batch.length === 0) return;
-    this.send(batch.map((w) => w.json)).then(
-      () => batch.forEach((w) => w.resolve()),
-      (err: unknown) => batch.forEach((w) => w.reject(err)),
-    );
+    this.gather.flush();
   }
 }

@@ -24,7 +24,6 @@ import {
 import { LinkClosedError, type AgentLink, type DeliveredJob } from '../../shared/src/jobs/link';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import {
-  BackupStoreReply,
   BatchSecrets,
   HeartbeatReply,
   JobBatch,
@@ -32,15 +31,15 @@ import {
   PROTOCOL_VERSION,
   checkMessage,
   type AgentEvent,
-  type BackupStoreRequest,
   type BatchJob,
   type HeartbeatHealth,
   type LogLine,
   type OpenJobsRequest,
 } from '../../shared/src/jobs/messages';
 import { ResultsSender, resultsEventJson } from './results';
+import { BackupStore } from './backup-store';
 import type { DriverRegistry } from './drivers';
-import type { DeviceCredentials, FetchedConfig, SessionLimits } from './drivers/types';
+import type { DeviceCredentials, SessionLimits } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
 import { KIND_RUNNERS, runnerOf } from './jobs';
 import { paramsMisfit } from '../../shared/src/jobs/kinds';
@@ -106,6 +105,7 @@ export class AgentRuntime {
   private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
   private pendingEvents = 0;
   private readonly results = new ResultsSender((results) => this.publishResults(results));
+  private readonly backups: BackupStore;
   private stopping = false;
   /** Aborted once stopping or revoked: no new jobs are taken, and the jobs waiting for a slot are handed back. */
   private readonly notAccepting = new AbortController();
@@ -122,6 +122,13 @@ export class AgentRuntime {
     this.lowWater = Math.max(1, Math.ceil(o.concurrency / 4));
     this.heartbeatMs = o.identity.heartbeat_interval_ms;
     this.capabilities = capabilitiesOf(o.drivers);
+    const agentId = o.identity.agent_id;
+    this.backups = new BackupStore({
+      agentId,
+      link: o.link,
+      sign: (request) => signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId),
+      verify: (token) => verifyJson(token, this.keys.controller, CONTROLLER_SIGN_ALG),
+    });
   }
 
   get activeJobs(): number {
@@ -434,7 +441,7 @@ export class AgentRuntime {
       signal: controller.signal,
       log: (level, text) => log(level, mask(text)),
       mask,
-      storeBackup: (backup) => this.storeBackup(msg, backup, deadline),
+      storeBackup: (backup) => this.backups.store(msg, backup, deadline - DEADLINE_MARGIN_MS),
       open: sessionOpener(
         { drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} },
         target,
@@ -474,39 +481,6 @@ export class AgentRuntime {
       ended = true;
       clearTimeout(timer);
       controller.abort(JOB_ENDED); // closes any session the kind left open
-    }
-  }
-
-  /**
-   * Has the controller store a deploy job's pre-deployment backup (see JobContext.storeBackup);
-   * asks again while no controller answers, until the job's time is nearly up.
-   */
-  private async storeBackup(msg: BatchJob, backup: FetchedConfig, deadline: number): Promise<FetchedConfig> {
-    const agentId = this.o.identity.agent_id;
-    const request: BackupStoreRequest = {
-      v: PROTOCOL_VERSION,
-      type: 'backup_store',
-      agent_id: agentId,
-      job_id: msg.job_id,
-      attempt: msg.attempt,
-      at: new Date().toISOString(),
-      backup,
-    };
-    const token = await signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId);
-    for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
-      const answer = await this.o.link.request(token, 10_000);
-      if (answer) {
-        const reply = (await verifyJson(answer, this.keys.controller, CONTROLLER_SIGN_ALG)) as BackupStoreReply & { error?: string | null };
-        // A refused agent gets a heartbeat reply saying why.
-        if ((reply as { type?: unknown }).type !== 'backup_stored') throw new Error(`the controller refused it: ${reply.error ?? 'no reason given'}`);
-        const stored = checkMessage(BackupStoreReply, reply, 'backup store reply');
-        if (stored.job_id !== msg.job_id) throw new Error('the controller answered for another job');
-        if (stored.ok && stored.same) return backup;
-        if (stored.ok && stored.backup) return stored.backup;
-        if (!stored.retry) throw new Error(`the controller did not store it: ${stored.error ?? 'no reason given'}`);
-      }
-      if (Date.now() + delay > deadline - DEADLINE_MARGIN_MS) throw new Error('no controller stored it in time; nothing was changed');
-      await sleep(delay);
     }
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, mapLimit, Semaphore } from '../../shared/src/jobs/limit';
+import { Batcher, Gatherer, mapLimit, Semaphore } from '../../shared/src/jobs/limit';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -101,5 +101,84 @@ describe('Semaphore and mapLimit', () => {
     expect(slots.free).toBe(1);
     expect(await slots.acquire(stop.signal)).toBe(false); // already told: takes nothing even when free
     expect(slots.free).toBe(1);
+  });
+});
+
+describe('Gatherer', () => {
+  /** A gatherer of strings (size: their length) whose batches are recorded and answered with their lengths after `ms`. */
+  const lengths = (limits: { max: number; maxBytes: number; flushMs: number; eager?: boolean }, ms = 0) => {
+    const batches: string[][] = [];
+    const gather = new Gatherer<string, number>(
+      async (items) => {
+        batches.push(items);
+        await sleep(ms);
+        return items.map((i) => i.length);
+      },
+      limits,
+      (item) => item.length,
+    );
+    return { batches, gather };
+  };
+
+  it('sends once max items wait, or flushMs after the first; each item answered with its own result', async () => {
+    const { batches, gather } = lengths({ max: 3, maxBytes: 1_000, flushMs: 20 });
+    const started = Date.now();
+    const answers = ['a', 'bb', 'ccc', 'dddd'].map((s) => gather.add(s));
+    expect(batches).toEqual([['a', 'bb', 'ccc']]); // at once: max reached
+    expect(await Promise.all(answers)).toEqual([1, 2, 3, 4]);
+    expect(batches).toEqual([['a', 'bb', 'ccc'], ['dddd']]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
+  });
+
+  it('sends before an item would pass maxBytes, and an item of maxBytes alone', async () => {
+    const { batches, gather } = lengths({ max: 100, maxBytes: 10, flushMs: 5 });
+    await Promise.all(['aaaa', 'bbbb', 'cccc', 'x'.repeat(12), 'd'].map((s) => gather.add(s)));
+    expect(batches).toEqual([['aaaa', 'bbbb'], ['cccc'], ['x'.repeat(12)], ['d']]);
+  });
+
+  it('does not hold a batch back while another is in flight, and rejects every item of a batch that fails', async () => {
+    const { batches, gather } = lengths({ max: 2, maxBytes: 1_000, flushMs: 5 }, 200);
+    const slow = gather.add('slow');
+    await sleep(20); // its batch is in flight
+    const started = Date.now();
+    const next = await Promise.all([gather.add('n1'), gather.add('n2')]);
+    expect(next).toEqual([2, 2]);
+    expect(batches).toEqual([['slow'], ['n1', 'n2']]);
+    expect(Date.now() - started).toBeLessThan(400);
+    await slow;
+    const failing = new Gatherer<number, number>(
+      async () => {
+        throw new Error('no answer');
+      },
+      { max: 10, maxBytes: 10, flushMs: 1 },
+      () => 1,
+    );
+    await expect(Promise.all([failing.add(1), failing.add(2)])).rejects.toThrow('no answer');
+  });
+
+  it('eager: sends on the next turn while nothing is in flight; gathers while a batch is out, until it is answered or flushMs', async () => {
+    const { batches, gather } = lengths({ max: 100, maxBytes: 1_000, flushMs: 150, eager: true }, 50);
+    const started = Date.now();
+    const first = [gather.add('a'), gather.add('b')];
+    await sleep(10); // [a, b] went at once and is in flight for 50 ms
+    expect(batches).toEqual([['a', 'b']]);
+    const next = [gather.add('c'), gather.add('d')];
+    await sleep(10);
+    expect(batches).toHaveLength(1); // c and d wait for it
+    await Promise.all(first);
+    await sleep(5);
+    expect(batches).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]); // sent as soon as [a, b] was answered, not after 150 ms
+    await Promise.all(next);
+    expect(Date.now() - started).toBeLessThan(140);
+    // A batch that is not answered holds the next for flushMs at the most.
+    const { batches: held, gather: slow } = lengths({ max: 100, maxBytes: 1_000, flushMs: 30, eager: true }, 1_000);
+    void slow.add('slow');
+    await sleep(5);
+    void slow.add('next');
+    await sleep(60);
+    expect(held).toEqual([['slow'], ['next']]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Deployment benchmark (`npm run bench -- deploy --devices 500 [--agents 1] [--concurrency 32]
- * [--rounds 1] [--warmup-rounds 3] [--transport nats|inprocess]`).
+ * [--rounds 1] [--warmup-rounds 3] [--transport nats|inprocess] [--count-requests]`).
  *
  * End to end: simulated gNMI targets (their own process), a controller on a fresh PostgreSQL
  * database (this process), and `--agents` real `npm run agent` processes over NATS JetStream
@@ -13,6 +13,10 @@
  * concurrency as the agents together: open, fetch (backup), apply both services, fetch
  * (verify), close.
  *
+ * --count-requests (nats): a plain NATS subscriber of the agents' request subject, in this
+ * process, counts each round's backup_store requests and the jobs' backups they carry (off by
+ * default: its CPU would count as the controller's).
+ *
  * Target (2-core machine): end-to-end / floor ≤ 1.3.
  */
 import { randomBytes } from 'node:crypto';
@@ -22,6 +26,7 @@ import { join } from 'node:path';
 import { connect } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { mapLimit } from '../../shared/src/jobs/limit';
+import { unverifiedPayload } from '../../shared/src/jobs/crypto';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import { until } from '../agents/helpers';
@@ -132,6 +137,29 @@ function budgetReport(
   ].join('\n');
 }
 
+/** Counts the backup_store requests on the agents' request subject, and the jobs' backups in them. */
+async function backupRequestCounter(prefix: string): Promise<{ take(): string; close(): Promise<void> }> {
+  const nc = await connect({ servers: NATS_URL });
+  let requests = 0;
+  let backups = 0;
+  nc.subscribe(natsNames(prefix).heartbeatSubject, {
+    callback: (_err, msg) => {
+      const payload = unverifiedPayload(msg.string()) as { type?: string; backups?: unknown[] } | null;
+      if (payload?.type !== 'backup_store') return;
+      requests += 1;
+      backups += payload.backups?.length ?? 1;
+    },
+  });
+  return {
+    take() {
+      const text = `${requests} backup_store requests carrying ${backups} jobs' backups (${(backups / Math.max(1, requests)).toFixed(1)} a request)`;
+      requests = backups = 0;
+      return text;
+    },
+    close: () => nc.close(),
+  };
+}
+
 export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 500);
   const agentCount = option(args, 'agents', 1);
@@ -142,6 +170,7 @@ export async function run(args: string[] = []): Promise<void> {
   const transport = at >= 0 ? args[at + 1] : 'nats';
   if (transport !== 'nats' && transport !== 'inprocess') throw new Error('--transport must be nats or inprocess');
   const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const counter = transport === 'nats' && args.includes('--count-requests') ? await backupRequestCounter(prefix) : null;
   const sim = await startSimProcess(devices);
   const c = await benchController(transport === 'nats' ? { natsUrl: NATS_URL, natsPrefix: prefix } : {});
   const agents: { pid?: number; stop(): Promise<void> }[] = [];
@@ -343,10 +372,12 @@ export async function run(args: string[] = []): Promise<void> {
         'nats-server': () => cpuOfNamed('nats-server'),
       });
     const cpuNotes: string[] = [];
+    counter?.take();
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const e2e = await endToEnd(measured);
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
+      if (counter) cpuNotes.push(`  requests of round ${round}, end to end: ${counter.take()}`);
       counting = meter();
       const floor = await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
       const floorCpu = counting(devices);
@@ -391,6 +422,7 @@ export async function run(args: string[] = []): Promise<void> {
     );
     console.log('target: ratio (end to end / floor) ≤ 1.3');
   } finally {
+    await counter?.close();
     await Promise.all(agents.map((a) => a.stop()));
     await sim.stop();
     await c.close();

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeploymentRunner } from '../../controller/src/deployments/runner';
-import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
+import { BACKUP_STORE_MAX, PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
 import { api, until } from './helpers';
@@ -66,56 +66,103 @@ beforeAll(async () => {
 
 afterAll(async () => c?.close());
 
-const request = (text: string, extra: Record<string, unknown> = {}) => ({
-  v: PROTOCOL_VERSION,
-  type: 'backup_store',
-  agent_id: AGENT,
+/** One job's backup in a request (by default the first job's, attempt 1). */
+const entry = (text: string, extra: Record<string, unknown> = {}) => ({
   job_id: jobId,
   attempt: 1,
-  at: new Date().toISOString(),
   backup: { text, format: 'json', via: 'gnmi' },
   ...extra,
 });
-const store = (payload: unknown, agent = { id: AGENT, org_id: org.orgId }) => runner.storeBackup(agent, payload);
+/** A backup_store request of the agent carrying these jobs' backups. */
+const request = (...backups: unknown[]) => ({ v: PROTOCOL_VERSION, type: 'backup_store', agent_id: AGENT, at: new Date().toISOString(), backups });
+const storeAll = (payload: unknown, agent = { id: AGENT, org_id: org.orgId }) => runner.storeBackup(agent, payload);
+/** One job's backup alone in a request: its answer. */
+async function store(backup: unknown, agent = { id: AGENT, org_id: org.orgId }) {
+  const reply = await storeAll(request(backup), agent);
+  expect(reply).toMatchObject({ v: PROTOCOL_VERSION, type: 'backup_stored', error: null });
+  expect(reply.answers).toHaveLength(1);
+  return reply.answers[0];
+}
 const versions = () => c.db('config_versions').where({ device_id: deviceId, source: 'deployment' }).select('id', 'config_text', 'job_id');
 const deviceRow = () => c.db('deployment_devices').where({ deployment_id: deploymentId }).first('backup_config_id', 'status');
+
+/** A deployment of the first stack to new devices (names), once its deploy jobs exist: device and job ids in position order. */
+async function deploymentOf(names: string[]): Promise<{ ids: string[]; jobs: string[] }> {
+  const profile = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/profiles',
+    { name: `store-${names[0]}`, username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' },
+    201,
+  );
+  const ids: string[] = [];
+  for (const name of names)
+    ids.push(
+      (await api(c, org.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)).id,
+    );
+  const stackId = (await api(c, org.token, 'GET', '/api/config/stacks'))[0].id;
+  const run = (
+    await api(
+      c,
+      org.token,
+      'POST',
+      '/api/config/deployments',
+      { stack_id: stackId, name: names[0], target_devices: ids.map((device_id) => ({ device_id })) },
+      201,
+    )
+  ).id;
+  const jobs = await until(
+    'the deploy jobs',
+    async () => {
+      const rows = await c.db('deployment_devices').where({ deployment_id: run }).orderBy('position').select('job_id');
+      return rows.every((r) => r.job_id) ? rows.map((r) => r.job_id as string) : undefined;
+    },
+    30_000,
+    50,
+  );
+  return { ids, jobs };
+}
+
+const storedTexts = (ids: string[]) =>
+  c.db('config_versions').whereIn('device_id', ids).where({ source: 'deployment' }).orderBy('config_text').pluck('config_text');
 
 describe("storing a deploy job's pre-deployment backup", () => {
   it("asks the agent to try again while the job's dispatch has not committed", async () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'queued', attempt: 0 });
-    expect(await store(request('{}'))).toMatchObject({ ok: false, retry: true, error: 'the job is still being dispatched' });
+    expect(await store(entry('{}'))).toMatchObject({ job_id: jobId, ok: false, retry: true, error: 'the job is still being dispatched' });
     await c.db('jobs').where({ id: jobId }).update({ status: 'dispatched', attempt: 1 });
     expect(await versions()).toEqual([]);
   });
 
-  it('refuses a malformed request, another agent, another organization and a stale attempt, storing nothing', async () => {
-    expect(await store({ ...request('{}'), backup: { text: '{}' } })).toMatchObject({
-      ok: false,
-      backup: null,
-      error: expect.stringContaining('malformed backup store request'),
-    });
-    expect(await store(request('{}'), { id: '22222222-2222-4222-8222-222222222222', org_id: org.orgId })).toMatchObject({
-      ok: false,
-      error: 'agent_id does not match the signer',
-    });
+  it('refuses a malformed request and another agent as a whole, another organization and a stale attempt per job, storing nothing', async () => {
+    const refused = (error: unknown) => ({ v: PROTOCOL_VERSION, type: 'backup_stored', error, answers: [] });
+    expect(await storeAll(request({ ...entry('{}'), backup: { text: '{}' } }))).toEqual(
+      refused(expect.stringContaining('malformed backup store request')),
+    );
+    // At least one backup, at most BACKUP_STORE_MAX.
+    expect(await storeAll(request())).toEqual(refused(expect.stringContaining('malformed backup store request')));
+    expect(await storeAll(request(...Array.from({ length: BACKUP_STORE_MAX + 1 }, () => entry('{}'))))).toEqual(
+      refused(expect.stringContaining('malformed backup store request')),
+    );
+    expect(await storeAll(request(entry('{}')), { id: '22222222-2222-4222-8222-222222222222', org_id: org.orgId })).toEqual(
+      refused('agent_id does not match the signer'),
+    );
     const other = await c.createOrgUser(['org_admin']);
-    expect(await store(request('{}'), { id: AGENT, org_id: other.orgId })).toMatchObject({ ok: false, error: 'the deploy job is not open' });
-    expect(await store(request('{}', { attempt: 2 }))).toMatchObject({ ok: false, error: "attempt 2 is not the job's current attempt (1)" });
+    expect(await store(entry('{}'), { id: AGENT, org_id: other.orgId })).toMatchObject({ ok: false, error: 'the deploy job is not open' });
+    expect(await store(entry('{}', { attempt: 2 }))).toMatchObject({ ok: false, error: "attempt 2 is not the job's current attempt (1)" });
     expect(await versions()).toEqual([]);
     expect((await deviceRow()).backup_config_id).toBeNull();
   });
 
   it('stores the first backup and answers every later attempt with it', async () => {
     // The agent keeps its copy: the kept backup being its own, the reply says `same` instead of sending it back.
-    const first = await store(request('{"hostname": "before"}'));
+    const first = await storeAll(request(entry('{"hostname": "before"}')));
     expect(first).toEqual({
       v: PROTOCOL_VERSION,
       type: 'backup_stored',
-      job_id: jobId,
-      ok: true,
-      backup: null,
       error: null,
-      same: true,
+      answers: [{ job_id: jobId, ok: true, backup: null, error: null, same: true }],
     });
     const stored = await versions();
     expect(stored).toHaveLength(1);
@@ -125,67 +172,66 @@ describe("storing a deploy job's pre-deployment backup", () => {
     expect(logs.logs.map((l: any) => l.message)).toContain('store-1: pre-deployment backup stored as config version 1');
 
     // A redelivered attempt read the half-changed device: it gets the first backup back.
-    const again = await store(request('{"hostname": "half changed"}'));
+    const again = await store(entry('{"hostname": "half changed"}'));
     expect(again).toMatchObject({ ok: true, backup: { text: '{"hostname": "before"}' } });
     expect(again).not.toHaveProperty('same');
     // Its own again: `same`.
-    expect(await store(request('{"hostname": "before"}'))).toMatchObject({ ok: true, backup: null, same: true });
+    expect(await store(entry('{"hostname": "before"}'))).toMatchObject({ ok: true, backup: null, same: true });
     expect(await versions()).toHaveLength(1);
   });
 
   it('stores the requests of the moment together: one backup per job, a repeated request answered with the first', async () => {
-    const profile = await api(
-      c,
-      org.token,
-      'POST',
-      '/api/profiles',
-      { name: 'store-many', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' },
-      201,
-    );
-    const ids: string[] = [];
-    for (const name of ['store-a', 'store-b'])
-      ids.push(
-        (await api(c, org.token, 'POST', '/api/devices', { name, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)).id,
-      );
-    const stackId = (await api(c, org.token, 'GET', '/api/config/stacks'))[0].id;
-    const run = (
-      await api(
-        c,
-        org.token,
-        'POST',
-        '/api/config/deployments',
-        { stack_id: stackId, name: 'store-many', target_devices: ids.map((device_id) => ({ device_id })) },
-        201,
-      )
-    ).id;
-    const jobs = await until(
-      'both deploy jobs',
-      async () => {
-        const rows = await c.db('deployment_devices').where({ deployment_id: run }).orderBy('position').select('job_id');
-        return rows.every((r) => r.job_id) ? rows.map((r) => r.job_id as string) : undefined;
-      },
-      30_000,
-      50,
-    );
+    const { ids, jobs } = await deploymentOf(['store-a', 'store-b']);
     await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
-    const ask = (job: string, text: string) => store({ ...request(text), job_id: job });
+    const ask = (job: string, text: string) => store(entry(text, { job_id: job }));
     const [a, b, again] = await Promise.all([ask(jobs[0], '{"a": 1}'), ask(jobs[1], '{"b": 1}'), ask(jobs[0], '{"a": "half"}')]);
     // Each job keeps its first backup: the askers whose backup was kept hear `same`; the repeat gets the first.
     expect([a.same, b.same, again.backup?.text]).toEqual([true, true, '{"a": 1}']);
-    const stored = await c
-      .db('config_versions')
-      .whereIn('device_id', ids)
-      .where({ source: 'deployment' })
-      .orderBy('config_text')
-      .pluck('config_text');
-    expect(stored).toEqual(['{"a": 1}', '{"b": 1}']);
-    const rows = await c.db('deployment_devices').where({ deployment_id: run }).whereNotNull('backup_config_id');
+    expect(await storedTexts(ids)).toEqual(['{"a": 1}', '{"b": 1}']);
+    const rows = await c.db('deployment_devices').whereIn('device_id', ids).whereNotNull('backup_config_id');
     expect(rows).toHaveLength(2);
+  });
+
+  it("answers each job of one request on its own: stored, kept, same, not yet, refused; each job's backup stored once", async () => {
+    const { ids, jobs } = await deploymentOf(['many-new', 'many-kept', 'many-queued', 'many-stale']);
+    await c.db('jobs').whereIn('id', [jobs[0], jobs[1], jobs[3]]).update({ status: 'running', attempt: 1 });
+    await c.db('jobs').where({ id: jobs[2] }).update({ status: 'queued', attempt: 0 });
+    // The second job's first attempt stored its backup before.
+    expect(await store(entry('{"kept": 1}', { job_id: jobs[1] }))).toMatchObject({ ok: true, same: true });
+    const backup = (job: number, text: string, extra: Record<string, unknown> = {}) => entry(text, { job_id: jobs[job], ...extra });
+    const reply = await storeAll(
+      request(
+        backup(0, '{"new": 1}'),
+        backup(1, '{"kept": "half changed"}'),
+        backup(1, '{"kept": 1}'),
+        backup(2, '{"queued": 1}', { attempt: 1 }),
+        backup(3, '{"stale": 1}', { attempt: 2 }),
+      ),
+    );
+    expect(reply.error).toBeNull();
+    expect(reply.answers).toEqual([
+      { job_id: jobs[0], ok: true, backup: null, error: null, same: true },
+      { job_id: jobs[1], ok: true, backup: { text: '{"kept": 1}', format: 'json', via: 'gnmi' }, error: null },
+      { job_id: jobs[1], ok: true, backup: null, error: null, same: true },
+      { job_id: jobs[2], ok: false, backup: null, error: 'the job is still being dispatched', retry: true },
+      { job_id: jobs[3], ok: false, backup: null, error: "attempt 2 is not the job's current attempt (1)" },
+    ]);
+    expect(await storedTexts(ids)).toEqual(['{"kept": 1}', '{"new": 1}']);
+    // The one asked to try again is stored once its dispatch committed.
+    await c.db('jobs').where({ id: jobs[2] }).update({ status: 'dispatched', attempt: 1 });
+    expect(await store(backup(2, '{"queued": 1}', { attempt: 1 }))).toMatchObject({ ok: true, same: true });
+    expect(await storedTexts(ids)).toEqual(['{"kept": 1}', '{"new": 1}', '{"queued": 1}']);
+    const logs = await c.db('deployment_logs').whereIn('device_id', ids).pluck('message');
+    expect(logs.filter((m: string) => m.includes('pre-deployment backup stored')).sort()).toEqual([
+      'many-kept: pre-deployment backup stored as config version 1',
+      'many-new: pre-deployment backup stored as config version 1',
+      'many-queued: pre-deployment backup stored as config version 1',
+    ]);
   });
 
   it('refuses once the job has ended', async () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'failed', finished_at: new Date() });
-    expect(await store(request('{"hostname": "late"}'))).toMatchObject({ ok: false, error: 'the deploy job is not open' });
+    expect(await store(entry('{"hostname": "late"}'))).toMatchObject({ ok: false, error: 'the deploy job is not open' });
     expect(await versions()).toHaveLength(1);
   });
 });

@@ -72,33 +72,25 @@ export async function gnmiStackFixture(opts: { hostname: string; deviceName: str
     const agent = (parts.agent = await agentFor(c, org));
     const target = (parts.target = await startGnmiTarget({ initialTree: { system: { config: { hostname: opts.hostname } } } }));
     const device = await gnmiDevice(c, org.token, target, opts.deviceName);
-    const tpl = await api(
-      c,
-      org.token,
-      'POST',
-      '/api/config/templates',
-      {
-        name: 'hostname',
-        platform: 'openconfig-gnmi',
-        config_format: 'json',
-        target_path: '/system/config',
-        source: '{"hostname": "{{ hostname }}"}',
-      },
-      201,
-    );
-    const stack = await api(
-      c,
-      org.token,
-      'POST',
-      '/api/config/stacks',
-      { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'default' } }] },
-      201,
-    );
+    const stack = await hostnameStack(c, org.token, 'base', 'default');
     return { c, org, agent, target, device, stack, close };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** A stack `name` of one new gNMI template `hostname` setting /system/config's hostname (variable `hostname`, by default `hostname`). */
+export async function hostnameStack(c: TestController, token: string, name: string, hostname: string) {
+  const tpl = await api(
+    c,
+    token,
+    'POST',
+    '/api/config/templates',
+    { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
+    201,
+  );
+  return api(c, token, 'POST', '/api/config/stacks', { name, services: [{ template_id: tpl.id, order: 0, variables: { hostname } }] }, 201);
 }
 
 /** A device on an SSH CLI simulator (its dialect is its device_type); cli templates reach it over SSH. */

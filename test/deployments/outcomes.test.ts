@@ -128,15 +128,14 @@ async function storeBackup(row: Row, text: string) {
       v: PROTOCOL_VERSION,
       type: 'backup_store',
       agent_id: AGENT,
-      job_id: row.job_id,
-      attempt: 1,
       at: new Date().toISOString(),
-      backup: { text, format: 'json', via: 'gnmi' },
+      backups: [{ job_id: row.job_id, attempt: 1, backup: { text, format: 'json', via: 'gnmi' } }],
     },
   );
-  expect(reply).toMatchObject({ ok: true, error: null });
+  expect(reply).toMatchObject({ error: null, answers: [{ job_id: row.job_id, ok: true, error: null }] });
   // The agent keeps its copy: `same` means the backup kept for the job is the one it sent.
-  return reply.same ? text : reply.backup?.text;
+  const [answer] = reply.answers;
+  return answer.same ? text : answer.backup?.text;
 }
 
 async function record(together: boolean, outcomes: JobOutcome[]) {

@@ -6,7 +6,12 @@ import { AGENT_SIGN_ALG, importAgentPublicKey, signerOf, verifyJson, type AnyKey
 import { Batcher } from '../../../shared/src/jobs/limit';
 import type { AgentDirectory, AgentIdentityRow } from './ports';
 
-/** How long the first request of a batch waits for others (nothing next to a device session). */
+/**
+ * How long the first request of a batch waits for others (nothing next to a device session).
+ * Agents now gather their jobs' backups into one backup_store request, yet this still pays: in
+ * the deploy bench (500 devices, 2 rounds each, load 3–7, so a rough figure) without it
+ * 15.3–17.8 ms CPU per device (PostgreSQL 1.7–2.0 CPU s a round), with it 12.0–13.9 (1.3–1.5).
+ */
 export const REQUEST_GATHER_MS = 15;
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -106,3 +106,69 @@ export class Batcher<I, R> {
     this.draining = false;
   }
 }
+
+/**
+ * Gathers items into batches that go out without waiting for each other: a batch is sent once
+ * `max` items or `maxBytes` of them (by `sizeOf`) wait, or `flushMs` after its first item,
+ * whichever comes first, so a burst shares a few messages and one slow batch (no answer yet)
+ * holds no later one back. With `eager`, a batch also goes on the next turn of the event loop
+ * while none is in flight, and at once when the last in flight is answered: items wait only
+ * while another batch is out (for at most flushMs), so a path bound by latency pays nothing for
+ * the gathering. (Batcher instead runs one batch at a time, gathering while it is in flight:
+ * right for a database, not for requests that may go unanswered for seconds.) `send` answers a
+ * batch with one result per item, in order; when it throws, every item of it rejects.
+ */
+export class Gatherer<I, R> {
+  private waiting: { item: I; resolve: (result: R) => void; reject: (err: unknown) => void }[] = [];
+  private bytes = 0;
+  /** Cancels the pending send of what waits (a timer or an immediate); null when none is pending. */
+  private pending: (() => void) | null = null;
+  private inFlight = 0;
+
+  constructor(
+    private readonly send: (items: I[]) => Promise<R[]>,
+    private readonly limits: { max: number; maxBytes: number; flushMs: number; eager?: boolean },
+    private readonly sizeOf: (item: I) => number,
+  ) {}
+
+  add(item: I): Promise<R> {
+    const size = this.sizeOf(item);
+    if (this.waiting.length > 0 && this.bytes + size > this.limits.maxBytes) this.flush();
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.bytes += size;
+      if (this.waiting.length >= this.limits.max || this.bytes >= this.limits.maxBytes) this.flush();
+      else if (this.pending === null) this.pending = this.schedule();
+    });
+  }
+
+  /** The send of what waits: on the next turn when eager and nothing is in flight, else after flushMs. */
+  private schedule(): () => void {
+    if (this.limits.eager && this.inFlight === 0) {
+      const immediate = setImmediate(() => this.flush());
+      return () => clearImmediate(immediate);
+    }
+    const timer = setTimeout(() => this.flush(), this.limits.flushMs);
+    return () => clearTimeout(timer);
+  }
+
+  /** Sends what waits now. */
+  flush(): void {
+    this.pending?.();
+    this.pending = null;
+    const batch = this.waiting;
+    this.waiting = [];
+    this.bytes = 0;
+    if (batch.length === 0) return;
+    this.inFlight += 1;
+    this.send(batch.map((w) => w.item))
+      .then(
+        (results) => batch.forEach((w, i) => w.resolve(results[i])),
+        (err: unknown) => batch.forEach((w) => w.reject(err)),
+      )
+      .finally(() => {
+        this.inFlight -= 1;
+        if (this.limits.eager && this.inFlight === 0) this.flush();
+      });
+  }
+}

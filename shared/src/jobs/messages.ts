@@ -223,36 +223,66 @@ export const HeartbeatReply = Type.Object({
 });
 export type HeartbeatReply = Static<typeof HeartbeatReply>;
 
+/** Jobs' backups to a backup_store request at the most (the agent gathers those of the moment). */
+export const BACKUP_STORE_MAX = 64;
 /**
- * A deploy job's pre-deployment backup, sent by the agent (over the request channel, like
- * heartbeats) before it changes anything. The controller stores the first one of the job and
- * answers with the stored one, so every attempt of the job (a redelivery after an agent died
- * mid-push included) compares with and restores to the config from before the change.
+ * Bytes of backup text to a backup_store request the agent gathers at the most (one larger
+ * backup goes alone): well under NATS max_payload (1 MB by default), and the reply, which may
+ * carry the kept backups back instead, stays under it too.
+ */
+export const BACKUP_STORE_MAX_BYTES = 256 * 1024;
+
+/** One deploy job's pre-deployment backup in a backup_store request. */
+export const BackupStoreEntry = Type.Object({
+  job_id: Id,
+  attempt: Type.Integer({ minimum: 1 }),
+  /** The agent keeps its copy: when the backup kept for the job is this one, the answer says `same` instead of sending it back. */
+  backup: FetchedConfigSchema,
+});
+export type BackupStoreEntry = Static<typeof BackupStoreEntry>;
+
+/**
+ * Deploy jobs' pre-deployment backups, sent by the agent (over the request channel, like
+ * heartbeats) before their jobs change anything: the backups of the moment in one request,
+ * signed once. The controller stores the first backup of each job and answers with the stored
+ * one, so every attempt of a job (a redelivery after an agent died mid-push included) compares
+ * with and restores to the config from before the change. (It replaced a request of one job
+ * under the same PROTOCOL_VERSION: agents and controller ship together, and a bump would refuse
+ * an older agent's every message, heartbeats included, where this refuses only its backup_store,
+ * as malformed, before its job changes anything.)
  */
 export const BackupStoreRequest = Type.Object({
   v: Type.Literal(PROTOCOL_VERSION),
   type: Type.Literal('backup_store'),
   agent_id: Id,
-  job_id: Id,
-  attempt: Type.Integer({ minimum: 1 }),
   at: Iso,
-  /** The agent keeps its copy: when the backup kept for the job is this one, the reply says `same` instead of sending it back. */
-  backup: FetchedConfigSchema,
+  backups: Type.Array(BackupStoreEntry, { minItems: 1, maxItems: BACKUP_STORE_MAX }),
 });
 export type BackupStoreRequest = Static<typeof BackupStoreRequest>;
 
-/** The controller's answer (signed by the controller): ok with the stored backup, or why not. */
-export const BackupStoreReply = Type.Object({
-  v: Type.Literal(PROTOCOL_VERSION),
-  type: Type.Literal('backup_stored'),
+/** The controller's answer for one job of a backup_store request: ok with the stored backup, or why not. */
+export const BackupStoreAnswer = Type.Object({
   job_id: Id,
   ok: Type.Boolean(),
   backup: Type.Union([FetchedConfigSchema, Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
-  /** Not yet: the job's dispatch has not committed (the agent was quicker); ask again shortly. */
+  /** Not yet: the job's dispatch has not committed (the agent was quicker), or storing failed; ask again shortly. */
   retry: Type.Optional(Type.Boolean()),
   /** The backup kept for the job is the request's own (a large config crosses NATS once, not twice); `backup` is null. */
   same: Type.Optional(Type.Boolean()),
+});
+export type BackupStoreAnswer = Static<typeof BackupStoreAnswer>;
+
+/**
+ * The controller's reply to a backup_store request (signed by the controller, once): answers[i]
+ * answers backups[i]. `error`: the request as a whole was refused (malformed, another agent's),
+ * and answers is empty.
+ */
+export const BackupStoreReply = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('backup_stored'),
+  error: Type.Union([Type.String(), Type.Null()]),
+  answers: Type.Array(BackupStoreAnswer, { maxItems: BACKUP_STORE_MAX }),
 });
 export type BackupStoreReply = Static<typeof BackupStoreReply>;
 
