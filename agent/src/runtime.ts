@@ -35,7 +35,9 @@ import {
   type HeartbeatHealth,
   type LogLine,
   type OpenJobsRequest,
+  type ProgressEvent,
 } from '../../shared/src/jobs/messages';
+import { ProgressSender, STARTED_AFTER_MS } from './progress';
 import { ResultsSender, resultsEventJson } from './results';
 import { BackupStore } from './backup-store';
 import type { DriverRegistry } from './drivers';
@@ -87,8 +89,6 @@ export function capabilitiesOf(drivers: DriverRegistry): string[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A result is sent a little before the controller's deadline so it is not taken for lost. */
 const DEADLINE_MARGIN_MS = 1_500;
-const STARTED_AFTER_MS = 2_000;
-const LOG_FLUSH_MS = 2_000;
 /** The abort reason once a job has ended: built once, not a new AbortError per job. */
 const JOB_ENDED = new Error('the job has ended');
 
@@ -105,6 +105,7 @@ export class AgentRuntime {
   private keys!: { sign: AnyKey; decrypt: AnyKey; controller: AnyKey };
   private pendingEvents = 0;
   private readonly results = new ResultsSender((results) => this.publishResults(results));
+  private readonly progress = new ProgressSender((progress) => void this.publishProgress(progress));
   private readonly backups: BackupStore;
   private stopping = false;
   /** Aborted once stopping or revoked: no new jobs are taken, and the jobs waiting for a slot are handed back. */
@@ -358,47 +359,40 @@ export class AgentRuntime {
    * with a promise of its result being stored.
    */
   private async runJob(job: BatchJob, secretsOf: () => Promise<BatchSecrets>): Promise<{ stored: Promise<void> }> {
-    const { identity } = this.o;
     this.o.observer?.jobReceived(job.kind);
-    const base = { v: PROTOCOL_VERSION, job_id: job.job_id, attempt: job.attempt, agent_id: identity.agent_id } as const;
+    const ref = { job_id: job.job_id, attempt: job.attempt };
     const startedAt = new Date();
     const lines: LogLine[] = [];
-    let logSeq = 0;
-    const flushLogs = () => {
-      if (lines.length === 0) return;
-      const batch = lines.splice(0, lines.length);
-      void this.publish({ ...base, type: 'logs', lines: batch }, `${job.job_id}:${job.attempt}:${identity.agent_id}:logs:${++logSeq}`);
-    };
-    // A job still running after 2 s is reported started; its log lines follow then and every 2 s.
-    // (A quicker job, most of them, sets up no log timer: its lines go with the result.)
-    let logTimer: NodeJS.Timeout | undefined;
+    // A job still running after 2 s is reported started, its lines so far with it and the later
+    // ones as they come, in progress events shared with the agent's other long jobs. (A quicker
+    // job, most of them, notes nothing: its lines go with the result.)
+    let long = false;
     const startedTimer = setTimeout(() => {
-      void this.publish({ ...base, type: 'started', at: startedAt.toISOString() }, `${job.job_id}:${job.attempt}:${identity.agent_id}:started`);
-      flushLogs();
-      logTimer = setInterval(flushLogs, LOG_FLUSH_MS);
+      long = true;
+      this.progress.started(ref, startedAt.toISOString(), lines.splice(0, lines.length));
     }, STARTED_AFTER_MS);
     try {
-      const outcome = await this.execute(job, secretsOf, (level, text) =>
-        lines.push({ at: new Date().toISOString(), level, text: text.slice(0, 4000) }),
-      );
+      const outcome = await this.execute(job, secretsOf, (level, text) => {
+        const line: LogLine = { at: new Date().toISOString(), level, text: text.slice(0, 4000) };
+        if (long) this.progress.logs(ref, [line]);
+        else lines.push(line);
+      });
       clearTimeout(startedTimer);
-      clearInterval(logTimer);
       const stored = this.results.add({
-        job_id: job.job_id,
-        attempt: job.attempt,
+        ...ref,
         status: outcome.status,
         error: outcome.error,
         result: outcome.result,
         started_at: startedAt.toISOString(),
         finished_at: new Date().toISOString(),
-        logs: lines.splice(0, lines.length),
+        // Lines not sent yet go with the result, recorded with its outcome.
+        logs: long ? this.progress.take(ref) : lines,
         host_key: outcome.hostKey ?? null,
         gnmi_cert: outcome.gnmiCert ?? null,
       });
       return { stored: stored.then(() => this.o.observer?.jobFinished(job.kind, outcome.status, (Date.now() - startedAt.getTime()) / 1000)) };
     } finally {
       clearTimeout(startedTimer);
-      clearInterval(logTimer);
     }
   }
 
@@ -491,6 +485,12 @@ export class AgentRuntime {
    */
   private async publish(event: AgentEvent, id: string): Promise<void> {
     await this.publishToken(await signJsonDetached(event, this.keys.sign, AGENT_SIGN_ALG, this.o.identity.agent_id), id, event.type);
+  }
+
+  /** One `progress` event: long jobs' start notices and log lines (see ProgressSender). */
+  private async publishProgress(progress: Pick<ProgressEvent, 'started' | 'logs'>): Promise<void> {
+    const event: ProgressEvent = { v: PROTOCOL_VERSION, type: 'progress', agent_id: this.o.identity.agent_id, ...progress };
+    await this.publish(event, randomUUID());
   }
 
   /** One `results` event of results already serialized. */

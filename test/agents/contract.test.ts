@@ -4,12 +4,14 @@
  * driver against the SSH simulator.
  */
 import { randomUUID } from 'node:crypto';
+import { connect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS, withDrivers } from '../../agent/src/drivers';
 import type { DeviceDriver } from '../../agent/src/drivers/types';
 import type { JobOutcome } from '../../controller/src/jobs/types';
 import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJson, signJsonDetached } from '../../shared/src/jobs/crypto';
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
+import { resultsWildcard } from '../../shared/src/nats/subjects';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startGnmiTarget } from '../sim/gnmi/target';
 import { startNetconfDevice } from '../sim/netconf/device';
@@ -142,26 +144,56 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     expect(tc.logs()).not.toContain('sw0rdfish-secret');
   });
 
-  it('reports a job still running after 2 s as started and streams its log lines before the result', { timeout: 90_000 }, async () => {
-    const deviceId = await makeDevice(tc, org, { port: slow.port, password: 'sw0rdfish-secret' }); // a few seconds of output
-    const [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId, params: { methods: ['cli'] }, deadlineMs: 60_000 }]);
-    // Both while the job runs: its started event and the log lines sent with it (not with the result).
-    await until(
-      'the job to run with its first log lines stored',
-      async () => {
-        const row = await jobRow(tc, jobId);
-        if (row.status !== 'running') return false;
-        const lines = await tc.db('job_logs').where({ job_id: jobId });
-        return JSON.stringify(lines).includes('connected over ssh');
-      },
-      30_000,
-    );
-    const [outcome] = await tc.services.jobs.wait([jobId], 60_000);
-    expect(outcome.status).toBe('succeeded');
-    const lines = (await tc.db('job_logs').where({ job_id: jobId })).map((l: any) => l.text);
-    expect(lines.filter((t: string) => t.startsWith('connecting to'))).toHaveLength(1); // each line once
-    expect(lines.some((t: string) => t.startsWith('cli: fetched'))).toBe(true);
-  });
+  it(
+    'reports jobs still running after 2 s as started and streams their log lines before the results, many jobs to an event',
+    { timeout: 90_000 },
+    async () => {
+      // Over NATS, the agent's events as they cross the wire: progress events are counted.
+      const nc = natsUrl ? await connect({ servers: natsUrl }) : null;
+      const progressEvents: string[] = [];
+      nc?.subscribe(resultsWildcard(prefix), {
+        callback: (_err, msg) => {
+          const text = msg.string();
+          if (text.includes('"type":"progress"')) progressEvents.push(text);
+        },
+      });
+      try {
+        // A few seconds of output each, all at once.
+        const devices = await Promise.all([1, 2, 3].map(() => makeDevice(tc, org, { port: slow.port, password: 'sw0rdfish-secret' })));
+        const jobIds = await tc.services.jobs.submit(
+          devices.map((deviceId) => ({ orgId: org.orgId, kind: 'backup' as const, deviceId, params: { methods: ['cli'] }, deadlineMs: 60_000 })),
+        );
+        // While they run: each reported started, with the log lines sent with it (not with the result).
+        await until(
+          'the jobs to run with their first log lines stored',
+          async () => {
+            for (const jobId of jobIds) {
+              if ((await jobRow(tc, jobId)).status !== 'running') return false;
+              const lines = await tc.db('job_logs').where({ job_id: jobId });
+              if (!JSON.stringify(lines).includes('connected over ssh')) return false;
+            }
+            return true;
+          },
+          30_000,
+        );
+        const outcomes = await tc.services.jobs.wait(jobIds, 60_000);
+        for (const [i, outcome] of outcomes.entries()) {
+          expect(outcome.status).toBe('succeeded');
+          const lines = (await tc.db('job_logs').where({ job_id: jobIds[i] })).map((l: any) => l.text);
+          expect(lines.filter((t: string) => t.startsWith('connecting to'))).toHaveLength(1); // each line once
+          expect(lines.filter((t: string) => t.startsWith('cli: fetched'))).toHaveLength(1);
+        }
+        if (nc) {
+          // Three jobs reported started in the same event, not one event per job and kind.
+          const first = progressEvents.find((e) => jobIds.every((id) => e.includes(`"job_id":"${id}"`)));
+          expect(first, `progress events: ${progressEvents.length}`).toBeDefined();
+          expect(progressEvents.length).toBeLessThan(jobIds.length * 2);
+        }
+      } finally {
+        await nc?.close();
+      }
+    },
+  );
 
   it("backs up by method: cli over SSH, structured over the profile's NETCONF or gNMI, each reported on its own", async () => {
     const nc = await startNetconfDevice({ username: 'admin', password: 'sw0rdfish-secret' });

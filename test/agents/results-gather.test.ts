@@ -29,8 +29,14 @@ beforeAll(async () => {
 it('counts the results a signed event carries without parsing it, and a progress event as one', async () => {
   expect(resultsIn(await resultsEvent(1))).toBe(1);
   expect(resultsIn(await resultsEvent(100))).toBe(100);
-  const started = { v: PROTOCOL_VERSION, type: 'started', agent_id: agentId, job_id: randomUUID(), attempt: 1, at: new Date().toISOString() };
-  expect(resultsIn(bytes(await signJsonDetached(started, sign, AGENT_SIGN_ALG, agentId)))).toBe(1);
+  const progress = {
+    v: PROTOCOL_VERSION,
+    type: 'progress',
+    agent_id: agentId,
+    started: [{ job_id: randomUUID(), attempt: 1, at: new Date().toISOString() }],
+    logs: [],
+  };
+  expect(resultsIn(bytes(await signJsonDetached(progress, sign, AGENT_SIGN_ALG, agentId)))).toBe(1);
   expect(resultsIn(bytes('not a token at all'))).toBe(1);
 });
 

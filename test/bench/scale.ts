@@ -262,7 +262,7 @@ export async function run(args: string[] = []): Promise<void> {
     );
     console.log(
       `messages on the job streams: ${messages1.jobs - messages0.jobs} job batches, ${messages1.events - messages0.events} agent events ` +
-        `(results events of up to 100 results, and a started and a logs event from each of the ${p.over_2s} jobs that ran over 2 s on an agent)`,
+        `(results events of up to 100 results, and progress events noting the ${p.over_2s} jobs that ran over 2 s on an agent)`,
     );
     const agentMean = (jobs1.seconds - jobs0.seconds) / Math.max(1, jobs1.count - jobs0.count);
     console.log(

@@ -5,7 +5,15 @@ import { CONTROLLER_SIGN_ALG, signJson, signerOf, unverifiedPayload, type Contro
 import type { EventSink, IncomingEvent, JobTransport } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
 import { isJobKind, resultMisfit } from '../../../shared/src/jobs/kinds';
-import { AgentEvent, OpenJobsRequest, PROTOCOL_VERSION, checkMessage, type JobResult, type OpenJobsReply } from '../../../shared/src/jobs/messages';
+import {
+  AgentEvent,
+  OpenJobsRequest,
+  PROTOCOL_VERSION,
+  checkMessage,
+  type JobResult,
+  type OpenJobsReply,
+  type ProgressEvent,
+} from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
 import type { Db } from '../db/knex';
@@ -567,7 +575,7 @@ export class JobEngine implements JobService {
 
     // Every job an event is about, read at once; events must come from an agent of the job's own organization and pool.
     const ids = verified.flatMap(({ event: e }) =>
-      e.type === 'results' ? e.results.map((r) => r.job_id) : e.type === 'rejected' ? e.jobs.map((j) => j.job_id) : [e.job_id],
+      e.type === 'results' ? e.results.map((r) => r.job_id) : e.type === 'rejected' ? e.jobs.map((j) => j.job_id) : jobIdsOf(e),
     );
     const jobs = await store.jobsById([...new Set(ids.filter((id) => UUID.test(id)))]);
     const mine = (v: VerifiedEvent, jobId: string) => {
@@ -595,9 +603,10 @@ export class JobEngine implements JobService {
       if (e.type === 'rejected') {
         // The batch's secrets were sealed before this agent joined the pool: seal them again.
         rejected.push(...e.jobs.filter((j) => mine(v, j.job_id) && jobs.get(j.job_id)!.attempt === j.attempt));
-      } else if (mine(v, e.job_id)) {
-        if (e.type === 'logs') for (const line of e.lines) logs.push({ job_id: e.job_id, attempt: e.attempt, agent_id: v.agent.id, line });
-        else started.push({ id: e.job_id, agent_id: v.agent.id, at: new Date(e.at) });
+      } else {
+        for (const s of e.started.filter((j) => mine(v, j.job_id))) started.push({ id: s.job_id, agent_id: v.agent.id, at: new Date(s.at) });
+        for (const j of e.logs.filter((l) => mine(v, l.job_id)))
+          for (const line of j.lines) logs.push({ job_id: j.job_id, attempt: j.attempt, agent_id: v.agent.id, line });
       }
       done.push(v.incoming);
     }
@@ -796,6 +805,9 @@ export class JobEngine implements JobService {
     return this.store.logs(jobId);
   }
 }
+
+/** The jobs a progress event is about. */
+const jobIdsOf = (e: ProgressEvent) => [...e.started.map((j) => j.job_id), ...e.logs.map((j) => j.job_id)];
 
 /** The jobs a refused results or rejected event was about, read without trusting it (to requeue them). */
 function jobsOfToken(token: string): JobRef[] {

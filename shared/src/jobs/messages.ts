@@ -109,16 +109,20 @@ export const LogLine = Type.Object({
 });
 export type LogLine = Static<typeof LogLine>;
 
-const EventBase = {
-  v: Type.Literal(PROTOCOL_VERSION),
-  job_id: Id,
-  attempt: Type.Integer({ minimum: 1 }),
-  agent_id: Id,
-};
 const JobRef = Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }) });
 
-export const StartedEvent = Type.Object({ ...EventBase, type: Type.Literal('started'), at: Iso });
-export const LogsEvent = Type.Object({ ...EventBase, type: Type.Literal('logs'), lines: Type.Array(LogLine) });
+/**
+ * Jobs still running a while after they started, and the log lines they wrote meanwhile, of any
+ * number of jobs, signed once: the agent sends one every second or so while any job runs long (a
+ * quick job sends nothing before its result, which carries its lines and start time).
+ */
+export const ProgressEvent = Type.Object({
+  v: Type.Literal(PROTOCOL_VERSION),
+  type: Type.Literal('progress'),
+  agent_id: Id,
+  started: Type.Array(Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }), at: Iso })),
+  logs: Type.Array(Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }), lines: Type.Array(LogLine, { minItems: 1 }) })),
+});
 /** The outcome of one job, as a `results` event carries it. */
 export const JobResult = Type.Object({
   job_id: Id,
@@ -152,9 +156,8 @@ export const RejectedEvent = Type.Object({
   reason: Type.Literal('not_recipient'),
 });
 
-export const AgentEvent = Type.Union([StartedEvent, LogsEvent, ResultsEvent, RejectedEvent]);
-export type StartedEvent = Static<typeof StartedEvent>;
-export type LogsEvent = Static<typeof LogsEvent>;
+export const AgentEvent = Type.Union([ProgressEvent, ResultsEvent, RejectedEvent]);
+export type ProgressEvent = Static<typeof ProgressEvent>;
 export type ResultsEvent = Static<typeof ResultsEvent>;
 export type RejectedEvent = Static<typeof RejectedEvent>;
 export type AgentEvent = Static<typeof AgentEvent>;
