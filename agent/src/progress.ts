@@ -82,7 +82,10 @@ export class ProgressSender {
   private add(n: Noted, lines: LogLine[], withinMs: number): void {
     n.lines.push(...lines);
     this.lines += lines.length;
-    if (this.lines >= this.limits.maxLines) return this.flush();
+    if (this.lines >= this.limits.maxLines) {
+      this.flush();
+      return;
+    }
     const due = Date.now() + withinMs;
     if (this.timer && this.due <= due) return;
     if (this.timer) clearTimeout(this.timer);

@@ -80,7 +80,7 @@ export async function gnmiStackFixture(opts: { hostname: string; deviceName: str
   }
 }
 
-/** A stack `name` of one new gNMI template `hostname` setting /system/config's hostname (variable `hostname`, by default `hostname`). */
+/** A stack `name` of one new gNMI template setting /system/config's hostname to the stack's variable `hostname`. */
 export async function hostnameStack(c: TestController, token: string, name: string, hostname: string) {
   const tpl = await api(
     c,
