@@ -229,6 +229,22 @@ describe("storing a deploy job's pre-deployment backup", () => {
     ]);
   });
 
+  it("refuses a job that is no longer its device's current one, and a kept backup that is gone, storing nothing", async () => {
+    const { ids, jobs } = await deploymentOf(['gone-moved', 'gone-pruned']);
+    await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
+    // The first device went on to another job (say, the deployment was retried); the second one's
+    // kept backup was deleted since it was stored.
+    await c.db('deployment_devices').where({ device_id: ids[0] }).update({ job_id: jobId });
+    const missing = '33333333-3333-4333-8333-333333333333';
+    await c.db('deployment_devices').where({ device_id: ids[1] }).update({ backup_config_id: missing });
+    const reply = await storeAll(request(entry('{"a": 1}', { job_id: jobs[0] }), entry('{"b": 1}', { job_id: jobs[1] })));
+    expect(reply.answers).toEqual([
+      { job_id: jobs[0], ok: false, backup: null, error: "the job is no longer the device's current deploy job" },
+      { job_id: jobs[1], ok: false, backup: null, error: `the pre-deployment backup (config version ${missing}) no longer exists` },
+    ]);
+    expect(await storedTexts(ids)).toEqual([]);
+  });
+
   it('refuses once the job has ended', async () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'failed', finished_at: new Date() });
     expect(await store(entry('{"hostname": "late"}'))).toMatchObject({ ok: false, error: 'the deploy job is not open' });

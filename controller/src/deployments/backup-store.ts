@@ -19,7 +19,7 @@ import { successfulVersion } from '../configs/backup-job';
 import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import type { AgentRef, JobOutcome } from '../jobs/types';
-import type { DeploymentStore, LockedDevice } from './store';
+import type { DeploymentStore, JobDevice } from './store';
 
 /**
  * Requests reach the store already gathered: the engine reads their signers together for
@@ -121,71 +121,52 @@ export class PreDeploymentBackups {
   }
 
   /**
-   * The backups whose job is an open deploy job of the agent's organization, at the attempt the
-   * agent runs, with the deployment device each is about; the others are answered here.
+   * For each backup: refused, answered with the backup already kept for its device, or to be
+   * stored (returned). Its job must be an open deploy job of the agent's organization at the
+   * attempt the agent runs, and still its device's current job; the devices are read and locked
+   * with their stored backups in one statement.
    */
-  private async openJobEntries(trx: Knex.Transaction, valid: StoreEntry[], answers: BackupStoreAnswer[]) {
-    const jobs: { id: string; org_id: string; group_id: string | null; device_id: string; status: string; attempt: number }[] = await trx('jobs')
-      .whereRaw('id = ANY(?::uuid[])', [[...new Set(valid.map((v) => v.entry.job_id))]])
-      .where({ kind: 'deploy' })
-      .select('id', 'org_id', 'group_id', 'device_id', 'status', 'attempt');
-    const byId = new Map(jobs.map((j) => [j.id, j]));
-    const accepted: (StoreEntry & { key: string; deployment_id: string; device_id: string })[] = [];
-    for (const v of valid) {
-      const job = byId.get(v.entry.job_id);
-      const refuse = (error: string) => void (answers[v.i] = storeAnswer(v.entry.job_id, null, error));
-      if (!job || job.org_id !== v.agent.org_id || !job.group_id) refuse('the deploy job is not open');
-      // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
-      else if (job.status === 'queued' && job.attempt === v.entry.attempt - 1)
-        answers[v.i] = { ...storeAnswer(v.entry.job_id, null, 'the job is still being dispatched'), retry: true };
-      else if (!['dispatched', 'running'].includes(job.status)) refuse('the deploy job is not open');
-      else if (job.attempt !== v.entry.attempt) refuse(`attempt ${v.entry.attempt} is not the job's current attempt (${job.attempt})`);
-      else accepted.push({ ...v, key: `${job.group_id}/${job.device_id}`, deployment_id: job.group_id, device_id: job.device_id });
-    }
-    return accepted;
-  }
-
-  /** For the backups whose job is open (openJobEntries): keeps the first backup of each device, an existing one or this entry's (stored now). */
-  private async storeValid(trx: Knex.Transaction, configs: ConfigService, valid: StoreEntry[], answers: BackupStoreAnswer[]): Promise<void> {
-    const accepted = await this.openJobEntries(trx, valid, answers);
-    if (accepted.length === 0) return;
-    const keys = [...new Map(accepted.map((a) => [a.key, { deployment_id: a.deployment_id, device_id: a.device_id }])).values()];
-    const devices = new Map((await this.deployments.lockDevices(trx, keys)).map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
-    const existing = await this.deployments.backupConfigs(
-      trx,
-      [...devices.values()].flatMap((d) => (d.backup_config_id ? [d.backup_config_id] : [])),
-    );
+  private async decide(trx: Knex.Transaction, valid: StoreEntry[], answers: BackupStoreAnswer[]) {
+    const rows = await this.deployments.lockJobDevices(trx, [...new Set(valid.map((v) => v.entry.job_id))]);
+    const byJob = new Map(rows.map((r) => [r.job, r]));
     const kept = new Map<string, FetchedConfig>();
-    const storing: { a: (typeof accepted)[number]; device: LockedDevice }[] = [];
-    for (const a of accepted) {
-      const device = devices.get(a.key);
-      const refuse = (error: string) => void (answers[a.i] = storeAnswer(a.entry.job_id, null, error));
-      const answer = (backup: FetchedConfig) => void (answers[a.i] = keptAnswer(a.entry, backup));
+    const storing: { a: StoreEntry; device: JobDevice }[] = [];
+    for (const v of valid) {
+      const row = byJob.get(v.entry.job_id);
+      const key = row && `${row.deployment_id}/${row.device_id}`;
+      const refuse = (error: string) => void (answers[v.i] = storeAnswer(v.entry.job_id, null, error));
+      const answer = (backup: FetchedConfig) => void (answers[v.i] = keptAnswer(v.entry, backup));
+      if (!row || !key || row.job_org_id !== v.agent.org_id) refuse('the deploy job is not open');
+      // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
+      else if (row.job_status === 'queued' && row.job_attempt === v.entry.attempt - 1)
+        answers[v.i] = { ...storeAnswer(v.entry.job_id, null, 'the job is still being dispatched'), retry: true };
+      else if (!['dispatched', 'running'].includes(row.job_status)) refuse('the deploy job is not open');
+      else if (row.job_attempt !== v.entry.attempt) refuse(`attempt ${v.entry.attempt} is not the job's current attempt (${row.job_attempt})`);
       // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
-      if (!device || device.status !== 'running' || (device.job_id !== null && device.job_id !== a.entry.job_id))
+      else if (row.status !== 'running' || (row.job_id !== null && row.job_id !== v.entry.job_id))
         refuse("the job is no longer the device's current deploy job");
-      else if (kept.has(a.key)) answer(kept.get(a.key)!);
-      else if (device.backup_config_id) {
-        const stored = existing.get(device.backup_config_id);
-        if (!stored) refuse(`the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`);
-        else {
-          kept.set(a.key, {
-            text: stored.config_text,
-            format: stored.config_format as FetchedConfig['format'],
-            via: stored.pulled_via as FetchedConfig['via'],
-          });
-          answer(kept.get(a.key)!);
-        }
+      else if (kept.has(key)) answer(kept.get(key)!);
+      else if (row.backup_config_id && row.backup_text === null)
+        refuse(`the pre-deployment backup (config version ${row.backup_config_id}) no longer exists`);
+      else if (row.backup_config_id) {
+        kept.set(key, { text: row.backup_text!, format: row.backup_format!, via: row.backup_via! });
+        answer(kept.get(key)!);
       } else {
-        kept.set(a.key, a.entry.backup);
-        storing.push({ a, device });
-        answer(a.entry.backup);
+        kept.set(key, v.entry.backup);
+        storing.push({ a: v, device: row });
+        answer(v.entry.backup);
       }
     }
+    return storing;
+  }
+
+  /** Keeps the first backup of each device (decide), storing the new ones as config versions. */
+  private async storeValid(trx: Knex.Transaction, configs: ConfigService, valid: StoreEntry[], answers: BackupStoreAnswer[]): Promise<void> {
+    const storing = await this.decide(trx, valid, answers);
     if (storing.length === 0) return;
     const versions = await configs.store.insertVersions(
       trx,
-      storing.map(({ a }) => backupVersion({ orgId: a.agent.org_id, deviceId: a.device_id, jobId: a.entry.job_id }, a.entry.backup)),
+      storing.map(({ a, device }) => backupVersion({ orgId: a.agent.org_id, deviceId: device.device_id, jobId: a.entry.job_id }, a.entry.backup)),
     );
     if (versions.some((v, i) => v?.device_id !== storing[i].device.device_id)) throw new Error('stored backups came back in another order');
     await this.deployments.recordDevices(

@@ -104,6 +104,17 @@ export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 
 export type LockedDevice = DeploymentDeviceRow & { org_id: string };
 
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
+/** A deploy job as a backup_store request reads it: its locked device, and the device's stored backup (null: none yet, or gone). */
+export type JobDevice = LockedDevice & {
+  job: string;
+  job_org_id: string;
+  job_status: string;
+  job_attempt: number;
+  backup_text: string | null;
+  backup_format: ConfigFormat | null;
+  backup_via: Transport | null;
+};
+
 /** A stored pre-deployment backup as a rollback job (restore or rollback) carries it. */
 export interface StoredBackup {
   config_text: string;
@@ -111,6 +122,7 @@ export interface StoredBackup {
   pulled_via: Transport;
 }
 
+/** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
 export type DeviceWrite = Pick<
   DeploymentDeviceRow,
   'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'
@@ -261,6 +273,31 @@ export class DeploymentStore {
         ORDER BY dd.deployment_id, dd.device_id
         FOR NO KEY UPDATE OF dd`,
         [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
+      )
+      .options(PREPARED);
+    return rows;
+  }
+
+  /**
+   * What a backup_store request needs of its jobs, in one statement (the request is bound by its
+   * round trips): each deploy job of `jobIds` with its deployment device, locked (key order),
+   * and that device's stored pre-deployment backup when it has one. A job without a deployment
+   * device is not listed.
+   */
+  async lockJobDevices(trx: Knex.Transaction, jobIds: string[]): Promise<JobDevice[]> {
+    if (jobIds.length === 0) return [];
+    const { rows } = await trx
+      .raw(
+        `SELECT dd.*, d.org_id, j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt,
+                cv.config_text AS backup_text, cv.config_format AS backup_format, cv.pulled_via AS backup_via
+           FROM jobs j
+           JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
+           JOIN deployments d ON d.id = dd.deployment_id
+           LEFT JOIN config_versions cv ON cv.id = dd.backup_config_id
+          WHERE j.id = ANY(?::uuid[]) AND j.kind = 'deploy'
+          ORDER BY dd.deployment_id, dd.device_id
+          FOR NO KEY UPDATE OF dd`,
+        [jobIds],
       )
       .options(PREPARED);
     return rows;
