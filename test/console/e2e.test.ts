@@ -429,6 +429,10 @@ describe('console', () => {
         const rows = await textContrasts(dark.page, 'tr.sb-device-row :is(td, a)');
         expect(rows.length).toBeGreaterThan(5);
         expect(rows.filter((t) => t.ratio < 4.5)).toEqual([]);
+        // A filled (primary) button: its label on its own background.
+        const filled = await textContrasts(dark.page, 'button:has-text("New device") .mantine-Button-label');
+        expect(filled).toEqual([{ text: 'New device', ratio: expect.any(Number) }]);
+        expect(filled[0].ratio).toBeGreaterThanOrEqual(4.5);
       }
       expect(dark.problems.errors).toEqual([]);
       await dark.close();

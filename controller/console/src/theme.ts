@@ -3,9 +3,17 @@ import { createTheme, type CSSVariablesResolver, type MantineColorSchemeManager 
 export const theme = createTheme({
   primaryColor: 'indigo',
   fontFamily: 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif',
-  // Darker default text on grey keeps contrast above WCAG AA in both schemes.
-  primaryShade: { light: 7, dark: 5 },
+  // Filled buttons and badges at shade 8 in both schemes, their text black or white by the
+  // background's luminance (over 0.2: black): at Mantine's defaults (shade 7 in light, 5 in dark,
+  // always white) a filled indigo button read at 3.7:1 in dark, a red one at 3.9:1 and 2.8:1, an
+  // orange one at 3.0:1. Now every colour the console fills stays above WCAG AA (4.5:1).
+  primaryShade: 8,
+  autoContrast: true,
+  luminanceThreshold: 0.2,
 });
+
+/** The colours the console fills (buttons, confirm dialogs, badges): the primary, then the others. */
+export const FILLED_COLOURS = ['indigo', 'red', 'orange', 'gray'];
 
 /** The colours whose text (`c="red"`, StatusBadge, the overview) the console shows. */
 const TEXT_COLOURS = ['red', 'green', 'yellow', 'blue', 'gray', 'grape', 'indigo'];
