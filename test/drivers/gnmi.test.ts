@@ -7,6 +7,7 @@ import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import {
   buildSetRequest,
   canonicalJson,
+  channelAddress,
   formatPath,
   gnmiDriver,
   gnmiService,
@@ -160,6 +161,23 @@ describe('gNMI driver against the simulator', () => {
     expect(cfg.text.indexOf('"description"')).toBeLessThan(cfg.text.indexOf('"mtu"'));
     expect((await s.fetchConfig()).text).toBe(cfg.text);
     expect(await s.get('/interfaces/interface[name=Ethernet2]/config')).toEqual({ name: 'Ethernet2', mtu: 1500 });
+  });
+
+  it('dials an IPv4 and an IPv6 address through their own schemes and a name through DNS', async () => {
+    expect(channelAddress('10.0.0.1', 57400)).toBe('ipv4:10.0.0.1:57400');
+    expect(channelAddress('2001:db8::1', 57400)).toBe('ipv6:[2001:db8::1]:57400');
+    expect(channelAddress('[2001:db8::1]', 57400)).toBe('ipv6:[2001:db8::1]:57400');
+    expect(channelAddress('router1.example.net', 57400)).toBe('router1.example.net:57400');
+    const v4 = await targetSim();
+    const v6 = await targetSim({ host: '[::1]' });
+    for (const [sim, host] of [
+      [v4, '127.0.0.1'],
+      [v6, '::1'],
+      [v4, 'localhost'],
+    ] as const) {
+      const s = await session(sim, { host });
+      expect((await s.fetchConfig()).text).toBe(canonicalJson(INITIAL));
+    }
   });
 
   it('applies several changes in ONE SetRequest', async () => {
