@@ -469,7 +469,8 @@ describe('organization scoping', () => {
 });
 
 describe('controller restart', () => {
-  it('never leaves a deployment in pending, in_progress or rolling_back', async () => {
+  // A controller restart, an agent start and three deployments in a row: more than the default 30 s on a loaded machine.
+  it('never leaves a deployment in pending, in_progress or rolling_back', { timeout: 90_000 }, async () => {
     const target = await gnmi();
     const device = await gnmiDevice(c, token, target);
     await agent.stop();
