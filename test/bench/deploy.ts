@@ -17,11 +17,11 @@
  * process, counts each round's backup_store requests and the jobs' backups they carry (off by
  * default: its CPU would count as the controller's).
  *
- * Target (2-core machine): end-to-end / floor ≤ 1.3.
+ * Target (2-core machine): end-to-end / floor ≤ RATIO_TARGET.nats (report.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
@@ -40,6 +40,7 @@ import { DEPLOY_PATHS } from './floor-work';
 import { persistenceFloor } from './persistence-floor';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
+import { printClosing, printRound, RATIO_TARGET, ROUND_HEADER } from './report';
 
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const INITIAL_TREE = {
@@ -110,7 +111,7 @@ function variableValues(ids: string[], names: Map<string, string>) {
 
 /**
  * What the target leaves once the pipeline floor (the driver work plus the protocol) and the
- * persistence floor (the rows) are paid: every core busy for 1.3 times the floor's time is the
+ * persistence floor (the rows) are paid: every core busy for RATIO_TARGET times the floor's time is the
  * most CPU a run meeting the target can use, so (pipeline + persistence CPU) / cores / floor time
  * is the lowest ratio any implementation of this design can reach here.
  */
@@ -122,13 +123,14 @@ function budgetReport(
   devices: number,
 ): string {
   const cores = availableParallelism();
-  const budget = cores * 1.3 * floorSeconds;
+  const target = RATIO_TARGET.nats;
+  const budget = cores * target * floorSeconds;
   const perDevice = (s: number) => `${((s * 1000) / devices).toFixed(2)} ms per device`;
   const left = budget - pipelineCpu;
   return [
     `  persistence floor (per device a job row inserted and finished, the backup as a config version, the device's state, one log line; in ` +
       `bulk, one statement per step for all devices): ${persistence.cpuSeconds.toFixed(2)} CPU s, ${perDevice(persistence.cpuSeconds)} (${persistence.text})`,
-    `  CPU budget at ratio 1.3: ${cores} cores × 1.3 × ${floorSeconds.toFixed(2)} s = ${budget.toFixed(1)} CPU s; the floor's own work ` +
+    `  CPU budget at ratio ${target}: ${cores} cores × ${target} × ${floorSeconds.toFixed(2)} s = ${budget.toFixed(1)} CPU s; the floor's own work ` +
       `${floorCpu.toFixed(1)}, the pipeline floor ${pipelineCpu.toFixed(1)}, ` +
       `leaving ${left.toFixed(2)} CPU s (${perDevice(left)}) for everything else, of which the persistence floor alone takes ` +
       `${persistence.cpuSeconds.toFixed(2)}`,
@@ -362,7 +364,7 @@ export async function run(args: string[] = []): Promise<void> {
       `deploy benchmark: ${devices} simulated gNMI targets, two-service stack (backup, one SetRequest, verify), ${agents.length} agent(s) × ` +
         `concurrency ${concurrency}, transport ${transport}`,
     );
-    console.log('round,end_to_end_s,devices_per_s,accepted_ms,succeeded,failed,floor_s,floor_devices_per_s,floor_failed,ratio');
+    console.log(ROUND_HEADER);
     const meter = () =>
       cpuMeter({
         agents: processCpu(() => agents.flatMap((a) => (a.pid ? [a.pid] : []))),
@@ -398,29 +400,21 @@ export async function run(args: string[] = []): Promise<void> {
         const persistence = await persistenceFloor(c.db, e2e.id, new Map(measured.map((id, i) => [id, backups[i % backups.length]])));
         cpuNotes.push(budgetReport(floor.seconds, floorCpu.total, pipeline.cpuSeconds, persistence, devices));
       }
-      console.log(
-        [
-          round,
-          e2e.seconds.toFixed(2),
-          (devices / e2e.seconds).toFixed(1),
-          Math.round(e2e.acceptedMs),
-          e2e.done.succeeded_count,
-          e2e.done.failed_count,
-          floor.seconds.toFixed(2),
-          (devices / floor.seconds).toFixed(1),
-          floor.failed,
-          (e2e.seconds / floor.seconds).toFixed(2),
-        ].join(','),
-      );
-      console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
-      console.log(cpuNotes.splice(0).join('\n'));
+      printRound({
+        round,
+        devices,
+        e2e: {
+          seconds: e2e.seconds,
+          acceptedMs: e2e.acceptedMs,
+          succeeded: e2e.done.succeeded_count,
+          failed: e2e.done.failed_count,
+          phases: e2e.phases,
+        },
+        floor,
+        notes: cpuNotes.splice(0),
+      });
     }
-    console.log(
-      `machine load average now: ${loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
-    console.log('target: ratio (end to end / floor) ≤ 1.3');
+    printClosing(`ratio (end to end / floor) ≤ ${RATIO_TARGET.nats}`);
   } finally {
     await counter?.close();
     await Promise.all(agents.map((a) => a.stop()));
