@@ -157,13 +157,8 @@ export async function run(args: string[] = []): Promise<void> {
       printRound({
         round,
         devices,
-        e2e: {
-          seconds: e2e.seconds,
-          acceptedMs: e2e.acceptedMs,
-          succeeded: e2e.snap.successful_devices,
-          failed: e2e.snap.failed_devices,
-          phases: e2e.phases,
-        },
+        e2e,
+        outcomes: [e2e.snap.successful_devices, e2e.snap.failed_devices],
         floor,
         notes: cpuNotes.splice(0),
       });

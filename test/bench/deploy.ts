@@ -403,13 +403,8 @@ export async function run(args: string[] = []): Promise<void> {
       printRound({
         round,
         devices,
-        e2e: {
-          seconds: e2e.seconds,
-          acceptedMs: e2e.acceptedMs,
-          succeeded: e2e.done.succeeded_count,
-          failed: e2e.done.failed_count,
-          phases: e2e.phases,
-        },
+        e2e,
+        outcomes: [e2e.done.succeeded_count, e2e.done.failed_count],
         floor,
         notes: cpuNotes.splice(0),
       });

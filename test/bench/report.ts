@@ -12,21 +12,22 @@ export const ROUND_HEADER = 'round,end_to_end_s,devices_per_s,accepted_ms,succee
 export interface RoundFigures {
   round: number;
   devices: number;
-  e2e: { seconds: number; acceptedMs: number; succeeded: number; failed: number; phases: string };
+  e2e: { seconds: number; acceptedMs: number; phases: string };
+  /** Devices that succeeded and failed end to end. */
+  outcomes: [succeeded: number, failed: number];
   floor: { seconds: number; failed: number };
   /** Indented lines printed under the row (CPU, floors). */
   notes: string[];
 }
 
 /** One round: its ROUND_HEADER row, its phases, then its notes. */
-export function printRound({ round, devices, e2e, floor, notes }: RoundFigures): void {
+export function printRound({ round, devices, e2e, outcomes, floor, notes }: RoundFigures): void {
   const row = [
     round,
     e2e.seconds.toFixed(2),
     (devices / e2e.seconds).toFixed(1),
     Math.round(e2e.acceptedMs),
-    e2e.succeeded,
-    e2e.failed,
+    ...outcomes,
     floor.seconds.toFixed(2),
     (devices / floor.seconds).toFixed(1),
     floor.failed,
