@@ -168,8 +168,11 @@ describe("storing a deploy job's pre-deployment backup", () => {
     expect(stored).toHaveLength(1);
     expect(stored[0]).toMatchObject({ config_text: '{"hostname": "before"}', job_id: jobId });
     expect(await deviceRow()).toEqual({ backup_config_id: stored[0].id, status: 'running' });
-    const logs = await api(c, org.token, 'GET', `/api/config/deployments/${deploymentId}/logs`);
-    expect(logs.logs.map((l: any) => l.message)).toContain('store-1: pre-deployment backup stored as config version 1');
+    expect(await c.db('config_versions').where({ id: stored[0].id }).first('version', 'source', 'pulled_via')).toEqual({
+      version: 1,
+      source: 'deployment',
+      pulled_via: 'gnmi',
+    });
 
     // A redelivered attempt read the half-changed device: it gets the first backup back.
     const again = await store(entry('{"hostname": "half changed"}'));
@@ -221,11 +224,17 @@ describe("storing a deploy job's pre-deployment backup", () => {
     await c.db('jobs').where({ id: jobs[2] }).update({ status: 'dispatched', attempt: 1 });
     expect(await store(backup(2, '{"queued": 1}', { attempt: 1 }))).toMatchObject({ ok: true, same: true });
     expect(await storedTexts(ids)).toEqual(['{"kept": 1}', '{"new": 1}', '{"queued": 1}']);
-    const logs = await c.db('deployment_logs').whereIn('device_id', ids).pluck('message');
-    expect(logs.filter((m: string) => m.includes('pre-deployment backup stored')).sort()).toEqual([
-      'many-kept: pre-deployment backup stored as config version 1',
-      'many-new: pre-deployment backup stored as config version 1',
-      'many-queued: pre-deployment backup stored as config version 1',
+    // Each stored backup is its device's kept one.
+    const kept = await c
+      .db('deployment_devices as d')
+      .join('config_versions as v', 'v.id', 'd.backup_config_id')
+      .whereIn('d.device_id', ids)
+      .orderBy('v.config_text')
+      .select('d.device_name', 'v.config_text', 'v.version');
+    expect(kept).toEqual([
+      { device_name: 'many-kept', config_text: '{"kept": 1}', version: 1 },
+      { device_name: 'many-new', config_text: '{"new": 1}', version: 1 },
+      { device_name: 'many-queued', config_text: '{"queued": 1}', version: 1 },
     ]);
   });
 

@@ -103,7 +103,7 @@ describe('deploy a cli stack over SSH', () => {
     // The backup, taken over SSH before anything changed, is the original config.
     expect(await f.backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
     const logs = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`)).logs.map((l: any) => l.message).join('\n');
-    expect(logs).toMatch(/pre-deployment backup stored as config version/);
+    expect(logs).toMatch(/deployed and verified \(pre-deployment backup: config version \d+\)/);
     expect(logs).toMatch(/backup: stored by the controller before any change/);
 
     await api(c, token, 'POST', `/api/config/deployments/${done.id}/rollback`);

@@ -255,22 +255,21 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
     ['completed', false, 1, '{"hostname": "before 3"}', { keys: ['changes', 'deployment_id', 'transport', 'verify'], backup: null, purpose: null }],
   ]);
   expect(afterDeploys[0].devices[0]).toMatchObject({ source: 'deployment', pulled_via: 'gnmi', method: 'structured', version_job: 'current' });
-  expect(afterDeploys[0].logs.slice(-15).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
-    '0 info device0: pre-deployment backup stored as config version 1',
-    '1 info device1: pre-deployment backup stored as config version 1',
-    '3 info device3: pre-deployment backup stored as config version 1',
+  // Each device's lines in the order they happened: the agent's, then the outcome naming the kept backup.
+  expect(afterDeploys[0].logs.slice(-13).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
+    "null info Submitted 4 deploy jobs to the devices' agents",
     '0 info agent line 1 of device 0',
     '0 info agent line 2 of device 0',
-    '0 info device0: deployed and verified',
+    '0 info device0: deployed and verified (pre-deployment backup: config version 1)',
     '1 info agent line 1 of device 1',
     '1 info agent line 2 of device 1',
-    '1 error device1: push failed: ABORTED',
+    '1 error device1: push failed: ABORTED (pre-deployment backup: config version 1)',
     '2 info agent line 1 of device 2',
     '2 info agent line 2 of device 2',
     '2 error device2: connect failed: connection refused',
     '3 info agent line 1 of device 3',
     '3 info agent line 2 of device 3',
-    '3 info device3: deployed and verified',
+    '3 info device3: deployed and verified (pre-deployment backup: config version 1)',
   ]);
   expect(afterDeploys[1]).toEqual(afterDeploys[0]);
 

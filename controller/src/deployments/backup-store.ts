@@ -1,7 +1,7 @@
 /**
  * Pre-deployment backups sent by agents (backup_store requests, each the backups of several
  * jobs) before a deploy job changes anything: the controller keeps the first backup of each job
- * (a config version of the device, the deployment device's backup_config_id and a log line) and
+ * (a config version of the device and the deployment device's backup_config_id) and
  * answers every attempt of the job with it, one answer per job in one reply. Requests of the
  * moment share one transaction.
  */
@@ -85,7 +85,7 @@ export class PreDeploymentBackups {
 
   /**
    * Deploy jobs' pre-deployment backups, sent by their agent before they change anything: the
-   * first of each job is stored (a config version, the device's backup_config_id, a log line)
+   * first of each job is stored (a config version and the device's backup_config_id)
    * and every attempt is answered with the stored one, so a redelivered job (its agent died
    * mid-push) verifies against and restores to the config from before the change, never a
    * half-changed one. One answer per job, in the request's order; requests of the moment are
@@ -169,22 +169,11 @@ export class PreDeploymentBackups {
       storing.map(({ a, device }) => backupVersion({ orgId: a.agent.org_id, deviceId: device.device_id, jobId: a.entry.job_id }, a.entry.backup)),
     );
     if (versions.some((v, i) => v?.device_id !== storing[i].device.device_id)) throw new Error('stored backups came back in another order');
+    // No log line now: the job's own lines come later, with its result; the outcome's line names the version.
     await this.deployments.recordDevices(
       trx,
       storing.map(({ device }, i) => ({ ...device, backup_config_id: versions[i].id, stamp: false })),
-      storing.map(({ device }, i) => ({
-        deployment_id: device.deployment_id,
-        org_id: device.org_id,
-        device_id: device.device_id,
-        job_id: null,
-        lines: [
-          {
-            level: 'info',
-            message: `${device.device_name}: pre-deployment backup stored as config version ${versions[i].version}`,
-            device_id: device.device_id,
-          },
-        ],
-      })),
+      [],
     );
   }
 }

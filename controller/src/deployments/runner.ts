@@ -490,13 +490,16 @@ export class DeploymentRunner {
     }
     if (outcome.kind === 'deploy') {
       const { result } = outcome;
+      // The backup the controller kept before the change (stored mid-job, see backup-store.ts) is
+      // named here, after the job's own lines, so the log reads in the order things happened.
+      const backup = device.backup_version === null ? '' : ` (pre-deployment backup: config version ${device.backup_version})`;
       if (ok) {
         // changed: unless the agent found the running config already as rendered (null: not verified).
         Object.assign(fields, { status: 'completed', changed: result?.changed !== false, error_message: null });
-        line('info', `deployed${result?.verified ? ' and verified' : ''}`);
+        line('info', `deployed${result?.verified ? ' and verified' : ''}${backup}`);
       } else {
         Object.assign(fields, { status: 'failed', changed: false, error_message: outcome.error ?? 'The deploy job failed' });
-        line('error', fields.error_message!);
+        line('error', `${fields.error_message!}${backup}`);
       }
       return { outcome, device, fields, lines };
     }

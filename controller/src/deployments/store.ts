@@ -100,8 +100,8 @@ export interface LogLine {
 /** What the state machine reads of a deployment it locks (not the targets and variables, large on big stacks). */
 export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 'atomic' | 'total_devices' | 'rollback_attempts' | 'dry_run'>;
 
-/** A device row locked for recording a job outcome, with its deployment's organization. */
-export type LockedDevice = DeploymentDeviceRow & { org_id: string };
+/** A device row locked for recording a job outcome, with its deployment's organization and the version number of its kept backup. */
+export type LockedDevice = DeploymentDeviceRow & { org_id: string; backup_version: number | null };
 
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
 /** A deploy job as a backup_store request reads it: its locked device, and the device's stored backup (null: none yet, or gone). */
@@ -268,7 +268,9 @@ export class DeploymentStore {
     if (keys.length === 0) return [];
     const { rows } = await trx
       .raw(
-        `SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id FROM deployment_devices dd
+        `SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id,
+                (SELECT cv.version FROM config_versions cv WHERE cv.id = dd.backup_config_id) AS backup_version
+           FROM deployment_devices dd
          JOIN unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id) ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
         ORDER BY dd.deployment_id, dd.device_id
         FOR NO KEY UPDATE OF dd`,
@@ -289,7 +291,7 @@ export class DeploymentStore {
     const { rows } = await trx
       .raw(
         `SELECT dd.*, d.org_id, j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt,
-                cv.config_text AS backup_text, cv.config_format AS backup_format, cv.pulled_via AS backup_via
+                cv.version AS backup_version, cv.config_text AS backup_text, cv.config_format AS backup_format, cv.pulled_via AS backup_via
            FROM jobs j
            JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
            JOIN deployments d ON d.id = dd.deployment_id
