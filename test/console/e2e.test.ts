@@ -244,10 +244,13 @@ describe('console', () => {
     const status = page.getByTestId('deployment-status');
     await textMatching(status, /^(completed|failed)$/, 'deployment finished', 120_000);
     expect(await status.textContent()).toBe('completed');
+    const tally = page.getByTestId('deployment-tally');
+    await textMatching(tally, /^1 completed of 1$/, 'the device tally');
     expect(await page.getByTestId('deployment-log').textContent()).not.toBe('');
     await page.getByRole('button', { name: 'Roll back' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Roll back' }).click();
     await textMatching(status, /^rolled_back$/, 'rolled back', 120_000);
+    await textMatching(tally, /^1 rolled back of 1$/, 'the device tally after the rollback');
     expect((await waitFor(c, user.token, id, ['rolled_back'])).status).toBe('rolled_back');
     expect(device.id).toBeTruthy();
     await close();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDiff, sideBySide } from '../../controller/console/src/lib/diff-model';
 import { fieldOfError } from '../../controller/console/src/lib/field-errors';
 import { backupEnded, backupProgressText } from '../../controller/console/src/lib/backup-progress';
-import { ago, bytes } from '../../controller/console/src/lib/format';
+import { ago, bytes, deviceTally } from '../../controller/console/src/lib/format';
 import { oidcTestSummary } from '../../controller/console/src/lib/oidc-test';
 import { parseSetting, settingRows } from '../../controller/console/src/lib/settings';
 import { apiQuery, filtersFromSearch, orderFromSorting, searchFromFilters, sortingState } from '../../controller/console/src/pages/devices-query';
@@ -274,5 +274,17 @@ describe("the console theme's filled colours", () => {
     expect(seen.every((s) => Number.isFinite(s.ratio))).toBe(true);
     expect(seen.filter((s) => s.ratio < 4.5)).toEqual([]);
     expect(seen).toHaveLength(8);
+  });
+});
+
+describe("a deployment's device tally", () => {
+  const entry = (device_id: string, status: string) => ({ device_id, status });
+  it('counts devices, not their service entries, by status, the biggest first', () => {
+    expect(deviceTally([entry('a', 'completed'), entry('a', 'completed'), entry('b', 'failed'), entry('c', 'completed')], 3)).toBe(
+      '2 completed, 1 failed of 3',
+    );
+    expect(deviceTally([entry('a', 'rolled_back'), entry('a', 'rolled_back')], 1)).toBe('1 rolled back of 1');
+    expect(deviceTally([entry('a', 'queued'), entry('b', 'running')], 2)).toBe('1 queued, 1 running of 2');
+    expect(deviceTally([], 4)).toBe('no devices yet of 4');
   });
 });

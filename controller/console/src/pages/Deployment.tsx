@@ -7,7 +7,7 @@ import { api, unwrap } from '../api/client';
 import { confirmAction } from '../components/confirm';
 import { ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
-import { dateTime } from '../lib/format';
+import { dateTime, deviceTally } from '../lib/format';
 import { useLive } from '../live/use-live';
 
 interface LogLine {
@@ -76,8 +76,8 @@ export default function Deployment() {
         <Text size="sm" data-testid="deployment-status">
           {d.status}
         </Text>
-        <Text size="sm">
-          {d.succeeded_count} succeeded, {d.failed_count} failed of {d.total_devices}
+        <Text size="sm" data-testid="deployment-tally">
+          {deviceTally(d.devices, d.total_devices)}
         </Text>
         <Text size="sm" c="dimmed">
           started {dateTime(d.started_at)}
