@@ -102,7 +102,7 @@ export class PreDeploymentBackups {
     return { v: PROTOCOL_VERSION, type: 'backup_stored', error: null, answers: await this.batches.add({ agent, request }) };
   }
 
-  /** store() for many requests: jobs read, devices locked (key order), versions and device rows written, one statement each. */
+  /** store() for many requests, in one transaction: jobs and devices read and locked in one statement, then versions and device rows written. */
   private async storeBatch(items: CheckedRequest[]): Promise<BackupStoreAnswer[][]> {
     const entries: StoreEntry[] = items
       .flatMap(({ agent, request }) => request.backups.map((entry) => ({ agent, entry })))
@@ -133,10 +133,10 @@ export class PreDeploymentBackups {
     const storing: { a: StoreEntry; device: JobDevice }[] = [];
     for (const v of valid) {
       const row = byJob.get(v.entry.job_id);
-      const key = row && `${row.deployment_id}/${row.device_id}`;
+      const key = row ? `${row.deployment_id}/${row.device_id}` : '';
       const refuse = (error: string) => void (answers[v.i] = storeAnswer(v.entry.job_id, null, error));
       const answer = (backup: FetchedConfig) => void (answers[v.i] = keptAnswer(v.entry, backup));
-      if (!row || !key || row.job_org_id !== v.agent.org_id) refuse('the deploy job is not open');
+      if (!row || row.job_org_id !== v.agent.org_id) refuse('the deploy job is not open');
       // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
       else if (row.job_status === 'queued' && row.job_attempt === v.entry.attempt - 1)
         answers[v.i] = { ...storeAnswer(v.entry.job_id, null, 'the job is still being dispatched'), retry: true };
@@ -169,7 +169,7 @@ export class PreDeploymentBackups {
       storing.map(({ a, device }) => backupVersion({ orgId: a.agent.org_id, deviceId: device.device_id, jobId: a.entry.job_id }, a.entry.backup)),
     );
     if (versions.some((v, i) => v?.device_id !== storing[i].device.device_id)) throw new Error('stored backups came back in another order');
-    // No log line now: the job's own lines come later, with its result; the outcome's line names the version.
+    // No log line here: the job's own lines reach the log with its result, after this; the outcome's line names the version.
     await this.deployments.recordDevices(
       trx,
       storing.map(({ device }, i) => ({ ...device, backup_config_id: versions[i].id, stamp: false })),
