@@ -3,13 +3,16 @@
  * controller's dispatch splits a pass of jobs into batches (`splitBatches`), seals each batch's
  * secrets once and signs it once (`jobBatch`, `signJson`); the agent checks and opens a batch once,
  * and sends results through its own `ResultsSender` (same caps and flush interval), each event
- * signed once (`signTextDetached`); the controller verifies each event once. Nothing else: no
- * job rows, deadlines, logs, `started` events or business logic.
+ * signed once (`signTextDetached`); the controller verifies each event once. A deploy job has its
+ * backup stored before it changes anything, through the agent's own backup_store client
+ * (floorBackupStore, answerFloorBackups). Nothing else: no job rows, deadlines, logs, `started`
+ * events or business logic.
  *
  * Light on purpose: the pipeline floor's agent processes import it (no controller engine here).
  */
 import { randomUUID } from 'node:crypto';
-import type { JsMsg } from 'nats';
+import type { JsMsg, NatsConnection, Subscription } from 'nats';
+import { BackupStore } from '../../agent/src/backup-store';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { targetOf } from '../../agent/src/jobs/context';
 import { ResultsSender, resultsEventJson } from '../../agent/src/results';
@@ -21,6 +24,7 @@ import {
   CONTROLLER_SIGN_ALG,
   decryptSecrets,
   signJson,
+  signJsonDetached,
   signTextDetached,
   signerOf,
   verifyJson,
@@ -29,7 +33,17 @@ import {
   type PublicJwk,
 } from '../../shared/src/jobs/crypto';
 import type { JobKind } from '../../shared/src/jobs/kinds';
-import { BatchSecrets, JobBatch, checkMessage, type BatchJob, type JobResult, type ResultsEvent } from '../../shared/src/jobs/messages';
+import {
+  BatchSecrets,
+  JobBatch,
+  PROTOCOL_VERSION,
+  checkMessage,
+  type BackupStoreReply,
+  type BackupStoreRequest,
+  type BatchJob,
+  type JobResult,
+  type ResultsEvent,
+} from '../../shared/src/jobs/messages';
 import { poolConsumer } from '../../shared/src/nats/subjects';
 
 export const FLOOR_ORG = 'bench';
@@ -151,4 +165,55 @@ export async function verifiedRows(m: JsMsg, keys: Map<string, AnyKey>): Promise
   if (!key) throw new Error('a results event from an unknown agent');
   const event = (await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as ResultsEvent;
   return event.results.map((r) => ({ device: Number(r.job_id), ok: r.status === 'succeeded', result: JSON.stringify(r.result) }));
+}
+
+/**
+ * The agent's backup_store client of the deploy pipeline floor: the agent runtime's own
+ * BackupStore (requests of the moment's backups, signed once), asking on `subject`.
+ */
+export function floorBackupStore(nc: NatsConnection, subject: string, agentId: string, keys: { sign: AnyKey; controller: AnyKey }): BackupStore {
+  const codec = new TextEncoder();
+  return new BackupStore({
+    agentId,
+    link: {
+      request: (token, timeoutMs) =>
+        nc.request(subject, codec.encode(token), { timeout: timeoutMs }).then(
+          (m) => new TextDecoder().decode(m.data),
+          () => null,
+        ),
+    },
+    sign: (request) => signJsonDetached(request, keys.sign, AGENT_SIGN_ALG, agentId),
+    verify: (token) => verifyJson(token, keys.controller, CONTROLLER_SIGN_ALG),
+  });
+}
+
+/**
+ * The controller's side of the deploy pipeline floor's backup_store requests: each verified once,
+ * its backups stored with one insert (a row per backup), one signed reply answering each job
+ * `same`. No job, device or earlier-backup checks. Answers the subscription, to close.
+ */
+export function answerFloorBackups(
+  nc: NatsConnection,
+  subject: string,
+  keys: Map<string, AnyKey>,
+  controllerKey: ControllerKey,
+  store: (rows: { device: number; ok: boolean; result: string }[]) => Promise<unknown>,
+): Subscription {
+  return nc.subscribe(subject, {
+    callback: (_err, m) =>
+      void (async () => {
+        const token = new TextDecoder().decode(m.data);
+        const key = keys.get(signerOf(token) ?? '');
+        if (!key) return;
+        const request = (await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as BackupStoreRequest;
+        await store(request.backups.map((b) => ({ device: Number(b.job_id), ok: true, result: b.backup.text })));
+        const reply: BackupStoreReply = {
+          v: PROTOCOL_VERSION,
+          type: 'backup_stored',
+          error: null,
+          answers: request.backups.map((b) => ({ job_id: b.job_id, ok: true, backup: null, error: null, same: true })),
+        };
+        m.respond(new TextEncoder().encode(await signJson(reply, controllerKey.privateKey, CONTROLLER_SIGN_ALG)));
+      })().catch((err: unknown) => console.error(`a floor backup request failed: ${(err as Error).message}`)),
+  });
 }

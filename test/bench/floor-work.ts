@@ -6,7 +6,7 @@
 import { pollOverCli } from '../../agent/src/discovery/ssh-poll';
 import { gnmiDriver } from '../../agent/src/drivers/gnmi';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
-import type { ConfigChange, DeviceSession, DeviceTarget } from '../../agent/src/drivers/types';
+import type { ConfigChange, DeviceSession, DeviceTarget, FetchedConfig } from '../../agent/src/drivers/types';
 import { configPlaceholder } from '../../shared/src/jobs/transcript';
 
 export interface FloorOutcome {
@@ -38,9 +38,14 @@ export function deployChanges(target: DeviceTarget): ConfigChange[] {
   ];
 }
 
+/** What the pipeline floor adds to a device's work: deploy's backup stored before the change (the driver floor has none). */
+export interface FloorHooks {
+  beforeChange?(backup: FetchedConfig): Promise<unknown>;
+}
+
 interface FloorWork<S extends DeviceSession> {
   open(target: DeviceTarget): Promise<S>;
-  run(session: S, target: DeviceTarget): Promise<FloorOutcome>;
+  run(session: S, target: DeviceTarget, hooks?: FloorHooks): Promise<FloorOutcome>;
 }
 const work = <S extends DeviceSession>(w: FloorWork<S>) => w as unknown as FloorWork<DeviceSession>;
 
@@ -63,11 +68,12 @@ export const FLOOR_WORK = {
       return { ok: !r.sections.some((s) => s.status === 'failed'), result: r, records };
     },
   }),
-  /** Over gNMI: backup, both services in one SetRequest, verify; answers the outcome with the backup. */
+  /** Over gNMI: backup (stored through hooks.beforeChange in the pipeline floor), both services in one SetRequest, verify; answers the backup. */
   deploy: work({
     open: (target) => gnmiDriver.open(target),
-    async run(session, target) {
+    async run(session, target, hooks) {
       const backup = await session.fetchConfig();
+      await hooks?.beforeChange?.(backup);
       await session.apply!(deployChanges(target));
       await session.fetchConfig();
       return { ok: true, result: { status: 'succeeded', backup } };

@@ -3,7 +3,8 @@
  * an agent is: pulls job batches from the pool's JetStream consumer one at a time, and only while
  * a session is free and none of its jobs waits for one (the agent runtime's rule: it holds at most
  * its sessions plus one batch); checks the controller's signature and opens the secrets once per
- * batch, does the floor's work on each device (floor-work.ts), hands each result to the agent's
+ * batch, does the floor's work on each device (floor-work.ts; a deploy job has its backup stored by
+ * the benchmark process first, as the agent's backup_store does), hands each result to the agent's
  * results sender (events of up to 100 results, signed once) and acks a batch once all its results
  * are published. No deadlines, logs, `started` events or retries.
  *
@@ -12,13 +13,14 @@
  * public key, JWK JSON).
  */
 import type { JsMsg } from 'nats';
+import type { BatchJob } from '../../shared/src/jobs/messages';
 import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { importAgentPrivateKey, importControllerPublicKey } from '../../shared/src/jobs/crypto';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { natsNames, resultsSubject } from '../../shared/src/nats/subjects';
-import { FLOOR_CONSUMER, floorResult, floorResultsSender, openBatch } from './floor-batches';
-import { FLOOR_WORK, type FloorOutcome, type FloorWorkName } from './floor-work';
+import { FLOOR_CONSUMER, floorBackupStore, floorResult, floorResultsSender, openBatch } from './floor-batches';
+import { FLOOR_WORK, type FloorHooks, type FloorOutcome, type FloorWorkName } from './floor-work';
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -40,12 +42,15 @@ const encoder = new TextEncoder();
 const sender = floorResultsSender(agentId, sign, (token, id) =>
   js.publish(resultsSubject(names.prefix, agentId), encoder.encode(token), { msgID: id }),
 );
+// A deploy job's backup goes to the controller (the benchmark process) before the change.
+const backups = floorBackupStore(nc, names.heartbeatSubject, agentId, { sign, controller: controllerKey });
+const hooksOf = (job: BatchJob): FloorHooks => ({ beforeChange: (backup) => backups.store(job, backup, Date.now() + 60_000) });
 
-async function outcomeOf(target: DeviceTarget): Promise<FloorOutcome> {
+async function outcomeOf(job: BatchJob, target: DeviceTarget): Promise<FloorOutcome> {
   try {
     const session = await connectSlots.use(() => work.open(target));
     try {
-      return await work.run(session, target);
+      return await work.run(session, target, hooksOf(job));
     } finally {
       await session.close();
     }
@@ -77,7 +82,7 @@ async function handle(m: JsMsg): Promise<void> {
       const startedAt = new Date();
       let outcome: FloorOutcome;
       try {
-        outcome = await outcomeOf(target);
+        outcome = await outcomeOf(job, target);
       } finally {
         sessions.release();
         wakePull();

@@ -6,7 +6,9 @@
  * dispatch's batches of up to 50 jobs, sealed and signed once by the controller's key (JetStream
  * publish with its id, pull, signature checked, secrets opened, ack once every result is out), and
  * the agents' results events of up to 100 results (the agent's own sender: 150 ms or 100 results),
- * signed once by the agent's key, verified and stored one row per device. An agent pulls a batch
+ * signed once by the agent's key, verified and stored one row per device; a deploy job's backup
+ * is stored before the change through the agent's backup_store client, answered here (the design
+ * requires it). An agent pulls a batch
  * only while a session is free and none of its jobs waits for one, as the agent runtime does.
  * Nothing else: no REST call, job rows, deadlines, logs or business logic.
  *
@@ -21,8 +23,7 @@ import { controllerKeyFromSecret, generateAgentKeys, importAgentPublicKey, type 
 import { connectNats } from '../../shared/src/nats/jetstream';
 import { spawnTs, waitUntil, type Proc } from '../helpers/processes';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import type { FloorAgent } from './floor-batches';
-import { verifiedRows } from './floor-batches';
+import { answerFloorBackups, verifiedRows, type FloorAgent } from './floor-batches';
 import type { FloorWorkName } from './floor-work';
 import { drain, floorScratch, publishBatches } from './protocol-floor';
 
@@ -75,6 +76,7 @@ async function startPipelineAgents(
 
 /** A timed pipeline floor run: seconds, failed devices, CPU seconds in all and by process. */
 export interface PipelineFloorRun {
+  work: FloorWorkName;
   seconds: number;
   failed: number;
   cpuText: string;
@@ -90,10 +92,13 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
   const scratch = await floorScratch(db, await nc.jetstreamManager(), 'pipeline');
   const { names, table } = scratch;
   const agents: Proc[] = [];
+  let backups: { unsubscribe(): void } | null = null;
   try {
     // Batches are sealed to the agents and signed by a controller key, as dispatch does.
     const controllerKey = controllerKeyFromSecret(randomBytes(32));
     const { pool, keys } = await startPipelineAgents(natsUrl, names.prefix, o, controllerKey, agents);
+    // Deploy's agents have each backup stored before the change: answered here, a row per backup.
+    if (o.work === 'deploy') backups = answerFloorBackups(nc, names.heartbeatSubject, keys, controllerKey, (rows) => db(table).insert(rows));
     const stall = { ms: STALL_MS, why: () => `; agent output:\n${agents.map((a) => a.output().slice(-2000)).join('\n')}` };
     /** Dispatches the jobs of `round` (ids from `first`) and stores their results; answers the failed count. */
     const round = async (first: number): Promise<number> => {
@@ -130,8 +135,9 @@ export async function pipelineFloor(db: Knex, natsUrl: string, targets: DeviceTa
     const failed = await round(0);
     const seconds = (performance.now() - started) / 1000;
     const cpu = counting(targets.length);
-    return { seconds, failed, cpuText: cpu.text, cpuSeconds: cpu.total };
+    return { work: o.work, seconds, failed, cpuText: cpu.text, cpuSeconds: cpu.total };
   } finally {
+    backups?.unsubscribe();
     await Promise.all(agents.map((a) => a.stop(2_000)));
     await scratch.drop();
     await nc.close();
@@ -143,7 +149,8 @@ export function pipelineFloorReport(pipeline: PipelineFloorRun, floorSeconds: nu
   const ratio = floorSeconds ? `, ratio to the floor ${(pipeline.seconds / floorSeconds).toFixed(2)}` : '';
   return (
     `  pipeline floor (the driver in ${agents} agent process(es), jobs in sealed and signed batches, results in agent-signed events, ` +
-    `one row per device; no controller or agent logic): ` +
+    `one row per device${pipeline.work === 'deploy' ? ', each backup stored by a backup_store request before the change' : ''}; ` +
+    `no controller or agent logic): ` +
     `${pipeline.seconds.toFixed(2)} s, ${pipeline.failed} failed${ratio}; CPU s: ${pipeline.cpuText}`
   );
 }
