@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { until } from '../agents/helpers';
 import { ROOT } from '../helpers/processes';
+import { contrastRatio, over, parseRgba, type Rgba } from './contrast';
 
 /** Debian's chromium; Playwright never downloads a browser here. */
 export const CHROMIUM = process.env.CHROME_PATH ?? '/usr/bin/chromium';
@@ -84,17 +85,6 @@ export async function choose(page: Page, field: Locator, option: string): Promis
   await page.getByRole('option', { name: option, exact: true }).click();
 }
 
-type Rgba = [number, number, number, number];
-
-const parseRgba = (css: string): Rgba => [...(css.match(/[\d.]+/g) ?? []).map(Number), 1].slice(0, 4) as Rgba;
-const over = (top: Rgba, below: Rgba): Rgba => [...top.slice(0, 3).map((c, i) => c * top[3] + below[i] * (1 - top[3])), 1] as Rgba;
-const luminance = (c: Rgba) =>
-  c
-    .slice(0, 3)
-    .map((v) => v / 255)
-    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
-    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
-
 /**
  * The WCAG contrast ratio of each matching element's text against what is drawn behind it: the
  * element's and its ancestors' backgrounds, translucent tints laid over the first opaque one.
@@ -113,7 +103,6 @@ export async function textContrasts(page: Page, selector: string): Promise<{ tex
   });
   return seen.map(({ text, color, backgrounds }) => {
     const behind = backgrounds.reduceRight((below, css) => over(parseRgba(css), below), [255, 255, 255, 1] as Rgba);
-    const [a, b] = [luminance(over(parseRgba(color), behind)), luminance(behind)];
-    return { text, ratio: (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05) };
+    return { text, ratio: contrastRatio(over(parseRgba(color), behind), behind) };
   });
 }

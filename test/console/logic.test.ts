@@ -17,6 +17,7 @@ import {
 } from '../../controller/console/src/pages/overview-model';
 import { FILLED_COLOURS, theme } from '../../controller/console/src/theme';
 import { isServerPath } from '../../controller/src/console/headers';
+import { contrastRatio, parseHex } from './contrast';
 
 const agent = (name: string, site_id: string | null, status: AgentView['status']): AgentView => ({
   id: name,
@@ -247,17 +248,6 @@ describe('settings table', () => {
   });
 });
 
-/** WCAG relative luminance of a #rgb or #rrggbb colour. */
-const luminanceOf = (hex: string) =>
-  (hex.length === 4 ? [1, 2, 3].map((i) => hex[i].repeat(2)) : [1, 3, 5].map((i) => hex.slice(i, i + 2)))
-    .map((pair) => parseInt(pair, 16) / 255)
-    .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
-    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
-const contrast = (a: string, b: string) => {
-  const [x, y] = [luminanceOf(a), luminanceOf(b)].sort((p, q) => q - p);
-  return (x + 0.05) / (y + 0.05);
-};
-
 describe("the console theme's filled colours", () => {
   const merged = mergeMantineTheme(DEFAULT_THEME, theme);
   it('give their text WCAG AA contrast (4.5:1) in both colour schemes', () => {
@@ -268,7 +258,7 @@ describe("the console theme's filled colours", () => {
         expect(resolved.background).toBe(`var(--mantine-color-${color}-filled)`);
         const background = merged.colors[color][getPrimaryShade(merged, scheme)];
         const text = resolved.color === 'var(--mantine-color-black)' ? merged.black : merged.white;
-        return { scheme, color, ratio: Math.round(contrast(background, text) * 100) / 100 };
+        return { scheme, color, ratio: Math.round(contrastRatio(parseHex(background), parseHex(text)) * 100) / 100 };
       }),
     );
     expect(seen.every((s) => Number.isFinite(s.ratio))).toBe(true);
