@@ -10,7 +10,7 @@ import type { DeploymentRunner } from '../../controller/src/deployments/runner';
 import { BACKUP_STORE_MAX, PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
-import { api, until } from './helpers';
+import { api, hostnameStack, until } from './helpers';
 
 let c: TestController;
 let org: Org;
@@ -35,22 +35,7 @@ beforeAll(async () => {
   deviceId = (
     await api(c, org.token, 'POST', '/api/devices', { name: 'store-1', host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)
   ).id;
-  const tpl = await api(
-    c,
-    org.token,
-    'POST',
-    '/api/config/templates',
-    { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
-    201,
-  );
-  const stack = await api(
-    c,
-    org.token,
-    'POST',
-    '/api/config/stacks',
-    { name: 'base', services: [{ template_id: tpl.id, order: 0, variables: { hostname: 'h' } }] },
-    201,
-  );
+  const stack = await hostnameStack(c, org.token, 'base', 'h');
   deploymentId = (
     await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'store', target_devices: [{ device_id: deviceId }] }, 201)
   ).id;
