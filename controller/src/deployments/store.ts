@@ -139,6 +139,12 @@ export interface LogBatch {
 
 type Q = Db | Knex.Transaction;
 
+/** SQL of writing device rows as outcomes left them (one jsonb parameter of DeviceWrite rows). */
+const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
+    error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
+    FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
+         error_message text, dry_run_diff text, stamp boolean)
+   WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id`;
 /** SQL of appending log batches: the batches (one jsonb parameter, see logInput) as CTE b, then the insert. */
 const LOG_BATCHES = `b AS (SELECT * FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (deployment_id uuid, org_id uuid, device_id uuid, job_id uuid, lines jsonb))
   WITH ORDINALITY AS b(deployment_id, org_id, device_id, job_id, lines, ord))`;
@@ -442,18 +448,9 @@ export class DeploymentStore {
    */
   async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
     if (rows.length === 0 && batches.length === 0) return;
-    await trx
-      .raw(
-        `WITH w AS (
-         UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
-           error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
-           FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
-                error_message text, dry_run_diff text, stamp boolean)
-          WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id),
-       ${LOG_BATCHES} ${INSERT_LOGS}`,
-        [JSON.stringify(rows), logInput(batches)],
-      )
-      .options(PREPARED);
+    // Without lines, no insert: an insert of none still fires deployment_logs' statement trigger.
+    const sql = batches.length === 0 ? UPDATE_DEVICES : `WITH w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`;
+    await trx.raw(sql, batches.length === 0 ? [JSON.stringify(rows)] : [JSON.stringify(rows), logInput(batches)]).options(PREPARED);
   }
 
   async logs(deploymentId: string, filter: { device_id?: string; limit: number; offset: number }) {
