@@ -46,6 +46,9 @@ import {
 } from '../../shared/src/jobs/messages';
 import { poolConsumer } from '../../shared/src/nats/subjects';
 
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
 export const FLOOR_ORG = 'bench';
 export const FLOOR_POOL = 'default';
 export const FLOOR_CONSUMER = poolConsumer(FLOOR_ORG, FLOOR_POOL);
@@ -160,7 +163,7 @@ export function floorResult(job: BatchJob, ok: boolean, result: unknown, started
 
 /** The controller's side: a results event verified once against its agent's key; one row per result. */
 export async function verifiedRows(m: JsMsg, keys: Map<string, AnyKey>): Promise<{ device: number; ok: boolean; result: string }[]> {
-  const token = new TextDecoder().decode(m.data);
+  const token = decoder.decode(m.data);
   const key = keys.get(signerOf(token) ?? '');
   if (!key) throw new Error('a results event from an unknown agent');
   const event = (await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as ResultsEvent;
@@ -172,13 +175,12 @@ export async function verifiedRows(m: JsMsg, keys: Map<string, AnyKey>): Promise
  * BackupStore (requests of the moment's backups, signed once), asking on `subject`.
  */
 export function floorBackupStore(nc: NatsConnection, subject: string, agentId: string, keys: { sign: AnyKey; controller: AnyKey }): BackupStore {
-  const codec = new TextEncoder();
   return new BackupStore({
     agentId,
     link: {
       request: (token, timeoutMs) =>
-        nc.request(subject, codec.encode(token), { timeout: timeoutMs }).then(
-          (m) => new TextDecoder().decode(m.data),
+        nc.request(subject, encoder.encode(token), { timeout: timeoutMs }).then(
+          (m) => decoder.decode(m.data),
           () => null,
         ),
     },
@@ -202,7 +204,7 @@ export function answerFloorBackups(
   return nc.subscribe(subject, {
     callback: (_err, m) =>
       void (async () => {
-        const token = new TextDecoder().decode(m.data);
+        const token = decoder.decode(m.data);
         const key = keys.get(signerOf(token) ?? '');
         if (!key) return;
         const request = (await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as BackupStoreRequest;
@@ -213,7 +215,7 @@ export function answerFloorBackups(
           error: null,
           answers: request.backups.map((b) => ({ job_id: b.job_id, ok: true, backup: null, error: null, same: true })),
         };
-        m.respond(new TextEncoder().encode(await signJson(reply, controllerKey.privateKey, CONTROLLER_SIGN_ALG)));
+        m.respond(encoder.encode(await signJson(reply, controllerKey.privateKey, CONTROLLER_SIGN_ALG)));
       })().catch((err: unknown) => console.error(`a floor backup request failed: ${(err as Error).message}`)),
   });
 }
