@@ -106,17 +106,43 @@ export async function sshDevice(
   return api(c, token, 'POST', '/api/devices', { name, host: sim.host, device_type: sim.deviceType, profile_id: profile.id, ...extra }, 201);
 }
 
-/** Waits until the deployment is in one of `statuses` (default: a final one); returns it with devices. */
+/**
+ * Waits until the deployment is in one of `statuses` (default: a final one); returns it with
+ * devices. A timeout names where it stood: its devices and their jobs, so a rare hang says why.
+ */
 export async function waitFor(c: TestController, token: string, id: string, statuses: string[] = FINAL, timeoutMs = 60_000) {
-  return until(
-    `deployment ${id} to reach ${statuses.join('/')}`,
-    async () => {
-      const res = await c.request('GET', `/api/config/deployments/${id}`, { token });
-      return statuses.includes(res.body.status) ? res.body : undefined;
-    },
-    timeoutMs,
-    100,
-  );
+  let last: any;
+  try {
+    return await until(
+      `deployment ${id} to reach ${statuses.join('/')}`,
+      async () => {
+        last = (await c.request('GET', `/api/config/deployments/${id}`, { token })).body;
+        return statuses.includes(last.status) ? last : undefined;
+      },
+      timeoutMs,
+      100,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; it stood at ${await standing(c, last)}`, { cause: err });
+  }
+}
+
+/** A deployment's status, its devices' and their jobs', in one line. */
+async function standing(c: TestController, deployment: any): Promise<string> {
+  const devices: { device_id: string; status: string; job_id: string | null }[] = deployment?.devices ?? [];
+  const jobs = await c
+    .db('jobs')
+    .whereIn(
+      'device_id',
+      devices.map((d) => d.device_id),
+    )
+    .orderBy('created_at')
+    .select('id', 'device_id', 'kind', 'status', 'attempt', 'agent_id', 'transport', 'error');
+  return JSON.stringify({
+    status: deployment?.status,
+    devices: devices.map((d) => ({ device: d.device_id, status: d.status, job: d.job_id })),
+    jobs,
+  });
 }
 
 /**
