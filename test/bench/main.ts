@@ -4,6 +4,8 @@
  * line in BENCHMARKS below. Benchmarks measure and print; they never pass or fail.
  */
 
+import { usePostgresSocket } from '../helpers/postgres';
+
 export type Benchmark = { run(args: string[]): Promise<void> };
 
 const BENCHMARKS: Record<string, { about: string; load: () => Promise<Benchmark> }> = {
@@ -53,6 +55,7 @@ if (!benchmark) {
   process.exit(2);
 }
 try {
+  await usePostgresSocket();
   await (await benchmark.load()).run(args);
   process.exit(0);
 } catch (err) {

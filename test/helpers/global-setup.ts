@@ -1,12 +1,13 @@
 import knexFactory from 'knex';
 import { migrateLatest } from '../../controller/src/db/migrate';
-import { databaseUrl, templateName, withAdmin } from './postgres';
+import { databaseUrl, templateName, usePostgresSocket, withAdmin } from './postgres';
 
 /**
  * Migrates one template database per migration set; every test file clones it. Built under a
  * temporary name and renamed, so parallel runs never clone a half-migrated template.
  */
 export default async function setup(): Promise<void> {
+  await usePostgresSocket();
   const template = templateName();
   const exists = await withAdmin(async (c) => (await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [template])).rowCount === 1);
   if (exists) return;
