@@ -65,6 +65,7 @@ export async function run(args: string[] = []): Promise<void> {
     const endToEnd = async () => {
       const [{ now: before }] = (await db.raw('SELECT clock_timestamp() AS now')).rows;
       const started = performance.now();
+      const windowStart = process.hrtime.bigint() / 1000n;
       if (via === 'post') await mapLimit(rows, POST_IN_FLIGHT, (r) => call('POST', `/api/devices/${r.id}/poll`, token));
       else await db('devices').update({ poll_enabled: true, poll_interval_minutes: 10080, next_poll_at: db.fn.now() });
       const queuedS = (performance.now() - started) / 1000;
@@ -98,6 +99,8 @@ export async function run(args: string[] = []): Promise<void> {
              FROM generate_series(0.5, ?::numeric + 0.5, 0.5) AS t`,
           [before, before, before, before, before, before, before, seconds],
         );
+        // The monotonic clock of V8 CPU profiles (SB_CPU_PROF_DIR or --cpu-prof), to read only this run's samples.
+        console.log(`  profile window (µs): ${windowStart},${process.hrtime.bigint() / 1000n}; POSTs answered by ${queuedS.toFixed(2)} s`);
         console.log(
           `  timeline (s: stored/running/recorded): ` +
             timeline
