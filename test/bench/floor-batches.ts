@@ -161,12 +161,17 @@ export function floorResult(job: BatchJob, ok: boolean, result: unknown, started
   };
 }
 
+/** A message an agent signed (detached), verified once against its signer's key; null from an unknown agent. */
+async function fromAgent<T>(data: Uint8Array, keys: Map<string, AnyKey>): Promise<T | null> {
+  const token = decoder.decode(data);
+  const key = keys.get(signerOf(token) ?? '');
+  return key ? ((await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as T) : null;
+}
+
 /** The controller's side: a results event verified once against its agent's key; one row per result. */
 export async function verifiedRows(m: JsMsg, keys: Map<string, AnyKey>): Promise<{ device: number; ok: boolean; result: string }[]> {
-  const token = decoder.decode(m.data);
-  const key = keys.get(signerOf(token) ?? '');
-  if (!key) throw new Error('a results event from an unknown agent');
-  const event = (await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as ResultsEvent;
+  const event = await fromAgent<ResultsEvent>(m.data, keys);
+  if (!event) throw new Error('a results event from an unknown agent');
   return event.results.map((r) => ({ device: Number(r.job_id), ok: r.status === 'succeeded', result: JSON.stringify(r.result) }));
 }
 
@@ -204,10 +209,8 @@ export function answerFloorBackups(
   return nc.subscribe(subject, {
     callback: (_err, m) =>
       void (async () => {
-        const token = decoder.decode(m.data);
-        const key = keys.get(signerOf(token) ?? '');
-        if (!key) return;
-        const request = (await verifyJson(token, key, AGENT_SIGN_ALG, 'detached')) as BackupStoreRequest;
+        const request = await fromAgent<BackupStoreRequest>(m.data, keys);
+        if (!request) return;
         await store(request.backups.map((b) => ({ device: Number(b.job_id), ok: true, result: b.backup.text })));
         const reply: BackupStoreReply = {
           v: PROTOCOL_VERSION,

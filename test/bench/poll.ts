@@ -18,7 +18,6 @@
  * Target: end-to-end / floor ≤ RATIO_TARGET.nats (report.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg } from 'node:os';
 import { mapLimit } from '../../shared/src/jobs/limit';
 import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
@@ -27,7 +26,7 @@ import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAgents, startSshSim } from './fleet';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
-import { RATIO_TARGET } from './report';
+import { loadAverageLine, RATIO_TARGET } from './report';
 
 /** POST /poll requests in flight at once. */
 const POST_IN_FLIGHT = 32;
@@ -175,11 +174,7 @@ export async function run(args: string[] = []): Promise<void> {
       warmupRounds,
     });
     console.log(pipelineFloorReport(pipeline, floor.seconds, agentCount));
-    console.log(
-      `machine load average now: ${loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')} (postgres and nats-server are counted machine-wide)`,
-    );
+    console.log(`${loadAverageLine()} (postgres and nats-server are counted machine-wide)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await sim.proc.stop();

@@ -38,12 +38,14 @@ export function printRound({ round, devices, e2e, outcomes, floor, notes }: Roun
   console.log(notes.join('\n'));
 }
 
+/** The machine's load average now, as the benchmarks close. */
+export const loadAverageLine = (): string =>
+  `machine load average now: ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`;
+
 /** The machine's load average now, then the target. */
 export function printClosing(target: string): void {
-  console.log(
-    `machine load average now: ${loadavg()
-      .map((l) => l.toFixed(1))
-      .join(' ')}`,
-  );
+  console.log(loadAverageLine());
   console.log(`target: ${target}`);
 }

@@ -129,7 +129,7 @@ export async function waitFor(c: TestController, token: string, id: string, stat
 
 /** A deployment's status, its devices' and their jobs', in one line. */
 async function standing(c: TestController, deployment: any): Promise<string> {
-  const devices: { device_id: string; status: string; job_id: string | null }[] = deployment?.devices ?? [];
+  const devices: { device_id: string; status: string }[] = deployment?.devices ?? [];
   const jobs = await c
     .db('jobs')
     .whereIn(
@@ -140,7 +140,7 @@ async function standing(c: TestController, deployment: any): Promise<string> {
     .select('id', 'device_id', 'kind', 'status', 'attempt', 'agent_id', 'transport', 'error');
   return JSON.stringify({
     status: deployment?.status,
-    devices: devices.map((d) => ({ device: d.device_id, status: d.status, job: d.job_id })),
+    devices: devices.map((d) => ({ device: d.device_id, status: d.status })),
     jobs,
   });
 }

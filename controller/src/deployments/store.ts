@@ -103,7 +103,6 @@ export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 
 /** A device row locked for recording a job outcome, with its deployment's organization and the version number of its kept backup. */
 export type LockedDevice = DeploymentDeviceRow & { org_id: string; backup_version: number | null };
 
-/** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
 /** A deploy job as a backup_store request reads it: its locked device, and the device's stored backup (null: none yet, or gone). */
 export type JobDevice = LockedDevice & {
   job: string;
@@ -449,8 +448,12 @@ export class DeploymentStore {
   async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
     if (rows.length === 0 && batches.length === 0) return;
     // Without lines, no insert: an insert of none still fires deployment_logs' statement trigger.
-    const sql = batches.length === 0 ? UPDATE_DEVICES : `WITH w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`;
-    await trx.raw(sql, batches.length === 0 ? [JSON.stringify(rows)] : [JSON.stringify(rows), logInput(batches)]).options(PREPARED);
+    const devices = JSON.stringify(rows);
+    const [sql, params] =
+      batches.length === 0
+        ? [UPDATE_DEVICES, [devices]]
+        : [`WITH w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`, [devices, logInput(batches)]];
+    await trx.raw(sql, params).options(PREPARED);
   }
 
   async logs(deploymentId: string, filter: { device_id?: string; limit: number; offset: number }) {
