@@ -49,6 +49,24 @@ describe('GET /api/auth/sessions', () => {
   });
 });
 
+describe('session checks of parallel requests', () => {
+  it('answers each request by its own session, though the checks of the moment share one statement', async () => {
+    const a = await userWithSessions(2);
+    const b = await userWithSessions(1);
+    const list = await sessionsOf(a.pairs[1].access_token);
+    const revoked = list.body.sessions.find((s: { user_agent: string }) => s.user_agent === 'agent-0');
+    expect((await c.request('DELETE', `/api/auth/sessions/${revoked.id}`, { token: a.pairs[1].access_token })).status).toBe(200);
+    const tokens = [a.pairs[0].access_token, a.pairs[1].access_token, b.pairs[0].access_token, 'not-a-token'];
+    // Called in one turn of the event loop, these checks are read together.
+    const checks = await Promise.all([...tokens, ...tokens].map((t) => c.services.auth.authenticate(t)));
+    expect(checks.map((auth) => auth?.username ?? null)).toEqual([null, a.user.username, b.user.username, null, null, a.user.username, b.user.username, null]);
+    expect(checks[2]?.orgId).not.toBe(checks[1]?.orgId);
+    const answers = await Promise.all([...tokens, ...tokens].map((t) => me(t)));
+    expect(answers.map((r) => r.status)).toEqual([401, 200, 200, 401, 401, 200, 200, 401]);
+    expect(answers.map((r) => r.body.username ?? null)).toEqual(checks.map((auth) => auth?.username ?? null));
+  });
+});
+
 describe('DELETE /api/auth/sessions/:id', () => {
   it('revokes one session: its access and refresh tokens die at once, the others live', async () => {
     const { pairs } = await userWithSessions(2);

@@ -7,6 +7,7 @@ import type { JobOutcome } from '../../controller/src/jobs/types';
 import { startSshDevice, sshTarget, type SimSshDevice } from '../sim/ssh';
 import { clearSimNetwork, registerSimNetwork } from '../sim/ssh/discovery-data';
 import { discoveryEnv, type DiscoveryEnv } from './helpers';
+import { inventoryUser, type InventoryUser } from '../inventory/helpers';
 
 /**
  * The poll outcome recorder's two paths: recordOutcomes (the engine's handleMany, set-based)
@@ -72,13 +73,9 @@ async function devices(n: number, tag: string): Promise<string[]> {
 
 /** A queued poll of each device, straight in the store (no job: nothing else records it). */
 async function openPolls(deviceIds: string[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const id of deviceIds) {
-    const found = await discovery.store.requestPoll({ orgId: env.u.orgId, deviceId: id, trigger: 'manual', requestedBy: null });
-    expect(found?.created).toBe(true);
-    ids.push(found!.row.id);
-  }
-  return ids;
+  const found = await discovery.store.requestPolls(deviceIds.map((deviceId) => ({ orgId: env.u.orgId, deviceId, trigger: 'manual', requestedBy: null })));
+  expect(found.map((f) => f?.created)).toEqual(deviceIds.map(() => true));
+  return found.map((f) => f!.row.id);
 }
 
 let jobNo = 0;
@@ -272,5 +269,57 @@ describe('POST /api/devices/:id/poll under concurrent requests', () => {
     expect(answers.filter((a) => a.queued)).toHaveLength(ids.length);
     expect(answers.filter((a) => !a.queued).every((a) => a.message === 'A poll of this device is already queued or running')).toBe(true);
     expect(await env.c.db('jobs').whereIn('device_id', ids).count({ n: '*' }).first()).toEqual({ n: ids.length });
+  });
+
+  it('answers each request of one batch for itself: found, unknown, snmp, another organization, twice the same device', async () => {
+    const [a, b] = await devices(2, 'mixed');
+    const snmp = (await env.u.device(profileId, { name: 'mixed-snmp', device_type: 'snmp' })).id;
+    const other = await inventoryUser(env.c, ['org_admin']);
+    const theirs = (await other.device((await other.profile()).id, { name: 'mixed-theirs' })).id;
+    const unknown = '00000000-0000-4000-8000-00000000beef';
+    // Sent together, most of these meet in one of the controller's batches of requests.
+    const asks: [InventoryUser, string][] = [
+      [env.u, a],
+      [env.u, unknown],
+      [env.u, snmp],
+      [env.u, theirs],
+      [other, theirs],
+      [env.u, b],
+      [env.u, a],
+    ];
+    const answers = await Promise.all(asks.map(([u, id]) => u.as('POST', `/api/devices/${id}/poll`)));
+    expect(answers.map((r) => [r.status, r.body.code ?? r.body.queued])).toEqual([
+      [202, expect.any(Boolean)],
+      [404, 'DEVICE_NOT_FOUND'],
+      [400, 'DISCOVERY_UNSUPPORTED_DEVICE'],
+      [404, 'DEVICE_NOT_FOUND'],
+      [202, true],
+      [202, true],
+      [202, expect.any(Boolean)],
+    ]);
+    // Device a was asked twice: one answer queued it, both name the same poll.
+    expect([answers[0].body.queued, answers[6].body.queued].sort()).toEqual([false, true]);
+    expect(answers[6].body.poll_id).toBe(answers[0].body.poll_id);
+    const polls = await env.c.db('discovery_polls').whereIn('device_id', [a, b, snmp, theirs]).select('device_id', 'org_id');
+    expect(polls.map((p) => `${p.device_id}/${p.org_id}`).sort()).toEqual(
+      [`${a}/${env.u.orgId}`, `${b}/${env.u.orgId}`, `${theirs}/${other.orgId}`].sort(),
+    );
+  });
+
+  it('the store answers one batch request by request, in order', async () => {
+    const [a] = await devices(1, 'store-batch');
+    const snmp = (await env.u.device(profileId, { name: 'store-batch-snmp', device_type: 'snmp' })).id;
+    const other = await inventoryUser(env.c, ['org_admin']);
+    const ask = (u: InventoryUser, deviceId: string) => ({ orgId: u.orgId, deviceId, trigger: 'manual' as const, requestedBy: null });
+    const found = await discovery.store.requestPolls([ask(env.u, a), ask(other, a), ask(env.u, snmp), ask(env.u, a)]);
+    expect(found.map((f) => f && [f.deviceType, f.created, f.row.device_id ?? null])).toEqual([
+      ['vendor_ios', true, a],
+      undefined,
+      ['snmp', false, null],
+      ['vendor_ios', false, a],
+    ]);
+    expect(found[3]!.row.id).toBe(found[0]!.row.id);
+    const again = await discovery.store.requestPolls([ask(env.u, a)]);
+    expect(again[0]).toMatchObject({ created: false, row: { id: found[0]!.row.id, status: 'queued' } });
   });
 });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { hotQuery, type Db } from '../db/knex';
+import { hotQuery, UUID, type Db } from '../db/knex';
+import { Batcher } from '../../../shared/src/jobs/limit';
 
 export interface UserRow {
   id: string;
@@ -37,16 +38,23 @@ export interface RefreshRow {
   in_grace: boolean | null;
 }
 
+const SESSION_USER_COLUMNS = `u.id, u.home_org_id, u.username, u.roles, u.is_active, u.is_platform_admin,
+      s.id AS session_id, s.revoked_at AS session_revoked_at, s.expires_at AS session_expires_at, s.client_type`;
+
+/** The session checks of the requests of the moment, in one statement: a row per found request (`ord`). */
+const SESSION_USERS_SQL = `SELECT r.ord, ${SESSION_USER_COLUMNS}
+      FROM unnest(?::int[], ?::uuid[], ?::uuid[]) AS r(ord, session_id, user_id)
+      JOIN sessions s ON s.id = r.session_id AND s.user_id = r.user_id JOIN users u ON u.id = s.user_id`;
+
 const sessionUserTexts = new Map<string, string>();
 
-/** The session check's text, with one more column when a route reads a value along with it. */
-function sessionUserSql(along = ''): string {
+/** The session check of one request that reads a value along with it (a route's config.alongSession). */
+function sessionUserAlongSql(along: string): string {
   let text = sessionUserTexts.get(along);
   if (text === undefined) {
     sessionUserTexts.set(
       along,
-      (text = `SELECT u.id, u.home_org_id, u.username, u.roles, u.is_active, u.is_platform_admin,
-      s.id AS session_id, s.revoked_at AS session_revoked_at, s.expires_at AS session_expires_at, s.client_type${along && `, (${along}) AS along`}
+      (text = `SELECT ${SESSION_USER_COLUMNS}, (${along}) AS along
       FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ? AND s.user_id = ? LIMIT 1`),
     );
   }
@@ -75,15 +83,40 @@ export class AuthStore {
   }
 
   /**
+   * Session checks gathered while the previous batch is on its way (Batcher): requests that
+   * arrive together (a script's parallel calls, a console page's) share one statement, and each
+   * check is still read after its request arrived, never answered from an earlier read.
+   */
+  private readonly sessionChecks = new Batcher<{ sessionId: string; userId: string }, SessionUserRow | undefined>(
+    (keys) => this.findSessionUsers(keys),
+    500,
+  );
+
+  /**
    * The session and its user together, on every authenticated request: a fixed text run as a
-   * prepared statement straight on a pooled connection (hotQuery), with only the columns needed.
-   * `along` adds one value the route reads in the same statement (a route's config.alongSession,
-   * auth/route-guard.ts): a SQL expression whose every `?` is `orgId`, answered as the column along.
+   * prepared statement straight on a pooled connection (hotQuery), with only the columns needed,
+   * for the requests of the moment at once. `along` adds one value the route reads in the same
+   * statement (a route's config.alongSession, auth/route-guard.ts): a SQL expression whose every
+   * `?` is `orgId`, answered as the column along; such a check runs on its own.
    */
   async findSessionUser(sessionId: string, userId: string, along?: { sql: string; orgId: string }): Promise<SessionUserRow | undefined> {
-    if (!along) return (await hotQuery<SessionUserRow>(this.db, sessionUserSql(), [sessionId, userId]))[0];
+    // Ids come from a token we signed; anything else cannot name a session (and must not fail a batch).
+    if (!UUID.test(sessionId) || !UUID.test(userId)) return undefined;
+    if (!along) return this.sessionChecks.add({ sessionId, userId });
     const values = [...Array.from(along.sql.matchAll(/\?/g), () => along.orgId), sessionId, userId];
-    return (await hotQuery<SessionUserRow>(this.db, sessionUserSql(along.sql), values))[0];
+    return (await hotQuery<SessionUserRow>(this.db, sessionUserAlongSql(along.sql), values))[0];
+  }
+
+  private async findSessionUsers(keys: { sessionId: string; userId: string }[]): Promise<(SessionUserRow | undefined)[]> {
+    const keyOf = (k: { sessionId: string; userId: string }) => `${k.sessionId}/${k.userId}`;
+    const unique = [...new Map(keys.map((k) => [keyOf(k), k])).values()];
+    const rows = await hotQuery<SessionUserRow & { ord: number }>(this.db, SESSION_USERS_SQL, [
+      unique.map((_, i) => i),
+      unique.map((k) => k.sessionId),
+      unique.map((k) => k.userId),
+    ]);
+    const found = new Map(rows.map(({ ord, ...row }) => [keyOf(unique[ord]), row]));
+    return keys.map((k) => found.get(keyOf(k)));
   }
 
   /**

@@ -52,6 +52,9 @@ interface PooledClient {
 
 /** Databases reached through pg (not PGlite), whose pooled connections hotQuery may use directly. */
 const pgDatabases = new WeakSet<Db>();
+/** The text form of PostgreSQL's uuid: a value that fails it would fail a whole batch's cast, so it is checked first. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** `?` placeholders → `$1`, `$2`, … (pg's form), once per text. */
 const pgTexts = new Map<string, string>();
 

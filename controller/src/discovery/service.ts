@@ -15,8 +15,10 @@ import {
   type DiscoveryStore,
   type PollFinal,
   type PollFinalOf,
+  type PollRequest,
   type PollRow,
   type PollTrigger,
+  type RequestedPoll,
   type RecordKind,
   type SectionRecords,
   type SectionReplacement,
@@ -107,6 +109,9 @@ export class DiscoveryService {
     return polls.map(() => undefined);
   }, SUBMIT_BATCH);
 
+  /** The requests of the moment read their devices and insert their polls in one statement (and one commit). */
+  private readonly requests = new Batcher<PollRequest, RequestedPoll | undefined>((batch) => this.store.requestPolls(batch), SUBMIT_BATCH);
+
   constructor(
     readonly store: DiscoveryStore,
     private readonly settings: SettingsService,
@@ -122,15 +127,15 @@ export class DiscoveryService {
 
   /**
    * Queues a poll now; when one is already queued or running, answers that one. The device read
-   * and the poll insert are one statement; the job is submitted with those of the requests
-   * arriving meanwhile (submissions), and the answer waits until its job row is stored.
+   * and the poll insert are one statement shared with the requests arriving meanwhile (requests),
+   * so is the job's submission (submissions), and the answer waits until its job row is stored.
    */
   async requestPoll(
     auth: Pick<AuthContext, 'orgId' | 'userId'>,
     deviceId: string,
     trigger: PollTrigger = 'manual',
   ): Promise<{ poll: PollView; created: boolean }> {
-    const found = await this.store.requestPoll({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
+    const found = await this.requests.add({ orgId: auth.orgId, deviceId, trigger, requestedBy: auth.userId ?? null });
     if (!found) throw appError('DEVICE_NOT_FOUND');
     if (found.deviceType === 'snmp') throw appError('DISCOVERY_UNSUPPORTED_DEVICE');
     const row = found.created ? await this.queue(found.row) : await this.queued(found.row);

@@ -77,6 +77,21 @@ export interface SectionRecords {
   records: unknown[];
 }
 
+/** A manual poll request (requestPolls). */
+export interface PollRequest {
+  orgId: string;
+  deviceId: string;
+  trigger: PollTrigger;
+  requestedBy: string | null;
+}
+
+/** What requestPolls answers for a request whose device was found. */
+export interface RequestedPoll {
+  deviceType: string;
+  created: boolean;
+  row: PollRow;
+}
+
 /** One poll's sections that replace what its device had. */
 export interface SectionReplacement {
   orgId: string;
@@ -97,26 +112,30 @@ const OPEN_POLL_COLUMNS = POLL_COLUMNS.map((c) =>
 ).join(', ');
 
 /**
- * POST /api/devices/:id/poll in one statement: the organization's device (none: 404), a queued
- * poll inserted unless the device is snmp or already has an open one, and otherwise that open
- * poll. One row per found device: created true with the new poll, or false with the open poll
- * (its columns null when the insert met a poll this statement's snapshot cannot see yet).
+ * POST /api/devices/:id/poll for the requests of the moment in one statement (requestPolls):
+ * each request's device in its organization (none: no row, a 404), a queued poll inserted
+ * unless the device is snmp or already has an open one, and otherwise that open poll. One row
+ * per found request (`ord`): created true with the new poll, or false with the open poll (its
+ * columns null when the insert met a poll this statement's snapshot cannot see yet). The
+ * inserts go in device order, so two replicas' overlapping batches cannot deadlock.
  */
-const REQUEST_POLL_SQL = `WITH d AS (
-    SELECT d.id, d.org_id, d.device_type, CASE WHEN p.automation_transport = 'gnmi' THEN 'gnmi' ELSE 'ssh' END AS transport
-    FROM devices d JOIN connection_profiles p ON p.id = d.profile_id
-    WHERE d.org_id = ?::uuid AND d.id = ?::uuid
+const REQUEST_POLLS_SQL = `WITH r AS (
+    SELECT * FROM unnest(?::int[], ?::uuid[], ?::uuid[], ?::text[], ?::uuid[]) AS r(ord, org_id, device_id, trigger, requested_by)
+  ), d AS (
+    SELECT r.ord, d.id, d.org_id, d.device_type, r.trigger, r.requested_by,
+           CASE WHEN p.automation_transport = 'gnmi' THEN 'gnmi' ELSE 'ssh' END AS transport
+    FROM r JOIN devices d ON d.org_id = r.org_id AND d.id = r.device_id JOIN connection_profiles p ON p.id = d.profile_id
   ), ins AS (
     INSERT INTO discovery_polls (org_id, device_id, trigger, transport, requested_by)
-    SELECT org_id, id, ?::text, transport, ?::uuid FROM d WHERE device_type <> 'snmp'
+    SELECT org_id, id, trigger, transport, requested_by FROM d WHERE device_type <> 'snmp' ORDER BY id
     ON CONFLICT (device_id) WHERE status = 'queued' DO NOTHING
     RETURNING ${POLL_RETURNING}
   )
-  SELECT d.device_type, true AS created, ins.* FROM d JOIN ins ON true
+  SELECT d.ord, d.device_type, true AS created, ins.* FROM d JOIN ins ON ins.device_id = d.id
   UNION ALL
-  SELECT d.device_type, false AS created, ${OPEN_POLL_COLUMNS}
+  SELECT d.ord, d.device_type, false AS created, ${OPEN_POLL_COLUMNS}
   FROM d LEFT JOIN discovery_polls o ON o.device_id = d.id AND o.status = 'queued' LEFT JOIN jobs j ON j.id = o.job_id
-  WHERE NOT EXISTS (SELECT 1 FROM ins)`;
+  WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.device_id = d.id)`;
 
 /** Many devices' sections with their records (replaceSectionsMany). */
 const SECTION_SET =
@@ -161,28 +180,39 @@ export class DiscoveryStore {
   }
 
   /**
-   * A manual poll request in one round trip (REQUEST_POLL_SQL, a prepared statement): undefined
-   * when the organization has no such device; otherwise its type and either the new queued poll
-   * (created) or the open one. Never inserts for an snmp device.
+   * Manual poll requests in one round trip (REQUEST_POLLS_SQL, a prepared statement), answered
+   * in order: undefined where the organization has no such device; otherwise its type and either
+   * the new queued poll (created) or the open one. Never inserts for an snmp device. Requests for
+   * the same device share one answer; only the first of them can have created the poll.
    */
-  async requestPoll(p: {
-    orgId: string;
-    deviceId: string;
-    trigger: PollTrigger;
-    requestedBy: string | null;
-  }): Promise<{ deviceType: string; created: boolean; row: PollRow } | undefined> {
-    for (;;) {
-      const [found] = await hotQuery<PollRow & { device_type: string; created: boolean }>(this.db, REQUEST_POLL_SQL, [
-        p.orgId,
-        p.deviceId,
-        p.trigger,
-        p.requestedBy,
+  async requestPolls(requests: PollRequest[]): Promise<(RequestedPoll | undefined)[]> {
+    const keyOf = (r: PollRequest) => `${r.orgId}/${r.deviceId}`;
+    const unique = [...new Map(requests.map((r) => [keyOf(r), r])).values()];
+    const found = new Map<string, RequestedPoll>();
+    for (let asking = unique; asking.length > 0; ) {
+      const rows = await hotQuery<PollRow & { ord: number; device_type: string; created: boolean }>(this.db, REQUEST_POLLS_SQL, [
+        asking.map((_, i) => i),
+        asking.map((r) => r.orgId),
+        asking.map((r) => r.deviceId),
+        asking.map((r) => r.trigger),
+        asking.map((r) => r.requestedBy),
       ]);
-      if (!found) return undefined;
-      const { device_type: deviceType, created, ...row } = found;
-      // The open poll was committed after this statement's snapshot, or finished in between: ask again.
-      if (deviceType === 'snmp' || row.id) return { deviceType, created, row };
+      const again: PollRequest[] = [];
+      for (const { ord, device_type: deviceType, created, ...row } of rows) {
+        // The open poll was committed after this statement's snapshot, or finished in between: ask again.
+        if (deviceType === 'snmp' || row.id) found.set(keyOf(asking[ord]), { deviceType, created, row });
+        else again.push(asking[ord]);
+      }
+      asking = again;
     }
+    const answered = new Set<string>();
+    return requests.map((r) => {
+      const f = found.get(keyOf(r));
+      if (!f) return undefined;
+      const first = !answered.has(keyOf(r));
+      answered.add(keyOf(r));
+      return first ? f : { ...f, created: false };
+    });
   }
 
   /** One poll by id, as the API shows it. */

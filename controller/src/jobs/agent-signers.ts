@@ -5,6 +5,7 @@
 import { AGENT_SIGN_ALG, importAgentPublicKey, signerOf, verifyJson, type AnyKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { Batcher } from '../../../shared/src/jobs/limit';
 import type { AgentDirectory, AgentIdentityRow } from './ports';
+import { UUID } from '../db/knex';
 
 /**
  * How long the first request of a batch waits for others (nothing next to a device session).
@@ -14,7 +15,6 @@ import type { AgentDirectory, AgentIdentityRow } from './ports';
  */
 export const REQUEST_GATHER_MS = 15;
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A checked signature: the agent and what it signed, or why it was refused. */
 export type Verified = { agent: AgentIdentityRow; payload: unknown } | { refused: string; agent?: AgentIdentityRow };

@@ -16,10 +16,10 @@ import {
 } from '../../../shared/src/jobs/messages';
 import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
-import type { Db } from '../db/knex';
 import { appError } from '../errors/app-error';
 import { isOffline, type AgentDirectory, type AgentIdentityRow, type DeviceTarget, type Liveness, type TargetLoader } from './ports';
-import { AgentSigners, UUID } from './agent-signers';
+import { AgentSigners } from './agent-signers';
+import { UUID, type Db } from '../db/knex';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { answerHeartbeat, type OnlineListener } from './heartbeat';
 import { jobBatch, splitBatches } from './job-message';
