@@ -59,7 +59,16 @@ describe('session checks of parallel requests', () => {
     const tokens = [a.pairs[0].access_token, a.pairs[1].access_token, b.pairs[0].access_token, 'not-a-token'];
     // Called in one turn of the event loop, these checks are read together.
     const checks = await Promise.all([...tokens, ...tokens].map((t) => c.services.auth.authenticate(t)));
-    expect(checks.map((auth) => auth?.username ?? null)).toEqual([null, a.user.username, b.user.username, null, null, a.user.username, b.user.username, null]);
+    expect(checks.map((auth) => auth?.username ?? null)).toEqual([
+      null,
+      a.user.username,
+      b.user.username,
+      null,
+      null,
+      a.user.username,
+      b.user.username,
+      null,
+    ]);
     expect(checks[2]?.orgId).not.toBe(checks[1]?.orgId);
     const answers = await Promise.all([...tokens, ...tokens].map((t) => me(t)));
     expect(answers.map((r) => r.status)).toEqual([401, 200, 200, 401, 401, 200, 200, 401]);

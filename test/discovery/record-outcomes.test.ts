@@ -73,7 +73,9 @@ async function devices(n: number, tag: string): Promise<string[]> {
 
 /** A queued poll of each device, straight in the store (no job: nothing else records it). */
 async function openPolls(deviceIds: string[]): Promise<string[]> {
-  const found = await discovery.store.requestPolls(deviceIds.map((deviceId) => ({ orgId: env.u.orgId, deviceId, trigger: 'manual', requestedBy: null })));
+  const found = await discovery.store.requestPolls(
+    deviceIds.map((deviceId) => ({ orgId: env.u.orgId, deviceId, trigger: 'manual', requestedBy: null })),
+  );
   expect(found.map((f) => f?.created)).toEqual(deviceIds.map(() => true));
   return found.map((f) => f!.row.id);
 }

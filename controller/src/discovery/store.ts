@@ -189,7 +189,7 @@ export class DiscoveryStore {
     const keyOf = (r: PollRequest) => `${r.orgId}/${r.deviceId}`;
     const unique = [...new Map(requests.map((r) => [keyOf(r), r])).values()];
     const found = new Map<string, RequestedPoll>();
-    for (let asking = unique; asking.length > 0; ) {
+    for (let asking = unique; asking.length > 0;) {
       const rows = await hotQuery<PollRow & { ord: number; device_type: string; created: boolean }>(this.db, REQUEST_POLLS_SQL, [
         asking.map((_, i) => i),
         asking.map((r) => r.orgId),

@@ -15,7 +15,6 @@ import { UUID } from '../db/knex';
  */
 export const REQUEST_GATHER_MS = 15;
 
-
 /** A checked signature: the agent and what it signed, or why it was refused. */
 export type Verified = { agent: AgentIdentityRow; payload: unknown } | { refused: string; agent?: AgentIdentityRow };
 
