@@ -310,6 +310,8 @@ export class AgentRuntime {
         this.slots.release();
         this.wakePull();
       }
+      // The last job of the moment: nothing else will join its results soon, so they go now.
+      if (this.running === 0 && this.queued === 0) this.results.flush();
       await ran.stored;
       return 'stored';
     } finally {

@@ -13,6 +13,7 @@ import { AGENT_SIGN_ALG, generateAgentKeys, importAgentPrivateKey, signJson, sig
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { resultsWildcard } from '../../shared/src/nats/subjects';
 import { startTestController, type TestController } from '../helpers/controller';
+import { DISPATCH_LOCK } from '../../controller/src/jobs/store';
 import { startGnmiTarget } from '../sim/gnmi/target';
 import { startNetconfDevice } from '../sim/netconf/device';
 import { normalizeConfig, startSshDevice, type SimSshDevice } from '../sim/ssh';
@@ -363,6 +364,39 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const [outcome] = await tc.services.jobs.wait([jobId], 60_000);
     expect(outcome).toMatchObject({ status: 'succeeded', agentId: late.identity.agent_id });
     expect((await jobRow(tc, jobId)).attempt).toBe(2);
+  });
+
+  it("applies a rejection that came before its job's dispatch committed, once it has", async () => {
+    const site = await makeSite(tc, org);
+    const member = await enrollAgent(tc, org, { name: `early-${transport}`, site_id: site.id }); // never runs
+    const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
+    // While the test holds the dispatch lock, the job reads queued at attempt 0, as it does to an
+    // agent quicker than the dispatch pass's commit.
+    const hold = await tc.db.transaction();
+    let jobId: string;
+    let sent: Promise<void> | undefined;
+    try {
+      await hold.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [DISPATCH_LOCK]);
+      [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'test_credential', deviceId, params: {}, deadlineMs: 60_000 }]);
+      const { sign } = await importAgentPrivateKey(member.identity.private_jwk);
+      const rejection = {
+        v: PROTOCOL_VERSION,
+        type: 'rejected',
+        agent_id: member.identity.agent_id,
+        jobs: [{ job_id: jobId, attempt: 1 }],
+        reason: 'not_recipient',
+      };
+      // Not awaited: in process, a publish resolves once its event is taken, which is after the commit.
+      sent = mainAgent.link.publish(await signJsonDetached(rejection, sign, AGENT_SIGN_ALG, member.identity.agent_id), `early-${jobId}`);
+      await until('the early rejection to be put off', () => tc.logs().includes('a job rejection came before its dispatch committed'));
+      expect(await jobRow(tc, jobId)).toMatchObject({ status: 'queued', attempt: 0 });
+    } finally {
+      await hold.commit();
+    }
+    await sent;
+    // Sent at attempt 1 once the pass commits; the rejection, read again, has it sealed and sent once more.
+    await until('the job to be sent again', async () => (await jobRow(tc, jobId)).attempt === 2);
+    expect((await jobRow(tc, jobId)).status).toBe('dispatched');
   });
 
   it('refuses events from unknown agents and forged signatures', async () => {

@@ -87,7 +87,9 @@ async function handle(m: JsMsg): Promise<void> {
         sessions.release();
         wakePull();
       }
-      await sender.add(floorResult(job, outcome.ok, outcome.result, startedAt));
+      const stored = sender.add(floorResult(job, outcome.ok, outcome.result, startedAt));
+      if (sessions.inUse === 0 && queued === 0) sender.flush(); // as the agent runtime does when its last job ends
+      await stored;
     }),
   );
   m.ack();

@@ -22,13 +22,11 @@ import type { AgentRef, JobOutcome } from '../jobs/types';
 import type { DeploymentStore, JobDevice } from './store';
 
 /**
- * Requests reach the store already gathered: the engine reads their signers together for
- * REQUEST_GATHER_MS (15 ms, nothing next to a device session) and hands the batch on at once, so
- * the store gathers only the requests of the same turn of the event loop. (A gather of its own,
- * 15 ms, used to do that work: in two paired deploy bench runs a quarter fewer statements.)
- * Since the agents gather their jobs' backups into one request (agent/src/backup-store.ts), a
- * request carries several jobs, and the engine's gather still pays (see REQUEST_GATHER_MS);
- * storing the requests it hands on together costs nothing, as nothing waits for it.
+ * Requests reach the store already gathered: the engine reads their signers together (those
+ * that come while the previous read is out, REQUEST_GATHER_MS) and hands the batch on at once,
+ * so the store gathers only the requests of the same turn of the event loop, and those that
+ * come while its transaction is out. Agents gather their jobs' backups into one request
+ * (agent/src/backup-store.ts), so a request carries several jobs.
  */
 const GATHER_MS = 0;
 /** Requests to a transaction at the most: up to BACKUP_STORE_MAX jobs each. */

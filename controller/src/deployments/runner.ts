@@ -47,7 +47,14 @@ const BUSY_OPEN_DEVICES = 64;
  * while the next pumps claim the rest (back to back), instead of waiting for every job of it.
  */
 const CLAIM_PER_PUMP = 100;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A deployment's pump loop: asked again meanwhile, devices its last pass left open, outcomes since, and how to cut its gap short. */
+interface PumpState {
+  again: boolean;
+  open: number;
+  outcomes: number;
+  wake: (() => void) | null;
+}
 
 export interface RunnerTunables {
   /** How often the recovery sweep runs. */
@@ -119,8 +126,8 @@ export class DeploymentRunner {
   private timer: NodeJS.Timeout | null = null;
   private sweeping = false;
   private stopped = false;
-  /** Deployments with a pump under way, and whether another was asked for meanwhile. */
-  private readonly pumping = new Map<string, boolean>();
+  /** Deployments with a pump under way (see schedule). */
+  private readonly pumping = new Map<string, PumpState>();
   /** Answers agents' pre-deployment backup store requests. */
   private readonly backups: PreDeploymentBackups;
 
@@ -144,7 +151,7 @@ export class DeploymentRunner {
       });
       // Settling and submitting the next jobs lock the deployment row: done after the outcome
       // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
-      this.jobs.afterOutcome(kind, (outcome) => outcome.groupId && this.schedule(outcome.groupId));
+      this.jobs.afterOutcome(kind, (outcome) => outcome.groupId && this.schedule(outcome.groupId, true));
     }
     this.jobs.onRequest('backup_store', (agent, payload) => this.storeBackup(agent, payload));
   }
@@ -166,26 +173,40 @@ export class DeploymentRunner {
    * Pumps soon, after the caller's transaction (if any) has committed and released the lock.
    * One pump per deployment at a time: calls meanwhile make it go round once more, PUMP_GAP_MS
    * after the last, so a stream of outcomes costs a pump per gap, not one lock queue entry each.
+   * Once as many outcomes came as the last pump left devices open, the deployment may be done:
+   * the next pump goes at once, so it completes right after its last device, not a gap later.
    */
-  schedule(deploymentId: string): void {
+  schedule(deploymentId: string, outcome = false): void {
     if (this.stopped) return;
-    if (this.pumping.has(deploymentId)) {
-      this.pumping.set(deploymentId, true);
+    const state = this.pumping.get(deploymentId);
+    if (state) {
+      state.again = true;
+      if (outcome && ++state.outcomes >= state.open) state.wake?.();
       return;
     }
-    this.pumping.set(deploymentId, false);
+    const pump: PumpState = { again: false, open: Infinity, outcomes: 0, wake: null };
+    this.pumping.set(deploymentId, pump);
     setImmediate(async () => {
       try {
         for (;;) {
-          this.pumping.set(deploymentId, false);
+          Object.assign(pump, { again: false, outcomes: 0, open: Infinity });
           const pumped = await this.pump(deploymentId).catch((err) => {
             this.log.warn({ err: (err as Error).message, deployment: deploymentId }, 'deployment pump failed; the sweep retries');
             return null;
           });
           if (this.stopped) break;
           if (pumped?.moreQueued) continue;
-          if (!this.pumping.get(deploymentId)) break;
-          await sleep(pumped && pumped.open > BUSY_OPEN_DEVICES ? PUMP_GAP_BUSY_MS : PUMP_GAP_MS);
+          if (!pump.again) break;
+          pump.open = pumped?.open ?? Infinity;
+          if (pump.outcomes >= pump.open) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, pumped && pumped.open > BUSY_OPEN_DEVICES ? PUMP_GAP_BUSY_MS : PUMP_GAP_MS);
+            pump.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          pump.wake = null;
         }
       } finally {
         this.pumping.delete(deploymentId);

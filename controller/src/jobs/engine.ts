@@ -86,6 +86,11 @@ const MAX_RECORD_FAILURES = 5;
 /** Batches sealed, signed and published at once. */
 const PUBLISH_CONCURRENCY = 16;
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
+/** A rejection that came before its job's dispatch committed is read again this much later, this many times at most. */
+const REJECTED_EARLY_DELAY_MS = 200;
+const REJECTED_EARLY_TRIES = 25;
+/** The job as read is still queued at the attempt before the one sent: its dispatch pass has not committed yet. */
+const beingDispatched = (job: { status: string; attempt: number }, sentAttempt: number) => job.status === 'queued' && job.attempt === sentAttempt - 1;
 
 /**
  * A kind's recorder as the engine keeps it. Registered through the typed onOutcome and looked
@@ -602,7 +607,17 @@ export class JobEngine implements JobService {
       }
       if (e.type === 'rejected') {
         // The batch's secrets were sealed before this agent joined the pool: seal them again.
-        rejected.push(...e.jobs.filter((j) => mine(v, j.job_id) && jobs.get(j.job_id)!.attempt === j.attempt));
+        const ours = e.jobs.filter((j) => mine(v, j.job_id));
+        if (ours.some((j) => beingDispatched(jobs.get(j.job_id)!, j.attempt)) && v.incoming.redeliveries < REJECTED_EARLY_TRIES) {
+          // Batches are published inside the dispatch pass's transaction, and a quick agent can
+          // answer before it commits: the job still reads queued at the attempt before. Dropping
+          // the rejection would leave the job dispatched to nobody until its deadline; it is read
+          // again once the pass has committed.
+          deps.log.info({ agent: v.agent.id, jobs: ours.length }, 'a job rejection came before its dispatch committed; reading it again shortly');
+          v.incoming.nak(REJECTED_EARLY_DELAY_MS);
+          continue;
+        }
+        rejected.push(...ours.filter((j) => jobs.get(j.job_id)!.attempt === j.attempt));
       } else {
         for (const s of e.started.filter((j) => mine(v, j.job_id))) started.push({ id: s.job_id, agent_id: v.agent.id, at: new Date(s.at) });
         for (const j of e.logs.filter((l) => mine(v, l.job_id)))

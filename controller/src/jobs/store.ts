@@ -86,7 +86,7 @@ export function outcomeOf(row: JobRow): JobOutcome {
   } as JobOutcome;
 }
 
-const DISPATCH_LOCK = 'switchboard.jobs.dispatch';
+export const DISPATCH_LOCK = 'switchboard.jobs.dispatch';
 
 /** The identity a final job reported, as markFinalMany reads it. */
 const PIN_INPUT = 'ssh_fingerprint text, ssh_type text, cert_sha256 text, cert_subject text, cert_not_after timestamptz';
