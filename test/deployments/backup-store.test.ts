@@ -11,6 +11,8 @@ import { BACKUP_STORE_MAX, PROTOCOL_VERSION } from '../../shared/src/jobs/messag
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
 import { api, hostnameStack, until } from './helpers';
+import { testDatabaseKind } from '../helpers/pglite';
+import { backupVersion } from '../../controller/src/deployments/backup-store';
 
 let c: TestController;
 let org: Org;
@@ -238,6 +240,40 @@ describe("storing a deploy job's pre-deployment backup", () => {
     ]);
     expect(await storedTexts(ids)).toEqual([]);
   });
+
+  // Two controllers answering the same job's backup at once (a request asked again after its
+  // timeout reaches another replica): the one that waits on the device row's lock must answer with
+  // the backup the other kept, never call it gone. PostgreSQL only: PGlite has one connection.
+  it.skipIf(testDatabaseKind() === 'pglite')(
+    'answers a request that waited on the device row with the backup another transaction kept meanwhile',
+    async () => {
+      const { ids, jobs } = await deploymentOf(['raced']);
+      await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
+      const other = await c.db.transaction();
+      let waiting: Promise<unknown> | undefined;
+      try {
+        // The other replica: it locked the row, stored its backup and set it on the device, not committed yet.
+        await other('deployment_devices').where({ device_id: ids[0] }).forNoKeyUpdate().first('device_id');
+        const [kept] = await c.app.services.configs.store.insertVersions(other, [
+          backupVersion({ orgId: org.orgId, deviceId: ids[0], jobId: jobs[0] }, { text: '{"first": true}', format: 'json', via: 'gnmi' }),
+        ]);
+        await other('deployment_devices').where({ device_id: ids[0] }).update({ backup_config_id: kept.id });
+        waiting = storeAll(request(entry('{"second": true}', { job_id: jobs[0] })));
+        await until('the request to wait on the row lock', async () => {
+          const [{ n }] = (await c.db.raw('SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted')).rows;
+          return n > 0 || undefined;
+        });
+        await other.commit();
+      } catch (err) {
+        await other.rollback();
+        throw err;
+      }
+      expect((await waiting) as unknown).toMatchObject({
+        answers: [{ job_id: jobs[0], ok: true, error: null, backup: { text: '{"first": true}' } }],
+      });
+      expect(await storedTexts(ids)).toEqual(['{"first": true}']);
+    },
+  );
 
   it('refuses once the job has ended', async () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'failed', finished_at: new Date() });

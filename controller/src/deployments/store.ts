@@ -307,7 +307,28 @@ export class DeploymentStore {
         [jobIds],
       )
       .options(PREPARED);
-    return rows;
+    return this.withBackupsCommittedMeanwhile(trx, rows);
+  }
+
+  /**
+   * A row that waited on another transaction's lock comes back as that transaction left it, but
+   * its joined backup as the statement first saw it: a backup the other stored and set on the
+   * device meanwhile reads as missing. Those are read again (a new statement sees the commit).
+   */
+  private async withBackupsCommittedMeanwhile(trx: Knex.Transaction, rows: JobDevice[]): Promise<JobDevice[]> {
+    const unread = rows.filter((r) => r.backup_config_id && r.backup_text === null).map((r) => r.backup_config_id!);
+    if (unread.length === 0) return rows;
+    const found = new Map<string, StoredBackup>(
+      (
+        await trx('config_versions')
+          .whereIn('id', [...new Set(unread)])
+          .select('id', 'config_text', 'config_format', 'pulled_via')
+      ).map((v: StoredBackup & { id: string }) => [v.id, v]),
+    );
+    return rows.map((r) => {
+      const v = r.backup_config_id && r.backup_text === null ? found.get(r.backup_config_id) : undefined;
+      return v ? { ...r, backup_text: v.config_text, backup_format: v.config_format, backup_via: v.pulled_via } : r;
+    });
   }
 
   /** Sets status (and job or error) of many devices in one statement. */
