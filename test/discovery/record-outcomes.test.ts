@@ -312,8 +312,13 @@ describe('POST /api/devices/:id/poll under concurrent requests', () => {
     const [a] = await devices(1, 'store-batch');
     const snmp = (await env.u.device(profileId, { name: 'store-batch-snmp', device_type: 'snmp' })).id;
     const other = await inventoryUser(env.c, ['org_admin']);
-    const ask = (u: InventoryUser, deviceId: string) => ({ orgId: u.orgId, deviceId, trigger: 'manual' as const, requestedBy: null });
-    const found = await discovery.store.requestPolls([ask(env.u, a), ask(other, a), ask(env.u, snmp), ask(env.u, a)]);
+    const ask = (u: InventoryUser, deviceId: string, requestedBy: string | null = null) => ({
+      orgId: u.orgId,
+      deviceId,
+      trigger: 'manual' as const,
+      requestedBy,
+    });
+    const found = await discovery.store.requestPolls([ask(env.u, a, env.u.userId), ask(other, a), ask(env.u, snmp), ask(env.u, a)]);
     expect(found.map((f) => f && [f.deviceType, f.created, f.row.device_id ?? null])).toEqual([
       ['vendor_ios', true, a],
       undefined,
@@ -321,6 +326,8 @@ describe('POST /api/devices/:id/poll under concurrent requests', () => {
       ['vendor_ios', false, a],
     ]);
     expect(found[3]!.row.id).toBe(found[0]!.row.id);
+    // The first request of the device asked: its requester is the poll's.
+    expect(found[0]!.row.requested_by).toBe(env.u.userId);
     const again = await discovery.store.requestPolls([ask(env.u, a)]);
     expect(again[0]).toMatchObject({ created: false, row: { id: found[0]!.row.id, status: 'queued' } });
   });

@@ -187,9 +187,11 @@ export class DiscoveryStore {
    */
   async requestPolls(requests: PollRequest[]): Promise<(RequestedPoll | undefined)[]> {
     const keyOf = (r: PollRequest) => `${r.orgId}/${r.deviceId}`;
-    const unique = [...new Map(requests.map((r) => [keyOf(r), r])).values()];
+    // The first request of a device asks (its trigger and requester go on the poll); the others share its answer.
+    const first = new Map<string, PollRequest>();
+    for (const r of requests) if (!first.has(keyOf(r))) first.set(keyOf(r), r);
     const found = new Map<string, RequestedPoll>();
-    for (let asking = unique; asking.length > 0;) {
+    for (let asking = [...first.values()]; asking.length > 0;) {
       const rows = await hotQuery<PollRow & { ord: number; device_type: string; created: boolean }>(this.db, REQUEST_POLLS_SQL, [
         asking.map((_, i) => i),
         asking.map((r) => r.orgId),
