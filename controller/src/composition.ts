@@ -160,7 +160,7 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   const templates = new TemplateService(new TemplateStore(db), platforms, audit, renderer);
   const stacks = new StacksService(new StackStore(db), audit, templates);
   const deploymentStore = new DeploymentStore(db);
-  const runner = new DeploymentRunner(deploymentStore, jobs, configs, log, { sweepIntervalMs: 2_000, staleMs: 5_000, ...config.deployments });
+  const runner = new DeploymentRunner(deploymentStore, jobs, log, { sweepIntervalMs: 2_000, staleMs: 5_000, ...config.deployments });
   runner.register();
   const deployments = new DeploymentService(deploymentStore, stacks, runner, audit, configs);
   const instances = new InstanceService(new InstanceStore(db), stacks, deployments, audit);

@@ -71,6 +71,33 @@ const VERSION_INPUT: Array<[keyof NewVersion, string]> = [
   ['transcript', 'text'],
 ];
 
+/** The columns a new version is written with, in VERSION_INPUT order, and with their SQL types (a jsonb_to_recordset column list). */
+export const NEW_VERSION_COLUMNS = VERSION_INPUT.map(([name]) => name);
+export const newVersionRecord = (except: (keyof NewVersion)[] = []) =>
+  VERSION_INPUT.filter(([name]) => !except.includes(name))
+    .map(([name, type]) => `${name} ${type}`)
+    .join(', ');
+
+/**
+ * CTEs n and c: each device's next version numbers for the rows of CTE `source` (a device's
+ * rows numbered by `ord` from 1), taken from its counter in one upsert, in device order.
+ */
+export function versionNumbering(source: string): string {
+  return `n AS (SELECT device_id, count(*)::int AS n FROM ${source} GROUP BY device_id),
+            c AS (
+              INSERT INTO config_version_counters AS c (device_id, last_version) SELECT device_id, n FROM n ORDER BY device_id
+              ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
+              RETURNING device_id, last_version)`;
+}
+
+/** The insert of CTE `source`'s rows (NEW_VERSION_COLUMNS, ord, and i for their order) as versions numbered by versionNumbering; add RETURNING. */
+export function insertVersionsOf(source: string): string {
+  return `INSERT INTO config_versions (${NEW_VERSION_COLUMNS.join(', ')}, version)
+       SELECT ${NEW_VERSION_COLUMNS.map((name) => `${source}.${name}`).join(', ')}, c.last_version - n.n + ${source}.ord
+         FROM ${source} JOIN n USING (device_id) JOIN c USING (device_id)
+        ORDER BY ${source}.i`;
+}
+
 export interface RunPlan {
   methods: string[];
   structured_transport: StructuredTransport | null;
@@ -205,16 +232,9 @@ export class ConfigStore {
     });
     const { rows: stored } = await trx
       .raw(
-        `WITH r AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(i int, ord int, ${VERSION_INPUT.map(([name, type]) => `${name} ${type}`).join(', ')})),
-            n AS (SELECT device_id, count(*)::int AS n FROM r GROUP BY device_id),
-            c AS (
-              INSERT INTO config_version_counters AS c (device_id, last_version) SELECT device_id, n FROM n ORDER BY device_id
-              ON CONFLICT (device_id) DO UPDATE SET last_version = c.last_version + EXCLUDED.last_version
-              RETURNING device_id, last_version)
-       INSERT INTO config_versions (${VERSION_INPUT.map(([name]) => name).join(', ')}, version)
-       SELECT ${VERSION_INPUT.map(([name]) => `r.${name}`).join(', ')}, c.last_version - n.n + r.ord
-         FROM r JOIN n USING (device_id) JOIN c USING (device_id)
-        ORDER BY r.i
+        `WITH r AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(i int, ord int, ${newVersionRecord()})),
+            ${versionNumbering('r')}
+       ${insertVersionsOf('r')}
         RETURNING id, device_id, version, method, status`,
         [JSON.stringify(input)],
       )

@@ -3,9 +3,8 @@
  * jobs) before a deploy job changes anything: the controller keeps the first backup of each job
  * (a config version of the device and the deployment device's backup_config_id) and
  * answers every attempt of the job with it, one answer per job in one reply. Requests of the
- * moment share one transaction.
+ * moment share one statement (DeploymentStore.storeBackups), so they cost one round trip.
  */
-import type { Knex } from 'knex';
 import { Batcher } from '../../../shared/src/jobs/limit';
 import {
   BackupStoreRequest,
@@ -16,24 +15,21 @@ import {
   type BackupStoreReply,
 } from '../../../shared/src/jobs/messages';
 import { successfulVersion } from '../configs/backup-job';
-import type { ConfigService } from '../configs/service';
 import type { NewVersion } from '../configs/store';
 import type { AgentRef, JobOutcome } from '../jobs/types';
-import type { DeploymentStore, JobDevice } from './store';
+import type { BackupToStore, BackupVerdict, DeploymentStore } from './store';
 
 /**
  * Requests reach the store already gathered: the engine reads their signers together (those
  * that come while the previous read is out, REQUEST_GATHER_MS) and hands the batch on at once,
  * so the store gathers only the requests of the same turn of the event loop, and those that
- * come while its transaction is out. Agents gather their jobs' backups into one request
+ * come while its statement is out. Agents gather their jobs' backups into one request
  * (agent/src/backup-store.ts), so a request carries several jobs.
  */
 const GATHER_MS = 0;
-/** Requests to a transaction at the most: up to BACKUP_STORE_MAX jobs each. */
-const REQUESTS_PER_TRANSACTION = 16;
+/** Requests to a statement at the most: up to BACKUP_STORE_MAX jobs each. */
+const REQUESTS_PER_STATEMENT = 16;
 
-/** One job's backup of a checked request, with its place among the batch's jobs. */
-type StoreEntry = { i: number; agent: AgentRef; entry: BackupStoreEntry };
 type FetchedConfig = NonNullable<BackupStoreAnswer['backup']>;
 
 /** The answer for one job: the backup kept for it (or `same`: the request's own), or why not. */
@@ -57,29 +53,53 @@ function keptAnswer(entry: BackupStoreEntry, kept: FetchedConfig): BackupStoreAn
   return storeAnswer(entry.job_id, kept, null);
 }
 
-/** A deploy job's backup as a config version of its device. */
-export function backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobId'>, backup: FetchedConfig): NewVersion {
+/** A deploy job's backup as a config version: its fields but the device's, organization's and job's. */
+function backupFields(backup: FetchedConfig): BackupToStore['version'] {
   return {
-    org_id: job.orgId,
-    device_id: job.deviceId,
     method: backup.via === 'ssh' ? 'cli' : 'structured',
     source: 'deployment',
     snapshot_id: null,
-    job_id: job.jobId,
     ...successfulVersion({ text: backup.text, format: backup.format, via: backup.via }),
     transcript: '',
   };
 }
 
+/** A deploy job's backup as a config version of its device. */
+export function backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobId'>, backup: FetchedConfig): NewVersion {
+  return { org_id: job.orgId, device_id: job.deviceId, job_id: job.jobId, ...backupFields(backup) };
+}
+
 type CheckedRequest = { agent: AgentRef; request: BackupStoreRequest };
 
-export class PreDeploymentBackups {
-  private readonly batches = new Batcher<CheckedRequest, BackupStoreAnswer[]>((items) => this.storeBatch(items), REQUESTS_PER_TRANSACTION, GATHER_MS);
+/**
+ * Each backup's answer from its verdict: refused with the reason, asked to try again, or
+ * answered with the backup kept for its device (this one when it was stored; for a later backup
+ * of the same device in the request, the first one's).
+ */
+function answersOf(entries: BackupStoreEntry[], verdicts: BackupVerdict[]): BackupStoreAnswer[] {
+  const keptOf = new Map<string, FetchedConfig | null>();
+  return entries.map((entry, n) => {
+    const v = verdicts[n];
+    const refuse = (error: string) => storeAnswer(entry.job_id, null, error);
+    if (v.verdict === 'not_open') return refuse('the deploy job is not open');
+    if (v.verdict === 'dispatching') return { ...refuse('the job is still being dispatched'), retry: true };
+    if (v.verdict === 'stale') return refuse(`attempt ${entry.attempt} is not the job's current attempt (${v.job_attempt})`);
+    if (v.verdict === 'not_current') return refuse("the job is no longer the device's current deploy job");
+    const key = `${v.deployment_id}/${v.device_id}`;
+    if (v.nth === 1)
+      keptOf.set(
+        key,
+        v.stored_id ? entry.backup : v.backup_text !== null ? { text: v.backup_text, format: v.backup_format!, via: v.backup_via! } : null,
+      );
+    const kept = keptOf.get(key);
+    return kept ? keptAnswer(entry, kept) : refuse(`the pre-deployment backup (config version ${v.backup_config_id}) no longer exists`);
+  });
+}
 
-  constructor(
-    private readonly deployments: DeploymentStore,
-    private readonly configs: ConfigService,
-  ) {}
+export class PreDeploymentBackups {
+  private readonly batches = new Batcher<CheckedRequest, BackupStoreAnswer[]>((items) => this.storeBatch(items), REQUESTS_PER_STATEMENT, GATHER_MS);
+
+  constructor(private readonly deployments: DeploymentStore) {}
 
   /**
    * Deploy jobs' pre-deployment backups, sent by their agent before they change anything: the
@@ -100,78 +120,29 @@ export class PreDeploymentBackups {
     return { v: PROTOCOL_VERSION, type: 'backup_stored', error: null, answers: await this.batches.add({ agent, request }) };
   }
 
-  /** store() for many requests, in one transaction: jobs and devices read and locked in one statement, then versions and device rows written. */
+  /** store() for many requests, in one statement (DeploymentStore.storeBackups), answered per backup (answersOf). */
   private async storeBatch(items: CheckedRequest[]): Promise<BackupStoreAnswer[][]> {
-    const entries: StoreEntry[] = items
-      .flatMap(({ agent, request }) => request.backups.map((entry) => ({ agent, entry })))
-      .map((e, i) => ({ ...e, i }));
-    const answers: BackupStoreAnswer[] = [];
-    const { configs } = this;
+    const entries = items.flatMap(({ agent, request }) => request.backups.map((entry) => ({ agent, entry })));
+    let answers: BackupStoreAnswer[];
     try {
-      await this.deployments.db.transaction((trx) => this.storeValid(trx, configs, entries, answers));
+      const verdicts = await this.deployments.storeBackups(
+        entries.map(({ agent, entry }) => ({
+          job_id: entry.job_id,
+          attempt: entry.attempt,
+          org_id: agent.org_id,
+          version: backupFields(entry.backup),
+        })),
+      );
+      answers = answersOf(
+        entries.map((e) => e.entry),
+        verdicts,
+      );
     } catch (err) {
       // Nothing of the batch was stored: each agent asks again.
-      for (const e of entries)
-        answers[e.i] = { ...storeAnswer(e.entry.job_id, null, `the backup could not be stored yet: ${(err as Error).message}`), retry: true };
+      const error = `the backup could not be stored yet: ${(err as Error).message}`;
+      answers = entries.map(({ entry }) => ({ ...storeAnswer(entry.job_id, null, error), retry: true }));
     }
     let at = 0;
     return items.map(({ request }) => answers.slice(at, (at += request.backups.length)));
-  }
-
-  /**
-   * For each backup: refused, answered with the backup already kept for its device, or to be
-   * stored (returned). Its job must be an open deploy job of the agent's organization at the
-   * attempt the agent runs, and still its device's current job; the devices are read and locked
-   * with their stored backups in one statement.
-   */
-  private async decide(trx: Knex.Transaction, valid: StoreEntry[], answers: BackupStoreAnswer[]) {
-    const rows = await this.deployments.lockJobDevices(trx, [...new Set(valid.map((v) => v.entry.job_id))]);
-    const byJob = new Map(rows.map((r) => [r.job, r]));
-    const kept = new Map<string, FetchedConfig>();
-    const storing: { a: StoreEntry; device: JobDevice }[] = [];
-    for (const v of valid) {
-      const row = byJob.get(v.entry.job_id);
-      const key = row ? `${row.deployment_id}/${row.device_id}` : '';
-      const refuse = (error: string) => void (answers[v.i] = storeAnswer(v.entry.job_id, null, error));
-      const answer = (backup: FetchedConfig) => void (answers[v.i] = keptAnswer(v.entry, backup));
-      if (!row || row.job_org_id !== v.agent.org_id) refuse('the deploy job is not open');
-      // Jobs are published inside the dispatch pass's transaction: an agent can ask before it commits.
-      else if (row.job_status === 'queued' && row.job_attempt === v.entry.attempt - 1)
-        answers[v.i] = { ...storeAnswer(v.entry.job_id, null, 'the job is still being dispatched'), retry: true };
-      else if (!['dispatched', 'running'].includes(row.job_status)) refuse('the deploy job is not open');
-      else if (row.job_attempt !== v.entry.attempt) refuse(`attempt ${v.entry.attempt} is not the job's current attempt (${row.job_attempt})`);
-      // Claimed for this job (its id may not be recorded yet: the agent can be quicker than that).
-      else if (row.status !== 'running' || (row.job_id !== null && row.job_id !== v.entry.job_id))
-        refuse("the job is no longer the device's current deploy job");
-      else if (kept.has(key)) answer(kept.get(key)!);
-      else if (row.backup_config_id && row.backup_text === null)
-        refuse(`the pre-deployment backup (config version ${row.backup_config_id}) no longer exists`);
-      else if (row.backup_config_id) {
-        kept.set(key, { text: row.backup_text!, format: row.backup_format!, via: row.backup_via! });
-        answer(kept.get(key)!);
-      } else {
-        kept.set(key, v.entry.backup);
-        storing.push({ a: v, device: row });
-        answer(v.entry.backup);
-      }
-    }
-    return storing;
-  }
-
-  /** Keeps the first backup of each device (decide), storing the new ones as config versions. */
-  private async storeValid(trx: Knex.Transaction, configs: ConfigService, valid: StoreEntry[], answers: BackupStoreAnswer[]): Promise<void> {
-    const storing = await this.decide(trx, valid, answers);
-    if (storing.length === 0) return;
-    const versions = await configs.store.insertVersions(
-      trx,
-      storing.map(({ a, device }) => backupVersion({ orgId: a.agent.org_id, deviceId: device.device_id, jobId: a.entry.job_id }, a.entry.backup)),
-    );
-    if (versions.some((v, i) => v?.device_id !== storing[i].device.device_id)) throw new Error('stored backups came back in another order');
-    // No log line here: the job's own lines reach the log with its result, after this; the outcome's line names the version.
-    await this.deployments.recordDevices(
-      trx,
-      storing.map(({ device }, i) => ({ ...device, backup_config_id: versions[i].id, stamp: false })),
-      [],
-    );
   }
 }

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ConfigService } from '../configs/service';
 import { outcomeOf } from '../jobs/store';
 import type { AgentRef, JobOutcome, JobService, JobSpec } from '../jobs/types';
 import type { DryRunResult } from '../../../shared/src/jobs/deploy';
@@ -134,11 +133,10 @@ export class DeploymentRunner {
   constructor(
     private readonly store: DeploymentStore,
     private readonly jobs: JobService,
-    configs: ConfigService,
     private readonly log: FastifyBaseLogger,
     private readonly tunables: RunnerTunables,
   ) {
-    this.backups = new PreDeploymentBackups(store, configs);
+    this.backups = new PreDeploymentBackups(store);
   }
 
   register(): void {

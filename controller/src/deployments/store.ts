@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { ConfigFormat, Transport } from '../../../shared/src/device/values';
 import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
+import { insertVersionsOf, NEW_VERSION_COLUMNS, newVersionRecord, versionNumbering, type NewVersion } from '../configs/store';
 
 export type DeploymentStatus =
   'pending' | 'in_progress' | 'completed' | 'failed' | 'rolling_back' | 'rolled_back' | 'dry_run_completed' | 'dry_run_failed';
@@ -103,16 +104,35 @@ export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 
 /** A device row locked for recording a job outcome, with its deployment's organization and the version number of its kept backup. */
 export type LockedDevice = DeploymentDeviceRow & { org_id: string; backup_version: number | null };
 
-/** A deploy job as a backup_store request reads it: its locked device, and the device's stored backup (null: none yet, or gone). */
-export type JobDevice = LockedDevice & {
-  job: string;
-  job_org_id: string;
-  job_status: string;
-  job_attempt: number;
+/** A backup of a backup_store request to store (storeBackups): the version's fields but its device's and job's, which the statement sets. */
+export interface BackupToStore {
+  job_id: string;
+  attempt: number;
+  /** The requesting agent's organization: the job must be of it. */
+  org_id: string;
+  version: Omit<NewVersion, 'org_id' | 'device_id' | 'job_id'>;
+}
+
+/**
+ * What storeBackups found for a backup, in request order. `verdict`: not_open (no such open
+ * deploy job of the organization), dispatching (its dispatch has not committed yet), stale (another
+ * attempt is current), not_current (its device went on to another job), or ok. For ok: `nth`
+ * counts the backups of the same device in the request (only the first can be stored),
+ * `stored_id` is the version stored for it, else `backup_config_id` the backup kept before (its
+ * text null when that version is gone).
+ */
+export interface BackupVerdict {
+  verdict: 'not_open' | 'dispatching' | 'stale' | 'not_current' | 'ok';
+  job_attempt: number | null;
+  deployment_id: string | null;
+  device_id: string | null;
+  nth: number | null;
+  stored_id: string | null;
+  backup_config_id: string | null;
   backup_text: string | null;
   backup_format: ConfigFormat | null;
   backup_via: Transport | null;
-};
+}
 
 /** A stored pre-deployment backup as a rollback job (restore or rollback) carries it. */
 export interface StoredBackup {
@@ -144,6 +164,50 @@ const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_i
     FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
          error_message text, dry_run_diff text, stamp boolean)
    WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id`;
+/**
+ * SQL of a backup_store request's backups (one jsonb parameter of BackupToStore rows, `n` their
+ * order), in one statement, so the request costs one round trip: each job with its deployment
+ * device, locked in key order; the verdict on each backup (BackupVerdict); the first ok backup
+ * of each device without a kept one stored as a config version (numbered like every version)
+ * and set on the device. A device row that waited on another transaction's lock is read as that
+ * one left it, its kept backup's text as the statement first saw it (see withBackupsCommittedMeanwhile).
+ */
+/** The columns of a stored backup's version that come from its locked device row (the rest from the request). */
+const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id', device_id: 'v.dd_device AS device_id' };
+const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
+      AS i(n int, job_id uuid, attempt int, agent_org uuid, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
+  l AS MATERIALIZED (
+    SELECT dd.deployment_id, dd.device_id AS dd_device, dd.status AS dd_status, dd.job_id AS dd_job, dd.backup_config_id,
+           j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt
+      FROM jobs j JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
+     WHERE j.id IN (SELECT job_id FROM i) AND j.kind = 'deploy'
+     ORDER BY dd.deployment_id, dd.device_id
+       FOR NO KEY UPDATE OF dd),
+  v AS (
+    SELECT i.*, l.*, CASE
+        WHEN l.job IS NULL OR l.job_org_id <> i.agent_org THEN 'not_open'
+        WHEN l.job_status = 'queued' AND l.job_attempt = i.attempt - 1 THEN 'dispatching'
+        WHEN l.job_status NOT IN ('dispatched', 'running') THEN 'not_open'
+        WHEN l.job_attempt <> i.attempt THEN 'stale'
+        WHEN l.dd_status <> 'running' OR (l.dd_job IS NOT NULL AND l.dd_job <> i.job_id) THEN 'not_current'
+        ELSE 'ok' END AS verdict
+      FROM i LEFT JOIN l ON l.job = i.job_id),
+  e AS (SELECT n, row_number() OVER (PARTITION BY deployment_id, dd_device ORDER BY n) AS nth FROM v WHERE verdict = 'ok'),
+  r AS (
+    SELECT v.n AS i, 1 AS ord, v.deployment_id, ${NEW_VERSION_COLUMNS.map((c) => VERSION_FROM_V[c] ?? `v.${c}`).join(', ')}
+      FROM v JOIN e ON e.n = v.n WHERE e.nth = 1 AND v.backup_config_id IS NULL),
+  ${versionNumbering('r')},
+  inserted AS (${insertVersionsOf('r')} RETURNING id, job_id),
+  u AS (
+    UPDATE deployment_devices dd SET backup_config_id = ins.id
+      FROM inserted ins JOIN r ON r.job_id = ins.job_id
+     WHERE dd.deployment_id = r.deployment_id AND dd.device_id = r.device_id)
+  SELECT v.verdict, v.job_attempt, v.deployment_id, v.dd_device AS device_id, e.nth, ins.id AS stored_id, v.backup_config_id,
+         cv.config_text AS backup_text, cv.config_format AS backup_format, cv.pulled_via AS backup_via
+    FROM v LEFT JOIN e ON e.n = v.n LEFT JOIN inserted ins ON ins.job_id = v.job_id AND e.nth = 1
+    LEFT JOIN config_versions cv ON cv.id = v.backup_config_id
+   ORDER BY v.n`;
+
 /** SQL of appending log batches: the batches (one jsonb parameter, see logInput) as CTE b, then the insert. */
 const LOG_BATCHES = `b AS (SELECT * FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (deployment_id uuid, org_id uuid, device_id uuid, job_id uuid, lines jsonb))
   WITH ORDINALITY AS b(deployment_id, org_id, device_id, job_id, lines, ord))`;
@@ -285,42 +349,25 @@ export class DeploymentStore {
     return rows;
   }
 
-  /**
-   * What a backup_store request needs of its jobs, in one statement (the request is bound by its
-   * round trips): each deploy job of `jobIds` with its deployment device, locked (key order),
-   * and that device's stored pre-deployment backup when it has one. A job without a deployment
-   * device is not listed.
-   */
-  async lockJobDevices(trx: Knex.Transaction, jobIds: string[]): Promise<JobDevice[]> {
-    if (jobIds.length === 0) return [];
-    const { rows } = await trx
-      .raw(
-        `SELECT dd.*, d.org_id, j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt,
-                cv.version AS backup_version, cv.config_text AS backup_text, cv.config_format AS backup_format, cv.pulled_via AS backup_via
-           FROM jobs j
-           JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
-           JOIN deployments d ON d.id = dd.deployment_id
-           LEFT JOIN config_versions cv ON cv.id = dd.backup_config_id
-          WHERE j.id = ANY(?::uuid[]) AND j.kind = 'deploy'
-          ORDER BY dd.deployment_id, dd.device_id
-          FOR NO KEY UPDATE OF dd`,
-        [jobIds],
-      )
-      .options(PREPARED);
-    return this.withBackupsCommittedMeanwhile(trx, rows);
+  /** A backup_store request's backups stored as STORE_BACKUPS says, in one statement: a verdict per backup, in order. */
+  async storeBackups(backups: BackupToStore[]): Promise<BackupVerdict[]> {
+    if (backups.length === 0) return [];
+    const input = backups.map((b, n) => ({ n, job_id: b.job_id, attempt: b.attempt, agent_org: b.org_id, ...b.version }));
+    const { rows } = await this.db.raw(STORE_BACKUPS, [JSON.stringify(input)]).options(PREPARED);
+    return this.withBackupsCommittedMeanwhile(rows as BackupVerdict[]);
   }
 
   /**
    * A row that waited on another transaction's lock comes back as that transaction left it, but
-   * its joined backup as the statement first saw it: a backup the other stored and set on the
+   * its kept backup as the statement first saw it: a backup the other stored and set on the
    * device meanwhile reads as missing. Those are read again (a new statement sees the commit).
    */
-  private async withBackupsCommittedMeanwhile(trx: Knex.Transaction, rows: JobDevice[]): Promise<JobDevice[]> {
+  private async withBackupsCommittedMeanwhile(rows: BackupVerdict[]): Promise<BackupVerdict[]> {
     const unread = rows.filter((r) => r.backup_config_id && r.backup_text === null).map((r) => r.backup_config_id!);
     if (unread.length === 0) return rows;
     const found = new Map<string, StoredBackup>(
       (
-        await trx('config_versions')
+        await this.db('config_versions')
           .whereIn('id', [...new Set(unread)])
           .select('id', 'config_text', 'config_format', 'pulled_via')
       ).map((v: StoredBackup & { id: string }) => [v.id, v]),
