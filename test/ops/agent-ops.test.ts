@@ -109,6 +109,8 @@ describe('agent ops server', () => {
     expect(metric(m, 'switchboard_agent_device_session_errors_total', { transport: 'ssh', cause: 'auth' })).toBe(1);
     expect(metric(m, 'switchboard_agent_events_published_total', { type: 'results' })).toBeGreaterThanOrEqual(1); // both results, one or two events
     expect(metric(m, 'switchboard_agent_heartbeats_total', { answered: 'yes' })).toBeGreaterThanOrEqual(1);
+    expect(metric(m, 'switchboard_agent_request_seconds_count', { type: 'heartbeat', answered: 'yes' })).toBeGreaterThanOrEqual(1);
+    expect(metric(m, 'switchboard_agent_request_seconds_sum', { type: 'heartbeat', answered: 'yes' })).toBeGreaterThan(0);
     expect(metric(m, 'switchboard_agent_nats_connected')).toBe(1);
     expect(metric(m, 'switchboard_agent_controller_reachable')).toBe(1);
     expect(metric(m, 'process_resident_memory_bytes')).toBeGreaterThan(0);

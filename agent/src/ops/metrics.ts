@@ -60,6 +60,7 @@ export class AgentMetrics {
   private readonly published: Counter<'type'>;
   private readonly publishFailures: Counter;
   private readonly heartbeats: Counter<'answered'>;
+  private readonly requestSeconds: Histogram<'type' | 'answered'>;
   private readonly sessionsOpened: Counter<'transport'>;
   private readonly sessionErrors: Counter<'transport' | 'cause'>;
   private readonly sessionsActive: Gauge<'transport'>;
@@ -130,6 +131,15 @@ export class AgentMetrics {
       name: 'switchboard_agent_heartbeats_total',
       help: 'Heartbeats sent, by whether a controller answered.',
       labelNames: ['answered'],
+      registers,
+    });
+    this.requestSeconds = new Histogram({
+      name: 'switchboard_agent_request_seconds',
+      help:
+        'Round trips of requests to the controller (heartbeat, backup_store before a deploy changes anything, open_jobs), ' +
+        'by type and whether a controller answered: how long sessions wait on the controller.',
+      labelNames: ['type', 'answered'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
     this.sessionsOpened = new Counter({
@@ -209,8 +219,12 @@ export class AgentMetrics {
         this.published.inc({ type });
       },
       request: async (token, timeoutMs) => {
+        const started = performance.now();
         const answer = await link.request(token, timeoutMs);
-        if (labelsOf(token).type === 'heartbeat') this.heartbeats.inc({ answered: answer ? 'yes' : 'no' });
+        const type = labelsOf(token).type ?? 'unknown';
+        const answered = answer ? 'yes' : 'no';
+        this.requestSeconds.observe({ type, answered }, (performance.now() - started) / 1000);
+        if (type === 'heartbeat') this.heartbeats.inc({ answered });
         if (answer) this.lastAnswerAt = Date.now();
         return answer;
       },
