@@ -175,7 +175,7 @@ export async function run(args: string[] = []): Promise<void> {
   const counter = transport === 'nats' && args.includes('--count-requests') ? await backupRequestCounter(prefix) : null;
   const sim = await startSimProcess(devices);
   const c = await benchController(transport === 'nats' ? { natsUrl: NATS_URL, natsPrefix: prefix } : {});
-  const agents: { pid?: number; stop(): Promise<void> }[] = [];
+  const agents: { pid?: number; stop(): Promise<void>; metrics?: string }[] = [];
   try {
     // One profile for the fleet, a device per target; not timed.
     const ids: string[] = [];
@@ -226,14 +226,17 @@ export async function run(args: string[] = []): Promise<void> {
     if (transport === 'nats') {
       for (let i = 0; i < agentCount; i++) {
         const created = (await c.call('POST', '/api/agents', { name: `bench-agent-${i + 1}`, site_id: null })).body;
+        const healthPort = await freePort();
         const proc = spawnAgent({
           NATS_URL,
           SWITCHBOARD_URL: c.base,
           SWITCHBOARD_ENROLL_TOKEN: created.enrollment_token,
           SWITCHBOARD_AGENT_STATE_DIR: mkdtempSync(join(tmpdir(), 'sb-bench-agent-')),
           SWITCHBOARD_AGENT_CONCURRENCY: String(concurrency),
+          // Its ops server, for the backup_store round trips it measured (switchboard_agent_request_seconds).
+          SWITCHBOARD_AGENT_HEALTH_PORT: String(healthPort),
         });
-        agents.push({ pid: proc.child.pid, stop: () => stop(proc) });
+        agents.push({ pid: proc.child.pid, stop: () => stop(proc), metrics: `http://127.0.0.1:${healthPort}/metrics` });
       }
     } else {
       const { enroll } = await import('../../agent/src/identity');
@@ -377,8 +380,15 @@ export async function run(args: string[] = []): Promise<void> {
     counter?.take();
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
+      const tripsBefore = await backupStoreTrips(agents);
       const e2e = await endToEnd(measured);
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
+      const trips = await backupStoreTrips(agents);
+      if (trips.count > tripsBefore.count)
+        cpuNotes.push(
+          `  backup_store round trips of round ${round}, as the agents measured them: ${trips.count - tripsBefore.count} requests, ` +
+            `mean ${((1000 * (trips.sum - tripsBefore.sum)) / (trips.count - tripsBefore.count)).toFixed(1)} ms`,
+        );
       if (counter) cpuNotes.push(`  requests of round ${round}, end to end: ${counter.take()}`);
       counting = meter();
       const floor = await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
@@ -435,4 +445,20 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.exit(1);
     },
   );
+}
+
+/** The answered backup_store round trips the agents' ops servers have counted so far (seconds in all, and how many). */
+async function backupStoreTrips(agents: { metrics?: string }[]): Promise<{ sum: number; count: number }> {
+  const total = { sum: 0, count: 0 };
+  for (const { metrics } of agents) {
+    if (!metrics) continue;
+    const text = await fetch(metrics)
+      .then((r) => r.text())
+      .catch(() => '');
+    for (const [, part, value] of text.matchAll(
+      /^switchboard_agent_request_seconds_(sum|count)\{[^}]*type="backup_store"[^}]*answered="yes"[^}]*\} (\S+)$/gm,
+    ))
+      total[part as 'sum' | 'count'] += Number(value);
+  }
+  return total;
 }
