@@ -20,14 +20,11 @@ import type { AgentRef, JobOutcome } from '../jobs/types';
 import type { BackupToStore, BackupVerdict, DeploymentStore } from './store';
 
 /**
- * Requests reach the store already gathered: the engine reads their signers together (those
- * that come while the previous read is out, REQUEST_GATHER_MS) and hands the batch on at once,
- * so the store gathers only the requests of the same turn of the event loop, and those that
- * come while its statement is out. Agents gather their jobs' backups into one request
- * (agent/src/backup-store.ts), so a request carries several jobs.
+ * Requests to a statement at the most: up to BACKUP_STORE_MAX jobs each. Requests reach the store
+ * already gathered (the engine reads their signers together), and it adds those of the same turn
+ * of the event loop and those that come while its statement is out; agents gather their jobs'
+ * backups into one request (agent/src/backup-store.ts).
  */
-const GATHER_MS = 0;
-/** Requests to a statement at the most: up to BACKUP_STORE_MAX jobs each. */
 const REQUESTS_PER_STATEMENT = 16;
 
 type FetchedConfig = NonNullable<BackupStoreAnswer['backup']>;
@@ -97,7 +94,7 @@ function answersOf(entries: BackupStoreEntry[], verdicts: BackupVerdict[]): Back
 }
 
 export class PreDeploymentBackups {
-  private readonly batches = new Batcher<CheckedRequest, BackupStoreAnswer[]>((items) => this.storeBatch(items), REQUESTS_PER_STATEMENT, GATHER_MS);
+  private readonly batches = new Batcher<CheckedRequest, BackupStoreAnswer[]>((items) => this.storeBatch(items), REQUESTS_PER_STATEMENT);
 
   constructor(private readonly deployments: DeploymentStore) {}
 

@@ -164,6 +164,8 @@ const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_i
     FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
          error_message text, dry_run_diff text, stamp boolean)
    WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id`;
+/** The columns of a stored backup's version that come from its locked device row (the rest from the request). */
+const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id', device_id: 'v.dd_device AS device_id' };
 /**
  * SQL of a backup_store request's backups (one jsonb parameter of BackupToStore rows, `n` their
  * order), in one statement, so the request costs one round trip: each job with its deployment
@@ -172,8 +174,6 @@ const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_i
  * and set on the device. A device row that waited on another transaction's lock is read as that
  * one left it, its kept backup's text as the statement first saw it (see withBackupsCommittedMeanwhile).
  */
-/** The columns of a stored backup's version that come from its locked device row (the rest from the request). */
-const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id', device_id: 'v.dd_device AS device_id' };
 const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
       AS i(n int, job_id uuid, attempt int, agent_org uuid, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
   l AS MATERIALIZED (

@@ -7,15 +7,6 @@ import { Batcher } from '../../../shared/src/jobs/limit';
 import type { AgentDirectory, AgentIdentityRow } from './ports';
 import { UUID } from '../db/knex';
 
-/**
- * How long the first request of a batch waits for others: none. The batcher runs one read at a
- * time and gathers the requests that come while it is out, so a busy controller still reads
- * many signers at once, and a deploy job's backup_store (its device session open, waiting) does
- * not sit out a fixed gather: on a quiet 2-core machine (deploy bench, 500 devices) a 15 ms
- * gather made the request's round trip 26 ms against 18 without it, for the same CPU.
- */
-export const REQUEST_GATHER_MS = 0;
-
 /** A checked signature: the agent and what it signed, or why it was refused. */
 export type Verified = { agent: AgentIdentityRow; payload: unknown } | { refused: string; agent?: AgentIdentityRow };
 
@@ -23,17 +14,15 @@ export class AgentSigners {
   private readonly keys = new Map<string, { x: string; key: Promise<AnyKey> }>();
   /**
    * Signers of requests (a deploy job's backup_store, heartbeats), read together for the
-   * requests that arrive while the previous read is out (REQUEST_GATHER_MS); the handlers then
-   * take the gathered requests as one batch (see deployments/backup-store.ts).
+   * requests that arrive while the previous read is out; the handlers then take the gathered
+   * requests as one batch (see deployments/backup-store.ts). No fixed gather on top: a deploy
+   * job's backup_store waits with its device session open, and on a quiet 2-core machine (deploy
+   * bench, 500 devices) a 15 ms gather made its round trip 26 ms against 18, for the same CPU.
    */
-  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(
-    async (ids) => {
-      const rows = await this.agents.identities([...new Set(ids)]);
-      return ids.map((id) => rows.get(id));
-    },
-    500,
-    REQUEST_GATHER_MS,
-  );
+  private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(async (ids) => {
+    const rows = await this.agents.identities([...new Set(ids)]);
+    return ids.map((id) => rows.get(id));
+  }, 500);
 
   constructor(private readonly agents: AgentDirectory) {}
 
