@@ -89,7 +89,10 @@ const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
 /** A rejection that came before its job's dispatch committed is read again this much later, this many times at most. */
 const REJECTED_EARLY_DELAY_MS = 200;
 const REJECTED_EARLY_TRIES = 25;
-/** The job as read is still queued at the attempt before the one sent: its dispatch pass has not committed yet (the backup_store statement's 'dispatching' verdict, deployments/store.ts). */
+/**
+ * The job as read is still queued at the attempt before the one sent: its dispatch pass has not
+ * committed yet (the backup_store statement's 'dispatching' verdict, deployments/store.ts).
+ */
 const beingDispatched = (job: { status: string; attempt: number }, sentAttempt: number) => job.status === 'queued' && job.attempt === sentAttempt - 1;
 
 /**
