@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SettingsService } from '../../controller/src/platform/settings-service';
@@ -67,16 +68,27 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
 
-  const send = async (method: string, path: string, token: string | null, body?: unknown, type = 'application/json') => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...(token && { authorization: `Bearer ${token}` }), ...(body !== undefined && { 'content-type': type }) },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  // node:http with kept-alive sockets, not fetch: the client shares this process with the
+  // controller, and fetch took about three times the CPU per call (0.21 against 0.07 ms, server included).
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const send = (method: string, path: string, token: string | null, body?: unknown, type = 'application/json') =>
+    new Promise<{ text: string; json: boolean }>((resolve, reject) => {
+      const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const headers = { ...(token && { authorization: `Bearer ${token}` }), ...(payload !== undefined && { 'content-type': type }) };
+      const req = httpRequest(base + path, { method, headers, agent }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status >= 300) reject(new Error(`${method} ${path} → ${status} ${text.slice(0, 500)}`));
+          else resolve({ text, json: res.headers['content-type']?.includes('json') ?? false });
+        });
+      });
+      req.on('error', reject);
+      req.end(payload);
     });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path} → ${res.status} ${text.slice(0, 500)}`);
-    return { text, json: res.headers.get('content-type')?.includes('json') ?? false };
-  };
   const request = async (method: string, path: string, token: string | null, body?: unknown, type?: string) => {
     const { text } = await send(method, path, token, body, type);
     return text ? JSON.parse(text) : null;
@@ -101,6 +113,7 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
         for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 25))
           console.log(`${String(n).padStart(7)}  ${sql.replace(/\s+/g, ' ').slice(0, 160)}`);
       }
+      agent.destroy();
       await app.close();
       await db.destroy();
       await database.drop();

@@ -5,7 +5,7 @@
  */
 import type { GnmiSession } from '../drivers/gnmi';
 import type { DeviceSession } from '../drivers/types';
-import { describeError, TextTranscript, type JobContext, type JobResultOf } from '../jobs/context';
+import { describeError, type JobContext, type JobResultOf } from '../jobs/context';
 import { pollOverGnmi } from './gnmi-poll';
 import { collected } from '../../../shared/src/discovery/records';
 import type { PollResult } from '../../../shared/src/jobs/poll';
@@ -13,10 +13,10 @@ import { pollOverCli } from './ssh-poll';
 
 export async function runPoll(ctx: JobContext<'poll'>): Promise<JobResultOf<'poll'>> {
   const transport = ctx.params.transport;
-  const transcript = new TextTranscript(256 * 1024);
   let session: DeviceSession | undefined;
   try {
-    session = await ctx.open(transport, transcript);
+    // No transcript: a poll's result does not carry one (its sections say what was run and what failed).
+    session = await ctx.open(transport);
     const opts = { signal: ctx.signal, mask: ctx.mask, log: (t: string) => ctx.log('info', t) };
     const polled =
       transport === 'gnmi'
