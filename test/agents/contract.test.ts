@@ -467,6 +467,17 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     await expect(
       tc.services.jobs.submit([{ orgId: org.orgId, kind: 'backup', deviceId: randomUUID(), params: { methods: ['cli'] } }]),
     ).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND' });
+    // One missing device refuses the whole submission: its organization's own device gets no job either, and the first missing one is named.
+    const own = await makeDevice(tc, org, { port: sim.port });
+    const missing = randomUUID();
+    await expect(
+      tc.services.jobs.submit([
+        { orgId: org.orgId, kind: 'backup', deviceId: own, params: { methods: ['cli'] } },
+        { orgId: org.orgId, kind: 'backup', deviceId: missing, params: { methods: ['cli'] } },
+        { orgId: org.orgId, kind: 'backup', deviceId: foreign, params: { methods: ['cli'] } },
+      ]),
+    ).rejects.toMatchObject({ code: 'DEVICE_NOT_FOUND', message: `Device ${missing} not found` });
+    expect(Number((await tc.db('jobs').where({ device_id: own }).count('* as n').first())!.n)).toBe(0);
     await expect(tc.services.jobs.submit([{ orgId: org.orgId, kind: 'nope', deviceId: foreign, params: {} } as never])).rejects.toMatchObject({
       code: 'JOB_KIND_UNKNOWN',
     });

@@ -187,16 +187,9 @@ export class JobEngine implements JobService {
 
   async submit<K extends JobKind>(specs: JobSpec<K>[]): Promise<string[]> {
     if (specs.length === 0) return [];
-    const byOrg = new Map<string, Set<string>>();
     for (const spec of specs) {
       if (!isJobKind(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${String(spec.kind)}'`); // callers outside the type system
       if (!UUID.test(spec.deviceId)) throw appError('DEVICE_NOT_FOUND', `Device ${spec.deviceId} not found`);
-      byOrg.set(spec.orgId, (byOrg.get(spec.orgId) ?? new Set()).add(spec.deviceId));
-    }
-    for (const [orgId, ids] of byOrg) {
-      const found = await this.store.existingDevices(orgId, [...ids]);
-      const missing = [...ids].find((id) => !found.has(id));
-      if (missing) throw appError('DEVICE_NOT_FOUND', `Device ${missing} not found`);
     }
     const now = Date.now();
     const rows = specs.map((spec) => ({
@@ -208,7 +201,8 @@ export class JobEngine implements JobService {
       params: spec.params ?? {},
       deadline_at: new Date(now + (spec.deadlineMs ?? this.deps.tunables.defaultDeadlineMs)),
     }));
-    await this.store.insert(rows);
+    const { missing } = await this.store.insertIfDevicesExist(rows);
+    if (missing) throw appError('DEVICE_NOT_FOUND', `Device ${missing} not found`);
     void this.kick();
     return rows.map((r) => r.id);
   }
