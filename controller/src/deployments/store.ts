@@ -173,6 +173,9 @@ const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id'
  * of each device without a kept one stored as a config version (numbered like every version)
  * and set on the device. A device row that waited on another transaction's lock is read as that
  * one left it, its kept backup's text as the statement first saw it (see withBackupsCommittedMeanwhile).
+ * Jobs and kept backups are looked up by key (`= ANY`, a LATERAL with LIMIT so that it is not
+ * turned back into a join): planned as joins against the recordset's default estimate of 100 rows,
+ * both were sequential scans of their tables on every request once they held a few thousand rows.
  */
 const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
       AS i(n int, job_id uuid, attempt int, agent_org uuid, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
@@ -180,7 +183,7 @@ const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
     SELECT dd.deployment_id, dd.device_id AS dd_device, dd.status AS dd_status, dd.job_id AS dd_job, dd.backup_config_id,
            j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt
       FROM jobs j JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
-     WHERE j.id IN (SELECT job_id FROM i) AND j.kind = 'deploy'
+     WHERE j.id = ANY(ARRAY(SELECT job_id FROM i)) AND j.kind = 'deploy'
      ORDER BY dd.deployment_id, dd.device_id
        FOR NO KEY UPDATE OF dd),
   v AS (
@@ -205,7 +208,7 @@ const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
   SELECT v.verdict, v.job_attempt, v.deployment_id, v.dd_device AS device_id, e.nth, ins.id AS stored_id, v.backup_config_id,
          cv.config_text AS backup_text, cv.config_format AS backup_format, cv.pulled_via AS backup_via
     FROM v LEFT JOIN e ON e.n = v.n LEFT JOIN inserted ins ON ins.job_id = v.job_id AND e.nth = 1
-    LEFT JOIN config_versions cv ON cv.id = v.backup_config_id
+    LEFT JOIN LATERAL (SELECT cv.config_text, cv.config_format, cv.pulled_via FROM config_versions cv WHERE cv.id = v.backup_config_id LIMIT 1) cv ON true
    ORDER BY v.n`;
 
 /** SQL of appending log batches: the batches (one jsonb parameter, see logInput) as CTE b, then the insert. */
