@@ -195,14 +195,18 @@ export class ConfigStore {
     if (keys.length === 0) return [];
     const { rows } = await trx
       .raw(
-        `SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
+        // Devices by key (= ANY): joined against the recordset's default estimate of 100 rows, a
+        // fleet of thousands was scanned whole for every batch of results.
+        `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(ord int, org_id uuid, device_id uuid, group_id uuid))
+       SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
               sd.methods AS run_methods, sd.structured_transport AS run_transport,
               cp.methods AS pull_methods, cp.structured_transport AS pull_transport
-         FROM jsonb_to_recordset(?::jsonb) AS i(ord int, org_id uuid, device_id uuid, group_id uuid)
+         FROM i
          JOIN devices d ON d.id = i.device_id AND d.org_id = i.org_id
          JOIN connection_profiles p ON p.id = d.profile_id
          LEFT JOIN snapshot_devices sd ON sd.device_id = d.id AND sd.snapshot_id = i.group_id
          LEFT JOIN config_pulls cp ON cp.device_id = d.id AND cp.id = i.group_id
+        WHERE d.id = ANY(ARRAY(SELECT device_id FROM i))
         ORDER BY d.id
           FOR KEY SHARE OF d`,
         [JSON.stringify(keys.map((k, ord) => ({ ord, org_id: k.orgId, device_id: k.deviceId, group_id: k.groupId })))],

@@ -158,12 +158,15 @@ export interface LogBatch {
 
 type Q = Db | Knex.Transaction;
 
-/** SQL of writing device rows as outcomes left them (one jsonb parameter of DeviceWrite rows). */
+/**
+ * SQL of writing device rows as outcomes left them (a jsonb parameter of DeviceWrite rows, then
+ * their deployment ids and device ids: rows are found by key, not by a scan of every deployment's devices).
+ */
 const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
     error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
     FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
          error_message text, dry_run_diff text, stamp boolean)
-   WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id`;
+   WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id AND d.deployment_id = ANY(?::uuid[]) AND d.device_id = ANY(?::uuid[])`;
 /** The columns of a stored backup's version that come from its locked device row (the rest from the request). */
 const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id', device_id: 'v.dd_device AS device_id' };
 /**
@@ -173,17 +176,19 @@ const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id'
  * of each device without a kept one stored as a config version (numbered like every version)
  * and set on the device. A device row that waited on another transaction's lock is read as that
  * one left it, its kept backup's text as the statement first saw it (see withBackupsCommittedMeanwhile).
- * Jobs and kept backups are looked up by key (`= ANY`, a LATERAL with LIMIT so that it is not
- * turned back into a join): planned as joins against the recordset's default estimate of 100 rows,
- * both were sequential scans of their tables on every request once they held a few thousand rows.
+ * Jobs, their deployment devices and kept backups are looked up by key (`= ANY`, a LATERAL with
+ * LIMIT so that it is not turned back into a join): planned as joins against the recordset's
+ * default estimate of 100 rows, each was a sequential scan of its table on every request once the
+ * tables held a few thousand rows.
  */
 const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
       AS i(n int, job_id uuid, attempt int, agent_org uuid, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
+  j AS MATERIALIZED (SELECT id, org_id, status, attempt, group_id, device_id FROM jobs WHERE id = ANY(ARRAY(SELECT job_id FROM i)) AND kind = 'deploy'),
   l AS MATERIALIZED (
     SELECT dd.deployment_id, dd.device_id AS dd_device, dd.status AS dd_status, dd.job_id AS dd_job, dd.backup_config_id,
            j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt
-      FROM jobs j JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
-     WHERE j.id = ANY(ARRAY(SELECT job_id FROM i)) AND j.kind = 'deploy'
+      FROM j JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
+     WHERE dd.deployment_id = ANY(ARRAY(SELECT group_id FROM j)) AND dd.device_id = ANY(ARRAY(SELECT device_id FROM j))
      ORDER BY dd.deployment_id, dd.device_id
        FOR NO KEY UPDATE OF dd),
   v AS (
@@ -374,9 +379,10 @@ export class DeploymentStore {
                 (SELECT cv.version FROM config_versions cv WHERE cv.id = dd.backup_config_id) AS backup_version
            FROM deployment_devices dd
          JOIN unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id) ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
+        WHERE dd.deployment_id = ANY(?::uuid[]) AND dd.device_id = ANY(?::uuid[]) -- by key, not a scan of every deployment's devices
         ORDER BY dd.deployment_id, dd.device_id
         FOR NO KEY UPDATE OF dd`,
-        [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
+        [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id), keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
       )
       .options(PREPARED);
     return rows;
@@ -549,11 +555,11 @@ export class DeploymentStore {
   async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
     if (rows.length === 0 && batches.length === 0) return;
     // Without lines, no insert: an insert of none still fires deployment_logs' statement trigger.
-    const devices = JSON.stringify(rows);
+    const devices = [JSON.stringify(rows), [...new Set(rows.map((r) => r.deployment_id))], rows.map((r) => r.device_id)];
     const [sql, params] =
       batches.length === 0
-        ? [UPDATE_DEVICES, [devices]]
-        : [`WITH w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`, [devices, logInput(batches)]];
+        ? [UPDATE_DEVICES, devices]
+        : [`WITH w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`, [...devices, logInput(batches)]];
     await trx.raw(sql, params).options(PREPARED);
   }
 

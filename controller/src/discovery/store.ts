@@ -224,9 +224,11 @@ export class DiscoveryStore {
 
   async setJobs(pairs: { id: string; job_id: string }[]): Promise<void> {
     if (pairs.length === 0) return;
+    // p.id = ANY(...) so that polls are found by key, not by a scan of the whole history.
     await this.db.raw(
-      'UPDATE discovery_polls p SET job_id = v.job_id::uuid FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS job_id) v WHERE p.id = v.id',
-      [pairs.map((p) => p.id), pairs.map((p) => p.job_id)],
+      `UPDATE discovery_polls p SET job_id = v.job_id FROM unnest(?::uuid[], ?::uuid[]) AS v(id, job_id)
+        WHERE p.id = v.id AND p.id = ANY(?::uuid[])`,
+      [pairs.map((p) => p.id), pairs.map((p) => p.job_id), pairs.map((p) => p.id)],
     );
   }
 
@@ -306,8 +308,8 @@ export class DiscoveryStore {
         `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections,
          started_at = v.started_at, finished_at = v.finished_at
        FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, status text, error text, counts jsonb, sections jsonb, started_at timestamptz, finished_at timestamptz)
-       WHERE p.id = v.id`,
-        [JSON.stringify(finals)],
+       WHERE p.id = v.id AND p.id = ANY(?::uuid[])`,
+        [JSON.stringify(finals), finals.map((f) => f.id)],
       )
       .options(PREPARED);
   }
