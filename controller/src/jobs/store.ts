@@ -143,9 +143,8 @@ const INSERT_JOBS = `WITH r AS (
      ORDER BY r.ord LIMIT 1),
   ins AS (
     INSERT INTO jobs (id, org_id, kind, device_id, group_id, params, deadline_at)
-    SELECT id, org_id, kind, device_id, group_id, params, deadline_at FROM r WHERE NOT EXISTS (SELECT 1 FROM missing) ORDER BY r.ord
-    RETURNING 1)
-  SELECT (SELECT device_id FROM missing) AS missing, (SELECT count(*) FROM ins)::int AS inserted`;
+    SELECT id, org_id, kind, device_id, group_id, params, deadline_at FROM r WHERE NOT EXISTS (SELECT 1 FROM missing) ORDER BY r.ord)
+  SELECT (SELECT device_id FROM missing) AS missing`;
 
 /** The only place with job SQL. */
 export class JobsStore {
