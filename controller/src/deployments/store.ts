@@ -158,15 +158,15 @@ export interface LogBatch {
 
 type Q = Db | Knex.Transaction;
 
-/**
- * SQL of writing device rows as outcomes left them (a jsonb parameter of DeviceWrite rows, then
- * their deployment ids and device ids: rows are found by key, not by a scan of every deployment's devices).
- */
+/** SQL of the device rows outcomes leave (one jsonb parameter of DeviceWrite rows) as CTE `writes`, for UPDATE_DEVICES. */
+const DEVICE_WRITES = `writes AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid,
+    backup_config_id uuid, changed boolean, error_message text, dry_run_diff text, stamp boolean))`;
+/** SQL of writing CTE `writes` to the device rows, found by key, not by a scan of every deployment's devices. */
 const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
     error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
-    FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid, backup_config_id uuid, changed boolean,
-         error_message text, dry_run_diff text, stamp boolean)
-   WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id AND d.deployment_id = ANY(?::uuid[]) AND d.device_id = ANY(?::uuid[])`;
+    FROM writes r
+   WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id
+     AND d.deployment_id = ANY(ARRAY(SELECT deployment_id FROM writes)) AND d.device_id = ANY(ARRAY(SELECT device_id FROM writes))`;
 /** The columns of a stored backup's version that come from its locked device row (the rest from the request). */
 const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id', device_id: 'v.dd_device AS device_id' };
 /**
@@ -375,14 +375,15 @@ export class DeploymentStore {
     if (keys.length === 0) return [];
     const { rows } = await trx
       .raw(
-        `SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id,
+        `WITH k AS (SELECT * FROM unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id))
+       SELECT dd.*, (SELECT d.org_id FROM deployments d WHERE d.id = dd.deployment_id) AS org_id,
                 (SELECT cv.version FROM config_versions cv WHERE cv.id = dd.backup_config_id) AS backup_version
            FROM deployment_devices dd
-         JOIN unnest(?::uuid[], ?::uuid[]) AS k(deployment_id, device_id) ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
-        WHERE dd.deployment_id = ANY(?::uuid[]) AND dd.device_id = ANY(?::uuid[]) -- by key, not a scan of every deployment's devices
+         JOIN k ON dd.deployment_id = k.deployment_id AND dd.device_id = k.device_id
+        WHERE dd.deployment_id = ANY(ARRAY(SELECT deployment_id FROM k)) AND dd.device_id = ANY(ARRAY(SELECT device_id FROM k)) -- by key, not a scan
         ORDER BY dd.deployment_id, dd.device_id
         FOR NO KEY UPDATE OF dd`,
-        [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id), keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
+        [keys.map((k) => k.deployment_id), keys.map((k) => k.device_id)],
       )
       .options(PREPARED);
     return rows;
@@ -555,11 +556,11 @@ export class DeploymentStore {
   async recordDevices(trx: Knex.Transaction, rows: DeviceWrite[], batches: LogBatch[]): Promise<void> {
     if (rows.length === 0 && batches.length === 0) return;
     // Without lines, no insert: an insert of none still fires deployment_logs' statement trigger.
-    const devices = [JSON.stringify(rows), [...new Set(rows.map((r) => r.deployment_id))], rows.map((r) => r.device_id)];
+    const devices = JSON.stringify(rows);
     const [sql, params] =
       batches.length === 0
-        ? [UPDATE_DEVICES, devices]
-        : [`WITH w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`, [...devices, logInput(batches)]];
+        ? [`WITH ${DEVICE_WRITES} ${UPDATE_DEVICES}`, [devices]]
+        : [`WITH ${DEVICE_WRITES}, w AS (${UPDATE_DEVICES}), ${LOG_BATCHES} ${INSERT_LOGS}`, [devices, logInput(batches)]];
     await trx.raw(sql, params).options(PREPARED);
   }
 

@@ -226,9 +226,9 @@ export class DiscoveryStore {
     if (pairs.length === 0) return;
     // p.id = ANY(...) so that polls are found by key, not by a scan of the whole history.
     await this.db.raw(
-      `UPDATE discovery_polls p SET job_id = v.job_id FROM unnest(?::uuid[], ?::uuid[]) AS v(id, job_id)
-        WHERE p.id = v.id AND p.id = ANY(?::uuid[])`,
-      [pairs.map((p) => p.id), pairs.map((p) => p.job_id), pairs.map((p) => p.id)],
+      `WITH v AS (SELECT * FROM unnest(?::uuid[], ?::uuid[]) AS v(id, job_id))
+       UPDATE discovery_polls p SET job_id = v.job_id FROM v WHERE p.id = v.id AND p.id = ANY(ARRAY(SELECT id FROM v))`,
+      [pairs.map((p) => p.id), pairs.map((p) => p.job_id)],
     );
   }
 
@@ -305,11 +305,12 @@ export class DiscoveryStore {
     if (finals.length === 0) return;
     await trx
       .raw(
-        `UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections,
+        `WITH v AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
+                AS v(id uuid, status text, error text, counts jsonb, sections jsonb, started_at timestamptz, finished_at timestamptz))
+       UPDATE discovery_polls p SET status = v.status, error = v.error, counts = v.counts, sections = v.sections,
          started_at = v.started_at, finished_at = v.finished_at
-       FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, status text, error text, counts jsonb, sections jsonb, started_at timestamptz, finished_at timestamptz)
-       WHERE p.id = v.id AND p.id = ANY(?::uuid[])`,
-        [JSON.stringify(finals), finals.map((f) => f.id)],
+       FROM v WHERE p.id = v.id AND p.id = ANY(ARRAY(SELECT id FROM v))`,
+        [JSON.stringify(finals)],
       )
       .options(PREPARED);
   }
