@@ -261,21 +261,21 @@ const LIST_COLUMNS = [
   'updated_at',
 ];
 
-/** A new deployment's own fields; the others start at their defaults. */
-export interface NewDeployment {
-  org_id: string;
-  stack_id: string;
-  instance_id: string | null;
-  name: string;
-  status: 'pending';
-  atomic: boolean;
-  total_devices: number;
-  target_devices: { device_id: string }[];
-  variable_values: Record<string, unknown>;
-  dry_run: boolean;
-  created_by: string | null;
-  created_by_name: string;
-}
+/** A new deployment's own fields (it starts pending); the others start at their defaults. */
+export type NewDeployment = Pick<
+  DeploymentRow,
+  | 'org_id'
+  | 'stack_id'
+  | 'instance_id'
+  | 'name'
+  | 'atomic'
+  | 'total_devices'
+  | 'target_devices'
+  | 'variable_values'
+  | 'dry_run'
+  | 'created_by'
+  | 'created_by_name'
+> & { status: 'pending' };
 
 /** A new deployment's device: its status and outcome fields start at their defaults (queued). */
 export type NewDeploymentDevice = Pick<DeploymentDeviceRow, 'device_id' | 'device_name' | 'position' | 'transport'>;
