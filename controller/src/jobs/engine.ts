@@ -866,6 +866,7 @@ function resultFields(e: JobResult, agentId: string, kind: JobKind): FinalFields
     result: misfit ? null : e.result,
     agentId,
     startedAt: new Date(e.started_at),
+    attempt: e.attempt,
     ...(e.host_key ? { hostKey: e.host_key } : {}),
     ...(e.gnmi_cert ? { gnmiCert: e.gnmi_cert } : {}),
   };

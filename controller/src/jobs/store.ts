@@ -63,6 +63,12 @@ export interface FinalFields {
   result: Record<string, unknown> | null;
   agentId: string | null;
   startedAt: Date | null;
+  /**
+   * The attempt the agent ran (agents' results). A quick agent's result can come before the
+   * dispatch pass that sent that attempt has committed it, while the row still reads the attempt
+   * before: the row takes the later one.
+   */
+  attempt?: number;
   /** The SSH host key the agent saw (result events of agents that report it). */
   hostKey?: { type: string; fingerprint: string };
   /** The gNMI TLS certificate the agent saw (result events of agents that report it). */
@@ -247,6 +253,7 @@ export class JobsStore {
       result: stored,
       agent_id: f.agentId,
       started_at: f.startedAt,
+      attempt: f.attempt ?? null,
       ssh_fingerprint: f.hostKey?.fingerprint ?? null,
       ssh_type: f.hostKey?.type ?? null,
       cert_sha256: f.gnmiCert?.sha256 ?? null,
@@ -256,9 +263,10 @@ export class JobsStore {
     const { rows } = await trx
       .raw(
         `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
-                      AS i(id uuid, ord int, status text, error text, result jsonb, agent_id uuid, started_at timestamptz, ${PIN_INPUT})),
+                      AS i(id uuid, ord int, status text, error text, result jsonb, agent_id uuid, started_at timestamptz, attempt int, ${PIN_INPUT})),
               f AS (
-         UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now()
+         UPDATE jobs j SET status = i.status, error = i.error, result = i.result, agent_id = i.agent_id, started_at = i.started_at, finished_at = now(),
+                attempt = GREATEST(j.attempt, COALESCE(i.attempt, j.attempt))
            FROM i
           WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running') AND j.id = ANY(ARRAY(SELECT id FROM i)) -- by key, not a scan of the history
           RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')}, i.ord,
