@@ -179,18 +179,19 @@ const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id'
  * Jobs, their deployment devices and kept backups are looked up by key (`= ANY`, a LATERAL with
  * LIMIT so that it is not turned back into a join): planned as joins against the recordset's
  * default estimate of 100 rows, each was a sequential scan of its table on every request once the
- * tables held a few thousand rows.
+ * tables held a few thousand rows. The deployment devices are locked by a LATERAL per job (in key
+ * order, the order of `j`): with `= ANY` filters their index scan cost as much as a sequential scan,
+ * which the planner took, once per job, when it read `j` as one row.
  */
 const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
       AS i(n int, job_id uuid, attempt int, agent_org uuid, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
-  j AS MATERIALIZED (SELECT id, org_id, status, attempt, group_id, device_id FROM jobs WHERE id = ANY(ARRAY(SELECT job_id FROM i)) AND kind = 'deploy'),
+  j AS MATERIALIZED (SELECT id, org_id, status, attempt, group_id, device_id FROM jobs WHERE id = ANY(ARRAY(SELECT job_id FROM i)) AND kind = 'deploy'
+     ORDER BY group_id, device_id),
   l AS MATERIALIZED (
     SELECT dd.deployment_id, dd.device_id AS dd_device, dd.status AS dd_status, dd.job_id AS dd_job, dd.backup_config_id,
            j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt
-      FROM j JOIN deployment_devices dd ON dd.deployment_id = j.group_id AND dd.device_id = j.device_id
-     WHERE dd.deployment_id = ANY(ARRAY(SELECT group_id FROM j)) AND dd.device_id = ANY(ARRAY(SELECT device_id FROM j))
-     ORDER BY dd.deployment_id, dd.device_id
-       FOR NO KEY UPDATE OF dd),
+      FROM j CROSS JOIN LATERAL (SELECT * FROM deployment_devices dd WHERE dd.deployment_id = j.group_id AND dd.device_id = j.device_id
+        LIMIT 1 FOR NO KEY UPDATE) dd),
   v AS (
     SELECT i.*, l.*, CASE
         WHEN l.job IS NULL OR l.job_org_id <> i.agent_org THEN 'not_open'
