@@ -196,7 +196,10 @@ export class ConfigStore {
     const { rows } = await trx
       .raw(
         // Devices by key (= ANY): joined against the recordset's default estimate of 100 rows, a
-        // fleet of thousands was scanned whole for every batch of results.
+        // fleet of thousands was scanned whole for every batch of results. The run's row of each
+        // device by its whole key, a LATERAL per device: as a join, the index scan took the run's
+        // id alone and read every device row of the snapshot for each device (0.27 ms a device
+        // in a snapshot of 1,000; the time grows with the snapshot).
         `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(ord int, org_id uuid, device_id uuid, group_id uuid))
        SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
               sd.methods AS run_methods, sd.structured_transport AS run_transport,
@@ -204,8 +207,10 @@ export class ConfigStore {
          FROM i
          JOIN devices d ON d.id = i.device_id AND d.org_id = i.org_id
          JOIN connection_profiles p ON p.id = d.profile_id
-         LEFT JOIN snapshot_devices sd ON sd.device_id = d.id AND sd.snapshot_id = i.group_id
-         LEFT JOIN config_pulls cp ON cp.device_id = d.id AND cp.id = i.group_id
+         LEFT JOIN LATERAL (SELECT sd.methods, sd.structured_transport FROM snapshot_devices sd
+                             WHERE sd.snapshot_id = i.group_id AND sd.device_id = d.id LIMIT 1) sd ON true
+         LEFT JOIN LATERAL (SELECT cp.methods, cp.structured_transport FROM config_pulls cp
+                             WHERE cp.id = i.group_id AND cp.device_id = d.id LIMIT 1) cp ON true
         WHERE d.id = ANY(ARRAY(SELECT device_id FROM i))
         ORDER BY d.id
           FOR KEY SHARE OF d`,

@@ -117,7 +117,9 @@ const OPEN_POLL_COLUMNS = POLL_COLUMNS.map((c) =>
  * unless the device is snmp or already has an open one, and otherwise that open poll. One row
  * per found request (`ord`): created true with the new poll, or false with the open poll (its
  * columns null when the insert met a poll this statement's snapshot cannot see yet). The
- * inserts go in device order, so two replicas' overlapping batches cannot deadlock.
+ * inserts go in device order, so two replicas' overlapping batches cannot deadlock. The open
+ * poll is looked up by device, a LATERAL per device: as a join it was planned as a scan of every
+ * open poll for each device (8 of a statement's 9.6 ms with 860 polls open).
  */
 const REQUEST_POLLS_SQL = `WITH r AS (
     SELECT * FROM unnest(?::int[], ?::uuid[], ?::uuid[], ?::text[], ?::uuid[]) AS r(ord, org_id, device_id, trigger, requested_by)
@@ -134,7 +136,8 @@ const REQUEST_POLLS_SQL = `WITH r AS (
   SELECT d.ord, d.device_type, true AS created, ins.* FROM d JOIN ins ON ins.device_id = d.id
   UNION ALL
   SELECT d.ord, d.device_type, false AS created, ${OPEN_POLL_COLUMNS}
-  FROM d LEFT JOIN discovery_polls o ON o.device_id = d.id AND o.status = 'queued' LEFT JOIN jobs j ON j.id = o.job_id
+  FROM d LEFT JOIN LATERAL (SELECT * FROM discovery_polls o WHERE o.device_id = d.id AND o.status = 'queued' LIMIT 1) o ON true
+    LEFT JOIN jobs j ON j.id = o.job_id
   WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.device_id = d.id)`;
 
 /** Many devices' sections with their records (replaceSectionsMany). */
