@@ -119,6 +119,22 @@ describe('stored versions', () => {
     expect(res.body).toMatchObject({ version: 3, config_text: CONFIG_B, status: 'success' });
   });
 
+  it('keeps a large config byte for byte, compressed with lz4 where the server has it (pglz where not, as on PGlite)', async () => {
+    const device = (await u.device((await u.profile()).id, { name: 'core-1' })).id;
+    const lines = Array.from({ length: 3000 }, (_, i) => `interface Te0/${i}\n description port ${i} to rack ${i % 40}\n!`);
+    const big = `hostname core-1\n!\n${lines.join('\n')}\nend\n`;
+    await record(device, u.orgId, [cli(big)]);
+    const res = await u.as('GET', `/api/config/devices/${device}/configs/latest`);
+    expect(res.body.config_text).toBe(big);
+    const { rows } = await c.db.raw(
+      `SELECT pg_column_compression(config_text) AS method,
+              (SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression') AS lz4
+         FROM config_versions WHERE device_id = ?`,
+      [device],
+    );
+    expect(rows[0].method).toBe(rows[0].lz4 ? 'lz4' : 'pglz');
+  });
+
   it('404 for a version that does not exist, 400 for a non-integer one', async () => {
     const missing = await u.as('GET', `/api/config/devices/${deviceId}/configs/99`);
     expect(missing.status).toBe(404);
