@@ -210,20 +210,16 @@ export class SnapshotStore {
     results: { snapshotId: string; deviceId: string; jobId: string | null; ok: boolean; error: string | null }[],
   ): Promise<void> {
     if (results.length === 0) return;
-    const input = results.map((r) => ({
-      snapshot_id: r.snapshotId,
-      device_id: r.deviceId,
-      job_id: r.jobId,
-      status: r.ok ? 'success' : 'failed',
-      error: r.ok ? null : r.error,
-    }));
     // One round trip: the updates, and which runs they touched have no other device pending
     // (the statement's snapshot still shows the updated rows as pending, hence the anti-join).
+    // The results come as arrays: planned against unnest's count, each row is found by its key;
+    // against jsonb_to_recordset's default of 100 rows the planner read every pending row of the
+    // run for each batch (4,146 rows for 31 results, 6 of 7 ms; a run of n devices cost n² / batch).
     const { rows } = await trx
       .raw(
         `WITH u AS (
          UPDATE snapshot_devices sd SET status = i.status, error_message = i.error, job_id = COALESCE(i.job_id, sd.job_id), updated_at = now()
-           FROM jsonb_to_recordset(?::jsonb) AS i(snapshot_id uuid, device_id uuid, job_id uuid, status text, error text)
+           FROM unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::text[]) AS i(snapshot_id, device_id, job_id, status, error)
           WHERE sd.snapshot_id = i.snapshot_id AND sd.device_id = i.device_id AND sd.status = 'pending'
             AND (i.job_id IS NULL OR sd.job_id IS NULL OR sd.job_id = i.job_id) -- a late outcome of an earlier run's job never lands on this run
           RETURNING sd.snapshot_id, sd.device_id)
@@ -232,7 +228,13 @@ export class SnapshotStore {
           SELECT 1 FROM snapshot_devices p
            WHERE p.snapshot_id = u.snapshot_id AND p.status = 'pending'
              AND NOT EXISTS (SELECT 1 FROM u done WHERE done.snapshot_id = p.snapshot_id AND done.device_id = p.device_id))`,
-        [JSON.stringify(input)],
+        [
+          results.map((r) => r.snapshotId),
+          results.map((r) => r.deviceId),
+          results.map((r) => r.jobId),
+          results.map((r) => (r.ok ? 'success' : 'failed')),
+          results.map((r) => (r.ok ? null : r.error)),
+        ] as never,
       )
       .options(PREPARED);
     for (const { snapshot_id } of rows) await this.tryFinish(trx, snapshot_id);
