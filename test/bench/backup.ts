@@ -130,6 +130,7 @@ export async function run(args: string[] = []): Promise<void> {
             },
       );
     const cpuNotes: string[] = [];
+    const ratios: number[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const busy = embeddedAgent && busyMeter(embeddedAgent);
@@ -154,16 +155,18 @@ export async function run(args: string[] = []): Promise<void> {
         });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
       }
-      printRound({
-        round,
-        devices,
-        e2e,
-        outcomes: [e2e.snap.successful_devices, e2e.snap.failed_devices],
-        floor,
-        notes: cpuNotes.splice(0),
-      });
+      ratios.push(
+        printRound({
+          round,
+          devices,
+          e2e,
+          outcomes: [e2e.snap.successful_devices, e2e.snap.failed_devices],
+          floor,
+          notes: cpuNotes.splice(0),
+        }),
+      );
     }
-    printClosing(`1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ ${embedded ? RATIO_TARGET.embedded : RATIO_TARGET.nats}`);
+    printClosing(`1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ ${embedded ? RATIO_TARGET.embedded : RATIO_TARGET.nats}`, ratios);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await embeddedAgent?.stop();

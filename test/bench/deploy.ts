@@ -378,6 +378,7 @@ export async function run(args: string[] = []): Promise<void> {
       });
     const cpuNotes: string[] = [];
     counter?.take();
+    const ratios: number[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const tripsBefore = await backupStoreTrips(agents);
@@ -410,16 +411,18 @@ export async function run(args: string[] = []): Promise<void> {
         const persistence = await persistenceFloor(c.db, e2e.id, new Map(measured.map((id, i) => [id, backups[i % backups.length]])));
         cpuNotes.push(budgetReport(floor.seconds, floorCpu.total, pipeline.cpuSeconds, persistence, devices));
       }
-      printRound({
-        round,
-        devices,
-        e2e,
-        outcomes: [e2e.done.succeeded_count, e2e.done.failed_count],
-        floor,
-        notes: cpuNotes.splice(0),
-      });
+      ratios.push(
+        printRound({
+          round,
+          devices,
+          e2e,
+          outcomes: [e2e.done.succeeded_count, e2e.done.failed_count],
+          floor,
+          notes: cpuNotes.splice(0),
+        }),
+      );
     }
-    printClosing(`ratio (end to end / floor) ≤ ${RATIO_TARGET.nats}`);
+    printClosing(`ratio (end to end / floor) ≤ ${RATIO_TARGET.nats}`, ratios);
   } finally {
     await counter?.close();
     await Promise.all(agents.map((a) => a.stop()));

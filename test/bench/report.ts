@@ -20,8 +20,8 @@ export interface RoundFigures {
   notes: string[];
 }
 
-/** One round: its ROUND_HEADER row, its phases, then its notes. */
-export function printRound({ round, devices, e2e, outcomes, floor, notes }: RoundFigures): void {
+/** One round: its ROUND_HEADER row, its phases, then its notes. Answers the round's ratio (end to end / floor). */
+export function printRound({ round, devices, e2e, outcomes, floor, notes }: RoundFigures): number {
   const row = [
     round,
     e2e.seconds.toFixed(2),
@@ -36,6 +36,15 @@ export function printRound({ round, devices, e2e, outcomes, floor, notes }: Roun
   console.log(row.join(','));
   console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
   console.log(notes.join('\n'));
+  return e2e.seconds / floor.seconds;
+}
+
+/** The rounds' ratios in one line: the machine's speed drifts between rounds, so one round proves little. */
+export function ratiosLine(ratios: number[]): string {
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  const median = sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return `ratio over ${ratios.length} rounds: median ${median.toFixed(2)}, ${sorted[0].toFixed(2)}–${sorted.at(-1)!.toFixed(2)}`;
 }
 
 /** The machine's load average now, as the benchmarks close. */
@@ -44,8 +53,9 @@ export const loadAverageLine = (): string =>
     .map((l) => l.toFixed(1))
     .join(' ')}`;
 
-/** The machine's load average now, then the target. */
-export function printClosing(target: string): void {
+/** The machine's load average now, the rounds' ratios when there were several, then the target. */
+export function printClosing(target: string, ratios: number[] = []): void {
   console.log(loadAverageLine());
+  if (ratios.length > 1) console.log(ratiosLine(ratios));
   console.log(`target: ${target}`);
 }
