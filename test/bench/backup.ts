@@ -24,7 +24,7 @@ import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAge
 import { busyMeter, embeddedModeOf, startEmbeddedAgent, type EmbeddedAgent } from './embedded';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
-import { printClosing, printRound, RATIO_TARGET, ROUND_HEADER } from './report';
+import { printClosing, printRound, RATIO_TARGET, ROUND_HEADER, type RoundTimes } from './report';
 
 export async function run(args: string[] = []): Promise<void> {
   const devices = option(args, 'devices', 1000);
@@ -130,7 +130,7 @@ export async function run(args: string[] = []): Promise<void> {
             },
       );
     const cpuNotes: string[] = [];
-    const ratios: number[] = [];
+    const times: RoundTimes[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const busy = embeddedAgent && busyMeter(embeddedAgent);
@@ -155,7 +155,7 @@ export async function run(args: string[] = []): Promise<void> {
         });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
       }
-      ratios.push(
+      times.push(
         printRound({
           round,
           devices,
@@ -166,7 +166,7 @@ export async function run(args: string[] = []): Promise<void> {
         }),
       );
     }
-    printClosing(`1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ ${embedded ? RATIO_TARGET.embedded : RATIO_TARGET.nats}`, ratios);
+    printClosing(`1,000 devices ≤ 30 s end to end; ratio (end to end / floor) ≤ ${embedded ? RATIO_TARGET.embedded : RATIO_TARGET.nats}`, times);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
     await embeddedAgent?.stop();

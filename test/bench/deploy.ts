@@ -40,7 +40,7 @@ import { DEPLOY_PATHS } from './floor-work';
 import { persistenceFloor } from './persistence-floor';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
-import { printClosing, printRound, RATIO_TARGET, ROUND_HEADER } from './report';
+import { printClosing, printRound, RATIO_TARGET, ROUND_HEADER, type RoundTimes } from './report';
 
 const LOGIN = { username: 'netops', password: 'bench-Device-pw' };
 const INITIAL_TREE = {
@@ -378,7 +378,7 @@ export async function run(args: string[] = []): Promise<void> {
       });
     const cpuNotes: string[] = [];
     counter?.take();
-    const ratios: number[] = [];
+    const times: RoundTimes[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const tripsBefore = await backupStoreTrips(agents);
@@ -411,7 +411,7 @@ export async function run(args: string[] = []): Promise<void> {
         const persistence = await persistenceFloor(c.db, e2e.id, new Map(measured.map((id, i) => [id, backups[i % backups.length]])));
         cpuNotes.push(budgetReport(floor.seconds, floorCpu.total, pipeline.cpuSeconds, persistence, devices));
       }
-      ratios.push(
+      times.push(
         printRound({
           round,
           devices,
@@ -422,7 +422,7 @@ export async function run(args: string[] = []): Promise<void> {
         }),
       );
     }
-    printClosing(`ratio (end to end / floor) ≤ ${RATIO_TARGET.nats}`, ratios);
+    printClosing(`ratio (end to end / floor) ≤ ${RATIO_TARGET.nats}`, times);
   } finally {
     await counter?.close();
     await Promise.all(agents.map((a) => a.stop()));

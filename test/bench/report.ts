@@ -20,8 +20,14 @@ export interface RoundFigures {
   notes: string[];
 }
 
-/** One round: its ROUND_HEADER row, its phases, then its notes. Answers the round's ratio (end to end / floor). */
-export function printRound({ round, devices, e2e, outcomes, floor, notes }: RoundFigures): number {
+/** A round's two times, seconds. */
+export interface RoundTimes {
+  e2e: number;
+  floor: number;
+}
+
+/** One round: its ROUND_HEADER row, its phases, then its notes. Answers its two times. */
+export function printRound({ round, devices, e2e, outcomes, floor, notes }: RoundFigures): RoundTimes {
   const row = [
     round,
     e2e.seconds.toFixed(2),
@@ -36,15 +42,26 @@ export function printRound({ round, devices, e2e, outcomes, floor, notes }: Roun
   console.log(row.join(','));
   console.log(`  phases of round ${round} (from the API call): ${e2e.phases}`);
   console.log(notes.join('\n'));
-  return e2e.seconds / floor.seconds;
+  return { e2e: e2e.seconds, floor: floor.seconds };
 }
 
-/** The rounds' ratios in one line: the machine's speed drifts between rounds, so one round proves little. */
-export function ratiosLine(ratios: number[]): string {
-  const sorted = [...ratios].sort((a, b) => a - b);
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
   const mid = sorted.length / 2;
-  const median = sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return `ratio over ${ratios.length} rounds: median ${median.toFixed(2)}, ${sorted[0].toFixed(2)}–${sorted.at(-1)!.toFixed(2)}`;
+  return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * The rounds' ratios in one line: the machine's speed drifts between rounds, so one round proves
+ * little; the ratio of the median times leans less on one slow or fast floor than any round's.
+ */
+export function ratiosLine(rounds: RoundTimes[]): string {
+  const ratios = rounds.map((r) => r.e2e / r.floor).sort((a, b) => a - b);
+  const ofMedians = median(rounds.map((r) => r.e2e)) / median(rounds.map((r) => r.floor));
+  return (
+    `ratio over ${rounds.length} rounds: median ${median(ratios).toFixed(2)}, ${ratios[0].toFixed(2)}–${ratios.at(-1)!.toFixed(2)}; ` +
+    `median end to end / median floor ${ofMedians.toFixed(2)}`
+  );
 }
 
 /** The machine's load average now, as the benchmarks close. */
@@ -54,8 +71,8 @@ export const loadAverageLine = (): string =>
     .join(' ')}`;
 
 /** The machine's load average now, the rounds' ratios when there were several, then the target. */
-export function printClosing(target: string, ratios: number[] = []): void {
+export function printClosing(target: string, rounds: RoundTimes[] = []): void {
   console.log(loadAverageLine());
-  if (ratios.length > 1) console.log(ratiosLine(ratios));
+  if (rounds.length > 1) console.log(ratiosLine(rounds));
   console.log(`target: ${target}`);
 }
