@@ -24,6 +24,7 @@ import { CHROMIUM, launchBrowser } from '../console/browser';
 import { ensureConsoleBuilt } from '../console/build';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
+import { median } from './report';
 import { inventoryCsv } from './inventory';
 
 /** The JavaScript index.html loads before the first page can render: its entry and modulepreloads. */
@@ -45,7 +46,6 @@ function firstPageJsGzipped(): { files: number; raw: number; gzipped: number } {
   return { files: scripts.length, raw, gzipped };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
 /**

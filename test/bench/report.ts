@@ -45,7 +45,8 @@ export function printRound({ round, devices, e2e, outcomes, floor, notes }: Roun
   return { e2e: e2e.seconds, floor: floor.seconds };
 }
 
-const median = (xs: number[]): number => {
+/** The middle value (the mean of the two middle ones for an even count). */
+export const median = (xs: number[]): number => {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = sorted.length / 2;
   return sorted.length % 2 ? sorted[Math.floor(mid)] : (sorted[mid - 1] + sorted[mid]) / 2;
@@ -56,10 +57,10 @@ const median = (xs: number[]): number => {
  * little; the ratio of the median times leans less on one slow or fast floor than any round's.
  */
 export function ratiosLine(rounds: RoundTimes[]): string {
-  const ratios = rounds.map((r) => r.e2e / r.floor).sort((a, b) => a - b);
+  const ratios = rounds.map((r) => r.e2e / r.floor);
   const ofMedians = median(rounds.map((r) => r.e2e)) / median(rounds.map((r) => r.floor));
   return (
-    `ratio over ${rounds.length} rounds: median ${median(ratios).toFixed(2)}, ${ratios[0].toFixed(2)}–${ratios.at(-1)!.toFixed(2)}; ` +
+    `ratio over ${rounds.length} rounds: median ${median(ratios).toFixed(2)}, ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}; ` +
     `median end to end / median floor ${ofMedians.toFixed(2)}`
   );
 }
