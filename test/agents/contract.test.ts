@@ -171,7 +171,7 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
             for (const jobId of jobIds) {
               if ((await jobRow(tc, jobId)).status !== 'running') return false;
               const lines = await tc.db('job_logs').where({ job_id: jobId });
-              if (!JSON.stringify(lines).includes('connected over ssh')) return false;
+              if (!JSON.stringify(lines).includes('connecting to')) return false;
             }
             return true;
           },

@@ -219,3 +219,42 @@ it("records a result's log lines once, with its outcome: a redelivered copy adds
   expect(await jobRow(tc, b)).toMatchObject({ status: 'succeeded' });
   expect(tc.logs()).toMatch(/a result already recorded was delivered again/);
 });
+
+it('hands the lines sent with each result to a recorder that keeps its own log, together and alone, and stores none of them in job_logs', async () => {
+  // Last in this file: from here on the kind's recorder keeps its lines (as the deployment runner does).
+  const kept = new Map<string, string[]>();
+  const keep = (o: JobOutcome, how: string) => kept.set(o.jobId, [...(o.logs ?? []).map((l) => `${l.level} ${l.text}`), how]);
+  tc.services.jobs.onOutcome(
+    'test_credential',
+    async (o) => {
+      keep(o, 'alone');
+    },
+    {
+      keepsLogs: true,
+      handleMany: async (outcomes) => {
+        for (const o of outcomes) {
+          keep(o, 'together');
+          if (batchPoisoned.has(o.jobId)) throw new Error('this outcome cannot be recorded');
+        }
+      },
+    },
+  );
+  const [a, b, c] = await dispatchedJobs(3);
+  const at = new Date().toISOString();
+  const sent = (id: string) => ({
+    logs: [
+      { at, level: 'info', text: `connecting ${id}` },
+      { at, level: 'warn', text: `slow ${id}` },
+    ],
+  });
+  await answer([a, b], sent);
+  await tc.services.jobs.wait([a, b], 30_000);
+  // c's batch fails together: recorded alone, its lines still handed over once.
+  batchPoisoned.add(c);
+  await answer([c], sent);
+  await tc.services.jobs.wait([a, b, c], 30_000);
+  expect(kept.get(a)).toEqual([`info connecting ${a}`, `warn slow ${a}`, 'together']);
+  expect(kept.get(b)).toEqual([`info connecting ${b}`, `warn slow ${b}`, 'together']);
+  expect(kept.get(c)).toEqual([`info connecting ${c}`, `warn slow ${c}`, 'alone']);
+  expect(await tc.db('job_logs').whereIn('job_id', [a, b, c]).select('text')).toEqual([]);
+});

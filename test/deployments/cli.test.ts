@@ -104,7 +104,7 @@ describe('deploy a cli stack over SSH', () => {
     expect(await f.backupText(device.id, done.devices[0].backup_config_id)).toBe(original);
     const logs = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`)).logs.map((l: any) => l.message).join('\n');
     expect(logs).toMatch(/deployed and verified \(pre-deployment backup: config version \d+\)/);
-    expect(logs).toMatch(/backup: stored by the controller before any change/);
+    expect(logs).toMatch(/^backup: \d+ bytes of cli running config over ssh, stored by the controller before any change$/m);
 
     await api(c, token, 'POST', `/api/config/deployments/${done.id}/rollback`);
     const rolled = await waitFor(c, token, done.id);

@@ -146,11 +146,15 @@ describe('deploy over gNMI', () => {
     expect(target.rpcs).toEqual(['/gnmi.gNMI/Capabilities', '/gnmi.gNMI/Get', '/gnmi.gNMI/Set', '/gnmi.gNMI/Get']);
     const messages = (await api(c, token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`)).logs.map((l: any) => l.message as string);
     const at = (re: RegExp) => messages.findIndex((m: string) => re.test(m));
-    // In the order it happened: read, stored by the controller, pushed; the outcome names the kept version.
-    expect(at(/^backup: \d+ bytes of json running config over gnmi$/)).toBeGreaterThanOrEqual(0);
-    expect(at(/^backup: stored by the controller before any change$/)).toBeGreaterThan(at(/^backup: \d+ bytes/));
-    expect(at(/pushing 2 services as one change set/)).toBeGreaterThan(at(/^backup: stored by the controller/));
-    expect(at(/: deployed and verified \(pre-deployment backup: config version \d+\)$/)).toBeGreaterThan(at(/pushing 2 services/));
+    // In the order it happened, a line per step: read and stored by the controller, pushed, verified; the outcome names the kept version.
+    expect(at(/^backup: \d+ bytes of json running config over gnmi, stored by the controller before any change$/)).toBeGreaterThan(
+      at(/^connecting to .* over gnmi$/),
+    );
+    expect(at(/^the device accepted 2 services as one change set$/)).toBeGreaterThan(at(/^backup: .*, stored by the controller/));
+    expect(at(/^verified: the running config changed$/)).toBeGreaterThan(at(/^the device accepted/));
+    expect(at(/: deployed and verified \(pre-deployment backup: config version \d+\)$/)).toBeGreaterThan(at(/^verified:/));
+    // The agent's lines: one per step and one for the connection, none per half-step.
+    expect(messages.filter((m: string) => /^(connecting to|connected|backup:|pushing|the device accepted|verified:)/.test(m))).toHaveLength(4);
 
     const list = await api(c, token, 'GET', '/api/config/deployments');
     expect(list[0]).toMatchObject({ id: done.id, status: 'completed' });

@@ -238,14 +238,19 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
       .update({ status: 'dispatched', attempt: 1 });
     for (const i of [0, 1, 3]) expect(await storeBackup(rows[i], `{"hostname": "before ${i}"}`)).toBe(`{"hostname": "before ${i}"}`);
     expect(await storeBackup(rows[0], '{"hostname": "half changed"}')).toBe('{"hostname": "before 0"}');
-    const first = outcome(run, rows[0], 'deploy', 'succeeded', { applied: true, verified: true, changed: true });
+    // The lines an agent sends with a result reach the recorder with it (keepsLogs), after those it sent earlier (job_logs).
+    const sent = (text: string) => [{ at: new Date().toISOString(), level: 'info' as const, text }];
+    const first = {
+      ...outcome(run, rows[0], 'deploy', 'succeeded', { applied: true, verified: true, changed: true }),
+      logs: sent('verified: sent with the result'),
+    };
     return [
-      { ...outcome(run, rows[3], 'deploy', 'failed', null, 'stale'), jobId: rows[2].job_id },
+      { ...outcome(run, rows[3], 'deploy', 'failed', null, 'stale'), jobId: rows[2].job_id, logs: sent('a line of a stale result') },
       first,
       outcome(run, rows[1], 'deploy', 'failed', { applied: false, verified: false, changed: null, error_cause: 'device' }, 'push failed: ABORTED'),
       outcome(run, rows[2], 'deploy', 'failed', { applied: false, verified: false, changed: null }, 'connect failed: connection refused'),
       outcome(run, rows[3], 'deploy', 'succeeded', { applied: true, verified: true, changed: false }),
-      { ...first, status: 'failed', error: 'repeated' },
+      { ...first, status: 'failed', error: 'repeated', logs: undefined },
     ];
   });
   expect(afterDeploys[0].devices.map((d) => [d.status, d.changed, d.version, d.config_text, d.job_params])).toEqual([
@@ -256,10 +261,14 @@ it('records many outcomes of a deployment in one transaction exactly as one by o
   ]);
   expect(afterDeploys[0].devices[0]).toMatchObject({ source: 'deployment', pulled_via: 'gnmi', method: 'structured', version_job: 'current' });
   // Each device's lines in the order they happened: the agent's, then the outcome naming the kept backup.
-  expect(afterDeploys[0].logs.slice(-13).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
+  // A stale result's own lines are kept, with a line saying it was not recorded (the lines its job sent earlier stay in job_logs).
+  expect(afterDeploys[0].logs.slice(-16).map((l) => `${l.device_id} ${l.level} ${l.message}`)).toEqual([
     "null info Submitted 4 deploy jobs to the devices' agents",
+    '3 info a line of a stale result',
+    '3 warn device3: a late deploy result (failed) was not recorded: the device had moved on',
     '0 info agent line 1 of device 0',
     '0 info agent line 2 of device 0',
+    '0 info verified: sent with the result',
     '0 info device0: deployed and verified (pre-deployment backup: config version 1)',
     '1 info agent line 1 of device 1',
     '1 info agent line 2 of device 1',

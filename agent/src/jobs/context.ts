@@ -179,7 +179,8 @@ export function sessionOpener(
     } finally {
       deps.connectSlots.release();
     }
-    log('info', `connected over ${transport}`);
+    // No "connected" line: the job's next line (or its error) says the session is up; a deployment
+    // stores every line of every device, and two lines per connection cost as much as the rest.
     if (session.hostKey || session.gnmiCert) onIdentity?.({ hostKey: session.hostKey, gnmiCert: session.gnmiCert });
     // At the deadline the session is closed, which ends whatever command is running.
     signal.addEventListener('abort', () => void session.close().catch(() => undefined), { once: true });

@@ -34,18 +34,19 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
     if (!session.apply) throw new Error(`the ${transport} driver cannot apply changes`);
     step = 'backup';
     const fresh = await session.fetchConfig();
-    ctx.log('info', `backup: ${fresh.text.length} bytes of ${fresh.format} running config over ${transport}`);
     step = 'storing the backup';
     const backup = await ctx.storeBackup(fresh);
+    // One line per step that happened (a failed step is told by the error line): every line of
+    // every device is stored in the deployment log, so fewer, fuller lines.
+    const read = `backup: ${fresh.text.length} bytes of ${fresh.format} running config over ${transport}`;
     ctx.log(
       backup.text === fresh.text ? 'info' : 'warn',
       backup.text === fresh.text
-        ? 'backup: stored by the controller before any change'
-        : "backup: the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and " +
+        ? `${read}, stored by the controller before any change`
+        : `${read}; the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and ` +
             'restoring to that one',
     );
     step = 'push';
-    ctx.log('info', `pushing ${plural(changes.length, 'service')} as one change set`);
     try {
       await session.apply(changes);
     } catch (err) {
@@ -68,7 +69,7 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
       throw err;
     }
     result.applied = true;
-    ctx.log('info', 'the device accepted the change set');
+    ctx.log('info', `the device accepted ${plural(changes.length, 'service')} as one change set`);
     if (params.verify !== false) {
       step = 'verify';
       const after = await session.fetchConfig();

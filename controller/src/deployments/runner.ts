@@ -78,6 +78,8 @@ interface Recorded {
   device: LockedDevice;
   fields: Partial<DeploymentDeviceRow>;
   lines: LogLine[];
+  /** False for an outcome its device no longer waited for: only its lines are kept (notRecorded). */
+  recorded: boolean;
 }
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
@@ -144,6 +146,8 @@ export class DeploymentRunner {
       // handleMany records a burst of outcomes with a few set-based statements.
       this.jobs.onOutcome(kind, (outcome, trx) => this.onOutcome(outcome, trx), {
         handleMany: (outcomes, trx) => this.onOutcomes(outcomes, trx),
+        // The agent's lines of each device go straight to the deployment log (recordPass), not through job_logs.
+        keepsLogs: true,
         // The diff is kept on the device row; the job row keeps the rest.
         ...(kind === 'dry_run' && { storedResult: ({ diff: _diff, ...rest }: Record<string, unknown>) => rest }),
       });
@@ -453,14 +457,16 @@ export class DeploymentRunner {
       outcomes.map((o) => ({ deployment_id: o.groupId!, device_id: o.deviceId })),
     );
     const devices = new Map(locked.map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
-    const recorded: Recorded[] = [];
+    // In the outcomes' order: those recorded, and those their device no longer waited for that came with lines.
+    const logged: Recorded[] = [];
     for (const outcome of outcomes) {
       const device = devices.get(`${outcome.groupId}/${outcome.deviceId}`);
       if (!device || device.org_id !== outcome.orgId) continue;
-      const r = this.record(outcome, device);
-      if (r) recorded.push(r);
+      const r = this.record(outcome, device) ?? (outcome.logs?.length ? notRecorded(outcome, device) : null);
+      if (r) logged.push(r);
     }
-    if (recorded.length === 0) return;
+    const recorded = logged.filter((r) => r.recorded);
+    if (logged.length === 0) return;
 
     // The device rows, then the agent's log lines of each job and the controller's: one statement.
     const writes = recorded.map(({ device, fields }): DeviceWrite => ({
@@ -477,12 +483,14 @@ export class DeploymentRunner {
     await this.store.recordDevices(
       trx,
       writes,
-      recorded.map(({ outcome, device, lines }): LogBatch => ({
+      logged.map(({ outcome, device, lines, recorded }): LogBatch => ({
         deployment_id: device.deployment_id,
         org_id: device.org_id,
         device_id: device.device_id,
-        job_id: outcome.jobId,
-        lines,
+        // The lines it sent earlier stay in job_logs for a job whose outcome was not recorded.
+        job_id: recorded ? outcome.jobId : null,
+        // The lines its agent sent with the result, after those it sent earlier (job_logs), then the controller's.
+        lines: [...agentLines(outcome, device.device_id), ...lines],
       })),
     );
   }
@@ -505,7 +513,7 @@ export class DeploymentRunner {
       Object.assign(fields, dryRunFields(outcome));
       const computed = fields.status === 'completed';
       line(computed ? 'info' : 'error', computed ? dryRunSummary(outcome.result as unknown as DryRunResult) : fields.error_message!);
-      return { outcome, device, fields, lines };
+      return { outcome, device, fields, lines, recorded: true };
     }
     if (outcome.kind === 'deploy') {
       const { result } = outcome;
@@ -520,7 +528,7 @@ export class DeploymentRunner {
         Object.assign(fields, { status: 'failed', changed: false, error_message: outcome.error ?? 'The deploy job failed' });
         line('error', `${fields.error_message!}${backup}`);
       }
-      return { outcome, device, fields, lines };
+      return { outcome, device, fields, lines, recorded: true };
     }
     if (device.status === 'restore_queued' || device.status === 'restoring') {
       if (ok) {
@@ -541,7 +549,7 @@ export class DeploymentRunner {
       Object.assign(fields, { status: 'rollback_failed', error_message: `Rollback failed: ${outcome.error ?? 'no reason given'}` });
       line('error', fields.error_message!);
     }
-    return { outcome, device, fields, lines };
+    return { outcome, device, fields, lines, recorded: true };
   }
 
   /**
@@ -670,4 +678,18 @@ export class DeploymentRunner {
       this.sweeping = false;
     }
   }
+}
+
+/** The lines an agent sent with a job's result, as deployment log lines of its device. */
+function agentLines(outcome: JobOutcome, deviceId: string): LogLine[] {
+  return (outcome.logs ?? []).map((l) => ({ level: l.level, message: l.text, device_id: deviceId, created_at: new Date(l.at) }));
+}
+
+/**
+ * An outcome its device no longer waited for (it moved on meanwhile): nothing of the device
+ * changes, but its agent's lines are kept in the deployment log, followed by a line saying so.
+ */
+function notRecorded(outcome: JobOutcome, device: LockedDevice): Recorded {
+  const message = `${device.device_name}: a late ${outcome.kind} result (${outcome.status}) was not recorded: the device had moved on`;
+  return { outcome, device, fields: {}, lines: [{ level: 'warn', message, device_id: device.device_id }], recorded: false };
 }

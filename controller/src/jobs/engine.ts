@@ -103,6 +103,7 @@ interface KindHandler {
   handle(outcome: JobOutcome, trx: Knex.Transaction): Promise<void>;
   storedResult?(result: unknown): Record<string, unknown>;
   handleMany?(outcomes: JobOutcome[], trx: Knex.Transaction): Promise<void>;
+  keepsLogs?: boolean;
 }
 
 interface VerifiedEvent {
@@ -482,10 +483,10 @@ export class JobEngine implements JobService {
     if (!job) return null;
     const fields = await decide(job, trx);
     if (!fields) return null;
-    const handler = this.handlers.get(job.kind);
+    const handler = withHandler ? this.handlers.get(job.kind) : undefined;
     const row = await this.store.markFinal(trx, jobId, fields, this.storedResult(job.kind, fields.result));
-    await this.store.insertLogs(item.logs ?? [], trx);
-    if (handler && withHandler) await handler.handle(outcomeOf(row), trx);
+    if (!handler?.keepsLogs) await this.store.insertLogs(item.logs ?? [], trx);
+    if (handler) await handler.handle(withLogs(row, handler, item.logs), trx);
     return row;
   }
 
@@ -700,13 +701,13 @@ export class JobEngine implements JobService {
           chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })),
         );
         await this.store.insertLogs(
-          rows.flatMap((row) => byJob.get(row.id)!.logs),
+          rows.filter((row) => !this.handlers.get(row.kind)?.keepsLogs).flatMap((row) => byJob.get(row.id)!.logs),
           trx,
         );
         for (const [kind, group] of groupBy(rows, (row) => row.kind)) {
           const handler = this.handlers.get(kind as JobKind);
           if (!handler) continue;
-          const outcomes = group.map(outcomeOf);
+          const outcomes = group.map((row) => withLogs(row, handler, byJob.get(row.id)!.logs));
           if (handler.handleMany) await handler.handleMany(outcomes, trx);
           else for (const o of outcomes) await handler.handle(o, trx);
         }
@@ -870,6 +871,12 @@ function resultFields(e: JobResult, agentId: string, kind: JobKind): FinalFields
     ...(e.host_key ? { hostKey: e.host_key } : {}),
     ...(e.gnmi_cert ? { gnmiCert: e.gnmi_cert } : {}),
   };
+}
+
+/** The outcome of a final row for its recorder, with the lines its result came with when the recorder keeps them. */
+function withLogs(row: FinalRow, handler: KindHandler, logs: LogRow[] = []): JobOutcome {
+  const outcome = outcomeOf(row);
+  return handler.keepsLogs ? { ...outcome, logs: logs.map((l) => l.line) } : outcome;
 }
 
 function logRows(r: JobResult, agentId: string): LogRow[] {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { JobKind, JobParams, JobResult } from '../../../shared/src/jobs/kinds';
+import type { LogLine } from '../../../shared/src/jobs/messages';
 
 export type { JobKind } from '../../../shared/src/jobs/kinds';
 
@@ -43,6 +44,8 @@ interface OutcomeOf<K extends JobKind> {
   agentId: string | null;
   startedAt: Date | null;
   finishedAt: Date;
+  /** The log lines the agent sent with its result, handed only to a recorder with `keepsLogs`. */
+  logs?: LogLine[];
 }
 
 /** A final job: one of the kinds with that kind's result. */
@@ -63,6 +66,12 @@ export interface OutcomeOptions<K extends JobKind = JobKind> {
    * so one bad outcome never blocks the others.
    */
   handleMany?(outcomes: JobOutcome<K>[], trx: Knex.Transaction): Promise<void>;
+  /**
+   * The recorder stores the log lines that came with each result (outcome.logs) where its area
+   * reads them, and the engine keeps none of them in job_logs: a deployment's lines are read from
+   * its own log, and writing them twice cost as much as the rest of recording a device.
+   */
+  keepsLogs?: boolean;
 }
 
 /** The agent a request came from (its signature checked out). */
