@@ -197,15 +197,23 @@ it('pins the SSH host keys and gNMI certificates results report the same way tog
 });
 
 it("records a result's log lines once, with its outcome: a redelivered copy adds none, a late result of another outcome keeps its own", async () => {
-  const [a, b] = await dispatchedJobs(2);
+  const [a, b, c] = await dispatchedJobs(3);
   const at = new Date().toISOString();
-  const lines = (id: string, text: string) => ({ logs: [{ at, level: 'info', text: `${text} ${id}` }] });
+  const lines = (id: string, text: string) => ({
+    logs: [
+      { at, level: 'info', text: `${text}: info ${id}` },
+      { at, level: 'warn', text: `${text} ${id}` },
+    ],
+  });
   await answer([a, b], (id) => lines(id, 'ran'));
-  await tc.services.jobs.wait([a, b], 30_000);
+  await answer([c], (id) => ({ status: 'failed', error: 'refused', result: null, ...lines(id, 'failed') }));
+  await tc.services.jobs.wait([a, b, c], 30_000);
   const texts = async (id: string) =>
     (await tc.db('job_logs').where({ job_id: id }).whereNot('text', 'like', 'recorded %').orderBy('id').select('text')).map((r) => r.text);
+  // A succeeded job keeps its warnings (its info lines only retell the outcome); a failed one every line.
   expect(await texts(a)).toEqual([`ran ${a}`]);
   expect(await texts(b)).toEqual([`ran ${b}`]);
+  expect(await texts(c)).toEqual([`failed: info ${c}`, `failed ${c}`]);
 
   // One event: a's result again (a redelivered copy), and a result for b that contradicts the recorded one.
   const token = await resultsToken(signKey, agentId, [
@@ -213,8 +221,8 @@ it("records a result's log lines once, with its outcome: a redelivered copy adds
     { job_id: b, status: 'failed', error: 'late', result: null, ...lines(b, 'late') },
   ]);
   await link.publish(token, `${a}:copy:results`);
-  await until('the late lines to be recorded', async () => (await texts(b)).length === 2);
-  expect(await texts(b)).toEqual([`ran ${b}`, `late ${b}`]);
+  await until('the late lines to be recorded', async () => (await texts(b)).length === 3);
+  expect(await texts(b)).toEqual([`ran ${b}`, `late: info ${b}`, `late ${b}`]);
   expect(await texts(a)).toEqual([`ran ${a}`]); // recorded in the same statement as b's, had it been
   expect(await jobRow(tc, b)).toMatchObject({ status: 'succeeded' });
   expect(tc.logs()).toMatch(/a result already recorded was delivered again/);

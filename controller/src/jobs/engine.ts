@@ -485,7 +485,7 @@ export class JobEngine implements JobService {
     if (!fields) return null;
     const handler = withHandler ? this.handlers.get(job.kind) : undefined;
     const row = await this.store.markFinal(trx, jobId, fields, this.storedResult(job.kind, fields.result));
-    if (!handler?.keepsLogs) await this.store.insertLogs(item.logs ?? [], trx);
+    await this.store.insertLogs(linesKept(row, handler, item.logs ?? []), trx);
     if (handler) await handler.handle(withLogs(row, handler, item.logs), trx);
     return row;
   }
@@ -701,7 +701,7 @@ export class JobEngine implements JobService {
           chunk.map(({ jobId, kind, fields }) => ({ id: jobId, fields, stored: this.storedResult(kind, fields.result) })),
         );
         await this.store.insertLogs(
-          rows.filter((row) => !this.handlers.get(row.kind)?.keepsLogs).flatMap((row) => byJob.get(row.id)!.logs),
+          rows.flatMap((row) => linesKept(row, this.handlers.get(row.kind), byJob.get(row.id)!.logs)),
           trx,
         );
         for (const [kind, group] of groupBy(rows, (row) => row.kind)) {
@@ -871,6 +871,17 @@ function resultFields(e: JobResult, agentId: string, kind: JobKind): FinalFields
     ...(e.host_key ? { hostKey: e.host_key } : {}),
     ...(e.gnmi_cert ? { gnmiCert: e.gnmi_cert } : {}),
   };
+}
+
+/**
+ * The lines a result came with that job_logs keeps: none when the kind's recorder keeps them
+ * itself; all of a failed job; of a succeeded one its warnings and errors only, since its info
+ * lines only retell the outcome recorded with it, and nothing reads them (a fleet polled every
+ * 15 minutes wrote 7 of them per device and poll, kept for the jobs' retention).
+ */
+function linesKept(row: FinalRow, handler: KindHandler | undefined, logs: LogRow[]): LogRow[] {
+  if (handler?.keepsLogs) return [];
+  return row.status === 'succeeded' ? logs.filter((l) => l.line.level !== 'info') : logs;
 }
 
 /** The outcome of a final row for its recorder, with the lines its result came with when the recorder keeps them. */
