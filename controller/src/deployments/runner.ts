@@ -465,8 +465,8 @@ export class DeploymentRunner {
       const r = this.record(outcome, device) ?? (outcome.logs?.length ? notRecorded(outcome, device) : null);
       if (r) logged.push(r);
     }
-    const recorded = logged.filter((r) => r.recorded);
     if (logged.length === 0) return;
+    const recorded = logged.filter((r) => r.recorded);
 
     // The device rows, then the agent's log lines of each job and the controller's: one statement.
     const writes = recorded.map(({ device, fields }): DeviceWrite => ({
