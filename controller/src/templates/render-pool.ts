@@ -32,6 +32,9 @@ export interface RenderPoolOptions {
   memoryMb?: number;
 }
 
+/** Calls of at least this many renders are split across the workers (below, a worker's round trip costs more than it saves). */
+const SPLIT_FROM = 64;
+
 interface Pending {
   batch: RenderBatch;
   timeoutMs: number;
@@ -91,10 +94,31 @@ export class RenderPool {
     return result.output;
   }
 
-  /** Renders many; one result per request, in order. Throws RenderAborted when a limit stops it. */
-  renderMany(requests: RenderRequest[]): Promise<RenderResult[]> {
-    if (requests.length === 0) return Promise.resolve([]);
-    if (this.closed) return Promise.reject(new Error('render pool is closed'));
+  /**
+   * Renders many; one result per request, in order. Throws RenderAborted when a limit stops it.
+   * A large call is split into one batch per worker, so that a deployment's renders use every
+   * worker (the pool's size is the machine's render parallelism) instead of queueing on one.
+   */
+  async renderMany(requests: RenderRequest[]): Promise<RenderResult[]> {
+    if (requests.length === 0) return [];
+    if (this.closed) throw new Error('render pool is closed');
+    const parts = requests.length >= SPLIT_FROM ? this.size : 1;
+    const share = Math.ceil(requests.length / parts);
+    const chunks = Array.from({ length: Math.ceil(requests.length / share) }, (_, i) => i * share);
+    const results = await Promise.all(
+      chunks.map((offset) =>
+        this.renderBatch(requests.slice(offset, offset + share)).catch((err: unknown) => {
+          // The index of the request in the call, not in its chunk.
+          if (err instanceof RenderAborted) throw new RenderAborted(offset + err.index, err.error);
+          throw err;
+        }),
+      ),
+    );
+    return results.flat();
+  }
+
+  /** One batch for one worker: each distinct source sent once. */
+  private renderBatch(requests: RenderRequest[]): Promise<RenderResult[]> {
     const sources: string[] = [];
     const index = new Map<string, number>();
     const jobs = requests.map((r) => {
