@@ -134,7 +134,7 @@ export async function run(args: string[] = []): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const busy = embeddedAgent && busyMeter(embeddedAgent);
-      const e2e = await endToEnd(ids);
+      const e2e = await c.statementTimes.around(`round ${round}, end to end`, () => endToEnd(ids));
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
       if (busy) cpuNotes.push(busy(devices));
       counting = meter();

@@ -107,6 +107,7 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
     request,
     config,
     log,
+    statementTimes: await statementTimes(db, options.embedded === true),
     async close() {
       if (statements.size > 0) {
         console.log('statements sent through knex (count, first 160 characters):');
@@ -118,6 +119,37 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
       await db.destroy();
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * BENCH_PG_STATEMENTS=1: PostgreSQL's own time per statement over a timed run, from
+ * pg_stat_statements (the server must preload it: `shared_preload_libraries = pg_stat_statements`).
+ * `around(run)` resets the counts of this database, runs, and prints its busiest statements with
+ * calls, rows and milliseconds; the floors that follow are left out. Unset, it only runs.
+ */
+async function statementTimes(db: Awaited<ReturnType<typeof createDb>>, embedded: boolean) {
+  const on = Boolean(process.env.BENCH_PG_STATEMENTS) && !embedded;
+  if (on) await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  const mine = 'dbid = (SELECT oid FROM pg_database WHERE datname = current_database())';
+  return {
+    async around<T>(label: string, run: () => Promise<T>): Promise<T> {
+      if (!on) return run();
+      await db.raw(`SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`);
+      const result = await run();
+      const { rows } = await db.raw(
+        `SELECT calls::int, rows::int, round((total_exec_time + total_plan_time)::numeric, 1)::float AS ms, query FROM pg_stat_statements
+          WHERE ${mine} ORDER BY total_exec_time + total_plan_time DESC`,
+      );
+      type Row = { calls: number; rows: number; ms: number; query: string };
+      const total = (rows as Row[]).reduce((sum, r) => ({ ms: sum.ms + r.ms, calls: sum.calls + r.calls }), { ms: 0, calls: 0 });
+      console.log(`  PostgreSQL time of ${label}: ${total.ms.toFixed(0)} ms in ${total.calls} statements; busiest:`);
+      for (const r of (rows as Row[]).slice(0, 15)) {
+        const figures = `${String(r.ms).padStart(8)} ms ${String(r.calls).padStart(6)} calls ${String(r.rows).padStart(6)} rows`;
+        console.log(`    ${figures}  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`);
+      }
+      return result;
     },
   };
 }

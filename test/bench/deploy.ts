@@ -382,7 +382,7 @@ export async function run(args: string[] = []): Promise<void> {
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
       const tripsBefore = await backupStoreTrips(agents);
-      const e2e = await endToEnd(measured);
+      const e2e = await c.statementTimes.around(`round ${round}, end to end`, () => endToEnd(measured));
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
       const trips = await backupStoreTrips(agents);
       if (trips.count > tripsBefore.count)

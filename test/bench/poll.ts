@@ -140,7 +140,7 @@ export async function run(args: string[] = []): Promise<void> {
     }
     await reset();
     let counting = meter();
-    const e2e = await endToEnd();
+    const e2e = await c.statementTimes.around('the run, end to end', () => endToEnd());
     const e2eCpu = counting(devices).text;
     counting = meter();
     const floor = await workFloor('poll', targets, limits);

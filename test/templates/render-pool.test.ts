@@ -1,10 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { RenderAborted, RenderPool } from '../../controller/src/templates/render-pool';
+import { RenderAborted, RenderPool, type RenderRequest } from '../../controller/src/templates/render-pool';
 
 const pool = new RenderPool({ size: 2, timeoutMs: 1_500 });
 afterAll(() => pool.close());
 
-const requests = (n: number) => Array.from({ length: n }, (_, i) => ({ source: `line {{ n }}{% if n % 2 %} odd{% endif %}`, variables: { n: i } }));
+const requests = (n: number): RenderRequest[] =>
+  Array.from({ length: n }, (_, i) => ({ source: `line {{ n }}{% if n % 2 %} odd{% endif %}`, variables: { n: i } }));
 
 describe('render pool', () => {
   it('answers a large call split across its workers in the order asked, each error at its own request', async () => {
