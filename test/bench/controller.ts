@@ -132,15 +132,15 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
 async function statementTimes(db: Awaited<ReturnType<typeof createDb>>, embedded: boolean) {
   const on = Boolean(process.env.BENCH_PG_STATEMENTS) && !embedded;
   if (on) await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-  const mine = 'dbid = (SELECT oid FROM pg_database WHERE datname = current_database())';
+  const thisDatabase = '(SELECT oid FROM pg_database WHERE datname = current_database())';
   return {
     async around<T>(label: string, run: () => Promise<T>): Promise<T> {
       if (!on) return run();
-      await db.raw(`SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`);
+      await db.raw(`SELECT pg_stat_statements_reset(0, ${thisDatabase}, 0)`);
       const result = await run();
       const { rows } = await db.raw(
         `SELECT calls::int, rows::int, round((total_exec_time + total_plan_time)::numeric, 1)::float AS ms, query FROM pg_stat_statements
-          WHERE ${mine} ORDER BY total_exec_time + total_plan_time DESC`,
+          WHERE dbid = ${thisDatabase} ORDER BY total_exec_time + total_plan_time DESC`,
       );
       type Row = { calls: number; rows: number; ms: number; query: string };
       const total = (rows as Row[]).reduce((sum, r) => ({ ms: sum.ms + r.ms, calls: sum.calls + r.calls }), { ms: 0, calls: 0 });

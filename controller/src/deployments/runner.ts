@@ -78,8 +78,6 @@ interface Recorded {
   device: LockedDevice;
   fields: Partial<DeploymentDeviceRow>;
   lines: LogLine[];
-  /** False for an outcome its device no longer waited for: only its lines are kept (notRecorded). */
-  recorded: boolean;
 }
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
@@ -457,16 +455,22 @@ export class DeploymentRunner {
       outcomes.map((o) => ({ deployment_id: o.groupId!, device_id: o.deviceId })),
     );
     const devices = new Map(locked.map((d) => [`${d.deployment_id}/${d.device_id}`, d]));
-    // In the outcomes' order: those recorded, and those their device no longer waited for that came with lines.
+    // In the outcomes' order: those recorded, and those their device no longer waited for that came with lines (late).
     const logged: Recorded[] = [];
+    const late = new Set<Recorded>();
     for (const outcome of outcomes) {
       const device = devices.get(`${outcome.groupId}/${outcome.deviceId}`);
       if (!device || device.org_id !== outcome.orgId) continue;
-      const r = this.record(outcome, device) ?? (outcome.logs?.length ? notRecorded(outcome, device) : null);
+      const r = this.record(outcome, device);
       if (r) logged.push(r);
+      else if (outcome.logs?.length) {
+        const lines = notRecorded(outcome, device);
+        late.add(lines);
+        logged.push(lines);
+      }
     }
     if (logged.length === 0) return;
-    const recorded = logged.filter((r) => r.recorded);
+    const recorded = logged.filter((r) => !late.has(r));
 
     // The device rows, then the agent's log lines of each job and the controller's: one statement.
     const writes = recorded.map(({ device, fields }): DeviceWrite => ({
@@ -483,14 +487,14 @@ export class DeploymentRunner {
     await this.store.recordDevices(
       trx,
       writes,
-      logged.map(({ outcome, device, lines, recorded }): LogBatch => ({
-        deployment_id: device.deployment_id,
-        org_id: device.org_id,
-        device_id: device.device_id,
+      logged.map((r): LogBatch => ({
+        deployment_id: r.device.deployment_id,
+        org_id: r.device.org_id,
+        device_id: r.device.device_id,
         // The lines it sent earlier stay in job_logs for a job whose outcome was not recorded.
-        job_id: recorded ? outcome.jobId : null,
+        job_id: late.has(r) ? null : r.outcome.jobId,
         // The lines its agent sent with the result, after those it sent earlier (job_logs), then the controller's.
-        lines: [...agentLines(outcome, device.device_id), ...lines],
+        lines: [...agentLines(r.outcome, r.device.device_id), ...r.lines],
       })),
     );
   }
@@ -513,7 +517,7 @@ export class DeploymentRunner {
       Object.assign(fields, dryRunFields(outcome));
       const computed = fields.status === 'completed';
       line(computed ? 'info' : 'error', computed ? dryRunSummary(outcome.result as unknown as DryRunResult) : fields.error_message!);
-      return { outcome, device, fields, lines, recorded: true };
+      return { outcome, device, fields, lines };
     }
     if (outcome.kind === 'deploy') {
       const { result } = outcome;
@@ -528,7 +532,7 @@ export class DeploymentRunner {
         Object.assign(fields, { status: 'failed', changed: false, error_message: outcome.error ?? 'The deploy job failed' });
         line('error', `${fields.error_message!}${backup}`);
       }
-      return { outcome, device, fields, lines, recorded: true };
+      return { outcome, device, fields, lines };
     }
     if (device.status === 'restore_queued' || device.status === 'restoring') {
       if (ok) {
@@ -549,7 +553,7 @@ export class DeploymentRunner {
       Object.assign(fields, { status: 'rollback_failed', error_message: `Rollback failed: ${outcome.error ?? 'no reason given'}` });
       line('error', fields.error_message!);
     }
-    return { outcome, device, fields, lines, recorded: true };
+    return { outcome, device, fields, lines };
   }
 
   /**
@@ -691,5 +695,5 @@ function agentLines(outcome: JobOutcome, deviceId: string): LogLine[] {
  */
 function notRecorded(outcome: JobOutcome, device: LockedDevice): Recorded {
   const message = `${device.device_name}: a late ${outcome.kind} result (${outcome.status}) was not recorded: the device had moved on`;
-  return { outcome, device, fields: {}, lines: [{ level: 'warn', message, device_id: device.device_id }], recorded: false };
+  return { outcome, device, fields: {}, lines: [{ level: 'warn', message, device_id: device.device_id }] };
 }
