@@ -20,7 +20,34 @@ const SHARED_PROCESS = [
   'stacks',
   'tasks',
   'templates',
-].map((dir) => `test/${dir}/**/*.test.ts`);
+]
+  .map((dir) => `test/${dir}/**/*.test.ts`)
+  .concat(
+    [
+      'agents/agents-api',
+      'agents/dispatch-kicks',
+      'agents/inprocess-link',
+      'agents/installations',
+      'agents/limit',
+      'agents/port-link',
+      'agents/progress-sender',
+      'agents/replicas',
+      'agents/result-batches',
+      'agents/result-contract',
+      'agents/results-gather',
+      'agents/signatures',
+      'agents/sites-health',
+      'agents/state-dir',
+      'agents/transcript',
+      'console/logic',
+      'console/serving',
+      'discovery/!(gnmi-profile-ca)',
+      'live/backup-events',
+      'live/live',
+    ].map((file) => `test/${file}.test.ts`),
+  );
+/** The contract suites on PGlite: each file sets SWITCHBOARD_TEST_DB=pglite first, so they share processes only with each other. */
+const PGLITE = ['test/pglite/**/*.test.ts'];
 
 export default defineConfig({
   test: {
@@ -34,7 +61,8 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'shared-process', include: SHARED_PROCESS, isolate: false } },
-      { extends: true, test: { name: 'own-process', include: ['test/**/*.test.ts'], exclude: SHARED_PROCESS } },
+      { extends: true, test: { name: 'pglite-process', include: PGLITE, isolate: false } },
+      { extends: true, test: { name: 'own-process', include: ['test/**/*.test.ts'], exclude: [...SHARED_PROCESS, ...PGLITE] } },
     ],
   },
 });
