@@ -35,6 +35,9 @@ const agentId = env('FLOOR_AGENT_ID');
 const { sign, decrypt } = await importAgentPrivateKey(JSON.parse(env('FLOOR_AGENT_JWK')));
 const controllerKey = importControllerPublicKey(JSON.parse(env('FLOOR_CONTROLLER_JWK')));
 
+// Exit on SIGTERM (stop()) rather than die of it, so that SB_CPU_PROF_DIR's profile gets written.
+process.once('SIGTERM', () => process.exit(0));
+
 const nc = await connectNats(env('NATS_URL'), `pipeline-floor ${agentId}`);
 const js = nc.jetstream();
 const consumer = await js.consumers.get(names.jobsStream, FLOOR_CONSUMER);
