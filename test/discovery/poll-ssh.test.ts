@@ -29,6 +29,7 @@ afterAll(async () => {
   await env?.close();
   await r1?.close();
   await r2?.close();
+  clearSimNetwork(); // the simulated network is module state: the next file of this worker starts empty
 });
 
 describe('a poll over SSH', () => {

@@ -52,6 +52,7 @@ afterAll(async () => {
   await env?.close();
   await ios?.close();
   await eos?.close();
+  clearSimNetwork(); // the simulated network is module state: the next file of this worker starts empty
 });
 
 const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value));

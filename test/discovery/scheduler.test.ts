@@ -33,7 +33,8 @@ afterAll(async () => {
 const history = async (id: string) => (await env.u.as('GET', `/api/devices/${id}/poll-history?limit=500`)).body.polls as any[];
 
 describe('background polling', () => {
-  it('polls every device with poll_enabled repeatedly, never two polls of one device at once', async () => {
+  // Up to the 60 s its waits allow (above the suite's 30 s default): polls are real SSH sessions.
+  it('polls every device with poll_enabled repeatedly, never two polls of one device at once', { timeout: 90_000 }, async () => {
     const done = await until(
       'three finished scheduled polls per device',
       async () => {
@@ -69,7 +70,7 @@ describe('background polling', () => {
     expect(new Set(gaps).size).toBeGreaterThan(1);
   });
 
-  it('a device whose polling is turned off is not polled again', async () => {
+  it('a device whose polling is turned off is not polled again', { timeout: 90_000 }, async () => {
     const id = enabled[2];
     expect((await env.u.as('PUT', `/api/devices/${id}`, { body: { poll_enabled: false } })).status).toBe(200);
     // Whatever was already queued finishes; afterwards the count stays put across many ticks.
