@@ -22,18 +22,21 @@ let eosJson: SimSshDevice;
 let eosText: SimSshDevice;
 let junos: SimSshDevice;
 let junosText: SimSshDevice;
+let undoCommands: (() => void)[] = [];
 
 beforeAll(async () => {
   // A 'custom' device (IOS-like commands) whose MAC table is in a layout no parser knows and whose
   // LLDP detail names no local interfaces, with a summary table that accounts for only one neighbor.
-  registerSshCommand('custom', 'show mac address-table', () => capture('vendor_ios/show-mac-address-table/unknown-layout.txt'));
-  registerSshCommand('custom', 'show lldp neighbors detail', () => capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.txt'));
-  registerSshCommand('custom', 'show lldp neighbors', () =>
-    capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.summary.txt')
-      .split('\n')
-      .filter((l) => !l.startsWith('SEP'))
-      .join('\n'),
-  );
+  undoCommands = [
+    registerSshCommand('custom', 'show mac address-table', () => capture('vendor_ios/show-mac-address-table/unknown-layout.txt')),
+    registerSshCommand('custom', 'show lldp neighbors detail', () => capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.txt')),
+    registerSshCommand('custom', 'show lldp neighbors', () =>
+      capture('vendor_ios/show-lldp-neighbors-detail/ios-12.2-no-local-intf.summary.txt')
+        .split('\n')
+        .filter((l) => !l.startsWith('SEP'))
+        .join('\n'),
+    ),
+  ];
   clearSimNetwork();
   env = await discoveryEnv();
   odd = await startSshDevice({ dialect: 'custom', hostname: 'odd-1' });
@@ -48,6 +51,8 @@ afterAll(async () => {
   await env?.close();
   await Promise.all([odd?.close(), eosJson?.close(), eosText?.close(), junos?.close(), junosText?.close()]);
   SIM_TEXT_ONLY.clear();
+  undoCommands.forEach((undo) => undo());
+  clearSimNetwork();
 });
 
 describe('a poll of output the parsers do not fully understand', () => {

@@ -110,7 +110,7 @@ describe('command table and modes', () => {
   it('commands registered for a device type reach running devices, with abbreviations', async () => {
     const dev = await startSshDevice({ ...DEVICE, hostname: 'tbl' });
     started.push(dev);
-    registerSshCommand('vendor_ios', 'show vlan brief', (ctx) => `VLAN Name\n---- ----\n10   users-${ctx.hostname}\n`);
+    const undo = registerSshCommand('vendor_ios', 'show vlan brief', (ctx) => `VLAN Name\n---- ----\n10   users-${ctx.hostname}\n`);
     dev.addCommand('show arp', (ctx) => `Internet  10.0.0.1  0  aabb.cc00.0100  ARPA  Vlan10 ${ctx.args}\n`, { minMode: 'priv' });
     const s = await sshCliDriver.open(sshTarget(dev, CREDS));
     try {
@@ -118,6 +118,7 @@ describe('command table and modes', () => {
       expect(await s.run('show arp vlan 10')).toBe('Internet  10.0.0.1  0  aabb.cc00.0100  ARPA  Vlan10 vlan 10');
     } finally {
       await s.close();
+      undo(); // the discovery simulator's own 'show vlan brief' again, for the files after this one
     }
   });
 

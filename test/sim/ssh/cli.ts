@@ -74,19 +74,27 @@ const registry = new Map<string, Map<string, SimCommand>>();
 
 /**
  * Adds a command to every simulated device of the given types ('*' = all), including devices
- * already running. The handler returns the output text (lines end with \n).
+ * already running. The handler returns the output text (lines end with \n). Returns the undo,
+ * which puts back what the command was before: the table is module state, and test files share
+ * worker processes, so a file that overrides a command undoes it when it is done.
  */
 export function registerSshCommand(
   deviceTypes: string | string[],
   command: string,
   run: SimCommandHandler,
   opts: { minMode?: 'user' | 'priv' } = {},
-): void {
+): () => void {
+  const key = normalize(command);
+  const undo: (() => void)[] = [];
   for (const t of Array.isArray(deviceTypes) ? deviceTypes : [deviceTypes]) {
     let m = registry.get(t);
     if (!m) registry.set(t, (m = new Map()));
-    m.set(normalize(command), { run, minMode: opts.minMode });
+    const table = m;
+    const before = table.get(key);
+    undo.push(() => (before ? table.set(key, before) : table.delete(key)));
+    table.set(key, { run, minMode: opts.minMode });
   }
+  return () => undo.forEach((u) => u());
 }
 
 const normalize = (s: string) => s.trim().split(/\s+/).join(' ');
