@@ -16,11 +16,15 @@ describe('access tokens', () => {
 
   it('refuses a remembered token once it has expired', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const signer = new TokenSigner(randomBytes(32));
-    const token = await signer.sign(claims, 60);
-    expect(await signer.verify(token)).toEqual(claims);
-    vi.setSystemTime(Date.now() + 61_000);
-    expect(await signer.verify(token)).toBeNull();
+    try {
+      const signer = new TokenSigner(randomBytes(32));
+      const token = await signer.sign(claims, 60);
+      expect(await signer.verify(token)).toEqual(claims);
+      vi.setSystemTime(Date.now() + 61_000);
+      expect(await signer.verify(token)).toBeNull();
+    } finally {
+      vi.useRealTimers(); // a faked Date would stay frozen for the next files of this worker
+    }
   });
 
   it('refuses a tampered token and one signed with another key', async () => {
