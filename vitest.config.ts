@@ -5,8 +5,7 @@ const pglite = process.env.SWITCHBOARD_TEST_DB === 'pglite';
 /**
  * Files whose controller, agent runtime and simulators run in the test's own process (nothing
  * killed or restarted, no browser). They run after the files of the other projects, which start
- * and kill processes and are the slowest, so the heaviest of both never overlap (the scheduler's
- * polls once timed out when they did).
+ * and kill processes and are the slowest.
  */
 const SHARED_PROCESS = [
   'admin',
