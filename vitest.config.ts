@@ -63,17 +63,16 @@ export default defineConfig({
     testTimeout: pglite ? 120_000 : 30_000,
     hookTimeout: pglite ? 240_000 : 60_000,
     globalSetup: ['test/helpers/global-setup.ts'],
-    // No project is isolated: a worker runs file after file in one process, so the controller's
-    // modules load once per worker instead of once per file (on a 2-core build machine, 263 s of
-    // module loading became 36 s). A file closes what it starts in afterAll (processes through
-    // stopAll), restores any environment variable it sets, and clears the SSH simulator's network.
+    // Not isolated: a worker runs file after file in one process, so the controller's modules load
+    // once per worker instead of once per file (docs/testing.md says what a file must leave behind).
+    isolate: false,
     // Projects run in name order: own-processes (files that start, kill and restart controller,
     // agent and NATS processes, or drive chromium: the slowest) first, then pglite-process, then
     // shared-process.
     projects: [
-      { extends: true, test: { name: 'shared-process', include: SHARED_PROCESS, isolate: false } },
-      { extends: true, test: { name: 'pglite-process', include: PGLITE, isolate: false } },
-      { extends: true, test: { name: 'own-processes', include: ['test/**/*.test.ts'], exclude: [...SHARED_PROCESS, ...PGLITE], isolate: false } },
+      { extends: true, test: { name: 'shared-process', include: SHARED_PROCESS } },
+      { extends: true, test: { name: 'pglite-process', include: PGLITE } },
+      { extends: true, test: { name: 'own-processes', include: ['test/**/*.test.ts'], exclude: [...SHARED_PROCESS, ...PGLITE] } },
     ],
   },
 });

@@ -87,9 +87,8 @@ export function registerSshCommand(
   const key = normalize(command);
   const undo: (() => void)[] = [];
   for (const t of Array.isArray(deviceTypes) ? deviceTypes : [deviceTypes]) {
-    let m = registry.get(t);
-    if (!m) registry.set(t, (m = new Map()));
-    const table = m;
+    const table = registry.get(t) ?? new Map<string, SimCommand>();
+    registry.set(t, table);
     const before = table.get(key);
     undo.push(() => (before ? table.set(key, before) : table.delete(key)));
     table.set(key, { run, minMode: opts.minMode });
