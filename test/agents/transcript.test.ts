@@ -1,11 +1,12 @@
 /**
  * A backup result carries its config once: the agent's transcript leaves out the device's answer
- * that became the config (shared/src/jobs/transcript.ts), and the controller puts the config back.
- * The end-to-end check (a stored transcript shows the config) is in test/configs/pull.test.ts.
+ * that became the config (shared/src/jobs/transcript.ts). The controller stores it that way and
+ * puts the config back when it is read. The end-to-end check (the stored transcript holds the
+ * placeholder, the one read shows the config, masked) is in test/configs/pull.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { TextTranscript } from '../../agent/src/jobs/context';
-import { configPlaceholder, expandTranscript } from '../../shared/src/jobs/transcript';
+import { configPlaceholder, expandTranscript, mapAroundPlaceholders } from '../../shared/src/jobs/transcript';
 
 const CONFIG = 'hostname r1\ninterface Gi0/1\n description uplink\n';
 
@@ -47,5 +48,16 @@ describe('a backup transcript without its config', () => {
     t.write('sent', 'get-config');
     t.elideReceived(mark, configPlaceholder('structured'));
     expect(t.text()).toBe('> get-config\n');
+  });
+
+  it('is masked around its placeholders, which no secret can break', () => {
+    const text = `> login cli-admin\n> show running-config\n${configPlaceholder('cli')}> show configuration\n${configPlaceholder('structured')}cli done`;
+    const masked = mapAroundPlaceholders(text, (part) => part.replaceAll('cli', '***'));
+    const [cli, structured] = [configPlaceholder('cli'), configPlaceholder('structured')];
+    expect(masked).toBe(`> login ***-admin\n> show running-config\n${cli}> show configuration\n${structured}*** done`);
+    expect(expandTranscript(masked, (m) => `[${m}]`)).toBe(
+      '> login ***-admin\n> show running-config\n[cli]\n> show configuration\n[structured]\n*** done',
+    );
+    expect(mapAroundPlaceholders('no placeholder, cli', (part) => part.toUpperCase())).toBe('NO PLACEHOLDER, CLI');
   });
 });

@@ -10,6 +10,7 @@ import { SHARED_NATS, dropNatsNamespace, enrollAgent, natsPrefix, startAgent } f
 import { freePort } from '../helpers/net';
 import { inventoryUser, type InventoryUser } from '../inventory/helpers';
 import { startNetconfDevice, type NetconfDevice } from '../sim/netconf/device';
+import { configPlaceholder } from '../../shared/src/jobs/transcript';
 import { normalizeConfig, startSshDevice, type SimSshDevice } from '../sim/ssh';
 
 const PASSWORD = 'edge-Pa55word-secret';
@@ -136,6 +137,15 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     expect(log.body.log).not.toContain(PASSWORD);
     expect(log.body.log).not.toContain(ENABLE);
     expect(c.logs()).not.toContain(PASSWORD);
+    // The config is stored once, in its version: the stored transcript keeps the placeholder, and
+    // the config read back into it is masked like the rest (its secrets, the device's credentials).
+    const stored = await c.db('config_versions').where({ id: latest.body.id }).first('transcript', 'config_text');
+    expect(stored.transcript).toContain(configPlaceholder('cli'));
+    expect(stored.transcript).not.toContain('hostname edge-1-renamed');
+    const secretLine = stored.config_text.split('\n').find((l: string) => l.startsWith('enable secret '));
+    expect(secretLine).toMatch(/^enable secret \d+ \S+$/);
+    expect(log.body.log).not.toContain(secretLine);
+    expect(log.body.log).toContain(`enable secret ${secretLine.split(' ')[2]} ********`);
   });
 
   it('stores a failed version with error_message and answers 502 when the password is wrong', async () => {
@@ -177,6 +187,15 @@ describe('POST /api/config/devices/:device_id/pull', () => {
       `/api/config/devices/${ncId}/diff-versions?old_version=1&new_version=${list.find((v: any) => v.method === 'structured').version}`,
     );
     expect(identical.body).toMatchObject({ identical: true, old_format: 'xml', new_format: 'xml' });
+    // Both versions of the pull share one transcript: the failed method's row reads it back with the
+    // structured config in place too.
+    const failedCli = list.find((v: any) => v.method === 'cli');
+    const log = await u.as('GET', `/api/devices/snapshots/backups/${failedCli.id}/log`);
+    expect(log.status).toBe(200);
+    expect(log.body.log).toContain('<hostname>nc-1</hostname>');
+    expect(log.body.log).not.toContain('\uE000');
+    const stored = await c.db('config_versions').where({ id: failedCli.id }).first('transcript');
+    expect(stored.transcript).toContain(configPlaceholder('structured'));
   });
 
   it('stores a failed version and answers 502 for method=structured when the profile has no automation_transport', async () => {

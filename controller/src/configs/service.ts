@@ -11,7 +11,7 @@ import { methodsOf, type BackupMethod, type PullMethod } from '../../../shared/s
 import type { StructuredTransport } from '../../../shared/src/device/values';
 import type { BackupJobParams, BackupJobResult } from '../../../shared/src/jobs/backup';
 import type { TestCredentialResult } from '../../../shared/src/jobs/test-credential';
-import { expandTranscript } from '../../../shared/src/jobs/transcript';
+import { PLACEHOLDER_MARK, configPlaceholder, expandTranscript, mapAroundPlaceholders } from '../../../shared/src/jobs/transcript';
 import type { SnapshotStore } from './snapshot-store';
 import { channelOf, sha256, successfulVersion } from './backup-job';
 import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
@@ -229,6 +229,26 @@ export class ConfigService {
     return (text) => maskSecrets(text, known);
   }
 
+  /**
+   * The session transcript of one stored backup, every secret masked, or undefined when the
+   * organization has no such version. The configs it fetched are stored once, in their versions:
+   * they go back in place here, masked as the rest was when stored (the device's credentials and
+   * config secrets).
+   */
+  async transcript(orgId: string, configId: string): Promise<string | undefined> {
+    const row = await this.store.transcript(orgId, configId);
+    if (!row || !row.transcript.includes(PLACEHOLDER_MARK)) return row?.transcript;
+    const [configs, sealed] = await Promise.all([
+      this.store.jobConfigs(orgId, row.device_id, row.job_id),
+      this.store.deviceSecrets(orgId, row.device_id),
+    ]);
+    const mask = await this.masker(sealed ?? { password_enc: null, private_key_enc: null, enable_password_enc: null });
+    return expandTranscript(row.transcript, (method) => {
+      const text = configs.find((c) => c.method === method)?.config_text;
+      return text === undefined ? undefined : mask(text);
+    });
+  }
+
   /** The raw stored version (restore, rollback and the reads below). */
   async rawVersion(orgId: string, deviceId: string, version: number | null) {
     await this.device(orgId, deviceId);
@@ -350,14 +370,14 @@ export class ConfigService {
 
 /** One version per method tried (failed ones too), transcript and errors masked. */
 function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersion[] {
-  // Agents leave the config out of the transcript (it travels once, in the result): put it back.
-  const configOf = (method: BackupMethod) => b.result.results.find((r) => r.method === method)?.config?.text;
-  const transcript = mask(expandTranscript(b.result.transcript ?? '', configOf));
+  const fetched = (method: BackupMethod) => b.result.results.find((r) => r.method === method);
+  const stored = new Set(b.methods.filter((method) => fetched(method)?.config && !fetched(method)?.error));
+  const transcript = storedTranscript(mask, b.result, stored);
   return b.methods.map((method) => {
-    const r = b.result.results.find((x) => x.method === method);
+    const r = fetched(method);
     const channel = channelOf(method, b.transport);
     const base = { org_id: b.orgId, device_id: b.deviceId, method, source: b.source, snapshot_id: b.snapshotId, job_id: b.jobId, transcript };
-    if (r?.config && !r.error) return { ...base, ...successfulVersion(r.config) };
+    if (stored.has(method)) return { ...base, ...successfulVersion(r!.config!) };
     const error = mask(r?.error ?? b.jobError ?? `The agent reported no result for the ${method} method`);
     return {
       ...base,
@@ -371,6 +391,18 @@ function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersi
       line_count: 0,
     };
   });
+}
+
+/**
+ * The transcript as stored, masked. Agents leave each config out of it (it travels once, in the
+ * result); a config stored as a successful version stays out, its placeholder kept (transcript()
+ * puts it back when read), so the config is stored once; any other config the result carried is
+ * put back now.
+ */
+function storedTranscript(mask: (text: string) => string, result: BackupJobResult, stored: Set<BackupMethod>): string {
+  const configOf = (method: BackupMethod) =>
+    stored.has(method) ? configPlaceholder(method) : result.results.find((r) => r.method === method)?.config?.text;
+  return mapAroundPlaceholders(expandTranscript(result.transcript ?? '', configOf), mask);
 }
 
 /** What storing `rows` means for the device: ok when any method succeeded, else every failure. */

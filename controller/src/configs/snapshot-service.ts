@@ -160,11 +160,11 @@ export class SnapshotService {
     return this.get(orgId, id).then(() => this.store.backups(orgId, id));
   }
 
-  /** The session transcript of one backup, every secret masked (masked when stored). */
+  /** The session transcript of one backup, every secret masked (ConfigService.transcript). */
   async transcript(orgId: string, configId: string): Promise<string> {
-    const row = await this.configs.store.transcript(orgId, configId);
-    if (!row) throw appError('BACKUP_NOT_FOUND');
-    return row.transcript;
+    const transcript = await this.configs.transcript(orgId, configId);
+    if (transcript === undefined) throw appError('BACKUP_NOT_FOUND');
+    return transcript;
   }
 
   /** Ends collections past their deadline (plus grace for outcomes in flight) and closes finished ones. */

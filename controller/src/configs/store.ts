@@ -176,10 +176,16 @@ export class ConfigStore {
    * device is gone. FOR KEY SHARE keeps the device from being deleted until the transaction ends.
    */
   lockDeviceSecrets(trx: Knex.Transaction, orgId: string, deviceId: string): Promise<SealedSecrets | undefined> {
-    return this.devices(trx)
-      .where({ 'd.id': deviceId, 'd.org_id': orgId })
-      .forKeyShare('d')
-      .first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
+    return this.secretsQuery(orgId, deviceId, trx).forKeyShare('d');
+  }
+
+  /** The sealed secrets of a device's profile (for masking a transcript as it is read), or undefined when the device is gone. */
+  deviceSecrets(orgId: string, deviceId: string): Promise<SealedSecrets | undefined> {
+    return this.secretsQuery(orgId, deviceId, this.db);
+  }
+
+  private secretsQuery(orgId: string, deviceId: string, q: Db | Knex.Transaction) {
+    return this.devices(q).where({ 'd.id': deviceId, 'd.org_id': orgId }).first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
   }
 
   /**
@@ -278,8 +284,14 @@ export class ConfigStore {
     return row;
   }
 
-  transcript(orgId: string, configId: string): Promise<{ transcript: string } | undefined> {
-    return this.db('config_versions').where({ org_id: orgId, id: configId }).first('transcript');
+  transcript(orgId: string, configId: string): Promise<{ transcript: string; device_id: string; job_id: string | null } | undefined> {
+    return this.db('config_versions').where({ org_id: orgId, id: configId }).first('transcript', 'device_id', 'job_id');
+  }
+
+  /** The configs one backup job stored as successful versions of its device (a transcript's placeholders). */
+  jobConfigs(orgId: string, deviceId: string, jobId: string | null): Promise<{ method: string; config_text: string }[]> {
+    if (jobId === null) return Promise.resolve([]);
+    return this.db('config_versions').where({ org_id: orgId, device_id: deviceId, job_id: jobId, status: 'success' }).select('method', 'config_text');
   }
 
   async insertPullRequest(row: Omit<PullRequestRow, 'id'> & { requested_by: string; requested_by_name: string }): Promise<string> {
