@@ -80,7 +80,7 @@ interface FinishItem {
 type FinishResult = 'final' | 'skipped' | 'retry';
 
 /** Outcomes recorded per transaction: one commit serves them all. */
-const OUTCOMES_PER_TRANSACTION = 32;
+const OUTCOMES_PER_TRANSACTION = 64;
 /** After this many failed attempts to record an outcome, the job ends failed with the reason. */
 const MAX_RECORD_FAILURES = 5;
 /** Batches sealed, signed and published at once. */

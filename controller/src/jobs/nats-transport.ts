@@ -34,10 +34,13 @@ const RECORDING_BATCHES = 2;
  * size, so under a steady stream of results (each recorded soon after it arrives) fewer than
  * GATHER.minResults wait up to GATHER_MS for more: that cuts the statements, and the database CPU,
  * per result. A results event carries up to 100 results, so the batches are sized by results
- * and bytes, not by events.
+ * and bytes, not by events. Backups' events carry about 25 (their 256 KB fill first): at 20 ms a
+ * batch was mostly one event; at 40 ms, with 64 outcomes a transaction, the backup bench made 30 %
+ * fewer commits and ran about 3 % faster on the same floors, and a deployment still completed
+ * 0.01 s after its last job.
  */
 const GATHER = { minResults: 64, maxResults: 256, maxBytes: 4 * 1024 * 1024 };
-const GATHER_MS = 20;
+const GATHER_MS = 40;
 /**
  * Results the controllers may hold unacknowledged at once (all replicas together): what a
  * crashed controller can strand, until the ack wait hands it to another replica.
