@@ -371,13 +371,18 @@ export class ConfigService {
 /** One version per method tried (failed ones too), transcript and errors masked. */
 function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersion[] {
   const fetched = (method: BackupMethod) => b.result.results.find((r) => r.method === method);
-  const stored = new Set(b.methods.filter((method) => fetched(method)?.config && !fetched(method)?.error));
-  const transcript = storedTranscript(mask, b.result, stored);
+  // The config a method stores as a successful version.
+  const storedConfig = (method: BackupMethod) => {
+    const r = fetched(method);
+    return r?.config && !r.error ? r.config : undefined;
+  };
+  const transcript = storedTranscript(mask, b.result, new Set(b.methods.filter((method) => storedConfig(method))));
   return b.methods.map((method) => {
     const r = fetched(method);
     const channel = channelOf(method, b.transport);
     const base = { org_id: b.orgId, device_id: b.deviceId, method, source: b.source, snapshot_id: b.snapshotId, job_id: b.jobId, transcript };
-    if (stored.has(method)) return { ...base, ...successfulVersion(r!.config!) };
+    const config = storedConfig(method);
+    if (config) return { ...base, ...successfulVersion(config) };
     const error = mask(r?.error ?? b.jobError ?? `The agent reported no result for the ${method} method`);
     return {
       ...base,
