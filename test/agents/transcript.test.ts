@@ -51,9 +51,9 @@ describe('a backup transcript without its config', () => {
   });
 
   it('is masked around its placeholders, which no secret can break', () => {
-    const text = `> login cli-admin\n> show running-config\n${configPlaceholder('cli')}> show configuration\n${configPlaceholder('structured')}cli done`;
-    const masked = mapAroundPlaceholders(text, (part) => part.replaceAll('cli', '***'));
     const [cli, structured] = [configPlaceholder('cli'), configPlaceholder('structured')];
+    const text = `> login cli-admin\n> show running-config\n${cli}> show configuration\n${structured}cli done`;
+    const masked = mapAroundPlaceholders(text, (part) => part.replaceAll('cli', '***'));
     expect(masked).toBe(`> login ***-admin\n> show running-config\n${cli}> show configuration\n${structured}*** done`);
     expect(expandTranscript(masked, (m) => `[${m}]`)).toBe(
       '> login ***-admin\n> show running-config\n[cli]\n> show configuration\n[structured]\n*** done',

@@ -216,9 +216,9 @@ export class ConfigService {
   }
 
   /** Masks the device's own credentials (opened here, never stored) and config secrets. */
-  private async masker(row: SealedSecrets): Promise<(text: string) => string> {
+  private async masker(row: SealedSecrets | undefined): Promise<(text: string) => string> {
     const known: string[] = [];
-    for (const sealed of [row.password_enc, row.private_key_enc, row.enable_password_enc]) {
+    for (const sealed of [row?.password_enc, row?.private_key_enc, row?.enable_password_enc]) {
       if (!sealed) continue;
       try {
         known.push(await this.secrets.open(sealed));
@@ -242,7 +242,7 @@ export class ConfigService {
       this.store.jobConfigs(orgId, row.device_id, row.job_id),
       this.store.deviceSecrets(orgId, row.device_id),
     ]);
-    const mask = await this.masker(sealed ?? { password_enc: null, private_key_enc: null, enable_password_enc: null });
+    const mask = await this.masker(sealed);
     return expandTranscript(row.transcript, (method) => {
       const text = configs.find((c) => c.method === method)?.config_text;
       return text === undefined ? undefined : mask(text);
@@ -376,7 +376,12 @@ function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersi
     const r = fetched(method);
     return r?.config && !r.error ? r.config : undefined;
   };
-  const transcript = storedTranscript(mask, b.result, new Set(b.methods.filter((method) => storedConfig(method))));
+  // A config stored as a successful version stays out of the stored transcript, its placeholder
+  // kept (transcript() puts it back when read), so it is stored once; any other config the result
+  // carried goes back in now.
+  const stored = new Set(b.methods.filter((method) => storedConfig(method)));
+  const configOf = (method: BackupMethod) => (stored.has(method) ? configPlaceholder(method) : fetched(method)?.config?.text);
+  const transcript = mapAroundPlaceholders(expandTranscript(b.result.transcript ?? '', configOf), mask);
   return b.methods.map((method) => {
     const r = fetched(method);
     const channel = channelOf(method, b.transport);
@@ -396,18 +401,6 @@ function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersi
       line_count: 0,
     };
   });
-}
-
-/**
- * The transcript as stored, masked. Agents leave each config out of it (it travels once, in the
- * result); a config stored as a successful version stays out, its placeholder kept (transcript()
- * puts it back when read), so the config is stored once; any other config the result carried is
- * put back now.
- */
-function storedTranscript(mask: (text: string) => string, result: BackupJobResult, stored: Set<BackupMethod>): string {
-  const configOf = (method: BackupMethod) =>
-    stored.has(method) ? configPlaceholder(method) : result.results.find((r) => r.method === method)?.config?.text;
-  return mapAroundPlaceholders(expandTranscript(result.transcript ?? '', configOf), mask);
 }
 
 /** What storing `rows` means for the device: ok when any method succeeded, else every failure. */
