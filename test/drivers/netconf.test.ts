@@ -186,6 +186,27 @@ describe('NETCONF driver against the simulator', () => {
     expect((await s.fetchConfig()).text).toContain('eth0');
   });
 
+  // yuma123's netconfd leaves an rpc that came in one read with our hello unanswered until more input.
+  it('sends <get-my-session> to a yuma server whose first reply is late, and gets both replies', async () => {
+    const d = await device({ yumaMySession: true, faults: { holdFirstRpc: true } });
+    const s = await session(d);
+    expect((await s.fetchConfig()).text).toContain('eth0');
+    expect(d.rpcLog).toEqual(['get-config', 'get-my-session']);
+    expect((await s.fetchConfig()).text).toContain('eth0'); // only the first rpc is watched
+    expect(d.rpcLog).toEqual(['get-config', 'get-my-session', 'get-config']);
+  });
+
+  it('sends nothing extra when the first reply is prompt, or to a server that is not yuma', async () => {
+    const yuma = await device({ yumaMySession: true });
+    await (await session(yuma)).fetchConfig();
+    const other = await device({ faults: { holdFirstRpc: true } });
+    const stuck = await driverFailure((await session(other, { commandTimeoutMs: 1500 })).fetchConfig());
+    expect(stuck.kind).toBe('timeout');
+    await new Promise((r) => setTimeout(r, 600)); // past the nudge delay: still nothing sent
+    expect(yuma.rpcLog).toEqual(['get-config']);
+    expect(other.rpcLog).toEqual([]);
+  });
+
   it('applies merge, replace and delete in one candidate edit and a confirmed commit', async () => {
     const d = await device();
     const s = await session(d);

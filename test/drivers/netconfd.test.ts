@@ -3,9 +3,10 @@
  * sshd, root login with a key. The harness throws (the suite fails, it does not skip) with a
  * clear message when the packages are missing or the daemons do not come up.
  */
+import ssh2, { type ClientChannel } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
-import { CAP, NetconfClient, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
+import { CAP, FrameDecoder, NS_BASE, NetconfClient, encodeMessage, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
 import { unifiedDiff } from '../../shared/src/diff/unified';
 import { startNetconfd, type NetconfdPeer } from '../sim/netconf/netconfd';
 
@@ -111,7 +112,7 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
       port: peer.port,
       username: peer.username,
       privateKey: peer.privateKey,
-      // Generous: on a loaded CI machine netconfd once took over 10 s to answer the lock.
+      // Generous for a loaded CI machine (the lock is this session's first rpc: see the last describe).
       limits: { connectTimeoutMs: 30_000, commandTimeoutMs: 30_000, idleTimeoutMs: 30_000, keepaliveIntervalMs: 10_000 },
     });
     await raw.rpc('<lock><target><candidate/></target></lock>', 'lock').catch((err) => {
@@ -168,5 +169,47 @@ describe('NETCONF dry run against netconfd', () => {
     // The candidate lock is released: a real change can follow in the same session.
     await s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>after-dry-run</hostname></settings>` }]);
     expect(await s.getConfig('running')).toContain('<hostname>after-dry-run</hostname>');
+  });
+});
+
+// Why the client sends <get-my-session> when a yuma server's first reply is late (client.ts).
+describe("netconfd's read of a hello and an rpc that arrive together", () => {
+  /** A bare "netconf" subsystem channel to the peer, and the message-ids of the replies on it. */
+  async function rawChannel(): Promise<{ channel: ClientChannel; replies: string[]; end(): void }> {
+    const ssh = new ssh2.Client();
+    await new Promise<void>((resolve, reject) => {
+      ssh.once('ready', resolve).once('error', reject);
+      ssh.connect({ host: peer.host, port: peer.port, username: peer.username, privateKey: peer.privateKey });
+    });
+    const channel = await new Promise<ClientChannel>((resolve, reject) => ssh.subsys('netconf', (err, ch) => (err ? reject(err) : resolve(ch))));
+    const decoder = new FrameDecoder('eom');
+    const replies: string[] = [];
+    channel.on('data', (d: Buffer) => {
+      for (const msg of decoder.pushAll(d)) {
+        if (msg.includes('<hello')) decoder.setFraming('chunked');
+        else replies.push(/message-id="(\d+)"/.exec(msg)?.[1] ?? '?');
+      }
+    });
+    return { channel, replies, end: () => ssh.end() };
+  }
+  const rpc = (id: number, op: string): Buffer => encodeMessage(`<rpc xmlns="${NS_BASE}" message-id="${id}">${op}</rpc>`, 'chunked');
+  const until = async (done: () => boolean): Promise<void> => {
+    while (!done()) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it('answers the rpc only once more input arrives, and <get-my-session> is such input', async () => {
+    const { channel, replies, end } = await rawChannel();
+    try {
+      const caps = [CAP.base10, CAP.base11].map((c) => `<capability>${c}</capability>`).join('');
+      const hello = `<hello xmlns="${NS_BASE}"><capabilities>${caps}</capabilities></hello>`;
+      channel.write(Buffer.concat([encodeMessage(hello, 'eom'), rpc(1, '<get-config><source><running/></source></get-config>')]));
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(replies).toEqual([]); // netconfd read both, handled the hello, and waits for more input
+      channel.write(rpc(2, '<get-my-session xmlns="http://netconfcentral.org/ns/yuma-mysession"/>'));
+      await until(() => replies.length === 2);
+      expect(replies).toEqual(['1', '2']);
+    } finally {
+      end();
+    }
   });
 });

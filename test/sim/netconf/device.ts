@@ -25,6 +25,7 @@ import { Datastore, EditError } from './datastore';
 import { readableKeyPair } from '../ssh/device';
 
 const { Server, utils } = ssh2;
+const YUMA_MYSESSION = 'http://netconfcentral.org/ns/yuma-mysession';
 
 export interface NetconfFaults {
   /**
@@ -42,6 +43,11 @@ export interface NetconfFaults {
   stallMidReply?: string;
   /** Every commit fails. */
   failCommit?: boolean;
+  /**
+   * Answer a session's first rpc only once another message arrives, as yuma123's netconfd does
+   * when that rpc came in one read with the client's hello (see YUMA_MYSESSION in the client).
+   */
+  holdFirstRpc?: boolean;
   /** The connection drops when a confirming commit arrives (the pending confirmed commit reverts). */
   dropOnConfirmingCommit?: boolean;
 }
@@ -59,6 +65,8 @@ export interface NetconfDeviceOptions {
   confirmedCommit?: boolean;
   /** Advertise :writable-running (default: !candidate). */
   writableRunning?: boolean;
+  /** Advertise yuma-mysession and answer its <get-my-session>, as yuma123's netconfd does. */
+  yumaMySession?: boolean;
   /** Initial running config: an XML fragment. */
   initialConfig?: string;
   faults?: NetconfFaults;
@@ -192,6 +200,7 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
     CAP.rollbackOnError,
     'urn:ietf:params:netconf:capability:validate:1.1',
     'urn:switchboard:sim:netconf?module=switchboard-sim&revision=2024-01-01',
+    ...(options.yumaMySession ? [`${YUMA_MYSESSION}?module=yuma-mysession&revision=2010-05-10`] : []),
   ];
   const authorized = (options.authorizedKeys ?? []).map((k) => utils.parseKey(k)).filter((k): k is ssh2.ParsedKey => !(k instanceof Error));
 
@@ -240,6 +249,8 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
     const deframer = new SimDeframer();
     let helloDone = false;
     let ended = false;
+    let held: string | undefined;
+    let firstRpc = true;
 
     let stallNext = false;
     const write = (xml: string): void => {
@@ -306,6 +317,14 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
             deframer.chunked = base11 && clientCaps.includes(CAP.base11);
             continue;
           }
+          if (firstRpc && device.faults.holdFirstRpc) {
+            firstRpc = false;
+            held = msg;
+            continue;
+          }
+          firstRpc = false;
+          if (held !== undefined) onRpc(held);
+          held = undefined;
           onRpc(msg);
         }
       } catch {
@@ -523,14 +542,15 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
           return '<ok/>';
         case 'close-session':
           return '<ok/>';
-        default:
-          throw new Failure({
-            type: 'protocol',
-            tag: 'operation-not-supported',
-            message: `operation ${name} is not supported`,
-            info: `<bad-element>${name}</bad-element>`,
-          });
+        case 'get-my-session':
+          if (options.yumaMySession) return `<indent xmlns="${YUMA_MYSESSION}">2</indent><linesize xmlns="${YUMA_MYSESSION}">72</linesize>`;
       }
+      throw new Failure({
+        type: 'protocol',
+        tag: 'operation-not-supported',
+        message: `operation ${name} is not supported`,
+        info: `<bad-element>${name}</bad-element>`,
+      });
     }
   }
 

@@ -92,6 +92,15 @@ export function maskSecrets(text: string, secrets: string[]): string {
   return out;
 }
 
+/**
+ * yuma123 (Debian's netconfd) and OpenYuma leave a message that reached them in one read with the
+ * client's <hello> unanswered until more input arrives; on a busy server our hello and first rpc
+ * do arrive together. Such servers advertise yuma-mysession, whose <get-my-session> is the cheap,
+ * read-only rpc we send as that extra input when the first reply is late.
+ */
+const YUMA_MYSESSION = 'http://netconfcentral.org/ns/yuma-mysession';
+const FIRST_REPLY_NUDGE_MS = 500;
+
 function capBase(uri: string): string {
   const q = uri.indexOf('?');
   return (q < 0 ? uri : uri.slice(0, q)).trim();
@@ -106,6 +115,7 @@ export class NetconfClient {
   private closed = false;
   private closing = false;
   private helloWaiter: ((hello: XElement) => void) | undefined;
+  private nudgeFirstReply = false;
   serverCapabilities: string[] = [];
   sessionId = '';
   /** The SSH host key the device offered. */
@@ -203,6 +213,7 @@ export class NetconfClient {
       throw new DriverError('protocol', `${this.where} supports only base:1.1 but the client did not offer it`);
     }
     this.decoder.setFraming(s11 && offer11 ? 'chunked' : 'eom');
+    this.nudgeFirstReply = this.has(YUMA_MYSESSION);
     // Bytes that followed the hello in the same read are decoded with the new framing.
     this.drain();
   }
@@ -331,8 +342,19 @@ export class NetconfClient {
         this.fail(err);
       }, timeoutMs);
       this.pending.set(id, { id, label, resolve, reject, timer });
+      if (this.nudgeFirstReply) this.nudgeIfLate(id);
       this.send(`<?xml version="1.0" encoding="UTF-8"?><rpc xmlns="${NS_BASE}" message-id="${id}">${operationXml}</rpc>`);
     });
+  }
+
+  /** Send <get-my-session> if the session's first rpc (`id`) is still unanswered shortly (see YUMA_MYSESSION). */
+  private nudgeIfLate(id: string): void {
+    this.nudgeFirstReply = false;
+    setTimeout(() => {
+      if (!this.pending.has(id) || this.closing) return;
+      this.opts.transcript?.write('info', `no reply yet to the first rpc: sending <get-my-session> so ${this.where} reads on`);
+      this.rpc(`<get-my-session xmlns="${YUMA_MYSESSION}"/>`, 'get-my-session').catch(() => undefined);
+    }, FIRST_REPLY_NUDGE_MS).unref();
   }
 
   private fail(err: DriverError): void {
