@@ -200,9 +200,9 @@ describe('NETCONF driver against the simulator', () => {
     const yuma = await device({ yumaMySession: true });
     await (await session(yuma)).fetchConfig();
     const other = await device({ faults: { holdFirstRpc: true } });
-    const stuck = await driverFailure((await session(other, { commandTimeoutMs: 1500 })).fetchConfig());
+    // Its first rpc times out after the nudge delay (500 ms): a nudge would have released it into the log.
+    const stuck = await driverFailure((await session(other, { commandTimeoutMs: 800 })).fetchConfig());
     expect(stuck.kind).toBe('timeout');
-    await new Promise((r) => setTimeout(r, 600)); // past the nudge delay: still nothing sent
     expect(yuma.rpcLog).toEqual(['get-config']);
     expect(other.rpcLog).toEqual([]);
   });
