@@ -93,10 +93,10 @@ export function maskSecrets(text: string, secrets: string[]): string {
 }
 
 /**
- * yuma123 (Debian's netconfd) and OpenYuma leave a message that reached them in one read with the
- * client's <hello> unanswered until more input arrives; on a busy server our hello and first rpc
- * do arrive together. Such servers advertise yuma-mysession, whose <get-my-session> is the cheap,
- * read-only rpc we send as that extra input when the first reply is late.
+ * yuma123 (Debian's netconfd) leaves a message that reached it in one read with the client's
+ * <hello> unanswered until more input arrives; on a busy server our hello and first rpc do arrive
+ * together. Servers of the yuma family (OpenYuma shares that code) advertise yuma-mysession, whose
+ * <get-my-session> is the cheap, read-only rpc we send as that extra input when the first reply is late.
  */
 const YUMA_MYSESSION = 'http://netconfcentral.org/ns/yuma-mysession';
 const FIRST_REPLY_NUDGE_MS = 500;
