@@ -6,7 +6,16 @@
 import ssh2, { type ClientChannel } from 'ssh2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
-import { CAP, FrameDecoder, NS_BASE, NetconfClient, encodeMessage, netconfDriver, type NetconfDeviceSession } from '../../agent/src/drivers/netconf';
+import {
+  CAP,
+  FrameDecoder,
+  NS_BASE,
+  NetconfClient,
+  YUMA_MYSESSION,
+  encodeMessage,
+  netconfDriver,
+  type NetconfDeviceSession,
+} from '../../agent/src/drivers/netconf';
 import { unifiedDiff } from '../../shared/src/diff/unified';
 import { startNetconfd, type NetconfdPeer } from '../sim/netconf/netconfd';
 
@@ -205,7 +214,7 @@ describe("netconfd's read of a hello and an rpc that arrive together", () => {
       channel.write(Buffer.concat([encodeMessage(hello, 'eom'), rpc(1, '<get-config><source><running/></source></get-config>')]));
       await new Promise((r) => setTimeout(r, 1000));
       expect(replies).toEqual([]); // netconfd read both, handled the hello, and waits for more input
-      channel.write(rpc(2, '<get-my-session xmlns="http://netconfcentral.org/ns/yuma-mysession"/>'));
+      channel.write(rpc(2, `<get-my-session xmlns="${YUMA_MYSESSION}"/>`));
       await until(() => replies.length === 2);
       expect(replies).toEqual(['1', '2']);
     } finally {

@@ -379,8 +379,8 @@ function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersi
   // A config stored as a successful version stays out of the stored transcript, its placeholder
   // kept (transcript() puts it back when read), so it is stored once; any other config the result
   // carried goes back in now.
-  const stored = new Set(b.methods.filter((method) => storedConfig(method)));
-  const configOf = (method: BackupMethod) => (stored.has(method) ? configPlaceholder(method) : fetched(method)?.config?.text);
+  const configOf = (method: BackupMethod) =>
+    b.methods.includes(method) && storedConfig(method) ? configPlaceholder(method) : fetched(method)?.config?.text;
   const transcript = mapAroundPlaceholders(expandTranscript(b.result.transcript ?? '', configOf), mask);
   return b.methods.map((method) => {
     const r = fetched(method);

@@ -31,7 +31,6 @@ export function expandTranscript(transcript: string, configOf: (method: 'cli' | 
  * masked with its placeholders in place, and a secret as short as "cli" must not break one.
  */
 export function mapAroundPlaceholders(transcript: string, fn: (text: string) => string): string {
-  if (!transcript.includes(PLACEHOLDER_MARK)) return fn(transcript);
   let out = '';
   let at = 0;
   for (const match of transcript.matchAll(PLACEHOLDER)) {

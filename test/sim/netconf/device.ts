@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import ssh2, { type Connection, type ServerChannel } from 'ssh2';
-import { CAP, NS_BASE } from '../../../agent/src/drivers/netconf/client';
+import { CAP, NS_BASE, YUMA_MYSESSION } from '../../../agent/src/drivers/netconf/client';
 import {
   XmlError,
   child,
@@ -25,7 +25,6 @@ import { Datastore, EditError } from './datastore';
 import { readableKeyPair } from '../ssh/device';
 
 const { Server, utils } = ssh2;
-const YUMA_MYSESSION = 'http://netconfcentral.org/ns/yuma-mysession';
 
 export interface NetconfFaults {
   /**
@@ -317,12 +316,13 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
             deframer.chunked = base11 && clientCaps.includes(CAP.base11);
             continue;
           }
-          if (firstRpc && device.faults.holdFirstRpc) {
+          if (firstRpc) {
             firstRpc = false;
-            held = msg;
-            continue;
+            if (device.faults.holdFirstRpc) {
+              held = msg;
+              continue;
+            }
           }
-          firstRpc = false;
           if (held !== undefined) onRpc(held);
           held = undefined;
           onRpc(msg);

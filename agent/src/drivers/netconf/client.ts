@@ -98,7 +98,7 @@ export function maskSecrets(text: string, secrets: string[]): string {
  * together. Servers of the yuma family (OpenYuma shares that code) advertise yuma-mysession, whose
  * <get-my-session> is the cheap, read-only rpc we send as that extra input when the first reply is late.
  */
-const YUMA_MYSESSION = 'http://netconfcentral.org/ns/yuma-mysession';
+export const YUMA_MYSESSION = 'http://netconfcentral.org/ns/yuma-mysession';
 const FIRST_REPLY_NUDGE_MS = 500;
 
 function capBase(uri: string): string {

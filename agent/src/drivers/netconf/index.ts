@@ -6,6 +6,16 @@ export {
   type NetconfDriverOptions,
   type NetconfDeviceSession,
 } from './driver';
-export { NetconfClient, CAP, NS_BASE, maskSecrets, rpcErrors, describeRpcError, type RpcErrorDetail, type NetconfConnectOptions } from './client';
+export {
+  NetconfClient,
+  CAP,
+  NS_BASE,
+  YUMA_MYSESSION,
+  maskSecrets,
+  rpcErrors,
+  describeRpcError,
+  type RpcErrorDetail,
+  type NetconfConnectOptions,
+} from './client';
 export { FrameDecoder, FramingError, encodeMessage, EOM, type Framing } from './framing';
 export { buildEditContent } from './edit';
