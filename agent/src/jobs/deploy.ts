@@ -1,4 +1,5 @@
 import type { DeployResult } from '../../../shared/src/jobs/deploy';
+import { plural } from '../../../shared/src/words';
 import { DriverError, type DeviceSession } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
@@ -18,9 +19,6 @@ import { describeError, type JobContext, type JobResultOf } from './context';
  * `rollback`: one session: put a backup back with replace semantics (used for the restore of an
  * atomic stack after a failure, and for POST /deployments/:id/rollback).
  */
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
 export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<'deploy'>> {
   const { params } = ctx;
   const { transport } = params;

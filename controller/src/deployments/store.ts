@@ -356,8 +356,7 @@ export class DeploymentStore {
     return q('deployment_devices').where({ deployment_id: deploymentId }).orderBy('position').select('*');
   }
 
-  /** The devices of a deployment waiting in a queued state, in position order. */
-  /** The first `limit` queued devices of a deployment, in push order. */
+  /** The first `limit` devices of a deployment waiting in a queued state, in push order. */
   queuedDevices(trx: Knex.Transaction, deploymentId: string, limit: number): Promise<DeploymentDeviceRow[]> {
     return trx('deployment_devices')
       .where({ deployment_id: deploymentId })

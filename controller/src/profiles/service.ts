@@ -3,7 +3,7 @@ import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
-import { plural } from '../devices/words';
+import { plural } from '../../../shared/src/words';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import type { ProfileBody, ProfileChanges } from './schemas';
 import { checkedCaCertificate } from './ca-certificate';

@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
-import { plural } from '../devices/words';
+import { plural } from '../../../shared/src/words';
 import { appError } from '../errors/app-error';
 import type { SiteBody, SiteChanges } from './schemas';
 import type { SiteStore } from './store';

@@ -1,0 +1,287 @@
+import type { Logger } from 'pino';
+import { unverifiedPayload } from '../../../shared/src/jobs/crypto';
+import type { IncomingEvent } from '../../../shared/src/jobs/link';
+import { mapLimit } from '../../../shared/src/jobs/limit';
+import { resultMisfit } from '../../../shared/src/jobs/kinds';
+import { AgentEvent, checkMessage, type JobResult, type ProgressEvent } from '../../../shared/src/jobs/messages';
+import { poolOf } from '../../../shared/src/nats/subjects';
+import { UUID } from '../db/knex';
+import type { AgentSigners } from './agent-signers';
+import { OUTCOMES_PER_TRANSACTION, type OutcomeRecorder } from './outcomes';
+import type { AgentIdentityRow } from './ports';
+import type { EventJob, FinalFields, JobsStore, LogRow } from './store';
+import type { JobKind } from './types';
+
+const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
+/** A rejection that came before its job's dispatch committed is read again this much later, this many times at most. */
+const REJECTED_EARLY_DELAY_MS = 200;
+const REJECTED_EARLY_TRIES = 25;
+/** An event whose recording failed is delivered again this much later. */
+const RETRY_MS = 1000;
+
+export interface AgentEventDeps {
+  store: JobsStore;
+  signers: AgentSigners;
+  outcomes: OutcomeRecorder;
+  log: Logger;
+  /** Result transactions recorded at once. */
+  resultConcurrency: number;
+  /** Asks for a dispatch pass (jobs went back in the queue). */
+  kick(): void;
+}
+
+interface VerifiedEvent {
+  incoming: IncomingEvent;
+  event: AgentEvent;
+  agent: AgentIdentityRow;
+}
+
+/** One job's result out of a verified results event, with what settles that event. */
+interface ResultItem {
+  result: JobResult;
+  agent: AgentIdentityRow;
+  job: EventJob;
+  settle(recorded: boolean): void;
+}
+
+interface JobRef {
+  job_id: string;
+  attempt: number;
+}
+
+/** A gather of verified events, sorted by what recording them takes. */
+interface Sorted {
+  logs: LogRow[];
+  started: { id: string; agent_id: string; at: Date }[];
+  results: ResultItem[];
+  /** Events recorded once the progress is (results settle their own). */
+  done: IncomingEvent[];
+  rejected: JobRef[];
+}
+
+/**
+ * The job as read is still queued at the attempt before the one sent: its dispatch pass has not
+ * committed yet (the backup_store statement's 'dispatching' verdict, deployments/store.ts).
+ */
+const beingDispatched = (job: { status: string; attempt: number }, sentAttempt: number) => job.status === 'queued' && job.attempt === sentAttempt - 1;
+
+/**
+ * What agents send back, recorded: progress (started, log lines), rejections (the batch was
+ * sealed before the agent joined its pool) and results. Only events whose signature, shape and
+ * signer check out are recorded, and only about jobs of the signer's own organization and pool.
+ * An event is acked once all of it is recorded, so a redelivered copy records only what is missing.
+ */
+export class AgentEventRecorder {
+  constructor(private readonly deps: AgentEventDeps) {}
+
+  async record(batch: IncomingEvent[]): Promise<void> {
+    const verified = await this.verified(batch);
+    const sorted = await this.sort(verified);
+    await this.requeueAll(sorted.rejected);
+    try {
+      await this.deps.store.insertLogs(sorted.logs);
+      // A job whose result came in the same gather is written once, final, with its start time.
+      const finishing = new Set(sorted.results.map((r) => r.result.job_id));
+      await this.deps.store.markStarted(sorted.started.filter((s) => !finishing.has(s.id)));
+    } catch (err) {
+      this.deps.log.error({ err }, 'recording agent progress failed');
+      for (const v of verified) v.incoming.nak(RETRY_MS);
+      return;
+    }
+    sorted.done.forEach((e) => e.ack());
+    await this.recordResults(sorted.results);
+  }
+
+  /**
+   * The events whose signature, shape and signer check out; the others are acked and dropped
+   * (never recorded), and a revoked agent's jobs go back to the pool's other agents.
+   */
+  private async verified(batch: IncomingEvent[]): Promise<VerifiedEvent[]> {
+    const { signers, log } = this.deps;
+    const agents = await signers.ofTokens(batch.map((e) => e.token));
+    const checked = await Promise.all(batch.map((incoming) => signers.verify(incoming.token, agents, 'detached')));
+    const verified: VerifiedEvent[] = [];
+    const revokedJobs: JobRef[] = [];
+    for (const [i, incoming] of batch.entries()) {
+      const v = checked[i];
+      if ('payload' in v) {
+        try {
+          const event = checkMessage(AgentEvent, v.payload, 'agent event');
+          if (event.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
+          verified.push({ incoming, event, agent: v.agent });
+          continue;
+        } catch (err) {
+          log.warn({ err: (err as Error).message, agent: v.agent.id }, 'refused an agent event');
+        }
+      } else {
+        log.warn({ reason: v.refused }, 'refused an agent event');
+        if (v.agent?.revoked_at) revokedJobs.push(...jobsOfToken(incoming.token));
+      }
+      incoming.ack();
+    }
+    await this.requeueAll(revokedJobs);
+    return verified;
+  }
+
+  /** Every job the events are about, read at once, and each event's part sorted by what recording it takes. */
+  private async sort(verified: VerifiedEvent[]): Promise<Sorted> {
+    const { store, log } = this.deps;
+    const ids = verified.flatMap(({ event: e }) =>
+      e.type === 'results' ? e.results.map((r) => r.job_id) : e.type === 'rejected' ? e.jobs.map((j) => j.job_id) : jobIdsOf(e),
+    );
+    const jobs = await store.jobsById([...new Set(ids.filter((id) => UUID.test(id)))]);
+    // Events must come from an agent of the job's own organization and pool.
+    const mine = (v: VerifiedEvent, jobId: string) => {
+      const job = jobs.get(jobId);
+      const ok = job !== undefined && job.org_id === v.agent.org_id && (job.pool === null || job.pool === poolOf(v.agent.site_id));
+      if (!ok && job) log.warn({ agent: v.agent.id, job: jobId }, "refused an event from an agent outside the job's pool");
+      return ok;
+    };
+    const sorted: Sorted = { logs: [], started: [], results: [], done: [], rejected: [] };
+    for (const v of verified) {
+      const e = v.event;
+      if (e.type === 'results') {
+        const accepted = e.results.filter((r) => mine(v, r.job_id));
+        // The event is acked once every result in it is recorded (or was already): a redelivered copy records only what is missing.
+        const settle = settleOnce(v.incoming, accepted.length);
+        // A result's log lines are recorded with it (once, in its transaction), not on their own.
+        for (const r of accepted) sorted.results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, settle });
+        continue;
+      }
+      if (e.type === 'rejected') {
+        // The batch's secrets were sealed before this agent joined the pool: seal them again.
+        const ours = e.jobs.filter((j) => mine(v, j.job_id));
+        if (ours.some((j) => beingDispatched(jobs.get(j.job_id)!, j.attempt)) && v.incoming.redeliveries < REJECTED_EARLY_TRIES) {
+          // Batches are published inside the dispatch pass's transaction, and a quick agent can
+          // answer before it commits: the job still reads queued at the attempt before. Dropping
+          // the rejection would leave the job dispatched to nobody until its deadline; it is read
+          // again once the pass has committed.
+          log.info({ agent: v.agent.id, jobs: ours.length }, 'a job rejection came before its dispatch committed; reading it again shortly');
+          v.incoming.nak(REJECTED_EARLY_DELAY_MS);
+          continue;
+        }
+        sorted.rejected.push(...ours.filter((j) => jobs.get(j.job_id)!.attempt === j.attempt));
+      } else {
+        for (const s of e.started.filter((j) => mine(v, j.job_id))) sorted.started.push({ id: s.job_id, agent_id: v.agent.id, at: new Date(s.at) });
+        for (const j of e.logs.filter((l) => mine(v, l.job_id)))
+          for (const line of j.lines) sorted.logs.push({ job_id: j.job_id, attempt: j.attempt, agent_id: v.agent.id, line });
+      }
+      sorted.done.push(v.incoming);
+    }
+    return sorted;
+  }
+
+  /** Outcomes in chunks, one transaction each, a few transactions at once. */
+  private async recordResults(results: ResultItem[]): Promise<void> {
+    const { store, log, outcomes } = this.deps;
+    const chunks: ResultItem[][] = [];
+    for (let i = 0; i < results.length; i += OUTCOMES_PER_TRANSACTION) chunks.push(results.slice(i, i + OUTCOMES_PER_TRANSACTION));
+    await mapLimit(chunks, this.deps.resultConcurrency, async (chunk) => {
+      const outcome = await outcomes.recordResults(
+        chunk.map(({ result, agent, job }) => ({
+          jobId: result.job_id,
+          kind: job.kind,
+          fields: resultFields(result, agent.id, job.kind),
+          logs: logRows(result, agent.id),
+        })),
+      );
+      // A result not recorded keeps its log lines unless it is a copy of the one recorded (whose lines are in).
+      const late = new Set(chunk.filter((item, i) => outcome[i] === 'skipped' && !this.noteUnrecorded(item)));
+      const kept = await store.insertLogs([...late].flatMap((item) => logRows(item.result, item.agent.id))).then(
+        () => true,
+        (err: unknown) => (log.error({ err }, "recording a late result's log lines failed"), false),
+      );
+      // Acked once recorded, or already recorded; a late result once its lines are kept.
+      chunk.forEach((item, i) => item.settle(late.has(item) ? kept : outcome[i] !== 'retry'));
+    });
+  }
+
+  /** Puts jobs an agent could not (or may not) finish back in the queue, at the attempt it had. */
+  private async requeueAll(jobs: JobRef[]): Promise<void> {
+    let any = false;
+    for (const r of jobs) if (await this.deps.store.requeue(r.job_id, r.attempt)) any = true;
+    if (any) this.deps.kick();
+  }
+
+  /**
+   * A result that was not recorded because its job was already final: a redelivered copy of the
+   * result that finished it is expected after a crash, anything else arrived too late (its job
+   * was failed at its deadline, or another attempt finished it) and is logged, never dropped silently.
+   */
+  private noteUnrecorded({ job, result: e, agent }: ResultItem): boolean {
+    if (!FINAL_STATUSES.has(job.status)) return false;
+    const fields = resultFields(e, agent.id, job.kind);
+    const copy = job.status === fields.status && job.agent_id === agent.id && job.error === fields.error;
+    const about = {
+      job: job.id,
+      device: job.device_id,
+      kind: job.kind,
+      agent: agent.id,
+      attempt: e.attempt,
+      job_status: job.status,
+      job_error: job.error,
+      result_status: e.status,
+    };
+    if (copy) this.deps.log.debug(about, 'a result already recorded was delivered again');
+    else this.deps.log.warn(about, 'a result arrived after its job was finalised; it was not recorded');
+    return copy;
+  }
+}
+
+/** The jobs a progress event is about. */
+const jobIdsOf = (e: ProgressEvent) => [...e.started.map((j) => j.job_id), ...e.logs.map((j) => j.job_id)];
+
+/** The jobs a refused results or rejected event was about, read without trusting it (to requeue them). */
+function jobsOfToken(token: string): JobRef[] {
+  try {
+    const payload = unverifiedPayload(token) as { type?: unknown; results?: unknown; jobs?: unknown };
+    const list = payload.type === 'results' ? payload.results : payload.type === 'rejected' ? payload.jobs : null;
+    if (!Array.isArray(list)) return [];
+    return list.flatMap((j: { job_id?: unknown; attempt?: unknown }) =>
+      typeof j?.job_id === 'string' && UUID.test(j.job_id) && typeof j.attempt === 'number' ? [{ job_id: j.job_id, attempt: j.attempt }] : [],
+    );
+  } catch {
+    return []; // unreadable: nothing to requeue
+  }
+}
+
+/** Answers once all `n` parts of an event are settled: ack when each was recorded, nak when any must be tried again. */
+function settleOnce(incoming: IncomingEvent, n: number): (recorded: boolean) => void {
+  let left = n;
+  let retry = false;
+  if (n === 0) incoming.ack();
+  return (recorded) => {
+    if (!recorded) retry = true;
+    if (--left === 0) {
+      if (retry) incoming.nak(RETRY_MS);
+      else incoming.ack();
+    }
+  };
+}
+
+/**
+ * The final fields an agent's result event asks for. A result that does not fit its kind's
+ * contract (an agent of another build) fails the job with the reason instead of reaching the
+ * kind's recorder, which can then take every result as its schema says.
+ */
+function resultFields(e: JobResult, agentId: string, kind: JobKind): FinalFields {
+  const misfit = e.result === null ? null : resultMisfit(kind, e.result);
+  return {
+    status: misfit ? 'failed' : e.status,
+    error: misfit
+      ? `The agent's ${kind} result does not fit the job contract (${misfit})${e.status === 'failed' && e.error ? `; it reported: ${e.error}` : ''}`
+      : e.status === 'failed'
+        ? (e.error ?? 'The agent reported a failure without a reason')
+        : null,
+    result: misfit ? null : e.result,
+    agentId,
+    startedAt: new Date(e.started_at),
+    attempt: e.attempt,
+    ...(e.host_key ? { hostKey: e.host_key } : {}),
+    ...(e.gnmi_cert ? { gnmiCert: e.gnmi_cert } : {}),
+  };
+}
+
+function logRows(r: JobResult, agentId: string): LogRow[] {
+  return r.logs.map((line) => ({ job_id: r.job_id, attempt: r.attempt, agent_id: agentId, line }));
+}
