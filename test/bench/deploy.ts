@@ -381,14 +381,16 @@ export async function run(args: string[] = []): Promise<void> {
     const times: RoundTimes[] = [];
     for (let round = 1; round <= rounds; round++) {
       let counting = meter();
-      const tripsBefore = await backupStoreTrips(agents);
+      const before = await agentTimes(agents);
       const e2e = await c.statementTimes.around(`round ${round}, end to end`, () => endToEnd(measured));
       cpuNotes.push(`  CPU s of round ${round}, end to end: ${counting(devices).text}`);
-      const trips = await backupStoreTrips(agents);
-      if (trips.count > tripsBefore.count)
+      const after = await agentTimes(agents);
+      const trips = meanMs(before.trips, after.trips);
+      const jobs = meanMs(before.jobs, after.jobs);
+      if (trips && jobs)
         cpuNotes.push(
-          `  backup_store round trips of round ${round}, as the agents measured them: ${trips.count - tripsBefore.count} requests, ` +
-            `mean ${((1000 * (trips.sum - tripsBefore.sum)) / (trips.count - tripsBefore.count)).toFixed(1)} ms`,
+          `  as the agents measured round ${round}: deploy jobs ${jobs.ms} ms mean from start to result (${jobs.n} jobs), ` +
+            `backup_store round trips ${trips.ms} ms mean (${trips.n} requests)`,
         );
       if (counter) cpuNotes.push(`  requests of round ${round}, end to end: ${counter.take()}`);
       counting = meter();
@@ -450,18 +452,31 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   );
 }
 
-/** The answered backup_store round trips the agents' ops servers have counted so far (seconds in all, and how many). */
-async function backupStoreTrips(agents: { metrics?: string }[]): Promise<{ sum: number; count: number }> {
-  const total = { sum: 0, count: 0 };
+/** Seconds in all and how many: the agents' answered backup_store round trips and their deploy jobs (start to result stored). */
+interface AgentTimes {
+  trips: { sum: number; count: number };
+  jobs: { sum: number; count: number };
+}
+
+/** What the agents' ops servers have counted so far. */
+async function agentTimes(agents: { metrics?: string }[]): Promise<AgentTimes> {
+  const total: AgentTimes = { trips: { sum: 0, count: 0 }, jobs: { sum: 0, count: 0 } };
+  const add = (into: { sum: number; count: number }, text: string, pattern: RegExp) => {
+    for (const [, part, value] of text.matchAll(pattern)) into[part as 'sum' | 'count'] += Number(value);
+  };
   for (const { metrics } of agents) {
     if (!metrics) continue;
     const text = await fetch(metrics)
       .then((r) => r.text())
       .catch(() => '');
-    for (const [, part, value] of text.matchAll(
-      /^switchboard_agent_request_seconds_(sum|count)\{[^}]*type="backup_store"[^}]*answered="yes"[^}]*\} (\S+)$/gm,
-    ))
-      total[part as 'sum' | 'count'] += Number(value);
+    add(total.trips, text, /^switchboard_agent_request_seconds_(sum|count)\{[^}]*type="backup_store"[^}]*answered="yes"[^}]*\} (\S+)$/gm);
+    add(total.jobs, text, /^switchboard_agent_job_duration_seconds_(sum|count)\{[^}]*kind="deploy"[^}]*\} (\S+)$/gm);
   }
   return total;
+}
+
+/** The mean in ms of what was counted between two readings, or null when nothing was. */
+function meanMs(before: { sum: number; count: number }, after: { sum: number; count: number }): { n: number; ms: string } | null {
+  const n = after.count - before.count;
+  return n > 0 ? { n, ms: ((1000 * (after.sum - before.sum)) / n).toFixed(1) } : null;
 }

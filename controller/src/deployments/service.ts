@@ -230,6 +230,8 @@ export class DeploymentService {
       ]);
       return row;
     });
+    // The first devices start while the audit record is written.
+    this.runner.schedule(deployment.id);
     await this.audit.record({
       kind: 'deployment.created',
       orgId: me.orgId,
@@ -237,7 +239,6 @@ export class DeploymentService {
       username: me.username,
       details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length, dry_run: dryRun },
     });
-    this.runner.schedule(deployment.id);
     return deployment;
   }
 
