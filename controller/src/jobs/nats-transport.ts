@@ -46,6 +46,16 @@ const GATHER_MS = 40;
  * crashed controller can strand, until the ack wait hands it to another replica.
  */
 const RESULTS_HELD = 1024;
+/**
+ * How long one pull request of the results consumer lives (nats.js sends a new one as it ends,
+ * with idle heartbeats at half of it). Kept short because it also bounds nats.js's retry: when
+ * the consumer cannot be read back right after a reconnect (a JetStream cluster still electing
+ * the leaders of a node that came back), nats.js waits a random delay of up to this long before
+ * it tries again. At its default of 30 s, a three-node cluster losing the node of an agent
+ * stalled result recording for 42 s (cluster bench); an idle controller pays one pull request
+ * per interval.
+ */
+const RESULTS_PULL_EXPIRES_MS = 5_000;
 
 /** How this controller takes agent events off the results stream. */
 export interface ResultsIntake {
@@ -224,7 +234,7 @@ export class NatsJobTransport implements JobTransport {
         // Every event taken is held (kept alive) at once: nats.js keeps pulling as events arrive,
         // not as they are recorded, so an event left waiting inside the iterator would expire
         // and go to another replica. The consumer's max_ack_pending bounds what is held.
-        const messages = await consumer.consume({ max_messages: PULL });
+        const messages = await consumer.consume({ max_messages: PULL, expires: RESULTS_PULL_EXPIRES_MS });
         this.current = messages;
         for await (const m of messages) {
           this.held.add(m);
