@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import {
   AGENT_SIGN_ALG,
   CONTROLLER_SIGN_ALG,
@@ -119,6 +120,9 @@ export class AgentRuntime {
 
   constructor(private readonly o: RuntimeOptions) {
     this.slots = new Semaphore(o.concurrency);
+    // Each job waiting for a slot listens on it until granted (a batch holds up to 50 jobs):
+    // without this, Node warns of a listener leak that is none.
+    setMaxListeners(0, this.notAccepting.signal);
     this.connectSlots = new Semaphore(o.connectConcurrency);
     this.lowWater = Math.max(1, Math.ceil(o.concurrency / 4));
     this.heartbeatMs = o.identity.heartbeat_interval_ms;

@@ -46,16 +46,8 @@ const GATHER_MS = 40;
  * crashed controller can strand, until the ack wait hands it to another replica.
  */
 const RESULTS_HELD = 1024;
-/**
- * How long one pull request of the results consumer lives (nats.js sends a new one as it ends,
- * with idle heartbeats at half of it). Kept short because it also bounds nats.js's retry: when
- * the consumer cannot be read back right after a reconnect (a JetStream cluster still electing
- * the leaders of a node that came back), nats.js waits a random delay of up to this long before
- * it tries again. At its default of 30 s, a three-node cluster losing the node of an agent
- * stalled result recording for 42 s (cluster bench); an idle controller pays one pull request
- * per interval.
- */
-const RESULTS_PULL_EXPIRES_MS = 5_000;
+/** How soon the results consumer is taken again after it failed. */
+const RESULTS_RETRY_MS = 500;
 
 /** How this controller takes agent events off the results stream. */
 export interface ResultsIntake {
@@ -182,6 +174,12 @@ export class NatsJobTransport implements JobTransport {
       for await (const status of this.nc!.status()) {
         if (status.type === Events.Disconnect || status.type === Events.Reconnect)
           this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
+        // After a reconnect nats.js reads the consumer back before it pulls again, and when that
+        // read fails (a cluster still electing leaders) it waits a random delay of up to the pull
+        // request's expiry (30 s) before it tries again: killing the controller's node and then an
+        // agent's stalled result recording for 42 s (cluster bench). The loop of consumeResults
+        // takes a new consumer instead, retrying every RESULTS_RETRY_MS.
+        if (status.type === Events.Reconnect) this.current?.stop();
       }
     })();
     this.nc!.subscribe(this.names.heartbeatSubject, {
@@ -234,7 +232,7 @@ export class NatsJobTransport implements JobTransport {
         // Every event taken is held (kept alive) at once: nats.js keeps pulling as events arrive,
         // not as they are recorded, so an event left waiting inside the iterator would expire
         // and go to another replica. The consumer's max_ack_pending bounds what is held.
-        const messages = await consumer.consume({ max_messages: PULL, expires: RESULTS_PULL_EXPIRES_MS });
+        const messages = await consumer.consume({ max_messages: PULL });
         this.current = messages;
         for await (const m of messages) {
           this.held.add(m);
@@ -244,7 +242,7 @@ export class NatsJobTransport implements JobTransport {
       } catch (err) {
         if (this.closed) break;
         this.log.warn({ err: (err as Error).message }, 'results consumer interrupted; retrying');
-        await sleep(500);
+        await sleep(RESULTS_RETRY_MS);
         // The stream or consumer may be gone (a NATS without its store): set them up again, and
         // the pools' consumers at their next job (agents in operator mode may not create them).
         this.pools.clear();
