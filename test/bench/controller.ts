@@ -127,7 +127,8 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
  * BENCH_PG_STATEMENTS=1: PostgreSQL's own time per statement over a timed run, from
  * pg_stat_statements (the server must preload it: `shared_preload_libraries = pg_stat_statements`).
  * `around(run)` resets the counts of this database, runs, and prints its busiest statements with
- * calls, rows and milliseconds; the floors that follow are left out. Unset, it only runs.
+ * calls, rows and milliseconds (BENCH_PG_STATEMENTS=calls: the most called); the floors that follow
+ * are left out. Unset, it only runs.
  */
 async function statementTimes(db: Awaited<ReturnType<typeof createDb>>, embedded: boolean) {
   const on = Boolean(process.env.BENCH_PG_STATEMENTS) && !embedded;
@@ -140,12 +141,13 @@ async function statementTimes(db: Awaited<ReturnType<typeof createDb>>, embedded
       const result = await run();
       const { rows } = await db.raw(
         `SELECT calls::int, rows::int, round((total_exec_time + total_plan_time)::numeric, 1)::float AS ms, query FROM pg_stat_statements
-          WHERE dbid = ${thisDatabase} ORDER BY total_exec_time + total_plan_time DESC`,
+          WHERE dbid = ${thisDatabase} ORDER BY ${process.env.BENCH_PG_STATEMENTS === 'calls' ? 'calls' : 'total_exec_time + total_plan_time'} DESC`,
       );
       type Row = { calls: number; rows: number; ms: number; query: string };
       const total = (rows as Row[]).reduce((sum, r) => ({ ms: sum.ms + r.ms, calls: sum.calls + r.calls }), { ms: 0, calls: 0 });
-      console.log(`  PostgreSQL time of ${label}: ${total.ms.toFixed(0)} ms in ${total.calls} statements; busiest:`);
-      for (const r of (rows as Row[]).slice(0, 15)) {
+      const order = process.env.BENCH_PG_STATEMENTS === 'calls' ? 'most called' : 'busiest';
+      console.log(`  PostgreSQL time of ${label}: ${total.ms.toFixed(0)} ms in ${total.calls} statements; ${order}:`);
+      for (const r of (rows as Row[]).slice(0, order === 'busiest' ? 15 : 30)) {
         const figures = `${String(r.ms).padStart(8)} ms ${String(r.calls).padStart(6)} calls ${String(r.rows).padStart(6)} rows`;
         console.log(`    ${figures}  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`);
       }
