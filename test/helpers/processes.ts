@@ -138,8 +138,11 @@ export interface NatsServer {
   /** http://127.0.0.1:PORT of the monitoring endpoint (/varz, /connz, /jsz) when asked for. */
   monitorUrl: string | null;
   proc(): Proc | null;
-  /** Starts it again on the same port and store (after stop or kill). */
-  start(): Promise<void>;
+  /**
+   * Starts it again on the same port and store (after stop or kill); `jetstream: false` starts it
+   * without JetStream (a server whose JetStream API does not answer yet, as in a cluster electing leaders).
+   */
+  start(opts?: { jetstream?: boolean }): Promise<void>;
   stop(): Promise<void>;
   kill(): Promise<void>;
   /** /varz of the monitoring endpoint (in_msgs, out_msgs, connections, ...). */
@@ -183,8 +186,8 @@ function natsNode(port: number, monitorPort: number | null, args: string[], stor
     port,
     monitorUrl: monitorPort ? `http://127.0.0.1:${monitorPort}` : null,
     proc: () => proc,
-    async start() {
-      proc = spawnProcess(NATS_SERVER, args);
+    async start({ jetstream = true } = {}) {
+      proc = spawnProcess(NATS_SERVER, jetstream ? args : args.filter((a, i) => a !== '-js' && a !== '-sd' && args[i - 1] !== '-sd'));
       await waitUntil('nats-server', () => canConnect(port), proc, 15_000);
       if (monitorPort) await waitUntil('nats-server monitoring', () => canConnect(monitorPort), proc, 15_000);
     },
