@@ -294,6 +294,8 @@ export async function run(args: string[] = []): Promise<void> {
         })
       ).body;
       const acceptedMs = performance.now() - started;
+      // A round far beyond its usual second or two: say what is still open while it lasts.
+      const watch = [5_000, 15_000, 30_000].map((ms) => setTimeout(() => void stallReport(c, created.id, ms), ms));
       const done = await until(
         'the deployment to end',
         async () => {
@@ -306,6 +308,7 @@ export async function run(args: string[] = []): Promise<void> {
         600_000,
         250,
       ); // the end time comes from the database, so polling gently costs no accuracy
+      watch.forEach(clearTimeout);
       if (done.failed_count > 0) {
         const sample = await c
           .db('deployment_devices')
@@ -449,6 +452,27 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       console.error(err);
       process.exit(1);
     },
+  );
+}
+
+/** What a round that runs far too long is waiting for: its open jobs, the streams, its devices by status. */
+async function stallReport(c: Awaited<ReturnType<typeof benchController>>, deploymentId: string, afterMs: number): Promise<void> {
+  const jobs: { status: string; attempt: number }[] = await c
+    .db('jobs')
+    .where({ group_id: deploymentId })
+    .whereNotIn('status', ['succeeded', 'failed'])
+    .select('status', 'attempt');
+  const transport = c.app.services.jobEngine.transport as { depth?: () => Promise<unknown> };
+  const depth = await transport.depth?.().catch((err: Error) => err.message);
+  const devices: { status: string; n: number }[] = await c
+    .db('deployment_devices')
+    .where({ deployment_id: deploymentId })
+    .groupBy('status')
+    .select('status', c.db.raw('count(*)::int AS n'));
+  const count = (list: string[]) => JSON.stringify(list.reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {}));
+  console.log(
+    `  still running after ${afterMs / 1000} s: open jobs ${count(jobs.map((j) => `${j.status}@${j.attempt}`))}; ` +
+      `streams ${JSON.stringify(depth ?? 'in process')}; devices ${JSON.stringify(Object.fromEntries(devices.map((d) => [d.status, d.n])))}`,
   );
 }
 
