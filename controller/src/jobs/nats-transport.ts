@@ -48,6 +48,13 @@ const GATHER_MS = 40;
 const RESULTS_HELD = 1024;
 /** How soon the results consumer is taken again after it failed. */
 const RESULTS_RETRY_MS = 500;
+/**
+ * Events waiting on the stream while this controller has taken none for this long (and may take
+ * more): its pull is lost, and the consumer is taken again. nats.js notices a lost pull only after
+ * two missed idle heartbeats, 30 s: a results consumer deleted and created again (by an operator,
+ * or by a controller after a NATS lost its store) went 44 s without delivering.
+ */
+const RESULTS_STALL_MS = 5_000;
 
 /** How this controller takes agent events off the results stream. */
 export interface ResultsIntake {
@@ -109,6 +116,9 @@ export class NatsJobTransport implements JobTransport {
   /** Events taken off the stream and not yet acked or naked: kept alive while they wait. */
   private readonly held = new Set<JsMsg>();
   private keepAlive: NodeJS.Timeout | null = null;
+  private stallWatch: NodeJS.Timeout | null = null;
+  /** When the results consumer last handed this controller an event (or was taken). */
+  private lastTaken = Date.now();
 
   constructor(
     private readonly url: string,
@@ -175,8 +185,8 @@ export class NatsJobTransport implements JobTransport {
         if (status.type === Events.Disconnect || status.type === Events.Reconnect)
           this.log.warn({ nats: status.type, server: status.data }, 'NATS connection ' + status.type);
         // After a reconnect nats.js reads the consumer back before it pulls again, and when that
-        // read fails (a cluster still electing leaders) it waits a random delay of up to the pull
-        // request's expiry (30 s) before it tries again: killing the controller's node and then an
+        // read fails (a cluster still electing leaders) it waits a random 15 to 45 s (around the pull
+        // request's 30 s expiry) before it tries again: killing the controller's node and then an
         // agent's stalled result recording for 42 s (cluster bench). The loop of consumeResults
         // takes a new consumer instead, retrying every RESULTS_RETRY_MS.
         if (status.type === Events.Reconnect) this.current?.stop();
@@ -193,6 +203,19 @@ export class NatsJobTransport implements JobTransport {
       },
     });
     this.loop = this.consumeResults(sink);
+    this.stallWatch = setInterval(() => void this.watchStall(), RESULTS_STALL_MS);
+    this.stallWatch.unref();
+  }
+
+  /** Takes the results consumer again when events wait that it no longer hands out (RESULTS_STALL_MS). */
+  private async watchStall(): Promise<void> {
+    if (this.closed || Date.now() - this.lastTaken < RESULTS_STALL_MS) return;
+    const info = await this.jsm.consumers.info(this.names.resultsStream, this.names.resultsConsumer).catch(() => null);
+    if (!info || info.num_pending === 0 || info.num_ack_pending >= (info.config.max_ack_pending ?? Infinity)) return;
+    if (Date.now() - this.lastTaken < RESULTS_STALL_MS) return;
+    this.log.warn({ waiting: info.num_pending }, 'agent events wait on the stream but none came for 5 s; taking the results consumer again');
+    this.lastTaken = Date.now();
+    this.current?.stop();
   }
 
   private async consumeResults(sink: EventSink): Promise<void> {
@@ -234,7 +257,9 @@ export class NatsJobTransport implements JobTransport {
         // and go to another replica. The consumer's max_ack_pending bounds what is held.
         const messages = await consumer.consume({ max_messages: PULL });
         this.current = messages;
+        this.lastTaken = Date.now();
         for await (const m of messages) {
+          this.lastTaken = Date.now();
           this.held.add(m);
           buffer.add(m, m.data);
           kick();
@@ -300,6 +325,7 @@ export class NatsJobTransport implements JobTransport {
     }
     await this.loop?.catch(() => undefined);
     if (this.keepAlive) clearInterval(this.keepAlive);
+    if (this.stallWatch) clearInterval(this.stallWatch);
   }
 }
 
