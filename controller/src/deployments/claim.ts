@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
+import { groupBy } from '../../../shared/src/group-by';
 import type { JobSpec } from '../jobs/types';
-import { NEXT, type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type EntryRow, type LockedDeployment, type LogLine } from './store';
+import { NEXT, type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type LockedDeployment, type LogLine } from './store';
 
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
 export const DEPLOY_DEADLINE_MS = 10 * 60_000;
@@ -19,26 +20,30 @@ export interface Claimed {
 export type DeviceUpdate = { device_id: string; status: DeviceStatus; job_id: string | null; error_message: string | null };
 
 /** The job kind that does a deployment's `deploy` step: `dry_run` for a dry run. */
-export const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): DeploymentKind =>
+const jobKind = (deployment: Pick<LockedDeployment, 'dry_run'>, kind: 'deploy' | 'rollback'): DeploymentKind =>
   deployment.dry_run && kind === 'deploy' ? 'dry_run' : kind;
 
 /** The failed state of a queued state: queued → failed, restore_queued → restore_failed, rollback_queued → rollback_failed. */
 export const failedState = (status: DeviceStatus): DeviceStatus =>
   status === 'restore_queued' ? 'restore_failed' : status === 'rollback_queued' ? 'rollback_failed' : 'failed';
 
-/** The jobs submitted for these devices since their status_since, by `device_id/kind` (adopted after a crash). */
+/** A job submitted for a device, by the deployment step it does (adopted after a crash). */
+export type SubmittedJobOf = (deviceId: string, step: 'deploy' | 'rollback') => { id: string } | undefined;
+
+/** The newest jobs submitted for these devices since their status_since, looked up by device and step. */
 export async function latestJobs(
   store: DeploymentStore,
   trx: Knex.Transaction,
-  deploymentId: string,
+  deployment: Pick<LockedDeployment, 'id' | 'dry_run'>,
   devices: DeploymentDeviceRow[],
-): Promise<Map<string, { id: string }>> {
+): Promise<SubmittedJobOf> {
   const jobs = await store.submittedJobs(
     trx,
-    deploymentId,
+    deployment.id,
     devices.map((d) => d.device_id),
   );
-  return new Map(jobs.map((j) => [`${j.device_id}/${j.kind}`, j]));
+  const byKey = new Map(jobs.map((j) => [`${j.device_id}/${j.kind}`, j]));
+  return (deviceId, step) => byKey.get(`${deviceId}/${jobKind(deployment, step)}`);
 }
 
 /**
@@ -53,18 +58,18 @@ export async function claimDevices(
   devices: DeploymentDeviceRow[],
   lines: LogLine[],
 ): Promise<Claimed[]> {
-  const latest = await latestJobs(store, trx, deployment.id, devices);
+  const latest = await latestJobs(store, trx, deployment, devices);
   const specs = await specMaker(store, trx, deployment, devices, latest);
   const updates: DeviceUpdate[] = [];
   const claimed: Claimed[] = [];
   for (const device of devices) {
     const next = NEXT[device.status]!;
-    const job = latest.get(`${device.device_id}/${jobKind(deployment, next.kind)}`);
+    const job = latest(device.device_id, next.kind);
     if (job) {
       updates.push({ device_id: device.device_id, status: next.running, job_id: job.id, error_message: null });
       continue;
     }
-    const spec = specs(device);
+    const spec = specs(device, jobKind(deployment, next.kind));
     if (typeof spec === 'string') {
       updates.push({ device_id: device.device_id, status: failedState(device.status), job_id: null, error_message: spec });
       lines.push({ level: 'error', message: spec, device_id: device.device_id });
@@ -86,22 +91,16 @@ async function specMaker(
   trx: Knex.Transaction,
   deployment: LockedDeployment,
   devices: DeploymentDeviceRow[],
-  latest: Map<string, { id: string }>,
-): Promise<(device: DeploymentDeviceRow) => DeploymentJobSpec | string> {
-  const deployKind = jobKind(deployment, 'deploy');
-  const preparing = devices.filter((d) => d.status === 'queued' && !latest.has(`${d.device_id}/${deployKind}`)).map((d) => d.device_id);
-  const entries = new Map<string, EntryRow[]>();
-  for (const e of preparing.length > 0 ? await store.entries(trx, deployment.id, preparing) : []) {
-    const list = entries.get(e.device_id);
-    if (list) list.push(e);
-    else entries.set(e.device_id, [e]);
-  }
+  latest: SubmittedJobOf,
+): Promise<(device: DeploymentDeviceRow, kind: DeploymentKind) => DeploymentJobSpec | string> {
+  const preparing = devices.filter((d) => d.status === 'queued' && !latest(d.device_id, 'deploy')).map((d) => d.device_id);
+  const entries = groupBy(preparing.length > 0 ? await store.entries(trx, deployment.id, preparing) : [], (e) => e.device_id);
   // Only a restore or rollback carries a backup: a deploy job has the agent store its own (backup_store).
   const backups = await store.backupConfigs(
     trx,
     devices.filter((d) => d.status !== 'queued' && d.backup_config_id).map((d) => d.backup_config_id!),
   );
-  return (device) => {
+  return (device, kind) => {
     const base = { orgId: deployment.org_id, deviceId: device.device_id, groupId: deployment.id };
     const changes = () =>
       (entries.get(device.device_id) ?? []).map((e) => ({
@@ -110,7 +109,6 @@ async function specMaker(
         config_format: e.config_format,
         config: e.rendered_config,
       }));
-    const kind = jobKind(deployment, NEXT[device.status]!.kind);
     if (kind === 'dry_run') {
       // Read only: no backup is taken, stored or needed.
       return {

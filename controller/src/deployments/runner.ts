@@ -5,7 +5,7 @@ import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { outcomeOf } from '../jobs/store';
 import type { AgentRef, JobOutcome, JobService } from '../jobs/types';
 import { PreDeploymentBackups } from './backup-store';
-import { claimDevices, failedState, jobKind, latestJobs, type Claimed, type DeviceUpdate } from './claim';
+import { claimDevices, failedState, latestJobs, type Claimed, type DeviceUpdate } from './claim';
 import { recordDeviceOutcomes } from './device-outcomes';
 import { settleDeployment } from './settle';
 import { NEXT, QUEUED, RUNNING, type DeploymentStore, type LockedDeployment, type LogLine } from './store';
@@ -232,10 +232,10 @@ export class DeploymentRunner {
         (d) => RUNNING.includes(d.status) && d.job_id === null && Date.now() - d.status_since.getTime() > this.tunables.staleMs,
       );
       if (stale.length === 0) return;
-      const latest = await latestJobs(this.store, trx, deploymentId, stale);
+      const latest = await latestJobs(this.store, trx, deployment, stale);
       const updates: DeviceUpdate[] = stale.map((d) => {
         const queued = QUEUED[RUNNING.indexOf(d.status)];
-        const job = latest.get(`${d.device_id}/${jobKind(deployment, NEXT[queued]!.kind)}`);
+        const job = latest(d.device_id, NEXT[queued]!.kind);
         return job
           ? { device_id: d.device_id, status: d.status, job_id: job.id, error_message: null }
           : { device_id: d.device_id, status: queued, job_id: null, error_message: null };

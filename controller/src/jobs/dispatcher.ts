@@ -4,7 +4,7 @@ import { CONTROLLER_SIGN_ALG, signJson, type ControllerKey } from '../../../shar
 import type { JobTransport } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
-import { groupBy } from './group-by';
+import { groupBy } from '../../../shared/src/group-by';
 import { jobBatch, splitBatches } from './job-message';
 import { isOffline, type AgentDirectory, type AgentIdentityRow, type DeviceTarget, type Liveness, type TargetLoader } from './ports';
 import type { Dispatched, JobRow, JobsStore } from './store';

@@ -189,7 +189,7 @@ export class NatsJobTransport implements JobTransport {
         // request's 30 s expiry) before it tries again: killing the controller's node and then an
         // agent's stalled result recording for 42 s (cluster bench). The loop of consumeResults
         // takes a new consumer instead, retrying every RESULTS_RETRY_MS.
-        if (status.type === Events.Reconnect) this.current?.stop();
+        if (status.type === Events.Reconnect) this.retakeResults();
       }
     })();
     this.nc!.subscribe(this.names.heartbeatSubject, {
@@ -213,7 +213,15 @@ export class NatsJobTransport implements JobTransport {
     const info = await this.jsm.consumers.info(this.names.resultsStream, this.names.resultsConsumer).catch(() => null);
     if (!info || info.num_pending === 0 || info.num_ack_pending >= (info.config.max_ack_pending ?? Infinity)) return;
     if (Date.now() - this.lastTaken < RESULTS_STALL_MS) return;
-    this.log.warn({ waiting: info.num_pending }, 'agent events wait on the stream but none came for 5 s; taking the results consumer again');
+    this.log.warn(
+      { waiting: info.num_pending },
+      `agent events wait on the stream but none came for ${RESULTS_STALL_MS / 1000} s; taking the results consumer again`,
+    );
+    this.retakeResults();
+  }
+
+  /** Ends the consumer's iterator: the loop of consumeResults takes the consumer again. */
+  private retakeResults(): void {
     this.lastTaken = Date.now();
     this.current?.stop();
   }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { JobTransport } from '../../../shared/src/jobs/link';
 import type { Db } from '../db/knex';
-import { groupBy } from './group-by';
+import { groupBy } from '../../../shared/src/group-by';
 import { outcomeOf, type FinalFields, type FinalRow, type JobRow, type JobsStore, type LogRow } from './store';
 import type { JobKind, JobOutcome, OutcomeHandler, OutcomeOptions } from './types';
 
