@@ -3,14 +3,27 @@
  * through DeploymentRunner.storeBackup once an agent's backup_store request checked out): the
  * first backup of the job is stored before anything changes and every later attempt is answered
  * with that one; requests for another organization, another agent, a stale attempt, a malformed body
- * or a job that ended are refused, storing nothing. No agent runs: the test moves the job.
+ * or a job that ended are refused, storing nothing. No agent runs: the test moves the job. The
+ * signers are enrolled agents: the statement checks that a request's signer is still what it was
+ * verified against (not revoked, same key), and a request is answered again from a fresh read when not.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeploymentRunner } from '../../controller/src/deployments/runner';
+import { SignerChanged, type RequestSigner } from '../../controller/src/jobs/types';
+import {
+  AGENT_SIGN_ALG,
+  CONTROLLER_SIGN_ALG,
+  generateAgentKeys,
+  importAgentPrivateKey,
+  importControllerPublicKey,
+  signJsonDetached,
+  verifyJson,
+} from '../../shared/src/jobs/crypto';
+import type { InProcessHub } from '../../shared/src/jobs/inprocess';
 import { BACKUP_STORE_MAX, PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
-import { api, hostnameStack, until } from './helpers';
+import { api, enrolledSigner, hostnameStack, until } from './helpers';
 import { testDatabaseKind } from '../helpers/pglite';
 import { backupVersion } from '../../controller/src/deployments/backup-store';
 
@@ -20,11 +33,13 @@ let runner: DeploymentRunner;
 let deviceId: string;
 let deploymentId: string;
 let jobId: string;
-const AGENT = '11111111-1111-4111-8111-111111111111';
+/** The agent whose requests the tests store, as the controller verified it. */
+let signer: RequestSigner;
 
 beforeAll(async () => {
   c = await startTestController({ config: { deployments: { sweepIntervalMs: 3_600_000, staleMs: 3_600_000 } } });
   org = await c.createOrgUser(['org_admin']);
+  ({ signer } = await enrolledSigner(c, org));
   runner = c.app.services.deployments!.runner;
   const profile = await api(
     c,
@@ -60,11 +75,18 @@ const entry = (text: string, extra: Record<string, unknown> = {}) => ({
   backup: { text, format: 'json', via: 'gnmi' },
   ...extra,
 });
-/** A backup_store request of the agent carrying these jobs' backups. */
-const request = (...backups: unknown[]) => ({ v: PROTOCOL_VERSION, type: 'backup_store', agent_id: AGENT, at: new Date().toISOString(), backups });
-const storeAll = (payload: unknown, agent = { id: AGENT, org_id: org.orgId }) => runner.storeBackup(agent, payload);
+/** A backup_store request of an agent (by default the signer) carrying these jobs' backups. */
+const requestOf = (agentId: string, ...backups: unknown[]) => ({
+  v: PROTOCOL_VERSION,
+  type: 'backup_store',
+  agent_id: agentId,
+  at: new Date().toISOString(),
+  backups,
+});
+const request = (...backups: unknown[]) => requestOf(signer.id, ...backups);
+const storeAll = (payload: unknown, agent = signer) => runner.storeBackup(agent, payload);
 /** One job's backup alone in a request: its answer. */
-async function store(backup: unknown, agent = { id: AGENT, org_id: org.orgId }) {
+async function store(backup: unknown, agent = signer) {
   const reply = await storeAll(request(backup), agent);
   expect(reply).toMatchObject({ v: PROTOCOL_VERSION, type: 'backup_stored', error: null });
   expect(reply.answers).toHaveLength(1);
@@ -132,11 +154,11 @@ describe("storing a deploy job's pre-deployment backup", () => {
     expect(await storeAll(request(...Array.from({ length: BACKUP_STORE_MAX + 1 }, () => entry('{}'))))).toEqual(
       refused(expect.stringContaining('malformed backup store request')),
     );
-    expect(await storeAll(request(entry('{}')), { id: '22222222-2222-4222-8222-222222222222', org_id: org.orgId })).toEqual(
+    expect(await storeAll(request(entry('{}')), { ...signer, id: '22222222-2222-4222-8222-222222222222' })).toEqual(
       refused('agent_id does not match the signer'),
     );
-    const other = await c.createOrgUser(['org_admin']);
-    expect(await store(entry('{}'), { id: AGENT, org_id: other.orgId })).toMatchObject({ ok: false, error: 'the deploy job is not open' });
+    const other = (await enrolledSigner(c, await c.createOrgUser(['org_admin']))).signer;
+    expect((await storeAll(requestOf(other.id, entry('{}')), other)).answers).toMatchObject([{ ok: false, error: 'the deploy job is not open' }]);
     expect(await store(entry('{}', { attempt: 2 }))).toMatchObject({ ok: false, error: "attempt 2 is not the job's current attempt (1)" });
     expect(await versions()).toEqual([]);
     expect((await deviceRow()).backup_config_id).toBeNull();
@@ -278,5 +300,41 @@ describe("storing a deploy job's pre-deployment backup", () => {
     await c.db('jobs').where({ id: jobId }).update({ status: 'failed', finished_at: new Date() });
     expect(await store(entry('{"hostname": "late"}'))).toMatchObject({ ok: false, error: 'the deploy job is not open' });
     expect(await versions()).toHaveLength(1);
+  });
+});
+
+describe('a signer revoked or given another key since the controller read it', () => {
+  it('stores nothing and throws SignerChanged', async () => {
+    const { jobs, ids } = await deploymentOf(['signer-key', 'signer-revoked']);
+    await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
+    const otherKey = (await generateAgentKeys()).publicJwk;
+    await expect(storeAll(request(entry('{"a": 1}', { job_id: jobs[0] })), { ...signer, public_key: otherKey })).rejects.toBeInstanceOf(
+      SignerChanged,
+    );
+    const doomed = (await enrolledSigner(c, org)).signer;
+    await c.db('agents').where({ id: doomed.id }).update({ revoked_at: new Date() });
+    await expect(storeAll(requestOf(doomed.id, entry('{"b": 1}', { job_id: jobs[1] })), doomed)).rejects.toThrow(
+      `agent ${doomed.id} was revoked or given another key`,
+    );
+    expect(await storedTexts(ids)).toEqual([]);
+  });
+
+  it('answers from a fresh read through the request path: a revoked agent hears it is revoked, nothing stored', async () => {
+    const { jobs, ids } = await deploymentOf(['path-before', 'path-after']);
+    await c.db('jobs').whereIn('id', jobs).update({ status: 'running', attempt: 1 });
+    const { identity: agent } = await enrolledSigner(c, org);
+    const link = (c.services.jobEngine.transport as InProcessHub).link(agent.org_id, agent.pool);
+    const { sign } = await importAgentPrivateKey(agent.private_jwk);
+    const controllerKey = importControllerPublicKey(agent.controller_key);
+    const ask = async (job: string, text: string) => {
+      const token = await signJsonDetached(requestOf(agent.agent_id, entry(text, { job_id: job })), sign, AGENT_SIGN_ALG, agent.agent_id);
+      const reply = await link.request(token, 10_000);
+      return verifyJson(reply!, controllerKey, CONTROLLER_SIGN_ALG);
+    };
+    // Answered: the controller now holds the agent's row as read for this request.
+    expect(await ask(jobs[0], '{"before": 1}')).toMatchObject({ type: 'backup_stored', answers: [{ ok: true, same: true }] });
+    expect((await c.request('DELETE', `/api/agents/${agent.agent_id}`, { token: org.token })).status).toBe(204);
+    expect(await ask(jobs[1], '{"after": 1}')).toMatchObject({ ok: false, revoked: true, error: expect.stringContaining('is revoked') });
+    expect(await storedTexts(ids)).toEqual(['{"before": 1}']);
   });
 });

@@ -5,6 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import type { AgentIdentity } from '../../agent/src/identity';
+import type { RequestSigner } from '../../controller/src/jobs/types';
 import { enrollAgent, startAgent, until, type Org } from '../agents/helpers';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
@@ -19,6 +21,16 @@ export async function api<T = any>(c: TestController, token: string, method: str
   const res = await c.request(method, path, { token, body });
   expect(res.status, `${method} ${path}: ${res.text}`).toBe(status);
   return res.body as T;
+}
+
+/**
+ * An enrolled agent that no runtime runs, for tests that answer its requests themselves: its
+ * identity, and the agent as the controller's request handlers get it once its signature checked out.
+ */
+export async function enrolledSigner(c: TestController, org: Org): Promise<{ signer: RequestSigner; identity: AgentIdentity }> {
+  const { identity } = await enrollAgent(c, org);
+  const signer: RequestSigner = await c.db('agents').where({ id: identity.agent_id }).first('id', 'org_id', 'public_key');
+  return { signer, identity };
 }
 
 /** An agent of the organization's default pool, over the controller's in-process hub. */

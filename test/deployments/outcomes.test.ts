@@ -8,18 +8,19 @@
  * backups through the runner's backup_store handler as the agents would, and makes the outcomes.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { JobOutcome } from '../../controller/src/jobs/types';
+import type { JobOutcome, RequestSigner } from '../../controller/src/jobs/types';
 import type { DeploymentRunner } from '../../controller/src/deployments/runner';
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
-import { api, until } from './helpers';
+import { api, enrolledSigner, until } from './helpers';
 
 const N = 4;
 let c: TestController;
 let org: Org;
 let runner: DeploymentRunner;
-const AGENT = '11111111-1111-4111-8111-111111111111';
+/** The agent whose pre-deployment backups the test stores (no runtime runs it). */
+let agent: RequestSigner;
 
 interface Run {
   id: string;
@@ -30,6 +31,7 @@ beforeAll(async () => {
   // The sweep stays out of the way: the test moves the deployments on itself.
   c = await startTestController({ config: { deployments: { sweepIntervalMs: 3_600_000, staleMs: 3_600_000 } } });
   org = await c.createOrgUser(['org_admin']);
+  ({ signer: agent } = await enrolledSigner(c, org));
   runner = c.app.services.deployments!.runner;
 });
 
@@ -122,16 +124,13 @@ async function agentLines(rows: { job_id: string }[]) {
  * controller with the backup it keeps for the job. One at a time, so both deployments log alike.
  */
 async function storeBackup(row: Row, text: string) {
-  const reply = await runner.storeBackup(
-    { id: AGENT, org_id: org.orgId },
-    {
-      v: PROTOCOL_VERSION,
-      type: 'backup_store',
-      agent_id: AGENT,
-      at: new Date().toISOString(),
-      backups: [{ job_id: row.job_id, attempt: 1, backup: { text, format: 'json', via: 'gnmi' } }],
-    },
-  );
+  const reply = await runner.storeBackup(agent, {
+    v: PROTOCOL_VERSION,
+    type: 'backup_store',
+    agent_id: agent.id,
+    at: new Date().toISOString(),
+    backups: [{ job_id: row.job_id, attempt: 1, backup: { text, format: 'json', via: 'gnmi' } }],
+  });
   expect(reply).toMatchObject({ error: null, answers: [{ job_id: row.job_id, ok: true, error: null }] });
   // The agent keeps its copy: `same` means the backup kept for the job is the one it sent.
   const [answer] = reply.answers;

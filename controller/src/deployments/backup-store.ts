@@ -16,7 +16,7 @@ import {
 } from '../../../shared/src/jobs/messages';
 import { successfulVersion } from '../configs/backup-job';
 import type { NewVersion } from '../configs/store';
-import type { AgentRef, JobOutcome } from '../jobs/types';
+import { SignerChanged, type JobOutcome, type RequestSigner } from '../jobs/types';
 import type { BackupToStore, BackupVerdict, DeploymentStore } from './store';
 
 /**
@@ -66,7 +66,9 @@ export function backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobI
   return { org_id: job.orgId, device_id: job.deviceId, job_id: job.jobId, ...backupFields(backup) };
 }
 
-type CheckedRequest = { agent: AgentRef; request: BackupStoreRequest };
+type CheckedRequest = { agent: RequestSigner; request: BackupStoreRequest };
+/** A request whose signer the statement found revoked or with another key: nothing of it was stored. */
+const SIGNER_CHANGED = Symbol('signer changed');
 
 /**
  * Each backup's answer from its verdict: refused with the reason, asked to try again, or
@@ -78,6 +80,7 @@ function answersOf(entries: BackupStoreEntry[], verdicts: BackupVerdict[]): Back
   return entries.map((entry, n) => {
     const v = verdicts[n];
     const refuse = (error: string) => storeAnswer(entry.job_id, null, error);
+    if (v.verdict === 'signer_changed') return refuse('the signer was revoked or given another key');
     if (v.verdict === 'not_open') return refuse('the deploy job is not open');
     if (v.verdict === 'dispatching') return { ...refuse('the job is still being dispatched'), retry: true };
     if (v.verdict === 'stale') return refuse(`attempt ${entry.attempt} is not the job's current attempt (${v.job_attempt})`);
@@ -94,7 +97,10 @@ function answersOf(entries: BackupStoreEntry[], verdicts: BackupVerdict[]): Back
 }
 
 export class PreDeploymentBackups {
-  private readonly batches = new Batcher<CheckedRequest, BackupStoreAnswer[]>((items) => this.storeBatch(items), REQUESTS_PER_STATEMENT);
+  private readonly batches = new Batcher<CheckedRequest, BackupStoreAnswer[] | typeof SIGNER_CHANGED>(
+    (items) => this.storeBatch(items),
+    REQUESTS_PER_STATEMENT,
+  );
 
   constructor(private readonly deployments: DeploymentStore) {}
 
@@ -104,9 +110,10 @@ export class PreDeploymentBackups {
    * and every attempt is answered with the stored one, so a redelivered job (its agent died
    * mid-push) verifies against and restores to the config from before the change, never a
    * half-changed one. One answer per job, in the request's order; requests of the moment are
-   * stored together (storeBatch).
+   * stored together (storeBatch). The statement checks that the signer is still the agent the
+   * request was verified against; when not, nothing is stored and it throws SignerChanged.
    */
-  async store(agent: AgentRef, payload: unknown): Promise<BackupStoreReply> {
+  async store(agent: RequestSigner, payload: unknown): Promise<BackupStoreReply> {
     let request: BackupStoreRequest;
     try {
       request = checkMessage(BackupStoreRequest, payload, 'backup store request');
@@ -114,19 +121,24 @@ export class PreDeploymentBackups {
       return refusal((err as Error).message);
     }
     if (request.agent_id !== agent.id) return refusal('agent_id does not match the signer');
-    return { v: PROTOCOL_VERSION, type: 'backup_stored', error: null, answers: await this.batches.add({ agent, request }) };
+    const answers = await this.batches.add({ agent, request });
+    if (answers === SIGNER_CHANGED) throw new SignerChanged(agent.id);
+    return { v: PROTOCOL_VERSION, type: 'backup_stored', error: null, answers };
   }
 
   /** store() for many requests, in one statement (DeploymentStore.storeBackups), answered per backup (answersOf). */
-  private async storeBatch(items: CheckedRequest[]): Promise<BackupStoreAnswer[][]> {
+  private async storeBatch(items: CheckedRequest[]): Promise<(BackupStoreAnswer[] | typeof SIGNER_CHANGED)[]> {
     const entries = items.flatMap(({ agent, request }) => request.backups.map((entry) => ({ agent, entry })));
     let answers: BackupStoreAnswer[];
+    let verdicts: BackupVerdict[] = [];
     try {
-      const verdicts = await this.deployments.storeBackups(
+      verdicts = await this.deployments.storeBackups(
         entries.map(({ agent, entry }) => ({
           job_id: entry.job_id,
           attempt: entry.attempt,
           org_id: agent.org_id,
+          agent_id: agent.id,
+          agent_key: agent.public_key,
           version: backupFields(entry.backup),
         })),
       );
@@ -140,6 +152,10 @@ export class PreDeploymentBackups {
       answers = entries.map(({ entry }) => ({ ...storeAnswer(entry.job_id, null, error), retry: true }));
     }
     let at = 0;
-    return items.map(({ request }) => answers.slice(at, (at += request.backups.length)));
+    return items.map(({ request }) => {
+      const from = at;
+      at += request.backups.length;
+      return verdicts[from]?.verdict === 'signer_changed' ? SIGNER_CHANGED : answers.slice(from, at);
+    });
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { plural } from '../../../shared/src/words';
 import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { outcomeOf } from '../jobs/store';
-import type { AgentRef, JobOutcome, JobService } from '../jobs/types';
+import type { JobOutcome, JobService, RequestSigner } from '../jobs/types';
 import { PreDeploymentBackups } from './backup-store';
 import { claimDevices, failedState, latestJobs, type Claimed, type DeviceUpdate } from './claim';
 import { recordDeviceOutcomes } from './device-outcomes';
@@ -89,7 +89,8 @@ export class DeploymentRunner {
       // commits, so outcomes of one deployment are recorded side by side, never behind that lock.
       this.jobs.afterOutcome(kind, (outcome) => outcome.groupId && this.schedule(outcome.groupId, true));
     }
-    this.jobs.onRequest('backup_store', (agent, payload) => this.storeBackup(agent, payload));
+    // Its statement checks the signer is still current (deployments/store.ts STORE_BACKUPS).
+    this.jobs.onRequest('backup_store', (agent, payload) => this.storeBackup(agent, payload), { checksSigner: true });
   }
 
   start(): void {
@@ -245,7 +246,7 @@ export class DeploymentRunner {
   }
 
   /** A deploy job's pre-deployment backup store request (see PreDeploymentBackups). */
-  storeBackup(agent: AgentRef, payload: unknown): Promise<BackupStoreReply> {
+  storeBackup(agent: RequestSigner, payload: unknown): Promise<BackupStoreReply> {
     return this.backups.store(agent, payload);
   }
 

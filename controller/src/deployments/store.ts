@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { ConfigFormat, Transport } from '../../../shared/src/device/values';
+import type { PublicJwk } from '../../../shared/src/jobs/crypto';
 import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
 import { insertVersionsOf, NEW_VERSION_COLUMNS, newVersionRecord, versionNumbering, type NewVersion } from '../configs/store';
@@ -110,6 +111,9 @@ export interface BackupToStore {
   attempt: number;
   /** The requesting agent's organization: the job must be of it. */
   org_id: string;
+  /** The requesting agent and the key its request was verified against: it must still be its key, unrevoked. */
+  agent_id: string;
+  agent_key: PublicJwk;
   version: Omit<NewVersion, 'org_id' | 'device_id' | 'job_id'>;
 }
 
@@ -122,7 +126,7 @@ export interface BackupToStore {
  * text null when that version is gone).
  */
 export interface BackupVerdict {
-  verdict: 'not_open' | 'dispatching' | 'stale' | 'not_current' | 'ok';
+  verdict: 'signer_changed' | 'not_open' | 'dispatching' | 'stale' | 'not_current' | 'ok';
   job_attempt: number | null;
   deployment_id: string | null;
   device_id: string | null;
@@ -184,7 +188,7 @@ const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id'
  * which the planner took, once per job, when it read `j` as one row.
  */
 const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
-      AS i(n int, job_id uuid, attempt int, agent_org uuid, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
+      AS i(n int, job_id uuid, attempt int, agent_org uuid, agent_id uuid, agent_key jsonb, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
   j AS MATERIALIZED (SELECT id, org_id, status, attempt, group_id, device_id FROM jobs WHERE id = ANY(ARRAY(SELECT job_id FROM i)) AND kind = 'deploy'
      ORDER BY group_id, device_id),
   l AS MATERIALIZED (
@@ -194,6 +198,8 @@ const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
         LIMIT 1 FOR NO KEY UPDATE) dd),
   v AS (
     SELECT i.*, l.*, CASE
+        WHEN NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = i.agent_id AND a.org_id = i.agent_org AND a.revoked_at IS NULL
+          AND a.public_key = i.agent_key) THEN 'signer_changed'
         WHEN l.job IS NULL OR l.job_org_id <> i.agent_org THEN 'not_open'
         WHEN l.job_status = 'queued' AND l.job_attempt = i.attempt - 1 THEN 'dispatching'
         WHEN l.job_status NOT IN ('dispatched', 'running') THEN 'not_open'
@@ -392,7 +398,15 @@ export class DeploymentStore {
   /** A backup_store request's backups stored as STORE_BACKUPS says, in one statement: a verdict per backup, in order. */
   async storeBackups(backups: BackupToStore[]): Promise<BackupVerdict[]> {
     if (backups.length === 0) return [];
-    const input = backups.map((b, n) => ({ n, job_id: b.job_id, attempt: b.attempt, agent_org: b.org_id, ...b.version }));
+    const input = backups.map((b, n) => ({
+      n,
+      job_id: b.job_id,
+      attempt: b.attempt,
+      agent_org: b.org_id,
+      agent_id: b.agent_id,
+      agent_key: b.agent_key,
+      ...b.version,
+    }));
     const { rows } = await this.db.raw(STORE_BACKUPS, [JSON.stringify(input)]).options(PREPARED);
     return this.withBackupsCommittedMeanwhile(rows as BackupVerdict[]);
   }

@@ -1,6 +1,7 @@
 /**
  * Who signed an agent's message: the agent rows behind the signatures (read fresh, so a revoked
- * agent is refused at once) and their public keys, imported once per key.
+ * agent is refused at once, unless the caller checks the row itself: see ofRequest) and their
+ * public keys, imported once per key.
  */
 import { AGENT_SIGN_ALG, importAgentPublicKey, signerOf, verifyJson, type AnyKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { Batcher } from '../../../shared/src/jobs/limit';
@@ -12,6 +13,8 @@ export type Verified = { agent: AgentIdentityRow; payload: unknown } | { refused
 
 export class AgentSigners {
   private readonly keys = new Map<string, { x: string; key: Promise<AnyKey> }>();
+  /** Each agent's row as last read, for requests whose handler checks it again in its own statement. */
+  private readonly lastRead = new Map<string, AgentIdentityRow>();
   /**
    * Signers of requests (a deploy job's backup_store, heartbeats), read together for the
    * requests that arrive while the previous read is out; the handlers then take the gathered
@@ -21,6 +24,7 @@ export class AgentSigners {
    */
   private readonly requestSigners = new Batcher<string, AgentIdentityRow | undefined>(async (ids) => {
     const rows = await this.agents.identities([...new Set(ids)]);
+    for (const row of rows.values()) this.lastRead.set(row.id, row);
     return ids.map((id) => rows.get(id));
   }, 500);
 
@@ -32,11 +36,22 @@ export class AgentSigners {
     return this.agents.identities(kids);
   }
 
-  /** The agent row behind one request's token, read with the other requests of the moment. */
-  async ofRequest(token: string): Promise<Map<string, AgentIdentityRow>> {
+  /**
+   * The agent row behind one request's token, read with the other requests of the moment; with
+   * `lastRead`, the row as last read when there is one (`lastRead` in the answer), which only a
+   * caller that checks the row again where it acts may trust.
+   */
+  async ofRequest(token: string, read: 'fresh' | 'lastRead' = 'fresh'): Promise<{ agents: Map<string, AgentIdentityRow>; lastRead: boolean }> {
     const kid = signerOf(token);
-    const signer = kid && UUID.test(kid) ? await this.requestSigners.add(kid) : undefined;
-    return new Map(signer ? [[signer.id, signer]] : []);
+    if (!kid || !UUID.test(kid)) return { agents: new Map(), lastRead: false };
+    const known = read === 'lastRead' ? this.lastRead.get(kid) : undefined;
+    const signer = known ?? (await this.requestSigners.add(kid));
+    return { agents: new Map(signer ? [[signer.id, signer]] : []), lastRead: known !== undefined };
+  }
+
+  /** Drops the row last read of an agent (its request found it changed): its next request reads it fresh. */
+  forget(agentId: string): void {
+    this.lastRead.delete(agentId);
   }
 
   /**

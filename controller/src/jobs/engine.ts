@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { CONTROLLER_SIGN_ALG, signJson, signerOf, type ControllerKey } from '../../../shared/src/jobs/crypto';
+import type { ControllerKey } from '../../../shared/src/jobs/crypto';
 import type { EventSink, JobTransport } from '../../../shared/src/jobs/link';
 import { isJobKind } from '../../../shared/src/jobs/kinds';
 import { OpenJobsRequest, PROTOCOL_VERSION, checkMessage, type OpenJobsReply } from '../../../shared/src/jobs/messages';
@@ -10,6 +10,7 @@ import { appError } from '../errors/app-error';
 import { UUID, type Db } from '../db/knex';
 import { AgentJobCounts } from './agent-counts';
 import { AgentEventRecorder } from './agent-events';
+import { AgentRequests } from './agent-requests';
 import { AgentSigners } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { Dispatcher } from './dispatcher';
@@ -17,7 +18,7 @@ import { answerHeartbeat, type OnlineListener } from './heartbeat';
 import { OUTCOMES_PER_TRANSACTION, OutcomeRecorder, type FinishItem } from './outcomes';
 import type { AgentDirectory, Liveness, TargetLoader } from './ports';
 import { JobsStore, outcomeOf, type JobRow } from './store';
-import type { AgentRef, JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler } from './types';
+import type { AgentRef, JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler, RequestOptions } from './types';
 
 export interface JobTunables {
   /** Deadline of a job submitted without one. */
@@ -75,7 +76,7 @@ export class JobEngine implements JobService {
   readonly store: JobsStore;
   /** When this engine was built (the grace of deadlines after a controller restart runs from it). */
   private readonly createdAt = Date.now();
-  private readonly requestHandlers = new Map<string, RequestHandler>();
+  private readonly requests: AgentRequests;
   private readonly waiters = new Set<() => void>();
   private readonly signers: AgentSigners;
   private readonly dispatcher: Dispatcher;
@@ -93,6 +94,11 @@ export class JobEngine implements JobService {
     const { db, log, agents, transport } = deps;
     this.store = new JobsStore(db);
     this.signers = new AgentSigners(agents);
+    this.requests = new AgentRequests({
+      signers: this.signers,
+      controllerKey: deps.controllerKey,
+      heartbeat: async (kid, v) => answerHeartbeat(kid, v, await this.liveness(), agents, this.logOnline),
+    });
     this.counts = new AgentJobCounts(agents, log);
     this.outcomes = new OutcomeRecorder(db, this.store, transport, log);
     this.dispatcher = new Dispatcher({
@@ -138,8 +144,8 @@ export class JobEngine implements JobService {
     this.outcomes.onOutcome(kind, handler, options);
   }
 
-  onRequest(type: string, handler: RequestHandler): void {
-    this.requestHandlers.set(type, handler);
+  onRequest(type: string, handler: RequestHandler, options?: RequestOptions): void {
+    this.requests.on(type, handler, options);
   }
 
   afterOutcome<K extends JobKind>(kind: K, listener: (outcome: JobOutcome<K>) => void): void {
@@ -247,7 +253,7 @@ export class JobEngine implements JobService {
 
   readonly sink: EventSink = {
     events: (batch) => this.events.record(batch),
-    request: (token) => this.answerRequest(token),
+    request: (token) => this.requests.answer(token),
   };
 
   private async liveness(): Promise<Liveness> {
@@ -268,21 +274,6 @@ export class JobEngine implements JobService {
       { agent_id: a.id, agent: a.name, org_id: a.org_id, pool: a.site_id ?? DEFAULT_POOL, version: a.version },
       `agent online: ${a.name}`,
     );
-
-  /**
-   * An agent request: a registered handler answers its type (a verified agent's only); anything
-   * else is a heartbeat, whose reply also tells a refused or revoked agent why.
-   */
-  private async answerRequest(token: string): Promise<string> {
-    const v = await this.signers.verify(token, await this.signers.ofRequest(token));
-    const type = 'payload' in v ? (v.payload as { type?: unknown } | null)?.type : undefined;
-    const handler = typeof type === 'string' ? this.requestHandlers.get(type) : undefined;
-    const reply =
-      handler && 'payload' in v
-        ? await handler(v.agent, v.payload)
-        : await answerHeartbeat(signerOf(token), v, await this.liveness(), this.deps.agents, this.logOnline);
-    return signJson(reply, this.deps.controllerKey.privateKey, CONTROLLER_SIGN_ALG);
-  }
 
   /**
    * Which jobs of a redelivered batch are still open at the attempt the batch carries: the agent

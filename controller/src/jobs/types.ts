@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { JobKind, JobParams, JobResult } from '../../../shared/src/jobs/kinds';
 import type { LogLine } from '../../../shared/src/jobs/messages';
+import type { PublicJwk } from '../../../shared/src/jobs/crypto';
 
 export type { JobKind } from '../../../shared/src/jobs/kinds';
 
@@ -80,8 +81,30 @@ export interface AgentRef {
   org_id: string;
 }
 
+/** The agent a request came from, with the key its signature was checked against. */
+export interface RequestSigner extends AgentRef {
+  public_key: PublicJwk;
+}
+
 /** An agent request's answer: `agent` signed `payload` (checked against the agent's key, not yet against a schema). */
-export type RequestHandler = (agent: AgentRef, payload: unknown) => Promise<Record<string, unknown>>;
+export type RequestHandler = (agent: RequestSigner, payload: unknown) => Promise<Record<string, unknown>>;
+
+export interface RequestOptions {
+  /**
+   * The handler's own statement checks that the signer is still what the request was verified
+   * against (not revoked, same key), and throws SignerChanged when it is not: the request may then
+   * be verified against the agent row last read instead of a fresh one (see AgentRequests).
+   */
+  checksSigner?: boolean;
+}
+
+/** Thrown by a `checksSigner` handler whose statement found the signer revoked or with another key since it was read. */
+export class SignerChanged extends Error {
+  constructor(agentId: string) {
+    super(`agent ${agentId} was revoked or given another key while its request was answered`);
+    this.name = 'SignerChanged';
+  }
+}
 
 export interface JobService {
   /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
@@ -101,7 +124,7 @@ export interface JobService {
    * Answers agent requests of one message type (beyond heartbeats) from an agent whose signature
    * checked out; the handler's answer is signed and sent back.
    */
-  onRequest(type: string, handler: RequestHandler): void;
+  onRequest(type: string, handler: RequestHandler, options?: RequestOptions): void;
   /** For request-bound waits (a single pull): resolves when every job is final. */
   wait(jobIds: string[], timeoutMs: number): Promise<JobOutcome[]>;
 }
