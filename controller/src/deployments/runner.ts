@@ -20,14 +20,11 @@ declare module '../config' {
 /**
  * The least time between two pumps of one deployment while outcomes keep coming: each pump locks
  * the deployment, reads its queued devices and recounts them (5 round trips with the transaction),
- * so pumping once per burst of the engine's results would cost more than recording them. While
- * many devices are still open a pump only refreshes the counts, so it waits longer; near the end
- * it comes quickly, so the deployment completes promptly after its last device.
+ * so pumping once per burst of the engine's results would cost more than recording them; a pump
+ * then only refreshes the counts. The deployment still completes right after its last device: once
+ * as many outcomes came as the last pump left devices open, the next pump goes at once (schedule).
  */
-const PUMP_GAP_MS = 50;
-const PUMP_GAP_BUSY_MS = 250;
-/** More devices open than this after a pump: the next waits PUMP_GAP_BUSY_MS. */
-const BUSY_OPEN_DEVICES = 64;
+const PUMP_GAP_MS = 250;
 /**
  * Devices one pump claims and submits jobs for. A big deployment starts on its first devices
  * while the next pumps claim the rest (back to back), instead of waiting for every job of it.
@@ -108,17 +105,19 @@ export class DeploymentRunner {
 
   /**
    * Pumps soon, after the caller's transaction (if any) has committed and released the lock.
-   * One pump per deployment at a time: calls meanwhile make it go round once more, PUMP_GAP_MS
-   * after the last, so a stream of outcomes costs a pump per gap, not one lock queue entry each.
-   * Once as many outcomes came as the last pump left devices open, the deployment may be done:
-   * the next pump goes at once, so it completes right after its last device, not a gap later.
+   * One pump per deployment at a time: after a pump that left devices open the loop waits
+   * PUMP_GAP_MS, and the outcomes that came meanwhile share one pump at its end, so a stream of
+   * outcomes costs a pump per gap, not one per result batch nor a lock queue entry each. Once as
+   * many outcomes came as the last pump left devices open, the deployment may be done: the next
+   * pump goes at once, so it completes right after its last device, not a gap later.
    */
   schedule(deploymentId: string, outcome = false): void {
     if (this.stopped) return;
     const state = this.pumping.get(deploymentId);
     if (state) {
       state.again = true;
-      if (outcome && ++state.outcomes >= state.open) state.wake?.();
+      // Not an outcome (a new deployment, a rollback, a settle moving it on): at once.
+      if (!outcome || ++state.outcomes >= state.open) state.wake?.();
       return;
     }
     const pump: PumpState = { again: false, open: Infinity, outcomes: 0, wake: null };
@@ -133,17 +132,20 @@ export class DeploymentRunner {
           });
           if (this.stopped) break;
           if (pumped?.moreQueued) continue;
-          if (!pump.again) break;
           pump.open = pumped?.open ?? Infinity;
-          if (pump.outcomes >= pump.open) continue;
+          // Nothing open to wait for: the loop ends (a later call starts another).
+          if (!pump.again && (pumped === null || pumped.open === 0)) break;
+          if (pump.again && pump.outcomes >= pump.open) continue;
+          // The calls of the gap (each result batch's outcomes, mostly) share the pump at its end.
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, pumped && pumped.open > BUSY_OPEN_DEVICES ? PUMP_GAP_BUSY_MS : PUMP_GAP_MS);
+            const timer = setTimeout(resolve, PUMP_GAP_MS);
             pump.wake = () => {
               clearTimeout(timer);
               resolve();
             };
           });
           pump.wake = null;
+          if (!pump.again) break;
         }
       } finally {
         this.pumping.delete(deploymentId);
