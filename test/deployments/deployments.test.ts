@@ -506,7 +506,8 @@ describe('controller restart', () => {
     const entries = await c.db('deployment_entries').where({ deployment_id: created.body.id });
     await c.db('deployment_entries').insert(entries.map((e: any) => ({ ...e, deployment_id: crashed.id })));
 
-    // One whose controller stopped after claiming its device, before recording the job.
+    // One whose controller stopped after claiming its device, before recording the job (as a controller
+    // before 2026-11-30 could leave it: it claimed devices and submitted their jobs in two transactions).
     const [claimed] = await c
       .db('deployments')
       .insert({

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { groupBy } from '../../../shared/src/group-by';
-import type { JobSpec } from '../jobs/types';
+import { plural } from '../../../shared/src/words';
+import { AppError } from '../errors/app-error';
+import type { JobService, JobSpec } from '../jobs/types';
 import { NEXT, type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type LockedDeployment, type LogLine } from './store';
 
 /** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
@@ -10,10 +12,11 @@ export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
 type DeploymentKind = 'deploy' | 'rollback' | 'dry_run';
 export type DeploymentJobSpec = JobSpec<DeploymentKind>;
 
-/** A device moved to its running state, with the job to submit for it. */
-export interface Claimed {
-  deviceId: string;
-  running: DeviceStatus;
+/** A device moved to its running state, with the job submitted for it (its update gets the job's id). */
+interface Claimed {
+  /** The queued state it left (its failed state if the job is refused). */
+  queued: DeviceStatus;
+  update: DeviceUpdate;
   spec: DeploymentJobSpec;
 }
 
@@ -48,16 +51,19 @@ export async function latestJobs(
 
 /**
  * Moves queued devices to their running state: adopting a job already submitted for them, else
- * preparing the job (deploy: the device's services in push order; rollback: its backup). A device
- * whose backup is gone fails with the reason (in `lines`). Answers the jobs to submit.
+ * submitting the job (deploy: the device's services in push order; rollback: its backup) in the
+ * same transaction, so that a device is never claimed without its job nor a job left without its
+ * device's claim, whatever stops the controller; the jobs are dispatched once it commits. A device
+ * whose backup is gone, or whose job is refused, fails with the reason (in `lines`).
  */
 export async function claimDevices(
   store: DeploymentStore,
+  jobs: Pick<JobService, 'submit'>,
   trx: Knex.Transaction,
   deployment: LockedDeployment,
   devices: DeploymentDeviceRow[],
   lines: LogLine[],
-): Promise<Claimed[]> {
+): Promise<void> {
   const latest = await latestJobs(store, trx, deployment, devices);
   const specs = await specMaker(store, trx, deployment, devices, latest);
   const updates: DeviceUpdate[] = [];
@@ -75,11 +81,39 @@ export async function claimDevices(
       lines.push({ level: 'error', message: spec, device_id: device.device_id });
       continue;
     }
-    updates.push({ device_id: device.device_id, status: next.running, job_id: null, error_message: null });
-    claimed.push({ deviceId: device.device_id, running: next.running, spec });
+    const update: DeviceUpdate = { device_id: device.device_id, status: next.running, job_id: null, error_message: null };
+    updates.push(update);
+    claimed.push({ queued: device.status, update, spec });
   }
+  await submitClaimed(jobs, trx, claimed, lines);
   await store.updateDevices(trx, deployment.id, updates);
-  return claimed;
+}
+
+/** What a claimed device's job does, in the deployment log's words. */
+const jobWords = ({ queued, spec }: Claimed) =>
+  spec.kind === 'dry_run' ? 'dry run' : queued === 'queued' ? 'deploy' : queued === 'restore_queued' ? 'restore' : 'rollback';
+
+/**
+ * Submits the claimed devices' jobs in the claim's transaction and sets each device's job id. A
+ * job the job service refuses (its device was deleted meanwhile) fails the devices with the
+ * reason, not retried for ever; a database error rolls the whole claim back for a later pump.
+ */
+async function submitClaimed(jobs: Pick<JobService, 'submit'>, trx: Knex.Transaction, claimed: Claimed[], lines: LogLine[]): Promise<void> {
+  if (claimed.length === 0) return;
+  const what = jobWords(claimed[0]);
+  try {
+    const ids = await jobs.submit(
+      claimed.map((c) => c.spec),
+      trx,
+    );
+    claimed.forEach((c, i) => (c.update.job_id = ids[i]));
+    lines.push({ level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` });
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const reason = `The ${claimed[0].spec.kind} job could not be submitted: ${err.message}`;
+    for (const c of claimed) Object.assign(c.update, { status: failedState(c.queued), error_message: reason });
+    lines.push({ level: 'error', message: reason });
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { BackupStoreReply } from '../../../shared/src/jobs/messages';
 import { outcomeOf } from '../jobs/store';
 import type { JobOutcome, JobService, RequestSigner } from '../jobs/types';
 import { PreDeploymentBackups } from './backup-store';
-import { claimDevices, failedState, latestJobs, type Claimed, type DeviceUpdate } from './claim';
+import { claimDevices, latestJobs, type DeviceUpdate } from './claim';
 import { recordDeviceOutcomes } from './device-outcomes';
 import { settleDeployment } from './settle';
 import { NEXT, QUEUED, RUNNING, type DeploymentStore, type LockedDeployment, type LogLine } from './store';
@@ -154,15 +154,14 @@ export class DeploymentRunner {
   }
 
   /**
-   * Starts a pending deployment and submits a job for every queued device. Devices are claimed
-   * (moved to their running state) in one transaction and their jobs submitted after it commits,
-   * never inside it (the job service has its own connection; embedded PGlite has only one). A job
-   * submitted just before a crash is found and adopted by the sweep, never sent twice. Claims at
-   * most CLAIM_PER_PUMP devices; answers how many devices are still queued or running and whether
-   * more are queued than it claimed (null when the deployment is not running).
+   * Starts a pending deployment and submits a job for every queued device, in one transaction
+   * (claimDevices): the jobs are dispatched once it commits, and a crash before that leaves
+   * neither claim nor job. Claims at most CLAIM_PER_PUMP devices; answers how many devices are
+   * still queued or running and whether more are queued than it claimed (null when the
+   * deployment is not running).
    */
   async pump(deploymentId: string): Promise<{ open: number; moreQueued: boolean } | null> {
-    const claimed = await this.store.db.transaction(async (trx) => {
+    return this.store.db.transaction(async (trx) => {
       let deployment = await this.store.lock(trx, deploymentId);
       if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
       const lines: LogLine[] = [];
@@ -172,60 +171,18 @@ export class DeploymentRunner {
         lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });
       }
       const devices = await this.store.queuedDevices(trx, deploymentId, CLAIM_PER_PUMP);
-      const specs = devices.length > 0 ? await claimDevices(this.store, trx, deployment, devices, lines) : [];
+      if (devices.length > 0) await claimDevices(this.store, this.jobs, trx, deployment, devices, lines);
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
       const open = await this.settle(trx, deploymentId, deployment);
-      return { deployment, specs, open: open ?? 0, moreQueued: devices.length === CLAIM_PER_PUMP };
-    });
-    if (!claimed) return null;
-    if (claimed.specs.length > 0) await this.submit(claimed.deployment, claimed.specs);
-    return { open: claimed.open, moreQueued: claimed.moreQueued };
-  }
-
-  /** Submits the claimed devices' jobs, then records their ids (or fails them with the reason). */
-  private async submit(deployment: LockedDeployment, claimed: Claimed[]): Promise<void> {
-    let ids: string[] | null = null;
-    let reason = '';
-    try {
-      ids = await this.jobs.submit(claimed.map((c) => c.spec));
-    } catch (err) {
-      reason = `The ${claimed[0].spec.kind} job could not be submitted: ${(err as Error).message}`;
-    }
-    await this.store.db.transaction(async (trx) => {
-      const locked = await this.store.lock(trx, deployment.id);
-      if (ids) {
-        await this.store.recordJobs(
-          trx,
-          deployment.id,
-          claimed.map((c, i) => ({ device_id: c.deviceId, job_id: ids![i] })),
-        );
-        const what =
-          claimed[0].spec.kind === 'dry_run'
-            ? 'dry run'
-            : claimed[0].running === 'running'
-              ? 'deploy'
-              : claimed[0].running === 'restoring'
-                ? 'restore'
-                : 'rollback';
-        await this.store.log(trx, deployment.id, deployment.org_id, [
-          { level: 'info', message: `Submitted ${plural(ids.length, `${what} job`)} to the devices' agents` },
-        ]);
-        return;
-      }
-      // Not retried for ever: the devices fail with the reason, and the deployment settles.
-      await this.store.failClaimed(
-        trx,
-        deployment.id,
-        claimed.map((c) => ({ device_id: c.deviceId, status: failedState(QUEUED[RUNNING.indexOf(c.running)]), job_id: null, error_message: reason })),
-      );
-      await this.store.log(trx, deployment.id, deployment.org_id, [{ level: 'error', message: reason }]);
-      await this.settle(trx, deployment.id, locked);
+      return { open: open ?? 0, moreQueued: devices.length === CLAIM_PER_PUMP };
     });
   }
 
   /**
-   * Devices claimed but never given a job id (the controller stopped between claim and record):
-   * the job submitted meanwhile is adopted, or the device goes back to its queue.
+   * Devices claimed but never given a job id: left by a controller before 2026-11-30, which
+   * claimed devices and submitted their jobs in two transactions and could stop in between (a claim
+   * now has its jobs in its own transaction). The job submitted meanwhile is adopted, or the device
+   * goes back to its queue.
    */
   private async recoverClaims(deploymentId: string): Promise<void> {
     await this.store.db.transaction(async (trx) => {

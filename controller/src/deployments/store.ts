@@ -449,31 +449,6 @@ export class DeploymentStore {
     }
   }
 
-  /** Records the ids of jobs submitted for claimed devices that have no job id yet. */
-  async recordJobs(q: Q, deploymentId: string, rows: { device_id: string; job_id: string }[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += 2000) {
-      await q.raw(
-        `UPDATE deployment_devices d SET job_id = r.job_id FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, job_id uuid)
-         WHERE d.deployment_id = ? AND d.device_id = r.device_id AND d.job_id IS NULL AND d.status IN ('running', 'restoring', 'rolling_back')`,
-        [JSON.stringify(rows.slice(i, i + 2000)), deploymentId],
-      );
-    }
-  }
-
-  /** Fails claimed devices whose job could not be submitted (only those still waiting for it). */
-  async failClaimed(
-    q: Q,
-    deploymentId: string,
-    rows: { device_id: string; status: DeviceStatus; job_id: null; error_message: string }[],
-  ): Promise<void> {
-    await q.raw(
-      `UPDATE deployment_devices d SET status = r.status, error_message = r.error_message, status_since = now()
-       FROM jsonb_to_recordset(?::jsonb) AS r(device_id uuid, status text, error_message text)
-       WHERE d.deployment_id = ? AND d.device_id = r.device_id AND d.job_id IS NULL AND d.status IN ('running', 'restoring', 'rolling_back')`,
-      [JSON.stringify(rows), deploymentId],
-    );
-  }
-
   /** Moves every device of `from` states to `to` (one statement, optionally with a message); returns the device ids. */
   async moveDevices(
     q: Q,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { ControllerKey } from '../../../shared/src/jobs/crypto';
 import type { EventSink, JobTransport } from '../../../shared/src/jobs/link';
@@ -157,7 +158,7 @@ export class JobEngine implements JobService {
     this.outcomes.onFinal(listener);
   }
 
-  async submit<K extends JobKind>(specs: JobSpec<K>[]): Promise<string[]> {
+  async submit<K extends JobKind>(specs: JobSpec<K>[], trx?: Knex.Transaction): Promise<string[]> {
     if (specs.length === 0) return [];
     for (const spec of specs) {
       if (!isJobKind(spec.kind)) throw appError('JOB_KIND_UNKNOWN', `Unknown job kind '${String(spec.kind)}'`); // callers outside the type system
@@ -173,9 +174,15 @@ export class JobEngine implements JobService {
       params: spec.params ?? {},
       deadline_at: new Date(now + (spec.deadlineMs ?? this.deps.tunables.defaultDeadlineMs)),
     }));
-    const { missing } = await this.store.insertIfDevicesExist(rows);
+    const { missing } = await this.store.insertIfDevicesExist(rows, trx);
     if (missing) throw appError('DEVICE_NOT_FOUND', `Device ${missing} not found`);
-    void this.kick();
+    // In the caller's transaction, nothing is there to dispatch before it commits.
+    if (trx)
+      trx.executionPromise.then(
+        () => void this.kick(),
+        () => undefined,
+      );
+    else void this.kick();
     return rows.map((r) => r.id);
   }
 

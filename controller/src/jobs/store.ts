@@ -160,9 +160,9 @@ export class JobsStore {
    * Inserts the jobs, in order, when every job's device exists in the job's organization; else
    * inserts none and answers the first job's device that does not (INSERT_JOBS, one round trip).
    */
-  async insertIfDevicesExist(jobs: NewJob[]): Promise<{ missing: string | null }> {
+  async insertIfDevicesExist(jobs: NewJob[], q: Knex = this.db): Promise<{ missing: string | null }> {
     const input = jobs.map((j, ord) => ({ ...j, ord }));
-    const { rows } = await this.db.raw(INSERT_JOBS, [JSON.stringify(input)]).options(PREPARED);
+    const { rows } = await q.raw(INSERT_JOBS, [JSON.stringify(input)]).options(PREPARED);
     return { missing: (rows[0] as { missing: string | null } | undefined)?.missing ?? null };
   }
 

@@ -107,8 +107,11 @@ export class SignerChanged extends Error {
 }
 
 export interface JobService {
-  /** Stores the jobs durably and dispatches them to their pools; returns their ids in order. */
-  submit<K extends JobKind>(specs: JobSpec<K>[]): Promise<string[]>;
+  /**
+   * Stores the jobs durably and dispatches them to their pools; returns their ids in order. With
+   * `trx`, the jobs are stored in the caller's transaction and dispatched once it commits.
+   */
+  submit<K extends JobKind>(specs: JobSpec<K>[], trx?: Knex.Transaction): Promise<string[]>;
   /**
    * Registers the recorder for one kind. It runs exactly once per job, inside the same
    * transaction that marks the job final, so a result is never lost nor recorded twice.
