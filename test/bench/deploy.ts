@@ -390,10 +390,11 @@ export async function run(args: string[] = []): Promise<void> {
       const after = await agentTimes(agents);
       const trips = meanMs(before.trips, after.trips);
       const jobs = meanMs(before.jobs, after.jobs);
+      const calls = CALLS.map((call) => `${call} ${meanMs(before.calls[call], after.calls[call])?.ms ?? '-'}`).join(', ');
       if (trips && jobs)
         cpuNotes.push(
           `  as the agents measured round ${round}: deploy jobs ${jobs.ms} ms mean from start to result (${jobs.n} jobs), ` +
-            `backup_store round trips ${trips.ms} ms mean (${trips.n} requests)`,
+            `backup_store round trips ${trips.ms} ms mean (${trips.n} requests); gNMI calls, ms mean: ${calls}`,
         );
       if (counter) cpuNotes.push(`  requests of round ${round}, end to end: ${counter.take()}`);
       counting = meter();
@@ -476,15 +477,27 @@ async function stallReport(c: Awaited<ReturnType<typeof benchController>>, deplo
   );
 }
 
-/** Seconds in all and how many: the agents' answered backup_store round trips and their deploy jobs (start to result stored). */
+/** The device calls whose time the agents' line shows (switchboard_agent_device_call_seconds). */
+const CALLS = ['open', 'fetchConfig', 'apply'] as const;
+
+/**
+ * Seconds in all and how many: the agents' answered backup_store round trips, their deploy jobs
+ * (start to result stored) and their gNMI sessions' calls.
+ */
 interface AgentTimes {
   trips: { sum: number; count: number };
   jobs: { sum: number; count: number };
+  calls: Record<(typeof CALLS)[number], { sum: number; count: number }>;
 }
 
 /** What the agents' ops servers have counted so far. */
 async function agentTimes(agents: { metrics?: string }[]): Promise<AgentTimes> {
-  const total: AgentTimes = { trips: { sum: 0, count: 0 }, jobs: { sum: 0, count: 0 } };
+  const zero = () => ({ sum: 0, count: 0 });
+  const total: AgentTimes = {
+    trips: zero(),
+    jobs: zero(),
+    calls: { open: zero(), fetchConfig: zero(), apply: zero() },
+  };
   const add = (into: { sum: number; count: number }, text: string, pattern: RegExp) => {
     for (const [, part, value] of text.matchAll(pattern)) into[part as 'sum' | 'count'] += Number(value);
   };
@@ -495,6 +508,8 @@ async function agentTimes(agents: { metrics?: string }[]): Promise<AgentTimes> {
       .catch(() => '');
     add(total.trips, text, /^switchboard_agent_request_seconds_(sum|count)\{[^}]*type="backup_store"[^}]*answered="yes"[^}]*\} (\S+)$/gm);
     add(total.jobs, text, /^switchboard_agent_job_duration_seconds_(sum|count)\{[^}]*kind="deploy"[^}]*\} (\S+)$/gm);
+    for (const call of CALLS)
+      add(total.calls[call], text, new RegExp(`^switchboard_agent_device_call_seconds_(sum|count)\\{[^}]*call="${call}"[^}]*\\} (\\S+)$`, 'gm'));
   }
   return total;
 }

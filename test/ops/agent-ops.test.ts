@@ -107,6 +107,9 @@ describe('agent ops server', () => {
     expect(metric(m, 'switchboard_agent_device_sessions_total', { transport: 'ssh' })).toBe(1);
     expect(metric(m, 'switchboard_agent_device_sessions_active', { transport: 'ssh' })).toBe(0);
     expect(metric(m, 'switchboard_agent_device_session_errors_total', { transport: 'ssh', cause: 'auth' })).toBe(1);
+    // Both set-ups are timed, the refused one too.
+    expect(metric(m, 'switchboard_agent_device_call_seconds_count', { transport: 'ssh', call: 'open' })).toBe(2);
+    expect(metric(m, 'switchboard_agent_device_call_seconds_sum', { transport: 'ssh', call: 'open' })).toBeGreaterThan(0);
     expect(metric(m, 'switchboard_agent_events_published_total', { type: 'results' })).toBeGreaterThanOrEqual(1); // both results, one or two events
     expect(metric(m, 'switchboard_agent_heartbeats_total', { answered: 'yes' })).toBeGreaterThanOrEqual(1);
     expect(metric(m, 'switchboard_agent_request_seconds_count', { type: 'heartbeat', answered: 'yes' })).toBeGreaterThanOrEqual(1);

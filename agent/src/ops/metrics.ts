@@ -1,7 +1,7 @@
 /**
  * The agent's Prometheus registry, and what feeds it: the runner's job observer (jobs received
  * and finished), wrappers of the job link (events published, heartbeats answered) and of the
- * drivers (sessions opened, session errors by DriverError cause).
+ * drivers (sessions opened, session errors by DriverError cause, how long each call takes).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AgentLink } from '../../../shared/src/jobs/link';
@@ -64,6 +64,7 @@ export class AgentMetrics {
   private readonly sessionsOpened: Counter<'transport'>;
   private readonly sessionErrors: Counter<'transport' | 'cause'>;
   private readonly sessionsActive: Gauge<'transport'>;
+  private readonly callSeconds: Histogram<'transport' | 'call'>;
   private readonly natsReconnects: Counter;
   private sources: { active?: () => number; max?: number; natsConnected?: () => boolean; controllerReachable?: () => boolean | null } = {};
   /** When a heartbeat last got the controller's answer (ms since epoch), or null. */
@@ -160,6 +161,15 @@ export class AgentMetrics {
       labelNames: ['transport'],
       registers,
     });
+    this.callSeconds = new Histogram({
+      name: 'switchboard_agent_device_call_seconds',
+      help:
+        'How long device sessions took to open and to answer each call (fetchConfig, run, apply, restore, preview), by transport ' +
+        'and call, failed ones included: where a job spends its time on the device.',
+      labelNames: ['transport', 'call'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
     this.natsReconnects = new Counter({ name: 'switchboard_agent_nats_reconnects_total', help: 'Times this agent reconnected to NATS.', registers });
     new Gauge({
       name: 'switchboard_agent_nats_connected',
@@ -241,11 +251,14 @@ export class AgentMetrics {
         transport: driver.transport,
         open: async (target, limits, transcript) => {
           let session: DeviceSession;
+          const started = performance.now();
           try {
             session = await driver.open(target, limits, transcript);
           } catch (err) {
             this.sessionError(transport, err);
             throw err;
+          } finally {
+            this.callSeconds.observe({ transport, call: 'open' }, (performance.now() - started) / 1000);
           }
           this.sessionsOpened.inc({ transport });
           this.sessionsActive.inc({ transport });
@@ -262,21 +275,25 @@ export class AgentMetrics {
 
   private instrumentSession(transport: Transport, session: DeviceSession): DeviceSession {
     let closed = false;
-    const guard = <A extends unknown[], R>(fn: ((...args: A) => Promise<R>) | undefined) =>
+    const guard = <A extends unknown[], R>(call: string, fn: ((...args: A) => Promise<R>) | undefined) =>
       fn &&
       (async (...args: A): Promise<R> => {
+        const started = performance.now();
         try {
           return await fn.apply(session, args);
         } catch (err) {
           this.sessionError(transport, err);
           throw err;
+        } finally {
+          this.callSeconds.observe({ transport, call }, (performance.now() - started) / 1000);
         }
       });
     return overlay(session, {
-      fetchConfig: guard(session.fetchConfig),
-      ...(session.run ? { run: guard(session.run) } : {}),
-      ...(session.apply ? { apply: guard(session.apply) } : {}),
-      ...(session.restore ? { restore: guard(session.restore) } : {}),
+      fetchConfig: guard('fetchConfig', session.fetchConfig),
+      ...(session.run ? { run: guard('run', session.run) } : {}),
+      ...(session.apply ? { apply: guard('apply', session.apply) } : {}),
+      ...(session.restore ? { restore: guard('restore', session.restore) } : {}),
+      ...(session.preview ? { preview: guard('preview', session.preview) } : {}),
       close: async () => {
         if (!closed) {
           closed = true;
