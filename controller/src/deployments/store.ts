@@ -398,15 +398,7 @@ export class DeploymentStore {
   /** A backup_store request's backups stored as STORE_BACKUPS says, in one statement: a verdict per backup, in order. */
   async storeBackups(backups: BackupToStore[]): Promise<BackupVerdict[]> {
     if (backups.length === 0) return [];
-    const input = backups.map((b, n) => ({
-      n,
-      job_id: b.job_id,
-      attempt: b.attempt,
-      agent_org: b.org_id,
-      agent_id: b.agent_id,
-      agent_key: b.agent_key,
-      ...b.version,
-    }));
+    const input = backups.map(({ org_id, version, ...backup }, n) => ({ n, ...backup, agent_org: org_id, ...version }));
     const { rows } = await this.db.raw(STORE_BACKUPS, [JSON.stringify(input)]).options(PREPARED);
     return this.withBackupsCommittedMeanwhile(rows as BackupVerdict[]);
   }
