@@ -37,7 +37,10 @@ let jobId: string;
 let signer: RequestSigner;
 
 beforeAll(async () => {
-  c = await startTestController({ config: { deployments: { sweepIntervalMs: 3_600_000, staleMs: 3_600_000 } } });
+  // No sweep dispatches the jobs a test puts back in the queue: the test alone moves them.
+  c = await startTestController({
+    config: { deployments: { sweepIntervalMs: 3_600_000, staleMs: 3_600_000 }, jobs: { sweepIntervalMs: 3_600_000 } },
+  });
   org = await c.createOrgUser(['org_admin']);
   ({ signer } = await enrolledSigner(c, org));
   runner = c.app.services.deployments!.runner;
@@ -62,6 +65,7 @@ beforeAll(async () => {
     30_000,
     50,
   );
+  await c.app.services.jobs.kick();
   // As if an agent had taken it.
   await c.db('jobs').where({ id: jobId }).update({ status: 'dispatched', attempt: 1 });
 });
@@ -130,6 +134,8 @@ async function deploymentOf(names: string[]): Promise<{ ids: string[]; jobs: str
     30_000,
     50,
   );
+  // The pass that dispatches them runs once their transaction committed: let it end before the test moves the jobs.
+  await c.app.services.jobs.kick();
   return { ids, jobs };
 }
 
