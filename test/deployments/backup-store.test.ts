@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeploymentRunner } from '../../controller/src/deployments/runner';
+import type { JobEngine } from '../../controller/src/jobs/engine';
 import { SignerChanged, type RequestSigner } from '../../controller/src/jobs/types';
 import {
   AGENT_SIGN_ALG,
@@ -44,28 +45,9 @@ beforeAll(async () => {
   org = await c.createOrgUser(['org_admin']);
   ({ signer } = await enrolledSigner(c, org));
   runner = c.app.services.deployments!.runner;
-  const profile = await api(
-    c,
-    org.token,
-    'POST',
-    '/api/profiles',
-    { name: 'store', username: 'admin', password: 'admin', gnmi_port: 1, automation_transport: 'gnmi' },
-    201,
-  );
-  deviceId = (
-    await api(c, org.token, 'POST', '/api/devices', { name: 'store-1', host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profile.id }, 201)
-  ).id;
-  const stack = await hostnameStack(c, org.token, 'base', 'h');
-  deploymentId = (
-    await api(c, org.token, 'POST', '/api/config/deployments', { stack_id: stack.id, name: 'store', target_devices: [{ device_id: deviceId }] }, 201)
-  ).id;
-  jobId = await until(
-    'the deploy job',
-    async () => ((await c.db('deployment_devices').where({ deployment_id: deploymentId }).first('job_id'))?.job_id as string | null) ?? undefined,
-    30_000,
-    50,
-  );
-  await c.app.services.jobs.kick();
+  await hostnameStack(c, org.token, 'base', 'h');
+  const first = await deploymentOf(['store-1']);
+  [deploymentId, deviceId, jobId] = [first.id, first.ids[0], first.jobs[0]];
   // As if an agent had taken it.
   await c.db('jobs').where({ id: jobId }).update({ status: 'dispatched', attempt: 1 });
 });
@@ -99,8 +81,8 @@ async function store(backup: unknown, agent = signer) {
 const versions = () => c.db('config_versions').where({ device_id: deviceId, source: 'deployment' }).select('id', 'config_text', 'job_id');
 const deviceRow = () => c.db('deployment_devices').where({ deployment_id: deploymentId }).first('backup_config_id', 'status');
 
-/** A deployment of the first stack to new devices (names), once its deploy jobs exist: device and job ids in position order. */
-async function deploymentOf(names: string[]): Promise<{ ids: string[]; jobs: string[] }> {
+/** A deployment of the first stack to new devices (names), once its deploy jobs exist: its id, device and job ids in position order. */
+async function deploymentOf(names: string[]): Promise<{ id: string; ids: string[]; jobs: string[] }> {
   const profile = await api(
     c,
     org.token,
@@ -135,8 +117,8 @@ async function deploymentOf(names: string[]): Promise<{ ids: string[]; jobs: str
     50,
   );
   // The pass that dispatches them runs once their transaction committed: let it end before the test moves the jobs.
-  await c.app.services.jobs.kick();
-  return { ids, jobs };
+  await (c.app.services.jobs as JobEngine).kick();
+  return { id: run, ids, jobs };
 }
 
 const storedTexts = (ids: string[]) =>

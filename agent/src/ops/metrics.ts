@@ -250,16 +250,7 @@ export class AgentMetrics {
       map.set(transport, {
         transport: driver.transport,
         open: async (target, limits, transcript) => {
-          let session: DeviceSession;
-          const started = performance.now();
-          try {
-            session = await driver.open(target, limits, transcript);
-          } catch (err) {
-            this.sessionError(transport, err);
-            throw err;
-          } finally {
-            this.callSeconds.observe({ transport, call: 'open' }, (performance.now() - started) / 1000);
-          }
+          const session = await this.timed(transport, 'open', () => driver.open(target, limits, transcript));
           this.sessionsOpened.inc({ transport });
           this.sessionsActive.inc({ transport });
           return this.instrumentSession(transport, session);
@@ -269,25 +260,23 @@ export class AgentMetrics {
     return map;
   }
 
-  private sessionError(transport: Transport, err: unknown): void {
-    this.sessionErrors.inc({ transport, cause: err instanceof DriverError ? err.kind : 'other' });
+  /** One device call, timed (callSeconds) and its error counted by cause (sessionErrors). */
+  private async timed<R>(transport: Transport, call: string, fn: () => Promise<R>): Promise<R> {
+    const started = performance.now();
+    try {
+      return await fn();
+    } catch (err) {
+      this.sessionErrors.inc({ transport, cause: err instanceof DriverError ? err.kind : 'other' });
+      throw err;
+    } finally {
+      this.callSeconds.observe({ transport, call }, (performance.now() - started) / 1000);
+    }
   }
 
   private instrumentSession(transport: Transport, session: DeviceSession): DeviceSession {
     let closed = false;
     const guard = <A extends unknown[], R>(call: string, fn: ((...args: A) => Promise<R>) | undefined) =>
-      fn &&
-      (async (...args: A): Promise<R> => {
-        const started = performance.now();
-        try {
-          return await fn.apply(session, args);
-        } catch (err) {
-          this.sessionError(transport, err);
-          throw err;
-        } finally {
-          this.callSeconds.observe({ transport, call }, (performance.now() - started) / 1000);
-        }
-      });
+      fn && ((...args: A): Promise<R> => this.timed(transport, call, () => fn.apply(session, args)));
     return overlay(session, {
       fetchConfig: guard('fetchConfig', session.fetchConfig),
       ...(session.run ? { run: guard('run', session.run) } : {}),
