@@ -183,7 +183,7 @@ describe('NETCONF dry run against netconfd', () => {
 
 // Why the client sends <get-my-session> when a yuma server's first reply is late (client.ts).
 describe("netconfd's read of a hello and an rpc that arrive together", () => {
-  /** A bare "netconf" subsystem channel to the peer, and the message-ids of the replies on it. */
+  /** A bare "netconf" subsystem channel to the peer once its <hello> came, and the message-ids of the replies on it. */
   async function rawChannel(): Promise<{ channel: ClientChannel; replies: string[]; end(): void }> {
     const ssh = new ssh2.Client();
     await new Promise<void>((resolve, reject) => {
@@ -193,12 +193,19 @@ describe("netconfd's read of a hello and an rpc that arrive together", () => {
     const channel = await new Promise<ClientChannel>((resolve, reject) => ssh.subsys('netconf', (err, ch) => (err ? reject(err) : resolve(ch))));
     const decoder = new FrameDecoder('eom');
     const replies: string[] = [];
-    channel.on('data', (d: Buffer) => {
-      for (const msg of decoder.pushAll(d)) {
-        if (msg.includes('<hello')) decoder.setFraming('chunked');
-        else replies.push(/message-id="(\d+)"/.exec(msg)?.[1] ?? '?');
-      }
-    });
+    // As the driver does, the rpc goes once the server's hello is in: written before it, on a loaded
+    // machine, netconfd can take both in before its session is set up and answer nothing at all.
+    const hello = new Promise<void>((resolve) =>
+      channel.on('data', (d: Buffer) => {
+        for (const msg of decoder.pushAll(d)) {
+          if (msg.includes('<hello')) {
+            decoder.setFraming('chunked');
+            resolve();
+          } else replies.push(/message-id="(\d+)"/.exec(msg)?.[1] ?? '?');
+        }
+      }),
+    );
+    await hello;
     return { channel, replies, end: () => ssh.end() };
   }
   const rpc = (id: number, op: string): Buffer => encodeMessage(`<rpc xmlns="${NS_BASE}" message-id="${id}">${op}</rpc>`, 'chunked');
