@@ -9,7 +9,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeploymentRunner } from '../../controller/src/deployments/runner';
-import type { JobEngine } from '../../controller/src/jobs/engine';
 import { SignerChanged, type RequestSigner } from '../../controller/src/jobs/types';
 import {
   AGENT_SIGN_ALG,
@@ -117,7 +116,7 @@ async function deploymentOf(names: string[]): Promise<{ id: string; ids: string[
     50,
   );
   // The pass that dispatches them runs once their transaction committed: let it end before the test moves the jobs.
-  await (c.app.services.jobs as JobEngine).kick();
+  await c.app.services.jobEngine.kick();
   return { id: run, ids, jobs };
 }
 

@@ -195,7 +195,7 @@ describe("netconfd's read of a hello and an rpc that arrive together", () => {
     const replies: string[] = [];
     // As the driver does, the rpc goes once the server's hello is in: written before it, on a loaded
     // machine, netconfd can take both in before its session is set up and answer nothing at all.
-    const hello = new Promise<void>((resolve) =>
+    await new Promise<void>((resolve) =>
       channel.on('data', (d: Buffer) => {
         for (const msg of decoder.pushAll(d)) {
           if (msg.includes('<hello')) {
@@ -205,7 +205,6 @@ describe("netconfd's read of a hello and an rpc that arrive together", () => {
         }
       }),
     );
-    await hello;
     return { channel, replies, end: () => ssh.end() };
   }
   const rpc = (id: number, op: string): Buffer => encodeMessage(`<rpc xmlns="${NS_BASE}" message-id="${id}">${op}</rpc>`, 'chunked');
