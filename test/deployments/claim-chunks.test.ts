@@ -8,7 +8,7 @@ import { startTestController, type TestController } from '../helpers/controller'
 import type { Org } from '../agents/helpers';
 import { api, until } from './helpers';
 
-/** More than one pump claims (CLAIM_PER_PUMP is 100). */
+/** More than two pumps claim (the first claims 25, FIRST_CLAIM; the next up to 100, CLAIM_PER_PUMP). */
 const DEVICES = 130;
 let c: TestController;
 let org: Org;
@@ -22,7 +22,7 @@ afterAll(async () => {
   await c?.close();
 });
 
-it(`claims a deployment of ${DEVICES} devices in pumps of 100, one job per device`, async () => {
+it(`claims a deployment of ${DEVICES} devices in pumps of 25 then 100, one job per device`, async () => {
   const profile = await api(
     c,
     org.token,
@@ -78,9 +78,13 @@ it(`claims a deployment of ${DEVICES} devices in pumps of 100, one job per devic
   expect(jobs).toHaveLength(DEVICES);
   expect(new Set(jobs.map((j) => j.device_id)).size).toBe(DEVICES);
   expect(new Set(claimed.map((d) => d.job_id))).toEqual(new Set(jobs.map((j) => j.id)));
-  // One submission per pump, in push order: the first 100, then the rest.
+  // One submission per pump, in push order: the first 25 (sooner to the agents), then 100, then the rest.
   const submitted = (await api(c, org.token, 'GET', `/api/config/deployments/${created.id}/logs?limit=1000`)).logs
     .map((l: { message: string }) => l.message)
     .filter((m: string) => m.startsWith('Submitted'));
-  expect(submitted).toEqual(["Submitted 100 deploy jobs to the devices' agents", "Submitted 30 deploy jobs to the devices' agents"]);
+  expect(submitted).toEqual([
+    "Submitted 25 deploy jobs to the devices' agents",
+    "Submitted 100 deploy jobs to the devices' agents",
+    "Submitted 5 deploy jobs to the devices' agents",
+  ]);
 });

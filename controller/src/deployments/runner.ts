@@ -30,6 +30,12 @@ const PUMP_GAP_MS = 250;
  * while the next pumps claim the rest (back to back), instead of waiting for every job of it.
  */
 const CLAIM_PER_PUMP = 100;
+/**
+ * Devices the pump that starts a deployment claims: fewer, so that its first jobs reach the
+ * agents sooner while the next pumps claim the rest (a first claim of 100 and its dispatch pass
+ * took about 30 ms longer to the first device started).
+ */
+const FIRST_CLAIM = 25;
 
 /** A deployment's pump loop: asked again meanwhile, devices its last pass left open, outcomes since, and how to cut its gap short. */
 interface PumpState {
@@ -156,25 +162,26 @@ export class DeploymentRunner {
   /**
    * Starts a pending deployment and submits a job for every queued device, in one transaction
    * (claimDevices): the jobs are dispatched once it commits, and a crash before that leaves
-   * neither claim nor job. Claims at most CLAIM_PER_PUMP devices; answers how many devices are
-   * still queued or running and whether more are queued than it claimed (null when the
-   * deployment is not running).
+   * neither claim nor job. Claims at most CLAIM_PER_PUMP devices (FIRST_CLAIM when it starts the
+   * deployment); answers how many devices are still queued or running and whether more are queued
+   * than it claimed (null when the deployment is not running).
    */
   async pump(deploymentId: string): Promise<{ open: number; moreQueued: boolean } | null> {
     return this.store.db.transaction(async (trx) => {
       let deployment = await this.store.lock(trx, deploymentId);
       if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
       const lines: LogLine[] = [];
+      const limit = deployment.status === 'pending' ? FIRST_CLAIM : CLAIM_PER_PUMP;
       if (deployment.status === 'pending') {
         await this.store.update(trx, deploymentId, { status: 'in_progress', started_at: trx.fn.now() });
         deployment = { ...deployment, status: 'in_progress' };
         lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });
       }
-      const devices = await this.store.queuedDevices(trx, deploymentId, CLAIM_PER_PUMP);
+      const devices = await this.store.queuedDevices(trx, deploymentId, limit);
       if (devices.length > 0) await claimDevices(this.store, this.jobs, trx, deployment, devices, lines);
       await this.store.log(trx, deploymentId, deployment.org_id, lines);
       const open = await this.settle(trx, deploymentId, deployment);
-      return { open: open ?? 0, moreQueued: devices.length === CLAIM_PER_PUMP };
+      return { open: open ?? 0, moreQueued: devices.length === limit };
     });
   }
 
@@ -236,7 +243,7 @@ export class DeploymentRunner {
       }
       for (const id of await this.store.needingPump(this.tunables.staleMs)) {
         try {
-          // A pump claims CLAIM_PER_PUMP devices: pump until none are left queued.
+          // A pump claims up to CLAIM_PER_PUMP devices: pump until none are left queued.
           for (let more = true; more;) more = (await this.pump(id))?.moreQueued ?? false;
         } catch (err) {
           this.log.warn({ err: (err as Error).message, deployment: id }, 'deployment recovery pump failed');
