@@ -41,11 +41,14 @@ const notifyBatches = (batches: (events: string) => string, events: string) => `
           PERFORM pg_notify('sb_live', payload);
         END LOOP;`;
 
-/** sb_live_notify_rows(), its events batched by `batches` (migration 185 re-creates it with cheaper batching). */
-export const liveRowsFunction = (batches: (events: string) => string) => `
+/**
+ * sb_live_notify_rows(), its events batched by `batches` (migration 185 re-creates it with cheaper
+ * batching), after `guard` (a statement that may return first: migration 188's).
+ */
+export const liveRowsFunction = (batches: (events: string) => string, guard = '') => `
     CREATE OR REPLACE FUNCTION sb_live_notify_rows() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE payload text;
-    BEGIN
+    BEGIN${guard}
       IF TG_TABLE_NAME = 'deployment_logs' THEN
         ${notifyBatches(batches, EVENTS_OF.deployment_logs)}
       ELSIF TG_OP = 'INSERT' THEN

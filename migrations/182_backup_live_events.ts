@@ -28,11 +28,14 @@ const EVENTS = `SELECT n.org_id, n.seq AS ord, json_build_object('type', 'backup
     'created_at', n.created_at, 'started_at', n.started_at, 'finished_at', n.finished_at) AS event
   FROM new_rows n`;
 
-/** sb_live_notify_backups(), its events batched by `batches` (migration 160's; 185 re-creates it with cheaper batching). */
-export const liveBackupsFunction = (batches: (events: string) => string) => `
+/**
+ * sb_live_notify_backups(), its events batched by `batches` (migration 160's; 185 re-creates it
+ * with cheaper batching), after `guard` (a statement that may return first: migration 188's).
+ */
+export const liveBackupsFunction = (batches: (events: string) => string, guard = '') => `
     CREATE OR REPLACE FUNCTION sb_live_notify_backups() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE payload text;
-    BEGIN
+    BEGIN${guard}
       IF NOT EXISTS (SELECT 1 FROM new_rows WHERE kind = 'backup') THEN RETURN NULL; END IF;
       IF TG_OP = 'INSERT' THEN
         FOR payload IN ${batches(`${EVENTS} WHERE n.kind = 'backup'`)} LOOP

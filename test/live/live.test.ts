@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Org } from '../agents/helpers';
 import type { TestController } from '../helpers/controller';
@@ -55,6 +56,20 @@ beforeAll(async () => {
 });
 afterAll(() => f?.close());
 
+/** A one-device deployment of the fixture's stack, run to its end. */
+async function deployed(name: string) {
+  const created = await api(
+    c,
+    org.token,
+    'POST',
+    '/api/config/deployments',
+    { stack_id: stack.id, name, target_devices: [{ device_id: device.id }] },
+    201,
+  );
+  await waitFor(c, org.token, created.id);
+  return created;
+}
+
 describe('GET /api/live', () => {
   it('streams deployment status changes, device states and log lines of the organization as they happen', async () => {
     const client = await connect(c);
@@ -64,15 +79,7 @@ describe('GET /api/live', () => {
     const stranger = await connect(c, { authorization: `Bearer ${other.token}` });
     await stranger.next((e) => e.type === 'ready', 'ready (header auth)');
 
-    const created = await api(
-      c,
-      org.token,
-      'POST',
-      '/api/config/deployments',
-      { stack_id: stack.id, name: 'live', target_devices: [{ device_id: device.id }] },
-      201,
-    );
-    await waitFor(c, org.token, created.id);
+    const created = await deployed('live');
     const completed = await client.next((e) => e.type === 'deployment' && e.id === created.id && e.status === 'completed', 'completed event');
     expect(completed).toMatchObject({ name: 'live', total_devices: 1, succeeded_count: 1, failed_count: 0 });
     expect(completed).not.toHaveProperty('org_id');
@@ -99,15 +106,7 @@ describe('GET /api/live', () => {
     await client.next((e) => e.type === 'ready', 'ready');
     client.send({ type: 'subscribe', deployments: ['00000000-0000-4000-8000-000000000000'], types: ['deployment'] });
     await client.next((e) => e.type === 'subscribed', 'subscribed');
-    const created = await api(
-      c,
-      org.token,
-      'POST',
-      '/api/config/deployments',
-      { stack_id: stack.id, name: 'quiet', target_devices: [{ device_id: device.id }] },
-      201,
-    );
-    await waitFor(c, org.token, created.id);
+    const created = await deployed('quiet');
     client.send({ type: 'ping' });
     await client.next((e) => e.type === 'pong', 'pong');
     expect(client.events.filter((e) => !['ready', 'subscribed', 'pong'].includes(e.type))).toEqual([]);
@@ -117,15 +116,7 @@ describe('GET /api/live', () => {
   it('streams every line of a statement that writes many long ones, in order, cut to 1,000 characters', async () => {
     const client = await connect(c, { authorization: `Bearer ${org.token}` });
     await client.next((e) => e.type === 'ready', 'ready');
-    const created = await api(
-      c,
-      org.token,
-      'POST',
-      '/api/config/deployments',
-      { stack_id: stack.id, name: 'many lines', target_devices: [{ device_id: device.id }] },
-      201,
-    );
-    await waitFor(c, org.token, created.id);
+    const created = await deployed('many lines');
     // One statement, 150 lines: plain, multibyte and control characters (6 bytes each in JSON), each
     // far longer than a notification could hold in one piece with its neighbours.
     const bodies = ['plain '.repeat(300), 'é'.repeat(1_800), '\u0001'.repeat(1_500), 'short'];
@@ -153,6 +144,75 @@ describe('GET /api/live', () => {
       status: expect.any(String),
     });
     client.close();
+  });
+
+  describe('only while someone watches (migration 188)', () => {
+    const watchers = async () => Number((await c.db('live_watchers').count({ n: '*' }))[0].n);
+    const noWatcher = () => until('no live watcher left', async () => (await watchers()) === 0, 10_000, 20);
+    let deploymentId: string;
+    const line = async (message: string, q = c.db) =>
+      String((await q('deployment_logs').insert({ deployment_id: deploymentId, org_id: org.orgId, level: 'info', message }).returning('id'))[0].id);
+
+    beforeAll(async () => {
+      deploymentId = (await deployed('watched')).id;
+    });
+
+    it('sends log lines only while a client is connected, and forgets the watcher when the last one leaves', async () => {
+      await noWatcher();
+      const listener = new pg.Client({ connectionString: c.app.services.config.databaseUrl! });
+      await listener.connect();
+      const heard: string[] = [];
+      listener.on('notification', (m) => heard.push(m.payload ?? ''));
+      await listener.query('LISTEN sb_live');
+      try {
+        await line('a line nobody watches');
+        // Notifications arrive in commit order: once this marker is heard, the line's would have been.
+        await c.db.raw("SELECT pg_notify('sb_live', 'marker')");
+        await until('the marker', () => heard.includes('marker'));
+        expect(heard.filter((p) => p.includes('a line nobody watches'))).toEqual([]);
+
+        const client = await connect(c, { authorization: `Bearer ${org.token}` });
+        await client.next((e) => e.type === 'ready', 'ready');
+        expect(await watchers()).toBe(1);
+        const id = await line('a line someone watches');
+        expect(await client.next((e) => e.type === 'deployment_log' && String(e.id) === id, 'the watched line')).toMatchObject({
+          message: 'a line someone watches',
+        });
+        expect(heard.some((p) => p.includes('a line someone watches'))).toBe(true);
+        client.close();
+        await noWatcher();
+      } finally {
+        await listener.end();
+      }
+    });
+
+    it('tells a new client ready only once the transactions that wrote before it watched have committed', async () => {
+      await noWatcher();
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      const older = c.db.transaction(async (trx) => {
+        await line('written before the watch', trx);
+        wrote();
+        await held;
+      });
+      await written;
+      const client = await connect(c, { authorization: `Bearer ${org.token}` });
+      try {
+        await until('the watcher row', async () => (await watchers()) === 1, 10_000, 20);
+        // Its triggers ran before the row existed and sent nothing: ready must wait for its commit.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(client.events.filter((e) => e.type === 'ready')).toEqual([]);
+      } finally {
+        release();
+        await older;
+      }
+      await client.next((e) => e.type === 'ready', 'ready');
+      const logs = await api(c, org.token, 'GET', `/api/config/deployments/${deploymentId}/logs?limit=1000`);
+      expect(logs.logs.map((l: { message: string }) => l.message)).toContain('written before the watch');
+      client.close();
+    });
   });
 
   it('closes with 4401 for a bad token or a client that does not authenticate first, 4403 without devices.access', async () => {

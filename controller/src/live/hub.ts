@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/knex';
@@ -20,6 +21,11 @@ export type LiveListener = (event: LiveEvent) => void;
 
 export const CHANNEL = 'sb_live';
 
+/** How often a replica with subscribers refreshes its live_watchers row (the triggers ignore rows 2 minutes old: migration 188). */
+const WATCH_REFRESH_MS = 30_000;
+/** The longest a new subscriber waits for the transactions that were running when its replica began watching. */
+const SETTLE_LIMIT_MS = 10_000;
+
 /** Fields that hold times: the triggers' JSON gives them in the server's TimeZone with microseconds. */
 const TIME_FIELD = /(_at|_since)$/;
 
@@ -37,6 +43,10 @@ function parseNotification(payload: string): LiveEvent | LiveBatch {
  * organization. Triggers announce committed changes of deployments, their devices and log lines,
  * and snapshots, so every replica hears every change whichever replica made it. PostgreSQL: one
  * LISTEN connection (reconnected with backoff); embedded PGlite: its own listen().
+ *
+ * The busy triggers only announce anything while some replica is watching (migration 188): this
+ * one keeps its live_watchers row while it has a subscriber, and a new subscriber is told it is
+ * ready only once every transaction that could have missed the row has ended.
  */
 export class LiveHub {
   private readonly listeners = new Map<string, Set<LiveListener>>();
@@ -44,6 +54,11 @@ export class LiveHub {
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
   private retry: NodeJS.Timeout | null = null;
+  /** This replica's live_watchers row. */
+  private readonly replicaId = randomUUID();
+  /** Writes of that row, one at a time in call order; resolves once the last is done. */
+  private watchWrites: Promise<void> = Promise.resolve();
+  private refresh: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly db: Db,
@@ -52,13 +67,61 @@ export class LiveHub {
   ) {}
 
   subscribe(orgId: string, listener: LiveListener): () => void {
+    const first = this.listeners.size === 0 && !this.closed;
     const set = this.listeners.get(orgId) ?? new Set();
     set.add(listener);
     this.listeners.set(orgId, set);
+    if (first) this.watch(true);
     return () => {
-      set.delete(listener);
+      if (!set.delete(listener) || this.closed) return;
       if (set.size === 0) this.listeners.delete(orgId);
+      if (this.listeners.size === 0) this.watch(false);
     };
+  }
+
+  /** Keeps (with a refresh timer) or deletes this replica's live_watchers row. */
+  private watch(on: boolean): void {
+    if (this.refresh) clearInterval(this.refresh);
+    this.refresh = null;
+    if (on) {
+      this.refresh = setInterval(() => this.writeWatch(true), WATCH_REFRESH_MS);
+      this.refresh.unref();
+    }
+    this.writeWatch(on);
+  }
+
+  private writeWatch(on: boolean): void {
+    const write = on
+      ? () =>
+          this.db.raw('INSERT INTO live_watchers (replica_id) VALUES (?) ON CONFLICT (replica_id) DO UPDATE SET seen_at = now()', [this.replicaId])
+      : () => this.db.raw('DELETE FROM live_watchers WHERE replica_id = ?', [this.replicaId]);
+    this.watchWrites = this.watchWrites.then(write).then(
+      () => undefined,
+      (err: Error) => this.log.warn({ err: err.message }, 'live watcher row not written; live events may pause until the next refresh'),
+    );
+  }
+
+  /**
+   * Resolves once this replica's watcher row is written and every transaction running then has
+   * ended: one that ran its triggers before the row existed sent nothing, so a subscriber told
+   * ready earlier could miss what it commits. Gives up waiting after SETTLE_LIMIT_MS, or when
+   * the database does not answer (the subscriber is told ready all the same).
+   */
+  private async settled(): Promise<void> {
+    await this.watchWrites;
+    try {
+      const { rows } = await this.db.raw('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax');
+      const until = Date.now() + SETTLE_LIMIT_MS;
+      for (;;) {
+        const { rows: done } = await this.db.raw('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= ?::xid8 AS ok', [rows[0].xmax]);
+        if (done[0].ok) return;
+        if (Date.now() > until) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      this.log.warn('a transaction older than a new live subscriber is still running; its events may be missed');
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, 'could not wait for the transactions older than a new live subscriber');
+    }
   }
 
   private readonly onWatchers: ((orgId: string) => Promise<void>)[] = [];
@@ -68,8 +131,9 @@ export class LiveHub {
     this.onWatchers.push(fn);
   }
 
-  /** Resolves once every onWatch hook has run for the organization: what changes after it is announced. */
+  /** Resolves once the database announces changes and every onWatch hook has run for the organization: what changes after it is announced. */
   async watching(orgId: string): Promise<void> {
+    await this.settled();
     await Promise.all(this.onWatchers.map((fn) => fn(orgId)));
   }
 
@@ -149,6 +213,8 @@ export class LiveHub {
 
   async stop(): Promise<void> {
     this.closed = true;
+    if (this.listeners.size > 0) this.watch(false);
+    await this.watchWrites;
     if (this.retry) clearTimeout(this.retry);
     const client = this.client;
     this.client = null;
