@@ -106,7 +106,7 @@ describe('GET /api/live', () => {
     await client.next((e) => e.type === 'ready', 'ready');
     client.send({ type: 'subscribe', deployments: ['00000000-0000-4000-8000-000000000000'], types: ['deployment'] });
     await client.next((e) => e.type === 'subscribed', 'subscribed');
-    const created = await deployed('quiet');
+    await deployed('quiet');
     client.send({ type: 'ping' });
     await client.next((e) => e.type === 'pong', 'pong');
     expect(client.events.filter((e) => !['ready', 'subscribed', 'pong'].includes(e.type))).toEqual([]);
