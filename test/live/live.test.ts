@@ -172,14 +172,18 @@ describe('GET /api/live', () => {
         expect(heard.filter((p) => p.includes('a line nobody watches'))).toEqual([]);
 
         const client = await connect(c, { authorization: `Bearer ${org.token}` });
-        await client.next((e) => e.type === 'ready', 'ready');
-        expect(await watchers()).toBe(1);
-        const id = await line('a line someone watches');
-        expect(await client.next((e) => e.type === 'deployment_log' && String(e.id) === id, 'the watched line')).toMatchObject({
-          message: 'a line someone watches',
-        });
-        expect(heard.some((p) => p.includes('a line someone watches'))).toBe(true);
-        client.close();
+        try {
+          await client.next((e) => e.type === 'ready', 'ready');
+          expect(await watchers()).toBe(1);
+          const id = await line('a line someone watches');
+          expect(await client.next((e) => e.type === 'deployment_log' && String(e.id) === id, 'the watched line')).toMatchObject({
+            message: 'a line someone watches',
+          });
+          // The same notification reaches this connection too, on its own time.
+          await until('the line on the LISTEN connection', () => heard.some((p) => p.includes('a line someone watches')));
+        } finally {
+          client.close();
+        }
         await noWatcher();
       } finally {
         await listener.end();
@@ -208,10 +212,13 @@ describe('GET /api/live', () => {
         release();
         await older;
       }
-      await client.next((e) => e.type === 'ready', 'ready');
-      const logs = await api(c, org.token, 'GET', `/api/config/deployments/${deploymentId}/logs?limit=1000`);
-      expect(logs.logs.map((l: { message: string }) => l.message)).toContain('written before the watch');
-      client.close();
+      try {
+        await client.next((e) => e.type === 'ready', 'ready');
+        const logs = await api(c, org.token, 'GET', `/api/config/deployments/${deploymentId}/logs?limit=1000`);
+        expect(logs.logs.map((l: { message: string }) => l.message)).toContain('written before the watch');
+      } finally {
+        client.close();
+      }
     });
   });
 
