@@ -10,7 +10,7 @@ import { liveBackupsFunction } from './182_backup_live_events';
  * With pg_stat_statements over a 500-device deploy, the deployment_logs trigger was about an
  * eighth of PostgreSQL's time. Same notifications, same order, same batches.
  */
-const batchesBuiltOnce = (events: string) => batchesOf(events, true);
+export const batchesBuiltOnce = (events: string) => batchesOf(events, true);
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(liveRowsFunction(batchesBuiltOnce));

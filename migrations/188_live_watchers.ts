@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import { batchesOf, liveRowsFunction } from './160_live_statement_notify';
+import { liveRowsFunction } from './160_live_statement_notify';
 import { liveBackupsFunction } from './182_backup_live_events';
+import { batchesBuiltOnce } from './185_live_events_built_once';
 
 /**
  * The busy live triggers (deployment log lines and device states, backup jobs) build and send
@@ -15,7 +16,6 @@ import { liveBackupsFunction } from './182_backup_live_events';
  */
 const GUARD = `
       IF NOT sb_live_watched() THEN RETURN NULL; END IF;`;
-const batchesBuiltOnce = (events: string) => batchesOf(events, true);
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`CREATE TABLE live_watchers (

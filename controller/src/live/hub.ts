@@ -59,6 +59,8 @@ export class LiveHub {
   /** Writes of that row, one at a time in call order; resolves once the last is done. */
   private watchWrites: Promise<void> = Promise.resolve();
   private refresh: NodeJS.Timeout | null = null;
+  /** Resolves once the row of the current watch is written and the transactions older than it have ended (settle). */
+  private settled: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -88,6 +90,8 @@ export class LiveHub {
       this.refresh.unref();
     }
     this.writeWatch(on);
+    // Once per watch, not per subscriber: the oldest running transaction only ever gets younger.
+    if (on) this.settled = this.watchWrites.then(() => this.settle());
   }
 
   private writeWatch(on: boolean): void {
@@ -102,13 +106,12 @@ export class LiveHub {
   }
 
   /**
-   * Resolves once this replica's watcher row is written and every transaction running then has
+   * Resolves once every transaction running when this replica's watcher row was written has
    * ended: one that ran its triggers before the row existed sent nothing, so a subscriber told
    * ready earlier could miss what it commits. Gives up waiting after SETTLE_LIMIT_MS, or when
    * the database does not answer (the subscriber is told ready all the same).
    */
-  private async settled(): Promise<void> {
-    await this.watchWrites;
+  private async settle(): Promise<void> {
     try {
       const { rows } = await this.db.raw('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax');
       const until = Date.now() + SETTLE_LIMIT_MS;
@@ -133,7 +136,7 @@ export class LiveHub {
 
   /** Resolves once the database announces changes and every onWatch hook has run for the organization: what changes after it is announced. */
   async watching(orgId: string): Promise<void> {
-    await this.settled();
+    await this.settled;
     await Promise.all(this.onWatchers.map((fn) => fn(orgId)));
   }
 
