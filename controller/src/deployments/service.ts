@@ -87,6 +87,51 @@ function emptyReplaceLine(j: ResolvedJob, options: RunOptions) {
   };
 }
 
+/**
+ * The one transport a device's change set goes over, after checking its jobs fit it: cli
+ * templates are typed over SSH (whatever platform labels them), structured ones go over their
+ * platform's gNMI or NETCONF, which must be the device's automation transport.
+ */
+function deviceTransport(list: ResolvedJob[], transports: Map<string, string>): 'gnmi' | 'netconf' | 'ssh' {
+  const device = list[0].device;
+  const cli = list.filter((j) => j.config_format === 'cli');
+  if (cli.length === list.length) {
+    const deletion = list.find((job) => job.operation === 'delete');
+    if (deletion)
+      throw failed(
+        `template '${deletion.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in ` +
+          `the template instead`,
+      );
+    return 'ssh';
+  }
+  if (cli.length > 0) {
+    throw failed(
+      `device ${device.name} gets both cli templates (pushed over SSH) and structured ones ` +
+        `(${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes ` +
+        `one change set per device over one transport`,
+    );
+  }
+  const wanted = new Set(list.map((j) => transports.get(j.platform)));
+  if (wanted.size > 1)
+    throw failed(
+      `device ${device.name} gets templates for both gNMI and NETCONF; one deployment pushes one change set per device over one transport`,
+    );
+  const transport = [...wanted][0];
+  if (transport !== 'gnmi' && transport !== 'netconf')
+    throw failed(`template '${list[0].template_name}' names platform '${list[0].platform}', which no longer exists`);
+  if (device.automation_transport !== transport) {
+    throw failed(
+      `device ${device.name}: its connection profile's automation transport is ${device.automation_transport ?? 'not set'}, but its ` +
+        `templates target ${transport} platforms; set automation_transport to ${transport} on the profile`,
+    );
+  }
+  for (const job of list) {
+    const problem = checkPayload(job, transport);
+    if (problem) throw failed(problem);
+  }
+  return transport;
+}
+
 /** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
 export class DeploymentService {
   private readonly platforms: PlatformStore;
@@ -143,48 +188,15 @@ export class DeploymentService {
 
     const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
     const byDevice = new Map<string, ResolvedJob[]>();
-    for (const job of jobs) byDevice.set(job.device_id, [...(byDevice.get(job.device_id) ?? []), job]);
+    for (const job of jobs) {
+      const list = byDevice.get(job.device_id);
+      if (list) list.push(job);
+      else byDevice.set(job.device_id, [job]);
+    }
     const devices = targets.map((deviceId, position) => {
       const list = byDevice.get(deviceId);
       if (!list) throw failed(`device ${deviceId} is a target but no service runs on it (its services have other devices in variable_values)`);
-      const device = list[0].device;
-      // cli templates are typed over SSH, whatever platform labels them; one device, one transport.
-      const cli = list.filter((j) => j.config_format === 'cli');
-      if (cli.length === list.length) {
-        for (const job of list)
-          if (job.operation === 'delete')
-            throw failed(
-              `template '${job.template_name}' for device ${device.name} is a cli template with operation delete; write the 'no …' lines in ` +
-                `the template instead`,
-            );
-        return { device_id: deviceId, device_name: device.name, position, transport: 'ssh' as const };
-      }
-      if (cli.length > 0) {
-        throw failed(
-          `device ${device.name} gets both cli templates (pushed over SSH) and structured ones ` +
-            `(${[...new Set(list.filter((j) => j.config_format !== 'cli').map((j) => j.config_format))].join(', ')}); one deployment pushes ` +
-            `one change set per device over one transport`,
-        );
-      }
-      const wanted = new Set(list.map((j) => transports.get(j.platform)));
-      if (wanted.size > 1)
-        throw failed(
-          `device ${device.name} gets templates for both gNMI and NETCONF; one deployment pushes one change set per device over one transport`,
-        );
-      const transport = [...wanted][0];
-      if (transport !== 'gnmi' && transport !== 'netconf')
-        throw failed(`template '${list[0].template_name}' names platform '${list[0].platform}', which no longer exists`);
-      if (device.automation_transport !== transport) {
-        throw failed(
-          `device ${device.name}: its connection profile's automation transport is ${device.automation_transport ?? 'not set'}, but its ` +
-            `templates target ${transport} platforms; set automation_transport to ${transport} on the profile`,
-        );
-      }
-      for (const job of list) {
-        const problem = checkPayload(job, transport);
-        if (problem) throw failed(problem);
-      }
-      return { device_id: deviceId, device_name: device.name, position, transport: transport as 'gnmi' | 'netconf' | 'ssh' };
+      return { device_id: deviceId, device_name: list[0].device.name, position, transport: deviceTransport(list, transports) };
     });
 
     const deployment = await this.store.db.transaction(async (trx) => {
