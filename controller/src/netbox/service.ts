@@ -10,17 +10,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { type DeviceFilters, NetboxClient, NetboxError } from './client';
 import { type DestinationPolicy, DestinationRefused } from './destination';
-import { type MappedDevice, mapNetboxDevice } from './mapping';
 import type { SourceBody, SourceChanges } from './schemas';
-import type { NetboxStore, SyncedDeviceRow } from './store';
+import type { NetboxStore } from './store';
+import { OWNED, mapListed, planWrites, type SyncError } from './sync-plan';
 
-interface SyncError {
-  netbox_id?: number;
-  name?: string;
-  error: string;
-}
-
-const OWNED = ['name', 'host', 'device_type', 'manufacturer', 'model', 'platform', 'site', 'serial_number', 'asset_tag'] as const;
 const INSERT_COLUMNS = [
   'org_id',
   'profile_id',
@@ -35,6 +28,13 @@ const INSERT_COLUMNS = [
   'tags',
 ];
 const UPDATE_COLUMNS = ['id', 'external_id', 'updated_by', 'netbox_removed_at', ...OWNED, 'tags'];
+interface SyncCounts {
+  added: number;
+  updated: number;
+  unchanged: number;
+  removed: number;
+}
+
 const RESERVED_FILTERS = new Set(['limit', 'offset', 'brief', 'format', 'ordering']);
 
 /** http(s) base URL without credentials, trailing slash or a trailing /api. */
@@ -50,12 +50,6 @@ export function normalizeNetboxUrl(raw: string): string {
   if (url.search || url.hash) throw appError('NETBOX_INVALID_URL', 'url must not contain a query or fragment; put filters in device_filters');
   return `${url.origin}${url.pathname.replace(/\/+$/, '').replace(/\/api$/, '')}`;
 }
-
-const sameDevice = (row: SyncedDeviceRow, next: Record<string, unknown>) =>
-  OWNED.every((key) => row[key] === next[key]) &&
-  row.tags.join('\u0000') === (next.tags as string[]).join('\u0000') &&
-  row.external_id === next.external_id &&
-  row.netbox_removed_at === null;
 
 /** NetBox sources (token sealed, never returned) and the sync that imports and updates devices. */
 export class NetboxService {
@@ -195,6 +189,38 @@ export class NetboxService {
     return (await this.devices.references(orgId, { profile_id: candidate })).profile ? candidate : null;
   }
 
+  /** A sync's run row and audit record; fatal: NetBox could not be read, so nothing changed and no device counts as failed. */
+  private async recordSync(
+    me: AuthContext,
+    source: { id: string; name: string },
+    started: { startedAt: Date; t0: number },
+    counts: SyncCounts,
+    errors: SyncError[],
+    fatal: boolean,
+  ) {
+    const worked = counts.added + counts.updated + counts.unchanged + counts.removed > 0;
+    const status = fatal ? 'failed' : errors.length === 0 ? 'success' : worked ? 'partial' : 'failed';
+    const failed = fatal ? 0 : errors.length;
+    const run = await this.store.recordRun(
+      {
+        org_id: me.orgId,
+        source_id: source.id,
+        source_name: source.name,
+        status,
+        ...counts,
+        failed,
+        errors,
+        duration_ms: Math.round(performance.now() - started.t0),
+        started_at: started.startedAt,
+        triggered_by: me.userId,
+      },
+      source.id,
+      me.orgId,
+    );
+    await this.record(me, 'netbox.synced', { source_id: source.id, status, ...counts, failed });
+    return run;
+  }
+
   /**
    * Reads every matching device from NetBox, then in one transaction (serialized per source)
    * adds new devices, updates changed ones, and marks (or deletes) devices of this source that
@@ -204,30 +230,7 @@ export class NetboxService {
     const startedAt = new Date();
     const t0 = performance.now();
     const { source, client } = await this.client(me.orgId, id);
-    /** fatal: NetBox could not be read, so nothing changed and no device counts as failed. */
-    const finish = async (counts: { added: number; updated: number; unchanged: number; removed: number }, errors: SyncError[], fatal = false) => {
-      const worked = counts.added + counts.updated + counts.unchanged + counts.removed > 0;
-      const status = fatal ? 'failed' : errors.length === 0 ? 'success' : worked ? 'partial' : 'failed';
-      const failed = fatal ? 0 : errors.length;
-      const run = await this.store.recordRun(
-        {
-          org_id: me.orgId,
-          source_id: source.id,
-          source_name: source.name,
-          status,
-          ...counts,
-          failed,
-          errors,
-          duration_ms: Math.round(performance.now() - t0),
-          started_at: startedAt,
-          triggered_by: me.userId,
-        },
-        source.id,
-        me.orgId,
-      );
-      await this.record(me, 'netbox.synced', { source_id: source.id, status, ...counts, failed });
-      return run;
-    };
+    const finish = (counts: SyncCounts, errors: SyncError[], fatal = false) => this.recordSync(me, source, { startedAt, t0 }, counts, errors, fatal);
 
     let listed;
     try {
@@ -240,25 +243,7 @@ export class NetboxService {
       await client.close();
     }
 
-    const errors: SyncError[] = [];
-    const seen = new Set<string>();
-    const firstByName = new Map<string, number>();
-    const mapped: MappedDevice[] = [];
-    for (const nb of listed) {
-      const result = mapNetboxDevice(nb, { defaultDeviceType: source.default_device_type, platformMap: source.platform_map });
-      if (typeof nb?.id === 'number') seen.add(String(nb.id));
-      if ('error' in result) {
-        errors.push({ ...(typeof nb?.id === 'number' && { netbox_id: nb.id }), ...(result.name && { name: result.name }), error: result.error });
-        continue;
-      }
-      const earlier = firstByName.get(result.device.name);
-      if (earlier !== undefined) {
-        errors.push({ netbox_id: nb.id, name: result.device.name, error: `NetBox device ${earlier} has the same name` });
-        continue;
-      }
-      firstByName.set(result.device.name, nb.id);
-      mapped.push(result.device);
-    }
+    const { mapped, seen, errors } = mapListed(listed, { defaultDeviceType: source.default_device_type, platformMap: source.platform_map });
     const profileId = await this.profileFor(me.orgId, source.profile_id);
 
     const counts = await this.devices.transaction(async (trx) => {
@@ -269,50 +254,8 @@ export class NetboxService {
         source.id,
         mapped.map((m) => m.name),
       );
-      const fromSource = (row: SyncedDeviceRow | undefined) => row?.source === 'netbox' && row.source_id === source.id;
-      const byExternal = new Map(candidates.filter(fromSource).map((row) => [row.external_id, row]));
-      const byName = new Map(candidates.map((row) => [row.name, row]));
-      const inserts: Record<string, unknown>[] = [];
-      const updates: Record<string, unknown>[] = [];
-      let unchanged = 0;
-      for (const m of mapped) {
-        const fail = (error: string) => errors.push({ netbox_id: Number(m.external_id), name: m.name, error });
-        const holder = byName.get(m.name);
-        // A device NetBox deleted and re-created under the same name is the same device to us.
-        const row = byExternal.get(m.external_id) ?? (fromSource(holder) && !seen.has(holder!.external_id ?? '') ? holder : undefined);
-        const { mappedType, ...fields } = m;
-        if (row) {
-          if (holder && holder.id !== row.id) {
-            fail('Another device already has this name');
-            continue;
-          }
-          const next = {
-            ...fields,
-            device_type: mappedType ? m.device_type : row.device_type,
-            id: row.id,
-            updated_by: me.userId,
-            netbox_removed_at: null,
-          };
-          if (sameDevice(row, next)) unchanged += 1;
-          else updates.push(next);
-        } else if (holder) {
-          fail('A device with this name already exists and was not synced from this NetBox source');
-        } else if (!profileId) {
-          fail('No connection profile for new devices: set profile_id on the source or devices.default_profile_id');
-        } else {
-          inserts.push({
-            ...fields,
-            org_id: me.orgId,
-            profile_id: profileId,
-            source: 'netbox',
-            source_id: source.id,
-            protocol: 'ssh',
-            created_by: me.userId,
-            updated_by: me.userId,
-            netbox_last_synced_at: new Date().toISOString(),
-          });
-        }
-      }
+      const ctx = { orgId: me.orgId, userId: me.userId, sourceId: source.id, profileId, seen };
+      const { inserts, updates, unchanged } = planWrites(mapped, candidates, ctx, errors);
       const written = new Set((await this.devices.insertMany(trx, INSERT_COLUMNS, inserts)).map((w) => w.name));
       for (const row of inserts) {
         if (!written.has(row.name as string))
