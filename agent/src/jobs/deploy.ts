@@ -1,6 +1,6 @@
 import type { DeployResult } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
-import { DriverError, type DeviceSession } from '../drivers/types';
+import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
 
 /**
@@ -45,27 +45,7 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
             'restoring to that one',
     );
     step = 'push';
-    try {
-      await session.apply(changes);
-    } catch (err) {
-      if (err instanceof DriverError && err.partial && session.restore) {
-        const pushError = ctx.mask(err.message);
-        ctx.log('warn', `push failed after part of the change was taken (${pushError}); restoring the pre-deployment backup`);
-        try {
-          await session.restore(backup);
-          result.restored = true;
-          ctx.log('info', 'the device is back on its pre-deployment config');
-        } catch (restoreErr) {
-          result.restored = false;
-          throw new DriverError(
-            err.kind,
-            `${err.message}; restoring the backup failed too, the device is partly changed: ${(restoreErr as Error).message}`,
-          );
-        }
-        throw new DriverError(err.kind, `${err.message}; the device was restored from its pre-deployment backup`);
-      }
-      throw err;
-    }
+    await applyOrRestore(ctx, session, backup, result);
     result.applied = true;
     ctx.log('info', `the device accepted ${plural(changes.length, 'service')} as one change set`);
     if (params.verify !== false) {
@@ -86,6 +66,32 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
     return { status: 'failed', error: `${step} failed: ${message}`, result };
   } finally {
     await session?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Applies the change set. When the device took part of it before refusing the rest (a CLI
+ * without commit), the backup goes back in the same session before the failure is reported,
+ * and `result.restored` says whether that worked.
+ */
+async function applyOrRestore(ctx: JobContext<'deploy'>, session: DeviceSession, backup: FetchedConfig, result: DeployResult): Promise<void> {
+  try {
+    await session.apply!(ctx.params.changes ?? []);
+  } catch (err) {
+    if (!(err instanceof DriverError && err.partial && session.restore)) throw err;
+    ctx.log('warn', `push failed after part of the change was taken (${ctx.mask(err.message)}); restoring the pre-deployment backup`);
+    try {
+      await session.restore(backup);
+      result.restored = true;
+      ctx.log('info', 'the device is back on its pre-deployment config');
+    } catch (restoreErr) {
+      result.restored = false;
+      throw new DriverError(
+        err.kind,
+        `${err.message}; restoring the backup failed too, the device is partly changed: ${(restoreErr as Error).message}`,
+      );
+    }
+    throw new DriverError(err.kind, `${err.message}; the device was restored from its pre-deployment backup`);
   }
 }
 
