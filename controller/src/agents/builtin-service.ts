@@ -44,6 +44,31 @@ function concurrencyOf(env: NodeJS.ProcessEnv): number {
 }
 
 /**
+ * The built-in agent's identity for an organization: the one saved in `stateDir` (its keys kept,
+ * its row brought up to date), or a new one; saved back either way.
+ */
+async function builtinIdentity(
+  kit: BuiltinAgentKit,
+  store: AgentsStore,
+  agents: FastifyInstance['services']['agents'],
+  orgId: string,
+  stateDir: string,
+) {
+  const saved = kit.loadIdentity(stateDir);
+  const keys = saved ? { privateJwk: saved.private_jwk, publicJwk: saved.public_jwk } : await generateAgentKeys();
+  const row = await store.upsertBuiltin(orgId, saved?.agent_id ?? null, keys.publicJwk as never, kit.version, kit.capabilities);
+  const identity: BuiltinIdentity = {
+    ...(await agents.enrollment(row)),
+    private_jwk: keys.privateJwk,
+    public_jwk: keys.publicJwk as JWK,
+    controller_url: null,
+    enrolled_at: saved?.agent_id === row.id ? saved.enrolled_at : new Date().toISOString(),
+  };
+  kit.saveIdentity(stateDir, identity);
+  return { identity, row };
+}
+
+/**
  * The built-in agents of `npm start`: one in the default pool of every organization, so that any
  * organization's devices work without enrolling an agent. Each runs in a worker thread of the
  * controller process (AgentThread). Identities live in <data dir>/agent (the default organization,
@@ -62,17 +87,7 @@ export async function startBuiltinAgents(app: FastifyInstance, kit: BuiltinAgent
 
   const startOne = async (org: { id: string; is_default: boolean }): Promise<void> => {
     const stateDir = org.is_default ? join(config.dataDir, 'agent') : join(config.dataDir, 'agent', 'orgs', org.id);
-    const saved = kit.loadIdentity(stateDir);
-    const keys = saved ? { privateJwk: saved.private_jwk, publicJwk: saved.public_jwk } : await generateAgentKeys();
-    const row = await store.upsertBuiltin(org.id, saved?.agent_id ?? null, keys.publicJwk as never, kit.version, kit.capabilities);
-    const identity: BuiltinIdentity = {
-      ...(await agents.enrollment(row)),
-      private_jwk: keys.privateJwk,
-      public_jwk: keys.publicJwk as JWK,
-      controller_url: null,
-      enrolled_at: saved?.agent_id === row.id ? saved.enrolled_at : new Date().toISOString(),
-    };
-    kit.saveIdentity(stateDir, identity);
+    const { identity, row } = await builtinIdentity(kit, store, agents, org.id, stateDir);
 
     const agentLog = log.child({ agent: 'built-in', org: org.id });
     const hub = config.natsUrl ? null : (jobEngine.transport as InProcessHub);
