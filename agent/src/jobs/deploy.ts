@@ -1,4 +1,4 @@
-import type { DeployResult } from '../../../shared/src/jobs/deploy';
+import type { DeployChange, DeployResult } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
 import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
@@ -45,7 +45,7 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
             'restoring to that one',
     );
     step = 'push';
-    await applyOrRestore(ctx, session, backup, result);
+    await applyOrRestore(ctx, session, changes, backup, result);
     result.applied = true;
     ctx.log('info', `the device accepted ${plural(changes.length, 'service')} as one change set`);
     if (params.verify !== false) {
@@ -74,9 +74,15 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
  * without commit), the backup goes back in the same session before the failure is reported,
  * and `result.restored` says whether that worked.
  */
-async function applyOrRestore(ctx: JobContext<'deploy'>, session: DeviceSession, backup: FetchedConfig, result: DeployResult): Promise<void> {
+async function applyOrRestore(
+  ctx: JobContext<'deploy'>,
+  session: DeviceSession,
+  changes: DeployChange[],
+  backup: FetchedConfig,
+  result: DeployResult,
+): Promise<void> {
   try {
-    await session.apply!(ctx.params.changes ?? []);
+    await session.apply!(changes);
   } catch (err) {
     if (!(err instanceof DriverError && err.partial && session.restore)) throw err;
     ctx.log('warn', `push failed after part of the change was taken (${ctx.mask(err.message)}); restoring the pre-deployment backup`);

@@ -171,8 +171,9 @@ export class DeploymentRunner {
       let deployment = await this.store.lock(trx, deploymentId);
       if (!deployment || !['pending', 'in_progress', 'rolling_back'].includes(deployment.status)) return null;
       const lines: LogLine[] = [];
-      const limit = deployment.status === 'pending' ? FIRST_CLAIM : CLAIM_PER_PUMP;
-      if (deployment.status === 'pending') {
+      const starting = deployment.status === 'pending';
+      const limit = starting ? FIRST_CLAIM : CLAIM_PER_PUMP;
+      if (starting) {
         await this.store.update(trx, deploymentId, { status: 'in_progress', started_at: trx.fn.now() });
         deployment = { ...deployment, status: 'in_progress' };
         lines.push({ level: 'info', message: `Deployment started on ${plural(deployment.total_devices, 'device')}` });

@@ -1,4 +1,5 @@
 import { XMLValidator } from 'fast-xml-parser';
+import { groupBy } from '../../../shared/src/group-by';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import type { ConfigService } from '../configs/service';
@@ -187,12 +188,7 @@ export class DeploymentService {
     const dryRun = input.dry_run === true;
 
     const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
-    const byDevice = new Map<string, ResolvedJob[]>();
-    for (const job of jobs) {
-      const list = byDevice.get(job.device_id);
-      if (list) list.push(job);
-      else byDevice.set(job.device_id, [job]);
-    }
+    const byDevice = groupBy(jobs, (j) => j.device_id);
     const devices = targets.map((deviceId, position) => {
       const list = byDevice.get(deviceId);
       if (!list) throw failed(`device ${deviceId} is a target but no service runs on it (its services have other devices in variable_values)`);

@@ -28,14 +28,14 @@ const INSERT_COLUMNS = [
   'tags',
 ];
 const UPDATE_COLUMNS = ['id', 'external_id', 'updated_by', 'netbox_removed_at', ...OWNED, 'tags'];
+const RESERVED_FILTERS = new Set(['limit', 'offset', 'brief', 'format', 'ordering']);
+
 interface SyncCounts {
   added: number;
   updated: number;
   unchanged: number;
   removed: number;
 }
-
-const RESERVED_FILTERS = new Set(['limit', 'offset', 'brief', 'format', 'ordering']);
 
 /** http(s) base URL without credentials, trailing slash or a trailing /api. */
 export function normalizeNetboxUrl(raw: string): string {

@@ -40,11 +40,10 @@ interface Neighbor {
 }
 
 /** Lookup keys → device: names and hosts first, then the devices' discovered interface addresses. */
-function deviceMatcher(devices: TopologyDevice[], addresses: { device_id: string; address: string }[]) {
+function deviceMatcher(byId: Map<string, TopologyDevice>, addresses: { device_id: string; address: string }[]) {
   const byName = new Map<string, TopologyDevice>();
   const byAddress = new Map<string, TopologyDevice>();
-  const byId = new Map(devices.map((d) => [d.id, d]));
-  for (const d of devices) {
+  for (const d of byId.values()) {
     for (const key of [hostKey(d.name), d.name.toLowerCase()]) if (key && !byName.has(key)) byName.set(key, d);
     byAddress.set(d.host.toLowerCase(), d);
     byName.set(hostKey(d.host), byName.get(hostKey(d.host)) ?? d);
@@ -150,8 +149,8 @@ export class TopologyService {
       this.store.neighbors(orgId, siteId ? inScope.map((d) => d.id) : null),
       this.store.interfaceAddresses(orgId),
     ]);
-    const match = deviceMatcher(devices, addresses);
     const byId = new Map(devices.map((d) => [d.id, d]));
+    const match = deviceMatcher(byId, addresses);
     const graph = new TopologyGraph();
     for (const d of inScope) graph.device(d);
     for (const row of neighborRows) {
