@@ -42,6 +42,7 @@ const SHARED_PROCESS = [
       'console/logic',
       'console/serving',
       'discovery/!(gnmi-profile-ca)',
+      'live/access',
       'live/backup-events',
       'live/live',
     ].map((file) => `test/${file}.test.ts`),

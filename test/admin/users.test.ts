@@ -70,6 +70,33 @@ describe('POST /api/admin/users', () => {
     }
   });
 
+  it("answers 400 RESERVED_USERNAME for a system account's name, whatever its case, for organization and platform administrators", async () => {
+    for (const [username, token] of [
+      ['root', orgAdmin.token],
+      ['ROOT', orgAdmin.token],
+      ['www-data', orgAdmin.token],
+      ['nobody', orgAdmin.token],
+      ['systemd-network', orgAdmin.token],
+      ['_apt', orgAdmin.token],
+      ['ubuntu', orgAdmin.token],
+      ['root', c.adminToken],
+      ['postgres', c.adminToken],
+    ]) {
+      const res = await createUser({ username, password: PASSWORD, roles: ['operator'] }, token);
+      expect(res.status, username).toBe(400);
+      expect(res.body.code).toBe('RESERVED_USERNAME');
+      expect(res.body.error).toBe(
+        `The username '${username}' is the name of a system account (root, daemon, www-data, admin, systemd-*, _apt, ...) on servers that ` +
+          "trust Switchboard's SSH certificates; choose another name, such as 'jdoe'",
+      );
+    }
+    expect(await c.db('users').whereRaw('lower(username) in (?, ?)', ['root', 'www-data'])).toEqual([]);
+    // Names that only contain one are fine.
+    for (const username of ['rooted', 'jroot', 'www-data-team', 'sys.admin']) {
+      expect((await createUser({ username, password: PASSWORD })).status, username).toBe(201);
+    }
+  });
+
   it('lets only a platform administrator grant platform_admin', async () => {
     const res = await createUser({ username: 'sneaky', password: PASSWORD, roles: ['platform_admin'] });
     expect(res.status).toBe(403);

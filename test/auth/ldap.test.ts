@@ -11,6 +11,8 @@ const BOB = { uid: 'bob', password: 'bob-ldap-pw', ou: 'staff' };
 const ODD = { uid: 'odd(name)*', password: 'odd-ldap-pw' };
 const CAROL = { uid: 'carol', password: 'carol-ldap-pw' };
 const DORA = { uid: 'dora', password: 'dora-ldap-pw' };
+// A directory entry with a system account's name.
+const WWW = { uid: 'www-data', password: 'www-data-ldap-pw' };
 
 let slapd: SlapdServer;
 let c: TestController;
@@ -42,7 +44,7 @@ const failedLogins = async () => Number((await c.db('failed_logins').count({ n: 
 
 beforeAll(async () => {
   slapd = await startSlapd();
-  await slapd.addUsers([ALICE, BOB, ODD, CAROL, DORA]);
+  await slapd.addUsers([ALICE, BOB, ODD, CAROL, DORA, WWW]);
   c = await startTestController({
     settings: { 'security.rate_limit.requests_per_minute': 100000, 'security.rate_limit.failed_login_limit': 1000 },
   });
@@ -206,6 +208,18 @@ describe('POST /api/auth/ldap against slapd (StartTLS, service account)', () => 
     expect(res.body.code).toBe('EXTERNAL_USERNAME_CONFLICT');
     expect(res.body.error).toContain('local account');
     expect((await c.login('carol', 'a-long-local-password-1')).status).toBe(200);
+  });
+
+  it("refuses a first sign-in under a system account's name (400 RESERVED_USERNAME): no user, no failed login", async () => {
+    const before = await failedLogins();
+    const res = await ldapLogin('www-data', WWW.password);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('RESERVED_USERNAME');
+    expect(res.body.error).toMatch(/^Sign-in refused: the username 'www-data' from LDAP is the name of a system account/);
+    expect(await c.db('users').where({ username: 'www-data' }).first()).toBeUndefined();
+    expect(await failedLogins()).toBe(before);
+    // A wrong password is still just a wrong password: nothing about the name is told.
+    expect((await ldapLogin('www-data', 'not-the-password')).status).toBe(401);
   });
 
   it('refuses a disabled LDAP user like a wrong password', async () => {

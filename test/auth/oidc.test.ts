@@ -17,6 +17,8 @@ const ACCOUNTS = {
   'sub-lena': { preferred_username: 'lena', email: 'lena@example.test' },
   // No preferred_username: the e-mail becomes the username.
   'sub-quinn': { email: 'quinn@example.test' },
+  // A system account's name: never provisioned (it would be an SSH certificate's principal).
+  'sub-root': { preferred_username: 'Root', email: 'root@example.test' },
 };
 
 let c: TestController;
@@ -181,6 +183,16 @@ describe('authorization code flow with PKCE against oidc-provider', () => {
     const res = await callback(await idp.signIn(await authorize(), 'sub-lena'));
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('EXTERNAL_USERNAME_CONFLICT');
+  });
+
+  it("refuses a first sign-in under a system account's name (400 RESERVED_USERNAME) and creates no user", async () => {
+    const res = await callback(await idp.signIn(await authorize(), 'sub-root'));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('RESERVED_USERNAME');
+    expect(res.body.error).toMatch(/^Sign-in refused: the username 'Root' from OIDC is the name of a system account/);
+    expect(await c.db('users').whereRaw('lower(username) = ?', ['root']).first()).toBeUndefined();
+    const audit = await c.request('GET', '/api/admin/audit?kind=auth.provisioning_refused&all=true', { token: c.adminToken });
+    expect(audit.body.entries[0]).toMatchObject({ username: 'Root', details: { provider: 'oidc', reason: 'reserved username' } });
   });
 
   it('a disabled user is refused with 403', async () => {

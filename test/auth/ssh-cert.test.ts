@@ -147,6 +147,32 @@ describe('ssh_certificate on POST /api/auth/login', () => {
     expect((await c.login(auditor.username, auditor.password)).status).toBe(200);
   });
 
+  it("no certificate for a system account's name: such accounts cannot be made, and one made before is refused (403) without a session", async () => {
+    // The audit finding: another organization's administrator creating `root`.
+    const orgAdmin = await c.createOrgUser(['org_admin']);
+    const password = 'a long enough password for root';
+    const created = await c.request('POST', '/api/admin/users', { token: orgAdmin.token, body: { username: 'root', password, roles: ['operator'] } });
+    expect(created.status).toBe(400);
+    expect(created.body.code).toBe('RESERVED_USERNAME');
+
+    // An account of that name made before names were checked (written straight to the database).
+    const made = await c.request('POST', '/api/admin/users', {
+      token: orgAdmin.token,
+      body: { username: 'legacy-root', password, roles: ['operator'] },
+    });
+    expect(made.status, made.text).toBe(201);
+    await c.db('users').where({ id: made.body.id }).update({ username: 'root' });
+    const sessions = async () => Number((await c.db('sessions').where({ user_id: made.body.id }).count({ n: '*' }))[0].n);
+    const res = await c.login('root', password, { public_key: newKey('root-key').publicKey });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('SSH_CERTIFICATE_NOT_PERMITTED');
+    expect(res.body.error).toMatch(/^No SSH certificate for 'root': its principal would be the name of a system account/);
+    expect(await sessions()).toBe(0);
+    expect(await c.db('ssh_certificates').where({ user_id: made.body.id })).toEqual([]);
+    // Without public_key the account still signs in.
+    expect((await c.login('root', password)).status).toBe(200);
+  });
+
   it('never outlives the access token (session.access_token_hours below the cap)', async () => {
     await c.request('PUT', '/api/admin/settings', { token: c.adminToken, body: { settings: { 'session.access_token_hours': 2 } } });
     try {

@@ -2,6 +2,7 @@ import { hashPassword, passwordProblem } from '../auth/passwords';
 import { own } from '../../../shared/src/own';
 import type { AuthContext } from '../auth/auth-service';
 import { ROLES } from '../auth/permissions';
+import { isReservedUsername, reservedUsernameMessage } from '../auth/reserved-usernames';
 import type { AuthStore } from '../auth/auth-store';
 import { appError } from '../errors/app-error';
 import type { AuditService } from '../platform/audit-service';
@@ -39,6 +40,7 @@ export class UsersService {
   }
 
   async create(actor: AuthContext, input: NewUser) {
+    if (isReservedUsername(input.username)) throw appError('RESERVED_USERNAME', reservedUsernameMessage(input.username));
     const roles = input.roles ?? [];
     this.checkRoles(roles, actor);
     const problem = passwordProblem(input.password, input.username);
@@ -105,6 +107,8 @@ export class UsersService {
     await this.changeable(actor, id);
     const user = await this.store.updateUser(actor.orgId, id, { roles, is_platform_admin: roles.includes('platform_admin') });
     if (!user) throw appError('USER_NOT_FOUND');
+    // Permissions follow the roles on the next request; open live streams are checked again now.
+    await this.authStore.announceAccessChange([id]);
     await this.audit.record({
       kind: 'admin.roles_assigned',
       orgId: actor.orgId,

@@ -120,13 +120,30 @@ export class AuthService {
     const { access, refresh } = await this.lifetimes();
     const refreshToken = newRefreshToken();
     const expiresAt = new Date(Date.now() + refresh * 1000);
-    const seats = clientType === 'terminal' ? await this.settings.get<number>('licenses.terminal_seats') : 0;
-    const sessionId = await this.store.openSession(
+    const terminal = clientType === 'terminal';
+    const limits = terminal ? await this.settings.getMany(['licenses.terminal_seats', 'licenses.terminal_seats_per_org']) : null;
+    const seats = limits
+      ? {
+          total: limits['licenses.terminal_seats'] as number,
+          perOrg: limits['licenses.terminal_seats_per_org'] as number | null,
+          orgId: user.home_org_id,
+        }
+      : null;
+    const opened = await this.store.openSession(
       { user_id: user.id, client_type: clientType, user_agent: client.userAgent.slice(0, 512), ip_address: client.ip, expires_at: expiresAt },
       hashToken(refreshToken),
-      clientType === 'terminal' ? seats : null,
+      seats,
     );
-    if (sessionId === null) throw appError('SEAT_LIMIT_REACHED', `seat_limit_reached: all ${seats} terminal license seats are in use`);
+    if ('refused' in opened) {
+      throw appError(
+        'SEAT_LIMIT_REACHED',
+        opened.refused === 'org'
+          ? `seat_limit_reached: your organization uses all ${seats?.perOrg} of its terminal license seats (licenses.terminal_seats_per_org); ` +
+              'a seat frees when one of its terminal users logs out'
+          : `seat_limit_reached: all ${seats?.total} terminal license seats are in use`,
+      );
+    }
+    const sessionId = opened.id;
     // Only this account's failures are forgiven: signing in to one's own account must not
     // reset the count of guesses made from the same address against other accounts.
     await this.store.clearFailedLogins(client.ip, user.username);
@@ -136,7 +153,8 @@ export class AuthService {
       userId: user.id,
       username: user.username,
       ip: client.ip,
-      details: { client_type: clientType, provider: user.auth_provider },
+      // A terminal login ends the user's earlier terminal session (one seat per user): counted here.
+      details: { client_type: clientType, provider: user.auth_provider, ...(opened.replaced ? { replaced_sessions: opened.replaced } : {}) },
     });
     const accessToken = await this.signer.sign({ sub: user.id, sid: sessionId, org: user.home_org_id }, access);
     return { pair: { access_token: accessToken, refresh_token: refreshToken, token_type: 'Bearer', expires_in: access }, sessionId };

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { hotQuery, UUID, type Db } from '../db/knex';
 import { Batcher } from '../../../shared/src/jobs/limit';
+import { ACCESS_EVENT, LIVE_CHANNEL } from '../db/live-channel';
 
 export interface UserRow {
   id: string;
@@ -120,19 +121,34 @@ export class AuthStore {
   }
 
   /**
-   * Opens a session with its first refresh token in one transaction; with a seat limit (terminal
-   * sessions), answers null instead when every seat is taken.
+   * Opens a session with its first refresh token in one transaction. A terminal session (`seats`
+   * given) takes a license seat: under one advisory lock, so two logins cannot take the last seat,
+   * it first checks the seats held by other users (every organization's, and the user's own
+   * organization's against `seats.perOrg` when set); with none free it answers which limit refused
+   * and changes nothing. Otherwise the user's earlier terminal sessions are revoked (one terminal
+   * session, one seat, per user: signing in again from a terminal frees the old seat) and the new
+   * session opens.
    */
   async openSession(
     session: { user_id: string; client_type: string; user_agent: string; ip_address: string; expires_at: Date },
     refreshHash: string,
-    seatLimit: number | null,
-  ): Promise<string | null> {
+    seats: { total: number; perOrg: number | null; orgId: string } | null,
+  ): Promise<{ id: string; replaced: number } | { refused: 'total' | 'org' }> {
     return this.db.transaction(async (trx) => {
-      if (seatLimit !== null && (await this.countActiveTerminalSessions(trx)) >= seatLimit) return null;
+      let replaced = 0;
+      if (seats !== null) {
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['switchboard.terminal_seats']);
+        if ((await this.countSeatsHeld(trx, { exceptUserId: session.user_id })) >= seats.total) return { refused: 'total' as const };
+        if (seats.perOrg !== null && (await this.countSeatsHeld(trx, { exceptUserId: session.user_id, orgId: seats.orgId })) >= seats.perOrg) {
+          return { refused: 'org' as const };
+        }
+        replaced = (
+          await this.revokeIn(trx, (q) => q.where({ user_id: session.user_id, client_type: 'terminal' }), 'replaced by a new terminal login')
+        ).length;
+      }
       const id = await this.createSession(trx, session);
       await this.addRefreshToken(trx, id, refreshHash, session.expires_at);
-      return id;
+      return { id, replaced };
     });
   }
 
@@ -199,28 +215,48 @@ export class AuthStore {
     );
   }
 
+  private async revokeSessionsWhere(match: (q: Knex.QueryBuilder) => void, reason: string): Promise<number> {
+    return this.db.transaction(async (trx) => (await this.revokeIn(trx, match, reason)).length);
+  }
+
   /**
    * Revokes the matching live sessions and, in the same transaction, the SSH certificates issued
    * to them, which puts those on the key revocation list: a session's end is its certificate's.
+   * Their users' live connections are told on commit (announceAccessChange).
    */
-  private async revokeSessionsWhere(match: (q: Knex.QueryBuilder) => void, reason: string): Promise<number> {
-    return this.db.transaction(async (trx) => {
-      const revoked: { id: string }[] = await trx('sessions')
-        .modify(match)
+  private async revokeIn(trx: Knex.Transaction, match: (q: Knex.QueryBuilder) => void, reason: string): Promise<{ id: string; user_id: string }[]> {
+    const revoked: { id: string; user_id: string }[] = await trx('sessions')
+      .modify(match)
+      .whereNull('revoked_at')
+      .update({ revoked_at: trx.fn.now(), revoked_reason: reason })
+      .returning(['id', 'user_id']);
+    if (revoked.length) {
+      await trx('ssh_certificates')
+        .whereIn(
+          'session_id',
+          revoked.map((r) => r.id),
+        )
         .whereNull('revoked_at')
-        .update({ revoked_at: trx.fn.now(), revoked_reason: reason })
-        .returning('id');
-      if (revoked.length) {
-        await trx('ssh_certificates')
-          .whereIn(
-            'session_id',
-            revoked.map((r) => r.id),
-          )
-          .whereNull('revoked_at')
-          .update({ revoked_at: trx.fn.now() });
-      }
-      return revoked.length;
-    });
+        .update({ revoked_at: trx.fn.now() });
+      await this.announceAccessChange(
+        revoked.map((r) => r.user_id),
+        trx,
+      );
+    }
+    return revoked;
+  }
+
+  /**
+   * Tells every controller replica (over the live hub's LISTEN channel, delivered when the
+   * transaction commits) that these users' sessions or permissions changed, so that their open
+   * /api/live connections are checked again at once rather than at the next periodic check.
+   */
+  async announceAccessChange(userIds: string[], db: Knex | Knex.Transaction = this.db): Promise<void> {
+    const unique = [...new Set(userIds)];
+    // A NOTIFY payload holds under 8000 bytes: 100 ids of 39 characters each stay well inside.
+    for (let i = 0; i < unique.length; i += 100) {
+      await db.raw('SELECT pg_notify(?, ?)', [LIVE_CHANNEL, JSON.stringify({ type: ACCESS_EVENT, user_ids: unique.slice(i, i + 100) })]);
+    }
   }
 
   listActiveSessions(userId: string) {
@@ -231,10 +267,21 @@ export class AuthStore {
       .select('id', 'created_at', 'expires_at', 'user_agent', 'ip_address', 'client_type');
   }
 
-  /** Counted under an advisory lock by the caller so two logins cannot take the last seat. */
-  async countActiveTerminalSessions(trx: Knex.Transaction): Promise<number> {
-    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', ['switchboard.terminal_seats']);
-    const [{ count }] = await trx('sessions').where({ client_type: 'terminal' }).modify(ACTIVE).count<{ count: number }[]>({ count: '*' });
+  /**
+   * Terminal license seats held, counted under the caller's advisory lock: live terminal sessions
+   * (not revoked, not expired) of active users. A disabled user's sessions hold none, whatever
+   * state they were left in; a deleted user's are gone with the user.
+   */
+  private async countSeatsHeld(trx: Knex.Transaction, scope: { exceptUserId: string; orgId?: string }): Promise<number> {
+    const [{ count }] = await trx('sessions as s')
+      .join('users as u', 'u.id', 's.user_id')
+      .where('s.client_type', 'terminal')
+      .whereNull('s.revoked_at')
+      .where('s.expires_at', '>', trx.fn.now())
+      .where('u.is_active', true)
+      .whereNot('s.user_id', scope.exceptUserId)
+      .modify((q) => (scope.orgId ? q.where('u.home_org_id', scope.orgId) : q))
+      .count<{ count: number }[]>({ count: '*' });
     return Number(count);
   }
 

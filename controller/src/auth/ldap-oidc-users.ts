@@ -1,5 +1,6 @@
 import type { AuditService } from '../platform/audit-service';
 import { appError } from '../errors/app-error';
+import { isReservedUsername, reservedSignInMessage } from './reserved-usernames';
 import type { EnterpriseStore, ExternalUserFields, ExternalUserRow } from './ldap-oidc-store';
 
 /**
@@ -27,6 +28,16 @@ export class ExternalUsers {
             user.auth_provider === fields.provider ? `another ${label(user.auth_provider)} identity` : `a ${label(user.auth_provider)} account`,
           );
         return this.store.refreshProfile(user, fields);
+      }
+      // Never provisioned under a system account's name (an SSH certificate's principal is the username).
+      if (isReservedUsername(fields.username)) {
+        await this.audit.record({
+          kind: 'auth.provisioning_refused',
+          username: fields.username,
+          ip,
+          details: { provider: fields.provider, external_id: fields.externalId, reason: 'reserved username' },
+        });
+        throw appError('RESERVED_USERNAME', reservedSignInMessage(fields.username, label(fields.provider)));
       }
       const created = await this.store.insertInDefaultOrg(fields);
       if (created) {

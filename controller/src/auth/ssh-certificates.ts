@@ -3,6 +3,7 @@ import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';
 import type { UserRow } from './auth-store';
 import { permissionsFor } from './permissions';
+import { isReservedUsername } from './reserved-usernames';
 import { randomSerial, type SshCertificateAuthority } from './ssh-ca';
 import type { SshCertificateStore } from './ssh-certificate-store';
 import { encodeKrl } from './ssh-krl';
@@ -23,13 +24,27 @@ export class SshCertificates {
     private readonly audit: AuditService,
   ) {}
 
-  /** 403 before any session opens when the user's roles do not grant ssh.certificate. */
+  /**
+   * 403 before any session opens when the user's roles do not grant ssh.certificate, or when the
+   * username, which is the certificate's principal, is a system account's (reserved-usernames.ts):
+   * an account made before such names were refused. The one exception is a platform
+   * administrator (the bootstrap account, `admin` by default, may carry such a name), who holds
+   * every permission of every organization already.
+   */
   assertPermitted(user: UserRow): void {
-    if (permissionsFor(user.roles, user.is_platform_admin).includes(SSH_CERTIFICATE_PERMISSION)) return;
-    throw appError(
-      'SSH_CERTIFICATE_NOT_PERMITTED',
-      `Your roles do not include the ${SSH_CERTIFICATE_PERMISSION} permission: sign in without public_key, or ask an administrator for the operator role`,
-    );
+    if (!permissionsFor(user.roles, user.is_platform_admin).includes(SSH_CERTIFICATE_PERMISSION)) {
+      throw appError(
+        'SSH_CERTIFICATE_NOT_PERMITTED',
+        `Your roles do not include the ${SSH_CERTIFICATE_PERMISSION} permission: sign in without public_key, or ask an administrator for the operator role`,
+      );
+    }
+    if (isReservedUsername(user.username) && !user.is_platform_admin) {
+      throw appError(
+        'SSH_CERTIFICATE_NOT_PERMITTED',
+        `No SSH certificate for '${user.username}': its principal would be the name of a system account on the servers that trust the CA. ` +
+          'Sign in without public_key, or ask an administrator for an account with another name',
+      );
+    }
   }
 
   /** Valid for the access token's lifetime, capped by ssh.certificate_max_hours. */

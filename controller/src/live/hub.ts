@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/knex';
+import { ACCESS_EVENT, LIVE_CHANNEL as CHANNEL } from '../db/live-channel';
 
 /** One live event, as the database announced it (migration 071's sb_live_notify, or in a batch of 160's). */
 export interface LiveEvent {
@@ -17,9 +18,16 @@ interface LiveBatch {
   events: LiveEvent[];
 }
 
+/** Users whose sessions or permissions changed (ACCESS_EVENT). */
+interface AccessEvent {
+  type: typeof ACCESS_EVENT;
+  user_ids: unknown;
+}
+
 export type LiveListener = (event: LiveEvent) => void;
 
-export const CHANNEL = 'sb_live';
+/** Checks one connection's access again (closing it when its token or permission is gone). */
+export type AccessCheck = () => void;
 
 /** How often a replica with subscribers refreshes its live_watchers row (the triggers ignore rows 2 minutes old: migration 188). */
 const WATCH_REFRESH_MS = 30_000;
@@ -30,12 +38,12 @@ const SETTLE_LIMIT_MS = 10_000;
 const TIME_FIELD = /(_at|_since)$/;
 
 /** Reads a notification, its times as the REST answers give them (ISO 8601 UTC, milliseconds). */
-function parseNotification(payload: string): LiveEvent | LiveBatch {
+function parseNotification(payload: string): LiveEvent | LiveBatch | AccessEvent {
   return JSON.parse(payload, (key, value) => {
     if (typeof value !== 'string' || !TIME_FIELD.test(key)) return value;
     const time = new Date(value);
     return Number.isNaN(time.getTime()) ? value : time.toISOString();
-  }) as LiveEvent | LiveBatch;
+  }) as LiveEvent | LiveBatch | AccessEvent;
 }
 
 /**
@@ -50,6 +58,8 @@ function parseNotification(payload: string): LiveEvent | LiveBatch {
  */
 export class LiveHub {
   private readonly listeners = new Map<string, Set<LiveListener>>();
+  /** The access checks of this replica's signed-in connections, by user id. */
+  private readonly accessChecks = new Map<string, Set<AccessCheck>>();
   private client: pg.Client | null = null;
   private unlisten: (() => Promise<void>) | null = null;
   private closed = false;
@@ -79,6 +89,30 @@ export class LiveHub {
       if (set.size === 0) this.listeners.delete(orgId);
       if (this.listeners.size === 0) this.watch(false);
     };
+  }
+
+  /** Registers a connection's access check, run when the user's sessions or permissions change; returns its removal. */
+  watchAccess(userId: string, check: AccessCheck): () => void {
+    const set = this.accessChecks.get(userId) ?? new Set();
+    set.add(check);
+    this.accessChecks.set(userId, set);
+    return () => {
+      if (set.delete(check) && set.size === 0 && this.accessChecks.get(userId) === set) this.accessChecks.delete(userId);
+    };
+  }
+
+  /** Runs the access checks of these users' connections on this replica (all of them without a list). */
+  recheckAccess(userIds?: Iterable<string>): void {
+    const sets = userIds ? [...new Set(userIds)].map((id) => this.accessChecks.get(id)) : [...this.accessChecks.values()];
+    for (const set of sets) {
+      for (const check of set ?? []) {
+        try {
+          check();
+        } catch (err) {
+          this.log.warn({ err: (err as Error).message }, 'live access check failed');
+        }
+      }
+    }
   }
 
   /** Keeps (with a refresh timer) or deletes this replica's live_watchers row. */
@@ -158,14 +192,17 @@ export class LiveHub {
 
   private deliver(payload: string | undefined): void {
     // Nobody on this replica is watching: the notification is not even parsed.
-    if (!payload || this.listeners.size === 0) return;
-    let event: LiveEvent | LiveBatch;
+    if (!payload || (this.listeners.size === 0 && this.accessChecks.size === 0)) return;
+    let event: LiveEvent | LiveBatch | AccessEvent;
     try {
       event = parseNotification(payload);
     } catch {
       return;
     }
-    if (event.type === 'batch') {
+    if (event.type === ACCESS_EVENT) {
+      const { user_ids: userIds } = event as AccessEvent;
+      if (Array.isArray(userIds)) this.recheckAccess(userIds.filter((id): id is string => typeof id === 'string'));
+    } else if (event.type === 'batch') {
       for (const e of (event as LiveBatch).events) this.emit(e);
     } else this.emit(event as LiveEvent);
   }
@@ -224,5 +261,6 @@ export class LiveHub {
     await client?.end().catch(() => undefined);
     await this.unlisten?.().catch(() => undefined);
     this.listeners.clear();
+    this.accessChecks.clear();
   }
 }

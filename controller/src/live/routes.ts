@@ -3,9 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/auth-service';
 import type { LiveEvent } from './hub';
 
-/** How long a connection may stay without authenticating, and how often a token is re-checked. */
+/**
+ * How long a connection may stay without authenticating, and how often its token, session and
+ * permissions are checked again (besides at once when the hub hears they changed).
+ */
 const AUTH_WINDOW_MS = 10_000;
 const RECHECK_MS = 60_000;
+/** What the stream needs, on connecting and for as long as it stays open. */
+const STREAM_PERMISSION = 'devices.access';
 /** Messages waiting in a slow client's socket before events are dropped for it. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
@@ -45,7 +50,11 @@ function bearer(header: string | undefined): string | null {
  * agent status changes (type "agent"). Authenticate with an Authorization: Bearer
  * header, or (browsers) with a first message {"type":"auth","token":"<access token>"}; tokens in
  * URLs are not accepted (they end up in logs). Then optionally narrow with
- * {"type":"subscribe","deployments":[ids],"snapshots":[ids],"types":[...]}.
+ * {"type":"subscribe","deployments":[ids],"snapshots":[ids],"types":[...]}. The connection stays
+ * open only while the caller may have it: it closes with 4401 once the session ends (logout,
+ * revocation, a disabled user, a replaced terminal session) and with 4403 once the user no longer
+ * holds devices.access, checked at once when any replica announces the change and every
+ * RECHECK_MS in any case.
  */
 export async function liveRoutes(parent: FastifyInstance): Promise<void> {
   const { services } = parent;
@@ -68,19 +77,33 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
       let auth: AuthContext | null = null;
       let token: string | null = null;
       let unsubscribe: (() => void) | null = null;
+      let unwatchAccess: (() => void) | null = null;
+      let closed = false;
       const filter: Filter = { types: null, deployments: null, snapshots: null };
       const send = (message: Record<string, unknown>) => {
         if (socket.readyState === socket.OPEN && socket.bufferedAmount < MAX_BUFFERED_BYTES) socket.send(JSON.stringify(message));
       };
       const close = (code: number, reason: string) => {
+        if (closed) return;
+        closed = true;
+        // Nothing more goes out once the connection is refused, even before the close completes.
+        unsubscribe?.();
+        unwatchAccess?.();
         send({ type: 'error', error: reason });
         socket.close(code, reason);
+      };
+      /** Why this caller may not (or may no longer) have the stream: null when they may. */
+      const refusal = (context: AuthContext | null): [number, string] | null => {
+        if (!context || (auth && context.orgId !== auth.orgId)) return [4401, 'Invalid or expired token'];
+        if (!context.permissions.includes(STREAM_PERMISSION)) return [4403, 'Insufficient permissions'];
+        return null;
       };
 
       const authenticate = async (candidate: string) => {
         const context = await services.auth.authenticate(candidate).catch(() => null);
-        if (!context) return close(4401, 'Invalid or expired token');
-        if (!context.permissions.includes('devices.access')) return close(4403, 'Insufficient permissions');
+        const refused = refusal(context);
+        if (refused) return close(...refused);
+        if (!context || closed) return; // the client left while its token was checked
         auth = context;
         token = candidate;
         clearTimeout(deadline);
@@ -90,19 +113,28 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
             send(rest);
           }
         });
+        // Logout, a revoked session, a disabled user or changed roles: checked at once, on any replica.
+        unwatchAccess = hub.watchAccess(context.userId, () => void recheck());
         await hub.watching(context.orgId);
         send({ type: 'ready', org_id: context.orgId, username: context.username });
+      };
+
+      /**
+       * The token, its session and the user's permissions as they are now: a connection whose
+       * session ended closes with 4401, one whose user lost devices.access with 4403.
+       */
+      const recheck = async () => {
+        if (!token || closed) return;
+        const still = await services.auth.authenticate(token).catch(() => null);
+        const refused = refusal(still);
+        if (refused) close(...refused);
       };
 
       const deadline = setTimeout(() => {
         if (!auth) close(4401, 'Authentication required: send {"type":"auth","token":"<access token>"} first');
       }, AUTH_WINDOW_MS);
-      const recheck = setInterval(async () => {
-        if (!token) return;
-        const still = await services.auth.authenticate(token).catch(() => null);
-        if (!still || still.orgId !== auth?.orgId) close(4401, 'Invalid or expired token');
-      }, RECHECK_MS);
-      recheck.unref();
+      const periodic = setInterval(() => void recheck(), RECHECK_MS);
+      periodic.unref();
 
       socket.on('message', (data: Buffer) => {
         let message: { type?: unknown; token?: unknown; deployments?: unknown; snapshots?: unknown; types?: unknown };
@@ -131,9 +163,11 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         return send({ type: 'error', error: `Unknown message type ${JSON.stringify(message.type)}` });
       });
       socket.on('close', () => {
+        closed = true;
         clearTimeout(deadline);
-        clearInterval(recheck);
+        clearInterval(periodic);
         unsubscribe?.();
+        unwatchAccess?.();
       });
 
       const header = bearer(request.headers.authorization);

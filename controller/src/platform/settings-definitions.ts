@@ -53,7 +53,16 @@ export const SETTING_DEFINITIONS: Record<string, SettingDefinition> = {
     scope: 'global',
     schema: Type.Integer({ minimum: 0, maximum: 100000 }),
     default: 5,
-    description: 'Concurrent terminal (client_type terminal) sessions allowed.',
+    description: 'Concurrent terminal (client_type terminal) sessions allowed; each user holds at most one (a new terminal login replaces the last).',
+  },
+  // Platform-wide, not per organization: an organization's own administrators must not raise their share.
+  'licenses.terminal_seats_per_org': {
+    scope: 'global',
+    schema: Type.Union([Type.Integer({ minimum: 0, maximum: 100000 }), Type.Null()]),
+    default: null,
+    description:
+      'Most of licenses.terminal_seats the users of any one organization may hold at once, so that one organization cannot take every seat; ' +
+      'null: no share, any organization may take any free seat.',
   },
   // A pattern, not format 'uuid': settings are checked with TypeBox's Value.Check, which knows no formats.
   'devices.default_profile_id': {

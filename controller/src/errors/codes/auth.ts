@@ -14,7 +14,9 @@ export const authErrors = {
   SEAT_LIMIT_REACHED: {
     status: 409,
     message: 'seat_limit_reached: every terminal license seat is in use',
-    doc: 'A terminal login found no free license seat.',
+    doc:
+      "A terminal login found no free license seat: other users hold every seat, or the user's organization holds its share " +
+      "(licenses.terminal_seats_per_org). A user's own earlier terminal session never counts: the new login replaces it.",
   },
   LOGIN_LOCKED_OUT: {
     status: 429,

@@ -57,7 +57,9 @@ export const enterpriseAuthErrors = {
   SSH_CERTIFICATE_NOT_PERMITTED: {
     status: 403,
     message: 'Your roles do not allow an SSH certificate',
-    doc: 'POST /api/auth/login with public_key by a user whose roles lack the ssh.certificate permission; no session is opened.',
+    doc:
+      'POST /api/auth/login with public_key by a user whose roles lack the ssh.certificate permission, or (except platform administrators) ' +
+      'whose username is a reserved system account name made before such names were refused; no session is opened.',
   },
   ACCOUNT_DISABLED: { status: 403, message: 'This account is disabled', doc: 'An OIDC sign-in for a user an administrator disabled.' },
   INVALID_SSH_PUBLIC_KEY: {
