@@ -1,18 +1,19 @@
 /**
  * Masking the device's own secrets in stored configs, per dialect: each secret value becomes a
- * stable `<secret:xxxxxxxx>` (keyed HMAC), everything else stays as it was.
+ * stable `<secret:xxxxxxxx>` (keyed HMAC), everything else stays as it was. The same function
+ * masks transcripts and errors (format `text`), with the device's own credentials too.
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { maskConfigSecrets, secretMasker } from '../../controller/src/configs/config-secrets';
+import { MASK, maskConfigSecrets, maskDiffSecrets, secretMasker } from '../../controller/src/configs/config-secrets';
 
 const KEY = Buffer.alloc(32, 7);
 const mask = secretMasker(KEY);
 const m = (value: string) => `<secret:${createHmac('sha256', KEY).update(value).digest('hex').slice(0, 8)}>`;
 
 /** Masks `text`, checks no secret survives and every other line is unchanged. */
-function check(text: string, format: string, deviceType: string, secrets: string[]): string {
-  const out = maskConfigSecrets(text, format, deviceType, mask);
+function check(text: string, format: string, deviceType: string, secrets: string[], credentials: string[] = []): string {
+  const out = maskConfigSecrets(text, format, deviceType, mask, credentials);
   for (const secret of secrets) {
     expect(out, `${secret} is masked`).not.toContain(secret);
     expect(out).toContain(m(secret));
@@ -187,5 +188,343 @@ describe('config secret masking per dialect', () => {
     expect(once).toMatch(/^enable secret 9 <secret:[0-9a-f]{8}>$/);
     // An unknown device type gets every dialect's rules.
     expect(maskConfigSecrets('snmp-server community abc RO', 'cli', 'other', mask)).toBe(`snmp-server community ${m('abc')} RO`);
+  });
+});
+
+/**
+ * What each dialect writes for the kinds of secret the audit listed (SNMP communities and v3
+ * keys, TACACS+/RADIUS keys, BGP/OSPF/IS-IS keys, enable secrets, PPP, WPA, IKE/IPsec, Junos
+ * `$9$` and encrypted-password, EOS and NX-OS forms), with the values that must not show. Each is
+ * checked in its own dialect and as a device of unknown type (every dialect's rules at once).
+ */
+const GAPS: Record<string, { text: string[]; secrets: string[] }> = {
+  vendor_ios: {
+    text: [
+      'snmp-server user monitor NMS v3 auth sha SnmpAuthS3cret priv aes 128 SnmpPrivS3cret',
+      'snmp-server host 192.0.2.9 version 2c TrapC0mm udp-port 162',
+      'snmp-server host 192.0.2.10 vrf MGMT informs version 2c InformC0mm',
+      'snmp-server host 192.0.2.11 version 3 priv monitor',
+      'enable password level 15 7 EnableLvl15',
+      'radius-server host 192.0.2.6 auth-port 1812 acct-port 1813 key 7 RadiusHostKey',
+      'tacacs server ISE',
+      ' address ipv4 192.0.2.5',
+      ' key PlainTacacsKey',
+      'aaa server radius dynamic-author',
+      ' client 192.0.2.7 server-key 7 DynAuthKey',
+      'interface Dialer1',
+      ' ppp chap hostname edge1',
+      ' ppp chap password 7 ChapS3cret',
+      ' ppp pap sent-username edge1 password 0 PapS3cret',
+      ' standby 1 authentication HsrpPlain',
+      ' vrrp 2 authentication text VrrpText',
+      ' ip ospf message-digest-key 2 sha256 7 OspfSha256',
+      'router isis',
+      ' area-password IsisArea',
+      ' domain-password IsisDomain',
+      'ntp authentication-key 1 md5 NtpMd5Key 7',
+      'crypto keyring KR',
+      ' pre-shared-key address 192.0.2.1 key KeyringPsk',
+      'crypto ikev2 keyring K2',
+      ' peer hub',
+      '  pre-shared-key local Ikev2LocalPsk',
+      'crypto ikev2 profile P',
+      ' authentication remote pre-share key Ikev2ProfilePsk',
+      'dot11 ssid CORP',
+      ' authentication key-management wpa version 2',
+      ' wpa-psk ascii 0 WifiPskS3cret',
+      ' wpa-psk hex 7 WifiHexKey',
+      'wlan GUEST 2 GUEST',
+      ' security wpa akm psk set-key ascii 0 WlcPskKey',
+      'archive',
+      ' path ftp://backup:ArchiveUrlPw@192.0.2.20/cfg',
+      'ip ftp password 7 FtpClientPw',
+      'password encryption aes',
+      'service password-encryption',
+      'key chain OSPF',
+      ' key 1',
+    ],
+    secrets: [
+      'SnmpAuthS3cret',
+      'SnmpPrivS3cret',
+      'TrapC0mm',
+      'InformC0mm',
+      'EnableLvl15',
+      'RadiusHostKey',
+      'PlainTacacsKey',
+      'DynAuthKey',
+      'ChapS3cret',
+      'PapS3cret',
+      'HsrpPlain',
+      'VrrpText',
+      'OspfSha256',
+      'IsisArea',
+      'IsisDomain',
+      'NtpMd5Key',
+      'KeyringPsk',
+      'Ikev2LocalPsk',
+      'Ikev2ProfilePsk',
+      'WifiPskS3cret',
+      'WifiHexKey',
+      'WlcPskKey',
+      'ArchiveUrlPw',
+      'FtpClientPw',
+    ],
+  },
+  vendor_xr: {
+    text: [
+      'username ops',
+      ' group operator',
+      ' password 7 XrUserPw',
+      'snmp-server user mon NMS v3 auth sha encrypted XrSnmpAuth priv aes 128 encrypted XrSnmpPriv',
+      'snmp-server host 192.0.2.9 traps version 2c XrTrapComm',
+      'key chain ISIS',
+      ' key 1',
+      '  key-string password XrKeyString',
+      'router ospf 1',
+      ' area 0',
+      '  authentication-key encrypted XrOspfKey',
+      '  message-digest-key 1 md5 encrypted XrOspfMd5',
+      'router isis core',
+      ' lsp-password hmac-md5 encrypted XrLspPw',
+      'router bgp 65001',
+      ' neighbor 192.0.2.2',
+      '  password encrypted XrBgpPw',
+    ],
+    secrets: ['XrUserPw', 'XrSnmpAuth', 'XrSnmpPriv', 'XrTrapComm', 'XrKeyString', 'XrOspfKey', 'XrOspfMd5', 'XrLspPw', 'XrBgpPw'],
+  },
+  vendor_nxos: {
+    text: [
+      'snmp-server user ops network-operator auth sha-256 NxAuthKey priv aes-128 NxPrivKey',
+      'snmp-server host 192.0.2.9 traps version 2c NxTrapComm',
+      'snmp-server host 192.0.2.9 use-vrf management',
+      'tacacs-server host 192.0.2.5 key 7 "NxTacHostKey" port 49',
+      'ldap-server host 192.0.2.8 rootDN "cn=sb,dc=example" password 7 NxLdapPw port 389',
+      'ntp authentication-key 2 md5 NxNtpKey 7',
+      'interface Vlan10',
+      '  hsrp 10',
+      '    authentication text NxHsrpText',
+      '  ip ospf authentication-key 3 NxOspfKey',
+      '  ip ospf message-digest-key 1 md5 3 NxOspfMd5',
+      'password strength-check',
+    ],
+    secrets: ['NxAuthKey', 'NxPrivKey', 'NxTrapComm', 'NxTacHostKey', 'NxLdapPw', 'NxNtpKey', 'NxHsrpText', 'NxOspfKey', 'NxOspfMd5'],
+  },
+  vendor_eos: {
+    text: [
+      'aaa root secret sha512 $6$rootsalt$EosRootHash',
+      'snmp-server user mon NMS v3 localized 0123abcd auth sha512 EosSnmpAuth priv aes256 EosSnmpPriv',
+      'snmp-server host 192.0.2.9 vrf MGMT version 2c EosTrapComm',
+      'tacacs-server host 192.0.2.5 vrf MGMT key 7 EosTacKey',
+      'ntp authentication-key 1 md5 7 EosNtpKey',
+      'interface Ethernet1',
+      '   ip ospf message-digest-key 1 sha256 7 EosOspfSha',
+      '   vrrp 1 peer authentication text EosVrrpText',
+      'router isis core',
+      '   authentication key 7 EosIsisKey',
+      'management security',
+      '   password minimum length 12',
+    ],
+    secrets: [
+      '$6$rootsalt$EosRootHash',
+      'EosSnmpAuth',
+      'EosSnmpPriv',
+      'EosTrapComm',
+      'EosTacKey',
+      'EosNtpKey',
+      'EosOspfSha',
+      'EosVrrpText',
+      'EosIsisKey',
+    ],
+  },
+  vendor_junos: {
+    text: [
+      'set snmp v3 usm local-engine user mon authentication-sha authentication-key "$9$junosSnmpAuth"',
+      'set snmp v3 usm local-engine user mon privacy-aes128 privacy-key "$9$junosSnmpPriv"',
+      'set system ntp authentication-key 1 type md5 value "$9$junosNtp"',
+      'set access profile dial client edge chap-secret "$9$junosChap"',
+      'set interfaces pp0 unit 0 ppp-options pap local-password "$9$junosPap"',
+      'set security ipsec vpn v1 manual authentication key ascii-text "$9$junosManual"',
+      'set system login user ops authentication encrypted-password "$6$salt$junosOpsHash"',
+      'set policy-options community CUST members 65000:100',
+      'snmp {',
+      '    community junosBareComm;',
+      '}',
+      'protocols {',
+      '    isis {',
+      '        interface ge-0/0/0.0 {',
+      '            level 2 hello-authentication-key "$9$junosIsisHello";',
+      '        }',
+      '    }',
+      '}',
+    ],
+    secrets: [
+      '$9$junosSnmpAuth',
+      '$9$junosSnmpPriv',
+      '$9$junosNtp',
+      '$9$junosChap',
+      '$9$junosPap',
+      '$9$junosManual',
+      '$6$salt$junosOpsHash',
+      'junosBareComm',
+      '$9$junosIsisHello',
+    ],
+  },
+  vendor_panos: {
+    text: [
+      'set deviceconfig system snmp-setting access-setting version v3 users mon authpwd -AQ==panAuth privpwd -AQ==panPriv',
+      'set shared server-profile ldap corp bind-password -AQ==panBind',
+      'set network virtual-router default protocol ospf auth-profile ap password -AQ==panOspf',
+      'set network virtual-router default protocol ospf auth-profile md md5 1 key -AQ==panMd5',
+      'set shared server-profile radius rad server r1 secret -AQ==panRadius',
+      'set deviceconfig system password-complexity enabled yes',
+    ],
+    secrets: ['-AQ==panAuth', '-AQ==panPriv', '-AQ==panBind', '-AQ==panOspf', '-AQ==panMd5', '-AQ==panRadius'],
+  },
+  vendor_fw: {
+    text: [
+      'config system snmp community',
+      '    edit 1',
+      '        set name "fortiComm"',
+      '        config hosts',
+      '            edit 1',
+      '                set ip 192.0.2.9 255.255.255.255',
+      '            next',
+      '        end',
+      '    next',
+      'end',
+      'config system interface',
+      '    edit "port1"',
+      '        set name "uplink"',
+      '    next',
+      'end',
+      'config system snmp user',
+      '    edit "mon"',
+      '        set auth-pwd ENC fortiSnmpAuth',
+      '        set priv-pwd ENC fortiSnmpPriv',
+      '    next',
+      'end',
+      'config wireless-controller vap',
+      '    edit "corp"',
+      '        set passphrase ENC fortiWifiPsk',
+      '    next',
+      'end',
+      'config vpn ipsec phase1-interface',
+      '    edit "hub"',
+      '        set psksecret ENC fortiPsk',
+      '    next',
+      'end',
+      'config router bgp',
+      '    config neighbor',
+      '        edit "192.0.2.2"',
+      '            set password ENC fortiBgp',
+      '        next',
+      '    end',
+      'end',
+      'config vpn certificate local',
+      '    edit "c"',
+      '        set private-key "-----BEGIN ENCRYPTED PRIVATE KEY-----',
+      'MIIFortiPrivateKeyBody',
+      '-----END ENCRYPTED PRIVATE KEY-----"',
+      '    next',
+      'end',
+    ],
+    secrets: ['fortiComm', 'fortiSnmpAuth', 'fortiSnmpPriv', 'fortiWifiPsk', 'fortiPsk', 'fortiBgp', 'MIIFortiPrivateKeyBody'],
+  },
+};
+
+describe('the secrets every dialect writes', () => {
+  it.each(Object.keys(GAPS))('%s: masked in its own dialect and as a device of unknown type', (deviceType) => {
+    const { text, secrets } = GAPS[deviceType];
+    const own = maskConfigSecrets(text.join('\n'), 'cli', deviceType, mask);
+    const unknown = maskConfigSecrets(text.join('\n'), 'cli', 'generic', mask);
+    for (const out of [own, unknown]) {
+      for (const secret of secrets) expect(out, `${deviceType}: ${secret}`).not.toContain(secret);
+    }
+    // Lines without a secret stay as they were (a private key spans lines: its body is in `secrets`).
+    const kept = text.filter((line) => !secrets.some((s) => line.includes(s)) && !line.includes('PRIVATE KEY'));
+    for (const line of kept) expect(own.split('\n'), deviceType).toContain(line);
+  });
+
+  it('masks the audit case exactly where the config endpoints do', () => {
+    const out = maskConfigSecrets(GAPS.vendor_ios.text.join('\n'), 'cli', 'vendor_ios', mask).split('\n');
+    expect(out).toContain(`snmp-server user monitor NMS v3 auth sha ${m('SnmpAuthS3cret')} priv aes 128 ${m('SnmpPrivS3cret')}`);
+    expect(out).toContain(` wpa-psk ascii 0 ${m('WifiPskS3cret')}`);
+    expect(out).toContain(`snmp-server host 192.0.2.11 version 3 priv monitor`);
+    expect(out).toContain(' key 1');
+  });
+});
+
+describe('transcripts, errors and the device credentials (format text)', () => {
+  it('reads a session every way at once: CLI lines, NETCONF XML and gNMI JSON', () => {
+    const session = [
+      '# cli backup of r1 over ssh',
+      '> show running-config',
+      'snmp-server user monitor NMS v3 auth sha SnmpAuthS3cret priv aes 128 SnmpPrivS3cret',
+      ' wpa-psk ascii 0 WifiPskS3cret',
+      '> <rpc><get-config><source><running/></source></get-config></rpc>',
+      '<configuration><system><root-authentication><encrypted-password>$6$x$RootHash</encrypted-password></root-authentication></system></configuration>',
+      '> Get {"path": "/system"}',
+      '{"openconfig-system:config": {"password-hashed": "$6$y$GnmiHash", "hostname": "r1"}}',
+    ].join('\n');
+    const out = check(session, 'text', 'vendor_ios', ['SnmpAuthS3cret', 'SnmpPrivS3cret', 'WifiPskS3cret', '$6$x$RootHash', '$6$y$GnmiHash']);
+    expect(out).toContain('> show running-config');
+  });
+
+  it('masks the device credentials wherever they appear, longest first, after the rules', () => {
+    const out = maskConfigSecrets('login netops/hunter2-long then hunter2\nenable secret 0 hunter2', 'text', 'vendor_ios', mask, [
+      'hunter2',
+      'hunter2-long',
+      'no', // shorter than 3: never masked
+    ]);
+    // The rule masks the config value with its keyed mask (so a diff still compares it); the credential pass the rest.
+    expect(out).toBe(`login netops/${MASK} then ${MASK}\nenable secret 0 ${m('hunter2')}`);
+  });
+
+  it('masks a private key echoed with other line endings, and never reaches into a mask', () => {
+    const key = '-----BEGIN KEY-----\nabc123\n-----END KEY-----';
+    expect(maskConfigSecrets(`sent ${key.replace(/\n/g, '\r\n')} and ${key}`, 'text', null, mask, [key])).toBe(`sent ${MASK} and ${MASK}`);
+    const masked = maskConfigSecrets('snmp-server community c0mm RO', 'cli', 'vendor_ios', mask);
+    const hex = /<secret:([0-9a-f]{8})>/.exec(masked)![1];
+    expect(maskConfigSecrets(masked, 'text', 'vendor_ios', mask, [hex.slice(0, 4)])).toBe(masked);
+  });
+
+  it('never reaches onto the next line, leaves key fingerprints and masks already there alone', () => {
+    const notes = [
+      '# host key SHA256:Nq8V0mXwVtD3uQ (ssh-ed25519) matches the pinned key',
+      'netops authenticated as netops (password)',
+      'r1: the device asks for an enable password but the connection profile has none',
+      'Password: ',
+      'enable secret 5 ********',
+      'snmp-server community ******** RO',
+    ].join('\n');
+    expect(maskConfigSecrets(notes, 'text', 'generic', mask)).toBe(notes);
+    for (const text of ['secret\n  hostname r1', 'username admin\n secret\n hostname r1', 'snmp community\n    edit 1', 'password\nhostname r1']) {
+      expect(maskConfigSecrets(text, 'text', 'generic', mask)).toBe(text);
+    }
+  });
+
+  it('masks what an older release stored, whose keyword pass masked a type word instead of the value', () => {
+    const old = [
+      ' wpa-psk ******** 0 WifiPskOld',
+      '  key-string ******** XrKeyOld',
+      '  pre-shared-key ******** Ikev2Old',
+      'ntp authentication-key 1 ******** NtpOld 7',
+      'snmp-server user mon NMS v3 auth sha SnmpAuthOld priv aes 128 SnmpPrivOld',
+      'enable secret 5 ********',
+      'set network ike gateway gw authentication pre-shared-key ******** -AQ==PanOld',
+      '    set psksecret ******** FortiOld',
+    ].join('\n');
+    const secrets = ['WifiPskOld', 'XrKeyOld', 'Ikev2Old', 'NtpOld', 'SnmpAuthOld', 'SnmpPrivOld', '-AQ==PanOld', 'FortiOld'];
+    const out = maskConfigSecrets(old, 'text', 'generic', mask);
+    for (const secret of secrets) expect(out).not.toContain(secret);
+    expect(out).toContain(` wpa-psk ******** 0 ${m('WifiPskOld')}`);
+    expect(out).toContain('enable secret 5 ********');
+  });
+
+  it('masks diffs line by line with the same rules and credentials', () => {
+    const diff = '@@ -1,2 +1,2 @@\n-snmp-server community old RO\n+snmp-server community n3w RO\n hostname hunter2';
+    expect(maskDiffSecrets(diff, 'cli', 'vendor_ios', mask, ['hunter2'])).toBe(
+      `@@ -1,2 +1,2 @@\n-snmp-server community ${m('old')} RO\n+snmp-server community ${m('n3w')} RO\n hostname ${MASK}`,
+    );
   });
 });

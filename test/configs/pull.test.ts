@@ -145,7 +145,10 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     const secretLine = stored.config_text.split('\n').find((l: string) => l.startsWith('enable secret '));
     expect(secretLine).toMatch(/^enable secret \d+ \S+$/);
     expect(log.body.log).not.toContain(secretLine);
-    expect(log.body.log).toContain(`enable secret ${secretLine.split(' ')[2]} ********`);
+    // Shown as the config endpoints show it: the same keyed mask.
+    const shownLine = latest.body.config_text.split('\n').find((l: string) => l.startsWith('enable secret '));
+    expect(shownLine).toMatch(/^enable secret \d+ <secret:[0-9a-f]{8}>$/);
+    expect(log.body.log).toContain(shownLine);
   });
 
   it('stores a failed version with error_message and answers 502 when the password is wrong', async () => {

@@ -18,146 +18,297 @@ export function secretMasker(key: Buffer): SecretMasker {
 }
 
 /**
- * CLI rules: each matches what precedes a secret value (kept as is); the value after it (a quoted
- * string, or one word) is masked. Applied per line.
+ * What the device's own credentials (its profile's password, private key and enable password)
+ * become wherever they appear. They get no keyed mask: nothing about them is worth comparing.
  */
+export const MASK = '********';
 
+/**
+ * CLI rules: each matches what precedes a secret value (kept as is); the value after it (a quoted
+ * string, or one word) is masked. A rule given as [before, value] has a value pattern of its own.
+ * Applied with the m flag, so ^ is the start of a line.
+ */
+type CliRule = string | [before: string, value: string];
+
+// `********` where a type word was: transcripts stored by older releases, whose keyword pass masked
+// the word after `psk`, `key`, `password` …, type or value (`wpa-psk ******** 0 <key>`). They are
+// masked again as they are read, so the rules take it for the type it replaced.
+const WAS = String.raw`\*{8}`;
 // An optional encryption type or algorithm between a keyword and its value: "7", "5", "sha512",
 // "0x", "ascii-text", "hidden" …
-const KIND = String.raw`(?:(?:\d{1,2}|sha512|sha256|md5|encrypted|hidden|cipher|ascii-text|hexadecimal|unencrypted|clear|plain-text)\s+)?`;
+const KIND = String.raw`(?:(?:\d{1,2}|sha512|sha256|md5|encrypted|hidden|cipher|ascii-text|hexadecimal|unencrypted|clear|plain-text|${WAS})\s+)?`;
+// A value: a quoted string (on one line), or one word.
+const VALUE = String.raw`("[^"\n]*"|[^\s;{}]+)`;
+// SNMPv3 and NTP authentication algorithms: md5, sha, sha1, sha256, sha-256, sha512, hmac-sha1 …
+const AUTH_ALG = String.raw`(?:md5|sha[-\d]*|hmac-sha[-\d]*|cmac-aes-128|${WAS})`;
+
+/** Every CLI dialect: values no keyword needs to announce. */
+const ANY_CLI: CliRule[] = [
+  // crypt(3)-style hashes and Junos `$9$` (reversible) secrets, whatever keyword comes before:
+  // $1$ md5, $5$ sha256, $6$ sha512, $8$ / $9$ Cisco pbkdf2 / scrypt, $y$ yescrypt, $2b$ bcrypt.
+  String.raw`(?<=[\s=])(?="?\$(?:1|2[aby]?|5|6|8|9|y)\$)`,
+  // The password of a URL (archive paths, copy targets, proxies): scheme://user:PASSWORD@host.
+  [String.raw`\b[a-z][a-z0-9+.-]*://[^\s:/@"]+:`, String.raw`([^\s@/"]+)(?=@)`],
+];
 
 /** Cisco-like CLIs (IOS, IOS-XE, IOS-XR, NX-OS, EOS): keyword lines. */
-const CISCO_LIKE = [
+const CISCO_LIKE: CliRule[] = [
   String.raw`^\s*enable\s+(?:secret|password)\s+(?:level\s+\d+\s+)?${KIND}`,
-  String.raw`^\s*username\s+\S+(?:\s+privilege\s+\d+)?(?:\s+role\s+\S+)?\s+(?:secret|password)\s+${KIND}`,
+  // IOS `username u privilege 15 secret 9 …`, NX-OS `username u password 5 … role r`, EOS `username u role r secret sha512 …`.
+  String.raw`^\s*username\s+\S+\b.*?\s(?:secret|password)\s+${KIND}`,
+  // EOS
+  String.raw`^\s*aaa\s+root\s+secret\s+${KIND}`,
+  // SNMP v1/v2c communities, also where a trap host names its community; v3 users' auth and priv keys.
   String.raw`^\s*snmp-server\s+community\s+`,
-  String.raw`^\s*snmp-server\s+user\b.*?\sauth\s+(?:md5|sha\d*)\s+`,
-  String.raw`^\s*snmp-server\s+user\b.*?\spriv\s+(?:(?:aes-?\d*|des|3des)(?:\s+\d+)?\s+)?`,
-  String.raw`^\s*(?:tacacs-server|radius-server)\s+(?:host\s+\S+\s+)?key\s+${KIND}`,
-  String.raw`^\s*(?:server-)?key\s+[067]\s+`,
+  String.raw`^\s*snmp-server\s+host\s+\S+(?:\s+vrf\s+\S+)?(?:\s+(?:informs|traps))?(?:\s+version\s+(?:1|2c))?\s+` +
+    String.raw`(?!(?:version|informs|traps|vrf|use-vrf|source-interface|filter-vrf)\b)${KIND}`,
+  String.raw`^\s*snmp-server\s+user\b.*?\sauth\s+${AUTH_ALG}\s+${KIND}`,
+  String.raw`^\s*snmp-server\s+user\b.*?\spriv\s+(?:(?:aes(?:-?\d+|\s+(?:128|192|256))?|3des|des\d*)\s+)?${KIND}`,
+  // TACACS+ / RADIUS: global, per host (`radius-server host X auth-port 1812 key 7 …`), and in
+  // server blocks (` key 7 …`, XR ` key 7 …` under a host); never a key chain's ` key 1`.
+  String.raw`^\s*(?:tacacs-server|radius-server)\s+(?:host\s+\S+.*?\s)?key\s+${KIND}`,
+  String.raw`^\s*(?:server-)?key\s+(?!(?:chain|config-key)\b|\d+\s*$)${KIND}`,
+  String.raw`\bserver-key\s+${KIND}`,
+  // Routing protocols: BGP, OSPF (IOS, NX-OS, EOS interface forms; XR area/interface forms), IS-IS, key chains.
   String.raw`\bneighbor\s+\S+\s+password\s+${KIND}`,
-  String.raw`\bip\s+ospf\s+authentication-key\s+${KIND}`,
-  String.raw`\bip\s+ospf\s+message-digest-key\s+\d+\s+md5\s+${KIND}`,
-  String.raw`\bkey-string\s+${KIND}`,
+  String.raw`^\s*(?:ip\s+ospf\s+|ipv6\s+ospf\s+|ospfv3\s+)?authentication-key\s+${KIND}`,
+  String.raw`\bmessage-digest-key\s+\d+\s+${AUTH_ALG}\s+${KIND}`,
+  String.raw`\b(?:isis\s+password|area-password|domain-password|lsp-password|hello-password)\s+(?:(?:hmac-md5|text)\s+)?${KIND}`,
+  String.raw`\bauthentication\s+key\s+${KIND}`,
+  String.raw`\bkey-string\s+(?:password\s+)?${KIND}`,
+  String.raw`\bntp\s+authentication-key\s+\d+\s+${AUTH_ALG}\s+${KIND}`,
+  // First-hop redundancy: HSRP / VRRP text authentication (`standby 1 authentication s3cret`).
+  String.raw`\bauthentication\s+text\s+`,
+  String.raw`\bstandby\s+(?:\d+\s+)?authentication\s+(?!(?:md5|text)\b)`,
+  // PPP CHAP/PAP, FTP/HTTP client and LDAP bind passwords.
+  String.raw`\bppp\s+(?:chap|ms-chap|ms-chap-v2|eap)\s+password\s+${KIND}`,
+  String.raw`\bppp\s+pap\s+sent-username\s+\S+\s+password\s+${KIND}`,
+  String.raw`\bip\s+(?:ftp|http\s+client)\s+password\s+${KIND}`,
+  String.raw`\b(?:ldap-server\s+host|bind\s+authenticate)\b.*?\spassword\s+${KIND}`,
+  // IKE / IPsec pre-shared keys: ISAKMP, keyrings (`pre-shared-key address X key …`), IKEv2 keyrings and profiles.
   String.raw`\bcrypto\s+isakmp\s+key\s+${KIND}`,
-  String.raw`\bpre-shared-key\s+(?:local\s+|remote\s+)?${KIND}`,
-  String.raw`\bwpa-psk\s+ascii\s+${KIND}`,
-  String.raw`^\s*password\s+${KIND}`,
-  // IOS-XR: `username admin` then an indented ` secret 10 $6$…`.
+  String.raw`\bpre-shared-key\s+(?:address|hostname)\s+\S+(?:\s+\S+)?\s+key\s+${KIND}`,
+  String.raw`\bpre-shared-key\s+(?!(?:address|hostname)\b)(?:local\s+|remote\s+)?${KIND}`,
+  String.raw`\bpre-share\s+key\s+(?:local\s+|remote\s+)?${KIND}`,
+  // Wireless: `wpa-psk ascii 0 …` (autonomous APs), `security wpa akm psk set-key ascii 0 …` (WLC).
+  String.raw`\bwpa-psk\s+(?:ascii|hex|${WAS})\s+${KIND}`,
+  String.raw`\bset-key\s+(?:ascii|hex|${WAS})\s+${KIND}`,
+  // `password …` lines (vty, NX-OS BGP neighbors, XR users), indented `secret …` (IOS-XR users).
+  String.raw`^\s*password\s+(?!(?:encryption|strength-check|minimum|policy|history)\b)${KIND}`,
   String.raw`^\s+secret\s+${KIND}`,
 ];
 
+// Junos and PAN-OS write no type before a value: a Cisco-like `secret 5 <value>` or
+// `authentication-key encrypted <value>` is left to the Cisco rules (a device of unknown type gets
+// every dialect's rules, and the type must not be taken for the value).
+const NOT_TYPED = String.raw`(?!(?:\d{1,2}|sha512|sha256|md5|encrypted|hidden|cipher|unencrypted|clear|plain-text|ENC)\s+\S)`;
+
 /** Junos (curly braces and `set` lines alike): the keyword then the value. */
-const JUNOS = [
+const JUNOS: CliRule[] = [
   String.raw`\bencrypted-password\s+`,
-  String.raw`\b(?:secret|authentication-key|simple-password|pre-shared-key\s+(?:ascii-text|hexadecimal))\s+`,
+  // NTP keys: `authentication-key 1 type md5 value "$9$…"`.
+  String.raw`\bauthentication-key\s+\d+\s+type\s+\S+\s+value\s+`,
+  // RADIUS/TACACS+ and CHAP secrets, routing and SNMPv3 keys, PAP and LDAP passwords.
+  String.raw`\b(?:secret|authentication-key(?!\s+\d+\s+type\b)|simple-password|privacy-key|authentication-password|privacy-password|` +
+    String.raw`local-password|default-pap-password|bind-password)\s+${NOT_TYPED}`,
+  String.raw`\b(?:pre-shared-key|key)\s+(?:ascii-text|hexadecimal)\s+`,
   String.raw`\bsnmp\s+community\s+`,
-  String.raw`^\s*community\s+(?=\S+\s*\{)`,
+  // `community NAME { … }` and `community NAME;` (policy-options' `community NAME members …` is neither).
+  String.raw`^\s*community\s+(?=[^\s;{]+\s*[{;])`,
   String.raw`\bmd5\s+\d+\s+key\s+`,
 ];
 
 /** PAN-OS `set` lines. */
-const PANOS = [
+const PANOS: CliRule[] = [
   String.raw`\b(?:phash|password-hash)\s+`,
-  String.raw`\bpre-shared-key\s+key\s+`,
-  String.raw`\b(?:snmp-community-string|community-string|secret|auth-password|priv-password|authpwd|privpwd)\s+`,
+  String.raw`\bpre-shared-key\s+(?:key|${WAS})\s+`,
+  String.raw`\b(?:snmp-community-string|community-string|secret|auth-password|priv-password|authpwd|privpwd|bind-password|passphrase|` +
+    String.raw`private-key)\s+${NOT_TYPED}`,
   String.raw`\bset\s+mgt-config\s+users\s+\S+\s+password\s+`,
+  // Any other password leaf (`… ospf auth-profile P password …`, server profiles).
+  String.raw`^\s*set\s[^\n]*?(?<![\w-])password\s+`,
+  String.raw`\bmd5\s+\d+\s+key\s+`,
 ];
 
+// FortiOS quotes may span lines (`set private-key "-----BEGIN …`): the whole quoted value is masked.
+const FORTIOS_VALUE = String.raw`("[^"]*"|[^\s;{}]+)`;
+
 /** FortiOS `set` lines inside `config` blocks. */
-const FORTIOS = [String.raw`^\s*set\s+(?:password|passwd|psksecret|secret|key|auth-password|priv-password)\s+(?:ENC\s+)?`];
+const FORTIOS: CliRule[] = [
+  [
+    String.raw`^\s*set\s+(?:password|passwd|password2|psksecret|psksecret-remote|ppk-secret|secret|secondary-secret|tertiary-secret|key|` +
+      String.raw`auth-password|priv-password|auth-pwd|priv-pwd|passphrase|sso-password|authentication-key|key-string|md5-key|private-key)\s+` +
+      String.raw`(?:(?:ENC|${WAS})\s+)?`,
+    FORTIOS_VALUE,
+  ],
+];
 
-const VALUE = String.raw`("[^"\n]*"|[^\s;{}]+)`;
+/** Secrets only a block tells apart: an SNMP community's `set name` (FortiOS). */
+const FORTIOS_BLOCKS: Array<{ block: RegExp; rules: RegExp[] }> = [
+  { block: /^([ \t]*)config\s+system\s+snmp\s+community\b[\s\S]*?^\1end\b/gm, rules: compile([[String.raw`^\s*set\s+name\s+`, FORTIOS_VALUE]]) },
+];
 
-function compile(rules: string[]): RegExp[] {
-  return rules.map((before) => new RegExp(`(${before})${VALUE}`, 'gim'));
+/**
+ * The rules as regular expressions: group 1 what is kept, group 2 the value. `\s` outside a
+ * character class becomes a space or tab, so that no rule reaches onto the next line (a keyword
+ * alone at the end of a line must not mask the first word of the next one).
+ */
+function compile(rules: CliRule[]): RegExp[] {
+  return rules.map((rule) => {
+    const [before, value] = typeof rule === 'string' ? [rule, VALUE] : rule;
+    return new RegExp(`(${before.replace(/(?<!\[\^?)\\s/g, '[ \\t]')})${value}`, 'gim');
+  });
 }
 
-const DIALECTS = {
-  cisco: compile(CISCO_LIKE),
-  junos: compile(JUNOS),
-  panos: compile(PANOS),
-  fortios: compile(FORTIOS),
+interface Dialect {
+  rules: RegExp[];
+  blocks?: typeof FORTIOS_BLOCKS;
+}
+
+const DIALECTS: Record<string, Dialect> = {
+  cisco: { rules: compile([...CISCO_LIKE, ...ANY_CLI]) },
+  junos: { rules: compile([...JUNOS, ...ANY_CLI]) },
+  panos: { rules: compile([...PANOS, ...ANY_CLI]) },
+  fortios: { rules: compile([...FORTIOS, ...ANY_CLI]), blocks: FORTIOS_BLOCKS },
+};
+const EVERY_DIALECT: Dialect = {
+  // The most specific first: FortiOS `set <keyword> ENC <value>` before PAN-OS's bare keywords.
+  rules: compile([...FORTIOS, ...CISCO_LIKE, ...JUNOS, ...PANOS, ...ANY_CLI]),
+  blocks: FORTIOS_BLOCKS,
 };
 
 /** The rule sets of a device type: its own dialect's; every one when the dialect is unknown. */
-function cliRules(deviceType: string | null | undefined): RegExp[] {
+function dialectOf(deviceType: string | null | undefined): Dialect {
   const type = (deviceType ?? '').toLowerCase();
   if (/junos|juniper/.test(type)) return DIALECTS.junos;
   if (/pan|palo/.test(type)) return DIALECTS.panos;
   if (/forti|_fw$/.test(type)) return DIALECTS.fortios;
   if (/ios|_xe|_xr|nxos|nx-os|eos|arista|cisco/.test(type)) return DIALECTS.cisco;
-  return Object.values(DIALECTS).flat();
+  return EVERY_DIALECT;
 }
+
+/** A value that is a mask already: ours, or what a driver or the credentials pass put there. */
+const MASKED = /^"?(?:<secret:[0-9a-f]{8}>|\*{3,})"?$/;
 
 /** The value with its quotes kept, its content masked. */
 function maskValue(raw: string, mask: SecretMasker): string {
-  if (raw.startsWith('<secret:')) return raw;
+  if (MASKED.test(raw)) return raw;
   if (raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"')) return `"${mask(raw.slice(1, -1))}"`;
   return mask(raw);
 }
 
-function maskCli(text: string, deviceType: string | null | undefined, mask: SecretMasker): string {
+function applyRules(text: string, rules: RegExp[], mask: SecretMasker): string {
   let out = text;
-  for (const rule of cliRules(deviceType)) out = out.replace(rule, (_all, before: string, value: string) => `${before}${maskValue(value, mask)}`);
+  for (const rule of rules) out = out.replace(rule, (_all, before: string, value: string) => `${before}${maskValue(value, mask)}`);
   return out;
 }
 
-// XML elements (NETCONF Junos, PAN-OS) and JSON keys (gNMI OpenConfig) whose value is a secret.
-const SECRET_NAMES = `(?:[\\w-]*:)?(?:${[
+function maskCli(text: string, deviceType: string | null | undefined, mask: SecretMasker): string {
+  const dialect = dialectOf(deviceType);
+  let out = applyRules(text, dialect.rules, mask);
+  for (const { block, rules } of dialect.blocks ?? []) out = out.replace(block, (whole) => applyRules(whole, rules, mask));
+  return out;
+}
+
+// XML elements (NETCONF Junos, PAN-OS) and JSON keys (gNMI OpenConfig) whose value is a secret:
+// any `…-password` / `…-secret` / `…authentication-key`, and these names.
+const SECRET_NAMES = [
+  String.raw`(?:[\w-]+-)?(?:password|secret|authentication-key)`,
   'phash',
-  'password',
-  'encrypted-password',
   'password-hashed',
-  'auth-password',
-  'priv-password',
-  'secret',
   'secret-key',
-  'authentication-key',
-  'simple-password',
   'pre-shared-key',
   'key-string',
   'community-string',
   'community-name',
-  'shared-secret',
   'auth-key',
+  'privacy-key',
+  'authpwd',
+  'privpwd',
   'psk',
-].join('|')})`;
-const XML_ELEMENT = new RegExp(String.raw`(<(${SECRET_NAMES})(?:\s[^>]*)?>)([^<]+)(</\2>)`, 'g');
+  'wpa2-psk',
+  'passphrase',
+];
+// In XML also a `<key>` with text (PAN-OS pre-shared-key/key, OSPF md5 key) and Junos key
+// encodings (`<pre-shared-key><ascii-text>…`).
+const XML_NAMES = `(?:[\\w-]*:)?(?:${[...SECRET_NAMES, 'key', 'ascii-text', 'hexadecimal'].join('|')})`;
+const JSON_NAMES = `(?:[\\w-]*:)?(?:${SECRET_NAMES.join('|')})`;
+const XML_ELEMENT = new RegExp(String.raw`(<(${XML_NAMES})(?:\s[^>]*)?>)([^<]+)(</\2>)`, 'g');
 // Junos: <community><name>public</name>; PAN-OS v2c: <community-string> is above.
 const XML_COMMUNITY = /(<community>\s*<name>)([^<]+)(<\/name>)/g;
-const JSON_KEY = new RegExp(String.raw`("${SECRET_NAMES}"\s*:\s*)"((?:[^"\\\n]|\\.)*)"`, 'g');
+// Any element whose text is a crypt(3) hash or a Junos $9$ secret.
+const XML_HASH = /(>)(\s*\$(?:1|2[aby]?|5|6|8|9|y)\$[^<]*)(<)/g;
+const JSON_KEY = new RegExp(String.raw`("${JSON_NAMES}"\s*:\s*)"((?:[^"\\\n]|\\.)*)"`, 'g');
 const JSON_COMMUNITY = /("(?:[\w-]*:)?community"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 
 function maskXml(text: string, mask: SecretMasker): string {
+  const between = (_all: string, open: string, value: string, close: string) => `${open}${maskValue(value, mask)}${close}`;
   return text
     .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) =>
       value.trim() ? `${open}${maskValue(value, mask)}${close}` : _all,
     )
-    .replace(XML_COMMUNITY, (_all, open: string, value: string, close: string) => `${open}${maskValue(value, mask)}${close}`);
+    .replace(XML_COMMUNITY, between)
+    .replace(XML_HASH, between);
 }
 
 function maskJson(text: string, mask: SecretMasker): string {
-  const replace = (_all: string, key: string, value: string) => (value.startsWith('<secret:') ? _all : `${key}"${mask(value)}"`);
+  const replace = (_all: string, key: string, value: string) => (MASKED.test(value) ? _all : `${key}"${mask(value)}"`);
   return text.replace(JSON_KEY, replace).replace(JSON_COMMUNITY, replace);
 }
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /**
- * The config with every secret value masked. cli text is read in the device type's dialect;
- * xml and json by element and key names (CLI rules too, for a CLI config stored as text).
+ * The device's own credentials replaced with MASK wherever they appear, longest first (a secret
+ * containing another is masked whole), never inside a `<secret:…>` already there.
  */
-export function maskConfigSecrets(text: string, format: string, deviceType: string | null | undefined, mask: SecretMasker): string {
-  if (!text) return text;
-  if (format === 'xml') return maskXml(text, mask);
-  if (format === 'json') return maskJson(text, mask);
-  return maskCli(text, deviceType, mask);
+function maskCredentials(text: string, credentials: readonly string[]): string {
+  const forms = new Set<string>();
+  for (const secret of credentials) {
+    if (secret.length < 3) continue;
+    forms.add(secret);
+    // Private keys may be echoed with other line endings.
+    if (secret.includes('\n')) forms.add(secret.replace(/\r?\n/g, '\r\n')).add(secret.replace(/\r\n/g, '\n'));
+  }
+  if (forms.size === 0) return text;
+  const known = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  const pattern = new RegExp(`(<secret:[0-9a-f]{8}>)|${known.join('|')}`, 'g');
+  return text.replace(pattern, (_all, kept: string | undefined) => kept ?? MASK);
 }
 
-/** A unified diff with each line's text masked (its leading -, + or space kept). */
-export function maskDiffSecrets(diff: string, format: string, deviceType: string | null | undefined, mask: SecretMasker): string {
+/**
+ * How text of a device is read:
+ * - `cli`, `xml`, `json`: a stored config of that format (cli in the device type's dialect);
+ * - `text`: anything else that can hold config or device output — a session transcript (CLI
+ *   output, NETCONF XML, gNMI JSON, perhaps all three), an error, a log line — read every way.
+ */
+export type MaskFormat = 'cli' | 'xml' | 'json' | 'text';
+
+/** How a device's text is masked: read as `format`, in the dialect of `deviceType`, with `mask`, and its own `credentials`. */
+type MaskHow = [format: MaskFormat | string, deviceType: string | null | undefined, mask: SecretMasker, credentials?: readonly string[]];
+
+/**
+ * The one masking of device text, used by every route that shows it: stored configs and their
+ * diffs, backup transcripts, backup errors. Each secret value the dialect's rules find becomes
+ * `<secret:xxxxxxxx>`, then the device's own `credentials` (opened from its profile) become
+ * `********` wherever they still appear. Masked text is left as it is, so masking twice is
+ * masking once. An unknown format is read as `text`.
+ */
+export function maskConfigSecrets(text: string, ...[format, deviceType, mask, credentials = []]: MaskHow): string {
+  if (!text) return text;
+  let out: string;
+  if (format === 'xml') out = maskXml(text, mask);
+  else if (format === 'json') out = maskJson(text, mask);
+  else if (format === 'cli') out = maskCli(text, deviceType, mask);
+  else out = maskCli(maskJson(maskXml(text, mask), mask), deviceType, mask);
+  return maskCredentials(out, credentials);
+}
+
+/** A unified diff with each line's text masked (its leading -, + or space kept), line by line. */
+export function maskDiffSecrets(diff: string, ...how: MaskHow): string {
   if (!diff) return diff;
   return diff
     .split('\n')
-    .map((line) => (line.startsWith('@@') ? line : line.slice(0, 1) + maskConfigSecrets(line.slice(1), format, deviceType, mask)))
+    .map((line) => (line.startsWith('@@') ? line : line.slice(0, 1) + maskConfigSecrets(line.slice(1), ...how)))
     .join('\n');
 }

@@ -14,9 +14,8 @@ import type { TestCredentialResult } from '../../../shared/src/jobs/test-credent
 import { PLACEHOLDER_MARK, configPlaceholder, expandTranscript, mapAroundPlaceholders } from '../../../shared/src/jobs/transcript';
 import type { SnapshotStore } from './snapshot-store';
 import { channelOf, sha256, successfulVersion } from './backup-job';
-import { maskConfigSecrets, maskDiffSecrets, secretMasker, type SecretMasker } from './config-secrets';
-import { maskSecrets } from './mask';
-import type { BackupDevice, ConfigStore, NewVersion, SealedSecrets } from './store';
+import { maskConfigSecrets, maskDiffSecrets, secretMasker, type MaskFormat, type SecretMasker } from './config-secrets';
+import type { BackupDevice, ConfigStore, MaskingFacts, NewVersion } from './store';
 
 /** A single pull's whole-job limit; the request waits a little longer so the job ends first. */
 export const PULL_DEADLINE_MS = 120_000;
@@ -45,6 +44,12 @@ export interface RecordedBackup {
   ok: boolean;
   error: string | null;
 }
+
+/**
+ * The masking of one device's text (maskConfigSecrets, with the device's dialect and credentials
+ * bound): read as `format`, `text` (a transcript, an error) unless told.
+ */
+export type DeviceTextMask = (text: string, format?: MaskFormat | string) => string;
 
 /** A failed job's result: every method fails with the job's error. */
 const NO_RESULT: BackupJobResult = { results: [], transcript: '' };
@@ -161,7 +166,7 @@ export class ConfigService {
    */
   async recordBackups(outcomes: JobOutcome<'backup'>[], trx: Knex.Transaction): Promise<RecordedBackup[]> {
     const contexts = await this.store.backupContexts(trx, outcomes);
-    const maskers = new Map<string, Promise<(text: string) => string>>();
+    const maskers = new Map<string, Promise<DeviceTextMask>>();
     const versions: NewVersion[] = [];
     const recorded: RecordedBackup[] = [];
     for (const [i, outcome] of outcomes.entries()) {
@@ -174,9 +179,9 @@ export class ConfigService {
       const parsed = outcome.result ?? NO_RESULT;
       const plan = context.run ?? context.pull;
       const methods = (plan?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
-      const sealedKey = JSON.stringify(context.sealed); // devices of one profile share a masker
-      if (!maskers.has(sealedKey)) maskers.set(sealedKey, this.masker(context.sealed));
-      const rows = versionRows(await maskers.get(sealedKey)!, {
+      const factsKey = JSON.stringify(context.facts); // devices of one profile and type share a masker
+      if (!maskers.has(factsKey)) maskers.set(factsKey, this.masker(context.facts));
+      const rows = versionRows(await maskers.get(factsKey)!, {
         orgId: outcome.orgId,
         deviceId: outcome.deviceId,
         jobId: outcome.jobId,
@@ -208,44 +213,56 @@ export class ConfigService {
 
   /** Stores one backup's versions; also used by other areas that fetch configs (deployments). */
   async storeBackup(trx: Knex.Transaction, b: BackupToStore): Promise<RecordedBackup> {
-    const sealed = await this.store.lockDeviceSecrets(trx, b.orgId, b.deviceId);
-    if (!sealed) return DEVICE_GONE;
-    const rows = versionRows(await this.masker(sealed), b);
+    const facts = await this.store.lockMaskingFacts(trx, b.orgId, b.deviceId);
+    if (!facts) return DEVICE_GONE;
+    const rows = versionRows(await this.masker(facts), b);
     await this.store.insertVersions(trx, rows);
     return recordedOf(rows);
   }
 
-  /** Masks the device's own credentials (opened here, never stored) and config secrets. */
-  private async masker(row: SealedSecrets | undefined): Promise<(text: string) => string> {
-    const known: string[] = [];
-    for (const sealed of [row?.password_enc, row?.private_key_enc, row?.enable_password_enc]) {
+  /**
+   * The one masking of a device's text, as every route shows it (configs, diffs, transcripts,
+   * errors): its dialect's secret rules, then its profile's credentials (opened here, never
+   * stored or returned) wherever they still appear. The rules are in config-secrets.ts.
+   */
+  private async masker(facts: MaskingFacts | undefined): Promise<DeviceTextMask> {
+    const credentials: string[] = [];
+    for (const sealed of [facts?.password_enc, facts?.private_key_enc, facts?.enable_password_enc]) {
       if (!sealed) continue;
       try {
-        known.push(await this.secrets.open(sealed));
+        credentials.push(await this.secrets.open(sealed));
       } catch (err) {
-        this.log.warn({ err: (err as Error).message }, 'could not open a profile secret for transcript masking');
+        this.log.warn({ err: (err as Error).message }, 'could not open a profile secret for masking');
       }
     }
-    return (text) => maskSecrets(text, known);
+    return (text, format = 'text') => maskConfigSecrets(text, format, facts?.device_type, this.shown.mask, credentials);
   }
 
   /**
    * The session transcript of one stored backup, every secret masked, or undefined when the
-   * organization has no such version. The configs it fetched are stored once, in their versions:
-   * they go back in place here, masked as the rest was when stored (the device's credentials and
-   * config secrets).
+   * organization has no such version. The configs it fetched are stored once, in their versions,
+   * and go back in place here. The whole text is masked as it is read, as configs are: the
+   * configs put back, and what older releases stored masked by keywords only (with the config
+   * in it, before placeholders).
    */
   async transcript(orgId: string, configId: string): Promise<string | undefined> {
     const row = await this.store.transcript(orgId, configId);
-    if (!row || !row.transcript.includes(PLACEHOLDER_MARK)) return row?.transcript;
-    const [configs, sealed] = await Promise.all([
-      this.store.jobConfigs(orgId, row.device_id, row.job_id),
-      this.store.deviceSecrets(orgId, row.device_id),
+    if (!row) return undefined;
+    const [configs, facts] = await Promise.all([
+      row.transcript.includes(PLACEHOLDER_MARK) ? this.store.jobConfigs(orgId, row.device_id, row.job_id) : [],
+      this.store.maskingFacts(orgId, row.device_id),
     ]);
-    const mask = await this.masker(sealed);
-    return expandTranscript(row.transcript, (method) => {
-      const text = configs.find((c) => c.method === method)?.config_text;
-      return text === undefined ? undefined : mask(text);
+    const mask = await this.masker(facts);
+    return mask(expandTranscript(row.transcript, (method) => configs.find((c) => c.method === method)?.config_text));
+  }
+
+  /** How a device's versions are shown: as stored for reveal, else with config_text masked. */
+  private async shownVersions(orgId: string, deviceId: string, reveal: boolean) {
+    if (reveal) return <T>(row: T) => row;
+    const mask = await this.masker(await this.store.maskingFacts(orgId, deviceId));
+    return <T extends { config_text: string; config_format: string }>(row: T): T => ({
+      ...row,
+      config_text: mask(row.config_text, row.config_format),
     });
   }
 
@@ -264,14 +281,17 @@ export class ConfigService {
 
   /**
    * A stored version as shown: the device's own secrets masked, unless `reveal` (permission
-   * configs.secrets, checked and audited by revealing()).
+   * configs.secrets, checked and audited by revealed()).
    */
   async version(orgId: string, deviceId: string, version: number | null, reveal = false) {
-    const [device, row] = await Promise.all([this.device(orgId, deviceId), this.rawVersion(orgId, deviceId, version)]);
-    return reveal ? row : { ...row, config_text: maskConfigSecrets(row.config_text, row.config_format, device.device_type, this.shown.mask) };
+    const [row, show] = await Promise.all([this.rawVersion(orgId, deviceId, version), this.shownVersions(orgId, deviceId, reveal)]);
+    return show(row);
   }
 
-  /** A dry run's diff as shown: the device's secrets masked like in stored configs. */
+  /**
+   * A dry run's diff as shown: the device's secrets masked like in stored configs, line by line
+   * (its caller has the device type, not its credentials).
+   */
   maskDiff(diff: string, format: string, deviceType: string): string {
     return maskDiffSecrets(diff, format, deviceType, this.shown.mask);
   }
@@ -307,9 +327,14 @@ export class ConfigService {
     return row;
   }
 
-  /** Unified line diff between two versions of a device. */
+  /** Unified line diff between two versions of a device, both masked first unless `reveal`. */
   async diff(orgId: string, deviceId: string, oldVersion: number, newVersion: number, reveal = false) {
-    const [older, newer] = await Promise.all([this.version(orgId, deviceId, oldVersion, reveal), this.version(orgId, deviceId, newVersion, reveal)]);
+    const [rawOlder, rawNewer, show] = await Promise.all([
+      this.rawVersion(orgId, deviceId, oldVersion),
+      this.rawVersion(orgId, deviceId, newVersion),
+      this.shownVersions(orgId, deviceId, reveal),
+    ]);
+    const [older, newer] = [show(rawOlder), show(rawNewer)];
     const oldText: string = older.config_text;
     const newText: string = newer.config_text;
     const identical = oldText === newText;
@@ -369,7 +394,7 @@ export class ConfigService {
 }
 
 /** One version per method tried (failed ones too), transcript and errors masked. */
-function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersion[] {
+function versionRows(mask: DeviceTextMask, b: BackupToStore): NewVersion[] {
   const fetched = (method: BackupMethod) => b.result.results.find((r) => r.method === method);
   // The config a method stores as a successful version.
   const storedConfig = (method: BackupMethod) => {
@@ -381,7 +406,7 @@ function versionRows(mask: (text: string) => string, b: BackupToStore): NewVersi
   // carried goes back in now.
   const configOf = (method: BackupMethod) =>
     b.methods.includes(method) && storedConfig(method) ? configPlaceholder(method) : fetched(method)?.config?.text;
-  const transcript = mapAroundPlaceholders(expandTranscript(b.result.transcript ?? '', configOf), mask);
+  const transcript = mapAroundPlaceholders(expandTranscript(b.result.transcript ?? '', configOf), (text) => mask(text));
   return b.methods.map((method) => {
     const r = fetched(method);
     const channel = channelOf(method, b.transport);

@@ -104,14 +104,16 @@ export interface RunPlan {
 }
 
 export interface BackupContext {
-  sealed: SealedSecrets;
+  facts: MaskingFacts;
   /** The device's row in the snapshot run the job belongs to. */
   run: RunPlan | null;
   /** The single pull the job belongs to. */
   pull: RunPlan | null;
 }
 
-export interface SealedSecrets {
+/** What masking a device's text needs: its dialect and its profile's sealed credentials. */
+export interface MaskingFacts {
+  device_type: string | null;
   password_enc: string | null;
   private_key_enc: string | null;
   enable_password_enc: string | null;
@@ -127,7 +129,7 @@ export interface PullRequestRow {
 
 const DEVICE_COLUMNS = ['d.id', 'd.org_id', 'd.name', 'd.device_type', 'd.site_id', 'd.profile_id', 'p.automation_transport'];
 
-interface ContextRow extends SealedSecrets {
+interface ContextRow extends MaskingFacts {
   run_methods: string[] | null;
   run_transport: StructuredTransport | null;
   pull_methods: string[] | null;
@@ -136,7 +138,12 @@ interface ContextRow extends SealedSecrets {
 
 function contextOf(row: ContextRow): BackupContext {
   return {
-    sealed: { password_enc: row.password_enc, private_key_enc: row.private_key_enc, enable_password_enc: row.enable_password_enc },
+    facts: {
+      device_type: row.device_type,
+      password_enc: row.password_enc,
+      private_key_enc: row.private_key_enc,
+      enable_password_enc: row.enable_password_enc,
+    },
     run: row.run_methods ? { methods: row.run_methods, structured_transport: row.run_transport } : null,
     pull: row.pull_methods ? { methods: row.pull_methods, structured_transport: row.pull_transport } : null,
   };
@@ -172,25 +179,27 @@ export class ConfigStore {
   }
 
   /**
-   * The sealed secrets of a device's profile (for masking transcripts), or undefined when the
+   * A device's masking facts (for masking a transcript as it is stored), or undefined when the
    * device is gone. FOR KEY SHARE keeps the device from being deleted until the transaction ends.
    */
-  lockDeviceSecrets(trx: Knex.Transaction, orgId: string, deviceId: string): Promise<SealedSecrets | undefined> {
-    return this.secretsQuery(orgId, deviceId, trx).forKeyShare('d');
+  lockMaskingFacts(trx: Knex.Transaction, orgId: string, deviceId: string): Promise<MaskingFacts | undefined> {
+    return this.factsQuery(orgId, deviceId, trx).forKeyShare('d');
   }
 
-  /** The sealed secrets of a device's profile (for masking a transcript as it is read), or undefined when the device is gone. */
-  deviceSecrets(orgId: string, deviceId: string): Promise<SealedSecrets | undefined> {
-    return this.secretsQuery(orgId, deviceId, this.db);
+  /** A device's masking facts (for masking its text as it is read), or undefined when the device is gone. */
+  maskingFacts(orgId: string, deviceId: string): Promise<MaskingFacts | undefined> {
+    return this.factsQuery(orgId, deviceId, this.db);
   }
 
-  private secretsQuery(orgId: string, deviceId: string, q: Db | Knex.Transaction) {
-    return this.devices(q).where({ 'd.id': deviceId, 'd.org_id': orgId }).first('p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
+  private factsQuery(orgId: string, deviceId: string, q: Db | Knex.Transaction) {
+    return this.devices(q)
+      .where({ 'd.id': deviceId, 'd.org_id': orgId })
+      .first('d.device_type', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
   }
 
   /**
    * What recording backup outcomes needs, in one round trip, answered in their order: each
-   * profile's sealed secrets (the device row key-share locked, in id order, so it cannot be
+   * device's masking facts (the device row key-share locked, in id order, so it cannot be
    * deleted mid-transaction) and, when the job belongs to a snapshot run or a single pull, what
    * that run asked for. Undefined where the device is gone.
    */
@@ -207,7 +216,7 @@ export class ConfigStore {
         // id alone and read every device row of the snapshot for each device (0.27 ms a device
         // in a snapshot of 1,000; the time grows with the snapshot).
         `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(ord int, org_id uuid, device_id uuid, group_id uuid))
-       SELECT i.ord, p.password_enc, p.private_key_enc, p.enable_password_enc,
+       SELECT i.ord, d.device_type, p.password_enc, p.private_key_enc, p.enable_password_enc,
               sd.methods AS run_methods, sd.structured_transport AS run_transport,
               cp.methods AS pull_methods, cp.structured_transport AS pull_transport
          FROM i

@@ -1,0 +1,248 @@
+/**
+ * The device's secrets stay masked on every route that shows its text, not only on the config
+ * reads: the audit found an operator (no configs.secrets) reading SNMPv3 keys and a WPA key in
+ * clear in a backup's session transcript while GET …/configs/latest masked them. Here a real
+ * agent over NATS pulls from the SSH and NETCONF simulators, whose configs carry those secrets
+ * (and the device's own login password where no rule would find it), and the operator reads the
+ * config, the diff, the pull's and the snapshot's transcripts, a transcript stored the way an
+ * older release stored it, a dry run's diff and the deployment log: no secret value anywhere.
+ * reveal=true, for a holder of configs.secrets, shows the config as stored.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHARED_NATS, dropNatsNamespace, enrollAgent, natsPrefix, startAgent, until, type Org } from '../agents/helpers';
+import { startTestController, type TestController } from '../helpers/controller';
+import { startNetconfDevice, type NetconfDevice } from '../sim/netconf/device';
+import { startSshDevice, type SimSshDevice } from '../sim/ssh';
+import { api, sshDevice, waitFor } from '../deployments/helpers';
+
+const PASSWORD = 'Lab-L0gin-pw-77';
+const MASKED = /<secret:[0-9a-f]{8}>/;
+
+/** The secret lines the audit reproduced, and more of the same kinds; each value must never show. */
+const SECRET_LINES = [
+  'snmp-server user monitor NMS v3 auth sha SnmpAuthS3cret priv aes 128 SnmpPrivS3cret',
+  'snmp-server host 192.0.2.9 version 2c TrapC0mmS3cret',
+  'tacacs-server host 192.0.2.5 key 7 TacacsKeyS3cret',
+  'crypto isakmp key IsakmpS3cret address 192.0.2.1',
+  'interface Dialer1',
+  ' description reached with ' + PASSWORD,
+  ' ppp chap password 7 ChapS3cret',
+  'router bgp 65000',
+  ' neighbor 192.0.2.2 password 7 BgpS3cret',
+  'dot11 ssid CORP',
+  ' wpa-psk ascii 0 WifiPskS3cret',
+];
+const SECRETS = [
+  'SnmpAuthS3cret',
+  'SnmpPrivS3cret',
+  'TrapC0mmS3cret',
+  'TacacsKeyS3cret',
+  'IsakmpS3cret',
+  'ChapS3cret',
+  'BgpS3cret',
+  'WifiPskS3cret',
+  PASSWORD,
+  'n0tpublic', // the simulator's own SNMP community
+];
+const ROTATED = 'SnmpPrivR0tated';
+const NC_SECRETS = ['$6$nc$RootHashS3cret', 'NcC0mmS3cret', '$9$NcPrivacyS3cret', '$9$NcIkeS3cret'];
+
+let c: TestController;
+let org: Org;
+let operator: string;
+let agent: Awaited<ReturnType<typeof startAgent>>;
+let sim: SimSshDevice;
+let nc: NetconfDevice;
+let device: { id: string };
+let ncDevice: { id: string };
+const prefix = natsPrefix();
+
+/** `text` holds none of the secrets (the rotated one and the NETCONF device's included). */
+function expectNoSecret(text: string, where: string) {
+  for (const secret of [...SECRETS, ROTATED, ...NC_SECRETS]) expect(text, `${where} shows ${secret}`).not.toContain(secret);
+}
+
+const asOperator = (path: string) => api(c, operator, 'GET', path);
+const asAdmin = (method: string, path: string, body?: unknown, status = 200) => api(c, org.token, method, path, body, status);
+
+beforeAll(async () => {
+  c = await startTestController({
+    config: { natsUrl: SHARED_NATS, natsPrefix: prefix, jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } },
+  });
+  org = await c.createOrgUser(['org_admin']);
+  const username = `op-${randomBytes(3).toString('hex')}`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  await asAdmin('POST', '/api/admin/users', { username, password, roles: ['operator'] }, 201);
+  operator = (await c.login(username, password)).body.access_token;
+  const { identity } = await enrollAgent(c, org);
+  agent = await startAgent(c, identity, { natsUrl: SHARED_NATS });
+
+  sim = await startSshDevice({ dialect: 'vendor_ios', hostname: 'sec-all', password: PASSWORD, configScale: 1 });
+  // The secret lines just before `snmp-server location`, which the dry run below changes: a
+  // diff's context lines are config too.
+  sim.setConfig(sim.config().replace(/^snmp-server location /m, `${SECRET_LINES.join('\n')}\nsnmp-server location `));
+  device = await sshDevice(c, org.token, sim, PASSWORD, 'sec-all');
+
+  nc = await startNetconfDevice({
+    initialConfig:
+      '<configuration xmlns="urn:sb:junos"><system><host-name>nc-all</host-name><root-authentication>' +
+      '<encrypted-password>$6$nc$RootHashS3cret</encrypted-password></root-authentication></system>' +
+      '<snmp><community><name>NcC0mmS3cret</name></community><v3><usm><local-engine><user><name>mon</name>' +
+      '<privacy-aes128><privacy-key>$9$NcPrivacyS3cret</privacy-key></privacy-aes128></user></local-engine></usm></v3></snmp>' +
+      '<security><ike><policy><name>p1</name><pre-shared-key><ascii-text>$9$NcIkeS3cret</ascii-text></pre-shared-key></policy></ike></security>' +
+      '</configuration>',
+  });
+  const ncProfile = await asAdmin(
+    'POST',
+    '/api/profiles',
+    { name: 'p-nc-all', username: 'admin', password: 'admin', netconf_port: nc.port, automation_transport: 'netconf' },
+    201,
+  );
+  ncDevice = await asAdmin('POST', '/api/devices', { name: 'nc-all', host: nc.host, device_type: 'vendor_junos', profile_id: ncProfile.id }, 201);
+
+  await asAdmin('POST', `/api/config/devices/${device.id}/pull?method=cli`, undefined, 201); // v1
+  sim.setConfig(sim.config().replace('SnmpPrivS3cret', ROTATED));
+  await asAdmin('POST', `/api/config/devices/${device.id}/pull?method=cli`, undefined, 201); // v2
+  await asAdmin('POST', `/api/config/devices/${ncDevice.id}/pull?method=structured`, undefined, 201);
+}, 60_000);
+
+afterAll(async () => {
+  await agent?.stop();
+  await c?.close();
+  await Promise.all([sim?.close(), nc?.close()]);
+  await dropNatsNamespace(SHARED_NATS, prefix).catch(() => undefined);
+});
+
+describe('an operator without configs.secrets', () => {
+  it('reads configs with every secret masked, the login password too', async () => {
+    for (const path of ['latest', '1', '2']) {
+      const shown = (await asOperator(`/api/config/devices/${device.id}/configs/${path}`)).config_text as string;
+      expectNoSecret(shown, `configs/${path}`);
+      expect(shown).toMatch(/^snmp-server user monitor NMS v3 auth sha <secret:[0-9a-f]{8}> priv aes 128 <secret:[0-9a-f]{8}>$/m);
+      expect(shown).toMatch(/^ wpa-psk ascii 0 <secret:[0-9a-f]{8}>$/m);
+      expect(shown).toContain(' description reached with ********');
+      expect(shown).toContain('hostname sec-all');
+    }
+    const xml = (await asOperator(`/api/config/devices/${ncDevice.id}/configs/latest`)).config_text as string;
+    expectNoSecret(xml, 'the NETCONF config');
+    expect(xml).toContain('<host-name>nc-all</host-name>');
+  });
+
+  it('reads the diff of two versions masked: the rotated key is a changed mask', async () => {
+    const diff = await asOperator(`/api/config/devices/${device.id}/diff-versions?old_version=1&new_version=2`);
+    expectNoSecret(diff.diff, 'diff-versions');
+    const changed = (sign: string) => diff.diff.split('\n').filter((l: string) => l.startsWith(`${sign}snmp-server user monitor`));
+    expect(changed('-')).toHaveLength(1);
+    expect(changed('+')).toHaveLength(1);
+    expect(changed('-')[0].slice(1)).not.toBe(changed('+')[0].slice(1));
+    expect(changed('+')[0]).toMatch(MASKED);
+  });
+
+  it('reads the transcript of each pull masked exactly as the config endpoints mask the config', async () => {
+    const versions = (await asOperator(`/api/config/devices/${device.id}/configs`)).configs;
+    expect(versions).toHaveLength(2);
+    for (const v of versions) {
+      const log = (await asOperator(`/api/devices/snapshots/backups/${v.id}/log`)).log as string;
+      expectNoSecret(log, `the transcript of version ${v.version}`);
+      expect(log).toContain('> show running-config');
+      const shown = (await asOperator(`/api/config/devices/${device.id}/configs/${v.version}`)).config_text as string;
+      for (const line of shown.split('\n').filter((l) => MASKED.test(l) || l.includes('********'))) {
+        expect(log, `version ${v.version}`).toContain(line);
+      }
+    }
+    const [ncVersion] = (await asOperator(`/api/config/devices/${ncDevice.id}/configs`)).configs;
+    const ncLog = (await asOperator(`/api/devices/snapshots/backups/${ncVersion.id}/log`)).log as string;
+    expect(ncLog).toContain('nc-all');
+    expectNoSecret(ncLog, 'the NETCONF transcript');
+  });
+
+  it('reads a snapshot backup log masked', async () => {
+    // both: the NETCONF device's cli attempt fails (nothing listens for SSH there), its structured one succeeds.
+    const snap = (await asAdmin('POST', '/api/devices/snapshots', { name: 'secrets', device_filter: {}, method: 'both' }, 201)).snapshot;
+    await asAdmin('POST', `/api/devices/snapshots/${snap.id}/collect`, {}, 202);
+    await until('the snapshot to finish', async () => {
+      const s = (await asOperator(`/api/devices/snapshots/${snap.id}`)).snapshot;
+      return s.status !== 'collecting' && s.status !== 'pending' ? s : undefined;
+    });
+    const { backups } = await asOperator(`/api/devices/snapshots/${snap.id}/backups`);
+    expect(backups.map((b: any) => `${b.device_name} ${b.backup_method} ${b.status}`).sort()).toEqual([
+      'nc-all cli failed',
+      'nc-all structured success',
+      'sec-all cli success',
+    ]);
+    const logs: string[] = [];
+    for (const b of backups) {
+      expectNoSecret(JSON.stringify(b), 'a snapshot backup entry');
+      const log = (await asOperator(`/api/devices/snapshots/backups/${b.config_id}/log`)).log as string;
+      expectNoSecret(log, `the snapshot transcript of ${b.device_name}`);
+      logs.push(log);
+    }
+    expect(logs.some((l) => l.includes('hostname sec-all'))).toBe(true);
+    expect(logs.some((l) => l.includes('<host-name>nc-all</host-name>'))).toBe(true);
+  });
+
+  it('reads a transcript stored by an older release (its config in it, masked by keywords only) masked too', async () => {
+    const [v1] = await c.db('config_versions').where({ device_id: device.id, version: 1 }).select('id', 'config_text');
+    // What the audit saw stored: the keyword pass had masked `psk ascii`, not the key after it.
+    const old = `> show running-config\n${v1.config_text.replace('wpa-psk ascii 0', 'wpa-psk ******** 0')}\nsec-all#`;
+    expect(old).toContain('WifiPskS3cret');
+    await c.db('config_versions').where({ id: v1.id }).update({ transcript: old });
+    const log = (await asOperator(`/api/devices/snapshots/backups/${v1.id}/log`)).log as string;
+    expectNoSecret(log, 'an older transcript');
+    expect(log).toMatch(/^ wpa-psk \*{8} 0 <secret:[0-9a-f]{8}>$/m);
+  });
+
+  it("reads a dry run's diff and the deployment log masked", async () => {
+    const tpl = await asAdmin(
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'location',
+        platform: 'vendor_xe-netconf',
+        config_format: 'cli',
+        target_path: 'location',
+        source: 'snmp-server location {{ where }}\n',
+      },
+      201,
+    );
+    const stack = await asAdmin('POST', '/api/config/stacks', { name: 'location', services: [{ template_id: tpl.id }] }, 201);
+    const created = await asAdmin(
+      'POST',
+      '/api/config/deployments',
+      {
+        stack_id: stack.id,
+        name: 'dry',
+        dry_run: true,
+        target_devices: [{ device_id: device.id }],
+        variable_values: { '0': { devices: [device.id], shared_vars: { where: 'rack-99' } } },
+      },
+      201,
+    );
+    const done = await waitFor(c, org.token, created.id, ['dry_run_completed', 'dry_run_failed', 'completed', 'failed']);
+    expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
+    const shown = await asOperator(`/api/config/deployments/${created.id}`);
+    const diff: string = shown.devices[0].dry_run_diff;
+    expect(diff).toContain('+snmp-server location rack-99');
+    expect(diff).toMatch(/^ {2}wpa-psk ascii 0 <secret:[0-9a-f]{8}>$/m); // a context line
+    expectNoSecret(diff, 'the dry-run diff');
+    const logs = await asOperator(`/api/config/deployments/${created.id}/logs`);
+    expect(logs.logs.length).toBeGreaterThan(0);
+    expectNoSecret(JSON.stringify(logs), 'the deployment log');
+  });
+});
+
+describe('a holder of configs.secrets', () => {
+  it('reads the stored config with reveal=true, and nothing else changes', async () => {
+    const revealed = (await asAdmin('GET', `/api/config/devices/${device.id}/configs/1?reveal=true`)).config_text as string;
+    for (const secret of SECRETS) expect(revealed).toContain(secret);
+    const diff = await asAdmin('GET', `/api/config/devices/${device.id}/diff-versions?old_version=1&new_version=2&reveal=true`);
+    expect(diff.diff).toContain(`priv aes 128 ${ROTATED}`);
+    // Without reveal the admin sees what the operator sees; reveal is refused to the operator.
+    expectNoSecret((await asAdmin('GET', `/api/config/devices/${device.id}/configs/1`)).config_text, 'the admin without reveal');
+    const refused = await c.request('GET', `/api/config/devices/${device.id}/configs/1?reveal=true`, { token: operator });
+    expect(refused.status).toBe(403);
+    const xml = (await asAdmin('GET', `/api/config/devices/${ncDevice.id}/configs/latest?reveal=true`)).config_text as string;
+    for (const secret of NC_SECRETS) expect(xml).toContain(secret);
+  });
+});
