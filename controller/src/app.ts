@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { registerAreas } from './areas';
 import type { ControllerConfig } from './config';
+import { DEFAULT_BODY_LIMIT } from './http/body-limits';
 import { fastifyTrustProxy } from './http/trust-proxy';
 import type { Db } from './db/knex';
 import { accessRuleOf, authPlugin, type AccessRule } from './auth/route-guard';
@@ -19,7 +20,7 @@ export interface AppOptions {
   log: Logger;
   /** HTTPS options when SWITCHBOARD_TLS is on. */
   https?: { key: string; cert: string } | null;
-  /** Largest request body in bytes (imports have their own, larger limit). */
+  /** Largest request body in bytes (default DEFAULT_BODY_LIMIT; imports and variable_values routes have their own). */
   bodyLimit?: number;
 }
 
@@ -55,7 +56,7 @@ function recordRoutes(app: FastifyInstance): void {
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.log,
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: fastifyTrustProxy(options.config.trustProxy),
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;

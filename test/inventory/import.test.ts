@@ -151,6 +151,37 @@ describe('POST /api/devices/import/csv', () => {
     const again = await csv(lines.slice(0, 101).join('\n'));
     expect(again.body).toMatchObject({ imported: 0, failed: 100 });
   });
+
+  it('reads up to 50,000 rows; more rows or fields are a 413 before the file is parsed, nothing stored', async () => {
+    const before = await c.db('devices').where({ org_id: a.orgId }).count({ count: '*' });
+    const rows = (n: number) => 'name,host,device_type\n' + Array.from({ length: n }, (_, i) => `cap-${i},10.9.0.1,no_such_type`).join('\n');
+    const atLimit = await csv(rows(50_000));
+    expect(atLimit.status).toBe(200);
+    expect(atLimit.body).toMatchObject({ imported: 0, failed: 50_000 });
+    const over = await csv(rows(50_001));
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ code: 'IMPORT_TOO_MANY_ROWS', max_rows: 50_000, max_fields: 1_000_000 });
+    expect(over.body.error).toBe(
+      'A device import takes at most 50,000 rows and 1,000,000 fields; this CSV has 50,001 rows and 150,006 fields: split it into several files',
+    );
+    // Blank lines are rows too: csv-parse would spend tens of microseconds on each (minutes for 20 MiB of them).
+    const blank = await csv('name,host,device_type\n' + '\r\n'.repeat(10 * 1024 * 1024 - 16));
+    expect(blank.status).toBe(413);
+    expect(blank.body.code).toBe('IMPORT_TOO_MANY_ROWS');
+    // One row of a million empty columns: every field would be kept until the end.
+    const wide = await csv('name,host,device_type\n' + ','.repeat(1_000_000));
+    expect(wide.status).toBe(413);
+    expect(wide.body.error).toContain('this CSV has 1 row and 1,000,004 fields');
+    expect(await c.db('devices').where({ org_id: a.orgId }).count({ count: '*' })).toEqual(before);
+  });
+
+  it('counts no line break or comma inside quotes', async () => {
+    // 60,000 quoted line breaks and commas: one row, over the row limit only if they were counted.
+    const description = `"${'line, with a comma\n'.repeat(60_000)}"`;
+    const res = await csv(`name,host,device_type,description\nquoted-1,10.9.1.1,generic,${description}\n`);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ imported: 0, failed: 1, errors: [{ row: 2, name: 'quoted-1', error: 'description is longer than 2000 characters' }] });
+  });
 });
 
 describe('POST /api/devices/import/json', () => {
@@ -185,6 +216,20 @@ describe('POST /api/devices/import/json', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('INVALID_JSON');
     expect((await json([])).body).toEqual({ imported: 0, failed: 0, errors: [] });
+  });
+
+  it('imports 10,000 rows in one request and refuses more than 50,000 rows', async () => {
+    const rows = Array.from({ length: 10_000 }, (_, i) => ({
+      name: `json-bulk-${i}`,
+      host: `10.8.${(i >> 8) & 255}.${i & 255}`,
+      device_type: 'generic',
+    }));
+    const res = await json(rows);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ imported: 10_000, failed: 0, errors: [] });
+    const over = await json(Array.from({ length: 50_001 }, () => ({})));
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({ code: 'VALIDATION_FAILED', error: 'body must NOT have more than 50000 items' });
   });
 
   it('imports into the caller’s organization only', async () => {

@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { appError } from '../errors/app-error';
+import { MAX_IMPORT_FIELDS, MAX_IMPORT_ROWS } from '../http/body-limits';
 import { deviceFieldProblem } from './rules';
 
 /** Import rule 2: the CSV columns (and JSON keys) in the order API.md gives them. */
@@ -20,6 +21,51 @@ export interface ImportError {
   row: number;
   name: string;
   error: string;
+}
+
+/**
+ * Records and fields of a CSV body, counted on its bytes before csv-parse sees them: a record ends
+ * at every line break outside quotes (CRLF once, a lone CR or LF each), and a field at every comma
+ * outside quotes too. Never fewer than csv-parse makes (it stops at a quote it would not open or
+ * close, and the count does not), so the limits hold whatever the file.
+ */
+export function csvShape(bytes: Uint8Array): { records: number; fields: number } {
+  let records = 0;
+  let commas = 0;
+  let quoted = false;
+  const n = bytes.length;
+  for (let i = 0; i < n; i++) {
+    const b = bytes[i];
+    if (b > 0x2c) continue; // every byte that matters ('"', ',', CR, LF) is at most ','
+    if (b === 0x22) quoted = !quoted;
+    else if (quoted) continue;
+    else if (b === 0x2c) commas++;
+    else if (b === 0x0a || (b === 0x0d && bytes[i + 1] !== 0x0a)) records++;
+  }
+  const last = bytes[n - 1];
+  if (n > 0 && last !== 0x0a && last !== 0x0d) records++;
+  return { records, fields: records + commas };
+}
+
+/**
+ * Refuses a CSV import over MAX_IMPORT_ROWS rows (the header aside) or MAX_IMPORT_FIELDS fields
+ * before it is decoded or parsed: csv-parse keeps every record until the end, and each row of a
+ * length other than the header's costs it an error object (tens of microseconds).
+ * Returns the field count, for the heap budget.
+ */
+export function checkCsvSize(bytes: Uint8Array): number {
+  const { records, fields } = csvShape(bytes);
+  const rows = Math.max(records - 1, 0);
+  if (rows > MAX_IMPORT_ROWS || fields > MAX_IMPORT_FIELDS) {
+    const n = (x: number) => x.toLocaleString('en-US');
+    throw appError(
+      'IMPORT_TOO_MANY_ROWS',
+      `A device import takes at most ${n(MAX_IMPORT_ROWS)} rows and ${n(MAX_IMPORT_FIELDS)} fields; this CSV has ${n(rows)} row${rows === 1 ? '' : 's'} and ` +
+        `${n(fields)} fields: split it into several files`,
+      { max_rows: MAX_IMPORT_ROWS, max_fields: MAX_IMPORT_FIELDS },
+    );
+  }
+  return fields;
 }
 
 /**

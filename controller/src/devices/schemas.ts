@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { MAX_IMPORT_ROWS } from '../http/body-limits';
 import { Nullable, Paging, StringEnum, Timestamp, Uuid } from '../http/schemas';
 import { DEVICE_SORTS, SORT_ORDERS } from './list-order';
 import { DEVICE_TYPES } from './rules';
@@ -146,7 +147,8 @@ export const ImportQuery = Type.Object({ profile_id: Type.Optional(Uuid) });
 
 /** JSON import: objects with the CSV column names; each row is checked on its own. */
 export const JsonImportBody = Type.Array(Type.Unknown(), {
-  description: 'Objects with name, host, device_type, manufacturer, model, platform, site, description.',
+  maxItems: MAX_IMPORT_ROWS,
+  description: `Objects with name, host, device_type, manufacturer, model, platform, site, description; at most ${MAX_IMPORT_ROWS.toLocaleString('en-US')}.`,
 });
 
 export const ImportSummary = Type.Object({

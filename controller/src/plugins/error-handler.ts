@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, appError } from '../errors/app-error';
+import { formatBytes } from '../http/body-limits';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -35,7 +36,7 @@ function isRefusedValue(err: { code?: unknown; severity?: unknown }): boolean {
 }
 
 /** Maps anything thrown in a route to the catalogue's status, message and code. */
-export function toAppError(error: FastifyError | AppError | Error): AppError {
+export function toAppError(error: FastifyError | AppError | Error, request?: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const err = error as FastifyError;
   if (err.validation) return appError('VALIDATION_FAILED', describeValidation(err));
@@ -43,8 +44,11 @@ export function toAppError(error: FastifyError | AppError | Error): AppError {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return appError('INVALID_JSON', `Request body is not valid JSON: ${err.message}`);
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return appError('BODY_TOO_LARGE');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      const limit = request?.routeOptions.bodyLimit;
+      if (!limit) return appError('BODY_TOO_LARGE');
+      return appError('BODY_TOO_LARGE', `Request body is over the ${formatBytes(limit)} limit of this endpoint`, { max_bytes: limit });
+    }
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return appError('UNSUPPORTED_MEDIA_TYPE', err.message);
   }
@@ -71,7 +75,7 @@ function send(request: FastifyRequest, reply: FastifyReply, error: AppError): Fa
 
 export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error, request, reply) => {
-    const appErr = toAppError(error as FastifyError);
+    const appErr = toAppError(error as FastifyError, request);
     if (appErr.status >= 500) request.log.error({ err: error }, 'request failed');
     else if (isRefusedValue(error as { code?: unknown; severity?: unknown }))
       request.log.warn({ pg_code: (error as { code?: string }).code }, 'the database refused a request value its schema let through');

@@ -1,8 +1,10 @@
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { appError } from '../errors/app-error';
+import { LARGE_BODY_BYTES, MAX_BODY_VALUES } from '../http/body-limits';
 import { boundIntegers, inputProblem } from '../http/input-limits';
+import { admitLargeBody, bodyHeapEstimate, countJsonValues, largeBodyHooks } from '../http/large-bodies';
 
 type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null };
 
@@ -42,21 +44,37 @@ export async function validationPlugin(app: FastifyInstance): Promise<void> {
   // Fastify's JSON parser (with its prototype-poisoning guard), except that an empty body is
   // no body: `curl -X POST -H 'Content-Type: application/json' .../logout` is a fair request.
   // Routes that need a body still refuse it through their schema ("body must be object").
+  // A large body is counted and admitted to the heap budget first (http/large-bodies.ts).
   const parseJson = app.getDefaultJsonParser('error', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (text.trim() === '') return done(null, undefined);
-    // The default parser answers through the callback; its type also allows a promise form it never returns.
-    void parseJson(request, text, (err, value) => {
-      if (!err) return done(null, value);
-      let detail = 'a __proto__ key is not allowed';
-      try {
-        JSON.parse(text);
-      } catch (syntax) {
-        detail = (syntax as Error).message;
+  largeBodyHooks(app);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (request: FastifyRequest, bytes: Buffer) => {
+    if (bytes.length >= LARGE_BODY_BYTES) {
+      const values = countJsonValues(bytes, MAX_BODY_VALUES);
+      if (values > MAX_BODY_VALUES) {
+        throw appError(
+          'BODY_TOO_MANY_VALUES',
+          `Request body holds more than ${MAX_BODY_VALUES.toLocaleString('en-US')} JSON values (objects, arrays and items of ` +
+            'lists or objects); send the work in several smaller requests',
+          { max_values: MAX_BODY_VALUES },
+        );
       }
-      done(appError('INVALID_JSON', `Request body is not valid JSON: ${detail}`), undefined);
+      await admitLargeBody(request, bodyHeapEstimate(bytes.length, values));
+    }
+    const text = bytes.toString('utf8');
+    if (text.trim() === '') return undefined;
+    // The default parser answers through the callback; its type also allows a promise form it never returns.
+    return new Promise<unknown>((resolve, reject) => {
+      void parseJson(request, text, (err, value) => {
+        if (!err) return resolve(value);
+        let detail = 'a __proto__ key is not allowed';
+        try {
+          JSON.parse(text);
+        } catch (syntax) {
+          detail = (syntax as Error).message;
+        }
+        reject(appError('INVALID_JSON', `Request body is not valid JSON: ${detail}`));
+      });
     });
   });
 }

@@ -104,7 +104,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Render every service for its devices; nothing is pushed',
         params: IdParams,
         body: StackRenderBody,
-        response: { 200: Type.Object({ jobs: Type.Array(RenderJob) }), ...errorResponses(400, 401, 403, 404) },
+        response: { 200: Type.Object({ jobs: Type.Array(RenderJob) }), ...errorResponses(400, 401, 403, 404, 413) },
       },
     },
     async (request) => {
@@ -125,7 +125,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Fill device_vars with the values of variables mapped to API resources (api_variables, variable_config sources)',
         params: IdParams,
         body: ResolveBody,
-        response: { 200: ResolveResult, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: ResolveResult, ...errorResponses(400, 401, 403, 404, 413) },
       },
     },
     async (request) => {

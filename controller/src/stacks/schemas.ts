@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
 
-/** Largest body of the requests that carry variable_values (thousands of devices' variables). */
-export const VARIABLE_VALUES_BODY_LIMIT = 32 * 1024 * 1024;
+/** Largest body of the requests that carry variable_values; sized, with the reason, in http/body-limits.ts. */
+export { VARIABLE_VALUES_BODY_LIMIT } from '../http/body-limits';
 
 const FreeObject = Type.Record(Type.String(), Type.Unknown());
 

@@ -8,7 +8,16 @@ export const commonErrors = {
     message: 'Unsupported Content-Type',
     doc: 'The body was sent with a Content-Type this endpoint does not read.',
   },
-  BODY_TOO_LARGE: { status: 413, message: 'Request body is too large', doc: 'The body is over the size limit of the endpoint.' },
+  BODY_TOO_LARGE: {
+    status: 413,
+    message: 'Request body is too large',
+    doc: 'The body is over the size limit of the endpoint; the message gives the limit (docs/security.md#request-bodies).',
+  },
+  BODY_TOO_MANY_VALUES: {
+    status: 413,
+    message: 'Request body holds too many JSON values',
+    doc: 'A JSON body holds more than 1,000,000 values (objects, arrays, items); max_values gives the limit. Split the work over several requests.',
+  },
   NOT_FOUND: { status: 404, message: 'Not found', doc: "The resource does not exist in the caller's organization." },
   ROUTE_NOT_FOUND: { status: 404, message: 'Route not found', doc: 'No endpoint answers this method and path.' },
   UNKNOWN_REFERENCE: {
