@@ -139,7 +139,7 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   // Inventory.
   const profiles = new ProfileService(new ProfileStore(db), secrets, audit);
   const sites = new SiteService(new SiteStore(db), audit);
-  const devices = new DeviceService(new DeviceStore(db), settings, audit);
+  const devices = new DeviceService(new DeviceStore(db), settings, audit, profiles);
   const policy = async () => new DestinationPolicy(await settings.get<string[]>(ALLOWED_HOSTS_SETTING), options.listeningPorts);
   const netbox = new NetboxService(new NetboxStore(db), new DeviceStore(db), secrets, settings, audit, policy, log);
   const platforms = new PlatformStore(db);

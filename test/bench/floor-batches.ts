@@ -81,6 +81,7 @@ function controllerTarget(t: DeviceTarget): ControllerTarget {
     gnmi_skip_verify: t.gnmi_skip_verify,
     automation_transport: null,
     ca_certificate: t.ca_certificate ?? null,
+    allowed_networks: [],
     ssh_host_key: null,
     gnmi_cert_sha256: null,
     credentials: t.credentials,

@@ -11,7 +11,8 @@ import { inventoryUser } from '../inventory/helpers';
 export async function pinningFixture() {
   const c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 } } });
   const u = await inventoryUser(c, ['org_admin']);
-  const other = await inventoryUser(c);
+  // An administrator of another organization: org scoping answers 404 even to a caller who may clear pins.
+  const other = await inventoryUser(c, ['org_admin']);
   const { identity } = await enrollAgent(c, u);
   const agent = await startAgent(c, identity);
   return {

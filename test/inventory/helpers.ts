@@ -1,8 +1,22 @@
+import { randomBytes } from 'node:crypto';
 import type { TestController } from '../helpers/controller';
 
 /** A signed-in user of a fresh organization with devices.access, and helpers bound to that token. */
 export async function inventoryUser(c: TestController, roles = ['operator']) {
-  const user = await c.createOrgUser(roles);
+  return boundTo(c, await c.createOrgUser(roles));
+}
+
+/** Another user of `admin`'s organization (created by `admin`, an org admin) with `roles`, and the same helpers. */
+export async function orgMember(c: TestController, admin: InventoryUser, roles = ['operator']) {
+  const username = `member-${randomBytes(4).toString('hex')}`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  const created = await admin.as('POST', '/api/admin/users', { body: { username, password, roles } });
+  if (created.status !== 201) throw new Error(`user create failed: ${created.text}`);
+  const login = await c.login(username, password);
+  return boundTo(c, { orgId: admin.orgId, userId: created.body.id as string, token: login.body.access_token as string, username, password });
+}
+
+function boundTo(c: TestController, user: Awaited<ReturnType<TestController['createOrgUser']>>) {
   const as = (method: string, path: string, options: Parameters<TestController['request']>[2] = {}) =>
     c.request(method, path, { token: user.token, ...options });
   const profile = async (body: Record<string, unknown> = {}) => {
@@ -27,4 +41,4 @@ export async function inventoryUser(c: TestController, roles = ['operator']) {
   return { ...user, as, profile, device, site };
 }
 
-export type InventoryUser = Awaited<ReturnType<typeof inventoryUser>>;
+export type InventoryUser = ReturnType<typeof boundTo>;

@@ -188,6 +188,7 @@ describe('connection profiles', () => {
         gnmi_skip_verify: false,
         automation_transport: 'netconf',
         ca_certificate: null,
+        allowed_networks: [],
         ssh_host_key: null,
         gnmi_cert_sha256: null,
         credentials: { username: 'robot', ...SECRETS },

@@ -39,12 +39,26 @@ const IMPORT_COLUMNS = [
   'description',
 ];
 
+/**
+ * What devices need of connection profiles: whether a host may get a profile's credentials (its
+ * allowed_networks). Implemented by ProfileService; declared here so devices import no profiles code.
+ */
+export interface ProfileNetworks {
+  /** HOST_OUTSIDE_PROFILE_NETWORKS for a new device whose IP-address host is outside the profile's networks. */
+  assertHostAllowed(orgId: string, profileId: string, host: string, device: string): Promise<void>;
+  /** The same for existing devices, given the profile and the host they are getting (each when it changes). */
+  assertDevicesAllowed(orgId: string, ids: string[], change: { profileId?: string; host?: string }): Promise<void>;
+  /** Each import row's refusal under one profile (null: allowed). */
+  hostCheck(orgId: string, profileId: string): Promise<(host: string, device: string) => string | null>;
+}
+
 /** Device rules shared by create, update, bulk edit and import. */
 export class DeviceService {
   constructor(
     private readonly store: DeviceStore,
     private readonly settings: SettingsService,
     private readonly audit: AuditService,
+    private readonly profiles: ProfileNetworks,
   ) {}
 
   private readonly lists = new DeviceListCache();
@@ -88,6 +102,7 @@ export class DeviceService {
     const row = { ...body, name: body.name.trim(), host: body.host.trim() };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
+    await this.profiles.assertHostAllowed(me.orgId, row.profile_id, row.host, row.name);
     const id = await uniqueOr(
       () => this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId }),
       () => appError('DEVICE_NAME_TAKEN'),
@@ -103,6 +118,9 @@ export class DeviceService {
     const row = { ...body, ...(body.name !== undefined && { name: body.name.trim() }), ...(body.host !== undefined && { host: body.host.trim() }) };
     assertDeviceFields(row);
     await this.checkReferences(me.orgId, row);
+    if (row.host !== undefined || row.profile_id !== undefined) {
+      await this.profiles.assertDevicesAllowed(me.orgId, [id], { profileId: row.profile_id, host: row.host });
+    }
     const changed = await uniqueOr(
       () => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }),
       () => appError('DEVICE_NAME_TAKEN'),
@@ -127,9 +145,15 @@ export class DeviceService {
 
   /**
    * DELETE /api/devices/:id/ssh-host-key and /gnmi-certificate: the next SSH (or NETCONF) session,
-   * or gNMI-over-TLS session, pins whatever key or certificate the device offers.
+   * or gNMI-over-TLS session, pins whatever key or certificate the device offers, and gets the
+   * profile's credentials. Trusting a new identity with them needs configs.secrets (an organization
+   * administrator) on top of devices.access, like setting where a profile's credentials may go.
    */
   async clearPin(me: AuthContext, id: string, pin: DevicePin): Promise<void> {
+    if (!me.permissions.includes('configs.secrets')) {
+      const what = pin === 'ssh_host_key' ? "a device's pinned SSH host key" : "a device's pinned gNMI certificate";
+      throw appError('FORBIDDEN', `Insufficient permissions: clearing ${what} needs the configs.secrets permission (an organization administrator)`);
+    }
     const { found, cleared } = await this.store.clearPin(me.orgId, id, pin);
     if (!found) throw appError('DEVICE_NOT_FOUND');
     if (pin === 'ssh_host_key') await this.record(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
@@ -141,6 +165,7 @@ export class DeviceService {
     if (Object.keys(fields).length === 0) throw appError('BULK_EMPTY_FIELDS');
     assertDeviceFields(fields);
     await this.checkReferences(me.orgId, fields);
+    if (fields.profile_id !== undefined) await this.profiles.assertDevicesAllowed(me.orgId, ids, { profileId: fields.profile_id });
     const updated = await uniqueOr(
       () => this.store.bulkUpdate(me.orgId, ids, { ...fields, updated_by: me.userId }),
       () => appError('CONFLICT'),
@@ -173,7 +198,14 @@ export class DeviceService {
    */
   async import(me: AuthContext, source: 'csv' | 'json', rows: ImportRow[], requestedProfile: string | undefined) {
     const profileId = await this.importProfile(me.orgId, requestedProfile);
-    const { valid, errors } = validateImportRows(rows);
+    const { valid: checked, errors } = validateImportRows(rows);
+    // A row whose IP-address host is outside the profile's networks fails like any bad row (import rule 1).
+    const refusal = await this.profiles.hostCheck(me.orgId, profileId);
+    const valid = checked.filter(({ row, fields }) => {
+      const error = refusal(fields.host, fields.name);
+      if (error) errors.push({ row, name: fields.name, error });
+      return !error;
+    });
     const constants = { org_id: me.orgId, profile_id: profileId, source, protocol: 'ssh', created_by: me.userId, updated_by: me.userId };
     const written = await this.store.transaction((trx) =>
       this.store.insertMany(

@@ -47,6 +47,8 @@ function batchJob({ job, target, attempt }: Outgoing): BatchJob {
       ssh_host_key: target.ssh_host_key,
       gnmi_cert_sha256: target.gnmi_cert_sha256,
       ca_certificate: target.ca_certificate,
+      // Only when the profile limits them: a batch of unlimited devices is as it was.
+      ...(target.allowed_networks.length > 0 && { allowed_networks: target.allowed_networks }),
     },
     params: job.params,
     deadline_at: job.deadline_at.toISOString(),

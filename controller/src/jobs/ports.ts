@@ -25,6 +25,8 @@ export interface DeviceTarget {
   automation_transport: 'gnmi' | 'netconf' | null;
   /** The profile's private CA (PEM) for TLS to the device; null: the agent's own roots. */
   ca_certificate: string | null;
+  /** The profile's allowed_networks (CIDRs its credentials may be sent to); empty: no limit. */
+  allowed_networks: string[];
   /** The pinned SSH host key (trust on first use); null until an agent reported one. */
   ssh_host_key: { type: string; fingerprint: string } | null;
   /** SHA-256 of the pinned gNMI TLS certificate (trust on first use); null until an agent reported one. */

@@ -39,6 +39,7 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
       'p.gnmi_skip_verify',
       'p.automation_transport',
       'p.ca_certificate',
+      'p.allowed_networks',
     );
   // Profiles are shared by many devices: open each sealed value once.
   const opened = new Map<string, Promise<string>>();
@@ -63,6 +64,7 @@ export async function loadDeviceTargets(db: Db, secrets: SecretBox, orgId: strin
       gnmi_skip_verify: row.gnmi_skip_verify,
       automation_transport: row.automation_transport,
       ca_certificate: row.ca_certificate ?? null,
+      allowed_networks: row.allowed_networks ?? [],
       ssh_host_key: row.ssh_host_key_sha256 ? { type: row.ssh_host_key_type ?? 'unknown', fingerprint: row.ssh_host_key_sha256 } : null,
       gnmi_cert_sha256: row.gnmi_cert_sha256 ?? null,
       credentials: {

@@ -1,9 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import { Nullable, Timestamp, Uuid } from '../http/schemas';
+import { MAX_ALLOWED_NETWORKS } from '../../../shared/src/device/networks';
 
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Secret = (description: string) => Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 16384, description })));
 const Transport = Nullable(Type.Union([Type.Literal('gnmi'), Type.Literal('netconf')]));
+const NETWORKS_DOC =
+  "Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose " +
+  'IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every ' +
+  'address it resolves to) before a credential leaves it.';
 
 const editable = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -17,6 +22,14 @@ const editable = {
   gnmi_tls: Type.Optional(Type.Boolean()),
   gnmi_skip_verify: Type.Optional(Type.Boolean()),
   automation_transport: Type.Optional(Transport),
+  allowed_networks: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      maxItems: MAX_ALLOWED_NETWORKS,
+      description:
+        `${NETWORKS_DOC} Entries are stored normalized (10.1.2.3/16 becomes 10.1.0.0/16; a bare address is a /32 or /128). ` +
+        'Setting or changing it needs the configs.secrets permission; [] removes the limit.',
+    }),
+  ),
   ca_certificate: Type.Optional(
     Nullable(
       Type.String({
@@ -48,6 +61,7 @@ export const Profile = Type.Object({
   gnmi_tls: Type.Boolean(),
   gnmi_skip_verify: Type.Boolean(),
   automation_transport: Transport,
+  allowed_networks: Type.Array(Type.String(), { description: NETWORKS_DOC }),
   ca_certificate: Nullable(Type.String({ description: 'PEM CA certificate(s) trusted for TLS to these devices.' })),
   device_count: Type.Integer({ description: 'Devices using this profile.' }),
   created_at: Timestamp,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Static } from '@sinclair/typebox';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
@@ -6,10 +7,25 @@ import { isForeignKeyViolation, uniqueOr } from '../devices/db-errors';
 import { plural } from '../../../shared/src/words';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import type { ProfileBody, ProfileChanges } from './schemas';
+import { literalOutside, NetworkSyntaxError, normalizeNetworks } from '../../../shared/src/device/networks';
 import { checkedCaCertificate } from './ca-certificate';
-import type { ProfileStore } from './store';
+import type { NetworkLimit, ProfileStore } from './store';
 
 const SECRETS = ['password', 'private_key', 'enable_password'] as const;
+
+/**
+ * Why a device with this host may not use a profile with this limit, or null. Only an IP-address
+ * host is judged: a DNS name is the agent's to check, on the addresses it resolves to.
+ */
+export function hostRefusal(host: string, limit: NetworkLimit | undefined, device: string): string | null {
+  if (!limit || !literalOutside(host, limit.allowed_networks)) return null;
+  return (
+    `Device '${device}': host ${host} is outside the networks connection profile '${limit.profile}' allows its credentials to be sent to ` +
+    `(allowed_networks: ${limit.allowed_networks.join(', ')})`
+  );
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
 
 /** Connection profile rules: secrets sealed on write, never read back here. */
 export class ProfileService {
@@ -34,7 +50,7 @@ export class ProfileService {
   private async columns(body: Static<typeof ProfileChanges>): Promise<Record<string, unknown>> {
     const row: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(body)) {
-      if (value === undefined) continue;
+      if (value === undefined || key === 'allowed_networks') continue; // see networks()
       if ((SECRETS as readonly string[]).includes(key)) row[`${key}_enc`] = await this.secrets.sealOptional(value as string | null);
       else if (key === 'ca_certificate') row[key] = value === null ? null : checkedCaCertificate(value as string);
       else row[key] = key === 'name' ? (value as string).trim() : value;
@@ -42,26 +58,80 @@ export class ProfileService {
     return row;
   }
 
-  /** Audit details name the fields changed, never their values (secrets among them). */
+  /**
+   * allowed_networks, normalized, when the body sets it. It decides where the profile's credentials
+   * may be sent, so setting or changing it needs configs.secrets (an organization administrator):
+   * an operator can neither widen nor lift the limit. Sending the networks the profile already has
+   * (in any order or spelling) changes nothing and needs nothing.
+   */
+  private networks(me: AuthContext, body: Static<typeof ProfileChanges>, current: readonly string[] = []): string[] | undefined {
+    if (body.allowed_networks === undefined) return undefined;
+    let networks: string[];
+    try {
+      networks = normalizeNetworks(body.allowed_networks);
+    } catch (err) {
+      if (err instanceof NetworkSyntaxError) throw appError('PROFILE_INVALID_NETWORK', `allowed_networks: ${err.message}`);
+      throw err;
+    }
+    if (sameSet(networks, current)) return [...current]; // as stored, order included
+    if (!me.permissions.includes('configs.secrets')) {
+      throw appError(
+        'FORBIDDEN',
+        "Insufficient permissions: setting a connection profile's allowed_networks needs the configs.secrets permission (an organization administrator)",
+      );
+    }
+    return networks;
+  }
+
+  /** HOST_OUTSIDE_PROFILE_NETWORKS for a new device whose IP-address host is outside its profile's networks. */
+  async assertHostAllowed(orgId: string, profileId: string, host: string, device: string): Promise<void> {
+    if (isIP(host.split('%')[0]) === 0) return; // a name: the agent checks it
+    const refusal = hostRefusal(host, await this.store.limitOf(orgId, profileId), device);
+    if (refusal) throw appError('HOST_OUTSIDE_PROFILE_NETWORKS', refusal);
+  }
+
+  /**
+   * The same for existing devices among ids (of the organization), given the profile they are
+   * moving to and the host they are getting (each when it changes): one refusal names the first
+   * device refused and how many more there are; nothing is written.
+   */
+  async assertDevicesAllowed(orgId: string, ids: string[], change: { profileId?: string; host?: string }): Promise<void> {
+    if (ids.length === 0 || (change.host !== undefined && isIP(change.host.split('%')[0]) === 0)) return;
+    const refused = (await this.store.limitedDevices(orgId, ids, change)).flatMap((d) => hostRefusal(d.host, d, d.name) ?? []);
+    if (refused.length === 0) return;
+    const more = refused.length > 1 ? `; and ${plural(refused.length - 1, 'more device')} outside it` : '';
+    throw appError('HOST_OUTSIDE_PROFILE_NETWORKS', `${refused[0]}${more}`, { devices_refused: refused.length });
+  }
+
+  /** For an import into one profile: each row's refusal (null: the row may use the profile). */
+  async hostCheck(orgId: string, profileId: string): Promise<(host: string, device: string) => string | null> {
+    const limit = await this.store.limitOf(orgId, profileId);
+    return (host, device) => hostRefusal(host, limit, device);
+  }
+
+  /** Audit details name the fields changed, never their values (secrets among them); allowed_networks, no secret, is recorded as set. */
   private record(me: AuthContext, kind: string, id: string, details: Record<string, unknown> = {}) {
     return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details: { profile_id: id, ...details } });
   }
 
   async create(me: AuthContext, body: Static<typeof ProfileBody>) {
-    const id = await this.store.insert({ ...(await this.columns(body)), org_id: me.orgId });
+    const allowed_networks = this.networks(me, body);
+    const id = await this.store.insert({ ...(await this.columns(body)), ...(allowed_networks && { allowed_networks }), org_id: me.orgId });
     if (!id) throw appError('PROFILE_NAME_TAKEN');
-    await this.record(me, 'profile.created', id, { name: body.name });
+    await this.record(me, 'profile.created', id, { name: body.name, ...(allowed_networks && allowed_networks.length > 0 && { allowed_networks }) });
     return this.get(me.orgId, id);
   }
 
   async update(me: AuthContext, id: string, body: Static<typeof ProfileChanges>) {
-    const row = await this.columns(body);
+    const allowed_networks =
+      body.allowed_networks === undefined ? undefined : this.networks(me, body, (await this.get(me.orgId, id)).allowed_networks);
+    const row = { ...(await this.columns(body)), ...(allowed_networks && { allowed_networks }) };
     const changed = await uniqueOr(
       () => this.store.update(me.orgId, id, row),
       () => appError('PROFILE_NAME_TAKEN'),
     );
     if (changed === 0) throw appError('PROFILE_NOT_FOUND');
-    await this.record(me, 'profile.updated', id, { fields: Object.keys(body) });
+    await this.record(me, 'profile.updated', id, { fields: Object.keys(body), ...(allowed_networks && { allowed_networks }) });
     return this.get(me.orgId, id);
   }
 
@@ -87,6 +157,7 @@ export class ProfileService {
 
   async assign(me: AuthContext, profileId: string, deviceIds: string[]): Promise<number> {
     if (!(await this.store.exists(me.orgId, profileId))) throw appError('PROFILE_NOT_FOUND');
+    await this.assertDevicesAllowed(me.orgId, deviceIds, { profileId });
     const updated = await this.store.assign(me.orgId, profileId, deviceIds, me.userId);
     await this.record(me, 'profile.assigned', profileId, { devices: updated });
     return updated;

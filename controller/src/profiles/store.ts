@@ -16,11 +16,18 @@ const columns = (db: Db) => [
   'p.gnmi_tls',
   'p.gnmi_skip_verify',
   'p.automation_transport',
+  'p.allowed_networks',
   'p.ca_certificate',
   db.raw('(SELECT count(*) FROM devices d WHERE d.profile_id = p.id)::int AS device_count'),
   'p.created_at',
   'p.updated_at',
 ];
+
+/** A profile that limits where its credentials go (allowed_networks not empty). */
+export interface NetworkLimit {
+  profile: string;
+  allowed_networks: string[];
+}
 
 /** SQL for connection profiles. Sealed secrets are written here and read only by credentials.ts. */
 export class ProfileStore extends NamedOrgTable {
@@ -35,6 +42,35 @@ export class ProfileStore extends NamedOrgTable {
 
   find(orgId: string, id: string) {
     return this.db('connection_profiles as p').where({ 'p.org_id': orgId, 'p.id': id }).first(columns(this.db));
+  }
+
+  /** The profile's allowed_networks with its name; undefined when it limits nothing (or is not the organization's). */
+  async limitOf(orgId: string, id: string): Promise<NetworkLimit | undefined> {
+    return this.db('connection_profiles')
+      .where({ org_id: orgId, id })
+      .whereRaw("allowed_networks <> '{}'")
+      .first('name as profile', 'allowed_networks');
+  }
+
+  /**
+   * The organization's devices among ids whose profile limits where its credentials go, each with
+   * that limit and its host: `change.profileId` (when given) is the profile they are moving to and
+   * `change.host` (when given) the host they are getting.
+   */
+  limitedDevices(
+    orgId: string,
+    ids: string[],
+    change: { profileId?: string; host?: string },
+  ): Promise<(NetworkLimit & { name: string; host: string })[]> {
+    return this.db('devices as d')
+      .join('connection_profiles as p', (on) =>
+        on.on('p.org_id', 'd.org_id').andOn(this.db.raw('p.id = COALESCE(?::uuid, d.profile_id)', [change.profileId ?? null])),
+      )
+      .where('d.org_id', orgId)
+      .whereRaw('d.id = ANY(?::uuid[])', [ids])
+      .whereRaw("p.allowed_networks <> '{}'")
+      .orderBy('d.name')
+      .select('d.name', this.db.raw('COALESCE(?::text, d.host) AS host', [change.host ?? null]), 'p.name as profile', 'p.allowed_networks');
   }
 
   async deviceCount(orgId: string, id: string): Promise<number> {

@@ -9,6 +9,7 @@
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { MAX_ALLOWED_NETWORKS } from '../device/networks';
 import { CertSha256, FetchedConfigSchema, GnmiCert, SshHostKey } from '../device/values';
 import { JOB_KINDS } from './kinds';
 
@@ -42,6 +43,11 @@ export const JobDevice = Type.Object({
   gnmi_cert_sha256: Type.Union([CertSha256, Type.Null()]),
   /** The profile's private CA (PEM) that TLS sessions to the device trust. Null: the agent's own roots. */
   ca_certificate: Type.Union([Type.String({ maxLength: 65536 }), Type.Null()]),
+  /**
+   * The connection profile's allowed_networks (normalized CIDRs): the agent resolves the host and
+   * opens no session (so sends no credential) to an address outside them. Absent or empty: no limit.
+   */
+  allowed_networks: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_ALLOWED_NETWORKS })),
 });
 export type JobDevice = Static<typeof JobDevice>;
 

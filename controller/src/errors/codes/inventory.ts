@@ -52,6 +52,21 @@ export const inventoryErrors = {
       "ca_certificate takes one or more PEM CA certificates (the CA that signed the devices' TLS certificates); the message says which " +
       'one could not be read.',
   },
+  PROFILE_INVALID_NETWORK: {
+    status: 400,
+    message: 'allowed_networks holds an entry that is not an IPv4 or IPv6 network',
+    doc:
+      'allowed_networks takes CIDRs such as 10.20.0.0/16 or 2001:db8::/32 (a bare address is a /32 or /128); the message names the entry. ' +
+      'Entries are stored normalized (host bits cleared, IPv6 compressed).',
+  },
+  HOST_OUTSIDE_PROFILE_NETWORKS: {
+    status: 400,
+    message: "The device's host is outside the networks its connection profile allows its credentials to be sent to",
+    doc:
+      'A device create, update, bulk edit or profile assignment would give a device whose host is an IP address a connection profile whose ' +
+      'allowed_networks do not contain it; the message names the device, the profile and its networks. (Import reports such rows as failed rows.) ' +
+      'A host that is a DNS name is checked by the agent, on the addresses it resolves to, before any session.',
+  },
   PROFILE_IN_USE: {
     status: 409,
     message: 'Connection profile is still used by devices',
@@ -85,6 +100,13 @@ export const inventoryErrors = {
     status: 400,
     message: 'The import file is empty: expected a header line with name, host, device_type',
     doc: 'A CSV import body with no header line.',
+  },
+  IMPORT_TOO_MANY_ROWS: {
+    status: 413,
+    message: 'The import has too many rows',
+    doc:
+      'A CSV import has more than 50,000 rows or 1,000,000 fields (max_rows, max_fields); split the file. ' +
+      'A JSON import of more than 50,000 rows is a 400 from its schema.',
   },
   IMPORT_INVALID_CSV: {
     status: 400,
