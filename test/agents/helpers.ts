@@ -11,6 +11,7 @@ import pino from 'pino';
 import { connect } from 'nats';
 import { AgentRuntime } from '../../agent/src/runtime';
 import { DRIVERS, type DriverRegistry } from '../../agent/src/drivers';
+import type { SessionLimits } from '../../agent/src/drivers/types';
 import { enroll, type AgentIdentity } from '../../agent/src/identity';
 import { natsAgentLink } from '../../agent/src/nats-link';
 import type { InProcessHub } from '../../shared/src/jobs/inprocess';
@@ -150,7 +151,13 @@ export async function enrollAgent(
 export async function startAgent(
   tc: TestController,
   identity: AgentIdentity,
-  opts: { natsUrl?: string | null; drivers?: DriverRegistry; concurrency?: number; onRevoked?: (reason: string) => void } = {},
+  opts: {
+    natsUrl?: string | null;
+    drivers?: DriverRegistry;
+    concurrency?: number;
+    onRevoked?: (reason: string) => void;
+    limits?: Partial<SessionLimits>;
+  } = {},
 ): Promise<{ runtime: AgentRuntime; link: AgentLink; stop(): Promise<void> }> {
   const link = opts.natsUrl
     ? await natsAgentLink(opts.natsUrl, identity)
@@ -164,6 +171,7 @@ export async function startAgent(
     version: 'test',
     log: quiet,
     onRevoked: opts.onRevoked,
+    limits: opts.limits,
   });
   await runtime.start();
   return { runtime, link, stop: () => runtime.stop(2_000) };

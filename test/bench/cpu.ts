@@ -84,8 +84,8 @@ export function cpuMeter(groups: CpuGroups): (perItems?: number) => { text: stri
       by,
       total,
       text: `${Object.entries(by)
-        .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-        .join(', ')}; in all ${total.toFixed(1)} CPU s${per}`,
+        .map(([k, v]) => `${k} ${v.toFixed(2)}`)
+        .join(', ')}; in all ${total.toFixed(2)} CPU s${per}`,
     };
   };
 }

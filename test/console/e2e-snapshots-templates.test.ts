@@ -1,7 +1,9 @@
 /**
  * Console, Snapshots and Templates pages: a snapshot started from the UI with a site filter queues
  * only that site's devices (checked through the API); the template editor shows a syntax error with
- * its line while the operator types, and drops it once fixed. Headless chromium, real controller.
+ * its line while the operator types, and drops it once fixed; a NETCONF replace with no target
+ * path is refused with the API's advice, and saved once the operator picks merge. Headless
+ * chromium, real controller.
  */
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
@@ -116,6 +118,38 @@ describe('console template editor', () => {
       expect((saved as { name: string; current_version: number }[]).find((t) => t.name === 'syntax')?.current_version).toBe(1);
       expect(problems.errors, problems.errors.join('\n')).toEqual([]);
       expect(problems.failed, problems.failed.join('\n')).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('console template form', () => {
+  it('shows why a NETCONF replace with no target path is not saved, and saves it as a merge', { timeout: 90_000 }, async () => {
+    const { page, problems, close } = await openPage(browser, c.url);
+    try {
+      await signIn(page, user.username, user.password);
+      await page.getByRole('link', { name: 'Templates' }).click();
+      await page.getByRole('button', { name: 'New template' }).click();
+      await page.getByRole('textbox', { name: 'Name' }).fill('eth0-mtu');
+      await page.getByRole('textbox', { name: 'Platform' }).fill('ietf-netconf');
+      await choose(page, page.getByRole('textbox', { name: 'Format' }), 'xml');
+      const editor = page.getByRole('textbox', { name: 'Template source' });
+      await editor.click();
+      await page.keyboard.type('<interfaces xmlns="urn:x"><interface><name>eth0</name><mtu>{{ mtu }}</mtu></interface></interfaces>');
+      await page.getByRole('button', { name: 'Create template' }).click();
+      const alert = page.getByRole('alert').filter({ hasText: 'Not saved' });
+      expect(await textMatching(alert, /A replace needs a target_path/, 'the refusal')).toContain('use operation merge');
+      await choose(page, page.getByRole('textbox', { name: 'Operation' }), 'merge');
+      await page.getByRole('button', { name: 'Create template' }).click();
+      const saved = await until('the template to be saved', async () => {
+        const list = (await api(c, user.token, 'GET', '/api/config/templates')) as { name: string; operation: string; target_path: string | null }[];
+        return list.find((t) => t.name === 'eth0-mtu');
+      });
+      expect(saved).toMatchObject({ operation: 'merge', target_path: null });
+      // The refused save is the one 400 the browser reports.
+      const others = problems.errors.filter((e) => !/status of 400/.test(e));
+      expect(others, others.join('\n')).toEqual([]);
     } finally {
       await close();
     }

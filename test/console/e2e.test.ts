@@ -247,8 +247,15 @@ describe('console', () => {
     const tally = page.getByTestId('deployment-tally');
     await textMatching(tally, /^1 completed of 1$/, 'the device tally');
     expect(await page.getByTestId('deployment-log').textContent()).not.toBe('');
-    await page.getByRole('button', { name: 'Roll back' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Roll back' }).click();
+    // Changed by hand since: the rollback leaves the device alone until the operator forces it.
+    const target = gnmi!;
+    target.setTree({ ...(target.tree() as object), system: { config: { hostname: 'by-hand' } } });
+    await page.getByRole('button', { name: 'Roll back', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Roll back', exact: true }).click();
+    await textMatching(status, /^failed$/, 'rollback refused', 120_000);
+    expect((target.tree() as any).system.config.hostname).toBe('by-hand');
+    await page.getByRole('button', { name: 'Roll back anyway' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Roll back anyway' }).click();
     await textMatching(status, /^rolled_back$/, 'rolled back', 120_000);
     await textMatching(tally, /^1 rolled back of 1$/, 'the device tally after the rollback');
     expect((await waitFor(c, user.token, id, ['rolled_back'])).status).toBe('rolled_back');

@@ -2,7 +2,7 @@
  * The controller's side of a deploy job's pre-deployment backup (PreDeploymentBackups, reached
  * through DeploymentRunner.storeBackup once an agent's backup_store request checked out): the
  * first backup of the job is stored before anything changes and every later attempt is answered
- * with that one; requests for another organization, another agent, a stale attempt, a malformed body
+ * with that one; requests for another organization or pool, another agent, a stale attempt, a malformed body
  * or a job that ended are refused, storing nothing. No agent runs: the test moves the job. The
  * signers are enrolled agents: the statement checks that a request's signer is still what it was
  * verified against (not revoked, same key), and a request is answered again from a fresh read when not.
@@ -131,7 +131,7 @@ describe("storing a deploy job's pre-deployment backup", () => {
     expect(await versions()).toEqual([]);
   });
 
-  it('refuses a malformed request and another agent as a whole, another organization and a stale attempt per job, storing nothing', async () => {
+  it('refuses a malformed request and another agent as a whole, another organization or pool and a stale attempt per job, storing nothing', async () => {
     const refused = (error: unknown) => ({ v: PROTOCOL_VERSION, type: 'backup_stored', error, answers: [] });
     expect(await storeAll(request({ ...entry('{}'), backup: { text: '{}' } }))).toEqual(
       refused(expect.stringContaining('malformed backup store request')),
@@ -146,6 +146,11 @@ describe("storing a deploy job's pre-deployment backup", () => {
     );
     const other = (await enrolledSigner(c, await c.createOrgUser(['org_admin']))).signer;
     expect((await storeAll(requestOf(other.id, entry('{}')), other)).answers).toMatchObject([{ ok: false, error: 'the deploy job is not open' }]);
+    // An agent of the same organization in another pool (a site's): its agents never get the job.
+    const site = await api(c, org.token, 'POST', '/api/sites', { name: 'elsewhere' }, 201);
+    const sited = (await enrolledSigner(c, org)).signer;
+    await c.db('agents').where({ id: sited.id }).update({ site_id: site.id });
+    expect((await storeAll(requestOf(sited.id, entry('{}')), sited)).answers).toMatchObject([{ ok: false, error: 'the deploy job is not open' }]);
     expect(await store(entry('{}', { attempt: 2 }))).toMatchObject({ ok: false, error: "attempt 2 is not the job's current attempt (1)" });
     expect(await versions()).toEqual([]);
     expect((await deviceRow()).backup_config_id).toBeNull();

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
-import { api, until } from './helpers';
+import { api, until, hostnameTemplate } from './helpers';
 
 /** More than two pumps claim (the first claims 25, FIRST_CLAIM; the next up to 100, CLAIM_PER_PUMP). */
 const DEVICES = 130;
@@ -39,14 +39,7 @@ it(`claims a deployment of ${DEVICES} devices in pumps of 25 then 100, one job p
   expect((await api(c, org.token, 'POST', `/api/devices/import/json?profile_id=${profile.id}`, rows)).imported).toBe(DEVICES);
   const devices: { id: string }[] = await c.db('devices').where({ org_id: org.orgId }).whereLike('name', 'chunk-%').select('id');
   expect(devices).toHaveLength(DEVICES);
-  const tpl = await api(
-    c,
-    org.token,
-    'POST',
-    '/api/config/templates',
-    { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
-    201,
-  );
+  const tpl = await hostnameTemplate(c, org.token);
   const stack = await api(
     c,
     org.token,

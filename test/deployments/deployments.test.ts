@@ -269,9 +269,10 @@ describe('rollback', () => {
     const device = await gnmiDevice(c, token, target);
     const done = await waitFor(c, token, (await deploy((await stack()).id, [device.id])).body.id);
     expect(done.status).toBe('completed');
-    // Something else changed on the device since: replace semantics remove it too.
+    // Something else changed on the device since: a forced rollback's replace semantics remove it
+    // too (unforced, the device would be left alone: left-config.test.ts).
     target.setTree({ ...(target.tree() as Record<string, Json>), extra: { added: true } });
-    const res = await c.request('POST', `/api/config/deployments/${done.id}/rollback`, { token });
+    const res = await c.request('POST', `/api/config/deployments/${done.id}/rollback`, { token, body: { force: true } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe('rolling_back');
     const rolled = await waitFor(c, token, done.id);
@@ -375,7 +376,7 @@ describe('checks before anything is touched', () => {
       token,
       'POST',
       '/api/config/templates',
-      { name: 'nc', platform: 'ietf-netconf', config_format: 'xml', source: '<a>{{ x }}</a>' },
+      { name: 'nc', platform: 'ietf-netconf', config_format: 'xml', target_path: '/a', source: '<a>{{ x }}</a>' },
       201,
     );
     const bad = async (stackId: string, devices: string[], vv?: unknown) => {

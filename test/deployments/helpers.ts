@@ -92,9 +92,9 @@ export async function gnmiStackFixture(opts: { hostname: string; deviceName: str
   }
 }
 
-/** A stack `name` of one new gNMI template setting /system/config's hostname to the stack's variable `hostname`. */
-export async function hostnameStack(c: TestController, token: string, name: string, hostname: string) {
-  const tpl = await api(
+/** A new gNMI template `hostname` setting /system/config's hostname to its variable `hostname`. */
+export function hostnameTemplate(c: TestController, token: string) {
+  return api(
     c,
     token,
     'POST',
@@ -102,6 +102,11 @@ export async function hostnameStack(c: TestController, token: string, name: stri
     { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
     201,
   );
+}
+
+/** A stack `name` of one new gNMI template setting /system/config's hostname to the stack's variable `hostname`. */
+export async function hostnameStack(c: TestController, token: string, name: string, hostname: string) {
+  const tpl = await hostnameTemplate(c, token);
   return api(c, token, 'POST', '/api/config/stacks', { name, services: [{ template_id: tpl.id, order: 0, variables: { hostname } }] }, 201);
 }
 

@@ -13,7 +13,7 @@ import type { DeploymentRunner } from '../../controller/src/deployments/runner';
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import { startTestController, type TestController } from '../helpers/controller';
 import type { Org } from '../agents/helpers';
-import { api, enrolledSigner, until } from './helpers';
+import { api, enrolledSigner, until, hostnameTemplate } from './helpers';
 
 const N = 4;
 let c: TestController;
@@ -205,14 +205,7 @@ async function step(runs: Run[], status: string, settled: string[], build: (run:
 }
 
 it('records many outcomes of a deployment in one transaction exactly as one by one', async () => {
-  const tpl = await api(
-    c,
-    org.token,
-    'POST',
-    '/api/config/templates',
-    { name: 'hostname', platform: 'openconfig-gnmi', config_format: 'json', target_path: '/system/config', source: '{"hostname": "{{ hostname }}"}' },
-    201,
-  );
+  const tpl = await hostnameTemplate(c, org.token);
   const stack = await api(
     c,
     org.token,

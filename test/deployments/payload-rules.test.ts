@@ -1,11 +1,14 @@
 /**
- * The pure rules behind two deployment checks: which rendered payloads are empty (a replace with
- * one is refused), and the CLI dry run's model of typing lines into a running config.
+ * The pure rules behind the deployment checks: which rendered payloads are empty (a replace with
+ * one is refused), which NETCONF elements a push replaces and whether they are empty, which
+ * template targets would replace or delete the whole config, and the CLI dry run's model of
+ * typing lines into a running config.
  */
 import { describe, expect, it } from 'vitest';
 import { applyCliLines, approximateSetLines } from '../../agent/src/jobs/cli-preview';
 import { applyJunosSetLines } from '../../agent/src/jobs/junos-preview';
-import { isEmptyPayload } from '../../controller/src/deployments/empty-payload';
+import { findEmptyReplaces, isEmptyPayload, type PushedPayload } from '../../controller/src/deployments/empty-payload';
+import { targetProblem } from '../../controller/src/templates/target-path';
 
 describe('isEmptyPayload', () => {
   it('finds json without a leaf empty, and json with one not', () => {
@@ -26,6 +29,103 @@ describe('isEmptyPayload', () => {
   it('finds cli with only blank and comment lines empty', () => {
     expect(isEmptyPayload('!\n# nothing\n\n', 'cli')).toBe(true);
     expect(isEmptyPayload('!\nntp server 192.0.2.1\n', 'cli')).toBe(false);
+  });
+});
+
+describe('findEmptyReplaces', () => {
+  const NC = 'xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0"';
+  const xml = (rendered_config: string, operation: PushedPayload['operation'], target_path: string | null = null): PushedPayload => ({
+    rendered_config,
+    operation,
+    target_path,
+    config_format: 'xml',
+  });
+  /** The path each refused payload names ([] when not refused). */
+  const refused = (p: PushedPayload) => findEmptyReplaces([p]).map((j) => j.target_path);
+
+  it('checks the element a NETCONF target_path selects, not the whole fragment (its ancestors carry the list keys)', () => {
+    const path = '/acls/acl[name=MGMT]/entries';
+    expect(refused(xml('<acls><acl><name>MGMT</name><entries></entries></acl></acls>', 'replace', path))).toEqual([path]);
+    expect(refused(xml('<acls><acl><name>MGMT</name><entries><entry><seq>10</seq></entry></entries></acl></acls>', 'replace', path))).toEqual([]);
+    // Another list entry's content does not fill the selected one.
+    const two = '<acls><acl><name>MGMT</name><entries/></acl><acl><name>WEB</name><entries><entry><seq>1</seq></entry></entries></acl></acls>';
+    expect(refused(xml(two, 'replace', path))).toEqual([path]);
+    // Merge and delete mark the selection with their own operation: never refused here.
+    expect(refused(xml('<acls><acl><name>MGMT</name><entries></entries></acl></acls>', 'merge', path))).toEqual([]);
+    expect(refused(xml('<acls><acl><name>MGMT</name><entries></entries></acl></acls>', 'delete', path))).toEqual([]);
+  });
+
+  it('checks each top-level element of a path-less replace, naming it', () => {
+    expect(refused(xml('<system><hostname>r1</hostname></system><interfaces></interfaces>', 'replace'))).toEqual(['/interfaces']);
+    expect(refused(xml('<system><hostname>r1</hostname></system>', 'replace'))).toEqual([]);
+  });
+
+  it('checks every element with an inline operation "replace", whatever the template operation; inline delete and remove pass', () => {
+    const wiped = `<interfaces xmlns="urn:sb:audit" ${NC} nc:operation="replace"></interfaces>`;
+    expect(refused(xml(wiped, 'merge'))).toEqual(['/interfaces']);
+    const nested =
+      `<system ${NC}><hostname>r1</hostname><interfaces><interface nc:operation="replace"><name>eth0</name></interface></interfaces>` +
+      '<ntp nc:operation="replace"/></system>';
+    expect(refused(xml(nested, 'merge'))).toEqual(['/system/ntp']);
+    expect(refused(xml(`<system ${NC}><ntp nc:operation="replace"><server>192.0.2.1</server></ntp></system>`, 'merge'))).toEqual([]);
+    for (const op of ['delete', 'remove']) {
+      // The template's own operation is not applied to a fragment that carries operations.
+      for (const operation of ['merge', 'replace'] as const)
+        expect(refused(xml(`<system ${NC}><ntp nc:operation="${op}"/></system>`, operation, '/system')), `${op} ${operation}`).toEqual([]);
+    }
+  });
+
+  it('keeps the whole-payload rule for json, cli, blank and malformed xml', () => {
+    expect(refused({ rendered_config: '{"interface": []}', config_format: 'json', operation: 'replace', target_path: '/interfaces' })).toEqual([
+      '/interfaces',
+    ]);
+    expect(refused({ rendered_config: '{"interface": []}', config_format: 'json', operation: 'merge', target_path: '/interfaces' })).toEqual([]);
+    expect(refused({ rendered_config: '!\n', config_format: 'cli', operation: 'replace', target_path: 'ntp' })).toEqual(['ntp']);
+    expect(refused(xml('  ', 'replace', '/system/ntp'))).toEqual(['/system/ntp']);
+    expect(refused(xml('<system><ntp>', 'replace', '/system/ntp'))).toEqual(['/system/ntp']);
+    expect(refused(xml('<system><ntp>x', 'replace', '/system/ntp'))).toEqual([]);
+  });
+});
+
+describe('targetProblem', () => {
+  const shape = (config_format: string, operation: string | null, target_path: string | null) => ({ config_format, operation, target_path });
+  const code = (...args: Parameters<typeof shape>) => targetProblem(shape(...args))?.code ?? null;
+
+  it('refuses a gNMI or NETCONF replace (the default) or delete with no target_path', () => {
+    for (const format of ['json', 'xml'])
+      for (const operation of ['replace', null, 'delete']) {
+        expect(code(format, operation, null), `${format} ${operation}`).toBe('TARGET_PATH_REQUIRED');
+        expect(code(format, operation, '  '), `${format} ${operation}`).toBe('TARGET_PATH_REQUIRED');
+      }
+    expect(targetProblem(shape('xml', 'replace', null))?.detail).toBe(
+      'operation replace and no target_path, so the NETCONF push would replace each top-level element the template renders as a whole, ' +
+        'removing whatever the template does not list under it. A replace needs a target_path naming the subtree it replaces, e.g. ' +
+        '/interfaces/interface[name=eth0]; to add to the config without removing anything use operation merge',
+    );
+    // NETCONF takes a target_path that is not a path as a label and marks the top-level elements.
+    expect(code('xml', 'replace', 'interfaces')).toBe('TARGET_PATH_REQUIRED');
+    expect(code('json', 'replace', 'interfaces')).toBe(null);
+  });
+
+  it('refuses a replace or delete of the root on both transports', () => {
+    for (const path of ['/', ' / ', 'openconfig:/', 'rfc7951:/'])
+      for (const operation of ['replace', 'delete']) expect(code('json', operation, path), `${operation} ${path}`).toBe('ROOT_TARGET_REFUSED');
+    expect(code('xml', 'replace', '/')).toBe('ROOT_TARGET_REFUSED');
+    expect(targetProblem(shape('json', 'replace', '/'))?.detail).toMatch(
+      /^operation replace on target_path '\/', the root: gNMI would replace the device's entire configuration/,
+    );
+  });
+
+  it('passes merges, cli templates and replaces that name their subtree', () => {
+    for (const path of [null, '/', 'openconfig:/']) expect(code('json', 'merge', path)).toBe(null);
+    expect(code('xml', 'merge', null)).toBe(null);
+    for (const operation of ['replace', 'delete']) expect(code('cli', operation, null)).toBe(null);
+    expect(code('cli', 'replace', '/')).toBe(null);
+    expect(code('json', 'replace', '/interfaces/interface[name=eth0]')).toBe(null);
+    expect(code('json', 'replace', 'openconfig:/interfaces')).toBe(null);
+    expect(code('xml', 'delete', '/acls/acl[name=MGMT]')).toBe(null);
+    // A path that does not parse is the agent's to report, not taken for the root.
+    expect(code('json', 'replace', '/a[b')).toBe(null);
   });
 });
 

@@ -46,7 +46,7 @@ async function deploymentsNamed(name: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** A NETCONF (replace) and a cli stack, each of one template listing the NTP `servers` (required). */
+/** A NETCONF (replace of /system/ntp) and a cli stack, each of one template listing the NTP `servers` (required). */
 async function ntpStacks(suffix: string) {
   const nc = await api(
     c,
@@ -58,6 +58,7 @@ async function ntpStacks(suffix: string) {
       platform: 'ietf-netconf',
       config_format: 'xml',
       operation: 'replace',
+      target_path: '/system/ntp',
       source: `<system xmlns="${NS}"><ntp>{% for s in servers %}<server>{{ s }}</server>{% endfor %}</ntp></system>`,
     },
     201,

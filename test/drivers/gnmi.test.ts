@@ -143,6 +143,16 @@ describe('SetRequest building', () => {
     expect(() => buildSetRequest([change('merge', '/a[k=v', {})])).toThrow(/unterminated key/);
     expect(() => buildSetRequest([{ operation: 'replace', config_format: 'json', config: '{}' }])).toThrow(/needs a target_path/);
   });
+
+  it('refuses a replace or delete of the root ("/" or an origin with no elements); a merge there is allowed', () => {
+    for (const path of ['/', 'openconfig:/']) {
+      expect(() => buildSetRequest([change('replace', path, { system: {} })]), path).toThrow(
+        /change 1 \(.+\): gNMI replace of the root would replace the whole configuration; target_path must name a subtree/,
+      );
+      expect(() => buildSetRequest([change('delete', path, null)]), path).toThrow(/gNMI delete of the root would delete the whole configuration/);
+    }
+    expect(buildSetRequest([change('merge', '/', { system: { config: { hostname: 'r2' } } })]).update).toHaveLength(1);
+  });
 });
 
 describe('gNMI driver against the simulator', () => {

@@ -137,17 +137,79 @@ describe('framing parser', () => {
 });
 
 describe('edit-config content', () => {
-  it('marks replace and delete, and merges fragments that share containers', () => {
+  const NC = 'xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0"';
+  const acl = (entries: string): string => `<acls xmlns="${NS}"><acl><name>A</name>${entries}</acl></acls>`;
+
+  it('marks replace and delete, and keeps each change whole, in order, even where changes share containers', () => {
     const xml = buildEditContent([
       change('merge', `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>9000</mtu></interface></interfaces>`),
       change('delete', `<interfaces xmlns="${NS}"><interface><name>eth1</name></interface></interfaces>`, '/interfaces/interface[name=eth1]'),
       change('replace', `<system xmlns="${NS}"><hostname>r2</hostname></system>`),
     ]);
     expect(xml).toBe(
-      `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>9000</mtu></interface>` +
-        `<interface xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="delete"><name>eth1</name></interface></interfaces>` +
-        `<system xmlns="${NS}" xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="replace"><hostname>r2</hostname></system>`,
+      `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>9000</mtu></interface></interfaces>` +
+        `<interfaces xmlns="${NS}"><interface ${NC} nc:operation="delete"><name>eth1</name></interface></interfaces>` +
+        `<system xmlns="${NS}" ${NC} nc:operation="replace"><hostname>r2</hostname></system>`,
     );
+  });
+
+  // The audit's case: entries of a list keyed by seq, one per service, were fused into one.
+  it('keeps list entries keyed by seq apart: one per change, each with only its own leaves', () => {
+    const deny = '<entry><seq>10</seq><action>deny</action><src>192.0.2.0/24</src></entry>';
+    const permit = '<entry><seq>20</seq><action>permit</action></entry>';
+    expect(buildEditContent([change('merge', acl(deny)), change('merge', acl(permit))])).toBe(acl(deny) + acl(permit));
+  });
+
+  it('keeps list entries keyed by vlan-id apart, and a delete of one marks only that one', () => {
+    const vlans = (v: string): string => `<vlans xmlns="${NS}">${v}</vlans>`;
+    const xml = buildEditContent([
+      change('merge', vlans('<vlan><vlan-id>10</vlan-id><description>users</description></vlan>')),
+      change('delete', vlans('<vlan><vlan-id>20</vlan-id></vlan>'), '/vlans/vlan[vlan-id=20]'),
+      change('merge', vlans('<vlan><vlan-id>30</vlan-id><description>voice</description></vlan>')),
+    ]);
+    expect(xml).toBe(
+      vlans('<vlan><vlan-id>10</vlan-id><description>users</description></vlan>') +
+        vlans(`<vlan ${NC} nc:operation="delete"><vlan-id>20</vlan-id></vlan>`) +
+        vlans('<vlan><vlan-id>30</vlan-id><description>voice</description></vlan>'),
+    );
+  });
+
+  it('leaves two changes to the same list entry for the device to combine, in change order', () => {
+    const first = acl('<entry><seq>10</seq><action>deny</action></entry>');
+    const second = acl('<entry><seq>10</seq><src>198.51.100.0/24</src></entry>');
+    const replaced = acl(`<entry ${NC} nc:operation="replace"><seq>10</seq><action>permit</action></entry>`);
+    expect(
+      buildEditContent([
+        change('merge', first),
+        change('merge', second),
+        change('replace', acl('<entry><seq>10</seq><action>permit</action></entry>'), '/acls/acl[name=A]/entry[seq=10]'),
+      ]),
+    ).toBe(first + second + replaced);
+  });
+
+  it('keeps sibling entries of one fragment distinct, and target_path marks only the entry it selects', () => {
+    const e = (seq: number, action: string): string => `<entry><seq>${seq}</seq><action>${action}</action></entry>`;
+    const three = acl(e(10, 'deny') + e(20, 'permit') + e(30, 'deny'));
+    expect(buildEditContent([change('merge', three)])).toBe(three);
+    expect(buildEditContent([change('replace', three, '/acls/acl[name=A]/entry[seq=20]')])).toBe(
+      acl(`${e(10, 'deny')}<entry ${NC} nc:operation="replace"><seq>20</seq><action>permit</action></entry>${e(30, 'deny')}`),
+    );
+    // ...also after an earlier change to the same list, and as top-level entries of a fragment.
+    const five = acl(e(5, 'permit'));
+    expect(buildEditContent([change('merge', five), change('merge', three)])).toBe(five + three);
+    const route = (hop: string): string =>
+      `<route xmlns="${NS}"><prefix>0.0.0.0/0</prefix><next-hop>${hop}</next-hop><tag>a</tag><tag>b</tag></route>`;
+    expect(buildEditContent([change('merge', route('192.0.2.1') + route('192.0.2.2'))])).toBe(route('192.0.2.1') + route('192.0.2.2'));
+  });
+
+  it('keeps name-keyed entries apart too, and takes a fragment with its own operation attributes as written', () => {
+    const ifs = (i: string): string => `<interfaces xmlns="${NS}">${i}</interfaces>`;
+    const marked = ifs(`<interface ${NC} nc:operation="remove"><name>eth1</name></interface>`);
+    const xml = buildEditContent([
+      change('merge', ifs('<interface><name>eth0</name><mtu>9000</mtu></interface><interface><name>eth2</name><mtu>1400</mtu></interface>')),
+      change('replace', marked, '/interfaces/interface[name=eth1]'),
+    ]);
+    expect(xml).toBe(ifs('<interface><name>eth0</name><mtu>9000</mtu></interface><interface><name>eth2</name><mtu>1400</mtu></interface>') + marked);
   });
 
   it('rejects malformed XML and a target_path that selects nothing', () => {

@@ -18,6 +18,8 @@ import {
 } from '../../agent/src/drivers/netconf';
 import { unifiedDiff } from '../../shared/src/diff/unified';
 import { startNetconfd, type NetconfdPeer } from '../sim/netconf/netconfd';
+import { startTestController, type TestController } from '../helpers/controller';
+import { agentFor, api, waitFor } from '../deployments/helpers';
 
 const NS = 'urn:switchboard:test';
 let peer: NetconfdPeer;
@@ -160,6 +162,118 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
     // The candidate was discarded and unlocked: a following change goes through.
     await s.apply([{ operation: 'merge', config_format: 'xml', config: `<settings xmlns="${NS}"><hostname>after-error</hostname></settings>` }]);
     expect((await s.fetchConfig()).text).toContain('<hostname>after-error</hostname>');
+  });
+});
+
+// Lists keyed by something other than <name> (sb-test's acls: entries by seq; vlans by vlan-id):
+// a change set must never fuse two entries, whatever their key.
+describe('NETCONF lists not keyed by name against netconfd', () => {
+  const acl = (entry: string): string => `<acls xmlns="${NS}"><acl><name>edge-in</name>${entry}</acl></acls>`;
+  const DENY = '<entry><seq>10</seq><action>deny</action><src>192.0.2.0/24</src></entry>';
+  const PERMIT = '<entry><seq>20</seq><action>permit</action></entry>';
+  const merge = (config: string, target_path?: string) => ({ operation: 'merge' as const, config_format: 'xml' as const, config, target_path });
+
+  /** The running config without the indentation, for whole-element assertions. */
+  const compact = async (): Promise<string> => (await s.fetchConfig()).text.replace(/\n\s*/g, '');
+
+  it('keeps the entries two changes add to one list apart, each with only its own leaves', async () => {
+    const before = await s.fetchConfig();
+    await s.apply([merge(acl(DENY)), merge(acl(PERMIT))]);
+    const running = await compact();
+    expect(running).toContain(`<acl><name>edge-in</name>${DENY}${PERMIT}</acl>`);
+
+    // Two changes to the same entry, and to vlans side by side, are combined by the device.
+    await s.apply([
+      merge(acl('<entry><seq>20</seq><src>198.51.100.0/24</src></entry>')),
+      merge(`<vlans xmlns="${NS}"><vlan><vlan-id>10</vlan-id><description>users</description></vlan></vlans>`),
+      merge(`<vlans xmlns="${NS}"><vlan><vlan-id>20</vlan-id><description>voice</description></vlan></vlans>`),
+      { ...merge(acl('<entry><seq>10</seq></entry>'), '/acls/acl[name=edge-in]/entry[seq=10]'), operation: 'delete' },
+    ]);
+    const after = await compact();
+    expect(after).toContain('<acl><name>edge-in</name><entry><seq>20</seq><action>permit</action><src>198.51.100.0/24</src></entry></acl>');
+    expect(after).toContain(
+      '<vlans xmlns="urn:switchboard:test"><vlan><vlan-id>10</vlan-id><description>users</description></vlan>' +
+        '<vlan><vlan-id>20</vlan-id><description>voice</description></vlan></vlans>',
+    );
+
+    await s.restore(before);
+    expect((await s.fetchConfig()).text).toBe(before.text);
+  });
+
+  // The audit's reproduction: a stack whose service 0 adds ACL entry 10 (deny) and service 1 entry 20 (permit).
+  describe('a two-service stack deployed through the controller and an agent', () => {
+    let c: TestController;
+    let agent: Awaited<ReturnType<typeof agentFor>>;
+    beforeAll(async () => {
+      c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
+    });
+    afterAll(async () => {
+      await agent?.stop();
+      await c?.close();
+    });
+
+    it('leaves both entries on the device, and a rollback takes both away', async () => {
+      const org = await c.createOrgUser(['org_admin']);
+      const token = org.token;
+      agent = await agentFor(c, org);
+      const profile = await api(
+        c,
+        token,
+        'POST',
+        '/api/profiles',
+        { name: 'netconfd', username: peer.username, private_key: peer.privateKey, netconf_port: peer.port, automation_transport: 'netconf' },
+        201,
+      );
+      const device = await api(
+        c,
+        token,
+        'POST',
+        '/api/devices',
+        { name: 'netconfd', host: peer.host, device_type: 'generic', profile_id: profile.id },
+        201,
+      );
+      const template = (name: string, entry: string) =>
+        api(
+          c,
+          token,
+          'POST',
+          '/api/config/templates',
+          { name, platform: 'ietf-netconf', config_format: 'xml', operation: 'merge', source: acl(entry) },
+          201,
+        );
+      const deny = await template('acl-deny', '<entry><seq>{{ seq }}</seq><action>deny</action><src>{{ src }}</src></entry>');
+      const permit = await template('acl-permit', '<entry><seq>{{ seq }}</seq><action>permit</action></entry>');
+      const stack = await api(
+        c,
+        token,
+        'POST',
+        '/api/config/stacks',
+        {
+          name: 'edge-acl',
+          services: [
+            { template_id: deny.id, order: 0, variables: { seq: 10, src: '192.0.2.0/24' } },
+            { template_id: permit.id, order: 1, variables: { seq: 20 } },
+          ],
+        },
+        201,
+      );
+      const before = (await s.fetchConfig()).text;
+      const created = await api(
+        c,
+        token,
+        'POST',
+        '/api/config/deployments',
+        { stack_id: stack.id, name: 'edge-acl', target_devices: [{ device_id: device.id }] },
+        201,
+      );
+      const done = await waitFor(c, token, created.id);
+      expect(done.status, JSON.stringify(done.devices)).toBe('completed');
+      expect(await compact()).toContain(`<acl><name>edge-in</name>${DENY}${PERMIT}</acl>`);
+
+      await api(c, token, 'POST', `/api/config/deployments/${done.id}/rollback`);
+      expect((await waitFor(c, token, done.id)).status).toBe('rolled_back');
+      expect((await s.fetchConfig()).text).toBe(before);
+    }, 90_000);
   });
 });
 

@@ -16,8 +16,16 @@ export function fixtures(c: TestController, token: string) {
     site: (body: Record<string, unknown> = {}) => ok('POST', '/api/sites', { name: `site-${suffix()}`, ...body }),
     device: (profileId: string, body: Record<string, unknown> = {}) =>
       ok('POST', '/api/devices', { name: `dev-${suffix()}`, host: '127.0.0.1', device_type: 'vendor_eos', profile_id: profileId, ...body }),
+    /** A gNMI json template; its replace names /system/config unless `body` says otherwise (a replace needs a target_path). */
     template: (body: Record<string, unknown> = {}) =>
-      ok('POST', '/api/config/templates', { name: `tpl-${suffix()}`, platform: 'vendor_eos-gnmi', config_format: 'json', source: '{}', ...body }),
+      ok('POST', '/api/config/templates', {
+        name: `tpl-${suffix()}`,
+        platform: 'vendor_eos-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{}',
+        ...body,
+      }),
     stack: (body: Record<string, unknown>) => ok('POST', '/api/config/stacks', { name: `stack-${suffix()}`, ...body }),
   };
 }

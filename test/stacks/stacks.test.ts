@@ -24,6 +24,7 @@ beforeAll(async () => {
   hostname = await f.template({ name: 'hostname', source: '{"hostname": "{{ hostname }}", "domain": "{{ domain }}"}' });
   vlans = await f.template({
     name: 'vlans',
+    target_path: '/network-instances/network-instance[name=default]/vlans',
     source: '{"vlans": [{% for v in vlans %}{{ v }}{% if not loop.last %}, {% endif %}{% endfor %}], "mtu": {{ mtu }}}',
   });
 });
@@ -142,7 +143,7 @@ describe('stack render', () => {
         template_name: 'vlans',
         service_order: 1,
         rendered_config: '{"vlans": [10, 20], "mtu": 9214}',
-        target_path: null,
+        target_path: '/network-instances/network-instance[name=default]/vlans',
         operation: 'replace',
         config_format: 'json',
       },
@@ -153,7 +154,7 @@ describe('stack render', () => {
         template_name: 'hostname',
         service_order: 5,
         rendered_config: '{"hostname": "leaf1", "domain": "lab.example"}',
-        target_path: null,
+        target_path: '/system/config',
         operation: 'replace',
         config_format: 'json',
       },
@@ -164,7 +165,7 @@ describe('stack render', () => {
         template_name: 'hostname',
         service_order: 5,
         rendered_config: '{"hostname": "shared", "domain": "lab.example"}',
-        target_path: null,
+        target_path: '/system/config',
         operation: 'replace',
         config_format: 'json',
       },

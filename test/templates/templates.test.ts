@@ -155,7 +155,7 @@ describe('template CRUD', () => {
   });
 
   it('lists templates without source, filtered by platform and paged', async () => {
-    await createTemplate({ name: 'nc', platform: 'ietf-netconf', config_format: 'xml', source: '<config>{{ x }}</config>' });
+    await createTemplate({ name: 'nc', platform: 'ietf-netconf', config_format: 'xml', target_path: '/config', source: '<config>{{ x }}</config>' });
     const all = await c.request('GET', '/api/config/templates', { token });
     expect(all.status).toBe(200);
     expect(all.body.length).toBeGreaterThanOrEqual(4);
@@ -228,6 +228,96 @@ describe('template versions', () => {
     expect((await c.request('PUT', `/api/config/templates/${t.id}`, { token, body: { platform: 'ietf-netconf' } })).body.platform).toBe(
       'ietf-netconf',
     );
+  });
+});
+
+describe('replace and delete targets', () => {
+  const create = (body: Record<string, unknown>) =>
+    c.request('POST', '/api/config/templates', { token, body: { name: 'target', source: 'x', ...body } });
+  const gnmi = { platform: 'openconfig-gnmi', config_format: 'json' };
+  const netconf = { platform: 'ietf-netconf', config_format: 'xml' };
+
+  it('refuses a gNMI or NETCONF replace (the default operation) or delete with no target_path, saying what to do; nothing is saved', async () => {
+    const count = async () => (await c.db('config_templates').count('* as n').first())?.n;
+    const before = await count();
+    for (const [body, transport] of [
+      [{ ...netconf }, 'NETCONF'],
+      [{ ...netconf, operation: 'replace', target_path: null }, 'NETCONF'],
+      [{ ...netconf, operation: 'delete' }, 'NETCONF'],
+      [{ ...netconf, target_path: 'interfaces' }, 'NETCONF'],
+      [{ ...gnmi }, 'gNMI'],
+      [{ ...gnmi, operation: 'delete', target_path: '' }, 'gNMI'],
+    ] as const) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe('TARGET_PATH_REQUIRED');
+      expect(res.body.error).toContain(transport);
+      expect(res.body.error).toMatch(/^Refused: the template has operation (replace|delete) /);
+    }
+    expect((await create(netconf)).body.error).toBe(
+      'Refused: the template has operation replace and no target_path, so the NETCONF push would replace each top-level element the ' +
+        'template renders as a whole, removing whatever the template does not list under it. A replace needs a target_path naming the ' +
+        'subtree it replaces, e.g. /interfaces/interface[name=eth0]; to add to the config without removing anything use operation merge',
+    );
+    expect(await count()).toEqual(before);
+  });
+
+  it('refuses a replace or delete of the root on both transports', async () => {
+    for (const body of [
+      { ...gnmi, target_path: '/' },
+      { ...gnmi, target_path: 'openconfig:/' },
+      { ...gnmi, operation: 'delete', target_path: '/' },
+      { ...netconf, target_path: '/' },
+    ]) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe('ROOT_TARGET_REFUSED');
+      expect(res.body.error).toContain(`on target_path '${body.target_path}', the root`);
+    }
+  });
+
+  it('saves merges anywhere, cli templates without a path, and replaces that name their subtree', async () => {
+    for (const body of [
+      { ...gnmi, operation: 'merge' },
+      { ...gnmi, operation: 'merge', target_path: '/' },
+      { ...netconf, operation: 'merge' },
+      { ...gnmi, target_path: '/interfaces/interface[name=eth0]' },
+      { ...netconf, operation: 'delete', target_path: '/acls/acl[name=MGMT]' },
+      { platform: 'ietf-netconf', config_format: 'cli' },
+      { platform: 'openconfig-gnmi', config_format: 'cli', operation: 'delete', target_path: '/' },
+    ]) {
+      const res = await create(body);
+      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(201);
+    }
+  });
+
+  it('refuses an update that leaves a replace or delete without its subtree, and keeps the template as it was', async () => {
+    const t = (await create({ ...netconf, name: 'merge-me', operation: 'merge' })).body;
+    const put = (body: Record<string, unknown>) => c.request('PUT', `/api/config/templates/${t.id}`, { token, body });
+    for (const [body, code] of [
+      [{ operation: 'replace' }, 'TARGET_PATH_REQUIRED'],
+      [{ operation: null }, 'TARGET_PATH_REQUIRED'],
+      [{ operation: 'delete', source: '<a>new</a>' }, 'TARGET_PATH_REQUIRED'],
+      [{ operation: 'replace', target_path: '/' }, 'ROOT_TARGET_REFUSED'],
+    ] as const) {
+      const res = await put(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe(code);
+    }
+    expect((await c.request('GET', `/api/config/templates/${t.id}`, { token })).body).toMatchObject({
+      operation: 'merge',
+      target_path: null,
+      source: 'x',
+      current_version: 1,
+    });
+    // With the subtree named in the same update, it is saved; clearing the path afterwards is refused.
+    expect((await put({ operation: 'replace', target_path: '/interfaces/interface[name=eth0]' })).body).toMatchObject({
+      operation: 'replace',
+      target_path: '/interfaces/interface[name=eth0]',
+    });
+    expect((await put({ target_path: null })).body.code).toBe('TARGET_PATH_REQUIRED');
+    // Moving a replace to the cli format (a label) is fine.
+    expect((await put({ config_format: 'cli', target_path: null })).status).toBe(200);
   });
 });
 

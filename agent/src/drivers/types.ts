@@ -43,6 +43,16 @@ export interface DeviceTarget {
    * (NODE_EXTRA_CA_CERTS, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). null or absent: those roots.
    */
   ca_certificate?: string | null;
+  /**
+   * The connection profile's allowed_networks: the session opener (agent/src/jobs/context.ts)
+   * refuses a host outside them before a driver is called. Drivers do not read it.
+   */
+  allowed_networks?: readonly string[];
+  /**
+   * Set when `host` is the address the opener resolved a DNS name to and checked: the name, for
+   * TLS (server name indication and certificate verification). Absent: `host` is what TLS checks.
+   */
+  tls_server_name?: string;
 }
 
 /** Separate limits so one slow or dead device never holds a worker for long. */
@@ -125,7 +135,8 @@ export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'de
 export class DriverError extends Error {
   /**
    * apply() only: part of the change may be on the device (a CLI without commit refused a line
-   * after it had taken earlier ones). The deploy job restores the backup before it reports.
+   * after it had taken earlier ones, or a line or commit got no answer). The deploy job restores
+   * the backup before it reports.
    */
   readonly partial: boolean;
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DeployChange, DeployResult } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
 import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
@@ -53,6 +54,7 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
       const after = await session.fetchConfig();
       result.verified = true;
       result.changed = after.text !== backup.text;
+      result.after_sha256 = configDigest(after.text);
       ctx.log('info', result.changed ? 'verified: the running config changed' : 'verified: the running config already matched (no change)');
     }
     return { status: 'succeeded', error: null, result };
@@ -70,9 +72,10 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
 }
 
 /**
- * Applies the change set. When the device took part of it before refusing the rest (a CLI
- * without commit), the backup goes back in the same session before the failure is reported,
- * and `result.restored` says whether that worked.
+ * Applies the change set. When part of it may be on the device (a CLI without commit took some
+ * lines before refusing one, or a line or commit got no answer), the backup goes back before
+ * the failure is reported: in the same session, or in a new one when that session is broken (a
+ * timeout, or a line that cut the management path); `result.restored` says whether it worked.
  */
 async function applyOrRestore(
   ctx: JobContext<'deploy'>,
@@ -85,33 +88,55 @@ async function applyOrRestore(
     await session.apply!(changes);
   } catch (err) {
     if (!(err instanceof DriverError && err.partial && session.restore)) throw err;
-    ctx.log('warn', `push failed after part of the change was taken (${ctx.mask(err.message)}); restoring the pre-deployment backup`);
-    try {
-      await session.restore(backup);
-      result.restored = true;
-      ctx.log('info', 'the device is back on its pre-deployment config');
-    } catch (restoreErr) {
-      result.restored = false;
-      throw new DriverError(
-        err.kind,
-        `${err.message}; restoring the backup failed too, the device is partly changed: ${(restoreErr as Error).message}`,
-      );
+    ctx.log('warn', `push failed after part of the change may have been taken (${ctx.mask(err.message)}); restoring the pre-deployment backup`);
+    const inSession = await restoreBackup(ctx, session, backup);
+    // The broken session goes first: it may hold the device's configuration lock.
+    if (inSession !== null) await session.close().catch(() => undefined);
+    const problem = inSession === null ? null : await restoreBackup(ctx, null, backup);
+    result.restored = problem === null;
+    if (problem !== null) {
+      throw new DriverError(err.kind, `${err.message}; restoring the backup failed too, the device may be partly changed: ${problem}`);
     }
+    ctx.log('info', 'the device is back on its pre-deployment config');
     throw new DriverError(err.kind, `${err.message}; the device was restored from its pre-deployment backup`);
+  }
+}
+
+/** Puts the backup back over `session`, or over a new session when null; answers null, or why it failed. */
+async function restoreBackup(ctx: JobContext<'deploy'>, session: DeviceSession | null, backup: FetchedConfig): Promise<string | null> {
+  let own: DeviceSession | undefined;
+  try {
+    if (!session) {
+      ctx.log('warn', 'restoring over a new session');
+      own = await ctx.open(ctx.params.transport);
+    }
+    await (session ?? own)!.restore!(backup);
+    return null;
+  } catch (err) {
+    const message = ctx.mask((err as Error).message ?? String(err));
+    if (session) ctx.log('warn', `restoring in the same session failed: ${message}`);
+    return message;
+  } finally {
+    await own?.close().catch(() => undefined);
   }
 }
 
 export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResultOf<'rollback'>> {
   const { params } = ctx;
   const { transport, backup } = params;
+  const what = params.purpose === 'restore' ? 'restore' : 'rollback';
   let session: DeviceSession | undefined;
   try {
     session = await ctx.open(transport);
     if (!session.restore) throw new Error(`the ${transport} driver cannot restore a configuration`);
-    ctx.log(
-      'info',
-      `${params.purpose === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`,
-    );
+    if (params.expect_sha256 && configDigest((await session.fetchConfig()).text) !== params.expect_sha256) {
+      const error =
+        `not ${what === 'restore' ? 'restored' : 'rolled back'}: the running config is no longer the one this deployment left (changed ` +
+        'since, by hand or by a later deployment), and putting the backup back would undo that change too';
+      ctx.log('error', error);
+      return { status: 'failed', error, result: { restored: false, changed_since: true } };
+    }
+    ctx.log('info', `${what === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`);
     await session.restore(backup);
     const after = await session.fetchConfig();
     const matches = after.text === backup.text;
@@ -123,9 +148,14 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
   } catch (err) {
     const e = describeError(err, ctx.signal);
     const message = ctx.mask(e.message);
-    ctx.log('error', `restore failed: ${message}`);
+    ctx.log('error', `${what} failed: ${message}`);
     return { status: 'failed', error: message, result: { restored: false, ...(e.cause ? { error_cause: e.cause } : {}) } };
   } finally {
     await session?.close().catch(() => undefined);
   }
+}
+
+/** What a deploy's verify read is remembered by (the controller keeps the hash, not a second copy of the config). */
+export function configDigest(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }

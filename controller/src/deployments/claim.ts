@@ -172,6 +172,10 @@ async function specMaker(
         ? `${device.device_name}: the pre-deployment backup (config version ${device.backup_config_id}) no longer exists`
         : `${device.device_name}: no pre-deployment backup to restore`;
     }
+    const purpose = device.status === 'restore_queued' ? 'restore' : 'rollback';
+    // The backup goes back only onto the config this deployment left (unless a rollback is forced):
+    // never silently over a later deployment's change or one made by hand.
+    const expect = device.left_sha256 && !(purpose === 'rollback' && deployment.rollback_force) ? { expect_sha256: device.left_sha256 } : {};
     return {
       ...base,
       kind,
@@ -180,7 +184,8 @@ async function specMaker(
         deployment_id: deployment.id,
         transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
         backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
-        purpose: device.status === 'restore_queued' ? 'restore' : 'rollback',
+        purpose,
+        ...expect,
       },
     };
   };

@@ -86,6 +86,7 @@ function deviceWrite({ device, fields }: Recorded): DeviceWrite {
     changed: fields.changed ?? device.changed,
     error_message: fields.error_message === undefined ? device.error_message : fields.error_message,
     dry_run_diff: fields.dry_run_diff === undefined ? device.dry_run_diff : fields.dry_run_diff,
+    left_sha256: fields.left_sha256 === undefined ? device.left_sha256 : fields.left_sha256,
     stamp: fields.status !== undefined,
   };
 }
@@ -145,7 +146,7 @@ function deployChange(outcome: JobOutcome, device: LockedDevice): Change {
   if (outcome.status === 'succeeded') {
     // changed: unless the agent found the running config already as rendered (null: not verified).
     return {
-      fields: { status: 'completed', changed: result?.changed !== false, error_message: null },
+      fields: { status: 'completed', changed: result?.changed !== false, error_message: null, left_sha256: result?.after_sha256 ?? null },
       level: 'info',
       message: `deployed${result?.verified ? ' and verified' : ''}${backup}`,
     };
@@ -158,6 +159,7 @@ function deployChange(outcome: JobOutcome, device: LockedDevice): Change {
 function rollbackChange(outcome: JobOutcome, device: LockedDevice): Change {
   const ok = outcome.status === 'succeeded';
   const reason = outcome.error ?? 'no reason given';
+  const changedSince = outcome.kind === 'rollback' && outcome.result?.changed_since === true;
   if (device.status === 'restore_queued' || device.status === 'restoring') {
     if (ok) {
       const why = device.error_message ?? 'the stack is atomic and another device failed';
@@ -168,7 +170,9 @@ function rollbackChange(outcome: JobOutcome, device: LockedDevice): Change {
         message: 'restored from its pre-deployment backup',
       };
     }
-    const error = `Restore from the pre-deployment backup failed: ${reason}; the device keeps the deployed config`;
+    const error = changedSince
+      ? `Not restored from the pre-deployment backup: ${reason}`
+      : `Restore from the pre-deployment backup failed: ${reason}; the device keeps the deployed config`;
     return { fields: { status: 'restore_failed', error_message: error }, level: 'error', message: error };
   }
   if (ok)
@@ -177,7 +181,9 @@ function rollbackChange(outcome: JobOutcome, device: LockedDevice): Change {
       level: 'info',
       message: 'rolled back to its pre-deployment backup',
     };
-  const error = `Rollback failed: ${reason}`;
+  const error = changedSince
+    ? `Rollback refused: ${reason}. POST /rollback with {"force": true} to put the pre-deployment backup back anyway`
+    : `Rollback failed: ${reason}`;
   return { fields: { status: 'rollback_failed', error_message: error }, level: 'error', message: error };
 }
 

@@ -3,7 +3,17 @@ import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../auth/route-guard';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
-import { Deployment, DeploymentBody, DeploymentQuery, DeploymentWithDevices, LogPage, LogQuery } from './schemas';
+import {
+  Deployment,
+  DeploymentBody,
+  DeploymentQuery,
+  DeploymentWithDevices,
+  LogPage,
+  LogQuery,
+  optionsOf,
+  RollbackBody,
+  type RollbackOptionsT,
+} from './schemas';
 
 const tags = ['deployments'];
 const permission = 'devices.access' as const;
@@ -22,7 +32,7 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'Deploy a stack: 201 pending at once, the run continues in the background',
         body: DeploymentBody,
-        response: { 201: Deployment, ...errorResponses(400, 401, 403) },
+        response: { 201: Deployment, ...errorResponses(400, 401, 403, 409, 413) },
       },
     },
     async (request, reply) => reply.code(201).send(await deployments.create(caller(request), request.body)),
@@ -84,10 +94,14 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'Push back every pre-deployment backup (replace); from completed or failed only',
+        description:
+          'A device whose running config is no longer the one the deployment left (changed since) is not rolled back unless the body ' +
+          'says force; a device another open deployment is changing refuses the whole rollback with 409.',
         params: IdParams,
-        response: { 200: Deployment, ...errorResponses(400, 401, 403, 404) },
+        body: RollbackBody,
+        response: { 200: Deployment, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (request) => deployments.rollback(caller(request), request.params.id),
+    async (request) => deployments.rollback(caller(request), request.params.id, optionsOf<RollbackOptionsT>(request.body).force === true),
   );
 }

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TProperties } from '@sinclair/typebox';
 import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
 import { VariableValues } from '../stacks/schemas';
 
@@ -34,15 +34,36 @@ export const DeploymentBody = Type.Object(
 );
 
 /**
- * The optional body of POST /instances/:id/deploy. No `type`: API.md's call sends no body at all,
- * which an object schema would refuse.
+ * A body that may be absent altogether: no `type`, because API.md's calls send none, which an
+ * object schema would refuse; when sent, it is the object of `properties`.
  */
+function optionalObjectBody<T>(properties: TProperties, description: string) {
+  return Type.Unsafe<T>({ ...Type.Object(properties, { additionalProperties: false }), type: undefined, description });
+}
+
+/** The optional body of POST /instances/:id/deploy. */
 export type RunOptionsT = { allow_empty_replace?: boolean; dry_run?: boolean };
-export const RunOptionsBody = Type.Unsafe<RunOptionsT>({
-  ...Type.Object(runOptions, { additionalProperties: false }),
-  type: undefined,
-  description: 'Optional. Run options (as on POST /deployments).',
-});
+export const RunOptionsBody = optionalObjectBody<RunOptionsT>(runOptions, 'Optional. Run options (as on POST /deployments).');
+
+/** The optional body of POST /deployments/:id/rollback. */
+export type RollbackOptionsT = { force?: boolean };
+export const RollbackBody = optionalObjectBody<RollbackOptionsT>(
+  {
+    force: Type.Optional(
+      Type.Boolean({
+        description:
+          'Push the backups back even onto devices whose running config is no longer the one the deployment left (changed since by ' +
+          'hand or by a later deployment), undoing that change too. Default false: such devices end rollback_failed, saying so.',
+      }),
+    ),
+  },
+  'Optional. { "force": true } rolls back devices changed since the deployment too.',
+);
+
+/** The fields of a body that may be absent (or, schema-less, not an object). */
+export function optionsOf<T extends object>(body: unknown): T {
+  return (body && typeof body === 'object' ? body : {}) as T;
+}
 
 const deploymentFields = {
   id: Uuid,

@@ -1,4 +1,5 @@
 import { XMLValidator } from 'fast-xml-parser';
+import type { Knex } from 'knex';
 import { groupBy } from '../../../shared/src/group-by';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
@@ -7,7 +8,7 @@ import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import type { VariableValuesT } from '../stacks/schemas';
 import type { ResolvedJob, StacksService } from '../stacks/service';
-import { isEmptyPayload } from './empty-payload';
+import { findEmptyReplaces } from './empty-payload';
 import type { DeploymentRunner } from './runner';
 import type { DeploymentRow, DeploymentStore } from './store';
 
@@ -133,6 +134,27 @@ function deviceTransport(list: ResolvedJob[], transports: Map<string, string>): 
   return transport;
 }
 
+/** The 409 for devices another open deployment holds, naming them and it. */
+async function refuseBusyDevices(
+  store: DeploymentStore,
+  trx: Knex.Transaction,
+  orgId: string,
+  deviceIds: string[],
+  exceptId: string | null,
+): Promise<void> {
+  await store.lockOrgChanges(trx, orgId);
+  const busy = await store.busyDevices(trx, orgId, deviceIds, exceptId);
+  if (busy.length === 0) return;
+  const first = busy[0];
+  throw appError(
+    'DEVICES_IN_OPEN_DEPLOYMENT',
+    `Refused: device ${first.device_name}${busy.length > 1 ? ` (and others)` : ''} is in deployment '${first.name}' (${first.id}), which is ` +
+      `still ${first.status}; two deployments changing one device at once could restore each other's backups over the newer ` +
+      `change. Wait until that deployment has ended`,
+    { busy: busy.map((b) => ({ device_name: b.device_name, deployment_id: b.id, deployment_name: b.name, deployment_status: b.status })) },
+  );
+}
+
 /** Deployment rules: checks and creation (201 pending at once), reads, logs, rollback. */
 export class DeploymentService {
   private readonly platforms: PlatformStore;
@@ -182,7 +204,7 @@ export class DeploymentService {
     const targets = [...new Set(input.target_devices.map((t) => t.device_id))];
     if (targets.length === 0) throw failed('target_devices is empty');
     const jobs = await this.stacks.resolve(me.orgId, stack, input.variable_values ?? {}, targets);
-    const emptyReplaces = jobs.filter((j) => j.operation === 'replace' && isEmptyPayload(j.rendered_config, j.config_format));
+    const emptyReplaces = findEmptyReplaces(jobs);
     // A dry run changes nothing: it shows what the empty replace would do instead of refusing it.
     if (emptyReplaces.length > 0 && !input.allow_empty_replace && !input.dry_run) throw emptyReplaceRefused(emptyReplaces);
     const dryRun = input.dry_run === true;
@@ -196,6 +218,7 @@ export class DeploymentService {
     });
 
     const deployment = await this.store.db.transaction(async (trx) => {
+      if (!dryRun) await refuseBusyDevices(this.store, trx, me.orgId, targets, null);
       const row = await this.store.insert(
         trx,
         {
@@ -258,9 +281,10 @@ export class DeploymentService {
   /**
    * Starts pushing back each device's pre-deployment backup (replace semantics). Allowed from
    * completed or failed with at least one backup; a failed rollback can be retried (devices
-   * already rolled back are left alone).
+   * already rolled back are left alone). A device whose running config is no longer the one the
+   * deployment left is not rolled back (rollback_failed, saying so) unless `force` is set.
    */
-  async rollback(me: AuthContext, id: string): Promise<DeploymentRow> {
+  async rollback(me: AuthContext, id: string, force = false): Promise<DeploymentRow> {
     await this.get(me.orgId, id);
     const deployment = await this.store.db.transaction(async (trx) => {
       const row = await this.store.lock(trx, id);
@@ -274,15 +298,27 @@ export class DeploymentService {
         throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: no device of this deployment has a pre-deployment backup');
       const todo = backed.filter((d) => d.status !== 'rolled_back');
       if (todo.length === 0) throw appError('ROLLBACK_NOT_ALLOWED', 'Rollback is not possible: every device with a backup is already rolled back');
+      await refuseBusyDevices(
+        this.store,
+        trx,
+        me.orgId,
+        todo.map((d) => d.device_id),
+        id,
+      );
       const moved = await this.store.moveDevices(trx, id, [...new Set(todo.map((d) => d.status))], 'rollback_queued', { withBackup: true });
       await this.store.update(trx, id, {
         status: 'rolling_back',
         completed_at: null,
         error_message: null,
         rollback_attempts: row.rollback_attempts + 1,
+        rollback_force: force,
       });
+      const forced = force ? ', forced: also onto devices changed since the deployment' : '';
       await this.store.log(trx, id, me.orgId, [
-        { level: 'info', message: `Rollback requested by ${me.username}: pushing back the pre-deployment backups of ${moved.length} device(s)` },
+        {
+          level: force ? 'warn' : 'info',
+          message: `Rollback requested by ${me.username}: pushing back the pre-deployment backups of ${moved.length} device(s)${forced}`,
+        },
       ]);
       return (await this.store.find(me.orgId, id, trx))!;
     });
@@ -291,7 +327,7 @@ export class DeploymentService {
       orgId: me.orgId,
       userId: me.userId,
       username: me.username,
-      details: { deployment_id: id },
+      details: { deployment_id: id, force },
     });
     this.runner.schedule(id);
     return deployment;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { ConfigFormat, Transport } from '../../../shared/src/device/values';
 import type { PublicJwk } from '../../../shared/src/jobs/crypto';
+import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
 import { PREPARED, type Db } from '../db/knex';
 import type { JobRow } from '../jobs/store';
 import { insertVersionsOf, NEW_VERSION_COLUMNS, newVersionRecord, versionNumbering, type NewVersion } from '../configs/store';
@@ -77,6 +78,8 @@ export interface DeploymentDeviceRow {
   error_message: string | null;
   /** Dry runs: the unified diff of the device's config after the change against before ('' when none). */
   dry_run_diff: string | null;
+  /** SHA-256 of the running config the deploy's verify read: what a restore or rollback expects to find. */
+  left_sha256: string | null;
 }
 
 export interface EntryRow {
@@ -100,7 +103,10 @@ export interface LogLine {
 }
 
 /** What the state machine reads of a deployment it locks (not the targets and variables, large on big stacks). */
-export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 'atomic' | 'total_devices' | 'rollback_attempts' | 'dry_run'>;
+export type LockedDeployment = Pick<DeploymentRow, 'id' | 'org_id' | 'status' | 'atomic' | 'total_devices' | 'rollback_attempts' | 'dry_run'> & {
+  /** The last POST /rollback said force: the backups go back even on devices changed since (no left_sha256 check). */
+  rollback_force: boolean;
+};
 
 /** A device row locked for recording a job outcome, with its deployment's organization and the version number of its kept backup. */
 export type LockedDevice = DeploymentDeviceRow & { org_id: string; backup_version: number | null };
@@ -119,7 +125,7 @@ export interface BackupToStore {
 
 /**
  * What storeBackups found for a backup, in request order. `verdict`: not_open (no such open
- * deploy job of the organization), dispatching (its dispatch has not committed yet), stale (another
+ * deploy job of the organization in the agent's pool), dispatching (its dispatch has not committed yet), stale (another
  * attempt is current), not_current (its device went on to another job), or ok. For ok: `nth`
  * counts the backups of the same device in the request (only the first can be stored),
  * `stored_id` is the version stored for it, else `backup_config_id` the backup kept before (its
@@ -148,7 +154,7 @@ export interface StoredBackup {
 /** A device row as an outcome leaves it: every column the recorder may change, and whether its status was set. */
 export type DeviceWrite = Pick<
   DeploymentDeviceRow,
-  'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff'
+  'deployment_id' | 'device_id' | 'status' | 'job_id' | 'backup_config_id' | 'changed' | 'error_message' | 'dry_run_diff' | 'left_sha256'
 > & { stamp: boolean };
 
 /** Log lines of a deployment, after the lines of job `job_id` (as lines of `device_id`) when set. */
@@ -164,10 +170,11 @@ type Q = Db | Knex.Transaction;
 
 /** SQL of the device rows outcomes leave (one jsonb parameter of DeviceWrite rows) as CTE `writes`, for UPDATE_DEVICES. */
 const DEVICE_WRITES = `writes AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(deployment_id uuid, device_id uuid, status text, job_id uuid,
-    backup_config_id uuid, changed boolean, error_message text, dry_run_diff text, stamp boolean))`;
+    backup_config_id uuid, changed boolean, error_message text, dry_run_diff text, left_sha256 text, stamp boolean))`;
 /** SQL of writing CTE `writes` to the device rows, found by key, not by a scan of every deployment's devices. */
 const UPDATE_DEVICES = `UPDATE deployment_devices d SET status = r.status, job_id = r.job_id, backup_config_id = r.backup_config_id, changed = r.changed,
-    error_message = r.error_message, dry_run_diff = r.dry_run_diff, status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
+    error_message = r.error_message, dry_run_diff = r.dry_run_diff, left_sha256 = r.left_sha256,
+    status_since = CASE WHEN r.stamp THEN now() ELSE d.status_since END
     FROM writes r
    WHERE d.deployment_id = r.deployment_id AND d.device_id = r.device_id
      AND d.deployment_id = ANY(ARRAY(SELECT deployment_id FROM writes)) AND d.device_id = ANY(ARRAY(SELECT device_id FROM writes))`;
@@ -189,18 +196,19 @@ const VERSION_FROM_V: Record<string, string> = { org_id: 'v.agent_org AS org_id'
  */
 const STORE_BACKUPS = `WITH i AS (SELECT * FROM jsonb_to_recordset(?::jsonb)
       AS i(n int, job_id uuid, attempt int, agent_org uuid, agent_id uuid, agent_key jsonb, ${newVersionRecord(['org_id', 'device_id', 'job_id'])})),
-  j AS MATERIALIZED (SELECT id, org_id, status, attempt, group_id, device_id FROM jobs WHERE id = ANY(ARRAY(SELECT job_id FROM i)) AND kind = 'deploy'
+  j AS MATERIALIZED (SELECT id, org_id, status, attempt, group_id, device_id, pool FROM jobs WHERE id = ANY(ARRAY(SELECT job_id FROM i)) AND kind = 'deploy'
      ORDER BY group_id, device_id),
   l AS MATERIALIZED (
     SELECT dd.deployment_id, dd.device_id AS dd_device, dd.status AS dd_status, dd.job_id AS dd_job, dd.backup_config_id,
-           j.id AS job, j.org_id AS job_org_id, j.status AS job_status, j.attempt AS job_attempt
+           j.id AS job, j.org_id AS job_org_id, j.pool AS job_pool, j.status AS job_status, j.attempt AS job_attempt
       FROM j CROSS JOIN LATERAL (SELECT * FROM deployment_devices dd WHERE dd.deployment_id = j.group_id AND dd.device_id = j.device_id
         LIMIT 1 FOR NO KEY UPDATE) dd),
   v AS (
     SELECT i.*, l.*, CASE
         WHEN NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = i.agent_id AND a.org_id = i.agent_org AND a.revoked_at IS NULL
           AND a.public_key = i.agent_key) THEN 'signer_changed'
-        WHEN l.job IS NULL OR l.job_org_id <> i.agent_org THEN 'not_open'
+        WHEN l.job IS NULL OR l.job_org_id <> i.agent_org
+          OR l.job_pool <> (SELECT coalesce(a.site_id::text, '${DEFAULT_POOL}') FROM agents a WHERE a.id = i.agent_id) THEN 'not_open'
         WHEN l.job_status = 'queued' AND l.job_attempt = i.attempt - 1 THEN 'dispatching'
         WHEN l.job_status NOT IN ('dispatched', 'running') THEN 'not_open'
         WHEN l.job_attempt <> i.attempt THEN 'stale'
@@ -243,7 +251,7 @@ const logInput = (batches: LogBatch[]) =>
     })),
   );
 
-const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts', 'dry_run'];
+const LOCK_COLUMNS = ['id', 'org_id', 'status', 'atomic', 'total_devices', 'rollback_attempts', 'rollback_force', 'dry_run'];
 const LIST_COLUMNS = [
   'id',
   'org_id',
@@ -350,6 +358,31 @@ export class DeploymentStore {
    */
   lock(trx: Knex.Transaction, id: string): Promise<LockedDeployment | undefined> {
     return trx('deployments').where({ id }).forNoKeyUpdate().first(LOCK_COLUMNS).options(PREPARED);
+  }
+
+  /**
+   * Serializes, within one organization, the transactions that start changing devices (a new
+   * deployment, a rollback) with their check that no other open deployment holds the devices:
+   * without it two requests could each find the other's devices free.
+   */
+  async lockOrgChanges(trx: Knex.Transaction, orgId: string): Promise<void> {
+    await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('switchboard.deployments:' || ?::text, 0))`, [orgId]);
+  }
+
+  /**
+   * Up to `limit` of `deviceIds` that an open deployment other than `exceptId` is changing (or may
+   * still restore), with that deployment; dry runs change nothing and hold no device.
+   */
+  busyDevices(trx: Knex.Transaction, orgId: string, deviceIds: string[], exceptId: string | null, limit = 5) {
+    return trx('deployments as d')
+      .join('deployment_devices as dd', 'dd.deployment_id', 'd.id')
+      .whereRaw(`d.status IN ('pending', 'in_progress', 'rolling_back')`) // the deployments_open index
+      .where({ 'd.org_id': orgId, 'd.dry_run': false })
+      .whereNot('d.id', exceptId ?? '00000000-0000-0000-0000-000000000000')
+      .whereRaw('dd.device_id = ANY(?::uuid[])', [deviceIds])
+      .orderBy('dd.device_name')
+      .limit(limit)
+      .select<{ id: string; name: string; status: string; device_name: string }[]>('d.id', 'd.name', 'd.status', 'dd.device_name');
   }
 
   async update(q: Q, id: string, fields: Record<string, unknown>): Promise<void> {

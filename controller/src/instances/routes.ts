@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Deployment, RunOptionsBody, type RunOptionsT } from '../deployments/schemas';
+import { Deployment, optionsOf, RunOptionsBody, type RunOptionsT } from '../deployments/schemas';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../auth/route-guard';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
@@ -8,10 +8,6 @@ import { Instance, InstanceBody, InstanceChanges, InstanceQuery } from './schema
 
 const tags = ['instances'];
 
-/** The run options of a body that may be absent (or, schema-less, not an object). */
-function runOptionsOf(body: unknown): RunOptionsT {
-  return body && typeof body === 'object' ? (body as RunOptionsT) : {};
-}
 const permission = 'devices.access' as const;
 
 /** Instances under /api/config: CRUD and deploy. */
@@ -99,9 +95,10 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Deploy the instance: 201 with a deployment in status pending',
         params: IdParams,
         body: RunOptionsBody,
-        response: { 201: Deployment, ...errorResponses(400, 401, 403, 404) },
+        response: { 201: Deployment, ...errorResponses(400, 401, 403, 404, 409, 413) },
       },
     },
-    async (request, reply) => reply.code(201).send(await instances.deploy(caller(request), request.params.id, '', runOptionsOf(request.body))),
+    async (request, reply) =>
+      reply.code(201).send(await instances.deploy(caller(request), request.params.id, '', optionsOf<RunOptionsT>(request.body))),
   );
 }

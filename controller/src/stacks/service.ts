@@ -5,6 +5,7 @@ import type { TemplateError } from '../templates/engine';
 import { RenderAborted, type RenderResult } from '../templates/render-pool';
 import type { TemplateService } from '../templates/service';
 import type { TemplateRow } from '../templates/store';
+import { targetProblem } from '../templates/target-path';
 import { missingRequired, quoteNames } from '../templates/variables';
 import { lookupValue, serviceLookups, type Lookup } from './lookups';
 import type { VariableValuesT } from './schemas';
@@ -210,6 +211,7 @@ export class StacksService {
   async resolve(orgId: string, stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Promise<ResolvedJob[]> {
     const planned = await this.plan(orgId, stack, values, targetDevices);
     refuseMissing(planned);
+    refuseWholeConfigTargets(planned);
     let results: RenderResult[];
     const describe = (p: Planned, error: TemplateError) =>
       failed(`template '${p.template.name}' (service ${p.position}) does not render for device ${p.device.name}: ${error.message}`);
@@ -284,6 +286,24 @@ export class StacksService {
       out[key] = { ...entry, devices: deviceIds, device_vars: deviceVars };
     });
     return { variable_values: out, resolved, unresolved };
+  }
+}
+
+/**
+ * Refuses, before anything renders, a service whose structured template would replace or delete
+ * the whole config or whole top-level containers (no target_path, or the root): templates are
+ * refused in that shape when saved, but one saved before that rule is still in the database.
+ */
+function refuseWholeConfigTargets(planned: Planned[]): void {
+  for (const { template, position } of planned) {
+    const problem = targetProblem(template);
+    if (!problem) continue;
+    throw appError(
+      problem.code,
+      `Stack resolution failed: template '${template.name}' (service ${position}) has ${problem.detail}. Fix the template with ` +
+        `PUT /api/config/templates/${template.id}`,
+      { service: String(position), template_id: template.id, template: template.name },
+    );
   }
 }
 

@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { Nullable, Paging, Timestamp, Uuid } from '../http/schemas';
 
 export const ConfigFormat = Type.Union([Type.Literal('json'), Type.Literal('xml'), Type.Literal('cli')]);
-export const Operation = Type.Union([Type.Literal('replace'), Type.Literal('merge'), Type.Literal('delete')]);
+export const Operation = Type.Union([Type.Literal('replace'), Type.Literal('merge'), Type.Literal('delete')], {
+  description: 'replace (default) or delete acts on the target_path subtree; merge adds to the config without removing anything.',
+});
 
 export const TemplateVariable = Type.Object({
   name: Type.String(),
@@ -29,7 +31,12 @@ export const Template = Type.Object({ ...templateFields, source: Type.String() }
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Source = Type.String({ maxLength: 1024 * 1024 });
-const TargetPath = Type.String({ maxLength: 2000 });
+const TargetPath = Type.String({
+  maxLength: 2000,
+  description:
+    'The YANG/OpenConfig path of the subtree the push acts on (/interfaces/interface[name=eth0]); a label for cli templates. A json or ' +
+    "xml replace or delete needs one, and not the root ('/'): 400 TARGET_PATH_REQUIRED or ROOT_TARGET_REFUSED.",
+});
 
 export const TemplateBody = Type.Object(
   {

@@ -6,6 +6,7 @@ import { PlatformStore } from '../platforms/store';
 import { TemplateError, analyzeTemplate } from './engine';
 import { type RenderPool, type RenderRequest, type RenderResult } from './render-pool';
 import { type TemplateStore, type TemplateRow } from './store';
+import { targetProblem, type PushShape } from './target-path';
 import { missingRequired, quoteNames, type TemplateVariable } from './variables';
 
 /**
@@ -27,6 +28,12 @@ export interface TemplateInput {
 
 export function renderError(error: TemplateError) {
   return appError('RENDER_ERROR', `Render error: ${error.message}`, { line: error.line, column: error.column });
+}
+
+/** A structured replace or delete must name its subtree (./target-path.ts): refused when saved. */
+function refuseWholeConfigTarget(shape: PushShape): void {
+  const problem = targetProblem(shape);
+  if (problem) throw appError(problem.code, `Refused: the template has ${problem.detail}`);
 }
 
 /** Template rules: platform and format checks, variables from the syntax tree, versions, render. */
@@ -68,6 +75,7 @@ export class TemplateService {
     input: Required<Pick<TemplateInput, 'name' | 'platform' | 'config_format' | 'source'>> & TemplateInput,
   ): Promise<TemplateRow> {
     await this.checkPlatform(input.platform, input.config_format);
+    refuseWholeConfigTarget({ config_format: input.config_format, operation: input.operation ?? 'replace', target_path: input.target_path ?? null });
     // Drafts that do not parse are kept (variables empty); rendering reports the error and its line.
     const { variables } = analyzeTemplate(input.source);
     const template = await this.store.insert(
@@ -111,6 +119,8 @@ export class TemplateService {
         if (input.platform !== undefined || input.config_format !== undefined) {
           await this.checkPlatform(input.platform ?? current.platform, input.config_format ?? current.config_format, trx);
         }
+        // The template as it would be saved; a template saved before the rule is refused until it names its subtree.
+        refuseWholeConfigTarget({ ...current, ...(fields as Partial<PushShape>) });
         const newSource = input.source !== undefined && input.source !== current.source;
         if (newSource) {
           fields.source = input.source;

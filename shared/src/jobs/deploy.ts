@@ -37,6 +37,11 @@ export const DeployResult = Type.Object({
   changed: Type.Union([Type.Boolean(), Type.Null()]),
   /** A partly applied change was undone from the backup in the same session (true), or could not be (false). */
   restored: Type.Optional(Type.Boolean()),
+  /**
+   * SHA-256 (hex) of the running config as the verify read it: what this deployment left on the
+   * device. A later restore or rollback puts the backup back only while the device still has it.
+   */
+  after_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
   /** DriverError cause when something failed (auth, timeout, refused, protocol, device). */
   error_cause: Type.Optional(ErrorCauseSchema),
 });
@@ -47,6 +52,13 @@ export const RollbackParams = Type.Object({
   transport: DeployTransportSchema,
   backup: FetchedConfigSchema,
   purpose: Type.Union([Type.Literal('restore'), Type.Literal('rollback')]),
+  /**
+   * SHA-256 (hex) of the config the deployment left on the device: the agent puts the backup back
+   * only if the running config still hashes to it, so that a restore or rollback never silently
+   * undoes a later change (another deployment's, or one made by hand). Absent: no check (the
+   * deployment's verify did not read the device, or the rollback was forced).
+   */
+  expect_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
 });
 export type RollbackParams = Static<typeof RollbackParams>;
 
@@ -54,6 +66,8 @@ export const RollbackResult = Type.Object({
   restored: Type.Boolean(),
   /** The running config equals the backup text after the restore. */
   matches: Type.Optional(Type.Boolean()),
+  /** Nothing was pushed: the running config is no longer the one the deployment left (see expect_sha256). */
+  changed_since: Type.Optional(Type.Boolean()),
   error_cause: Type.Optional(ErrorCauseSchema),
 });
 export type RollbackResult = Static<typeof RollbackResult>;

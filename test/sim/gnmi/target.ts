@@ -24,7 +24,12 @@ export interface GnmiFaults {
   failCode?: grpc.status;
   /** Delay before answering any RPC. */
   delayMs?: number;
+  /** The Nth Set request (1-based) is applied but never answered: its reply lost. */
+  silentNthSet?: number;
 }
+
+/** What a handler answers for a request the target takes but never replies to. */
+const NO_ANSWER = Symbol('no answer');
 
 export interface GnmiTargetOptions {
   username?: string;
@@ -72,7 +77,8 @@ export function selfSignedCert(): Cert {
 
 /** openssl's arguments for a new P-256 key, and for a name devices on loopback answer to. */
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-const LOOPBACK_NAMES = ['-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
+const LOOPBACK_SAN = 'DNS:localhost,IP:127.0.0.1';
+const LOOPBACK_NAMES = ['-addext', `subjectAltName=${LOOPBACK_SAN}`];
 
 /** Runs openssl commands in a temporary directory (removed afterwards) and reads files back from it. */
 function withOpenssl<T>(files: Record<string, string>, work: (openssl: (...args: string[]) => void, read: (name: string) => string) => T): T {
@@ -100,7 +106,8 @@ export function newSelfSignedCert(cn = 'localhost'): Cert {
 export interface TestCa {
   /** The CA certificate (PEM), for the trust store of whoever should trust it. */
   cert: string;
-  issue(cn: string): Cert;
+  /** A certificate for `cn`, valid for localhost and 127.0.0.1 unless subjectAltName says otherwise (e.g. 'DNS:localhost'). */
+  issue(cn: string, subjectAltName?: string): Cert;
 }
 
 export function newCertificateAuthority(cn = 'Switchboard Test CA'): TestCa {
@@ -126,9 +133,21 @@ export function newCertificateAuthority(cn = 'Switchboard Test CA'): TestCa {
   });
   return {
     cert: ca.cert,
-    issue: (name) =>
+    issue: (name, subjectAltName = LOOPBACK_SAN) =>
       withOpenssl({ 'ca.pem': ca.cert, 'ca.key': ca.key }, (openssl, read) => {
-        openssl('req', '-new', ...EC_KEY, '-subj', `/CN=${name}`, ...LOOPBACK_NAMES, '-keyout', 'key.pem', '-out', 'req.csr');
+        openssl(
+          'req',
+          '-new',
+          ...EC_KEY,
+          '-subj',
+          `/CN=${name}`,
+          '-addext',
+          `subjectAltName=${subjectAltName}`,
+          '-keyout',
+          'key.pem',
+          '-out',
+          'req.csr',
+        );
         openssl(
           'x509',
           '-req',
@@ -213,14 +232,15 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
   };
 
   /** Common wrapper: delay, auth, then the handler; thrown ServiceErrors become the status. */
-  function unary<Req, Res>(handler: (req: Req) => Res): grpc.handleUnaryCall<Req, Res> {
+  function unary<Req, Res>(handler: (req: Req) => Res | typeof NO_ANSWER): grpc.handleUnaryCall<Req, Res> {
     return (call, callback) => {
       const run = (): void => {
         if (call.cancelled) return;
         const denied = authorize(call.metadata, call.getPath());
         if (denied) return callback(denied);
         try {
-          callback(null, handler(call.request));
+          const res = handler(call.request);
+          if (res !== NO_ANSWER) callback(null, res);
         } catch (err) {
           if ((err as grpc.ServiceError).code !== undefined) return callback(err as grpc.ServiceError);
           callback(statusError(grpc.status.INTERNAL, String(err)));
@@ -302,6 +322,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
         throw err;
       }
       data = next;
+      if (f.silentNthSet === setCount) return NO_ANSWER;
       return { prefix: req.prefix ?? null, response, timestamp: String(BigInt(Date.now()) * 1_000_000n), extension: [] };
     }),
 

@@ -141,17 +141,31 @@ function changeLabel(c: ConfigChange, i: number): string {
   return `change ${i + 1}${c.target_path ? ` (${c.target_path})` : ''}`;
 }
 
+/**
+ * The path of one change. A replace or delete must name its subtree: with no target_path, or the
+ * root ("/", "origin:/"), it would replace or delete the device's whole configuration. The
+ * controller refuses both before a job is sent; this is the agent's own check (a restore of a
+ * backup replaces the root through restore(), not through a change).
+ */
 function parseTargetPath(c: ConfigChange, i: number): GnmiPath {
   const tp = c.target_path?.trim();
   if (!tp) {
     if (c.operation !== 'merge') throw new DriverError('device', `${changeLabel(c, i)}: gNMI ${c.operation} needs a target_path`);
     return { elem: [] };
   }
+  let path: GnmiPath;
   try {
-    return parsePath(tp);
+    path = parsePath(tp);
   } catch (err) {
     throw new DriverError('device', `${changeLabel(c, i)}: ${err instanceof PathSyntaxError ? err.message : String(err)}`);
   }
+  if (c.operation !== 'merge' && path.elem.length === 0) {
+    throw new DriverError(
+      'device',
+      `${changeLabel(c, i)}: gNMI ${c.operation} of the root would ${c.operation} the whole configuration; target_path must name a subtree`,
+    );
+  }
+  return path;
 }
 
 function jsonValue(text: string, label: string): Buffer {
@@ -277,7 +291,14 @@ export class GnmiSession implements DeviceSession {
   async apply(changes: ConfigChange[]): Promise<void> {
     if (changes.length === 0) return;
     const req = buildSetRequest(changes);
-    await this.call('Set', req, undefined, `Set (${changes.length} change(s))`);
+    await this.call('Set', req, undefined, `Set (${changes.length} change(s))`).catch((err: unknown) => {
+      // A target applies a Set all or nothing, and says so; a Set whose answer never came (a
+      // timeout, a dropped connection) may have gone in, so the push is undone (partial).
+      if (err instanceof DriverError && (err.kind === 'timeout' || err.kind === 'refused' || err.kind === 'protocol')) {
+        throw new DriverError(err.kind, `${err.message} (its answer never came: the change may have gone in)`, { partial: true });
+      }
+      throw err;
+    });
   }
 
   /**
@@ -372,6 +393,12 @@ export function createGnmiDriver(): GnmiDriver {
         // registry entry per channel that nothing here reads.
         'grpc.use_local_subchannel_pool': 1,
         'grpc.enable_channelz': 0,
+        // host is the address the agent resolved a name to and checked (jobs/context.ts): TLS still checks the name.
+        ...(target.gnmi_tls &&
+          target.tls_server_name && {
+            'grpc.ssl_target_name_override': target.tls_server_name,
+            'grpc.default_authority': `${target.tls_server_name}:${target.ports.gnmi}`,
+          }),
       });
       transcript?.write(
         'info',

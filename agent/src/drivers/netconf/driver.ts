@@ -144,8 +144,13 @@ export class NetconfSession implements DeviceSession {
 
     await c.rpc(`<lock><target><${target}/></target></lock>`, `lock ${target}`);
     let committed = false;
+    // Whether the rpc in flight changes the running config (the edit of a device without candidate,
+    // then the commits): when its answer never comes it may have gone in, and the push is undone
+    // (partial) rather than reported as having changed nothing.
+    let changesRunning = !useCandidate;
     try {
       await c.rpc(edit, `edit-config ${target}`);
+      changesRunning = useCandidate;
       if (useCandidate) {
         const confirmed = c.has(CAP.confirmedCommit10) || c.has(CAP.confirmedCommit11);
         if (confirmed) {
@@ -168,6 +173,9 @@ export class NetconfSession implements DeviceSession {
     } catch (err) {
       if (useCandidate && !committed && !c.broken) {
         await c.rpc('<discard-changes/>', 'discard-changes').catch((e) => this.transcript?.write('info', `discard-changes failed: ${String(e)}`));
+      }
+      if (changesRunning && err instanceof DriverError && err.kind !== 'device') {
+        throw new DriverError(err.kind, `${err.message} (its answer never came: the change may have gone in)`, { partial: true });
       }
       throw err;
     } finally {

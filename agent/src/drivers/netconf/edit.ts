@@ -1,36 +1,21 @@
 /**
  * Turning ConfigChanges into the body of one <edit-config>: each change's XML fragment gets its
- * operation (merge / replace / delete) as an nc:operation attribute, and all fragments are
- * merged into one <config> so a device receives every change in a single edit.
+ * operation (merge / replace / delete) as an nc:operation attribute, and the fragments go side by
+ * side, in change order, into one <config> so a device receives every change in a single edit.
  *
- * Where the operation goes:
+ * Where the operation goes (the rules of shared/src/device/netconf-edit.ts, which the controller
+ * also reads to refuse a replace that would empty what it replaces):
  * - a fragment that already carries operation attributes is taken as written;
  * - a change whose target_path is a path ("/interfaces/interface[name=eth0]") marks the
  *   fragment elements that path selects (local names compared, keys matched on child text);
  * - otherwise the fragment's top-level elements are marked (merge needs no mark: it is the
  *   default operation).
  */
+import { hasOperationAttr, isNetconfPath, selectPath } from '../../../../shared/src/device/netconf-edit';
 import { DriverError, type ConfigChange } from '../types';
 import { parsePath, PathSyntaxError, type PathElem } from '../gnmi/path';
 import { NS_BASE } from './client';
-import { XmlError, child, cloneNodes, elements, isElement, localName, parseXml, serializeXml, textOf, type XElement, type XNode } from './xml';
-
-function hasOperationAttr(nodes: XNode[]): boolean {
-  return nodes.some(
-    (n) => isElement(n) && (Object.keys(n.attrs).some((a) => localName(a) === 'operation' && !a.startsWith('xmlns')) || hasOperationAttr(n.children)),
-  );
-}
-
-function matches(el: XElement, step: PathElem): boolean {
-  if (localName(el.name) !== localName(step.name)) return false;
-  return Object.entries(step.key).every(([k, v]) => textOf(child(el, localName(k))).trim() === v);
-}
-
-function select(nodes: XNode[], steps: PathElem[]): XElement[] {
-  const [first, ...rest] = steps;
-  const hits = elements(nodes).filter((e) => matches(e, first));
-  return rest.length === 0 ? hits : hits.flatMap((h) => select(h.children, rest));
-}
+import { XmlError, elements, parseXml, serializeXml, type XElement, type XNode } from './xml';
 
 function mark(el: XElement, operation: string): void {
   el.attrs['xmlns:nc'] = NS_BASE;
@@ -55,54 +40,33 @@ export function markChange(change: ConfigChange, index: number): XNode[] {
   if (hasOperationAttr(top)) return top;
   let targets = top;
   const tp = change.target_path?.trim();
-  if (tp && tp.startsWith('/')) {
+  if (tp && isNetconfPath(tp)) {
     let steps: PathElem[];
     try {
       steps = parsePath(tp).elem;
     } catch (err) {
       throw new DriverError('device', `${label}: ${err instanceof PathSyntaxError ? err.message : String(err)}`);
     }
-    targets = steps.length === 0 ? top : select(top, steps);
+    targets = steps.length === 0 ? top : selectPath(top, steps);
     if (targets.length === 0) throw new DriverError('device', `${label}: target_path selects no element of the config fragment`);
   }
   if (change.operation !== 'merge') for (const t of targets) mark(t, change.operation);
   return top;
 }
 
-function keyOf(el: XElement): string | undefined {
-  const k = child(el, 'name');
-  return k ? textOf(k).trim() : undefined;
-}
-
-function ownOperation(el: XElement): string | undefined {
-  const k = Object.keys(el.attrs).find((a) => localName(a) === 'operation' && !a.startsWith('xmlns'));
-  return k === undefined ? undefined : el.attrs[k];
-}
-
-/** Same element instance: same name, namespace, list key and operation of its own. */
-function sameNode(a: XElement, b: XElement): boolean {
-  return a.name === b.name && a.attrs.xmlns === b.attrs.xmlns && ownOperation(a) === ownOperation(b) && keyOf(a) === keyOf(b);
-}
-
-/** Merge fragment `b` into `a` (same elements combined, list entries matched on <name>). */
-function mergeInto(a: XNode[], b: XNode[]): void {
-  for (const n of b) {
-    if (!isElement(n)) continue;
-    const same = a.find((m): m is XElement => isElement(m) && sameNode(m, n));
-    const isLeaf = (e: XElement): boolean => e.children.every((c) => !isElement(c));
-    if (same && !(isLeaf(same) && isLeaf(n))) {
-      mergeInto(same.children, n.children);
-    } else if (same && isLeaf(same) && isLeaf(n)) {
-      same.children = n.children;
-    } else {
-      a.push(n);
-    }
-  }
-}
-
-/** The <config> contents for all changes, as one XML text. */
+/**
+ * The <config> contents for all changes, as one XML text: each change's fragment whole, in change
+ * order, as top-level children of the one <config>.
+ *
+ * Why nothing is merged: whether two elements are the same list entry depends on the list's key
+ * leaves, which only the device's YANG schema knows (seq, vlan-id, prefix, several leaves...). A
+ * merge that guessed them fused distinct entries into one, the leaves of one overwriting the
+ * other's. The device applies repeated top-level subtrees one after the other with its own keys,
+ * so it combines changes that touch the same container or entry correctly. (Do not "tidy" this
+ * into merging only look-alike elements either: netconfd stores two sibling entries with the same
+ * key, inside one parent, as two entries.) One edit-config, rather than one per change, keeps a
+ * deployment all-or-nothing on devices without a candidate too (one rollback-on-error edit).
+ */
 export function buildEditContent(changes: ConfigChange[]): string {
-  const merged: XNode[] = [];
-  changes.forEach((c, i) => mergeInto(merged, cloneNodes(markChange(c, i))));
-  return serializeXml(merged, null);
+  return changes.map((c, i) => serializeXml(markChange(c, i), null)).join('');
 }

@@ -95,6 +95,23 @@ function masked(e: unknown, mask: (text: string) => string): unknown {
   return e;
 }
 
+/**
+ * The error of config line `i` (of `n`, `taken` before it went in). A refusal by a dialect
+ * without commit after earlier lines were taken is partial; so is any other failure of a line
+ * that was sent (a timeout, a dropped session: the device may have taken it, and a line that
+ * changes the management path drops the session in just this way), so that the push is undone.
+ */
+function lineFailed(e: unknown, i: number, n: number, taken: number, commit: string | undefined): unknown {
+  if (!(e instanceof DriverError)) return e;
+  if (e.kind === 'device') {
+    return new DriverError('device', `${e.message} (line ${i + 1} of ${n}${commit ? '; nothing was committed' : ''})`, {
+      partial: !commit && taken > 0,
+    });
+  }
+  if (commit) return new DriverError(e.kind, `${e.message} (line ${i + 1} of ${n}; nothing was committed)`);
+  return new DriverError(e.kind, `${e.message} (line ${i + 1} of ${n}, which the device may have taken)`, { partial: true });
+}
+
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
 
 class SshCliSession implements SshCliSessionApi {
@@ -314,14 +331,18 @@ class SshCliSession implements SshCliSessionApi {
           try {
             await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) });
           } catch (e) {
-            if (!(e instanceof DriverError) || e.kind !== 'device') throw e;
-            throw new DriverError('device', `${e.message} (line ${i + 1} of ${lines.length}${commit ? '; nothing was committed' : ''})`, {
-              partial: !commit && taken > 0,
-            });
+            throw lineFailed(e, i, lines.length, taken, commit);
           }
           taken++;
         }
-        if (commit) await this.exec(commit, true, { relearnHost: true });
+        if (commit) {
+          // A commit whose answer never came (timeout, dropped session) may have gone through.
+          await this.exec(commit, true, { relearnHost: true }).catch((e: unknown) => {
+            throw e instanceof DriverError && e.kind !== 'device'
+              ? new DriverError(e.kind, `${e.message} (during '${commit}': the change may have been committed)`, { partial: true })
+              : e;
+          });
+        }
       } catch (e) {
         if (e instanceof DriverError && e.kind === 'device')
           await this.leaveConfig(true).catch((err) => this.info(`leaving configuration mode failed: ${String(err)}`));

@@ -3531,6 +3531,8 @@ export interface paths {
                                 gnmi_tls: boolean;
                                 gnmi_skip_verify: boolean;
                                 automation_transport: ("gnmi" | "netconf") | (never | null);
+                                /** @description Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every address it resolves to) before a credential leaves it. */
+                                allowed_networks: string[];
                                 /** @description PEM CA certificate(s) trusted for TLS to these devices. */
                                 ca_certificate: string | null;
                                 /** @description Devices using this profile. */
@@ -3600,6 +3602,8 @@ export interface paths {
                         gnmi_tls?: boolean;
                         gnmi_skip_verify?: boolean;
                         automation_transport?: ("gnmi" | "netconf") | (never | null);
+                        /** @description Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every address it resolves to) before a credential leaves it. Entries are stored normalized (10.1.2.3/16 becomes 10.1.0.0/16; a bare address is a /32 or /128). Setting or changing it needs the configs.secrets permission; [] removes the limit. */
+                        allowed_networks?: string[];
                         /** @description PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's roots. null clears it. */
                         ca_certificate?: string | null;
                     };
@@ -3628,6 +3632,8 @@ export interface paths {
                             gnmi_tls: boolean;
                             gnmi_skip_verify: boolean;
                             automation_transport: ("gnmi" | "netconf") | (never | null);
+                            /** @description Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every address it resolves to) before a credential leaves it. */
+                            allowed_networks: string[];
                             /** @description PEM CA certificate(s) trusted for TLS to these devices. */
                             ca_certificate: string | null;
                             /** @description Devices using this profile. */
@@ -3846,6 +3852,8 @@ export interface paths {
                             gnmi_tls: boolean;
                             gnmi_skip_verify: boolean;
                             automation_transport: ("gnmi" | "netconf") | (never | null);
+                            /** @description Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every address it resolves to) before a credential leaves it. */
+                            allowed_networks: string[];
                             /** @description PEM CA certificate(s) trusted for TLS to these devices. */
                             ca_certificate: string | null;
                             /** @description Devices using this profile. */
@@ -3942,6 +3950,8 @@ export interface paths {
                         gnmi_tls?: boolean;
                         gnmi_skip_verify?: boolean;
                         automation_transport?: ("gnmi" | "netconf") | (never | null);
+                        /** @description Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every address it resolves to) before a credential leaves it. Entries are stored normalized (10.1.2.3/16 becomes 10.1.0.0/16; a bare address is a /32 or /128). Setting or changing it needs the configs.secrets permission; [] removes the limit. */
+                        allowed_networks?: string[];
                         /** @description PEM CA certificate(s) that signed the devices' gNMI TLS certificates; trusted for this profile's devices instead of the agent's roots. null clears it. */
                         ca_certificate?: string | null;
                     };
@@ -3970,6 +3980,8 @@ export interface paths {
                             gnmi_tls: boolean;
                             gnmi_skip_verify: boolean;
                             automation_transport: ("gnmi" | "netconf") | (never | null);
+                            /** @description Networks (CIDR, IPv4 and IPv6) the profile's credentials may be sent to; empty: no limit. The controller refuses devices whose IP-address host is outside them, and the agent refuses any session to an address outside them (a DNS name is checked on every address it resolves to) before a credential leaves it. */
+                            allowed_networks: string[];
                             /** @description PEM CA certificate(s) trusted for TLS to these devices. */
                             ca_certificate: string | null;
                             /** @description Devices using this profile. */
@@ -4956,7 +4968,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Import devices from CSV (header: name, host, device_type, manufacturer, model, platform, site, description; up to 20 MiB) */
+        /** Import devices from CSV (header: name, host, device_type, manufacturer, model, platform, site, description; up to 20 MiB, 50,000 rows and 1,000,000 fields) */
         post: {
             parameters: {
                 query?: {
@@ -5077,7 +5089,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Import devices from a JSON array of objects with the CSV column names (up to 20 MiB) */
+        /** Import devices from a JSON array of objects with the CSV column names (up to 20 MiB and 50,000 rows) */
         post: {
             parameters: {
                 query?: {
@@ -5087,7 +5099,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            /** @description Objects with name, host, device_type, manufacturer, model, platform, site, description. */
+            /** @description Objects with name, host, device_type, manufacturer, model, platform, site, description; at most 50,000. */
             requestBody: {
                 content: {
                     "application/json": unknown[];
@@ -9187,7 +9199,9 @@ export interface paths {
                         platform: string;
                         config_format: "json" | "xml" | "cli";
                         source: string;
+                        /** @description replace (default) or delete acts on the target_path subtree; merge adds to the config without removing anything. */
                         operation?: "replace" | "merge" | "delete";
+                        /** @description The YANG/OpenConfig path of the subtree the push acts on (/interfaces/interface[name=eth0]); a label for cli templates. A json or xml replace or delete needs one, and not the root ('/'): 400 TARGET_PATH_REQUIRED or ROOT_TARGET_REFUSED. */
                         target_path?: string | null;
                         description?: string;
                     };
@@ -9499,6 +9513,7 @@ export interface paths {
                         config_format?: "json" | "xml" | "cli";
                         source?: string;
                         operation?: ("replace" | "merge" | "delete") | (never | null);
+                        /** @description The YANG/OpenConfig path of the subtree the push acts on (/interfaces/interface[name=eth0]); a label for cli templates. A json or xml replace or delete needs one, and not the root ('/'): 400 TARGET_PATH_REQUIRED or ROOT_TARGET_REFUSED. */
                         target_path?: string | null;
                         description?: string;
                     };
@@ -10673,6 +10688,20 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -10805,6 +10834,20 @@ export interface paths {
                 };
                 /** @description Every JSON error: a message a person can act on, and a stable code. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11048,6 +11091,34 @@ export interface paths {
                 };
                 /** @description Every JSON error: a message a person can act on, and a stable code. */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11338,7 +11409,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Push back every pre-deployment backup (replace); from completed or failed only */
+        /**
+         * Push back every pre-deployment backup (replace); from completed or failed only
+         * @description A device whose running config is no longer the one the deployment left (changed since) is not rolled back unless the body says force; a device another open deployment is changing refuses the whole rollback with 409.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -11348,7 +11422,15 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            /** @description Optional. { "force": true } rolls back devices changed since the deployment too. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Push the backups back even onto devices whose running config is no longer the one the deployment left (changed since by hand or by a later deployment), undoing that change too. Default false: such devices end rollback_failed, saying so. */
+                        force?: boolean;
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -11438,6 +11520,20 @@ export interface paths {
                 };
                 /** @description Every JSON error: a message a person can act on, and a stable code. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12100,6 +12196,34 @@ export interface paths {
                 };
                 /** @description Every JSON error: a message a person can act on, and a stable code. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Every JSON error: a message a person can act on, and a stable code. */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -50,9 +50,26 @@ export default function Deployment() {
   if (!d) return null;
   const names = new Map(d.devices.map((x) => [x.device_id, x.device_name]));
   const canRollBack = d.status === 'completed' || d.status === 'failed';
-  const rollback = async () => {
-    if (!(await confirmAction('Roll back deployment', `Push each device's pre-deployment backup back (replace) for ${d.name}?`, 'Roll back'))) return;
-    const { error } = await api.POST('/api/config/deployments/{id}/rollback', { params: { path: { id } } });
+  // Devices changed since the deployment are left alone unless the operator forces the rollback.
+  const refused = d.status === 'failed' && d.devices.some((x) => x.status === 'rollback_failed' && x.error_message?.startsWith('Rollback refused'));
+  const rollback = async (force: boolean) => {
+    const confirmed = force
+      ? await confirmAction(
+          'Roll back anyway',
+          `Push the pre-deployment backups of ${d.name} back even onto devices changed since (by hand or by a later deployment)? ` +
+            'That undoes those changes too.',
+          'Roll back anyway',
+        )
+      : await confirmAction(
+          'Roll back deployment',
+          `Push each device's pre-deployment backup back (replace) for ${d.name}? Devices changed since the deployment are left alone.`,
+          'Roll back',
+        );
+    if (!confirmed) return;
+    const { error } = await api.POST('/api/config/deployments/{id}/rollback', {
+      params: { path: { id } },
+      body: { force },
+    });
     if (error) notifications.show({ color: 'red', title: 'Rollback refused', message: (error as { error: string }).error });
     void client.invalidateQueries({ queryKey: ['deployment', id] });
   };
@@ -62,9 +79,16 @@ export default function Deployment() {
       title={d.name}
       actions={
         canRollBack && (
-          <Button color="orange" onClick={() => void rollback()}>
-            Roll back
-          </Button>
+          <Group>
+            <Button color="orange" onClick={() => void rollback(false)}>
+              Roll back
+            </Button>
+            {refused && (
+              <Button color="red" variant="outline" onClick={() => void rollback(true)}>
+                Roll back anyway
+              </Button>
+            )}
+          </Group>
         )
       }
     >

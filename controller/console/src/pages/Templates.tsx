@@ -12,11 +12,12 @@ interface Draft {
   name: string;
   platform: string;
   config_format: 'cli' | 'json' | 'xml';
+  operation: 'replace' | 'merge' | 'delete';
   target_path: string;
   source: string;
 }
 
-const EMPTY: Draft = { name: '', platform: '', config_format: 'cli', target_path: '', source: '' };
+const EMPTY: Draft = { name: '', platform: '', config_format: 'cli', operation: 'replace', target_path: '', source: '' };
 
 /** Render with variable values typed as JSON; the API's render error is shown as it is. */
 function RenderPreview({ id }: { id: string }) {
@@ -88,6 +89,7 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
           name: t.name,
           platform: t.platform,
           config_format: t.config_format as Draft['config_format'],
+          operation: t.operation as Draft['operation'],
           target_path: t.target_path ?? '',
           source: t.source,
         }
@@ -128,9 +130,17 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
           value={current.config_format}
           onChange={(v) => set({ config_format: (v ?? 'cli') as Draft['config_format'] })}
         />
+        <Select
+          label="Operation"
+          description="merge adds without removing anything"
+          data={['replace', 'merge', 'delete']}
+          allowDeselect={false}
+          value={current.operation}
+          onChange={(v) => set({ operation: (v ?? 'replace') as Draft['operation'] })}
+        />
         <TextInput
           label="Target path"
-          description="gNMI path or NETCONF target; empty for CLI"
+          description="The subtree a json or xml replace or delete acts on, e.g. /interfaces/interface[name=eth0]; a label for CLI"
           value={current.target_path}
           onChange={(e) => set({ target_path: e.currentTarget.value })}
         />

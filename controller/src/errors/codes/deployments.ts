@@ -34,7 +34,25 @@ export const deploymentsErrors = {
     message: 'A replace with an empty payload was refused',
     doc:
       'A service with operation replace rendered an empty payload (no leaves, an empty list or object, blank text), which would wipe its ' +
-      'target on the device. Fix the variables, or send allow_empty_replace: true to mean it.',
+      'target on the device; for NETCONF, what is checked is each element the push replaces: the one target_path selects, and any ' +
+      'element carrying nc:operation="replace" in the template. Fix the variables, or send allow_empty_replace: true to mean it.',
+  },
+  TARGET_PATH_REQUIRED: {
+    status: 400,
+    message: 'A replace or delete needs a target_path naming the subtree it changes',
+    doc:
+      'A json (gNMI) or xml (NETCONF) template with operation replace (the default) or delete and no target_path, or for NETCONF one ' +
+      "that does not start with '/'. NETCONF would replace or delete every top-level element the template renders, gNMI has no path. " +
+      'Refused when the template is saved and when a stack renders or deploys it. Set target_path, e.g. /interfaces/interface[name=eth0], ' +
+      'or use operation merge to add to the config without removing anything. cli templates are not concerned.',
+  },
+  ROOT_TARGET_REFUSED: {
+    status: 400,
+    message: 'A replace or delete of the whole configuration was refused',
+    doc:
+      "A json or xml template with operation replace or delete whose target_path is the root ('/', or an origin with no elements such " +
+      "as 'openconfig:/'): it would replace or delete the device's whole configuration (gNMI) or every top-level element it renders " +
+      '(NETCONF). Refused when the template is saved and when a stack renders or deploys it; name the subtree in target_path.',
   },
   STACK_NOT_FOUND: { status: 404, message: 'Stack not found', doc: "No stack with that id in the caller's organization." },
   STACK_RESOLUTION_FAILED: {
@@ -49,6 +67,14 @@ export const deploymentsErrors = {
     status: 400,
     message: 'Rollback is not possible',
     doc: 'Rollback needs a deployment in status completed or failed with at least one pre-deployment device backup.',
+  },
+  DEVICES_IN_OPEN_DEPLOYMENT: {
+    status: 409,
+    message: 'Devices are in another open deployment',
+    doc:
+      'A deployment or rollback would change devices that another deployment of the organization is still changing (pending, ' +
+      'in_progress or rolling_back; it may yet restore them). `busy` names them with that deployment; wait for it to end. Dry runs ' +
+      'change nothing and are never refused for this.',
   },
   INSTANCE_NOT_FOUND: { status: 404, message: 'Instance not found', doc: "No instance with that id in the caller's organization." },
   TASK_NOT_FOUND: { status: 404, message: 'Scheduled task not found', doc: "No scheduled task with that id in the caller's organization." },
