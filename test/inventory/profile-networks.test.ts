@@ -102,6 +102,21 @@ describe('allowed_networks on connection profiles', () => {
     expect((await operator.as('POST', '/api/profiles', { body: { name: 'op-open', allowed_networks: [] } })).status).toBe(201);
   });
 
+  it("an operator cannot loosen how a profile's credentials travel (gNMI TLS off, no certificate check, another CA); tightening is fine", async () => {
+    const tls = await admin.profile({ name: 'tls-admins', password: 'tls-Pa55', gnmi_tls: true });
+    for (const body of [{ gnmi_tls: false }, { gnmi_skip_verify: true }, { ca_certificate: 'not even a certificate' }]) {
+      const res = await operator.as('PUT', `/api/profiles/${tls.id}`, { body });
+      expect(res.status, JSON.stringify(body)).toBe(403);
+      expect(res.body.error).toMatch(/needs the configs.secrets permission/);
+    }
+    expect(await c.db('connection_profiles').where({ id: tls.id }).first('gnmi_tls', 'gnmi_skip_verify')).toEqual({
+      gnmi_tls: true,
+      gnmi_skip_verify: false,
+    });
+    expect((await operator.as('PUT', `/api/profiles/${tls.id}`, { body: { gnmi_tls: true, gnmi_skip_verify: false } })).status).toBe(200);
+    expect((await admin.as('PUT', `/api/profiles/${tls.id}`, { body: { gnmi_skip_verify: true } })).status).toBe(200);
+  });
+
   it('another organization gets 404 on the profile and cannot use it', async () => {
     expect((await other.as('GET', `/api/profiles/${limited.id}`)).status).toBe(404);
     expect((await other.as('PUT', `/api/profiles/${limited.id}`, { body: { allowed_networks: ['0.0.0.0/0'] } })).status).toBe(404);

@@ -83,6 +83,25 @@ export class ProfileService {
     return networks;
   }
 
+  /**
+   * Loosening how an existing profile's credentials are protected on the way to its devices (gNMI
+   * TLS off, its certificate check off, another CA trusted) would let whoever sits on the path read
+   * them, so it needs configs.secrets like the networks they may go to. Tightening needs nothing.
+   */
+  private assertMayLoosen(me: AuthContext, body: Static<typeof ProfileChanges>, current: Awaited<ReturnType<ProfileService['get']>>): void {
+    const loosens =
+      (body.gnmi_tls === false && current.gnmi_tls) ||
+      (body.gnmi_skip_verify === true && !current.gnmi_skip_verify) ||
+      (body.ca_certificate !== undefined && body.ca_certificate !== null && body.ca_certificate !== current.ca_certificate);
+    if (loosens && !me.permissions.includes('configs.secrets')) {
+      throw appError(
+        'FORBIDDEN',
+        "Insufficient permissions: turning off a connection profile's gNMI TLS or its certificate check, or trusting another CA, needs " +
+          'the configs.secrets permission (an organization administrator)',
+      );
+    }
+  }
+
   /** HOST_OUTSIDE_PROFILE_NETWORKS for a new device whose IP-address host is outside its profile's networks. */
   async assertHostAllowed(orgId: string, profileId: string, host: string, device: string): Promise<void> {
     if (isIP(host.split('%')[0]) === 0) return; // a name: the agent checks it
@@ -123,8 +142,9 @@ export class ProfileService {
   }
 
   async update(me: AuthContext, id: string, body: Static<typeof ProfileChanges>) {
-    const allowed_networks =
-      body.allowed_networks === undefined ? undefined : this.networks(me, body, (await this.get(me.orgId, id)).allowed_networks);
+    const current = await this.get(me.orgId, id);
+    this.assertMayLoosen(me, body, current);
+    const allowed_networks = body.allowed_networks === undefined ? undefined : this.networks(me, body, current.allowed_networks);
     const row = { ...(await this.columns(body)), ...(allowed_networks && { allowed_networks }) };
     const changed = await uniqueOr(
       () => this.store.update(me.orgId, id, row),
