@@ -17,12 +17,9 @@ export interface BackupServices {
 export async function configsArea(app: FastifyInstance): Promise<void> {
   const { configs, snapshots } = app.services;
   await app.register(async (scope) => {
-    // POST bodies here may be empty ("empty object or optional timeout_seconds"): read "" as {}.
-    const json = scope.getDefaultJsonParser('error', 'error');
-    scope.removeContentTypeParser('application/json');
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-      body === '' ? done(null, {}) : json(request, body as string, done),
-    );
+    // POST bodies here may be empty ("empty object or optional timeout_seconds"): the app's JSON
+    // parser (plugins/validation.ts, with its value count and heap budget) reads "" as no body, and
+    // no body is {} here.
     scope.addHook('preValidation', async (request) => {
       if (request.method === 'POST' && request.body === undefined) request.body = {};
     });
