@@ -6,7 +6,8 @@ import { appError } from '../errors/app-error';
 import { normalizePublicKey, type PublicJwk } from '../../../shared/src/jobs/crypto';
 import { poolOf } from '../../../shared/src/nats/subjects';
 import type { AgentRow, AgentsStore } from './store';
-import { agentInbox, isUserNkey } from '../platform/nats-authority';
+import { agentInbox } from '../../../shared/src/nats/subjects';
+import { isUserNkey } from '../platform/nats-authority';
 import type { AgentNatsCredentials } from './nats-credentials';
 import { isOffline, type Liveness } from '../jobs/ports';
 

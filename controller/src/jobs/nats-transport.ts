@@ -21,7 +21,7 @@ import {
   type StreamLimits,
 } from '../../../shared/src/nats/jetstream';
 import { redactUrls } from '../../../shared/src/ops/redact';
-import { jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
+import { isAgentInbox, jobsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
 import { ConfigError } from '../config';
 import { ResultsGather } from './results-gather';
 
@@ -195,7 +195,7 @@ export class NatsJobTransport implements JobTransport {
     this.nc!.subscribe(this.names.heartbeatSubject, {
       queue: this.names.controllerQueue,
       callback: (err, msg) => {
-        if (err) return;
+        if (err || !isAgentInbox(msg.reply)) return; // see isAgentInbox
         sink.request(sc.decode(msg.data)).then(
           (reply) => msg.respond(sc.encode(reply)),
           (e) => this.log.warn({ err: e }, 'heartbeat not recorded'),

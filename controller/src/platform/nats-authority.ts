@@ -9,7 +9,7 @@ import { createUser, encodeUser, fromPublic, type KeyPair } from '@nats-io/jwt';
 import { connect, credsAuthenticator, jwtAuthenticator, StringCodec, type ConnectionOptions } from 'nats';
 import { natsServers } from '../../../shared/src/nats/jetstream';
 import { OPERATOR_FILES, encodeAppAccount, readSeed } from '../../../shared/src/nats/operator';
-import { poolConsumer, resultsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
+import { agentInbox, poolConsumer, resultsSubject, type NatsNames } from '../../../shared/src/nats/subjects';
 import { ConfigError, type ControllerConfig } from '../config';
 
 declare module '../config' {
@@ -25,12 +25,6 @@ const sc = StringCodec();
 const NKEY_USER = /^U[A-Z2-7]{55}$/;
 
 export const isUserNkey = (key: unknown): key is string => typeof key === 'string' && NKEY_USER.test(key);
-
-/**
- * An agent's inbox prefix: replies to it (pulled jobs, acks, heartbeat answers) go nowhere else.
- * Under `_INBOX.` so a controller allowed `_INBOX.>` (deploy/nats-server.conf) can answer it.
- */
-export const agentInbox = (agentId: string) => `_INBOX.${agentId}`;
 
 export interface AgentGrant {
   id: string;

@@ -41,7 +41,8 @@ export async function openapiPlugin(app: FastifyInstance): Promise<void> {
     await docs.register(swaggerUi, {
       routePrefix: '/api/docs',
       staticCSP: DOCS_CSP,
-      uiConfig: { persistAuthorization: true, validatorUrl: null },
+      // A bearer token typed into the explorer is not kept in the origin's localStorage after the tab closes.
+      uiConfig: { persistAuthorization: false, validatorUrl: null },
     });
   });
 }

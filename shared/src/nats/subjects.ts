@@ -63,3 +63,17 @@ export const poolConsumer = (orgId: string, pool: string) => `jobs_${token(orgId
 
 export const resultsSubject = (prefix: string, agentId: string) => `${prefix}.results.${token(agentId, 'agent id')}`;
 export const resultsWildcard = (prefix: string) => `${prefix}.results.*`;
+
+/**
+ * An agent's inbox prefix: replies to it (pulled jobs, acks, heartbeat answers) go nowhere else.
+ * Under `_INBOX.` so a controller allowed `_INBOX.>` (deploy/nats-server.conf) can answer it.
+ */
+export const agentInbox = (agentId: string) => `_INBOX.${agentId}`;
+
+/**
+ * Whether a request's reply subject is under an agent's inbox, the only place the controller
+ * answers: NATS does not check reply subjects against the requester's permissions, so a request
+ * answered anywhere could make the controller publish into the job or result streams.
+ */
+export const isAgentInbox = (subject: string | undefined): subject is string =>
+  subject !== undefined && /^_INBOX\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[^\s*>]+$/.test(subject);
