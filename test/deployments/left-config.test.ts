@@ -149,6 +149,33 @@ describe('rollback onto the config the deployment left, only', () => {
     expect(hostnameOf(target)).toBe('factory');
   });
 
+  it("a device whose deploy failed is rolled back only while it is still on its backup: a later deployment's change stays", async () => {
+    const { target, device } = await deviceOn('factory');
+    target.faults.failSetPaths = ['/system'];
+    const failed = await deployed((await stackSetting('refused')).id, [device.id]);
+    expect(failed.devices[0].status).toBe('failed');
+    target.faults.failSetPaths = [];
+    await deployed((await stackSetting('later')).id, [device.id]);
+    expect(hostnameOf(target)).toBe('later');
+
+    expect((await rolledBack(failed.id)).devices[0].status).toBe('rollback_failed');
+    expect(hostnameOf(target)).toBe('later');
+  });
+
+  it('a device already on its backup is rolled back without a push (a retried or redelivered rollback)', async () => {
+    const { target, device } = await deviceOn('factory');
+    const done = await deployed((await stackSetting('undone-by-hand')).id, [device.id]);
+    target.setTree({ system: { config: { hostname: 'factory' } } }); // as the backup
+    const pushes = target.setRequests.length;
+    const rolled = await rolledBack(done.id);
+    expect(rolled.status).toBe('rolled_back');
+    expect(target.setRequests).toHaveLength(pushes);
+    const logs = await api(c, org.token, 'GET', `/api/config/deployments/${done.id}/logs?limit=1000`);
+    expect(logs.logs.map((l: { message: string }) => l.message)).toContainEqual(
+      expect.stringMatching(/already equals the pre-deployment backup; nothing pushed/),
+    );
+  });
+
   it('a body that is not an object, or has unknown fields, is a 400', async () => {
     const { device } = await deviceOn('factory');
     const done = await deployed((await stackSetting('strict')).id, [device.id]);

@@ -75,6 +75,91 @@ describe('findEmptyReplaces', () => {
     }
   });
 
+  describe('a replace that carries only the keys of the list entry its target_path selects', () => {
+    const json = (rendered_config: string, operation: PushedPayload['operation'], target_path: string | null): PushedPayload => ({
+      rendered_config,
+      operation,
+      target_path,
+      config_format: 'json',
+    });
+    const eth0 = '/interfaces/interface[name=eth0]';
+
+    it('refuses key-only NETCONF, its key also repeated in a config container', () => {
+      expect(refused(xml('<interfaces><interface><name>eth0</name></interface></interfaces>', 'replace', eth0))).toEqual([eth0]);
+      expect(
+        refused(xml('<interfaces><interface><name> eth0 </name><config><name>eth0</name></config></interface></interfaces>', 'replace', eth0)),
+      ).toEqual([eth0]);
+      // Module prefixes on the path and the elements do not matter.
+      const prefixed = '/if:interfaces/if:interface[if:name=eth0]';
+      expect(
+        refused(xml('<if:interfaces xmlns:if="urn:x"><if:interface><if:name>eth0</if:name></if:interface></if:interfaces>', 'replace', prefixed)),
+      ).toEqual([prefixed]);
+    });
+
+    it('refuses key-only gNMI json, bare, in a config container, module-qualified or as a one-entry list', () => {
+      for (const text of [
+        '{"name": "eth0"}',
+        '{"name": "eth0", "config": {"name": "eth0"}}',
+        '{"openconfig-interfaces:name": "eth0", "openconfig-interfaces:config": {"openconfig-interfaces:name": "eth0"}}',
+        '{"name": "eth0", "config": {}, "subinterfaces": {"subinterface": []}}',
+        '[{"name": "eth0"}]',
+      ])
+        expect(refused(json(text, 'replace', eth0)), text).toEqual([eth0]);
+      expect(refused(json('{"name": "eth0", "config": {"name": "eth0"}}', 'replace', `openconfig:${eth0}`))).toEqual([`openconfig:${eth0}`]);
+      // The config container the target_path selects under a keyed entry: the key is its only leaf.
+      expect(refused(json('{"name": "eth0"}', 'replace', `${eth0}/config`))).toEqual([`${eth0}/config`]);
+    });
+
+    it('passes the key plus one real leaf, and a key that is not the one the path names', () => {
+      expect(refused(xml('<interfaces><interface><name>eth0</name><mtu>9000</mtu></interface></interfaces>', 'replace', eth0))).toEqual([]);
+      expect(
+        refused(xml('<interfaces><interface><name>eth0</name><config><mtu>9000</mtu></config></interface></interfaces>', 'replace', eth0)),
+      ).toEqual([]);
+      for (const text of [
+        '{"name": "eth0", "config": {"name": "eth0", "mtu": 9000}}',
+        '{"name": "eth0", "config": {"name": "eth0", "enabled": false}}',
+        '{"name": "eth0", "description": ""}',
+        '{"name": "eth1"}',
+      ])
+        expect(refused(json(text, 'replace', eth0)), text).toEqual([]);
+      // Only the config container right under the entry repeats its keys; deeper a name is content.
+      expect(refused(json('{"name": "eth0", "config": {"config": {"name": "eth0"}}}', 'replace', eth0))).toEqual([]);
+      expect(refused(json('{"name": "eth0", "mtu": 9000}', 'replace', `${eth0}/config`))).toEqual([]);
+      // A path whose last step has no key: the keys of an ancestor are content of nothing here.
+      expect(refused(json('{"name": "eth0"}', 'replace', '/interfaces'))).toEqual([]);
+    });
+
+    it('passes a key-only merge (and delete): it adds the entry or changes nothing', () => {
+      for (const operation of ['merge', 'delete'] as const) {
+        expect(refused(xml('<interfaces><interface><name>eth0</name></interface></interfaces>', operation, eth0)), operation).toEqual([]);
+        expect(refused(json('{"name": "eth0", "config": {"name": "eth0"}}', operation, eth0)), operation).toEqual([]);
+      }
+    });
+
+    it('discounts every key of an entry keyed by two, and only those', () => {
+      const path = '/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=bgp1]';
+      const nc = (inner: string) =>
+        `<network-instances><network-instance><name>default</name><protocols><protocol>${inner}</protocol></protocols></network-instance></network-instances>`;
+      expect(refused(xml(nc('<identifier>BGP</identifier><name>bgp1</name>'), 'replace', path))).toEqual([path]);
+      expect(
+        refused(
+          xml(nc('<identifier>BGP</identifier><name>bgp1</name><config><identifier>BGP</identifier><name>bgp1</name></config>'), 'replace', path),
+        ),
+      ).toEqual([path]);
+      expect(refused(xml(nc('<identifier>BGP</identifier><name>bgp1</name><bgp><global><as>65000</as></global></bgp>'), 'replace', path))).toEqual(
+        [],
+      );
+      expect(refused(json('{"identifier": "BGP", "name": "bgp1", "config": {"identifier": "BGP", "name": "bgp1"}}', 'replace', path))).toEqual([
+        path,
+      ]);
+      expect(
+        refused(json('{"identifier": "BGP", "name": "bgp1", "config": {"identifier": "BGP", "name": "bgp1", "enabled": true}}', 'replace', path)),
+      ).toEqual([]);
+      // The ancestor's key (name=default) is not a key of the replaced entry.
+      expect(refused(json('{"identifier": "BGP", "name": "default"}', 'replace', path))).toEqual([]);
+    });
+  });
+
   it('keeps the whole-payload rule for json, cli, blank and malformed xml', () => {
     expect(refused({ rendered_config: '{"interface": []}', config_format: 'json', operation: 'replace', target_path: '/interfaces' })).toEqual([
       '/interfaces',

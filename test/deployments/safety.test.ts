@@ -291,6 +291,47 @@ describe('empty replace', () => {
     target.setTree(structuredClone(INITIAL));
   });
 
+  it('is refused for a gNMI replace of a list entry that carries only its key, leaving the device untouched', async () => {
+    const path = '/interfaces/interface[name=eth0]';
+    const tpl = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      {
+        name: 'eth0-only-key',
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        operation: 'replace',
+        target_path: path,
+        source: '{"name": "eth0", "config": {"name": "eth0"{% if mtu %}, "mtu": {{ mtu }}{% endif %}}}',
+      },
+      201,
+    );
+    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'eth0-only-key', services: [{ template_id: tpl.id }] }, 201);
+    const values = (vars: Record<string, unknown>) => ({ variable_values: { '0': { devices: [gDevice.id], shared_vars: vars } } });
+    const before = { tree: target.tree(), sets: target.setRequests.length };
+
+    const res = await deploy(stack.id, [gDevice.id], { name: 'safety-key', ...values({}) });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'EMPTY_REPLACE_REFUSED',
+      empty_replaces: [{ service: '0', template: 'eth0-only-key', device_id: gDevice.id, device_name: 'safety-g', target_path: path }],
+    });
+    expect(res.body.error).toContain(
+      `template 'eth0-only-key' (service 0) renders an empty json payload for device safety-g with operation replace on ${path}`,
+    );
+    expect(await deploymentsNamed('safety-key')).toBe(0);
+    expect({ tree: target.tree(), sets: target.setRequests.length }).toEqual(before);
+
+    // With a leaf beside the key it replaces eth0's config.
+    const ok = await deploy(stack.id, [gDevice.id], { name: 'safety-key', ...values({ mtu: 9000 }) });
+    expect(ok.status, ok.text).toBe(201);
+    expect((await waitFor(c, token, ok.body.id)).status).toBe('completed');
+    expect(target.tree()).toMatchObject({ interfaces: { interface: [{ name: 'eth0', config: { name: 'eth0', mtu: 9000 } }] } });
+    target.setTree(structuredClone(INITIAL));
+  });
+
   it('does not refuse merge or delete, nor a replace with leaves', async () => {
     const merge = await api(
       c,

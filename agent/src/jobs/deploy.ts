@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { DeployChange, DeployResult } from '../../../shared/src/jobs/deploy';
+import { configDigest, type DeployChange, type DeployResult } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
 import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
@@ -102,7 +101,11 @@ async function applyOrRestore(
   }
 }
 
-/** Puts the backup back over `session`, or over a new session when null; answers null, or why it failed. */
+/**
+ * Puts the backup back over `session`, or over a new session when null, and reads the device
+ * again: a change whose answer never came may still land after the restore (a device finishing
+ * what its client gave up on), so only a read that finds the backup counts. Answers null, or why not.
+ */
 async function restoreBackup(ctx: JobContext<'deploy'>, session: DeviceSession | null, backup: FetchedConfig): Promise<string | null> {
   let own: DeviceSession | undefined;
   try {
@@ -110,7 +113,9 @@ async function restoreBackup(ctx: JobContext<'deploy'>, session: DeviceSession |
       ctx.log('warn', 'restoring over a new session');
       own = await ctx.open(ctx.params.transport);
     }
-    await (session ?? own)!.restore!(backup);
+    const s = (session ?? own)!;
+    await s.restore!(backup);
+    if ((await s.fetchConfig()).text !== backup.text) return 'after the restore the running config still differs from the backup';
     return null;
   } catch (err) {
     const message = ctx.mask((err as Error).message ?? String(err));
@@ -129,12 +134,21 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
   try {
     session = await ctx.open(transport);
     if (!session.restore) throw new Error(`the ${transport} driver cannot restore a configuration`);
-    if (params.expect_sha256 && configDigest((await session.fetchConfig()).text) !== params.expect_sha256) {
-      const error =
-        `not ${what === 'restore' ? 'restored' : 'rolled back'}: the running config is no longer the one this deployment left (changed ` +
-        'since, by hand or by a later deployment), and putting the backup back would undo that change too';
-      ctx.log('error', error);
-      return { status: 'failed', error, result: { restored: false, changed_since: true } };
+    if (params.expect_sha256) {
+      // A device already on the backup (a redelivered job whose first attempt restored it, or a
+      // push refused before it changed anything) needs nothing; one on neither config is left alone.
+      const now = configDigest((await session.fetchConfig()).text);
+      if (now === configDigest(backup.text)) {
+        ctx.log('info', 'the running config already equals the pre-deployment backup; nothing pushed');
+        return { status: 'succeeded', error: null, result: { restored: true, matches: true } };
+      }
+      if (now !== params.expect_sha256) {
+        const error =
+          `not ${what === 'restore' ? 'restored' : 'rolled back'}: the running config is no longer the one this deployment left (changed ` +
+          'since, by hand or by a later deployment, or left part-way by a failed push), and putting the backup back would undo that too';
+        ctx.log('error', error);
+        return { status: 'failed', error, result: { restored: false, changed_since: true } };
+      }
     }
     ctx.log('info', `${what === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`);
     await session.restore(backup);
@@ -153,9 +167,4 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
   } finally {
     await session?.close().catch(() => undefined);
   }
-}
-
-/** What a deploy's verify read is remembered by (the controller keeps the hash, not a second copy of the config). */
-export function configDigest(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { groupBy } from '../../../shared/src/group-by';
+import { configDigest } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
 import { AppError } from '../errors/app-error';
 import type { JobService, JobSpec } from '../jobs/types';
@@ -174,8 +175,10 @@ async function specMaker(
     }
     const purpose = device.status === 'restore_queued' ? 'restore' : 'rollback';
     // The backup goes back only onto the config this deployment left (unless a rollback is forced):
-    // never silently over a later deployment's change or one made by hand.
-    const expect = device.left_sha256 && !(purpose === 'rollback' && deployment.rollback_force) ? { expect_sha256: device.left_sha256 } : {};
+    // never silently over a later deployment's change or one made by hand. A device whose deploy
+    // did not verify (it failed, or its read did) was left on the backup, as far as anyone knows.
+    const forced = purpose === 'rollback' && deployment.rollback_force;
+    const expect = forced ? {} : { expect_sha256: device.left_sha256 ?? configDigest(backup.config_text) };
     return {
       ...base,
       kind,

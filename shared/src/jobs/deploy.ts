@@ -4,6 +4,7 @@
  * `dry_run`. `dry_run` is its own kind (not a flag on `deploy`) so that an agent that does not
  * know it refuses the job instead of pushing the change.
  */
+import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { ConfigFormatSchema, EditOperationSchema, ErrorCauseSchema, FetchedConfigSchema, TransportSchema } from '../device/values';
 
@@ -98,3 +99,11 @@ export const DryRunResult = Type.Object({
   method: Type.String(),
 });
 export type DryRunResult = Static<typeof DryRunResult>;
+
+/**
+ * What a device's running config is remembered by (the deploy's verify read, a rollback's
+ * expectation): its SHA-256, hex, so the controller keeps a hash rather than a second copy.
+ */
+export function configDigest(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}

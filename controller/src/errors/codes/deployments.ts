@@ -35,7 +35,9 @@ export const deploymentsErrors = {
     doc:
       'A service with operation replace rendered an empty payload (no leaves, an empty list or object, blank text), which would wipe its ' +
       'target on the device; for NETCONF, what is checked is each element the push replaces: the one target_path selects, and any ' +
-      'element carrying nc:operation="replace" in the template. Fix the variables, or send allow_empty_replace: true to mean it.',
+      'element carrying nc:operation="replace" in the template. A replace of a list entry (a target_path whose last step has keys, ' +
+      'e.g. /interfaces/interface[name=eth0]) that carries nothing but those keys (also when repeated in its config container) counts ' +
+      'as empty: it would wipe the whole entry but its key. Fix the variables, or send allow_empty_replace: true to mean it.',
   },
   TARGET_PATH_REQUIRED: {
     status: 400,
