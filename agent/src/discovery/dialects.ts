@@ -121,9 +121,10 @@ const CDP_DETAIL: ParseSpec = {
   start: /^Device ID: ?(?<remote_name>[^(\s]+)/,
   fields: [
     new RegExp(String.raw`^\s+IP(?:v4)? [Aa]ddress: (?<remote_address>${IPV4})`),
-    /^Platform: (?<remote_platform>[^,]+?)\s*,/,
+    // No `\s*` before the comma: it and a lazy `[^,]+?` would split a run of blanks in n² ways. The builder trims.
+    /^Platform: (?<remote_platform>[^,]+),/,
     /^Interface: (?<local_interface>[^,\s]+)/,
-    /Port ID \(outgoing port\): (?<remote_interface>.+?)\s*$/,
+    /Port ID \(outgoing port\): (?<remote_interface>\S(?:.*\S)?)/,
   ],
 };
 
@@ -188,7 +189,7 @@ const LLDP_JUNOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(
     String.raw`^(?<local_interface>[a-z]{2,4}-\d+\/\d+\/\d+(?:\.\d+)?|[a-z]+\d+(?:\.\d+)?)\s+\S+\s+` +
-      String.raw`(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S.*?)\s+(?<remote_name>\S+)\s*$`,
+      String.raw`(?<remote_chassis_id>${MAC_COLON})\s+(?<remote_interface>\S(?:.*\S)?)\s+(?<remote_name>\S+)\s*$`,
   ),
 };
 
@@ -219,7 +220,7 @@ const LLDP_FW: ParseSpec = {
 const ARP_IOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(
-    String.raw`^Internet\s+(?<ip_address>${IPV4})\s+(?<age_min>\d+|-)\s+(?<mac_address>${MAC_DOTTED}|Incomplete)\s+ARPA\s*(?<interface>\S+)?\s*$`,
+    String.raw`^Internet\s+(?<ip_address>${IPV4})\s+(?<age_min>\d+|-)\s+(?<mac_address>${MAC_DOTTED}|Incomplete)\s+ARPA(?:\s+(?<interface>\S+))?\s*$`,
   ),
 };
 const ARP_NXOS: ParseSpec = {
@@ -258,8 +259,13 @@ const ARP_FW: ParseSpec = {
 
 // ---- MAC tables -------------------------------------------------------------------------------
 
-/** Port lists: "Gi1/0/1", "Gi3/1,Gi3/2,Router", "Et1, Et2", "CPU". */
-const PORTS = String.raw`[A-Za-z][\w\/.:\-]*(?:,?\s*[A-Za-z][\w\/.:\-]*)*`;
+/**
+ * Port lists: "Gi1/0/1", "Gi3/1,Gi3/2,Router", "Et1, Et2", "Et1 Et2", "CPU". The separator between two
+ * names is a comma (and blanks) or blanks, never nothing: with both optional a run of letters could be
+ * cut into names in 2ⁿ ways, and a line that then fails to match took exponential time (a ReDoS).
+ */
+const PORT = String.raw`[A-Za-z][\w\/.:\-]*`;
+const PORTS = String.raw`${PORT}(?:(?:,\s*|\s+)${PORT})*`;
 /**
  * IOS, IOS-XE and EOS: "vlan mac type ports" (EOS adds Moves and Last Move), the Cat6500 forms
  * with a primary-entry flag and learn/age or protocols columns, and the Cat2950/3550
@@ -272,7 +278,7 @@ const MAC_IOS: ParseSpec = {
     new RegExp(
       String.raw`^[*+RGO ]?\s*(?<vlan>\d+|All|---|N\/A)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+` +
         String.raw`(?:(?:Yes|No|-)\s+(?:\d+|-|n\/a|N\/A)\s+)?(?:(?:ip|ipx|assigned|other)(?:,(?:ip|ipx|assigned|other))*\s+)?` +
-        String.raw`(?<interfaces>${PORTS})(?:\s+\d+\s+.*ago)?\s*$`,
+        String.raw`(?<interfaces>${PORTS})(?:\s+\d+\s+\S.*ago)?\s*$`,
     ),
     new RegExp(
       String.raw`^(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>Self|Dynamic|Static|Secure\w*)\s+(?<vlan>\d+)\s+(?<interfaces>${PORTS})\s*$`,
@@ -284,7 +290,7 @@ const MAC_IOS: ParseSpec = {
 const MAC_NXOS: ParseSpec = {
   kind: 'table',
   row: new RegExp(
-    String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S.*?)\s*$`,
+    String.raw`^[*+GCO~ ]\s*(?<vlan>\d+|-)\s+(?<mac_address>${MAC_DOTTED})\s+(?<entry_type>\w+)\s+\S+\s+[TF]\s+[TF]\s+(?<interface>\S(?:.*\S)?)\s*$`,
   ),
 };
 /** ELS: "vlan mac flags age interface NH RTR"; before ELS: "VLAN MAC Type Age Interfaces" with Learn/Static types. */
@@ -311,21 +317,22 @@ const MAC_PANOS: ParseSpec = {
 /** IOS, NX-OS and EOS: ports wrap onto indented continuation lines. */
 const VLAN_IOS: ParseSpec = {
   kind: 'table',
-  row: /^(?<vlan_id>\d{1,4})\s+(?<name>\S+)\s+(?<status>active|act\/\S+|suspended|sus\S*)\s*(?<interfaces>.*)$/,
+  row: /^(?<vlan_id>\d{1,4})\s+(?<name>\S+)\s+(?<status>active|act\/\S+|suspended|sus\S*)(?:\s+(?<interfaces>\S.*)|\s*)$/,
   continuation: /^\s{20,}(?<interfaces>[A-Za-z][\w/.-]*(?:,\s*[A-Za-z][\w/.-]*)*),?\s*$/,
   candidate: /^\d{1,4}\s/,
 };
-const JUNOS_PORT = String.raw`(?:[a-z]{2,4}-\d+\/\d+\/\d+|ae\d+|irb|vtep)[\w.*]*`;
+// The last digit run is one `\d`: `\d+[\w.*]*` would give the two quantifiers the same digits to share.
+const JUNOS_PORT = String.raw`(?:[a-z]{2,4}-\d+\/\d+\/\d|ae\d|irb|vtep)[\w.*]*`;
+/** Members: separated by a comma (and blanks) or blanks, never nothing (see PORTS). */
+const JUNOS_PORTS = String.raw`${JUNOS_PORT}(?:(?:,\s*|\s+)${JUNOS_PORT})*`;
 /** ELS switches print "instance name tag", older ones "name tag"; members wrap onto indented lines. */
 const VLAN_JUNOS: ParseSpec = {
   kind: 'table',
   row: [
-    new RegExp(
-      String.raw`^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`,
-    ),
-    new RegExp(String.raw`^(?<name>[A-Za-z][\w\-]*)\s+(?<vlan_id>\d{1,4})\s*(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*)?,?\s*$`),
+    new RegExp(String.raw`^(?<instance>[A-Za-z][\w\-]*)\s+(?<name>\S+)\s+(?<vlan_id>\d{1,4})(?:\s+(?<interfaces>${JUNOS_PORTS}))?,?\s*$`),
+    new RegExp(String.raw`^(?<name>[A-Za-z][\w\-]*)\s+(?<vlan_id>\d{1,4})(?:\s+(?<interfaces>${JUNOS_PORTS}))?,?\s*$`),
   ],
-  continuation: new RegExp(String.raw`^\s{10,}(?<interfaces>${JUNOS_PORT}(?:,?\s*${JUNOS_PORT})*),?\s*$`),
+  continuation: new RegExp(String.raw`^\s{10,}(?<interfaces>${JUNOS_PORTS}),?\s*$`),
   candidate: /^\S+\s+\S+\s+\d{1,4}\b/,
 };
 

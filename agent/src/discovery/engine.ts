@@ -92,9 +92,17 @@ const SAMPLE_CHARS = 200;
 class Unparsed {
   skipped = 0;
   readonly samples: string[] = [];
+  /** Lines cut to MAX_LINE_CHARS: counted once, when cut, however they parse. */
+  constructor(private readonly cut: ReadonlySet<string> = new Set()) {}
   add(line: string): void {
+    if (this.cut.has(line)) return;
     this.skipped += 1;
     if (this.samples.length < SAMPLE_LINES) this.samples.push(line.trim().slice(0, SAMPLE_CHARS));
+  }
+  /** A line counted as not understood for a reason the engine states. */
+  note(text: string): void {
+    this.skipped += 1;
+    if (this.samples.length < SAMPLE_LINES) this.samples.push(text.slice(0, SAMPLE_CHARS));
   }
 }
 
@@ -113,17 +121,55 @@ const isFurniture = (line: string, ignore: RegExp[] = []) => FURNITURE.some((re)
 
 // ---- cleaning ---------------------------------------------------------------------------------
 
-/** Pager prompts of every dialect, wherever they were left in a line. */
-const PAGER_RESIDUE = [/ ?--+ ?[Mm]ore ?--+ ?/g, /<--- More --->/g, /---\(more( \d+%)?\)---/g, /^lines \d+-\d+( \(END\))?/g, /\(END\)/g];
+/**
+ * The longest line the patterns see. Output is parsed synchronously on the agent's one thread, so
+ * the time a pattern may take must stay bounded whatever a device prints: no table line of any
+ * dialect comes near 2,000 characters, and at this length even a pattern that backtracks
+ * quadratically answers in milliseconds. A longer line is cut and counted as not understood, so
+ * the section reports partial rather than passing off what was read of it as whole.
+ */
+export const MAX_LINE_CHARS = 2000;
 
-/** Output as clean lines: ANSI removed, \r and \b applied, pager prompts cut out, right-trimmed. */
-export function cleanLines(text: string): string[] {
-  return text.split('\n').map((raw) => {
+/**
+ * Pager prompts of every dialect, wherever they were left in a line. `(?<!-)` starts a match only at
+ * the first dash of a run: without it a long run of dashes is rescanned from each of its dashes.
+ */
+const PAGER_RESIDUE = [/ ?(?<!-)-{2,} ?[Mm]ore ?-{2,} ?/g, /<--- More --->/g, /---\(more( \d+%)?\)---/g, /^lines \d+-\d+( \(END\))?/g, /\(END\)/g];
+
+/** Clean lines, and the lines cut to MAX_LINE_CHARS with a note on each for the poll history. */
+interface Cleaned {
+  lines: string[];
+  cut: Set<string>;
+  notes: string[];
+}
+
+function clean(text: string): Cleaned {
+  const cut = new Set<string>();
+  const notes: string[] = [];
+  const lines = text.split('\n').map((raw, i) => {
     // The SSH driver's terminal rendering: escapes, \r and \b applied as a terminal would.
     let line = renderLine(raw);
+    // `.` matches neither: replaced, a `.*$` can always reach the end of the line.
+    line = line.replace(/[\u2028\u2029]/g, ' ');
+    const long = line.length > MAX_LINE_CHARS;
+    if (long) line = line.slice(0, MAX_LINE_CHARS);
     for (const re of PAGER_RESIDUE) line = line.replace(re, '');
-    return line.trimEnd();
+    line = line.trimEnd();
+    if (long) {
+      cut.add(line);
+      notes.push(`line ${i + 1} cut to its first ${MAX_LINE_CHARS} characters: ${line.trim().slice(0, 80)}`);
+    }
+    return line;
   });
+  return { lines, cut, notes };
+}
+
+/**
+ * Output as clean lines: ANSI removed, \r and \b applied, pager prompts cut out, right-trimmed,
+ * each at most MAX_LINE_CHARS long.
+ */
+export function cleanLines(text: string): string[] {
+  return clean(text).lines;
 }
 
 // ---- parsing ----------------------------------------------------------------------------------
@@ -145,12 +191,11 @@ function fill(into: Groups, from: Groups): void {
   for (const [k, v] of Object.entries(from)) if (v !== undefined && into[k] === undefined) into[k] = v;
 }
 
-function parseTable(lines: string[], spec: TableSpec): ParseOutcome<RawRecord> {
+function parseTable(lines: string[], spec: TableSpec, unparsed: Unparsed): ParseOutcome<RawRecord> {
   const rows = Array.isArray(spec.row) ? spec.row : [spec.row];
   const candidate = spec.candidate ?? DATA_LINE;
   const records: RawRecord[] = [];
   const byKey = new Map<string, RawRecord>();
-  const unparsed = new Unparsed();
   /** Lines neither data-like nor furniture: unparsed only when the whole output gave no record. */
   const strays: string[] = [];
   let last: RawRecord | null = null;
@@ -187,9 +232,8 @@ function parseTable(lines: string[], spec: TableSpec): ParseOutcome<RawRecord> {
   return { records, skipped: unparsed.skipped, samples: unparsed.samples };
 }
 
-function parseBlocks(lines: string[], spec: BlockSpec): ParseOutcome<RawRecord> {
+function parseBlocks(lines: string[], spec: BlockSpec, unparsed: Unparsed): ParseOutcome<RawRecord> {
   const records: RawRecord[] = [];
-  const unparsed = new Unparsed();
   let context: Groups = {};
   let current: RawRecord | null = null;
   let pending: string | null = null;
@@ -243,8 +287,11 @@ function reopens(spec: BlockSpec, line: string, current: RawRecord | null): Grou
 }
 
 export function parseRaw(text: string, spec: ParseSpec): ParseOutcome<RawRecord> {
-  const lines = cleanLines(text);
-  return spec.kind === 'table' ? parseTable(lines, spec) : parseBlocks(lines, spec);
+  const { lines, cut, notes } = clean(text);
+  // A cut line is not understood whole, whatever its first part parses to: counted once, noted first.
+  const unparsed = new Unparsed(cut);
+  for (const note of notes) unparsed.note(note);
+  return spec.kind === 'table' ? parseTable(lines, spec, unparsed) : parseBlocks(lines, spec, unparsed);
 }
 
 // ---- building records -------------------------------------------------------------------------

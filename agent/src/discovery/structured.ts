@@ -168,7 +168,8 @@ const NXOS: Record<string, StructuredReader> = {
       return neighbor({
         protocol: 'cdp',
         local_interface: str(o.intf_id) ?? '',
-        remote_name: str(o.device_id)?.replace(/\([^)]*\)$/, '') ?? null,
+        // The serial number in brackets; `[^()]` so a run of '(' with no ')' costs linear time, not quadratic.
+        remote_name: str(o.device_id)?.replace(/\([^()]*\)$/, '') ?? null,
         remote_interface: str(o.port_id),
         remote_address: str(o.v4mgmtaddr) ?? str(o.v4addr),
         remote_platform: str(o.platform_id),
