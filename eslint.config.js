@@ -3,6 +3,7 @@
 // Why each recommended rule is off or tuned: docs/testing.md, "Lint and format".
 import js from '@eslint/js';
 import reactHooks from 'eslint-plugin-react-hooks';
+import regexp from 'eslint-plugin-regexp';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -54,6 +55,16 @@ export default tseslint.config(
       // Tuned: prom-client calls collect() with the metric as `this`, so the owner is reached through `self`.
       '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['self', 'hub'] }],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true, allowNullish: true }],
+    },
+  },
+  {
+    // Patterns that run on what devices print: a malicious or broken device must not be able to
+    // freeze the agent in backtracking (one line once could, for hours: see test/discovery/redos.test.ts).
+    files: ['agent/src/discovery/**/*.ts', 'agent/src/drivers/ssh/**/*.ts'],
+    plugins: { regexp },
+    rules: {
+      'regexp/no-super-linear-backtracking': ['error', { report: 'potential' }],
+      'regexp/no-super-linear-move': 'error',
     },
   },
   {

@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { DriverError, type DeviceTarget, type SshHostKey } from '../types';
 
-/** OpenSSH's form: `SHA256:` and the unpadded base64 of the SHA-256 of the key blob. */
+/** OpenSSH's form: `SHA256:` and the unpadded base64 of the SHA-256 of the key blob (32 bytes: 43 characters and one '='). */
 export function hostKeyFingerprint(blob: Buffer): string {
-  return `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
+  return `SHA256:${createHash('sha256').update(blob).digest('base64').slice(0, 43)}`;
 }
 
 /** The key type named at the start of an SSH public key blob (ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa, …). */
