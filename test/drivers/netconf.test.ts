@@ -355,6 +355,26 @@ describe('NETCONF driver against the simulator', () => {
     expect(d.running()).not.toContain('<hostname>x</hostname>');
   });
 
+  it("waits for a lock another session holds briefly (a dry run's preview), then applies", async () => {
+    const d = await device();
+    const other = await NetconfClient.connect({
+      host: '127.0.0.1',
+      port: d.port,
+      username: 'admin',
+      password: 'admin',
+      limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
+    });
+    open.push(other);
+    await other.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
+    const s = await session(d);
+    const applying = s.apply([change('merge', `<system xmlns="${NS}"><hostname>after-wait</hostname></system>`)]);
+    // The other session's lock, then the push's first try and at least one retry.
+    while (d.rpcLog.filter((op) => op === 'lock').length < 3) await new Promise((r) => setTimeout(r, 10));
+    await other.rpc('<unlock><target><candidate/></target></unlock>', 'unlock candidate');
+    await applying;
+    expect(d.running()).toContain('<hostname>after-wait</hostname>');
+  });
+
   it('surfaces rpc-error details, discards the candidate and unlocks', async () => {
     const d = await device({ faults: { rejectMarker: 'FORBIDDEN' } });
     const before = d.running();

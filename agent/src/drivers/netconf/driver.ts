@@ -21,9 +21,19 @@ function namespaceOf(el: XElement): string {
   return (i < 0 ? el.attrs.xmlns : el.attrs[`xmlns:${el.name.slice(0, i)}`]) ?? '';
 }
 
+/**
+ * A datastore another session holds (a dry run's preview, a colleague's commit, another manager)
+ * is usually free again within seconds: an edit waits this long for its lock before it fails.
+ */
+export const LOCK_WAIT_MS = 5_000;
+const LOCK_RETRY_MS = 250;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export interface NetconfDriverOptions {
   /** Seconds a confirmed commit waits for its confirming commit before the device reverts. */
   confirmTimeoutSec?: number;
+  /** How long a datastore another session has locked is waited for (default LOCK_WAIT_MS). */
+  lockWaitMs?: number;
   /** Offer base:1.1 chunked framing in our hello (default true). */
   offerBase11?: boolean;
 }
@@ -108,7 +118,7 @@ export class NetconfSession implements DeviceSession {
     const before = await this.getConfig('running');
     if (changes.length === 0) return { before, after: before };
     this.transcript?.write('info', `dry run: ${changes.length} change(s) into the candidate, then discarded`);
-    await c.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
+    await this.lock('candidate');
     try {
       const edit =
         '<edit-config><target><candidate/></target><default-operation>merge</default-operation>' +
@@ -142,7 +152,7 @@ export class NetconfSession implements DeviceSession {
       `${errorOption}<config>${content}</config></edit-config>`;
     this.transcript?.write('info', `applying ${what} to ${target}`);
 
-    await c.rpc(`<lock><target><${target}/></target></lock>`, `lock ${target}`);
+    await this.lock(target);
     let committed = false;
     // Whether the rpc in flight changes the running config (the edit of a device without candidate,
     // then the commits): when its answer never comes it may have gone in, and the push is undone
@@ -183,6 +193,24 @@ export class NetconfSession implements DeviceSession {
         await c
           .rpc(`<unlock><target><${target}/></target></unlock>`, `unlock ${target}`)
           .catch((e) => this.transcript?.write('info', `unlock failed: ${String(e)}`));
+      }
+    }
+  }
+
+  /** Locks the datastore, waiting up to lockWaitMs while another session holds it (lock-denied). */
+  private async lock(target: Datastore): Promise<void> {
+    const until = Date.now() + (this.options.lockWaitMs ?? LOCK_WAIT_MS);
+    for (let waited = false; ; waited = true) {
+      try {
+        await this.client.rpc(`<lock><target><${target}/></target></lock>`, `lock ${target}`);
+        return;
+      } catch (err) {
+        const denied = err instanceof DriverError && err.kind === 'device' && err.message.includes('lock-denied');
+        if (!denied || this.client.broken || Date.now() >= until) {
+          throw denied && waited ? new DriverError('device', `${err.message} (still held after waiting for it)`) : err;
+        }
+        if (!waited) this.transcript?.write('info', `${target} is locked by another session; waiting for it`);
+        await sleep(LOCK_RETRY_MS);
       }
     }
   }
