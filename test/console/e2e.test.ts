@@ -254,6 +254,8 @@ describe('console', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Roll back', exact: true }).click();
     await textMatching(status, /^failed$/, 'rollback refused', 120_000);
     expect((target.tree() as any).system.config.hostname).toBe('by-hand');
+    await page.getByRole('button', { name: 'Roll back anyway' }).waitFor();
+    await screenshot(page, 'deployment-rollback-refused');
     await page.getByRole('button', { name: 'Roll back anyway' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Roll back anyway' }).click();
     await textMatching(status, /^rolled_back$/, 'rolled back', 120_000);

@@ -182,7 +182,8 @@ function rollbackChange(outcome: JobOutcome, device: LockedDevice): Change {
       message: 'rolled back to its pre-deployment backup',
     };
   const error = changedSince
-    ? `Rollback refused: ${reason}. POST /rollback with {"force": true} to put the pre-deployment backup back anyway`
+    ? `Rollback refused: ${reason}. To put the pre-deployment backup back anyway, roll back with {"force": true} (the console's ` +
+      "'Roll back anyway')"
     : `Rollback failed: ${reason}`;
   return { fields: { status: 'rollback_failed', error_message: error }, level: 'error', message: error };
 }
