@@ -140,6 +140,7 @@ describe('console template form', () => {
       await page.getByRole('button', { name: 'Create template' }).click();
       const alert = page.getByRole('alert').filter({ hasText: 'Not saved' });
       expect(await textMatching(alert, /A replace needs a target_path/, 'the refusal')).toContain('use operation merge');
+      await screenshot(page, 'template-replace-refused');
       await choose(page, page.getByRole('textbox', { name: 'Operation' }), 'merge');
       await page.getByRole('button', { name: 'Create template' }).click();
       const saved = await until('the template to be saved', async () => {
