@@ -61,11 +61,20 @@ export function spawnProcess(
   child.stdout!.on('data', take);
   child.stderr!.on('data', take);
   let code: number | null = null;
+  // 'exit' can come before the last of the output has been read: wait for the pipes to end too
+  // (at most a second, as a child that left a daemon holding them would never end them).
+  const drained = () =>
+    Promise.race([
+      Promise.all([child.stdout!, child.stderr!].map((s) => (s.readableEnded ? Promise.resolve() : new Promise((r) => s.once('close', r))))),
+      new Promise((r) => setTimeout(r, 1_000).unref()),
+    ]);
   const exited = new Promise<number>((resolve) => {
     child.once('exit', (c, sig) => {
-      code = c ?? (sig ? -1 : 0);
-      live.delete(proc);
-      resolve(code);
+      void drained().then(() => {
+        code = c ?? (sig ? -1 : 0);
+        live.delete(proc);
+        resolve(code);
+      });
     });
     child.once('error', (err) => {
       out += `\n[spawn error] ${err.message}\n`;
