@@ -46,6 +46,26 @@ async function untilNoSessions(d: NetconfDevice): Promise<void> {
   while (d.activeSessions() > 0) await new Promise((r) => setTimeout(r, 10));
 }
 
+/** A plain NETCONF client session of the device (closed after the test). */
+async function clientOf(d: NetconfDevice): Promise<NetconfClient> {
+  const client = await NetconfClient.connect({
+    host: '127.0.0.1',
+    port: d.port,
+    username: 'admin',
+    password: 'admin',
+    limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
+  });
+  open.push(client);
+  return client;
+}
+
+/** Another NETCONF session of the device, holding the candidate's lock. */
+async function lockedByAnother(d: NetconfDevice): Promise<NetconfClient> {
+  const other = await clientOf(d);
+  await other.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
+  return other;
+}
+
 const change = (operation: ConfigChange['operation'], config: string, target_path?: string): ConfigChange => ({
   operation,
   config,
@@ -337,15 +357,7 @@ describe('NETCONF driver against the simulator', () => {
 
   it('reports lock-denied with the session holding the lock', async () => {
     const d = await device();
-    const other = await NetconfClient.connect({
-      host: '127.0.0.1',
-      port: d.port,
-      username: 'admin',
-      password: 'admin',
-      limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
-    });
-    open.push(other);
-    await other.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
+    const other = await lockedByAnother(d);
     const s = await session(d);
     const err = await driverFailure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>x</hostname></system>`)]));
     expect(err.kind).toBe('device');
@@ -357,15 +369,7 @@ describe('NETCONF driver against the simulator', () => {
 
   it("waits for a lock another session holds briefly (a dry run's preview), then applies", async () => {
     const d = await device();
-    const other = await NetconfClient.connect({
-      host: '127.0.0.1',
-      port: d.port,
-      username: 'admin',
-      password: 'admin',
-      limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
-    });
-    open.push(other);
-    await other.rpc('<lock><target><candidate/></target></lock>', 'lock candidate');
+    const other = await lockedByAnother(d);
     const s = await session(d);
     const applying = s.apply([change('merge', `<system xmlns="${NS}"><hostname>after-wait</hostname></system>`)]);
     // The other session's lock, then the push's first try and at least one retry.
@@ -429,14 +433,7 @@ describe('NETCONF driver against the simulator', () => {
 
   it('correlates concurrent rpcs by message-id', async () => {
     const d = await device({ maxChunk: 11, writeSplit: 1 });
-    const c = await NetconfClient.connect({
-      host: '127.0.0.1',
-      port: d.port,
-      username: 'admin',
-      password: 'admin',
-      limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
-    });
-    open.push(c);
+    const c = await clientOf(d);
     const replies = await Promise.all([
       c.rpc('<get-config><source><running/></source></get-config>', 'get-config running'),
       c.rpc('<lock><target><running/></target></lock>', 'lock'),

@@ -132,6 +132,14 @@ export interface DeviceDriver {
  */
 export type DriverErrorCause = 'auth' | 'timeout' | 'refused' | 'protocol' | 'device' | 'hostkey';
 
+/**
+ * A change whose answer never came (a timeout, a dropped session) may have gone in: the error
+ * says so (`note`) and is partial, so the deploy job undoes the push.
+ */
+export function mayHaveGoneIn(err: DriverError, note = 'its answer never came: the change may have gone in'): DriverError {
+  return new DriverError(err.kind, `${err.message} (${note})`, { partial: true });
+}
+
 export class DriverError extends Error {
   /**
    * apply() only: part of the change may be on the device (a CLI without commit refused a line

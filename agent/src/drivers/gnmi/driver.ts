@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import {
   DEFAULT_LIMITS,
   DriverError,
+  mayHaveGoneIn,
   type ConfigChange,
   type ConfigPreview,
   type DeviceDriver,
@@ -295,7 +296,7 @@ export class GnmiSession implements DeviceSession {
       // A target applies a Set all or nothing, and says so; a Set whose answer never came (a
       // timeout, a dropped connection) may have gone in, so the push is undone (partial).
       if (err instanceof DriverError && (err.kind === 'timeout' || err.kind === 'refused' || err.kind === 'protocol')) {
-        throw new DriverError(err.kind, `${err.message} (its answer never came: the change may have gone in)`, { partial: true });
+        throw mayHaveGoneIn(err);
       }
       throw err;
     });

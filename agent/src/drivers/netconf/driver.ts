@@ -1,6 +1,7 @@
 import {
   DEFAULT_LIMITS,
   DriverError,
+  mayHaveGoneIn,
   type ConfigChange,
   type ConfigPreview,
   type DeviceDriver,
@@ -185,7 +186,7 @@ export class NetconfSession implements DeviceSession {
         await c.rpc('<discard-changes/>', 'discard-changes').catch((e) => this.transcript?.write('info', `discard-changes failed: ${String(e)}`));
       }
       if (changesRunning && err instanceof DriverError && err.kind !== 'device') {
-        throw new DriverError(err.kind, `${err.message} (its answer never came: the change may have gone in)`, { partial: true });
+        throw mayHaveGoneIn(err);
       }
       throw err;
     } finally {

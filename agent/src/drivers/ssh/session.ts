@@ -6,6 +6,7 @@ import type { Client as SshClient } from 'ssh2';
 import {
   DEFAULT_LIMITS,
   DriverError,
+  mayHaveGoneIn,
   type ConfigChange,
   type DeviceDriver,
   type DeviceSession,
@@ -109,7 +110,7 @@ function lineFailed(e: unknown, i: number, n: number, taken: number, commit: str
     });
   }
   if (commit) return new DriverError(e.kind, `${e.message} (line ${i + 1} of ${n}; nothing was committed)`);
-  return new DriverError(e.kind, `${e.message} (line ${i + 1} of ${n}, which the device may have taken)`, { partial: true });
+  return mayHaveGoneIn(e, `line ${i + 1} of ${n}, which the device may have taken`);
 }
 
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
@@ -338,9 +339,7 @@ class SshCliSession implements SshCliSessionApi {
         if (commit) {
           // A commit whose answer never came (timeout, dropped session) may have gone through.
           await this.exec(commit, true, { relearnHost: true }).catch((e: unknown) => {
-            throw e instanceof DriverError && e.kind !== 'device'
-              ? new DriverError(e.kind, `${e.message} (during '${commit}': the change may have been committed)`, { partial: true })
-              : e;
+            throw e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, `during '${commit}': the change may have been committed`) : e;
           });
         }
       } catch (e) {
