@@ -366,37 +366,97 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     expect((await jobRow(tc, jobId)).attempt).toBe(2);
   });
 
-  it("applies a rejection that came before its job's dispatch committed, once it has", async () => {
-    const site = await makeSite(tc, org);
-    const member = await enrollAgent(tc, org, { name: `early-${transport}`, site_id: site.id }); // never runs
-    const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
-    // While the test holds the dispatch lock, the job reads queued at attempt 0, as it does to an
-    // agent quicker than the dispatch pass's commit.
+  /** How often the controller logged `line` so far. */
+  const logged = (line: string) => tc.logs().split(line).length - 1;
+
+  /**
+   * Submits a test_credential job for `deviceId` while the test holds the dispatch lock, so that
+   * the job reads queued at attempt 0 as it does to an agent quicker than the dispatch pass's
+   * commit; sends the agent event `eventFor(jobId)` then, waits until the controller puts it off,
+   * and lets the pass commit. Answers the job's id.
+   */
+  async function sendBeforeDispatchCommits(deviceId: string, eventFor: (jobId: string) => Promise<string>): Promise<string> {
+    const early = "an agent event came before its jobs' dispatch committed";
+    const before = logged(early);
     const hold = await tc.db.transaction();
     let jobId: string;
     let sent: Promise<void> | undefined;
     try {
       await hold.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [DISPATCH_LOCK]);
       [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'test_credential', deviceId, params: {}, deadlineMs: 60_000 }]);
-      const { sign } = await importAgentPrivateKey(member.identity.private_jwk);
-      const rejection = {
-        v: PROTOCOL_VERSION,
-        type: 'rejected',
-        agent_id: member.identity.agent_id,
-        jobs: [{ job_id: jobId, attempt: 1 }],
-        reason: 'not_recipient',
-      };
       // Not awaited: in process, a publish resolves once its event is taken, which is after the commit.
-      sent = mainAgent.link.publish(await signJsonDetached(rejection, sign, AGENT_SIGN_ALG, member.identity.agent_id), `early-${jobId}`);
-      await until('the early rejection to be put off', () => tc.logs().includes('a job rejection came before its dispatch committed'));
+      sent = mainAgent.link.publish(await eventFor(jobId), `early-${jobId}`);
+      await until('the early event to be put off', () => logged(early) > before);
       expect(await jobRow(tc, jobId)).toMatchObject({ status: 'queued', attempt: 0 });
     } finally {
       await hold.commit();
     }
     await sent;
+    return jobId;
+  }
+
+  it("applies a rejection that came before its job's dispatch committed, once it has", async () => {
+    const site = await makeSite(tc, org);
+    const member = await enrollAgent(tc, org, { name: `early-${transport}`, site_id: site.id }); // never runs
+    const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
+    const { sign } = await importAgentPrivateKey(member.identity.private_jwk);
+    const jobId = await sendBeforeDispatchCommits(deviceId, (id) => {
+      const rejection = {
+        v: PROTOCOL_VERSION,
+        type: 'rejected',
+        agent_id: member.identity.agent_id,
+        jobs: [{ job_id: id, attempt: 1 }],
+        reason: 'not_recipient',
+      };
+      return signJsonDetached(rejection, sign, AGENT_SIGN_ALG, member.identity.agent_id);
+    });
     // Sent at attempt 1 once the pass commits; the rejection, read again, has it sealed and sent once more.
     await until('the job to be sent again', async () => (await jobRow(tc, jobId)).attempt === 2);
     expect((await jobRow(tc, jobId)).status).toBe('dispatched');
+  });
+
+  it("holds a result that came before its job's dispatch committed, then takes it only from the job's pool", async () => {
+    const site = await makeSite(tc, org);
+    const member = await enrollAgent(tc, org, { name: `held-member-${transport}`, site_id: site.id }); // never runs
+    const elsewhere = await makeSite(tc, org);
+    const stranger = await enrollAgent(tc, org, { name: `held-stranger-${transport}`, site_id: elsewhere.id }); // never runs
+    const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
+    const resultOf = async (agent: typeof member, jobId: string, message: string) => {
+      const { sign } = await importAgentPrivateKey(agent.identity.private_jwk);
+      const at = new Date().toISOString();
+      const event = {
+        v: PROTOCOL_VERSION,
+        type: 'results',
+        agent_id: agent.identity.agent_id,
+        results: [
+          {
+            job_id: jobId,
+            attempt: 1,
+            status: 'succeeded',
+            error: null,
+            result: { ok: true, message, transports: [] },
+            started_at: at,
+            finished_at: at,
+            logs: [],
+            host_key: null,
+            gnmi_cert: null,
+          },
+        ],
+      };
+      return signJsonDetached(event, sign, AGENT_SIGN_ALG, agent.identity.agent_id);
+    };
+    // Before its dispatch commits the job's pool is not known yet: an agent of another site of the
+    // organization answers for it as if it had been sent there.
+    const refused = "refused an event from an agent outside the job's pool";
+    const before = logged(refused);
+    const jobId = await sendBeforeDispatchCommits(deviceId, (id) => resultOf(stranger, id, 'forged by another site'));
+    // Read again once the pass has committed: the job went to the site's pool, so the other site's agent is refused.
+    await until('the result to be refused', () => logged(refused) > before);
+    expect(await jobRow(tc, jobId)).toMatchObject({ status: 'dispatched', attempt: 1 });
+    // The site's own agent is heard.
+    await mainAgent.link.publish(await resultOf(member, jobId, 'from the site'), `held-member-${jobId}`);
+    const [outcome] = await tc.services.jobs.wait([jobId], 30_000);
+    expect(outcome).toMatchObject({ status: 'succeeded', agentId: member.identity.agent_id, result: { message: 'from the site' } });
   });
 
   it('refuses events from unknown agents and forged signatures', async () => {

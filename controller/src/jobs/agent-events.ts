@@ -13,9 +13,10 @@ import type { EventJob, FinalFields, JobsStore, LogRow } from './store';
 import type { JobKind } from './types';
 
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
-/** A rejection that came before its job's dispatch committed is read again this much later, this many times at most. */
-const REJECTED_EARLY_DELAY_MS = 200;
-const REJECTED_EARLY_TRIES = 25;
+/** An event that came before its jobs' dispatch committed is read again this much later, this many times at most. */
+const EARLY_EVENT_DELAY_MS = 200;
+const EARLY_EVENT_TRIES = 25;
+const EARLY_EVENT = "an agent event came before its jobs' dispatch committed; reading it again shortly";
 /** An event whose recording failed is delivered again this much later. */
 const RETRY_MS = 1000;
 
@@ -60,10 +61,21 @@ interface Sorted {
 }
 
 /**
- * The job as read is still queued at the attempt before the one sent: its dispatch pass has not
- * committed yet (the backup_store statement's 'dispatching' verdict, deployments/store.ts).
+ * Whether an agent's event about a job at an attempt is recorded ('ok'), read again shortly
+ * ('held') or dropped ('refused'). Only an agent of the job's organization and of the pool it was
+ * dispatched to may speak for it. A job still queued at the attempt before the one the event
+ * names has a dispatch pass that has not committed yet (batches are published inside its
+ * transaction and a quick agent can answer first; the backup_store statement's 'dispatching'
+ * verdict in deployments/store.ts is the same case): its pool is not known yet, so the event
+ * waits for the commit instead of being trusted or dropped.
  */
-const beingDispatched = (job: { status: string; attempt: number }, sentAttempt: number) => job.status === 'queued' && job.attempt === sentAttempt - 1;
+function verdict(job: EventJob | undefined, attempt: number, v: VerifiedEvent, log: Logger): 'ok' | 'held' | 'refused' {
+  if (!job || job.org_id !== v.agent.org_id) return 'refused';
+  if (job.status === 'queued' && job.attempt === attempt - 1 && v.incoming.redeliveries < EARLY_EVENT_TRIES) return 'held';
+  if (job.pool === poolOf(v.agent.site_id)) return 'ok';
+  log.warn({ agent: v.agent.id, job: job.id, pool: job.pool }, "refused an event from an agent outside the job's pool");
+  return 'refused';
+}
 
 /**
  * What agents send back, recorded: progress (started, log lines), rejections (the batch was
@@ -130,40 +142,38 @@ export class AgentEventRecorder {
       e.type === 'results' ? e.results.map((r) => r.job_id) : e.type === 'rejected' ? e.jobs.map((j) => j.job_id) : jobIdsOf(e),
     );
     const jobs = await store.jobsById([...new Set(ids.filter((id) => UUID.test(id)))]);
-    // Events must come from an agent of the job's own organization and pool.
-    const mine = (v: VerifiedEvent, jobId: string) => {
-      const job = jobs.get(jobId);
-      const ok = job !== undefined && job.org_id === v.agent.org_id && (job.pool === null || job.pool === poolOf(v.agent.site_id));
-      if (!ok && job) log.warn({ agent: v.agent.id, job: jobId }, "refused an event from an agent outside the job's pool");
-      return ok;
-    };
+    const verdictOf = (v: VerifiedEvent, ref: JobRef) => verdict(jobs.get(ref.job_id), ref.attempt, v, log);
     const sorted: Sorted = { logs: [], started: [], results: [], done: [], rejected: [] };
     for (const v of verified) {
       const e = v.event;
       if (e.type === 'results') {
-        const accepted = e.results.filter((r) => mine(v, r.job_id));
-        // The event is acked once every result in it is recorded (or was already): a redelivered copy records only what is missing.
-        const settle = settleOnce(v.incoming, accepted.length);
+        const verdicts = e.results.map((r) => verdictOf(v, r));
+        const accepted = e.results.filter((_, i) => verdicts[i] === 'ok');
+        // The event is acked once every result in it is recorded (or was already): a redelivered
+        // copy records only what is missing, results held back among them.
+        const held = verdicts.includes('held');
+        if (held) log.info({ agent: v.agent.id, type: e.type }, EARLY_EVENT);
+        const settle = settleOnce(v.incoming, accepted.length, held);
         // A result's log lines are recorded with it (once, in its transaction), not on their own.
         for (const r of accepted) sorted.results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, settle });
         continue;
       }
+      const refs: JobRef[] = e.type === 'rejected' ? e.jobs : [...e.started, ...e.logs];
+      const verdicts = new Map(refs.map((r) => [`${r.job_id}/${r.attempt}`, verdictOf(v, r)]));
+      if ([...verdicts.values()].includes('held')) {
+        // Read again once the pass has committed; nothing of the event is recorded before, so its
+        // copy records nothing twice.
+        log.info({ agent: v.agent.id, type: e.type }, EARLY_EVENT);
+        v.incoming.nak(EARLY_EVENT_DELAY_MS);
+        continue;
+      }
+      const ours = <T extends JobRef>(list: T[]) => list.filter((r) => verdicts.get(`${r.job_id}/${r.attempt}`) === 'ok');
       if (e.type === 'rejected') {
         // The batch's secrets were sealed before this agent joined the pool: seal them again.
-        const ours = e.jobs.filter((j) => mine(v, j.job_id));
-        if (ours.some((j) => beingDispatched(jobs.get(j.job_id)!, j.attempt)) && v.incoming.redeliveries < REJECTED_EARLY_TRIES) {
-          // Batches are published inside the dispatch pass's transaction, and a quick agent can
-          // answer before it commits: the job still reads queued at the attempt before. Dropping
-          // the rejection would leave the job dispatched to nobody until its deadline; it is read
-          // again once the pass has committed.
-          log.info({ agent: v.agent.id, jobs: ours.length }, 'a job rejection came before its dispatch committed; reading it again shortly');
-          v.incoming.nak(REJECTED_EARLY_DELAY_MS);
-          continue;
-        }
-        sorted.rejected.push(...ours.filter((j) => jobs.get(j.job_id)!.attempt === j.attempt));
+        sorted.rejected.push(...ours(e.jobs).filter((j) => jobs.get(j.job_id)!.attempt === j.attempt));
       } else {
-        for (const s of e.started.filter((j) => mine(v, j.job_id))) sorted.started.push({ id: s.job_id, agent_id: v.agent.id, at: new Date(s.at) });
-        for (const j of e.logs.filter((l) => mine(v, l.job_id)))
+        for (const s of ours(e.started)) sorted.started.push({ id: s.job_id, agent_id: v.agent.id, at: new Date(s.at) });
+        for (const j of ours(e.logs))
           for (const line of j.lines) sorted.logs.push({ job_id: j.job_id, attempt: j.attempt, agent_id: v.agent.id, line });
       }
       sorted.done.push(v.incoming);
@@ -245,17 +255,18 @@ function jobsOfToken(token: string): JobRef[] {
   }
 }
 
-/** Answers once all `n` parts of an event are settled: ack when each was recorded, nak when any must be tried again. */
-function settleOnce(incoming: IncomingEvent, n: number): (recorded: boolean) => void {
+/**
+ * Answers once all `n` parts of an event are settled: ack when each was recorded; nak when any
+ * must be tried again, or shortly when parts of it were `held` back (see verdict).
+ */
+function settleOnce(incoming: IncomingEvent, n: number, held: boolean): (recorded: boolean) => void {
   let left = n;
   let retry = false;
-  if (n === 0) incoming.ack();
+  const answer = () => (retry ? incoming.nak(RETRY_MS) : held ? incoming.nak(EARLY_EVENT_DELAY_MS) : incoming.ack());
+  if (n === 0) answer();
   return (recorded) => {
     if (!recorded) retry = true;
-    if (--left === 0) {
-      if (retry) incoming.nak(RETRY_MS);
-      else incoming.ack();
-    }
+    if (--left === 0) answer();
   };
 }
 
