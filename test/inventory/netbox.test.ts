@@ -339,6 +339,71 @@ describe('NetBox sync', () => {
     }
   });
 
+  describe("a profile's allowed_networks", () => {
+    let limited: { id: string; name: string };
+    let own: { id: string };
+    let small: NetboxSim;
+    const refusal = (device: string, host: string, outcome: string) =>
+      `Device '${device}': host ${host} is outside the networks connection profile '${limited.name}' allows its credentials to be sent to ` +
+      `(allowed_networks: 10.30.0.0/16); the device was not ${outcome}`;
+    const byName = async (name: string) => {
+      const found = (await call(a, 'GET', `/api/devices?source=netbox&q=${name}`)).body.devices.filter((d: { name: string }) => d.name === name);
+      return found.length === 0 ? undefined : (await call(a, 'GET', `/api/devices/${found[0].id}`)).body;
+    };
+
+    beforeAll(async () => {
+      limited = await a.profile({ name: 'nb-limited', allowed_networks: ['10.30.0.0/16'] });
+      small = await startNetboxSim({
+        token: TOKEN,
+        devices: [
+          { id: 1, name: 'nb-inside', manufacturer: 'X', model: 'Y', site: 'S', ip4: '10.30.0.1/24' },
+          { id: 2, name: 'nb-outside', manufacturer: 'X', model: 'Y', site: 'S', ip4: '192.0.2.66/24' },
+          // NetBox holds addresses, but the mapping takes a name too: it is the agent's to check.
+          { id: 3, name: 'nb-by-name', manufacturer: 'X', model: 'Y', site: 'S', ip4: 'nb-by-name.example.net' },
+        ],
+      });
+      own = await createSource(a, { url: small.url, profile_id: limited.id });
+    });
+    afterAll(async () => small?.close());
+
+    it('creates the devices inside the networks of the profile new devices get, and reports the others, not created', async () => {
+      const res = await sync(a, own.id);
+      expect(res.body).toMatchObject({ added: 2, updated: 0, failed: 1, removed: 0, status: 'partial' });
+      expect(res.body.errors).toEqual([{ netbox_id: 2, name: 'nb-outside', error: refusal('nb-outside', '192.0.2.66', 'created') }]);
+      expect(await byName('nb-outside')).toBeUndefined();
+      expect(await byName('nb-inside')).toMatchObject({ host: '10.30.0.1', profile_id: limited.id });
+      expect(await byName('nb-by-name')).toMatchObject({ host: 'nb-by-name.example.net', profile_id: limited.id });
+    });
+
+    it('does not move an existing device outside its profile: not updated, not removed, even under a new NetBox id', async () => {
+      const before = await byName('nb-inside');
+      small.devices[0] = { ...small.devices[0], ip4: '198.51.100.7/24', tags: ['moved'] };
+      const moved = await sync(a, own.id);
+      expect(moved.body).toMatchObject({ added: 0, updated: 0, unchanged: 1, failed: 2, removed: 0, status: 'partial' });
+      expect(moved.body.errors).toContainEqual({ netbox_id: 1, name: 'nb-inside', error: refusal('nb-inside', '198.51.100.7', 'updated') });
+      expect(await byName('nb-inside')).toEqual({ ...before, netbox_last_synced_at: expect.any(String) });
+
+      // Deleted and re-created in NetBox under the same name (a new id): still listed, so not missing.
+      small.devices[0] = { ...small.devices[0], id: 11 };
+      const recreated = await sync(a, own.id);
+      expect(recreated.body).toMatchObject({ added: 0, updated: 0, failed: 2, removed: 0 });
+      expect(recreated.body.errors).toContainEqual({ netbox_id: 11, name: 'nb-inside', error: refusal('nb-inside', '198.51.100.7', 'updated') });
+      expect(await byName('nb-inside')).toMatchObject({ host: '10.30.0.1', tags: [], netbox_id: 1, netbox_removed_at: null });
+
+      small.devices[0].ip4 = '10.30.9.9/24';
+      expect((await sync(a, own.id)).body).toMatchObject({ updated: 1, failed: 1, removed: 0 });
+      expect(await byName('nb-inside')).toMatchObject({ host: '10.30.9.9', tags: ['moved'], netbox_id: 11 });
+    });
+
+    it('judges an existing device by its own profile, not the one new devices get', async () => {
+      const device = await byName('nb-inside');
+      expect((await call(a, 'POST', '/api/profiles/assign', { profile_id: profileId, device_ids: [device.id] })).status).toBe(200);
+      small.devices[0].ip4 = '198.51.100.8/24';
+      expect((await sync(a, own.id)).body).toMatchObject({ updated: 1, failed: 1 });
+      expect(await byName('nb-inside')).toMatchObject({ host: '198.51.100.8', profile_id: profileId });
+    });
+  });
+
   it('sends NetBox v2 tokens (nbt_…) as Bearer', async () => {
     const v2 = 'nbt_abc123.secretpart-never-shown';
     const small = await startNetboxSim({ token: v2, devices: simDevices(1, 600) });

@@ -7,11 +7,13 @@ import { isDeviceType } from '../devices/rules';
 import type { DeviceStore } from '../devices/store';
 import { appError } from '../errors/app-error';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Knex } from 'knex';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
+import { networkLimits } from '../profiles/store';
 import { type DeviceFilters, NetboxClient, NetboxError } from './client';
 import { type DestinationPolicy, DestinationRefused } from './destination';
 import type { SourceBody, SourceChanges } from './schemas';
-import type { NetboxStore } from './store';
+import type { NetboxStore, SyncedDeviceRow } from './store';
 import { OWNED, mapListed, planWrites, type SyncError } from './sync-plan';
 
 const INSERT_COLUMNS = [
@@ -189,6 +191,13 @@ export class NetboxService {
     return (await this.devices.references(orgId, { profile_id: candidate })).profile ? candidate : null;
   }
 
+  /** New devices get profileId and existing ones keep theirs: the limits of all those profiles, in one query. */
+  private limits(trx: Knex.Transaction, orgId: string, profileId: string | null, candidates: SyncedDeviceRow[]) {
+    const ids = new Set(candidates.map((row) => row.profile_id));
+    if (profileId) ids.add(profileId);
+    return networkLimits(trx, orgId, [...ids]);
+  }
+
   /** A sync's run row and audit record; fatal: NetBox could not be read, so nothing changed and no device counts as failed. */
   private async recordSync(
     me: AuthContext,
@@ -254,16 +263,18 @@ export class NetboxService {
         source.id,
         mapped.map((m) => m.name),
       );
-      const ctx = { orgId: me.orgId, userId: me.userId, sourceId: source.id, profileId, seen };
-      const { inserts, updates, unchanged } = planWrites(mapped, candidates, ctx, errors);
+      const limits = await this.limits(trx, me.orgId, profileId, candidates);
+      const ctx = { orgId: me.orgId, userId: me.userId, sourceId: source.id, profileId, seen, limits };
+      const { inserts, updates, unchanged, kept } = planWrites(mapped, candidates, ctx, errors);
+      const present = [...seen, ...kept];
       const written = new Set((await this.devices.insertMany(trx, INSERT_COLUMNS, inserts)).map((w) => w.name));
       for (const row of inserts) {
         if (!written.has(row.name as string))
           errors.push({ netbox_id: Number(row.external_id), name: row.name as string, error: 'Device with this name already exists' });
       }
       const updated = await this.devices.updateMany(trx, me.orgId, UPDATE_COLUMNS, updates);
-      await this.store.touchSeen(trx, me.orgId, source.id, [...seen]);
-      const removed = await this.store.removeMissing(trx, me.orgId, source.id, [...seen], source.delete_missing);
+      await this.store.touchSeen(trx, me.orgId, source.id, present);
+      const removed = await this.store.removeMissing(trx, me.orgId, source.id, present, source.delete_missing);
       return { added: written.size, updated, unchanged, removed };
     });
     await this.devices.afterBulkWrite(counts.added + counts.updated);

@@ -43,6 +43,7 @@ const RUN_COLUMNS = [
 /** A device of this organization a sync may touch: synced from the source, or holding a name NetBox lists. */
 export interface SyncedDeviceRow extends NetboxOwnedFields {
   id: string;
+  profile_id: string;
   source: string;
   source_id: string | null;
   external_id: string | null;
@@ -96,6 +97,7 @@ export class NetboxStore extends NamedOrgTable {
       .andWhere((q) => q.where({ source: 'netbox', source_id: sourceId }).orWhereRaw('name = ANY(?::text[])', [names]))
       .select(
         'id',
+        'profile_id',
         'name',
         'host',
         'device_type',

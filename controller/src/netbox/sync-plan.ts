@@ -4,6 +4,8 @@
  * have (planWrites). Each device NetBox lists that cannot be synced becomes an error of the run,
  * never a failed run.
  */
+import { hostRefusalAmong } from '../profiles/service';
+import type { NetworkLimits } from '../profiles/store';
 import type { NetboxDevice } from './client';
 import { type MappedDevice, type MappingOptions, mapNetboxDevice } from './mapping';
 import type { SyncedDeviceRow } from './store';
@@ -59,12 +61,17 @@ export interface PlanContext {
   profileId: string | null;
   /** NetBox ids listed by this run (mapListed). */
   seen: Set<string>;
+  /** The limits of profileId and of the candidates' profiles, read once for the run. */
+  limits: NetworkLimits;
 }
 
 /**
  * Rows to insert and to update, and how many are unchanged, for the mapped devices against
  * `candidates` (this source's devices and any device with one of their names); a device that
- * cannot be written is added to `errors`.
+ * cannot be written is added to `errors`. A host the sync would give a device (a new one's, or a
+ * change of an existing one's) must be inside the networks of the device's profile, as the API
+ * requires; an existing device refused so is kept as it is, and its NetBox id is in `kept` (NetBox
+ * lists it: it is not missing, even when its id there is new).
  */
 export function planWrites(mapped: MappedDevice[], candidates: SyncedDeviceRow[], ctx: PlanContext, errors: SyncError[]) {
   const fromSource = (row: SyncedDeviceRow | undefined) => row?.source === 'netbox' && row.source_id === ctx.sourceId;
@@ -72,9 +79,15 @@ export function planWrites(mapped: MappedDevice[], candidates: SyncedDeviceRow[]
   const byName = new Map(candidates.map((row) => [row.name, row]));
   const inserts: Record<string, unknown>[] = [];
   const updates: Record<string, unknown>[] = [];
+  const kept: string[] = [];
   let unchanged = 0;
   for (const m of mapped) {
     const fail = (error: string) => errors.push({ netbox_id: Number(m.external_id), name: m.name, error });
+    const refused = (profileId: string, outcome: string) => {
+      const refusal = hostRefusalAmong(ctx.limits, profileId, m.host, m.name);
+      if (refusal) fail(`${refusal}; the device was not ${outcome}`);
+      return refusal !== null;
+    };
     const holder = byName.get(m.name);
     // A device NetBox deleted and re-created under the same name is the same device to us.
     const row = byExternal.get(m.external_id) ?? (fromSource(holder) && !ctx.seen.has(holder!.external_id ?? '') ? holder : undefined);
@@ -82,6 +95,10 @@ export function planWrites(mapped: MappedDevice[], candidates: SyncedDeviceRow[]
     if (row) {
       if (holder && holder.id !== row.id) {
         fail('Another device already has this name');
+        continue;
+      }
+      if (m.host !== row.host && refused(row.profile_id, 'updated')) {
+        if (row.external_id) kept.push(row.external_id);
         continue;
       }
       const next = {
@@ -97,7 +114,7 @@ export function planWrites(mapped: MappedDevice[], candidates: SyncedDeviceRow[]
       fail('A device with this name already exists and was not synced from this NetBox source');
     } else if (!ctx.profileId) {
       fail('No connection profile for new devices: set profile_id on the source or devices.default_profile_id');
-    } else {
+    } else if (!refused(ctx.profileId, 'created')) {
       inserts.push({
         ...fields,
         org_id: ctx.orgId,
@@ -111,5 +128,5 @@ export function planWrites(mapped: MappedDevice[], candidates: SyncedDeviceRow[]
       });
     }
   }
-  return { inserts, updates, unchanged };
+  return { inserts, updates, unchanged, kept };
 }

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import { NamedOrgTable } from '../db/named-org-table';
 
@@ -29,6 +30,22 @@ export interface NetworkLimit {
   allowed_networks: string[];
 }
 
+/** The limits of several profiles, by profile id (a profile that limits nothing is absent). */
+export type NetworkLimits = ReadonlyMap<string, NetworkLimit>;
+
+/**
+ * The limits of the organization's profiles among ids, in one query: for a write of many devices
+ * (a NetBox sync, in its transaction) as for one.
+ */
+export async function networkLimits(db: Knex, orgId: string, ids: string[]): Promise<NetworkLimits> {
+  const rows: (NetworkLimit & { id: string })[] = await db('connection_profiles')
+    .where('org_id', orgId)
+    .whereRaw('id = ANY(?::uuid[])', [ids])
+    .whereRaw("allowed_networks <> '{}'")
+    .select('id', 'name as profile', 'allowed_networks');
+  return new Map(rows.map(({ id, ...limit }) => [id, limit]));
+}
+
 /** SQL for connection profiles. Sealed secrets are written here and read only by credentials.ts. */
 export class ProfileStore extends NamedOrgTable {
   constructor(db: Db) {
@@ -46,10 +63,7 @@ export class ProfileStore extends NamedOrgTable {
 
   /** The profile's allowed_networks with its name; undefined when it limits nothing (or is not the organization's). */
   async limitOf(orgId: string, id: string): Promise<NetworkLimit | undefined> {
-    return this.db('connection_profiles')
-      .where({ org_id: orgId, id })
-      .whereRaw("allowed_networks <> '{}'")
-      .first('name as profile', 'allowed_networks');
+    return (await networkLimits(this.db, orgId, [id])).get(id);
   }
 
   /**

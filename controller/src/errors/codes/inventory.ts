@@ -64,7 +64,8 @@ export const inventoryErrors = {
     message: "The device's host is outside the networks its connection profile allows its credentials to be sent to",
     doc:
       'A device create, update, bulk edit or profile assignment would give a device whose host is an IP address a connection profile whose ' +
-      'allowed_networks do not contain it; the message names the device, the profile and its networks. (Import reports such rows as failed rows.) ' +
+      'allowed_networks do not contain it; the message names the device, the profile and its networks. (Import reports such rows as failed ' +
+      'rows, and a NetBox sync such devices as errors of its run: not created, or not updated.) ' +
       'A host that is a DNS name is checked by the agent, on the addresses it resolves to, before any session.',
   },
   PROFILE_IN_USE: {
