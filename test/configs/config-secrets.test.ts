@@ -482,7 +482,10 @@ describe('transcripts, errors and the device credentials (format text)', () => {
 
   it('masks a private key echoed with other line endings, and never reaches into a mask', () => {
     const key = '-----BEGIN KEY-----\nabc123\n-----END KEY-----';
-    expect(maskConfigSecrets(`sent ${key.replace(/\n/g, '\r\n')} and ${key}`, 'text', null, mask, [key])).toBe(`sent ${MASK} and ${MASK}`);
+    // Its line breaks stay after the mask: masking keeps the lines.
+    expect(maskConfigSecrets(`sent ${key.replace(/\n/g, '\r\n')} and ${key}`, 'text', null, mask, [key])).toBe(
+      `sent ${MASK}\r\n\r\n and ${MASK}\n\n`,
+    );
     const masked = maskConfigSecrets('snmp-server community c0mm RO', 'cli', 'vendor_ios', mask);
     const hex = /<secret:([0-9a-f]{8})>/.exec(masked)![1];
     expect(maskConfigSecrets(masked, 'text', 'vendor_ios', mask, [hex.slice(0, 4)])).toBe(masked);
@@ -520,11 +523,128 @@ describe('transcripts, errors and the device credentials (format text)', () => {
     expect(out).toContain(` wpa-psk ******** 0 ${m('WifiPskOld')}`);
     expect(out).toContain('enable secret 5 ********');
   });
+});
 
-  it('masks diffs line by line with the same rules and credentials', () => {
-    const diff = '@@ -1,2 +1,2 @@\n-snmp-server community old RO\n+snmp-server community n3w RO\n hostname hunter2';
-    expect(maskDiffSecrets(diff, 'cli', 'vendor_ios', mask, ['hunter2'])).toBe(
-      `@@ -1,2 +1,2 @@\n-snmp-server community ${m('old')} RO\n+snmp-server community ${m('n3w')} RO\n hostname ${MASK}`,
-    );
+describe('dry-run diffs: each hunk side masked as text of its format, lines kept', () => {
+  const cli = (text: string) => maskConfigSecrets(text, 'cli', 'vendor_ios', mask, ['hunter2']);
+  const xml = (text: string) => maskConfigSecrets(text, 'xml', 'vendor_junos', mask, ['Pr0file-pw']);
+  const json = (text: string) => maskConfigSecrets(text, 'json', 'openconfig', mask);
+  const forti = (text: string) => maskConfigSecrets(text, 'cli', 'fortigate', mask);
+
+  /** Masks `diff` with `maskText`, checks the lines and markers stay, masking twice is masking once, and answers the lines. */
+  function maskedDiff(diff: string[], maskText: (text: string) => string): string[] {
+    const out = maskDiffSecrets(diff.join('\n'), maskText);
+    expect(maskDiffSecrets(out, maskText)).toBe(out);
+    const lines = out.split('\n');
+    expect(lines.map((l) => l.slice(0, 1))).toEqual(diff.map((l) => l.slice(0, 1)));
+    for (const [i, line] of diff.entries()) if (/^(?:@@|---|\+\+\+)/.test(line)) expect(lines[i]).toBe(line);
+    return lines;
+  }
+
+  it('masks changed and context lines with the rules and the device credentials, headers kept', () => {
+    const diff = [
+      '--- running',
+      '+++ after',
+      '@@ -1,2 +1,2 @@',
+      '-snmp-server community old RO',
+      '+snmp-server community n3w RO',
+      ' hostname hunter2',
+    ];
+    expect(maskedDiff(diff, cli)).toEqual([
+      '--- running',
+      '+++ after',
+      '@@ -1,2 +1,2 @@',
+      `-snmp-server community ${m('old')} RO`,
+      `+snmp-server community ${m('n3w')} RO`,
+      ` hostname ${MASK}`,
+    ]);
+  });
+
+  it("masks the device's credentials in a form no rule knows, a multi-line private key too", () => {
+    const key = '-----BEGIN KEY-----\nabc123\n-----END KEY-----';
+    const diff = [
+      '@@ -1,7 +1,7 @@',
+      ' banner motd ^C',
+      ' break-glass: admin / mypassw0rd',
+      ' ^C',
+      '-ntp server 192.0.2.1',
+      '+ntp server 192.0.2.2',
+      ...key.split('\n').map((l) => ` ${l}`),
+    ];
+    const out = maskedDiff(diff, (text) => maskConfigSecrets(text, 'cli', 'vendor_ios', mask, ['mypassw0rd', key]));
+    expect(out).toContain(` break-glass: admin / ${MASK}`);
+    expect(out.slice(-3)).toEqual([` ${MASK}`, ' ', ' ']);
+    for (const secret of ['mypassw0rd', 'abc123', 'BEGIN KEY']) expect(out.join('\n')).not.toContain(secret);
+  });
+
+  it('masks an XML element whose secret sits on lines of its own, or spans lines', () => {
+    const diff = [
+      '@@ -1,8 +1,8 @@',
+      ' <system>',
+      '-  <host-name>a</host-name>',
+      '+  <host-name>b</host-name>',
+      '   <password>',
+      '     hunter2',
+      '   </password>',
+      // An element's text spanning lines, as the canonical XML writes it.
+      '   <secret>NcHead',
+      ' NcTailS3cret</secret>',
+      '   <message>reached with Pr0file-pw</message>',
+    ];
+    const out = maskedDiff(diff, xml);
+    expect(out.slice(4)).toEqual([
+      '   <password>',
+      `     ${m('hunter2')}`,
+      '   </password>',
+      `   <secret>${m('NcHead\nNcTailS3cret')}`,
+      ' </secret>',
+      `   <message>reached with ${MASK}</message>`,
+    ]);
+    // As the whole config shows those lines.
+    const config = diff.filter((l) => /^[ -]/.test(l)).map((l) => l.slice(1));
+    expect(xml(config.join('\n')).split('\n').slice(2)).toEqual(out.slice(4).map((l) => l.slice(1)));
+  });
+
+  it('masks a JSON secret whose value starts on the next line', () => {
+    const diff = ['@@ -1,5 +1,5 @@', ' {', '-  "hostname": "a",', '+  "hostname": "b",', '   "password-hashed":', '     "$6$x$GnmiHash"', ' }'];
+    const out = maskedDiff(diff, json);
+    expect(out[5]).toBe(`     "${m('$6$x$GnmiHash')}"`);
+    expect(out.join('\n')).not.toContain('GnmiHash');
+  });
+
+  it('masks a CLI value spanning lines (a FortiOS private key) and a block only whole text tells apart', () => {
+    const body = ['-----BEGIN ENCRYPTED PRIVATE KEY-----', 'MIIFortiOldBody', '-----END ENCRYPTED PRIVATE KEY-----'];
+    const diff = [
+      '@@ -1,12 +1,12 @@',
+      ' config vpn certificate local',
+      '     edit "c"',
+      `         set private-key "${body[0]}`,
+      '-MIIFortiOldBody',
+      '+MIIFortiNewBody',
+      ` ${body[2]}"`,
+      '     next',
+      ' end',
+      ' config system snmp community',
+      '     edit 1',
+      '-        set name "fortiComm"',
+      '+        set name "fortiC0mm"',
+      '     next',
+      ' end',
+    ];
+    const out = maskedDiff(diff, forti);
+    expect(out.slice(3, 7)).toEqual([`         set private-key "${m(body.join('\n'))}"`, '-', '+', ' ']);
+    expect(out.slice(11, 13)).toEqual([`-        set name "${m('fortiComm')}"`, `+        set name "${m('fortiC0mm')}"`]);
+    for (const secret of ['MIIForti', 'fortiComm', 'fortiC0mm']) expect(out.join('\n')).not.toContain(secret);
+  });
+
+  it('keeps the lines of a whole config however its secrets are laid out', () => {
+    for (const [text, maskText] of [
+      ['<password>\n  hunter2\n</password>\n<secret>a\nb\n</secret>', xml],
+      ['{\n  "password":\n    "hunter2"\n}', json],
+      ['set private-key "-----BEGIN\nabc\n-----END"\nnext', forti],
+    ] as const) {
+      expect(maskText(text).split('\n')).toHaveLength(text.split('\n').length);
+      expect(maskText(maskText(text))).toBe(maskText(text));
+    }
   });
 });

@@ -5,7 +5,8 @@
  * agent over NATS pulls from the SSH and NETCONF simulators, whose configs carry those secrets
  * (and the device's own login password where no rule would find it), and the operator reads the
  * config, the diff, the pull's and the snapshot's transcripts, a transcript stored the way an
- * older release stored it, a dry run's diff and the deployment log: no secret value anywhere.
+ * older release stored it, dry runs' diffs (over SSH and NETCONF, the login password and a secret
+ * spanning lines in their context) and the deployment log: no secret value anywhere.
  * reveal=true, for a holder of configs.secrets, shows the config as stored.
  */
 import { randomBytes } from 'node:crypto';
@@ -45,8 +46,12 @@ const SECRETS = [
   PASSWORD,
   'n0tpublic', // the simulator's own SNMP community
 ];
+// After `snmp-server location`: the login password where no rule would find it, in a dry run's diff context.
+const BANNER = ['banner exec ^C', `break-glass: admin / ${PASSWORD}`, '^C'];
 const ROTATED = 'SnmpPrivR0tated';
-const NC_SECRETS = ['$6$nc$RootHashS3cret', 'NcC0mmS3cret', '$9$NcPrivacyS3cret', '$9$NcIkeS3cret'];
+const NC_PASSWORD = 'Nc-L0gin-pw-42';
+// The NETCONF device's TACACS+ secret spans two lines (its text has a line break), as its XML shows it.
+const NC_SECRETS = ['$6$nc$RootHashS3cret', 'NcC0mmS3cret', '$9$NcPrivacyS3cret', '$9$NcIkeS3cret', 'NcTacHead', 'NcTacTailS3cret', NC_PASSWORD];
 
 let c: TestController;
 let org: Org;
@@ -81,13 +86,17 @@ beforeAll(async () => {
   sim = await startSshDevice({ dialect: 'vendor_ios', hostname: 'sec-all', password: PASSWORD, configScale: 1 });
   // The secret lines just before `snmp-server location`, which the dry run below changes: a
   // diff's context lines are config too.
-  sim.setConfig(sim.config().replace(/^snmp-server location /m, `${SECRET_LINES.join('\n')}\nsnmp-server location `));
+  sim.setConfig(sim.config().replace(/^snmp-server location .*$/m, (location) => [...SECRET_LINES, location, ...BANNER].join('\n')));
   device = await sshDevice(c, org.token, sim, PASSWORD, 'sec-all');
 
   nc = await startNetconfDevice({
+    password: NC_PASSWORD,
+    // The dry run below changes domain-name: the login message and the TACACS+ secret are its diff's context.
     initialConfig:
       '<configuration xmlns="urn:sb:junos"><system><host-name>nc-all</host-name><root-authentication>' +
-      '<encrypted-password>$6$nc$RootHashS3cret</encrypted-password></root-authentication></system>' +
+      '<encrypted-password>$6$nc$RootHashS3cret</encrypted-password></root-authentication>' +
+      `<login><message>break-glass: admin / ${NC_PASSWORD}</message></login><domain-name>nc.example</domain-name>` +
+      '<tacplus-server><secret>NcTacHead\nNcTacTailS3cret</secret><name>192.0.2.5</name></tacplus-server></system>' +
       '<snmp><community><name>NcC0mmS3cret</name></community><v3><usm><local-engine><user><name>mon</name>' +
       '<privacy-aes128><privacy-key>$9$NcPrivacyS3cret</privacy-key></privacy-aes128></user></local-engine></usm></v3></snmp>' +
       '<security><ike><policy><name>p1</name><pre-shared-key><ascii-text>$9$NcIkeS3cret</ascii-text></pre-shared-key></policy></ike></security>' +
@@ -96,7 +105,7 @@ beforeAll(async () => {
   const ncProfile = await asAdmin(
     'POST',
     '/api/profiles',
-    { name: 'p-nc-all', username: 'admin', password: 'admin', netconf_port: nc.port, automation_transport: 'netconf' },
+    { name: 'p-nc-all', username: 'admin', password: NC_PASSWORD, netconf_port: nc.port, automation_transport: 'netconf' },
     201,
   );
   ncDevice = await asAdmin('POST', '/api/devices', { name: 'nc-all', host: nc.host, device_type: 'vendor_junos', profile_id: ncProfile.id }, 201);
@@ -193,10 +202,30 @@ describe('an operator without configs.secrets', () => {
     expect(log).toMatch(/^ wpa-psk \*{8} 0 <secret:[0-9a-f]{8}>$/m);
   });
 
-  it("reads a dry run's diff and the deployment log masked", async () => {
-    const tpl = await asAdmin(
+  /** A dry run of one template on `deviceId`: the deployment as the operator reads it. */
+  async function dryRun(deviceId: string, template: { name: string } & Record<string, unknown>, vars: Record<string, unknown>) {
+    const tpl = await asAdmin('POST', '/api/config/templates', template, 201);
+    const stack = await asAdmin('POST', '/api/config/stacks', { name: template.name, services: [{ template_id: tpl.id }] }, 201);
+    const created = await asAdmin(
       'POST',
-      '/api/config/templates',
+      '/api/config/deployments',
+      {
+        stack_id: stack.id,
+        name: `dry ${template.name}`,
+        dry_run: true,
+        target_devices: [{ device_id: deviceId }],
+        variable_values: { '0': { devices: [deviceId], shared_vars: vars } },
+      },
+      201,
+    );
+    const done = await waitFor(c, org.token, created.id, ['dry_run_completed', 'dry_run_failed', 'completed', 'failed']);
+    expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
+    return asOperator(`/api/config/deployments/${created.id}`);
+  }
+
+  it("reads a dry run's diff and the deployment log masked, the login password in the diff's context too", async () => {
+    const shown = await dryRun(
+      device.id,
       {
         name: 'location',
         platform: 'vendor_xe-netconf',
@@ -204,31 +233,39 @@ describe('an operator without configs.secrets', () => {
         target_path: 'location',
         source: 'snmp-server location {{ where }}\n',
       },
-      201,
+      { where: 'rack-99' },
     );
-    const stack = await asAdmin('POST', '/api/config/stacks', { name: 'location', services: [{ template_id: tpl.id }] }, 201);
-    const created = await asAdmin(
-      'POST',
-      '/api/config/deployments',
-      {
-        stack_id: stack.id,
-        name: 'dry',
-        dry_run: true,
-        target_devices: [{ device_id: device.id }],
-        variable_values: { '0': { devices: [device.id], shared_vars: { where: 'rack-99' } } },
-      },
-      201,
-    );
-    const done = await waitFor(c, org.token, created.id, ['dry_run_completed', 'dry_run_failed', 'completed', 'failed']);
-    expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
-    const shown = await asOperator(`/api/config/deployments/${created.id}`);
     const diff: string = shown.devices[0].dry_run_diff;
     expect(diff).toContain('+snmp-server location rack-99');
-    expect(diff).toMatch(/^ {2}wpa-psk ascii 0 <secret:[0-9a-f]{8}>$/m); // a context line
+    // Context lines: a rule's secret before the change, the login password in a banner after it.
+    expect(diff).toMatch(/^ {2}wpa-psk ascii 0 <secret:[0-9a-f]{8}>$/m);
+    expect(diff).toContain(' break-glass: admin / ********');
     expectNoSecret(diff, 'the dry-run diff');
-    const logs = await asOperator(`/api/config/deployments/${created.id}/logs`);
+    const logs = await asOperator(`/api/config/deployments/${shown.id}/logs`);
     expect(logs.logs.length).toBeGreaterThan(0);
     expectNoSecret(JSON.stringify(logs), 'the deployment log');
+  });
+
+  it("reads a NETCONF dry run's diff masked: a secret spanning lines, the login password", async () => {
+    const shown = await dryRun(
+      ncDevice.id,
+      {
+        name: 'domain',
+        platform: 'ietf-netconf',
+        config_format: 'xml',
+        operation: 'merge',
+        source: '<configuration xmlns="urn:sb:junos"><system><domain-name>{{ domain }}</domain-name></system></configuration>',
+      },
+      { domain: 'dry.example' },
+    );
+    const diff: string = shown.devices[0].dry_run_diff;
+    expect(diff).toMatch(/^\+ *<domain-name>dry\.example<\/domain-name>$/m);
+    expect(diff).toMatch(/^ *<message>break-glass: admin \/ \*{8}<\/message>$/m);
+    expect(diff).toMatch(/^ *<secret><secret:[0-9a-f]{8}>\n <\/secret>$/m);
+    expectNoSecret(diff, 'the NETCONF dry-run diff');
+    // The diff stored raw had both (so the test shows what masking removed).
+    const stored = await c.db('deployment_devices').where({ deployment_id: shown.id }).first('dry_run_diff');
+    for (const secret of ['NcTacHead', 'NcTacTailS3cret', NC_PASSWORD]) expect(stored.dry_run_diff).toContain(secret);
   });
 });
 

@@ -190,11 +190,23 @@ function dialectOf(deviceType: string | null | undefined): Dialect {
 /** A value that is a mask already: ours, or what a driver or the credentials pass put there. */
 const MASKED = /^"?(?:<secret:[0-9a-f]{8}>|\*{3,})"?$/;
 
-/** The value with its quotes kept, its content masked. */
+/**
+ * The line breaks of a masked span, put back after its mask: masking never changes the number of
+ * lines, so a diff's masked lines go back behind their markers by position.
+ */
+const breaksOf = (span: string) => span.match(/\r?\n/g)?.join('') ?? '';
+
+/**
+ * The value with its quotes and the whitespace around it kept (an XML element's text on lines of
+ * its own), its content masked. A mask stands for the content alone, however it is laid out.
+ */
 function maskValue(raw: string, mask: SecretMasker): string {
-  if (MASKED.test(raw)) return raw;
-  if (raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"')) return `"${mask(raw.slice(1, -1))}"`;
-  return mask(raw);
+  const core = raw.trim();
+  if (!core || MASKED.test(core)) return raw;
+  const start = raw.indexOf(core);
+  const quoted = core.length >= 2 && core.startsWith('"') && core.endsWith('"');
+  const masked = quoted ? `"${mask(core.slice(1, -1))}"` : mask(core);
+  return raw.slice(0, start) + masked + breaksOf(core) + raw.slice(start + core.length);
 }
 
 function applyRules(text: string, rules: RegExp[], mask: SecretMasker): string {
@@ -244,9 +256,7 @@ const JSON_COMMUNITY = /("(?:[\w-]*:)?community"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 function maskXml(text: string, mask: SecretMasker): string {
   const between = (_all: string, open: string, value: string, close: string) => `${open}${maskValue(value, mask)}${close}`;
   return text
-    .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) =>
-      value.trim() ? `${open}${maskValue(value, mask)}${close}` : _all,
-    )
+    .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) => between(_all, open, value, close))
     .replace(XML_COMMUNITY, between)
     .replace(XML_HASH, between);
 }
@@ -273,7 +283,7 @@ function maskCredentials(text: string, credentials: readonly string[]): string {
   if (forms.size === 0) return text;
   const known = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
   const pattern = new RegExp(`(<secret:[0-9a-f]{8}>)|${known.join('|')}`, 'g');
-  return text.replace(pattern, (_all, kept: string | undefined) => kept ?? MASK);
+  return text.replace(pattern, (all: string, kept: string | undefined) => kept ?? MASK + breaksOf(all));
 }
 
 /**
@@ -292,7 +302,8 @@ type MaskHow = [format: MaskFormat | string, deviceType: string | null | undefin
  * diffs, backup transcripts, backup errors. Each secret value the dialect's rules find becomes
  * `<secret:xxxxxxxx>`, then the device's own `credentials` (opened from its profile) become
  * `********` wherever they still appear. Masked text is left as it is, so masking twice is
- * masking once. An unknown format is read as `text`.
+ * masking once, and keeps its lines: a value spanning lines leaves its line breaks after its
+ * mask. An unknown format is read as `text`.
  */
 export function maskConfigSecrets(text: string, ...[format, deviceType, mask, credentials = []]: MaskHow): string {
   if (!text) return text;
@@ -304,11 +315,69 @@ export function maskConfigSecrets(text: string, ...[format, deviceType, mask, cr
   return maskCredentials(out, credentials);
 }
 
-/** A unified diff with each line's text masked (its leading -, + or space kept), line by line. */
-export function maskDiffSecrets(diff: string, ...how: MaskHow): string {
+// A hunk header and its old and new line counts (1 when left out).
+const HUNK = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/;
+
+/**
+ * A unified diff as shown, masked as text of its format rather than line by line: a hunk's old
+ * side (context and removed lines) and its new side (context and added lines) are each a stretch
+ * of their config, so each is masked as one text (an XML element, a JSON key or a block whose
+ * secret spans lines is found as in the whole config) and its lines go back behind their markers.
+ * `maskText` is the device's masker for the diff's format. `@@` and file headers stay as they are;
+ * any other line outside a hunk (a diff unifiedDiff did not write) is masked alone.
+ */
+export function maskDiffSecrets(diff: string, maskText: (text: string) => string): string {
   if (!diff) return diff;
-  return diff
-    .split('\n')
-    .map((line) => (line.startsWith('@@') ? line : line.slice(0, 1) + maskConfigSecrets(line.slice(1), ...how)))
-    .join('\n');
+  const lines = diff.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    const header = HUNK.exec(lines[i]);
+    if (!header) {
+      out.push(/^(?:@@|---|\+\+\+)/.test(lines[i]) ? lines[i] : lines[i].slice(0, 1) + maskText(lines[i].slice(1)));
+      continue;
+    }
+    const end = hunkEnd(lines, i + 1, Number(header[1] ?? 1), Number(header[2] ?? 1));
+    out.push(lines[i], ...maskHunk(lines.slice(i + 1, end), maskText));
+    i = end - 1;
+  }
+  return out.join('\n');
+}
+
+/** Where a hunk's body, from `start`, ends: once its old and new line counts are read. */
+function hunkEnd(lines: string[], start: number, oldCount: number, newCount: number): number {
+  let [old, now, i] = [oldCount, newCount, start];
+  for (; i < lines.length && (old > 0 || now > 0); i += 1) {
+    const marker = lines[i].slice(0, 1);
+    if (marker === '@') break;
+    if (marker === '\\') continue; // "\ No newline at end of file"
+    if (marker !== '+') old -= 1;
+    if (marker !== '-') now -= 1;
+  }
+  return i;
+}
+
+/**
+ * A hunk's lines, each side masked as one text. A context line is shown as the old side masked
+ * it, or as the new side did if only that side masked it (a value may span into changed lines).
+ */
+function maskHunk(body: string[], maskText: (text: string) => string): string[] {
+  const old = maskSide(body, '+', maskText);
+  const now = maskSide(body, '-', maskText);
+  return body.map((line, i) => {
+    const marker = line.slice(0, 1);
+    if (marker === '\\') return line;
+    if (marker === '+') return marker + now.get(i)!;
+    const shown = old.get(i)!;
+    return marker + (marker !== '-' && shown === line.slice(1) ? now.get(i)! : shown);
+  });
+}
+
+/** One side of a hunk (every line but the other side's and notes) masked as one text: its lines by index. */
+function maskSide(body: string[], otherMarker: string, maskText: (text: string) => string): Map<number, string> {
+  const at = body.flatMap((line, i) => (line.startsWith(otherMarker) || line.startsWith('\\') ? [] : [i]));
+  const lines = at.map((i) => body[i].slice(1));
+  const masked = maskText(lines.join('\n')).split('\n');
+  // Masking keeps lines (maskConfigSecrets); were a change ever to break that, the side is hidden, not shown unmasked.
+  const shown = masked.length === lines.length ? masked : lines.map(() => MASK);
+  return new Map(at.map((i, k) => [i, shown[k]]));
 }

@@ -166,7 +166,7 @@ export class ConfigService {
    */
   async recordBackups(outcomes: JobOutcome<'backup'>[], trx: Knex.Transaction): Promise<RecordedBackup[]> {
     const contexts = await this.store.backupContexts(trx, outcomes);
-    const maskers = new Map<string, Promise<DeviceTextMask>>();
+    const maskerOf = this.maskers();
     const versions: NewVersion[] = [];
     const recorded: RecordedBackup[] = [];
     for (const [i, outcome] of outcomes.entries()) {
@@ -179,9 +179,7 @@ export class ConfigService {
       const parsed = outcome.result ?? NO_RESULT;
       const plan = context.run ?? context.pull;
       const methods = (plan?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
-      const factsKey = JSON.stringify(context.facts); // devices of one profile and type share a masker
-      if (!maskers.has(factsKey)) maskers.set(factsKey, this.masker(context.facts));
-      const rows = versionRows(await maskers.get(factsKey)!, {
+      const rows = versionRows(await maskerOf(context.facts), {
         orgId: outcome.orgId,
         deviceId: outcome.deviceId,
         jobId: outcome.jobId,
@@ -238,6 +236,16 @@ export class ConfigService {
     return (text, format = 'text') => maskConfigSecrets(text, format, facts?.device_type, this.shown.mask, credentials);
   }
 
+  /** masker() for many devices: devices of one profile and type share one, their credentials opened once. */
+  private maskers(): (facts: MaskingFacts | undefined) => Promise<DeviceTextMask> {
+    const byFacts = new Map<string, Promise<DeviceTextMask>>();
+    return (facts) => {
+      const key = JSON.stringify(facts ?? null);
+      if (!byFacts.has(key)) byFacts.set(key, this.masker(facts));
+      return byFacts.get(key)!;
+    };
+  }
+
   /**
    * The session transcript of one stored backup, every secret masked, or undefined when the
    * organization has no such version. The configs it fetched are stored once, in their versions,
@@ -289,11 +297,21 @@ export class ConfigService {
   }
 
   /**
-   * A dry run's diff as shown: the device's secrets masked like in stored configs, line by line
-   * (its caller has the device type, not its credentials).
+   * Dry runs' diffs as shown, in the order given: each masked by its device's one masker, as its
+   * stored configs are (its dialect's rules over each hunk side's text as a whole, then its
+   * credentials). One read of the devices' masking facts; a device that is gone gets every
+   * dialect's rules and no credentials.
    */
-  maskDiff(diff: string, format: string, deviceType: string): string {
-    return maskDiffSecrets(diff, format, deviceType, this.shown.mask);
+  async maskDiffs(orgId: string, diffs: { deviceId: string; diff: string; format: string | undefined }[]): Promise<string[]> {
+    if (diffs.length === 0) return [];
+    const facts = await this.store.maskingFactsOf(orgId, [...new Set(diffs.map((d) => d.deviceId))]);
+    const maskerOf = this.maskers();
+    return Promise.all(
+      diffs.map(async ({ deviceId, diff, format }) => {
+        const mask = await maskerOf(facts.get(deviceId));
+        return maskDiffSecrets(diff, (text) => mask(text, format));
+      }),
+    );
   }
 
   /** Reads raw text for a caller with configs.secrets (403 otherwise) and records that they did. */

@@ -127,6 +127,7 @@ export interface PullRequestRow {
   structured_transport: StructuredTransport | null;
 }
 
+const FACT_COLUMNS = ['d.device_type', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc'];
 const DEVICE_COLUMNS = ['d.id', 'd.org_id', 'd.name', 'd.device_type', 'd.site_id', 'd.profile_id', 'p.automation_transport'];
 
 interface ContextRow extends MaskingFacts {
@@ -194,7 +195,16 @@ export class ConfigStore {
   private factsQuery(orgId: string, deviceId: string, q: Db | Knex.Transaction) {
     return this.devices(q)
       .where({ 'd.id': deviceId, 'd.org_id': orgId })
-      .first('d.device_type', 'p.password_enc', 'p.private_key_enc', 'p.enable_password_enc');
+      .first(...FACT_COLUMNS);
+  }
+
+  /** Many devices' masking facts by device id, in one query (= ANY: a deployment may have thousands); gone devices are absent. */
+  async maskingFactsOf(orgId: string, deviceIds: string[]): Promise<Map<string, MaskingFacts>> {
+    const rows: (MaskingFacts & { id: string })[] = await this.devices()
+      .where('d.org_id', orgId)
+      .whereRaw('d.id = ANY(?::uuid[])', [deviceIds])
+      .select('d.id', ...FACT_COLUMNS);
+    return new Map(rows.map(({ id, ...facts }) => [id, facts]));
   }
 
   /**

@@ -184,13 +184,26 @@ export class DeploymentService {
   /** One deployment with its device entries; a dry run's diffs masked like stored configs. */
   async getWithDevices(orgId: string, id: string) {
     const deployment = await this.get(orgId, id);
-    const devices = (await this.store.deviceEntries(id)).map(({ device_type, ...entry }) => ({
+    const entries = await this.store.deviceEntries(id);
+    const masked = await this.maskedDiffs(orgId, entries);
+    const devices = entries.map(({ device_type: _type, ...entry }) => ({
       ...entry,
-      dry_run_diff: entry.dry_run_diff
-        ? this.configs.maskDiff(entry.dry_run_diff, DIFF_FORMAT[entry.transport], device_type ?? '')
-        : entry.dry_run_diff,
+      dry_run_diff: masked.get(entry.device_id) ?? entry.dry_run_diff,
     }));
     return { ...deployment, devices };
+  }
+
+  /**
+   * Each device's dry-run diff masked, by device id: a device has one diff however many entries
+   * (services) it has, and only devices with a diff are masked.
+   */
+  private async maskedDiffs(orgId: string, entries: { device_id: string; transport: string; dry_run_diff: string | null }[]) {
+    const diffs = new Map<string, { deviceId: string; diff: string; format: string | undefined }>();
+    for (const e of entries) {
+      if (e.dry_run_diff) diffs.set(e.device_id, { deviceId: e.device_id, diff: e.dry_run_diff, format: DIFF_FORMAT[e.transport] });
+    }
+    const masked = await this.configs.maskDiffs(orgId, [...diffs.values()]);
+    return new Map([...diffs.keys()].map((deviceId, i) => [deviceId, masked[i]]));
   }
 
   /**
