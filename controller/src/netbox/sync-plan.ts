@@ -4,7 +4,7 @@
  * have (planWrites). Each device NetBox lists that cannot be synced becomes an error of the run,
  * never a failed run.
  */
-import { hostRefusalAmong } from '../profiles/service';
+import { hostRefusal } from '../profiles/service';
 import type { NetworkLimits } from '../profiles/store';
 import type { NetboxDevice } from './client';
 import { type MappedDevice, type MappingOptions, mapNetboxDevice } from './mapping';
@@ -84,7 +84,7 @@ export function planWrites(mapped: MappedDevice[], candidates: SyncedDeviceRow[]
   for (const m of mapped) {
     const fail = (error: string) => errors.push({ netbox_id: Number(m.external_id), name: m.name, error });
     const refused = (profileId: string, outcome: string) => {
-      const refusal = hostRefusalAmong(ctx.limits, profileId, m.host, m.name);
+      const refusal = hostRefusal(m.host, ctx.limits.get(profileId), m.name);
       if (refusal) fail(`${refusal}; the device was not ${outcome}`);
       return refusal !== null;
     };

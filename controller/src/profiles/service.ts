@@ -9,7 +9,7 @@ import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import type { ProfileBody, ProfileChanges } from './schemas';
 import { literalOutside, NetworkSyntaxError, normalizeNetworks } from '../../../shared/src/device/networks';
 import { checkedCaCertificate } from './ca-certificate';
-import type { NetworkLimit, NetworkLimits, ProfileStore } from './store';
+import type { NetworkLimit, ProfileStore } from './store';
 
 const SECRETS = ['password', 'private_key', 'enable_password'] as const;
 
@@ -23,11 +23,6 @@ export function hostRefusal(host: string, limit: NetworkLimit | undefined, devic
     `Device '${device}': host ${host} is outside the networks connection profile '${limit.profile}' allows its credentials to be sent to ` +
     `(allowed_networks: ${limit.allowed_networks.join(', ')})`
   );
-}
-
-/** hostRefusal for a device of profileId, when the limits of every profile involved were read at once (a NetBox sync). */
-export function hostRefusalAmong(limits: NetworkLimits, profileId: string, host: string, device: string): string | null {
-  return hostRefusal(host, limits.get(profileId), device);
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
