@@ -116,7 +116,9 @@ export function spawnProcess(
 export function spawnTs(entry: string, env: Record<string, string | undefined>, args: string[] = []): Proc {
   // SB_CPU_PROF_DIR=/tmp/prof: every spawned program writes a V8 CPU profile there when it exits (benchmark profiling).
   const profile = process.env.SB_CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.SB_CPU_PROF_DIR] : [];
-  return spawnProcess(process.execPath, [...profile, '--import', 'tsx', entry, ...args], { env });
+  // SB_NODE_FLAGS='--trace-deopt …': Node and V8 flags for every spawned program (NODE_OPTIONS refuses most V8 flags).
+  const flags = process.env.SB_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
+  return spawnProcess(process.execPath, [...profile, ...flags, '--import', 'tsx', entry, ...args], { env });
 }
 
 /** `npm run agent` as a real process, not waited for (LOG_LEVEL warn unless `env` says otherwise); startAgentProcess waits until it runs. */
