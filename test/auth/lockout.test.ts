@@ -94,6 +94,33 @@ describe('failed-login lockout', () => {
     );
   });
 
+  it('lets no more guesses than the limit through when they come all at once', async () => {
+    await ageFailures();
+    // Each failure is counted before its password is checked, so a burst cannot pass the
+    // lockout while the first guesses are still being hashed.
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => c.login('burst-victim', `guess-${i}`)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(LIMIT);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(12 - LIMIT);
+    for (const res of answers.filter((r) => r.status === 429)) expectLockedOut(res);
+    const recorded = await c
+      .db('failed_logins')
+      .where('created_at', '>', c.db.raw(`now() - interval '${WINDOW_MINUTES} minutes'`))
+      .count('* as n');
+    expect(Number(recorded[0].n)).toBe(LIMIT);
+  });
+
+  it('refuses PUT /password while the account is locked out from other addresses, even with the right current password', async () => {
+    await ageFailures();
+    const token = (await c.login(ADMIN.username, ADMIN.password)).body.access_token;
+    for (let i = 0; i < LIMIT; i++) await c.db('failed_logins').insert({ ip_address: `192.0.2.${i + 1}`, username: ADMIN.username });
+    const body = { current_password: ADMIN.password, new_password: 'a sturdy new pass phrase 42' };
+    expectLockedOut(await c.request('PUT', '/api/auth/password', { token, body }));
+    // Nothing was changed: the old password still signs in once the failures have left the window.
+    await ageFailures();
+    expect((await c.login(ADMIN.username, ADMIN.password)).status).toBe(200);
+  });
+
   it('tells when the lockout ends: when enough failures leave the window', async () => {
     await c.db('failed_logins').delete();
     // Failures 10, 5 and 1 minutes old with a limit of 3: the oldest leaves the window in 5 minutes.

@@ -2,6 +2,7 @@ import type { AuditService } from '../platform/audit-service';
 import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';
 import { type AuthStore, type LockoutKey, type UserRow } from './auth-store';
+import { GuessQueue, guessKeys } from './guesses';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
 import { type TokenSigner, hashToken, newRefreshToken } from './tokens';
@@ -35,6 +36,7 @@ export const REFRESH_GRACE_SECONDS = 10;
 /** Sign-in, token rotation, sessions and the failed-login lockout. */
 export class AuthService {
   private lockout: Promise<{ limit: number; windowMs: number }> | null = null;
+  private readonly guesses = new GuessQueue();
 
   constructor(
     readonly store: AuthStore,
@@ -80,6 +82,19 @@ export class AuthService {
     throw appError('LOGIN_LOCKED_OUT', undefined, { retry_after_secs: retryAfter });
   }
 
+  /**
+   * Runs `check` of one password guess under the lockout: after the guesses before it on the same
+   * address or username (guesses.ts), refused while either is locked out. `check` records the
+   * failure of a wrong guess (failLogin), so the next guess in line counts it.
+   */
+  async asGuess<T>(client: ClientInfo, username: string, check: () => Promise<T>): Promise<T> {
+    return this.guesses.run(guessKeys(client.ip, username), async () => {
+      await this.assertNotLockedOut({ ip: client.ip });
+      await this.assertNotLockedOut({ username });
+      return check();
+    });
+  }
+
   /** Records a failed login and answers 401 saying how many attempts remain. */
   async failLogin(client: ClientInfo, username: string | null): Promise<never> {
     await this.store.recordFailedLogin(client.ip, username);
@@ -102,11 +117,12 @@ export class AuthService {
     client: ClientInfo,
     beforeSession?: (user: UserRow) => void,
   ): Promise<{ pair: TokenPair; user: UserRow; sessionId: string }> {
-    await this.assertNotLockedOut({ username });
-    const user = await this.store.findUserByUsername(username);
-    const local = user?.auth_provider === 'local' ? user : undefined;
-    const ok = await verifyPassword(local?.password_hash ?? null, password);
-    if (!local || !ok || !local.is_active) return this.failLogin(client, username);
+    const local = await this.asGuess(client, username, async () => {
+      const user = await this.store.findUserByUsername(username);
+      const found = user?.auth_provider === 'local' ? user : undefined;
+      const ok = await verifyPassword(found?.password_hash ?? null, password);
+      return found && ok && found.is_active ? found : this.failLogin(client, username);
+    });
     beforeSession?.(local);
     return { ...(await this.openSession(local, clientType, client)), user: local };
   }
@@ -244,13 +260,15 @@ export class AuthService {
   async changePassword(auth: AuthContext, currentPassword: string, newPassword: string, client: ClientInfo): Promise<void> {
     const user = await this.store.findUserById(auth.userId);
     if (!user || user.auth_provider !== 'local') throw appError('NOT_LOCAL_ACCOUNT');
-    if (!(await verifyPassword(user.password_hash, currentPassword))) {
-      // A guess at the current password counts toward the lockout like a failed login, so a
-      // stolen access token cannot be used to try passwords without limit.
+    // A guess at the current password is a login guess: refused while the address or the
+    // username is locked out, and a failure when wrong, so a stolen access token cannot be used
+    // to try passwords without limit (nor from many addresses).
+    await this.asGuess(client, user.username, async () => {
+      if (await verifyPassword(user.password_hash, currentPassword)) return;
       await this.store.recordFailedLogin(client.ip, user.username);
       await this.audit.record({ kind: 'auth.password_change_failed', orgId: auth.orgId, userId: user.id, username: user.username, ip: client.ip });
       throw appError('CURRENT_PASSWORD_INCORRECT');
-    }
+    });
     const problem = passwordProblem(newPassword, user.username);
     if (problem) throw appError('WEAK_PASSWORD', problem);
     await this.store.setPassword(user.id, await hashPassword(newPassword));

@@ -198,10 +198,11 @@ export class LdapService {
     if (!ldapEnabled(config))
       throw appError('LDAP_NOT_CONFIGURED', 'LDAP sign-in is not enabled on this service: a platform administrator sets ldap.url and ldap.base_dn');
     const name = username.trim();
-    await this.auth.assertNotLockedOut({ username: name || username });
-    // An empty password would be an unauthenticated bind, which LDAP servers answer with success.
-    const identity = name && password ? await this.findAndBind(config, name, password) : null;
-    if (!identity) return this.auth.failLogin(client, name || username);
+    const identity = await this.auth.asGuess(client, name || username, async () => {
+      // An empty password would be an unauthenticated bind, which LDAP servers answer with success.
+      const found = name && password ? await this.findAndBind(config, name, password) : null;
+      return found ?? this.auth.failLogin(client, name || username);
+    });
     const user = await this.users.resolve(
       { provider: 'ldap', username: identity.username, externalId: identity.dn, email: identity.email, displayName: identity.displayName },
       client.ip,
