@@ -19,6 +19,8 @@ interface Client {
   events: any[];
   closed: Promise<{ code: number; reason: string }>;
   send(message: unknown): void;
+  /** Sends text as it is, not as JSON. */
+  raw(text: string): void;
   next(match: (event: any) => boolean, what: string): Promise<any>;
   close(): void;
 }
@@ -37,6 +39,7 @@ function connect(c: TestController, headers?: Record<string, string>): Promise<C
         events,
         closed,
         send: (message) => ws.send(JSON.stringify(message)),
+        raw: (text) => ws.send(text),
         next: (match, what) => until(what, () => events.find(match), 30_000, 20),
         close: () => ws.close(),
       }),
@@ -220,6 +223,50 @@ describe('GET /api/live', () => {
         client.close();
       }
     });
+
+    /** A connection that sends auth twice at once, or a header and then an auth message: a racing client. */
+    const authenticatedTwice = async (header: boolean) => {
+      const client = await connect(c, header ? { authorization: `Bearer ${org.token}` } : undefined);
+      if (!header) client.send({ type: 'auth', token: org.token });
+      client.send({ type: 'auth', token: org.token });
+      await client.next((e) => e.type === 'ready', 'ready');
+      return client;
+    };
+
+    it.each([
+      ['two auth messages back to back', false],
+      ['an Authorization header and an auth message', true],
+    ])('authenticates once after %s: one ready, the extra auth refused, each event once', async (_, header) => {
+      const client = await authenticatedTwice(header);
+      try {
+        expect(await client.next((e) => e.type === 'error', 'the extra auth refused')).toEqual({
+          type: 'error',
+          error: 'Authentication already sent: a connection authenticates once',
+        });
+        const id = await line('a line heard once');
+        await client.next((e) => e.type === 'deployment_log' && String(e.id) === id, 'the line');
+        // A second listener would have sent its copy before this pong: both run in one delivery.
+        client.send({ type: 'ping' });
+        await client.next((e) => e.type === 'pong', 'pong');
+        expect(client.events.filter((e) => e.type === 'ready')).toHaveLength(1);
+        expect(client.events.filter((e) => e.type === 'deployment_log' && String(e.id) === id)).toHaveLength(1);
+      } finally {
+        client.close();
+      }
+    });
+
+    it('keeps no subscription, access watcher or watcher row once connections that authenticated twice close', async () => {
+      await noWatcher();
+      const clients = await Promise.all([false, true, false, true, false, false].map((header) => authenticatedTwice(header)));
+      expect(await watchers()).toBe(1);
+      for (const client of clients) client.close();
+      await Promise.all(clients.map((client) => client.closed));
+      await noWatcher();
+      expect(c.services.live.subscribers).toBe(0);
+      // The hub keeps its access checks private; a leaked one would run recheck for a closed connection forever.
+      const accessChecks = (c.services.live as unknown as { accessChecks: Map<string, unknown> }).accessChecks;
+      expect(accessChecks.size).toBe(0);
+    });
   });
 
   it('closes with 4401 for a bad token or a client that does not authenticate first, 4403 without devices.access', async () => {
@@ -235,5 +282,16 @@ describe('GET /api/live', () => {
     const denied = await connect(c, { authorization: `Bearer ${auditor.token}` });
     expect(await denied.closed).toMatchObject({ code: 4403, reason: 'Insufficient permissions' });
     garbage.close();
+  });
+
+  it('answers a message that is not a JSON object with an error, and keeps the connection', async () => {
+    const client = await connect(c);
+    // JSON null once threw out of the message handler: an uncaught exception, fatal to the process.
+    for (const text of ['null', '5', '"auth"', '{not json']) client.raw(text);
+    await until('four errors', () => client.events.filter((e) => e.type === 'error').length === 4, 10_000, 20);
+    expect(new Set(client.events.map((e) => e.error))).toEqual(new Set(['Messages are JSON objects']));
+    client.send({ type: 'auth', token: org.token });
+    await client.next((e) => e.type === 'ready', 'ready');
+    client.close();
   });
 });

@@ -39,6 +39,27 @@ function wanted(event: LiveEvent, filter: Filter): boolean {
   return !filter.deployments || filter.deployments.has(deploymentId);
 }
 
+interface Message {
+  type?: unknown;
+  token?: unknown;
+  deployments?: unknown;
+  snapshots?: unknown;
+  types?: unknown;
+}
+
+/**
+ * The message, or null unless it is a JSON object: reading a field of JSON null would throw out of
+ * the socket's handler, an uncaught exception that ends the process.
+ */
+function parseMessage(data: Buffer): Message | null {
+  try {
+    const value: unknown = JSON.parse(String(data));
+    return typeof value === 'object' && value !== null ? (value as Message) : null;
+  } catch {
+    return null;
+  }
+}
+
 function bearer(header: string | undefined): string | null {
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
   return match ? match[1] : null;
@@ -78,17 +99,25 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
       let token: string | null = null;
       let unsubscribe: (() => void) | null = null;
       let unwatchAccess: (() => void) | null = null;
+      // Set as authentication starts, not when it ends: a second auth racing the first would subscribe twice.
+      let authenticating = false;
       let closed = false;
       const filter: Filter = { types: null, deployments: null, snapshots: null };
       const send = (message: Record<string, unknown>) => {
         if (socket.readyState === socket.OPEN && socket.bufferedAmount < MAX_BUFFERED_BYTES) socket.send(JSON.stringify(message));
       };
+      /** Drops the subscription and the access watcher, if any; safe to call again. */
+      const release = () => {
+        unsubscribe?.();
+        unwatchAccess?.();
+        unsubscribe = null;
+        unwatchAccess = null;
+      };
       const close = (code: number, reason: string) => {
         if (closed) return;
         closed = true;
         // Nothing more goes out once the connection is refused, even before the close completes.
-        unsubscribe?.();
-        unwatchAccess?.();
+        release();
         send({ type: 'error', error: reason });
         socket.close(code, reason);
       };
@@ -100,6 +129,7 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
       };
 
       const authenticate = async (candidate: string) => {
+        authenticating = true;
         const context = await services.auth.authenticate(candidate).catch(() => null);
         const refused = refusal(context);
         if (refused) return close(...refused);
@@ -107,6 +137,14 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         auth = context;
         token = candidate;
         clearTimeout(deadline);
+        listen(context);
+        await hub.watching(context.orgId);
+        send({ type: 'ready', org_id: context.orgId, username: context.username });
+      };
+
+      const listen = (context: AuthContext) => {
+        // Never replace a subscription silently: one left behind would keep this replica watching for good.
+        release();
         unsubscribe = hub.subscribe(context.orgId, (event) => {
           if (wanted(event, filter)) {
             const { org_id: _org, ...rest } = event;
@@ -115,8 +153,6 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         });
         // Logout, a revoked session, a disabled user or changed roles: checked at once, on any replica.
         unwatchAccess = hub.watchAccess(context.userId, () => void recheck());
-        await hub.watching(context.orgId);
-        send({ type: 'ready', org_id: context.orgId, username: context.username });
       };
 
       /**
@@ -137,12 +173,10 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
       periodic.unref();
 
       socket.on('message', (data: Buffer) => {
-        let message: { type?: unknown; token?: unknown; deployments?: unknown; snapshots?: unknown; types?: unknown };
-        try {
-          message = JSON.parse(String(data));
-        } catch {
-          return send({ type: 'error', error: 'Messages are JSON objects' });
-        }
+        const message = parseMessage(data);
+        if (!message) return send({ type: 'error', error: 'Messages are JSON objects' });
+        if (message.type === 'auth' && authenticating)
+          return send({ type: 'error', error: 'Authentication already sent: a connection authenticates once' });
         if (!auth) {
           if (message.type === 'auth' && typeof message.token === 'string') return void authenticate(message.token);
           return close(4401, 'Authentication required: send {"type":"auth","token":"<access token>"} first');
@@ -166,8 +200,7 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         closed = true;
         clearTimeout(deadline);
         clearInterval(periodic);
-        unsubscribe?.();
-        unwatchAccess?.();
+        release();
       });
 
       const header = bearer(request.headers.authorization);
