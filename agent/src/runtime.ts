@@ -42,10 +42,11 @@ import { ProgressSender, STARTED_AFTER_MS } from './progress';
 import { ResultsSender, resultsEventJson } from './results';
 import { BackupStore } from './backup-store';
 import type { DriverRegistry } from './drivers';
-import type { DeviceCredentials, SessionLimits } from './drivers/types';
+import type { DeviceCredentials, DeviceTarget, SessionLimits } from './drivers/types';
 import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
 import { KIND_RUNNERS, runnerOf } from './jobs';
 import { paramsMisfit } from '../../shared/src/jobs/kinds';
+import { DEADLINE_MARGIN_MS, JOB_ENDED, deadlineFailure, jobBudget } from './job-deadline';
 
 /** The part of the agent's identity the runtime needs. */
 export interface RuntimeIdentity {
@@ -88,10 +89,17 @@ export function capabilitiesOf(drivers: DriverRegistry): string[] {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A result is sent a little before the controller's deadline so it is not taken for lost. */
-const DEADLINE_MARGIN_MS = 1_500;
-/** The abort reason once a job has ended: built once, not a new AbortError per job. */
-const JOB_ENDED = new Error('the job has ended');
+
+/** A job that failed before or while it ran, saying why. */
+const failure = (error: string): JobResultOf => ({ status: 'failed', error, result: null });
+
+/** The job's device credentials: its set among the batch's decrypted secrets, with the device's username. */
+function credentialsOf(msg: BatchJob, batchSecrets: BatchSecrets): DeviceCredentials {
+  const { credentials: sets, of } = batchSecrets;
+  const secrets = sets[of[msg.job_id]];
+  if (!secrets) throw new Error('the job batch holds none for this job');
+  return { username: msg.device.username, ...(secrets as Omit<DeviceCredentials, 'username'>) };
+}
 
 export class AgentRuntime {
   /** Batches taken and not yet settled. */
@@ -410,43 +418,59 @@ export class AgentRuntime {
   ): Promise<JobResultOf & DeviceIdentity> {
     const deadline = Date.parse(msg.deadline_at);
     const runner = runnerOf(msg.kind);
-    if (!runner) return { status: 'failed', error: `This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`, result: null };
+    if (!runner) return failure(`This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`);
     const misfit = paramsMisfit(msg.kind, msg.params);
-    if (misfit)
-      return {
-        status: 'failed',
-        error: `The ${msg.kind} job's params do not fit the job contract (${misfit}; agent version ${this.o.version})`,
-        result: null,
-      };
+    if (misfit) return failure(`The ${msg.kind} job's params do not fit the job contract (${misfit}; agent version ${this.o.version})`);
     let credentials: DeviceCredentials;
     try {
-      const { credentials: sets, of } = await secretsOf();
-      const secrets = sets[of[msg.job_id]];
-      if (!secrets) throw new Error('the job batch holds none for this job');
-      credentials = { username: msg.device.username, ...(secrets as Omit<DeviceCredentials, 'username'>) };
+      credentials = credentialsOf(msg, await secretsOf());
     } catch (err) {
-      return { status: 'failed', error: `The agent could not decrypt the device credentials: ${(err as Error).message}`, result: null };
+      return failure(`The agent could not decrypt the device credentials: ${(err as Error).message}`);
     }
     const target = targetOf(msg.device, credentials);
     const mask = makeMask(credentials);
     const seen: DeviceIdentity = {};
     const controller = new AbortController();
-    const budget = Math.max(100, deadline - Date.now() - Math.min(DEADLINE_MARGIN_MS, (deadline - Date.now()) / 10));
+    const budget = jobBudget(deadline);
     const timer = setTimeout(() => controller.abort(), budget);
-    const ctx: JobContext = {
+    const ctx = this.jobContext(msg, deadline, target, controller.signal, (level, text) => log(level, mask(text)), mask, seen);
+    const deadlinePassed = deadlineFailure(controller.signal, budget);
+    try {
+      const outcome = await Promise.race([
+        runner(ctx).catch((err): JobResultOf => failure(mask((err as Error).message ?? String(err)))),
+        deadlinePassed,
+      ]);
+      return { ...outcome, ...seen };
+    } finally {
+      clearTimeout(timer);
+      controller.abort(JOB_ENDED); // closes any session the kind left open
+    }
+  }
+
+  /** What the kind's runner gets: the job, its signal, its masked log, and sessions to its device that note the device's identity in `seen`. */
+  private jobContext(
+    msg: BatchJob,
+    deadline: number,
+    target: DeviceTarget,
+    signal: AbortSignal,
+    log: JobContext['log'],
+    mask: (text: string) => string,
+    seen: DeviceIdentity,
+  ): JobContext {
+    return {
       jobId: msg.job_id,
       device: msg.device,
       target,
       params: msg.params as JobContext['params'],
-      signal: controller.signal,
-      log: (level, text) => log(level, mask(text)),
+      signal,
+      log,
       mask,
       storeBackup: (backup) => this.backups.store(msg, backup, deadline - DEADLINE_MARGIN_MS),
       open: sessionOpener(
         { drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} },
         target,
-        controller.signal,
-        (l, t) => log(l, mask(t)),
+        signal,
+        log,
         (identity) => {
           // The first SSH-based session's key and the first gNMI TLS certificate are the ones
           // reported (and pinned by the controller).
@@ -455,33 +479,6 @@ export class AgentRuntime {
         },
       ),
     };
-    let ended = false;
-    const deadlinePassed = new Promise<JobResultOf>((resolve) =>
-      controller.signal.addEventListener('abort', () => {
-        if (ended) return; // the job ended first: nothing to answer for
-        // Give the kind a moment to report what it has (sessions are being closed) before answering for it.
-        setTimeout(
-          () =>
-            resolve({
-              status: 'failed',
-              error: `The job did not finish before its deadline (${Math.round(budget / 1000)} s on the agent)`,
-              result: null,
-            }),
-          1_000,
-        );
-      }),
-    );
-    try {
-      const outcome = await Promise.race([
-        runner(ctx).catch((err): JobResultOf => ({ status: 'failed', error: mask((err as Error).message ?? String(err)), result: null })),
-        deadlinePassed,
-      ]);
-      return { ...outcome, ...seen };
-    } finally {
-      ended = true;
-      clearTimeout(timer);
-      controller.abort(JOB_ENDED); // closes any session the kind left open
-    }
   }
 
   /**

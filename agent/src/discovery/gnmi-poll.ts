@@ -16,6 +16,7 @@ import {
   type SectionName,
   type SectionResult,
   type VlanRecord,
+  SECTION_RECORDS,
 } from '../../../shared/src/discovery/records';
 
 type Json = unknown;
@@ -192,17 +193,27 @@ export function fdbAndVlansFromOc(tree: Json, dropped = new Dropped()): { mac: M
   return { mac, vlans };
 }
 
-export async function pollOverGnmi(
-  session: GnmiGetter,
-  opts: { signal?: AbortSignal; mask?: (text: string) => string; log?: (text: string) => void } = {},
-): Promise<{ sections: SectionResult[]; records: DiscoveryRecords }> {
-  const records = emptyRecords();
-  const results = new Map<SectionName, SectionResult>();
-  const mask = opts.mask ?? ((t: string) => t);
-  const dropped = new Dropped();
-  const ok = (name: SectionName, source: string, n: number) => {
-    const d = dropped.bySection.get(name);
-    results.set(
+type PollOptions = { signal?: AbortSignal; mask?: (text: string) => string; log?: (text: string) => void };
+
+/** The order a poll reports its sections in. */
+const SECTION_ORDER: SectionName[] = ['interfaces', 'cdp', 'lldp', 'arp', 'mac', 'vlans'];
+
+/** What one gNMI poll has gathered: the records, each section's result, and the tree entries dropped. */
+class GnmiPollResults {
+  readonly records = emptyRecords();
+  private readonly results = new Map<SectionName, SectionResult>();
+  readonly mask: (text: string) => string;
+  readonly dropped = new Dropped();
+
+  constructor(private readonly opts: PollOptions) {
+    this.mask = opts.mask ?? ((t: string) => t);
+    this.results.set('cdp', { name: 'cdp', status: 'unsupported', source: null, records: 0, error: null, skipped_lines: 0 });
+  }
+
+  /** A section read: ok, or partial when entries of its tree made no record. */
+  ok(name: SectionName, source: string, n: number): void {
+    const d = this.dropped.bySection.get(name);
+    this.results.set(
       name,
       d
         ? {
@@ -212,62 +223,73 @@ export async function pollOverGnmi(
             records: n,
             error: `${d.count} entr${d.count === 1 ? 'y' : 'ies'} of the tree could not be read; records may be missing`,
             skipped_lines: d.count,
-            unparsed_lines: d.samples.map(mask),
+            unparsed_lines: d.samples.map(this.mask),
           }
         : { name, status: 'ok', source, records: n, error: null, skipped_lines: 0 },
     );
-  };
-  const failed = (names: SectionName[], source: string, error: string) => {
-    for (const name of names) results.set(name, { name, status: 'failed', source, records: 0, error, skipped_lines: 0 });
-    opts.log?.(`${names.join(', ')}: ${error}`);
-  };
-  results.set('cdp', { name: 'cdp', status: 'unsupported', source: null, records: 0, error: null, skipped_lines: 0 });
+  }
 
-  const steps: { path: string; sections: SectionName[]; take(tree: Json): void }[] = [
-    {
-      path: GNMI_PATHS.interfaces,
-      sections: ['interfaces', 'arp'],
-      take: (tree) => {
-        const r = interfacesFromOc(tree, dropped);
-        records.interfaces.push(...r.interfaces);
-        records.arp.push(...r.arp);
-        ok('interfaces', GNMI_PATHS.interfaces, r.interfaces.length);
-        ok('arp', `${GNMI_PATHS.interfaces} (ipv4/neighbors)`, r.arp.length);
-      },
-    },
-    {
-      path: GNMI_PATHS.lldp,
-      sections: ['lldp'],
-      take: (tree) => {
-        const n = lldpFromOc(tree, dropped);
-        records.neighbors.push(...n);
-        ok('lldp', GNMI_PATHS.lldp, n.length);
-      },
-    },
-    {
-      path: GNMI_PATHS.networkInstances,
-      sections: ['mac', 'vlans'],
-      take: (tree) => {
-        const r = fdbAndVlansFromOc(tree, dropped);
-        records.mac.push(...r.mac);
-        records.vlans.push(...r.vlans);
-        ok('mac', `${GNMI_PATHS.networkInstances} (fdb)`, r.mac.length);
-        ok('vlans', `${GNMI_PATHS.networkInstances} (vlans)`, r.vlans.length);
-      },
-    },
-  ];
-  for (const step of steps) {
+  /** A step's records, then the result of each of its sections. */
+  take(step: GnmiStep, sections: SectionName[], got: Partial<DiscoveryRecords>): void {
+    for (const name of sections) (this.records[SECTION_RECORDS[name]] as unknown[]).push(...got[SECTION_RECORDS[name]]!);
+    for (const name of sections) this.ok(name, step.sources[name]!, got[SECTION_RECORDS[name]]!.length);
+  }
+
+  failed(names: SectionName[], source: string, error: string): void {
+    for (const name of names) this.results.set(name, { name, status: 'failed', source, records: 0, error, skipped_lines: 0 });
+    this.opts.log?.(`${names.join(', ')}: ${error}`);
+  }
+
+  /** "interfaces 12, arp 3": the records each section got. */
+  counts(names: SectionName[]): string {
+    return names.map((s) => `${s} ${this.results.get(s)?.records ?? 0}`).join(', ');
+  }
+
+  sections(): SectionResult[] {
+    return SECTION_ORDER.map((n) => this.results.get(n)!);
+  }
+}
+
+/** One Get of a poll: its path, the sections its tree fills, and how the tree is read. */
+interface GnmiStep {
+  path: string;
+  /** Each section the tree fills, with the source it reports. */
+  sources: Partial<Record<SectionName, string>>;
+  read(tree: Json, dropped: Dropped): Partial<DiscoveryRecords>;
+}
+
+const STEPS: GnmiStep[] = [
+  {
+    path: GNMI_PATHS.interfaces,
+    sources: { interfaces: GNMI_PATHS.interfaces, arp: `${GNMI_PATHS.interfaces} (ipv4/neighbors)` },
+    read: interfacesFromOc,
+  },
+  {
+    path: GNMI_PATHS.lldp,
+    sources: { lldp: GNMI_PATHS.lldp },
+    read: (tree, dropped) => ({ neighbors: lldpFromOc(tree, dropped) }),
+  },
+  {
+    path: GNMI_PATHS.networkInstances,
+    sources: { mac: `${GNMI_PATHS.networkInstances} (fdb)`, vlans: `${GNMI_PATHS.networkInstances} (vlans)` },
+    read: fdbAndVlansFromOc,
+  },
+];
+
+export async function pollOverGnmi(session: GnmiGetter, opts: PollOptions = {}): Promise<{ sections: SectionResult[]; records: DiscoveryRecords }> {
+  const poll = new GnmiPollResults(opts);
+  for (const step of STEPS) {
+    const sections = Object.keys(step.sources) as SectionName[];
     if (opts.signal?.aborted) {
-      failed(step.sections, step.path, 'the job deadline passed');
+      poll.failed(sections, step.path, 'the job deadline passed');
       continue;
     }
     try {
-      step.take(await session.get(step.path, 'ALL'));
-      opts.log?.(`${step.path}: ${step.sections.map((s) => `${s} ${results.get(s)?.records ?? 0}`).join(', ')}`);
+      poll.take(step, sections, step.read(await session.get(step.path, 'ALL'), poll.dropped));
+      opts.log?.(`${step.path}: ${poll.counts(sections)}`);
     } catch (err) {
-      failed(step.sections, step.path, mask((err as Error).message ?? String(err)));
+      poll.failed(sections, step.path, poll.mask((err as Error).message ?? String(err)));
     }
   }
-  const order: SectionName[] = ['interfaces', 'cdp', 'lldp', 'arp', 'mac', 'vlans'];
-  return { sections: order.map((n) => results.get(n)!), records };
+  return { sections: poll.sections(), records: poll.records };
 }

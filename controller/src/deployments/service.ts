@@ -8,9 +8,10 @@ import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import type { VariableValuesT } from '../stacks/schemas';
 import type { ResolvedJob, StacksService } from '../stacks/service';
+import type { StackRow } from '../stacks/store';
 import { findEmptyReplaces } from './empty-payload';
 import type { DeploymentRunner } from './runner';
-import type { DeploymentRow, DeploymentStore } from './store';
+import type { DeploymentRow, DeploymentStore, EntryRow, LogLine, NewDeployment, NewDeploymentDevice } from './store';
 
 /** How a deployment runs (POST /deployments and instance runs). */
 export interface RunOptions {
@@ -86,6 +87,64 @@ function emptyReplaceLine(j: ResolvedJob, options: RunOptions) {
     message:
       `${j.device_name}: template '${j.template_name}' renders an empty payload with operation replace${where}, which empties that ` +
       `part of the config; ${why}`,
+  };
+}
+
+/** A stack rendered for a deployment's targets and checked: what creating the deployment stores. */
+interface DeploymentPlan {
+  stack: StackRow;
+  /** The target device ids, once each, in request order. */
+  targets: string[];
+  jobs: ResolvedJob[];
+  /** The replaces with an empty payload that the request lets through. */
+  emptyReplaces: ResolvedJob[];
+  dryRun: boolean;
+  devices: NewDeploymentDevice[];
+}
+
+/** The row of a new deployment: pending until the runner starts it. */
+function pendingDeployment(me: AuthContext, input: DeploymentInput, plan: DeploymentPlan, instanceId: string | null): NewDeployment {
+  const { stack, targets } = plan;
+  return {
+    org_id: me.orgId,
+    stack_id: stack.id,
+    instance_id: instanceId,
+    name: input.name,
+    status: 'pending',
+    atomic: stack.atomic,
+    total_devices: targets.length,
+    target_devices: targets.map((device_id) => ({ device_id })),
+    variable_values: input.variable_values ?? {},
+    dry_run: plan.dryRun,
+    created_by: me.userId,
+    created_by_name: me.username,
+  };
+}
+
+/** A rendered job as the deployment stores it: one service entry of its device. */
+function serviceEntry(j: ResolvedJob): Omit<EntryRow, 'deployment_id'> {
+  return {
+    device_id: j.device_id,
+    service_position: j.position,
+    service_order: j.service_order,
+    service_name: j.template_name,
+    template_id: j.template_id,
+    rendered_config: j.rendered_config,
+    target_path: j.target_path,
+    operation: j.operation,
+    config_format: j.config_format,
+  };
+}
+
+/** The first line of a deployment's log: who created it, from what, and what it will do. */
+function createdLine(me: AuthContext, { stack, targets, jobs, dryRun }: DeploymentPlan): LogLine {
+  return {
+    level: 'info',
+    message: dryRun
+      ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's ` +
+        `diff is computed, nothing is changed and no backup is taken`
+      : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ` +
+        `${stack.atomic ? 'atomic' : 'not atomic'}`,
   };
 }
 
@@ -212,68 +271,8 @@ export class DeploymentService {
    * it in the background.
    */
   async create(me: AuthContext, input: DeploymentInput, instanceId: string | null = null): Promise<DeploymentRow> {
-    const stack = await this.stacks.store.find(me.orgId, input.stack_id);
-    if (!stack) throw failed(`stack ${input.stack_id} not found`);
-    const targets = [...new Set(input.target_devices.map((t) => t.device_id))];
-    if (targets.length === 0) throw failed('target_devices is empty');
-    const jobs = await this.stacks.resolve(me.orgId, stack, input.variable_values ?? {}, targets);
-    const emptyReplaces = findEmptyReplaces(jobs);
-    // A dry run changes nothing: it shows what the empty replace would do instead of refusing it.
-    if (emptyReplaces.length > 0 && !input.allow_empty_replace && !input.dry_run) throw emptyReplaceRefused(emptyReplaces);
-    const dryRun = input.dry_run === true;
-
-    const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
-    const byDevice = groupBy(jobs, (j) => j.device_id);
-    const devices = targets.map((deviceId, position) => {
-      const list = byDevice.get(deviceId);
-      if (!list) throw failed(`device ${deviceId} is a target but no service runs on it (its services have other devices in variable_values)`);
-      return { device_id: deviceId, device_name: list[0].device.name, position, transport: deviceTransport(list, transports) };
-    });
-
-    const deployment = await this.store.db.transaction(async (trx) => {
-      if (!dryRun) await refuseBusyDevices(this.store, trx, me.orgId, targets, null);
-      const row = await this.store.insert(
-        trx,
-        {
-          org_id: me.orgId,
-          stack_id: stack.id,
-          instance_id: instanceId,
-          name: input.name,
-          status: 'pending',
-          atomic: stack.atomic,
-          total_devices: targets.length,
-          target_devices: targets.map((device_id) => ({ device_id })),
-          variable_values: input.variable_values ?? {},
-          dry_run: dryRun,
-          created_by: me.userId,
-          created_by_name: me.username,
-        },
-        devices,
-        jobs.map((j) => ({
-          device_id: j.device_id,
-          service_position: j.position,
-          service_order: j.service_order,
-          service_name: j.template_name,
-          template_id: j.template_id,
-          rendered_config: j.rendered_config,
-          target_path: j.target_path,
-          operation: j.operation,
-          config_format: j.config_format,
-        })),
-      );
-      await this.store.log(trx, row.id, me.orgId, [
-        {
-          level: 'info',
-          message: dryRun
-            ? `Dry run created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service(s); each device's ` +
-              `diff is computed, nothing is changed and no backup is taken`
-            : `Deployment created by ${me.username}: stack ${stack.name}, ${targets.length} device(s), ${jobs.length} service push(es), ` +
-              `${stack.atomic ? 'atomic' : 'not atomic'}`,
-        },
-        ...emptyReplaces.map((j) => emptyReplaceLine(j, input)),
-      ]);
-      return row;
-    });
+    const plan = await this.plan(me.orgId, input);
+    const deployment = await this.storePending(me, input, plan, instanceId);
     // The first devices start while the audit record is written.
     this.runner.schedule(deployment.id);
     await this.audit.record({
@@ -281,9 +280,45 @@ export class DeploymentService {
       orgId: me.orgId,
       userId: me.userId,
       username: me.username,
-      details: { deployment_id: deployment.id, stack_id: stack.id, instance_id: instanceId, devices: targets.length, dry_run: dryRun },
+      details: { deployment_id: deployment.id, stack_id: plan.stack.id, instance_id: instanceId, devices: plan.targets.length, dry_run: plan.dryRun },
     });
     return deployment;
+  }
+
+  /** The stack rendered for the request's targets, with every check made that can be made before a device is touched. */
+  private async plan(orgId: string, input: DeploymentInput): Promise<DeploymentPlan> {
+    const stack = await this.stacks.store.find(orgId, input.stack_id);
+    if (!stack) throw failed(`stack ${input.stack_id} not found`);
+    const targets = [...new Set(input.target_devices.map((t) => t.device_id))];
+    if (targets.length === 0) throw failed('target_devices is empty');
+    const jobs = await this.stacks.resolve(orgId, stack, input.variable_values ?? {}, targets);
+    const emptyReplaces = findEmptyReplaces(jobs);
+    // A dry run changes nothing: it shows what the empty replace would do instead of refusing it.
+    if (emptyReplaces.length > 0 && !input.allow_empty_replace && !input.dry_run) throw emptyReplaceRefused(emptyReplaces);
+    const dryRun = input.dry_run === true;
+    const devices = await this.targetDevices(targets, jobs);
+    return { stack, targets, jobs, emptyReplaces, dryRun, devices };
+  }
+
+  /** Each target in request order, with the one transport its jobs go over (checked by deviceTransport). */
+  private async targetDevices(targets: string[], jobs: ResolvedJob[]): Promise<NewDeploymentDevice[]> {
+    const transports = new Map((await this.platforms.list()).map((p) => [p.name, p.transport]));
+    const byDevice = groupBy(jobs, (j) => j.device_id);
+    return targets.map((deviceId, position) => {
+      const list = byDevice.get(deviceId);
+      if (!list) throw failed(`device ${deviceId} is a target but no service runs on it (its services have other devices in variable_values)`);
+      return { device_id: deviceId, device_name: list[0].device.name, position, transport: deviceTransport(list, transports) };
+    });
+  }
+
+  /** Stores the deployment as pending, with its devices, its service entries and its first log lines. */
+  private storePending(me: AuthContext, input: DeploymentInput, plan: DeploymentPlan, instanceId: string | null): Promise<DeploymentRow> {
+    return this.store.db.transaction(async (trx) => {
+      if (!plan.dryRun) await refuseBusyDevices(this.store, trx, me.orgId, plan.targets, null);
+      const row = await this.store.insert(trx, pendingDeployment(me, input, plan, instanceId), plan.devices, plan.jobs.map(serviceEntry));
+      await this.store.log(trx, row.id, me.orgId, [createdLine(me, plan), ...plan.emptyReplaces.map((j) => emptyReplaceLine(j, input))]);
+      return row;
+    });
   }
 
   async logs(orgId: string, id: string, filter: { device_id?: string; limit: number; offset: number }) {

@@ -30,80 +30,110 @@ export class PathSyntaxError extends Error {
 }
 
 export function parsePath(input: string): GnmiPath {
-  let s = input.trim();
-  let origin: string | undefined;
-  // "origin:/path" — the origin is everything before the first ":/" when no '/' or '[' precedes it.
-  const originEnd = s.indexOf(':/');
-  if (originEnd > 0 && !s.startsWith('/') && !/[/[\]]/.test(s.slice(0, originEnd))) {
-    origin = s.slice(0, originEnd);
-    s = s.slice(originEnd + 1);
-  }
-  const elem: PathElem[] = [];
-  let i = s.startsWith('/') ? 1 : 0;
+  const trimmed = input.trim();
+  const origin = originOf(trimmed);
+  const path = origin !== undefined ? trimmed.slice(origin.length + 1) : trimmed;
+  // Error positions count in the input as given: its leading blanks and origin included.
   const base = input.length - input.trimStart().length + (origin !== undefined ? origin.length + 1 : 0);
-  const err = (what: string): never => {
-    throw new PathSyntaxError(input, base + i, what);
-  };
-  while (i < s.length) {
-    // element name
-    let name = '';
-    while (i < s.length && s[i] !== '/' && s[i] !== '[') {
-      if (s[i] === ']') err("unexpected ']'");
-      if (s[i] === '\\') {
-        i++;
-        if (i >= s.length) err('dangling escape');
+  const elem = new PathReader(input, path, base).elements();
+  return origin !== undefined ? { origin, elem } : { elem };
+}
+
+/** "origin:/path" — the origin is everything before the first ":/" when no '/' or '[' precedes it. */
+function originOf(s: string): string | undefined {
+  const end = s.indexOf(':/');
+  return end > 0 && !s.startsWith('/') && !/[/[\]]/.test(s.slice(0, end)) ? s.slice(0, end) : undefined;
+}
+
+/** Reads the elements of a path (after its origin) from left to right, one character at a time. */
+class PathReader {
+  private i: number;
+
+  constructor(
+    private readonly input: string,
+    private readonly s: string,
+    private readonly base: number,
+  ) {
+    this.i = s.startsWith('/') ? 1 : 0;
+  }
+
+  elements(): PathElem[] {
+    const elem: PathElem[] = [];
+    while (this.i < this.s.length) {
+      const name = this.name();
+      elem.push({ name, key: this.keys() });
+      if (this.i < this.s.length) {
+        if (this.s[this.i] !== '/') this.fail(`expected '/' after element ${name}`);
+        this.i++;
+        if (this.i === this.s.length) break; // trailing slash
       }
-      name += s[i];
-      i++;
     }
-    if (name === '') err('empty element name');
+    return elem;
+  }
+
+  /** An element name: up to the next '/' or '[' that is not escaped. */
+  private name(): string {
+    let name = '';
+    while (this.i < this.s.length && this.s[this.i] !== '/' && this.s[this.i] !== '[') {
+      if (this.s[this.i] === ']') this.fail("unexpected ']'");
+      name += this.char();
+    }
+    if (name === '') this.fail('empty element name');
+    return name;
+  }
+
+  /** The element's keys, "[k=v]" after "[k=v]". */
+  private keys(): Record<string, string> {
     const key: Record<string, string> = {};
-    while (i < s.length && s[i] === '[') {
-      i++;
-      let k = '';
-      while (i < s.length && s[i] !== '=') {
-        if (s[i] === ']' || s[i] === '[' || s[i] === '/') err(`unexpected '${s[i]}' in key name`);
-        if (s[i] === '\\') {
-          i++;
-          if (i >= s.length) err('dangling escape');
-        }
-        k += s[i];
-        i++;
-      }
-      if (i >= s.length) err("missing '=' in key");
-      if (k.trim() === '') err('empty key name');
-      i++; // '='
-      let v = '';
-      let closed = false;
-      while (i < s.length) {
-        const c = s[i];
-        if (c === '\\') {
-          i++;
-          if (i >= s.length) err('dangling escape');
-          v += s[i];
-          i++;
-          continue;
-        }
-        if (c === ']') {
-          closed = true;
-          i++;
-          break;
-        }
-        v += c;
-        i++;
-      }
-      if (!closed) err(`unterminated key [${k}=...`);
-      if (k in key) err(`duplicate key ${k}`);
+    while (this.i < this.s.length && this.s[this.i] === '[') {
+      this.i++;
+      const k = this.keyName();
+      const v = this.value(k);
+      if (k in key) this.fail(`duplicate key ${k}`);
       key[k] = v;
     }
-    elem.push({ name, key });
-    if (i < s.length) {
-      if (s[i] !== '/') err(`expected '/' after element ${name}`);
-      i++;
-      if (i === s.length) break; // trailing slash
-    }
+    return key;
   }
-  return origin !== undefined ? { origin, elem } : { elem };
+
+  /** A key's name, and the '=' after it. */
+  private keyName(): string {
+    let k = '';
+    while (this.i < this.s.length && this.s[this.i] !== '=') {
+      const c = this.s[this.i];
+      if (c === ']' || c === '[' || c === '/') this.fail(`unexpected '${c}' in key name`);
+      k += this.char();
+    }
+    if (this.i >= this.s.length) this.fail("missing '=' in key");
+    if (k.trim() === '') this.fail('empty key name');
+    this.i++; // '='
+    return k;
+  }
+
+  /** A key's value: up to the first ']' that is not escaped, which closes the key. */
+  private value(k: string): string {
+    let v = '';
+    while (this.i < this.s.length) {
+      if (this.s[this.i] === ']') {
+        this.i++;
+        return v;
+      }
+      v += this.char();
+    }
+    return this.fail(`unterminated key [${k}=...`);
+  }
+
+  /** The next character, unescaped: a '\' stands for the character after it. */
+  private char(): string {
+    if (this.s[this.i] === '\\') {
+      this.i++;
+      if (this.i >= this.s.length) this.fail('dangling escape');
+    }
+    return this.s[this.i++];
+  }
+
+  private fail(what: string): never {
+    throw new PathSyntaxError(this.input, this.base + this.i, what);
+  }
 }
 
 function escapeName(s: string): string {
