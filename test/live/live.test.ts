@@ -263,9 +263,8 @@ describe('GET /api/live', () => {
       await Promise.all(clients.map((client) => client.closed));
       await noWatcher();
       expect(c.services.live.subscribers).toBe(0);
-      // The hub keeps its access checks private; a leaked one would run recheck for a closed connection forever.
-      const accessChecks = (c.services.live as unknown as { accessChecks: Map<string, unknown> }).accessChecks;
-      expect(accessChecks.size).toBe(0);
+      // A leaked access check would run recheck for a closed connection forever.
+      expect(c.services.live.accessWatchers).toBe(0);
     });
   });
 

@@ -190,6 +190,13 @@ export class LiveHub {
     return n;
   }
 
+  /** Access checks held for streams, one per authenticated connection (a leak check). */
+  get accessWatchers(): number {
+    let n = 0;
+    for (const set of this.accessChecks.values()) n += set.size;
+    return n;
+  }
+
   private deliver(payload: string | undefined): void {
     // Nobody on this replica is watching: the notification is not even parsed.
     if (!payload || (this.listeners.size === 0 && this.accessChecks.size === 0)) return;
