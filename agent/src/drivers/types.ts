@@ -74,6 +74,13 @@ export const DEFAULT_LIMITS: SessionLimits = {
   keepaliveIntervalMs: 10_000,
 };
 
+/**
+ * Largest answer a driver takes from a device (one CLI command's output, one NETCONF message, one
+ * gNMI message): more is refused with a DriverError. Parsing XML or JSON costs twenty to seventy
+ * times its size in memory, so a bound much larger than any real configuration could end the agent.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
 /** Session transcript sink; drivers mask every secret before writing. */
 export interface Transcript {
   write(direction: 'sent' | 'received' | 'info', text: string): void;

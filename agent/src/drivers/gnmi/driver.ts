@@ -9,6 +9,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import {
   DEFAULT_LIMITS,
+  DEFAULT_MAX_ANSWER_BYTES,
   DriverError,
   mayHaveGoneIn,
   type ConfigChange,
@@ -21,7 +22,7 @@ import {
   type SessionLimits,
   type Transcript,
 } from '../types';
-import { canonicalJson, deleteAt, setAt, type Json } from './json-tree';
+import { canonicalJson, deleteAt, setAt, TreeError, type Json } from './json-tree';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
 import { maskSecrets } from '../netconf/client';
@@ -194,13 +195,25 @@ export function buildSetRequest(changes: ConfigChange[]): SetRequest {
   return req;
 }
 
+/** Bytes of one value shown in the transcript (which keeps 1 MiB in all). */
+const TRANSCRIBED_BYTES = 64 * 1024;
+
+/**
+ * Buffers as (the start of) their text. Converted before JSON.stringify: its Buffer.toJSON would
+ * first build an array of one number per byte, eight times the size of what the device sent.
+ */
+function transcribable(v: unknown): unknown {
+  if (Buffer.isBuffer(v)) {
+    const text = v.subarray(0, TRANSCRIBED_BYTES).toString('utf8');
+    return v.length > TRANSCRIBED_BYTES ? `${text}… (${v.length} bytes)` : text;
+  }
+  if (Array.isArray(v)) return v.map(transcribable);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, transcribable(x)]));
+  return v;
+}
+
 function forTranscript(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (v && typeof v === 'object' && (v as { type?: string }).type === 'Buffer' && Array.isArray((v as { data?: unknown }).data)) {
-      return Buffer.from((v as { data: number[] }).data).toString('utf8');
-    }
-    return v;
-  });
+  return JSON.stringify(transcribable(value));
 }
 
 type Unary = (req: unknown, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
@@ -244,7 +257,13 @@ export class GnmiSession implements DeviceSession {
           reject(e);
           return;
         }
-        this.transcript?.write('received', maskSecrets(`${method} ${forTranscript(res)}`, secrets));
+        // grpc-js calls this outside any promise: a throw here would end the process and leave the call pending.
+        try {
+          this.transcript?.write('received', maskSecrets(`${method} ${forTranscript(res)}`, secrets));
+        } catch (e) {
+          reject(new DriverError('protocol', `gNMI ${label} on ${this.where}: unreadable answer (${(e as Error).message})`));
+          return;
+        }
         resolve(res as T);
       });
     });
@@ -278,7 +297,12 @@ export class GnmiSession implements DeviceSession {
         const at = [...prefix, ...fromProtoPath(u.path)];
         // Updates come back at absolute paths; strip the requested path to make them relative.
         const rel = at.slice(Math.min(p.elem.length, at.length));
-        tree = rel.length === 0 && !found ? value : setAt(tree, rel, value, 'update');
+        try {
+          tree = rel.length === 0 && !found ? value : setAt(tree, rel, value, 'update');
+        } catch (err) {
+          if (!(err instanceof TreeError)) throw err;
+          throw new DriverError('protocol', `gNMI Get on ${this.where} returned updates that do not fit together: ${err.message}`);
+        }
         found = true;
       }
     }
@@ -361,7 +385,12 @@ export function channelAddress(host: string, port: number): string {
   return `${host}:${port}`;
 }
 
-export function createGnmiDriver(): GnmiDriver {
+export interface GnmiDriverOptions {
+  /** Largest answer taken from a device (default DEFAULT_MAX_ANSWER_BYTES). */
+  maxMessageBytes?: number;
+}
+
+export function createGnmiDriver(options: GnmiDriverOptions = {}): GnmiDriver {
   return {
     transport: 'gnmi',
     async open(target, limits, transcript) {
@@ -386,7 +415,7 @@ export function createGnmiDriver(): GnmiDriver {
         'grpc.keepalive_timeout_ms': Math.max(1000, Math.min(l.idleTimeoutMs, 20_000)),
         // Ping only while RPCs are in flight: targets commonly punish idle pings (GOAWAY).
         'grpc.keepalive_permit_without_calls': 0,
-        'grpc.max_receive_message_length': 256 * 1024 * 1024,
+        'grpc.max_receive_message_length': options.maxMessageBytes ?? DEFAULT_MAX_ANSWER_BYTES,
         'grpc.max_send_message_length': 256 * 1024 * 1024,
         'grpc.enable_retries': 0,
         // A channel of its own per session: with grpc-js's process-wide pool every close walks the

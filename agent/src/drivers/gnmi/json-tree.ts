@@ -24,9 +24,22 @@ function local(name: string): string {
   return i < 0 ? name : name.slice(i + 1);
 }
 
+/**
+ * Names come from the device (paths, JSON members): only own members count, and `__proto__` is
+ * written as a member, so no name reaches Object.prototype or an object's prototype.
+ */
+function own(obj: JsonObject, name: string): Json | undefined {
+  return Object.hasOwn(obj, name) ? obj[name] : undefined;
+}
+
+function put(obj: JsonObject, name: string, value: Json): void {
+  if (name === '__proto__') Object.defineProperty(obj, name, { value, writable: true, enumerable: true, configurable: true });
+  else obj[name] = value;
+}
+
 /** The member of `obj` that `name` refers to (exact first, then by local name). */
 export function memberName(obj: JsonObject, name: string): string | undefined {
-  if (name in obj) return name;
+  if (Object.hasOwn(obj, name)) return name;
   const want = local(name);
   return Object.keys(obj).find((k) => local(k) === want);
 }
@@ -77,7 +90,7 @@ export function deepMerge(base: Json | undefined, patch: Json): Json {
     const out: JsonObject = { ...base };
     for (const [k, v] of Object.entries(patch)) {
       const m = memberName(out, k) ?? k;
-      out[m] = deepMerge(out[m], v);
+      put(out, m, deepMerge(own(out, m), v));
     }
     return out;
   }
@@ -97,7 +110,7 @@ export function deepMerge(base: Json | undefined, patch: Json): Json {
 function withKeys(value: Json, key: Record<string, string>): Json {
   if (!isObject(value)) return value;
   const out: JsonObject = { ...value };
-  for (const [k, v] of Object.entries(key)) if (memberName(out, k) === undefined) out[k] = v;
+  for (const [k, v] of Object.entries(key)) if (memberName(out, k) === undefined) put(out, k, v);
   return out;
 }
 
@@ -117,9 +130,10 @@ export function setAt(tree: Json, elems: PathElem[], value: Json, mode: 'replace
     const m = memberName(parent, e.name) ?? e.name;
     const keyed = Object.keys(e.key).length > 0;
     if (keyed) {
-      const existing = parent[m];
+      const existing = own(parent, m);
       if (existing !== undefined && !Array.isArray(existing)) throw new TreeError(`${describe(elems, i)}: ${m} is not a list`);
-      const list: Json[] = (parent[m] = existing ?? []) as Json[];
+      const list: Json[] = existing ?? [];
+      put(parent, m, list);
       let idx = list.findIndex((x) => entryMatches(x, e.key));
       if (last) {
         const next = withKeys(mode === 'replace' ? structuredClone(value) : deepMerge(idx >= 0 ? list[idx] : {}, value), e.key);
@@ -135,12 +149,13 @@ export function setAt(tree: Json, elems: PathElem[], value: Json, mode: 'replace
       return;
     }
     if (last) {
-      parent[m] = mode === 'replace' ? structuredClone(value) : deepMerge(parent[m], value);
+      put(parent, m, mode === 'replace' ? structuredClone(value) : deepMerge(own(parent, m), value));
       return;
     }
-    if (parent[m] === undefined) parent[m] = {};
-    if (!isObject(parent[m])) throw new TreeError(`${describe(elems, i)} is not a container`);
-    parent = parent[m] as JsonObject;
+    if (own(parent, m) === undefined) put(parent, m, {});
+    const next = own(parent, m);
+    if (!isObject(next)) throw new TreeError(`${describe(elems, i)} is not a container`);
+    parent = next;
   });
   return root;
 }
@@ -183,7 +198,7 @@ export function canonicalJson(value: Json): string {
     if (Array.isArray(v)) return v.map(sortDeep);
     if (isObject(v)) {
       const out: JsonObject = {};
-      for (const k of Object.keys(v).sort()) out[k] = sortDeep(v[k]);
+      for (const k of Object.keys(v).sort()) put(out, k, sortDeep(v[k]));
       return out;
     }
     return v;

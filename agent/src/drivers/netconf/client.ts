@@ -37,6 +37,8 @@ export interface NetconfConnectOptions {
   name?: string;
   /** The pinned host key: any other fails the handshake before authentication. */
   pinnedHostKey?: SshHostKey | null;
+  /** Largest message taken from the device (default DEFAULT_MAX_ANSWER_BYTES). */
+  maxMessageBytes?: number;
 }
 
 export interface RpcErrorDetail {
@@ -107,7 +109,7 @@ function capBase(uri: string): string {
 }
 
 export class NetconfClient {
-  private decoder = new FrameDecoder('eom');
+  private readonly decoder: FrameDecoder;
   private pending = new Map<string, Pending>();
   private nextId = 101;
   private failure: DriverError | undefined;
@@ -125,7 +127,9 @@ export class NetconfClient {
     private readonly ssh: Client,
     private readonly stream: ClientChannel,
     private readonly opts: NetconfConnectOptions,
-  ) {}
+  ) {
+    this.decoder = new FrameDecoder('eom', opts.maxMessageBytes);
+  }
 
   get where(): string {
     return `${this.opts.host}:${this.opts.port}`;
@@ -233,6 +237,7 @@ export class NetconfClient {
     this.stream.on('data', (data: Buffer) => this.onData(data));
     this.stream.stderr.on('data', (data: Buffer) => this.opts.transcript?.write('info', `stderr: ${data.toString('utf8')}`));
     this.stream.on('close', () => this.fail(new DriverError('protocol', `${this.where} closed the NETCONF session`)));
+    this.stream.on('error', (err: Error) => this.fail(new DriverError('protocol', `NETCONF channel to ${this.where} failed: ${err.message}`)));
     this.ssh.on('error', (err: Error & { level?: string }) => {
       const kind = err.level === 'client-timeout' ? 'timeout' : 'protocol';
       this.fail(new DriverError(kind, `SSH connection to ${this.where} failed: ${err.message}`));
@@ -254,11 +259,9 @@ export class NetconfClient {
         if (this.failure) return;
       }
     } catch (err) {
-      if (err instanceof FramingError) {
-        this.fail(new DriverError('protocol', `${this.where}: ${err.message}`));
-      } else {
-        throw err;
-      }
+      // This runs in the channel's 'data' handler: a throw from here would end the process.
+      const why = err instanceof FramingError ? err.message : `could not handle its message: ${String(err)}`;
+      this.fail(new DriverError('protocol', `${this.where}: ${why}`));
     }
   }
 

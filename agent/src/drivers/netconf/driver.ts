@@ -37,6 +37,8 @@ export interface NetconfDriverOptions {
   lockWaitMs?: number;
   /** Offer base:1.1 chunked framing in our hello (default true). */
   offerBase11?: boolean;
+  /** Largest message taken from a device (default DEFAULT_MAX_ANSWER_BYTES). */
+  maxMessageBytes?: number;
 }
 
 type Datastore = 'running' | 'candidate';
@@ -244,6 +246,7 @@ export function createNetconfDriver(options: NetconfDriverOptions = {}): Netconf
         transcript,
         secrets: [cred.password ?? '', cred.enable_password ?? ''],
         offerBase11: options.offerBase11,
+        maxMessageBytes: options.maxMessageBytes,
         name: target.name,
         pinnedHostKey: target.ssh_host_key,
       });

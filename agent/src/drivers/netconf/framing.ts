@@ -8,6 +8,7 @@
  *
  * The decoder accepts input split at any byte boundary and any number of messages per read.
  */
+import { DEFAULT_MAX_ANSWER_BYTES } from '../types';
 
 export type Framing = 'eom' | 'chunked';
 
@@ -32,6 +33,48 @@ export function encodeMessage(xml: string, framing: Framing): Buffer {
   return Buffer.concat([Buffer.from(`\n#${body.length}\n`), body, Buffer.from('\n##\n')]);
 }
 
+/**
+ * Bytes appended in pieces, kept in one buffer that grows by doubling: n bytes cost O(n) copying
+ * and one object however they were split (concatenating on every read was quadratic, and a view
+ * per chunk let a device make millions of objects with 1-byte chunks).
+ */
+class ByteQueue {
+  private store = Buffer.alloc(0);
+  private start = 0;
+  private end = 0;
+
+  get length(): number {
+    return this.end - this.start;
+  }
+
+  append(data: Buffer): void {
+    if (data.length === 0) return;
+    if (this.end + data.length > this.store.length) {
+      const need = this.length + data.length;
+      const next = need * 2 <= this.store.length ? this.store : Buffer.allocUnsafe(Math.max(need, this.store.length * 2, 4096));
+      this.store.copy(next, 0, this.start, this.end);
+      this.store = next;
+      this.end = this.length;
+      this.start = 0;
+    }
+    data.copy(this.store, this.end);
+    this.end += data.length;
+  }
+
+  /** The queued bytes (valid until the next append). */
+  view(): Buffer {
+    return this.store.subarray(this.start, this.end);
+  }
+
+  /** Drops the first n bytes; a large buffer is let go once empty. */
+  consume(n: number): void {
+    this.start += n;
+    if (this.start < this.end) return;
+    this.start = this.end = 0;
+    if (this.store.length > 1024 * 1024) this.store = Buffer.alloc(0);
+  }
+}
+
 type ChunkState =
   | { at: 'lf' } // expecting the LF that starts a chunk header or the end-of-chunks marker
   | { at: 'hash' } // expecting '#'
@@ -42,16 +85,16 @@ type ChunkState =
 
 export class FrameDecoder {
   private framing: Framing;
-  private buf: Buffer = Buffer.alloc(0);
-  /** EOM mode: bytes of `buf` already known to hold no delimiter start. */
+  private input = new ByteQueue();
+  /** EOM mode: bytes of `input` already known to hold no delimiter start. */
   private scanned = 0;
   private state: ChunkState = { at: 'lf' };
-  private parts: Buffer[] = [];
-  private partsBytes = 0;
+  /** Chunked mode: the data of the message's chunks so far. */
+  private body = new ByteQueue();
 
   constructor(
     framing: Framing = 'eom',
-    private readonly maxMessageBytes = 256 * 1024 * 1024,
+    private readonly maxMessageBytes = DEFAULT_MAX_ANSWER_BYTES,
   ) {
     this.framing = framing;
   }
@@ -63,7 +106,7 @@ export class FrameDecoder {
   /** Switch framing for everything not yet decoded (after the hello exchange). */
   setFraming(framing: Framing): void {
     if (framing === this.framing) return;
-    if (this.parts.length > 0 || this.state.at !== 'lf') {
+    if (this.body.length > 0 || this.state.at !== 'lf') {
       throw new FramingError('cannot change framing in the middle of a message');
     }
     this.framing = framing;
@@ -72,12 +115,12 @@ export class FrameDecoder {
 
   /** Bytes received but not yet part of a complete message. */
   get pendingBytes(): number {
-    return this.buf.length + this.partsBytes;
+    return this.input.length + this.body.length;
   }
 
   /** Append received bytes; take complete messages out with next(). */
   push(data: Buffer): void {
-    this.buf = this.buf.length === 0 ? data : Buffer.concat([this.buf, data]);
+    this.input.append(data);
   }
 
   /**
@@ -98,31 +141,31 @@ export class FrameDecoder {
   }
 
   private nextEom(): string | undefined {
+    const buf = this.input.view();
     // Every NETCONF message is XML: anything else before the delimiter is not NETCONF at all.
     let first = 0;
-    while (first < this.buf.length && (this.buf[first] === 0x20 || this.buf[first] === 0x0a || this.buf[first] === 0x0d || this.buf[first] === 0x09))
-      first++;
-    if (first < this.buf.length && this.buf[first] !== 0x3c) {
-      const near = JSON.stringify(this.buf.subarray(first, first + 24).toString('latin1'));
+    while (first < buf.length && (buf[first] === 0x20 || buf[first] === 0x0a || buf[first] === 0x0d || buf[first] === 0x09)) first++;
+    if (first < buf.length && buf[first] !== 0x3c) {
+      const near = JSON.stringify(buf.subarray(first, first + 24).toString('latin1'));
       throw new FramingError(`expected an XML message, got ${near}`);
     }
-    const idx = this.buf.indexOf(EOM_BYTES, Math.max(0, this.scanned));
+    const idx = buf.indexOf(EOM_BYTES, Math.max(0, this.scanned));
     if (idx < 0) {
-      this.scanned = Math.max(0, this.buf.length - (EOM_BYTES.length - 1));
-      if (this.buf.length > this.maxMessageBytes) {
+      this.scanned = Math.max(0, buf.length - (EOM_BYTES.length - 1));
+      if (buf.length > this.maxMessageBytes) {
         throw new FramingError(`message exceeds ${this.maxMessageBytes} bytes without an end-of-message marker`);
       }
       return undefined;
     }
-    const msg = this.buf.subarray(0, idx).toString('utf8');
-    this.buf = this.buf.subarray(idx + EOM_BYTES.length);
+    const msg = buf.subarray(0, idx).toString('utf8');
+    this.input.consume(idx + EOM_BYTES.length);
     this.scanned = 0;
     return msg;
   }
 
   private nextChunked(): string | undefined {
     let i = 0;
-    const b = this.buf;
+    const b = this.input.view();
     const fail = (what: string): never => {
       const near = JSON.stringify(b.subarray(Math.max(0, i - 8), i + 16).toString('latin1'));
       throw new FramingError(`bad chunked framing: ${what} near ${near}`);
@@ -143,7 +186,7 @@ export class FrameDecoder {
         case 'size-or-end': {
           const c = b[i];
           if (c === HASH) {
-            if (this.parts.length === 0) fail('end-of-chunks marker before any chunk');
+            if (this.body.length === 0) fail('end-of-chunks marker before any chunk');
             i++;
             this.state = { at: 'end-lf' };
           } else if (c >= 0x31 && c <= 0x39) {
@@ -163,7 +206,7 @@ export class FrameDecoder {
           } else if (c === LF) {
             const size = Number(s.digits);
             if (size > MAX_CHUNK_SIZE) fail(`chunk size ${size} exceeds ${MAX_CHUNK_SIZE}`);
-            if (this.partsBytes + size > this.maxMessageBytes) fail(`message exceeds ${this.maxMessageBytes} bytes`);
+            if (this.body.length + size > this.maxMessageBytes) fail(`message exceeds ${this.maxMessageBytes} bytes`);
             i++;
             this.state = { at: 'data', remaining: size };
           } else {
@@ -173,8 +216,7 @@ export class FrameDecoder {
         }
         case 'data': {
           const take = Math.min(s.remaining, b.length - i);
-          this.parts.push(b.subarray(i, i + take));
-          this.partsBytes += take;
+          this.body.append(b.subarray(i, i + take));
           i += take;
           s.remaining -= take;
           if (s.remaining === 0) this.state = { at: 'lf' };
@@ -184,17 +226,15 @@ export class FrameDecoder {
           if (b[i] !== LF) fail('expected LF after end-of-chunks marker');
           i++;
           this.state = { at: 'lf' };
-          const msg = Buffer.concat(this.parts, this.partsBytes).toString('utf8');
-          this.parts = [];
-          this.partsBytes = 0;
-          this.buf = b.subarray(i);
+          const msg = this.body.view().toString('utf8');
+          this.body.consume(this.body.length);
+          this.input.consume(i);
           return msg;
         }
       }
     }
-    // Everything consumed without finishing a message. Chunk data already went to `parts`
-    // (as views into the old buffer), so nothing needs to be kept in `buf`.
-    this.buf = Buffer.alloc(0);
+    // Everything consumed without finishing a message: chunk data already went to `body`.
+    this.input.consume(b.length);
     return undefined;
   }
 }

@@ -6,6 +6,8 @@
 import type { Client as SshClient, ClientChannel } from 'ssh2';
 import { DriverError } from '../types';
 
+const MAX_ERROR_LINE = 4096;
+
 /** Copies `text` to `file` on the device; fails with the device's own words when it refuses. */
 export function scpUpload(client: SshClient, file: string, text: string, where: string, timeoutMs: number): Promise<void> {
   const data = Buffer.from(text, 'utf8');
@@ -51,9 +53,13 @@ export function scpUpload(client: SshClient, file: string, text: string, where: 
             steps.shift()?.();
             continue;
           }
+          // The device's error line: a device that never ends it is cut off rather than buffered for ever.
           const nl = pending.indexOf(0x0a);
-          if (nl < 0) return;
-          const said = pending.subarray(1, nl).toString('utf8').trim();
+          if (nl < 0 && pending.length < MAX_ERROR_LINE) return;
+          const said = pending
+            .subarray(1, nl < 0 ? MAX_ERROR_LINE : nl)
+            .toString('utf8')
+            .trim();
           return finish(new DriverError('device', `${where}: SCP upload of ${file} refused: ${said || 'no reason given'}`));
         }
       });

@@ -5,6 +5,7 @@
 import type { Client as SshClient } from 'ssh2';
 import {
   DEFAULT_LIMITS,
+  DEFAULT_MAX_ANSWER_BYTES,
   DriverError,
   mayHaveGoneIn,
   type ConfigChange,
@@ -31,7 +32,7 @@ export interface SshCliDriverOptions {
   legacyAlgorithms?: boolean;
 }
 
-export const DEFAULT_MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MAX_OUTPUT_BYTES = DEFAULT_MAX_ANSWER_BYTES;
 
 /** A DeviceSession whose run() always exists. */
 export interface SshCliSessionApi extends DeviceSession {
