@@ -1,7 +1,8 @@
 /**
  * Limits every request value meets before a route sees it, whatever its schema says: no NUL
- * characters (PostgreSQL text cannot hold one), bounded nesting (serializers and loggers recurse),
- * and integers that fit a PostgreSQL integer column unless the schema sets its own bounds.
+ * characters (PostgreSQL text cannot hold one) nor unpaired surrogates, bounded nesting
+ * (serializers and loggers recurse), and integers that fit a PostgreSQL integer column unless the
+ * schema sets its own bounds.
  */
 export const MAX_JSON_DEPTH = 64;
 export const INT4_MAX = 2_147_483_647;
@@ -17,13 +18,24 @@ const segment = (key: string | number) => `/${String(key).replace(/~/g, '~0').re
 const under = (key: string | number, problem: InputProblem): InputProblem => ({ ...problem, instancePath: segment(key) + problem.instancePath });
 
 /**
- * The first NUL character or over-deep nesting in a parsed value, or null when there is none.
- * Plain loops, and a path built only for a problem: this runs on every body, query and params.
+ * A UTF-16 surrogate without its pair (JSON allows "\uD800"): no Unicode character, so a text
+ * column would silently store U+FFFD in its place and a jsonb column (audit details, metadata)
+ * refuses it. In unicode mode \p{Cs} matches only unpaired ones.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function textProblem(value: string): InputProblem | null {
+  if (value.includes('\u0000')) return { instancePath: '', message: 'must not contain NUL (\\u0000) characters' };
+  if (LONE_SURROGATE.test(value)) return { instancePath: '', message: 'must be valid Unicode text (it has an unpaired surrogate, \\uD800-\\uDFFF)' };
+  return null;
+}
+
+/**
+ * The first NUL character, unpaired surrogate or over-deep nesting in a parsed value, or null
+ * when there is none. Plain loops, and a path built only for a problem: this runs on every body, query and params.
  */
 export function inputProblem(value: unknown, depth = 0): InputProblem | null {
-  if (typeof value === 'string') {
-    return value.includes('\u0000') ? { instancePath: '', message: 'must not contain NUL (\\u0000) characters' } : null;
-  }
+  if (typeof value === 'string') return textProblem(value);
   if (value === null || typeof value !== 'object') return null;
   if (depth >= MAX_JSON_DEPTH) return { instancePath: '', message: `is nested too deeply (more than ${MAX_JSON_DEPTH} levels)` };
   if (Array.isArray(value)) {
@@ -35,6 +47,8 @@ export function inputProblem(value: unknown, depth = 0): InputProblem | null {
   }
   for (const key of Object.keys(value)) {
     if (key.includes('\u0000')) return under(key, { instancePath: '', message: 'has a property name with a NUL (\\u0000) character' });
+    if (LONE_SURROGATE.test(key))
+      return under(key, { instancePath: '', message: 'has a property name with an unpaired surrogate (\\uD800-\\uDFFF)' });
     const found = inputProblem((value as Record<string, unknown>)[key], depth + 1);
     if (found) return under(key, found);
   }

@@ -73,6 +73,24 @@ function send(request: FastifyRequest, reply: FastifyReply, error: AppError): Fa
   return reply.type('application/json; charset=utf-8').send({ error: error.message, code: error.code, ...error.extra });
 }
 
+/**
+ * The router refuses some URLs before any route, hook or error handler runs: a percent-encoding
+ * that does not decode (FST_ERR_BAD_URL) or a path parameter over the router's length limit.
+ * Fastify's own answer is {"error":"Bad Request"} with its own code; this answers like every
+ * other refusal, with a message that says what is wrong with the path.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const path = request.url.split('?')[0];
+  const shown = path.length > 120 ? `${path.slice(0, 120)}…` : path;
+  const messages: Record<string, string> = {
+    FST_ERR_BAD_URL: `The path ${shown} has a percent-encoding (%XX) that is not valid UTF-8`,
+    FST_ERR_MAX_PARAM_LENGTH: `A path parameter of ${shown} is too long to be an id`,
+  };
+  const message = messages[error.code] ?? `The path ${shown} cannot be routed: ${error.message}`;
+  const refusal = appError('VALIDATION_FAILED', message);
+  void reply.code(refusal.status).type('application/json; charset=utf-8').send({ error: refusal.message, code: refusal.code });
+}
+
 export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error, request, reply) => {
     const appErr = toAppError(error as FastifyError, request);
