@@ -7,7 +7,7 @@ import { fastifyTrustProxy } from './http/trust-proxy';
 import type { Db } from './db/knex';
 import { accessRuleOf, authPlugin, type AccessRule } from './auth/route-guard';
 import { authLimitsPlugin } from './plugins/auth-limits';
-import { errorHandlerPlugin, frameworkErrorHandler } from './plugins/error-handler';
+import { clientErrorHandler, errorHandlerPlugin, frameworkErrorHandler } from './plugins/error-handler';
 import { openapiPlugin } from './plugins/openapi';
 import { securityHeadersPlugin } from './plugins/security-headers';
 import { opsPlugin } from './ops/plugin';
@@ -59,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     trustProxy: fastifyTrustProxy(options.config.trustProxy),
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
   const listeningPorts = () => {

@@ -9,6 +9,7 @@
  * and the database, and ids of another organization's records are tried everywhere an id goes.
  */
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestController, type TestController } from '../helpers/controller';
 import { changedTables, dbFingerprint } from '../helpers/db-fingerprint';
@@ -709,4 +710,26 @@ describe('bad input the sweep found', () => {
     expect(longParam.body.code).toBe('VALIDATION_FAILED');
     expect(longParam.body.error).toMatch(/^A path parameter of \/api\/devices\/snapshots\/x+… is too long to be an id$/);
   });
+
+  it("what Node's HTTP parser refuses (headers over 16 KiB, bytes that are not HTTP) gets the usual {error, code} body too", async () => {
+    const long = await fetch(`${c.url}/api/devices?q=${'x'.repeat(20_000)}`);
+    expect(long.status).toBe(431);
+    expect(await long.json()).toEqual({ error: 'Request line and headers are too large', code: 'HEADERS_TOO_LARGE' });
+    const answer = await rawExchange(c.url, 'NOT HTTP AT ALL\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Malformed HTTP request', code: 'MALFORMED_REQUEST' });
+  });
 });
+
+/** What the server at `url` answers to `bytes` sent as they are on a plain TCP connection. */
+function rawExchange(url: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    socket.on('data', (d: Buffer) => (answer += d.toString('utf8')));
+    socket.on('close', () => resolve(answer));
+    // The server closes the connection after its answer, perhaps with a reset: what came before counts.
+    socket.on('error', (err) => (answer ? resolve(answer) : reject(err)));
+  });
+}

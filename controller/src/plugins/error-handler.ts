@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, appError } from '../errors/app-error';
 import { formatBytes } from '../http/body-limits';
@@ -89,6 +91,30 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
   const message = messages[error.code] ?? `The path ${shown} cannot be routed: ${error.message}`;
   const refusal = appError('VALIDATION_FAILED', message);
   void reply.code(refusal.status).type('application/json; charset=utf-8').send({ error: refusal.message, code: refusal.code });
+}
+
+/** What Node's HTTP parser refused, by its error code (anything else it refuses is not HTTP). */
+const CLIENT_ERRORS: Record<string, AppError> = {
+  HPE_HEADER_OVERFLOW: appError('HEADERS_TOO_LARGE'),
+  ERR_HTTP_REQUEST_TIMEOUT: appError('REQUEST_TIMEOUT'),
+};
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers over the limit, a request
+ * that is not HTTP, one that came too slowly): answered like every error, `{error, code}`, on the
+ * socket itself, which then closes. A connection the client reset needs nothing.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal = CLIENT_ERRORS[err.code ?? ''] ?? appError('MALFORMED_REQUEST');
+  const body = JSON.stringify({ error: refusal.message, code: refusal.code });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {

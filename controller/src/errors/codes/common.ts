@@ -18,6 +18,13 @@ export const commonErrors = {
     message: 'Request body holds too many JSON values',
     doc: 'A JSON body holds more than 1,000,000 values (objects, arrays, items); max_values gives the limit. Split the work over several requests.',
   },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    message: 'Request line and headers are too large',
+    doc: "The request line and headers are over the server's limit (16 KiB): a URL that long is not an API call; send large values in a JSON body.",
+  },
+  MALFORMED_REQUEST: { status: 400, message: 'Malformed HTTP request', doc: 'The request is not valid HTTP/1.1; the connection is closed.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'Request timed out', doc: 'The client did not send its whole request in time; the connection is closed.' },
   NOT_FOUND: { status: 404, message: 'Not found', doc: "The resource does not exist in the caller's organization." },
   ROUTE_NOT_FOUND: { status: 404, message: 'Route not found', doc: 'No endpoint answers this method and path.' },
   UNKNOWN_REFERENCE: {
