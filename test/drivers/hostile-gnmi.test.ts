@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGnmiDriver, gnmiDriver, gnmiService, type GnmiSession } from '../../agent/src/drivers/gnmi';
 import type { ProtoTypedValue, ProtoUpdate } from '../../agent/src/drivers/gnmi/driver';
-import { driverFailure, expectNothingUncaught, loopbackTarget } from './fixtures/netconf/testkit';
+import { driverFailure, expectNothingUncaught, expectSettledWithin, loopbackTarget } from './fixtures/netconf/testkit';
 
 const LIMITS = { connectTimeoutMs: 2000, commandTimeoutMs: 1000, idleTimeoutMs: 1000, keepaliveIntervalMs: 5000 };
 
@@ -95,7 +95,7 @@ describe('gNMI driver against a hostile target', () => {
     onGet = () => undefined;
     const t = await fetchFails(s);
     expect(t).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/timed out after 1000ms/) });
-    expect(t.ms).toBeLessThan(LIMITS.commandTimeoutMs + 1000);
+    expect(t.ms).toBeLessThan(LIMITS.commandTimeoutMs + 10_000); // a hang, not a busy machine
     const e = await driverFailure(s.apply([{ operation: 'merge', target_path: '/a', config_format: 'json', config: '{}' }]));
     expect(e.message).toMatch(/INTERNAL: half applied\?/);
   });
@@ -129,7 +129,7 @@ describe('gNMI driver against a hostile target', () => {
       await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
       const t = Date.now();
       const e = await driverFailure(gnmiDriver.open(loopbackTarget({ gnmi: (raw.address() as AddressInfo).port }), LIMITS));
-      expect(Date.now() - t).toBeLessThan(LIMITS.connectTimeoutMs + 1000);
+      expectSettledWithin(t, LIMITS.connectTimeoutMs);
       expect(e.message).toMatch(answer === 'garbage' ? /Capabilities \(connect\) on .* failed: [A-Z_]+: / : /timed out after 2000ms/);
       await new Promise((r) => raw.close(r));
     }
