@@ -217,6 +217,11 @@ describe("another organization's ids", () => {
     expect(update.status).toBe(400);
     expect(update.body.code).toBe('UNKNOWN_REFERENCE');
     expect((await api(c, token, 'GET', `/api/tasks/${task.id}`)).device_filter).toEqual({ device_ids: [device.id] });
+
+    // A task of another kind reads no filter and keeps none, also when an update sends one (as create does).
+    const snapshotTask = await api(c, token, 'POST', '/api/tasks', { name: 'snap', type: 'snapshot', cron: '@daily', snapshot_id: snapshot.id }, 201);
+    await api(c, token, 'PUT', `/api/tasks/${snapshotTask.id}`, { device_filter: { device_ids: [theirDevice.id], site_id: theirSite.id } }, 200);
+    expect((await api(c, token, 'GET', `/api/tasks/${snapshotTask.id}`)).device_filter).toEqual({});
   });
 });
 

@@ -133,8 +133,9 @@ export class TaskService {
     if (input.instance_id !== undefined || input.snapshot_id !== undefined || input.device_filter !== undefined)
       await this.checkTarget(me.orgId, current.type, merged as TaskInput);
     const fields: Record<string, unknown> = {};
-    for (const key of ['name', 'cron', 'timezone', 'enabled', 'device_filter', 'method'] as const)
-      if (input[key] !== undefined) fields[key] = input[key];
+    for (const key of ['name', 'cron', 'timezone', 'enabled', 'method'] as const) if (input[key] !== undefined) fields[key] = input[key];
+    // Only a backup task reads a device filter (checked above); another kind keeps none, as on create.
+    if (current.type === 'backup' && input.device_filter !== undefined) fields.device_filter = input.device_filter;
     if (current.type === 'deployment' && input.instance_id) fields.instance_id = input.instance_id;
     if (current.type === 'snapshot' && input.snapshot_id) fields.snapshot_id = input.snapshot_id;
     if (input.cron !== undefined || input.timezone !== undefined || input.enabled !== undefined) fields.next_run_at = merged.enabled ? next : null;
