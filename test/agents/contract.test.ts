@@ -366,6 +366,32 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     expect((await jobRow(tc, jobId)).attempt).toBe(2);
   });
 
+  /** A succeeded test_credential result for the job's first attempt, signed by `agent` as agents send it. */
+  const resultOf = async (agent: Awaited<ReturnType<typeof enrollAgent>>, jobId: string, message: string) => {
+    const { sign } = await importAgentPrivateKey(agent.identity.private_jwk);
+    const at = new Date().toISOString();
+    const event = {
+      v: PROTOCOL_VERSION,
+      type: 'results',
+      agent_id: agent.identity.agent_id,
+      results: [
+        {
+          job_id: jobId,
+          attempt: 1,
+          status: 'succeeded',
+          error: null,
+          result: { ok: true, message, transports: [] },
+          started_at: at,
+          finished_at: at,
+          logs: [],
+          host_key: null,
+          gnmi_cert: null,
+        },
+      ],
+    };
+    return signJsonDetached(event, sign, AGENT_SIGN_ALG, agent.identity.agent_id);
+  };
+
   /** How often the controller logged `line` so far. */
   const logged = (line: string) => tc.logs().split(line).length - 1;
 
@@ -375,7 +401,7 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
    * commit; sends the agent event `eventFor(jobId)` then, waits until the controller puts it off,
    * and lets the pass commit. Answers the job's id.
    */
-  async function sendBeforeDispatchCommits(deviceId: string, eventFor: (jobId: string) => Promise<string>): Promise<string> {
+  async function sendBeforeDispatchCommits(deviceId: string, eventFor: (jobId: string) => Promise<string>, holdMs = 0): Promise<string> {
     const early = "an agent event came before its jobs' dispatch committed";
     const before = logged(early);
     const hold = await tc.db.transaction();
@@ -388,6 +414,7 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
       sent = mainAgent.link.publish(await eventFor(jobId), `early-${jobId}`);
       await until('the early event to be put off', () => logged(early) > before);
       expect(await jobRow(tc, jobId)).toMatchObject({ status: 'queued', attempt: 0 });
+      await new Promise((r) => setTimeout(r, holdMs));
     } finally {
       await hold.commit();
     }
@@ -421,30 +448,6 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const elsewhere = await makeSite(tc, org);
     const stranger = await enrollAgent(tc, org, { name: `held-stranger-${transport}`, site_id: elsewhere.id }); // never runs
     const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
-    const resultOf = async (agent: typeof member, jobId: string, message: string) => {
-      const { sign } = await importAgentPrivateKey(agent.identity.private_jwk);
-      const at = new Date().toISOString();
-      const event = {
-        v: PROTOCOL_VERSION,
-        type: 'results',
-        agent_id: agent.identity.agent_id,
-        results: [
-          {
-            job_id: jobId,
-            attempt: 1,
-            status: 'succeeded',
-            error: null,
-            result: { ok: true, message, transports: [] },
-            started_at: at,
-            finished_at: at,
-            logs: [],
-            host_key: null,
-            gnmi_cert: null,
-          },
-        ],
-      };
-      return signJsonDetached(event, sign, AGENT_SIGN_ALG, agent.identity.agent_id);
-    };
     // Before its dispatch commits the job's pool is not known yet: an agent of another site of the
     // organization answers for it as if it had been sent there.
     const refused = "refused an event from an agent outside the job's pool";
@@ -458,6 +461,16 @@ describe.each([{ transport: 'inprocess' as const }, { transport: 'nats' as const
     const [outcome] = await tc.services.jobs.wait([jobId], 30_000);
     expect(outcome).toMatchObject({ status: 'succeeded', agentId: member.identity.agent_id, result: { message: 'from the site' } });
   });
+
+  it("keeps a result whose job's dispatch takes long to commit (6 s), and records it once it has", async () => {
+    const site = await makeSite(tc, org);
+    const member = await enrollAgent(tc, org, { name: `slow-pass-${transport}`, site_id: site.id }); // never runs
+    const deviceId = await makeDevice(tc, org, { port: sim.port, site_id: site.id, password: 'sw0rdfish-secret' });
+    // Held by a count of reads (25 × 200 ms), it was dropped after 5 s: its job waited for its deadline.
+    const jobId = await sendBeforeDispatchCommits(deviceId, (id) => resultOf(member, id, 'after a slow pass'), 6_000);
+    const [outcome] = await tc.services.jobs.wait([jobId], 30_000);
+    expect(outcome).toMatchObject({ status: 'succeeded', agentId: member.identity.agent_id, result: { message: 'after a slow pass' } });
+  }, 40_000);
 
   it('refuses events from unknown agents and forged signatures', async () => {
     const site = await makeSite(tc, org);

@@ -110,6 +110,14 @@ describe('failed-login lockout', () => {
     expect(Number(recorded[0].n)).toBe(LIMIT);
   });
 
+  it('a flood of guesses from one address: still exactly the limit checked, every other one refused (locked out, or too many waiting)', async () => {
+    await ageFailures();
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => c.login(`flood-${i % 4}`, `guess-${i}`)));
+    const codes = answers.map((r) => (r.status === 401 ? 'INVALID_CREDENTIALS' : r.body.code));
+    expect(codes.filter((code) => code === 'INVALID_CREDENTIALS')).toHaveLength(LIMIT);
+    expect(codes.every((code) => ['INVALID_CREDENTIALS', 'RATE_LIMITED', 'LOGIN_LOCKED_OUT'].includes(code))).toBe(true);
+  });
+
   it('refuses PUT /password while the account is locked out from other addresses, even with the right current password', async () => {
     await ageFailures();
     const token = (await c.login(ADMIN.username, ADMIN.password)).body.access_token;

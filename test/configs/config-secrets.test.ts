@@ -560,6 +560,15 @@ describe('dry-run diffs: each hunk side masked as text of its format, lines kept
     ]);
   });
 
+  it('hides a context line whole when each side finds a different secret in it', () => {
+    // Old side: <secret> opens on the removed line, so its text runs into the context line; the new
+    // side sees no <secret> but the community inside the same line.
+    const diff = ['@@ -1,2 +1,2 @@', '-<secret>', '+<name>', ' s3cr3t</secret><community><name>public</name></community>'];
+    const out = maskedDiff(diff, xml);
+    expect(out[3]).toBe(` ${MASK}`);
+    expect(out.join('\n')).not.toMatch(/s3cr3t|public/);
+  });
+
   it("masks the device's credentials in a form no rule knows, a multi-line private key too", () => {
     const key = '-----BEGIN KEY-----\nabc123\n-----END KEY-----';
     const diff = [

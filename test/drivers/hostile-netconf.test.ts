@@ -136,5 +136,11 @@ describe('NETCONF driver against a hostile device', () => {
     const reads = Buffer.from('\n#1\nx'.repeat(20_000));
     for (let i = 0; i < 100; i++) expect(tiny.pushAll(reads)).toEqual([]);
     expect(tiny.pushAll(Buffer.from('\n##\n'))[0]).toHaveLength(2_000_000);
+    // Only blanks, in 2 KiB reads, then a message: blanks are scanned once (rescanned from the start
+    // on every read, 32 MiB of them blocked the agent for minutes).
+    const blanks = new FrameDecoder('eom');
+    const spaces = Buffer.alloc(2048, 0x20);
+    for (let i = 0; i < 4096; i++) expect(blanks.pushAll(spaces)).toEqual([]);
+    expect(blanks.pushAll(Buffer.from(`<ok/>${EOM}`))[0]).toMatch(/<ok\/>$/);
   });
 });

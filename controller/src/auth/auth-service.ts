@@ -2,7 +2,7 @@ import type { AuditService } from '../platform/audit-service';
 import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';
 import { type AuthStore, type LockoutKey, type UserRow } from './auth-store';
-import { GuessQueue, guessKeys } from './guesses';
+import { GuessQueue, GuessQueueFull, guessKeys } from './guesses';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { permissionsFor } from './permissions';
 import { type TokenSigner, hashToken, newRefreshToken } from './tokens';
@@ -88,11 +88,21 @@ export class AuthService {
    * failure of a wrong guess (failLogin), so the next guess in line counts it.
    */
   async asGuess<T>(client: ClientInfo, username: string, check: () => Promise<T>): Promise<T> {
-    return this.guesses.run(guessKeys(client.ip, username), async () => {
+    const locked = async () => {
       await this.assertNotLockedOut({ ip: client.ip });
       await this.assertNotLockedOut({ username });
-      return check();
-    });
+    };
+    await locked(); // a locked key is refused at once, not after the guesses queued on it
+    try {
+      return await this.guesses.run(guessKeys(client.ip, username), async () => {
+        await locked();
+        return check();
+      });
+    } catch (err) {
+      if (err instanceof GuessQueueFull)
+        throw appError('RATE_LIMITED', `Too many requests: ${err.message}; try again shortly`, { retry_after_secs: 1 });
+      throw err;
+    }
   }
 
   /** Records a failed login and answers 401 saying how many attempts remain. */

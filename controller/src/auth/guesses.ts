@@ -8,10 +8,17 @@
 export class GuessQueue {
   /** Per key, what the last guess queued on it resolves once done. */
   private readonly tails = new Map<string, Promise<void>>();
+  /** Per key, the guesses queued or running on it. */
+  private readonly queued = new Map<string, number>();
 
-  /** Runs `guess` once every earlier guess on any of `keys` is done. */
+  /** `maxQueued`: guesses one key may hold at once; more are refused rather than left to pile up (a flood, a slow LDAP server). */
+  constructor(private readonly maxQueued = 16) {}
+
+  /** Runs `guess` once every earlier guess on any of `keys` is done; throws GuessQueueFull when one of them holds maxQueued already. */
   async run<T>(keys: string[], guess: () => Promise<T>): Promise<T> {
     const mine = [...new Set(keys)];
+    if (mine.some((key) => (this.queued.get(key) ?? 0) >= this.maxQueued)) throw new GuessQueueFull();
+    for (const key of mine) this.queued.set(key, (this.queued.get(key) ?? 0) + 1);
     const before = mine.map((key) => this.tails.get(key) ?? Promise.resolve());
     let done!: () => void;
     const finished = new Promise<void>((resolve) => (done = resolve));
@@ -22,8 +29,20 @@ export class GuessQueue {
       return await guess();
     } finally {
       done();
-      for (const key of mine) if (this.tails.get(key) === finished) this.tails.delete(key);
+      for (const key of mine) {
+        if (this.tails.get(key) === finished) this.tails.delete(key);
+        const left = this.queued.get(key)! - 1;
+        if (left === 0) this.queued.delete(key);
+        else this.queued.set(key, left);
+      }
     }
+  }
+}
+
+/** Too many guesses wait on an address or username already. */
+export class GuessQueueFull extends Error {
+  constructor() {
+    super('too many sign-in attempts are waiting for this address or username');
   }
 }
 

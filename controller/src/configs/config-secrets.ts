@@ -22,6 +22,8 @@ export function secretMasker(key: Buffer): SecretMasker {
  * become wherever they appear. They get no keyed mask: nothing about them is worth comparing.
  */
 export const MASK = '********';
+/** Any mask in masked text: a value's keyed mask or the credentials' stars. */
+const MASKS = /<secret:[0-9a-f]{8}>|\*{8}/;
 
 /**
  * CLI rules: each matches what precedes a secret value (kept as is); the value after it (a quoted
@@ -368,8 +370,21 @@ function maskHunk(body: string[], maskText: (text: string) => string): string[] 
     if (marker === '\\') return line;
     if (marker === '+') return marker + now.get(i)!;
     const shown = old.get(i)!;
-    return marker + (marker !== '-' && shown === line.slice(1) ? now.get(i)! : shown);
+    return marker === '-' ? marker + shown : marker + contextShown(line.slice(1), shown, now.get(i)!);
   });
+}
+
+/**
+ * A context line as shown, from its old side's and its new side's masking. The two differ when a
+ * masked value runs into changed lines (a key whose body changed): the same text masked, with
+ * another mask. When the text around the masks differs too, each side hid something the other
+ * shows (a secret running into the changed lines of one side only): the line is hidden whole.
+ */
+function contextShown(raw: string, before: string, after: string): string {
+  if (before === after || after === raw) return before;
+  if (before === raw) return after;
+  const around = (masked: string) => masked.split(MASKS).join('\u0000');
+  return around(before) === around(after) ? before : MASK;
 }
 
 /** One side of a hunk (every line but the other side's and notes) masked as one text: its lines by index. */

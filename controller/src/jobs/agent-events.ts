@@ -13,9 +13,15 @@ import type { EventJob, FinalFields, JobsStore, LogRow } from './store';
 import type { JobKind } from './types';
 
 const FINAL_STATUSES: ReadonlySet<string> = new Set(['succeeded', 'failed']);
-/** An event that came before its jobs' dispatch committed is read again this much later, this many times at most. */
+/**
+ * An event that came before its jobs' dispatch committed is read again this much later, then
+ * later each time up to EARLY_EVENT_MAX_DELAY_MS, until the dispatch commits or the job's
+ * deadline passes: a pass that takes long to commit, or rolls back after publishing (its jobs are
+ * sent again by a later pass), must not lose a result whose device work is done.
+ */
 const EARLY_EVENT_DELAY_MS = 200;
-const EARLY_EVENT_TRIES = 25;
+const EARLY_EVENT_MAX_DELAY_MS = 5_000;
+const earlyDelay = (incoming: IncomingEvent) => Math.min(EARLY_EVENT_DELAY_MS * (incoming.redeliveries + 1), EARLY_EVENT_MAX_DELAY_MS);
 const EARLY_EVENT = "an agent event came before its jobs' dispatch committed; reading it again shortly";
 /** An event whose recording failed is delivered again this much later. */
 const RETRY_MS = 1000;
@@ -42,6 +48,8 @@ interface ResultItem {
   result: JobResult;
   agent: AgentIdentityRow;
   job: EventJob;
+  /** Its event is read again for results held back: a late result is noted and its lines kept on the copy without them, once. */
+  deferLate: boolean;
   settle(recorded: boolean): void;
 }
 
@@ -71,7 +79,7 @@ interface Sorted {
  */
 function verdict(job: EventJob | undefined, attempt: number, v: VerifiedEvent, log: Logger): 'ok' | 'held' | 'refused' {
   if (!job || job.org_id !== v.agent.org_id) return 'refused';
-  if (job.status === 'queued' && job.attempt === attempt - 1 && v.incoming.redeliveries < EARLY_EVENT_TRIES) return 'held';
+  if (job.status === 'queued' && job.attempt === attempt - 1 && new Date(job.deadline_at).getTime() > Date.now()) return 'held';
   if (job.pool === poolOf(v.agent.site_id)) return 'ok';
   log.warn({ agent: v.agent.id, job: job.id, pool: job.pool }, "refused an event from an agent outside the job's pool");
   return 'refused';
@@ -155,7 +163,7 @@ export class AgentEventRecorder {
         if (held) log.info({ agent: v.agent.id, type: e.type }, EARLY_EVENT);
         const settle = settleOnce(v.incoming, accepted.length, held);
         // A result's log lines are recorded with it (once, in its transaction), not on their own.
-        for (const r of accepted) sorted.results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, settle });
+        for (const r of accepted) sorted.results.push({ result: r, agent: v.agent, job: jobs.get(r.job_id)!, deferLate: held, settle });
         continue;
       }
       const refs: JobRef[] = e.type === 'rejected' ? e.jobs : [...e.started, ...e.logs];
@@ -164,7 +172,7 @@ export class AgentEventRecorder {
         // Read again once the pass has committed; nothing of the event is recorded before, so its
         // copy records nothing twice.
         log.info({ agent: v.agent.id, type: e.type }, EARLY_EVENT);
-        v.incoming.nak(EARLY_EVENT_DELAY_MS);
+        v.incoming.nak(earlyDelay(v.incoming));
         continue;
       }
       const ours = <T extends JobRef>(list: T[]) => list.filter((r) => verdicts.get(`${r.job_id}/${r.attempt}`) === 'ok');
@@ -196,7 +204,7 @@ export class AgentEventRecorder {
         })),
       );
       // A result not recorded keeps its log lines unless it is a copy of the one recorded (whose lines are in).
-      const late = new Set(chunk.filter((item, i) => outcome[i] === 'skipped' && !this.noteUnrecorded(item)));
+      const late = new Set(chunk.filter((item, i) => outcome[i] === 'skipped' && !item.deferLate && !this.noteUnrecorded(item)));
       const kept = await store.insertLogs([...late].flatMap((item) => logRows(item.result, item.agent.id))).then(
         () => true,
         (err: unknown) => (log.error({ err }, "recording a late result's log lines failed"), false),
@@ -262,7 +270,7 @@ function jobsOfToken(token: string): JobRef[] {
 function settleOnce(incoming: IncomingEvent, n: number, held: boolean): (recorded: boolean) => void {
   let left = n;
   let retry = false;
-  const answer = () => (retry ? incoming.nak(RETRY_MS) : held ? incoming.nak(EARLY_EVENT_DELAY_MS) : incoming.ack());
+  const answer = () => (retry ? incoming.nak(RETRY_MS) : held ? incoming.nak(earlyDelay(incoming)) : incoming.ack());
   if (n === 0) answer();
   return (recorded) => {
     if (!recorded) retry = true;

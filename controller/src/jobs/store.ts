@@ -31,7 +31,7 @@ export interface JobRow {
 }
 
 /** What the recording of agent events reads of their jobs. */
-export type EventJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'pool' | 'status' | 'attempt' | 'agent_id' | 'error'>;
+export type EventJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'pool' | 'status' | 'attempt' | 'agent_id' | 'error' | 'deadline_at'>;
 
 /** A job just made final, and whether another job of its device is queued behind it. */
 export interface FinalRow extends JobRow {
@@ -351,7 +351,7 @@ export class JobsStore {
     if (ids.length === 0) return new Map();
     const rows = await this.db('jobs')
       .whereRaw('id = ANY(?::uuid[])', [ids])
-      .select('id', 'org_id', 'kind', 'device_id', 'pool', 'status', 'attempt', 'agent_id', 'error')
+      .select('id', 'org_id', 'kind', 'device_id', 'pool', 'status', 'attempt', 'agent_id', 'error', 'deadline_at')
       .options(PREPARED);
     return new Map(rows.map((r: JobRow) => [r.id, r]));
   }

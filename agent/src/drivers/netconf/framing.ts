@@ -88,6 +88,8 @@ export class FrameDecoder {
   private input = new ByteQueue();
   /** EOM mode: bytes of `input` already known to hold no delimiter start. */
   private scanned = 0;
+  /** EOM mode: leading bytes of `input` already known to be whitespace. */
+  private blanks = 0;
   private state: ChunkState = { at: 'lf' };
   /** Chunked mode: the data of the message's chunks so far. */
   private body = new ByteQueue();
@@ -111,6 +113,7 @@ export class FrameDecoder {
     }
     this.framing = framing;
     this.scanned = 0;
+    this.blanks = 0;
   }
 
   /** Bytes received but not yet part of a complete message. */
@@ -143,8 +146,10 @@ export class FrameDecoder {
   private nextEom(): string | undefined {
     const buf = this.input.view();
     // Every NETCONF message is XML: anything else before the delimiter is not NETCONF at all.
-    let first = 0;
+    // Whitespace already seen is not scanned again: a device sending only blanks costs linear time.
+    let first = this.blanks;
     while (first < buf.length && (buf[first] === 0x20 || buf[first] === 0x0a || buf[first] === 0x0d || buf[first] === 0x09)) first++;
+    this.blanks = first;
     if (first < buf.length && buf[first] !== 0x3c) {
       const near = JSON.stringify(buf.subarray(first, first + 24).toString('latin1'));
       throw new FramingError(`expected an XML message, got ${near}`);
@@ -160,6 +165,7 @@ export class FrameDecoder {
     const msg = buf.subarray(0, idx).toString('utf8');
     this.input.consume(idx + EOM_BYTES.length);
     this.scanned = 0;
+    this.blanks = 0;
     return msg;
   }
 
