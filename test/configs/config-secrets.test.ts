@@ -646,6 +646,14 @@ describe('dry-run diffs: each hunk side masked as text of its format, lines kept
     for (const secret of ['MIIForti', 'fortiComm', 'fortiC0mm']) expect(out.join('\n')).not.toContain(secret);
   });
 
+  it('hides the body lines of a key whose opening the hunk does not show (one line of a long key changed)', () => {
+    const b64 = (n: number) => `MIIE${String(n).repeat(60)}`.slice(0, 64);
+    const diff = ['@@ -10,7 +10,7 @@', ` ${b64(1)}`, ` ${b64(2)}`, ` ${b64(3)}`, `-${b64(4)}`, `+${b64(5)}`, ` ${b64(6)}`, ` ${b64(7)}`, ' next'];
+    const out = maskedDiff(diff, forti);
+    expect(out.slice(1, 8)).toEqual([` ${MASK}`, ` ${MASK}`, ` ${MASK}`, `-${MASK}`, `+${MASK}`, ` ${MASK}`, ` ${MASK}`]);
+    expect(out[8]).toBe(' next');
+  });
+
   it('keeps the lines of a whole config however its secrets are laid out', () => {
     for (const [text, maskText] of [
       ['<password>\n  hunter2\n</password>\n<secret>a\nb\n</secret>', xml],

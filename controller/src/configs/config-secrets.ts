@@ -393,6 +393,19 @@ function maskSide(body: string[], otherMarker: string, maskText: (text: string) 
   const lines = at.map((i) => body[i].slice(1));
   const masked = maskText(lines.join('\n')).split('\n');
   // Masking keeps lines (maskConfigSecrets); were a change ever to break that, the side is hidden, not shown unmasked.
-  const shown = masked.length === lines.length ? masked : lines.map(() => MASK);
+  const shown = masked.length === lines.length ? masked.map(maskKeyBody) : lines.map(() => MASK);
   return new Map(at.map((i, k) => [i, shown[k]]));
+}
+
+/** A line that is all base64, as the body of a PEM key or certificate is. */
+const KEY_BODY = /^(\s*)[A-Za-z0-9+/]{40,}={0,2}\s*$/;
+
+/**
+ * A hunk may show the middle of a multi-line key without its opening (one line of a long key
+ * changed): no rule can tell it is a secret there, so a line that looks like a key's body is
+ * hidden in a diff, whatever it is (a certificate's body is public; hiding it costs nothing).
+ */
+function maskKeyBody(line: string): string {
+  const body = KEY_BODY.exec(line);
+  return body ? body[1] + MASK : line;
 }
