@@ -92,7 +92,9 @@ export class AuthService {
       await this.assertNotLockedOut({ ip: client.ip });
       await this.assertNotLockedOut({ username });
     };
-    await locked(); // a locked key is refused at once, not after the guesses queued on it
+    // A locked username is refused at once, not after the guesses queued on it (the address was
+    // checked by the route's lockout hook a moment ago); both are checked again in turn.
+    await this.assertNotLockedOut({ username });
     try {
       return await this.guesses.run(guessKeys(client.ip, username), async () => {
         await locked();

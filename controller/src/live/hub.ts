@@ -185,16 +185,12 @@ export class LiveHub {
   }
 
   get subscribers(): number {
-    let n = 0;
-    for (const set of this.listeners.values()) n += set.size;
-    return n;
+    return entriesOf(this.listeners);
   }
 
   /** Access checks held for streams, one per authenticated connection (a leak check). */
   get accessWatchers(): number {
-    let n = 0;
-    for (const set of this.accessChecks.values()) n += set.size;
-    return n;
+    return entriesOf(this.accessChecks);
   }
 
   private deliver(payload: string | undefined): void {
@@ -270,4 +266,11 @@ export class LiveHub {
     this.listeners.clear();
     this.accessChecks.clear();
   }
+}
+
+/** How many entries the sets of `map` hold together. */
+function entriesOf(map: Map<string, Set<unknown>>): number {
+  let n = 0;
+  for (const set of map.values()) n += set.size;
+  return n;
 }

@@ -89,8 +89,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
     FST_ERR_MAX_PARAM_LENGTH: `A path parameter of ${shown} is too long to be an id`,
   };
   const message = messages[error.code] ?? `The path ${shown} cannot be routed: ${error.message}`;
-  const refusal = appError('VALIDATION_FAILED', message);
-  void reply.code(refusal.status).type('application/json; charset=utf-8').send({ error: refusal.message, code: refusal.code });
+  void send(request, reply, appError('VALIDATION_FAILED', message));
 }
 
 /** What Node's HTTP parser refused, by its error code (anything else it refuses is not HTTP). */
