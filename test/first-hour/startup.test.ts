@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canConnect, freePort } from '../helpers/net';
+import { freePort, listensOn } from '../helpers/net';
 import { createTestDatabase } from '../helpers/postgres';
 import {
   NATS_SERVER,
@@ -51,7 +51,7 @@ describe('the controller at start', () => {
   it('refuses a NATS server without JetStream with one line', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const plain = spawnProcess(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)]);
-    await waitUntil('nats-server without JetStream', () => canConnect(port), plain, 15_000);
+    await waitUntil('nats-server without JetStream', () => listensOn(plain.pid, port), plain, 15_000);
     const dataDir = mkdtempSync(join(tmpdir(), 'sb-first-hour-'));
     try {
       const ctl = spawnTs('controller/src/main.ts', {

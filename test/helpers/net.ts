@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 
 /** Small process and port helpers shared by every test that starts a real peer (sshd, slapd, netconfd, nats-server). */
@@ -15,14 +16,26 @@ export function freePort(): Promise<number> {
   });
 }
 
-export function canConnect(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host, port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
+/**
+ * Whether process `pid` holds a socket listening on `port` (Linux /proc). A port
+ * picked free can be taken by another test's server before ours binds it; without this check a
+ * readiness probe would take that server's answer for ours.
+ */
+export function listensOn(pid: number, port: number): boolean {
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = ['/proc/net/tcp', '/proc/net/tcp6']
+    .flatMap((table) => readFileSync(table, 'utf8').split('\n'))
+    .map((line) => line.trim().split(/\s+/))
+    .filter((cols) => cols[1]?.endsWith(suffix) && cols[3] === '0A') // 0A: LISTEN
+    .map((cols) => `socket:[${cols[9]}]`);
+  if (!inodes.length) return false;
+  const fdDir = `/proc/${pid}/fd`;
+  return readdirSync(fdDir).some((fd) => {
+    try {
+      return inodes.includes(readlinkSync(`${fdDir}/${fd}`));
+    } catch {
+      return false; // closed since the listing
+    }
   });
 }
 

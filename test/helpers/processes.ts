@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canConnect, freePort } from './net';
+import { freePort, listensOn } from './net';
 
 export const ROOT = join(import.meta.dirname, '../..');
 export const NATS_SERVER = process.env.SWITCHBOARD_NATS_SERVER ?? '/usr/sbin/nats-server';
@@ -198,9 +198,10 @@ function natsNode(port: number, monitorPort: number | null, args: string[], stor
     monitorUrl: monitorPort ? `http://127.0.0.1:${monitorPort}` : null,
     proc: () => proc,
     async start({ jetstream = true } = {}) {
-      proc = spawnProcess(NATS_SERVER, jetstream ? args : args.filter((a, i) => a !== '-js' && a !== '-sd' && args[i - 1] !== '-sd'));
-      await waitUntil('nats-server', () => canConnect(port), proc, 15_000);
-      if (monitorPort) await waitUntil('nats-server monitoring', () => canConnect(monitorPort), proc, 15_000);
+      const started = spawnProcess(NATS_SERVER, jetstream ? args : args.filter((a, i) => a !== '-js' && a !== '-sd' && args[i - 1] !== '-sd'));
+      proc = started;
+      await waitUntil('nats-server', () => listensOn(started.pid, port), started, 15_000);
+      if (monitorPort) await waitUntil('nats-server monitoring', () => listensOn(started.pid, monitorPort), started, 15_000);
     },
     async stop() {
       await proc?.stop(10_000);
@@ -345,7 +346,8 @@ export async function startControllerProcess(opts: ControllerProcessOptions): Pr
       ...opts.env,
     });
     const url = `http://127.0.0.1:${port}`;
-    await waitUntil(`controller on ${url}`, async () => (await fetch(`${url}/healthz`)).ok, proc, 60_000);
+    // Its own answer: another test's server may have taken the port (then this one exits, EADDRINUSE).
+    await waitUntil(`controller on ${url}`, async () => listensOn(proc.pid, port) && (await fetch(`${url}/healthz`)).ok, proc, 60_000);
     return Object.assign<Proc, Omit<ControllerProcess, keyof Proc>>(Object.create(proc) as Proc, {
       url,
       port,
@@ -410,7 +412,8 @@ export async function startAgentProcess(opts: AgentProcessOptions): Promise<Agen
     // Its ops server answers once the runtime runs; without one, its log says so (LOG_LEVEL info).
     await waitUntil(
       'agent running',
-      async () => (healthUrl ? (await fetch(`${healthUrl}/healthz`)).ok : proc.output().includes('agent running')),
+      async () =>
+        healthPort !== null ? listensOn(proc.pid, healthPort) && (await fetch(`${healthUrl}/healthz`)).ok : proc.output().includes('agent running'),
       proc,
       opts.readyTimeoutMs ?? 60_000,
     );

@@ -10,9 +10,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { canConnect, freePort, stopProcess, waitFor } from './net';
+import { freePort, listensOn, stopProcess, waitFor } from './net';
 
-export { canConnect, freePort, stopProcess, waitFor };
+export { freePort, stopProcess, waitFor };
 
 const SLAPD = '/usr/sbin/slapd';
 const LDAPADD = '/usr/bin/ldapadd';
@@ -172,7 +172,7 @@ export async function startSlapd(): Promise<SlapdServer> {
   };
 
   try {
-    await waitFor('slapd', async () => (await canConnect(port)) && (await canConnect(ldapsPort)), slapd, logs);
+    await waitFor('slapd', () => listensOn(slapd.pid!, port) && listensOn(slapd.pid!, ldapsPort), slapd, logs);
     await ldapadd(
       [
         `dn: ${LDAP_BASE_DN}`,

@@ -11,7 +11,7 @@ import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_pro
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { canConnect, freePort, stopProcess, waitFor } from './net';
+import { freePort, listensOn, stopProcess, waitFor } from './net';
 
 export const SSHD = '/usr/sbin/sshd';
 export const SSH = '/usr/bin/ssh';
@@ -101,7 +101,7 @@ export async function startSshd(opts: SshdOptions): Promise<Sshd> {
     writeFileSync(join(dir, 'sshd_config'), config.join('\n'));
     const sshd = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config'), '-E', log], { stdio: 'ignore' });
     proc = sshd;
-    await waitFor('sshd', () => canConnect(port), sshd, logs);
+    await waitFor('sshd', () => listensOn(sshd.pid!, port), sshd, logs);
     return { port, dir, clientKey, process: sshd, logs, close };
   } catch (err) {
     await close();
