@@ -20,7 +20,7 @@ import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAgents, startSshSim } from './fleet';
+import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, floorPids, workFloor, startAgents, startSshSim } from './fleet';
 import { busyMeter, embeddedModeOf, startEmbeddedAgent, type EmbeddedAgent } from './embedded';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
@@ -120,13 +120,14 @@ export async function run(args: string[] = []): Promise<void> {
     const meter = () =>
       cpuMeter(
         embedded
-          ? { simulator: processCpu(() => [sim.proc.pid]), 'controller (all threads, PGlite)': selfCpu }
+          ? { simulator: processCpu(() => [sim.proc.pid]), 'controller (all threads, PGlite)': selfCpu, floor: processCpu(floorPids) }
           : {
               agents: processCpu(() => agents.map((a) => a.pid)),
               simulator: processCpu(() => [sim.proc.pid]),
               controller: selfCpu,
               postgres: () => cpuOfNamed('postgres'),
               'nats-server': () => cpuOfNamed('nats-server'),
+              floor: processCpu(floorPids),
             },
       );
     const cpuNotes: string[] = [];
@@ -140,7 +141,7 @@ export async function run(args: string[] = []): Promise<void> {
       counting = meter();
       const floor = await workFloor('backup', targets, limits);
       const floorCpu = counting(devices);
-      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
+      cpuNotes.push(`  CPU s of round ${round}, floor (floor = the driver's process): ${floorCpu.text}`);
       if (!embedded) {
         // The NATS protocol's floors (PostgreSQL + JetStream); the embedded default has neither.
         const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);

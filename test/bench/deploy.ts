@@ -35,7 +35,7 @@ import { spawnAgent, spawnTs, type Proc } from '../helpers/processes';
 import { loopbackAddress } from '../sim/loopback';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import { NATS_URL, workFloor } from './fleet';
+import { NATS_URL, floorPids, workFloor } from './fleet';
 import { DEPLOY_PATHS } from './floor-work';
 import { persistenceFloor } from './persistence-floor';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
@@ -378,6 +378,7 @@ export async function run(args: string[] = []): Promise<void> {
         controller: selfCpu,
         postgres: () => cpuOfNamed('postgres'),
         'nats-server': () => cpuOfNamed('nats-server'),
+        floor: processCpu(floorPids),
       });
     const cpuNotes: string[] = [];
     counter?.take();
@@ -400,7 +401,7 @@ export async function run(args: string[] = []): Promise<void> {
       counting = meter();
       const floor = await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
       const floorCpu = counting(devices);
-      cpuNotes.push(`  CPU s of round ${round}, floor (controller = the driver here): ${floorCpu.text}`);
+      cpuNotes.push(`  CPU s of round ${round}, floor (floor = the driver's process): ${floorCpu.text}`);
       if (transport === 'nats') {
         const protocol = await protocolFloor(c.db, NATS_URL, floor.results, sessions);
         cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));

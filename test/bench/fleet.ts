@@ -2,6 +2,7 @@
  * What the end-to-end benchmarks share around their in-process controller: simulated SSH devices
  * and agents as processes of their own, and the driver-only floor an end-to-end run is compared with.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import type { DeviceTarget } from '../../agent/src/drivers/types';
 import { mapLimit, Semaphore } from '../../shared/src/jobs/limit';
 import { until } from '../agents/helpers';
 import { freePort } from '../helpers/net';
-import { spawnTs, waitUntil, type Proc } from '../helpers/processes';
+import { spawnTs, tsNodeFlags, waitUntil, type Proc } from '../helpers/processes';
 import type { benchController } from './controller';
 import { FLOOR_WORK, type FloorWorkName } from './floor-work';
 
@@ -121,11 +122,11 @@ export async function driverFloor<S extends { close(): Promise<void> }>(
   return { seconds: (performance.now() - started) / 1000, failed };
 }
 
-/**
- * The floor of a benchmark: its floor work (floor-work.ts) on every target, in this process.
- * Answers what the agents would have sent back (for the protocol floor) and the records parsed.
- */
-export async function workFloor(name: FloorWorkName, targets: DeviceTarget[], limits: { sessions: number; connects: number }) {
+/** What a floor answers: its time and failures, what the agents would have sent back (for the protocol floor), the records parsed. */
+export type FloorRun = Awaited<ReturnType<typeof driverFloor>> & { results: unknown[]; records: number };
+
+/** A benchmark's floor work (floor-work.ts) on every target, in this process. */
+export async function runFloorWork(name: FloorWorkName, targets: DeviceTarget[], limits: { sessions: number; connects: number }): Promise<FloorRun> {
   const work = FLOOR_WORK[name];
   const results: unknown[] = [];
   let records = 0;
@@ -136,4 +137,49 @@ export async function workFloor(name: FloorWorkName, targets: DeviceTarget[], li
     return outcome.ok;
   });
   return { ...floor, results, records };
+}
+
+let floorChild: ChildProcess | null = null;
+let floorCalls = 0;
+const floorAnswers = new Map<number, { resolve(run: FloorRun): void; reject(err: Error): void }>();
+
+/**
+ * The floor's process (floor-process.ts), started on first use: a process of its own, like the
+ * agents, not the benchmark's, which is the controller's. Run there, the floor's driver code
+ * changed the type feedback of code the controller shares with it (Node's streams, sockets,
+ * buffers), and the controller compiled that code again every round, as no production controller does.
+ */
+function floorProcess(): ChildProcess {
+  if (floorChild) return floorChild;
+  const child = fork(join(import.meta.dirname, 'floor-process.ts'), [], { execArgv: tsNodeFlags(), stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  child.on('message', (m: FloorRun & { call: number }) => {
+    floorAnswers.get(m.call)?.resolve(m);
+    floorAnswers.delete(m.call);
+    if (floorAnswers.size === 0) child.channel?.unref(); // idle: it keeps no benchmark from ending
+  });
+  child.on('exit', (code) => {
+    floorChild = null;
+    for (const answer of floorAnswers.values()) answer.reject(new Error(`the floor's process exited with ${code} during a floor`));
+    floorAnswers.clear();
+  });
+  floorChild = child;
+  return child;
+}
+
+/** The floor's process, for CPU metering (none while the floor runs in this process). */
+export const floorPids = (): number[] => (floorChild?.pid ? [floorChild.pid] : []);
+
+/**
+ * The floor of a benchmark: its floor work on every target, in the floor's own process
+ * (BENCH_FLOOR_IN_PROCESS=1: in this one, as before, for comparison).
+ */
+export async function workFloor(name: FloorWorkName, targets: DeviceTarget[], limits: { sessions: number; connects: number }): Promise<FloorRun> {
+  if (process.env.BENCH_FLOOR_IN_PROCESS) return runFloorWork(name, targets, limits);
+  const child = floorProcess();
+  const call = ++floorCalls;
+  child.channel?.ref();
+  return new Promise((resolve, reject) => {
+    floorAnswers.set(call, { resolve, reject });
+    child.send({ call, name, targets, limits });
+  });
 }

@@ -23,7 +23,7 @@ import { dropNatsNamespace, until as waitFor } from '../agents/helpers';
 import { ADMIN } from '../helpers/controller';
 import { benchController, option } from './controller';
 import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
-import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, workFloor, startAgents, startSshSim } from './fleet';
+import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, floorPids, workFloor, startAgents, startSshSim } from './fleet';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
 import { loadAverageLine, RATIO_TARGET } from './report';
@@ -119,7 +119,7 @@ export async function run(args: string[] = []): Promise<void> {
       `poll benchmark: ${devices} simulated vendor_ios devices, ${agentCount} agent(s) × ${concurrency} sessions, NATS ${NATS_URL}, polls ` +
         `queued by ${via === 'post' ? 'POST /api/devices/:id/poll' : 'the background scheduler'}`,
     );
-    // CPU seconds per process: this process is the controller (and the client sending the POSTs) end to end, the driver in the floor.
+    // CPU seconds per process: this process is the controller (and the client sending the POSTs); the floor's driver runs in a process of its own.
     const meter = () =>
       cpuMeter({
         agents: processCpu(() => agents.map((a) => a.pid)),
@@ -127,6 +127,7 @@ export async function run(args: string[] = []): Promise<void> {
         'this process': selfCpu,
         postgres: () => cpuOfNamed('postgres'),
         'nats-server': () => cpuOfNamed('nats-server'),
+        floor: processCpu(floorPids),
       });
     // Warm-up, not timed: each path polls every device `--warmup-rounds` times first, so that all
     // processes meet the timed round warm (see the deploy benchmark).

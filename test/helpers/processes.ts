@@ -114,11 +114,16 @@ export function spawnProcess(
 
 /** Runs a TypeScript entry point of this repository with tsx. */
 export function spawnTs(entry: string, env: Record<string, string | undefined>, args: string[] = []): Proc {
+  return spawnProcess(process.execPath, [...tsNodeFlags(), entry, ...args], { env });
+}
+
+/** Node's arguments before a TypeScript entry point of this repository, run with tsx. */
+export function tsNodeFlags(): string[] {
   // SB_CPU_PROF_DIR=/tmp/prof: every spawned program writes a V8 CPU profile there when it exits (benchmark profiling).
   const profile = process.env.SB_CPU_PROF_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.SB_CPU_PROF_DIR] : [];
   // SB_NODE_FLAGS='--trace-deopt …': Node and V8 flags for every spawned program (NODE_OPTIONS refuses most V8 flags).
   const flags = process.env.SB_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? [];
-  return spawnProcess(process.execPath, [...profile, ...flags, '--import', 'tsx', entry, ...args], { env });
+  return [...profile, ...flags, '--import', 'tsx'];
 }
 
 /** `npm run agent` as a real process, not waited for (LOG_LEVEL warn unless `env` says otherwise); startAgentProcess waits until it runs. */
