@@ -402,7 +402,8 @@ export async function run(args: string[] = []): Promise<void> {
       const floor = await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
       const floorCpu = counting(devices);
       cpuNotes.push(`  CPU s of round ${round}, floor (floor = the driver's process): ${floorCpu.text}`);
-      if (transport === 'nats') {
+      // BENCH_SKIP_REFS=1: only the floor, not these three, which run in this process (the controller's): for profiling the controller alone.
+      if (transport === 'nats' && !process.env.BENCH_SKIP_REFS) {
         const protocol = await protocolFloor(c.db, NATS_URL, floor.results, sessions);
         cpuNotes.push(protocolFloorReport({ seconds: floor.seconds, cpuSeconds: floorCpu.total }, protocol, devices));
         const pipeline = await pipelineFloor(c.db, NATS_URL, targets.slice(0, devices), {
