@@ -5,8 +5,8 @@
  * This module is pure and synchronous; `render-pool.ts` runs it in worker threads with time and
  * memory limits so that no template can stall or exhaust the controller.
  */
-import { BLOCKED, check, env, makeRuntime, type Budget } from './sandbox';
-import { TemplateError, nunjucks, parse, toTemplateError, type RootFn } from './syntax';
+import { BLOCKED, RENDER_LIMITS, check, env, makeRuntime, outputTooLarge, type Budget } from './sandbox';
+import { TemplateError, compile, nunjucks, parse, toTemplateError, type RootFn } from './syntax';
 import { templateVariables, type TemplateVariable } from './variables';
 
 export { RENDER_LIMITS } from './sandbox';
@@ -57,8 +57,9 @@ export function compileTemplate(source: string): CompiledTemplate {
   const variables = templateVariables(ast);
   let props: Record<string, unknown>;
   try {
-    const code = nunjucks.compiler.compile(source, env.asyncFilters, env.extensionsList, 'template', env.opts);
-    // nunjucks' own compiler output, run the way nunjucks runs it (Environment.getTemplate does the same).
+    // The tree just checked, compiled by nunjucks' compiler (syntax.ts) and run the way nunjucks runs
+    // it (Environment.getTemplate does the same).
+    const code = compile(ast, env.asyncFilters);
     // eslint-disable-next-line @typescript-eslint/no-implied-eval
     props = new Function(code)() as Record<string, unknown>;
   } catch (err) {
@@ -77,7 +78,11 @@ export function compileTemplate(source: string): CompiledTemplate {
       const ctx: Record<string, unknown> = Object.create(null);
       for (const [key, value] of Object.entries(given)) if (!BLOCKED.has(key)) ctx[key] = value;
       try {
-        return template.render(ctx);
+        const output = template.render(ctx);
+        // The runtime stops {{ }} output at the limit as it is written; literal text (a loop's body
+        // repeated) only shows here, before the output leaves the render.
+        if (output.length > RENDER_LIMITS.outputChars) throw new TemplateError(outputTooLarge());
+        return output;
       } catch (err) {
         throw explain(toTemplateError(err), variables, given);
       }

@@ -3,10 +3,13 @@
  * walk from any value to `Function` (`{{ range.constructor("return process")() }}`). Here every
  * compiled template runs with its own runtime whose attribute lookups see only a value's own data
  * (plus a short list of harmless string and array methods), never functions' attributes,
- * prototypes or constructors; names resolve only to the caller's variables and the three nunjucks
- * globals; calls and loop iterations are counted against a budget and output size is capped.
+ * prototypes or constructors; loops and the filters that list an object's properties see it the
+ * same way; names resolve only to the caller's variables and the three nunjucks globals, and
+ * filters and tests (select("odd")) only to the registered ones; calls get no `this` (never the
+ * render's context); calls and loop iterations are counted against a budget and output size is capped.
  * There is no loader, so include, import and extends cannot read files. Regular-expression
- * literals are refused (no catastrophic backtracking).
+ * literals are refused (no catastrophic backtracking), and so are names that are not identifiers
+ * (nunjucks pastes names into the code it compiles a template to).
  */
 import { OPTIONS, TemplateError, childrenOf, nunjucks, position, type AstNode, type NunjucksEnvironment, type NunjucksError } from './syntax';
 
@@ -14,7 +17,7 @@ import { OPTIONS, TemplateError, childrenOf, nunjucks, position, type AstNode, t
 export const RENDER_LIMITS = {
   /** Loop iterations plus function and macro calls. */
   steps: 250_000,
-  /** Characters written through {{ }} expressions. */
+  /** Characters of output: {{ }} expressions as they are written, literal text included when the render ends. */
   outputChars: 8 * 1024 * 1024,
   /** Longest list range() builds. */
   rangeLength: 100_000,
@@ -74,8 +77,37 @@ const UNCALLABLE = new Set<unknown>([
     /* generator */
   }).constructor,
 ]);
+/**
+ * What a name may be. nunjucks pastes names into the code it compiles a template to
+ * (`contextOrFrameLookup(context, frame, "NAME")`, `function (l_NAME)`) and its lexer lets them
+ * hold quotes: a name was a way out of the compiled code.
+ */
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The nunjucks globals templates may use. */
 export const GLOBALS = new Set(['range', 'cycler', 'joiner']);
+
+export const outputTooLarge = () => `the output is larger than ${RENDER_LIMITS.outputChars} characters`;
+
+type Method = (...args: unknown[]) => unknown;
+const bindMethod =
+  (obj: unknown, fn: Method): Method =>
+  (...args) =>
+    fn.apply(obj, args);
+
+/**
+ * An object's properties as a template sees them: its own, without blocked names, functions bound
+ * to it. Never what it inherits (nunjucks' prototypes are enumerable) nor a raw method that a
+ * template could call on an object of its choosing.
+ */
+function ownView(obj: object): Record<string, unknown> {
+  const view: Record<string, unknown> = Object.create(null);
+  for (const key of Object.keys(obj)) {
+    if (BLOCKED.has(key)) continue;
+    const value = (obj as Record<string, unknown>)[key];
+    view[key] = typeof value === 'function' ? bindMethod(obj, value as Method) : value;
+  }
+  return view;
+}
 
 /** Backstop behind the syntax check: there is nothing to load. */
 const noLoader = {
@@ -94,6 +126,16 @@ function createEnvironment(): NunjucksEnvironment {
     if (length > RENDER_LIMITS.rangeLength) throw new Error(`range() of ${length} items is over the limit of ${RENDER_LIMITS.rangeLength}`);
     return Array.from({ length }, (_, i) => start + i * step);
   });
+  // select("name") and reject("name") look a test up by a name given at render time: no table
+  // answers with an Object.prototype member (select("__defineGetter__") ran it on the context).
+  for (const table of [env.filters, env.tests, env.globals]) Object.setPrototypeOf(table, null);
+  // The filters that list an object's properties themselves see it as loops do.
+  for (const name of ['dictsort', 'list']) {
+    const filter = env.filters[name] as Method;
+    env.filters[name] = function (this: unknown, value: unknown, ...rest: unknown[]) {
+      return filter.call(this, value && typeof value === 'object' && !Array.isArray(value) ? ownView(value) : value, ...rest);
+    };
+  }
   return env;
 }
 
@@ -115,9 +157,18 @@ export function check(node: AstNode): void {
     case 'Literal':
       if (node.value instanceof RegExp) fail('regular expression literals are not allowed in templates');
       break;
-    case 'Symbol':
-      if (BLOCKED.has(String(node.value))) fail(`'${String(node.value)}' is not accessible in templates`);
+    case 'Symbol': {
+      const name = String(node.value);
+      if (!NAME.test(name)) fail(`invalid name '${name}': names are letters, digits and underscores`);
+      if (BLOCKED.has(name)) fail(`'${name}' is not accessible in templates`);
       break;
+    }
+    case 'Pair': {
+      // Keys of dict literals: {"__proto__": x} would set the dict's prototype.
+      const key = node.key as AstNode;
+      if (key.typename === 'Literal' && BLOCKED.has(String(key.value))) fail(`'${String(key.value)}' cannot be a key in templates`);
+      break;
+    }
     case 'LookupVal': {
       const val = node.val as AstNode;
       if (val.typename === 'Literal' && BLOCKED.has(String(val.value))) fail(`attribute '${String(val.value)}' is not accessible in templates`);
@@ -155,10 +206,6 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
     budget.steps += n;
     if (budget.steps > RENDER_LIMITS.steps) throw new Error(`the template did more than ${RENDER_LIMITS.steps} loop iterations and calls`);
   };
-  const bindMethod =
-    (obj: unknown, fn: (...args: unknown[]) => unknown) =>
-    (...args: unknown[]) =>
-      fn.apply(obj, args);
   return {
     ...base,
     memberLookup(obj: unknown, key: unknown): unknown {
@@ -169,18 +216,18 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
       if (typeof obj === 'string') {
         if (name === 'length') return obj.length;
         if (isIndex(key)) return obj[Number(key)];
-        if (STRING_METHODS.has(name)) return bindMethod(obj, (String.prototype as unknown as Record<string, (...a: unknown[]) => unknown>)[name]);
+        if (STRING_METHODS.has(name)) return bindMethod(obj, (String.prototype as unknown as Record<string, Method>)[name]);
         return undefined;
       }
       if (Array.isArray(obj)) {
         if (name === 'length') return obj.length;
         if (isIndex(key)) return obj[Number(key)];
-        if (ARRAY_METHODS.has(name)) return bindMethod(obj, (Array.prototype as unknown as Record<string, (...a: unknown[]) => unknown>)[name]);
+        if (ARRAY_METHODS.has(name)) return bindMethod(obj, (Array.prototype as unknown as Record<string, Method>)[name]);
         return undefined;
       }
       if (typeof obj === 'object' && Object.hasOwn(obj, name)) {
         const value = (obj as Record<string, unknown>)[name];
-        return typeof value === 'function' ? bindMethod(obj, value as (...a: unknown[]) => unknown) : value;
+        return typeof value === 'function' ? bindMethod(obj, value as Method) : value;
       }
       return undefined;
     },
@@ -196,14 +243,18 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
       if (Object.hasOwn(context.env.globals, name)) return context.env.globals[name];
       return undefined;
     },
-    callWrap(fn: unknown, name: string, context: unknown, args: unknown[]): unknown {
+    callWrap(fn: unknown, name: string, _context: unknown, args: unknown[]): unknown {
       spend(1);
       if (typeof fn !== 'function') throw new Error(`'${name}' is not a function`);
       if (UNCALLABLE.has(fn)) throw new Error(`'${name}' cannot be called from a template`);
-      return (fn as (...a: unknown[]) => unknown).apply(context, args);
+      // No `this`: nothing a template calls gets the render's context.
+      return (fn as Method)(...args);
     },
     fromIterator(value: unknown): unknown {
-      const out = (base.fromIterator as (v: unknown) => unknown)(value);
+      let out = (base.fromIterator as Method)(value);
+      if (typeof out === 'function') throw new Error('a function cannot be looped over in templates');
+      // An object is looped over as attribute lookups see it (a for loop reads each value itself).
+      if (out && typeof out === 'object' && !Array.isArray(out)) out = ownView(out);
       if (Array.isArray(out) || typeof out === 'string') spend(out.length);
       else if (out && typeof out === 'object') spend(Object.keys(out).length);
       return out;
@@ -211,7 +262,7 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
     suppressValue(value: unknown, autoescape: boolean): unknown {
       const out = base.suppressValue(value, autoescape);
       budget.output += typeof out === 'string' ? out.length : 16;
-      if (budget.output > RENDER_LIMITS.outputChars) throw new Error(`the output is larger than ${RENDER_LIMITS.outputChars} characters`);
+      if (budget.output > RENDER_LIMITS.outputChars) throw new Error(outputTooLarge());
       return out;
     },
     handleError(error: NunjucksError, lineno: number, colno: number): NunjucksError {

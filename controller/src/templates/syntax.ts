@@ -33,6 +33,11 @@ export interface NunjucksEnvironment {
   extensionsList: unknown[];
   addGlobal(name: string, value: unknown): void;
 }
+interface NunjucksCompiler {
+  compile(node: AstNode): void;
+  getCode(): string;
+  _getNodeName(node: AstNode): string;
+}
 export type RootFn = (env: unknown, context: unknown, frame: unknown, runtime: unknown, cb: (err: unknown, res?: string) => void) => void;
 interface NunjucksInternals {
   Environment: new (loaders: unknown[], opts: Record<string, unknown>) => NunjucksEnvironment;
@@ -43,20 +48,26 @@ interface NunjucksInternals {
     eager: boolean,
   ) => { render(ctx: object): string };
   parser: { parse(src: string, extensions: unknown[], opts: Record<string, unknown>): AstNode };
-  compiler: { compile(src: string, asyncFilters: string[], extensions: unknown[], name: string, opts: Record<string, unknown>): string };
+  compiler: { Compiler: new (name: string, throwOnUndefined: boolean) => NunjucksCompiler };
   runtime: Record<string, unknown> & { suppressValue(val: unknown, autoescape: boolean): unknown };
   lib: { TemplateError: new (message: string | Error, lineno?: number, colno?: number) => NunjucksError };
 }
 
+/** Longest detail an error carries: messages that quote a value (a filter's argument) stay short. */
+const MAX_DETAIL = 1000;
+const shorten = (detail: string) => (detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL - 1)}…` : detail);
+
 /** A template that does not parse or does not render; line and column are 1-based when known. */
 export class TemplateError extends Error {
   override name = 'TemplateError';
+  readonly detail: string;
   constructor(
-    readonly detail: string,
+    detail: string,
     readonly line: number | null = null,
     readonly column: number | null = null,
   ) {
-    super(line ? `line ${line}${column ? `, column ${column}` : ''}: ${detail}` : detail);
+    super(line ? `line ${line}${column ? `, column ${column}` : ''}: ${shorten(detail)}` : shorten(detail));
+    this.detail = shorten(detail);
   }
 }
 
@@ -81,6 +92,27 @@ export function toTemplateError(err: unknown): TemplateError {
   const line = typeof e?.lineno === 'number' ? e.lineno : null;
   const column = typeof e?.colno === 'number' ? e.colno : null;
   return new TemplateError(detail, line || null, column || null);
+}
+
+const transformer = require('nunjucks/src/transformer') as { transform(ast: AstNode, asyncFilters: string[]): AstNode };
+
+/**
+ * nunjucks' compiler but for the name it gives a call for its errors (`callWrap(f, "x[\"y\"]", …)`):
+ * nunjucks writes the string literals of the called expression into that string with their quotes
+ * escaped but not their backslashes, so a literal holding `\"` ended the string and added code.
+ * Here those literals lose backslashes, quotes and line breaks (the name is only a label).
+ */
+class Compiler extends nunjucks.compiler.Compiler {
+  override _getNodeName(node: AstNode): string {
+    return node.typename === 'Literal' ? String(node.value).replace(/[\\"\r\n\u2028\u2029]/g, '?') : super._getNodeName(node);
+  }
+}
+
+/** The code of a parsed template, as nunjucks.compiler.compile makes it from a source. */
+export function compile(ast: AstNode, asyncFilters: string[]): string {
+  const compiler = new Compiler('template', OPTIONS.throwOnUndefined);
+  compiler.compile(transformer.transform(ast, asyncFilters));
+  return compiler.getCode();
 }
 
 export function parse(source: string): AstNode {
