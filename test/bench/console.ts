@@ -142,7 +142,14 @@ async function seed(c: Awaited<ReturnType<typeof benchController>>, devices: num
   }
 }
 
-/** A console URL that signs in from the fragment (as after an OIDC sign-in). */
+/**
+ * The console takes tokens from a URL fragment only in a tab that pressed its single sign-on
+ * button (not a link from someone else: login CSRF); what that button leaves in the tab's
+ * sessionStorage, for a script run at each page load in the benchmark's tabs.
+ */
+const SSO_STARTED = "sessionStorage.setItem('switchboard.sso-started', String(Date.now()))";
+
+/** A console URL that signs in from the fragment, as after an OIDC sign-in (in a tab running SSO_STARTED first). */
 async function signedInUrl(base: string, path: string): Promise<string> {
   const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
   const pair = (await res.json()) as { access_token: string; refresh_token: string; expires_in: number };
@@ -162,6 +169,7 @@ async function timings(base: string, runs: number, waterfall: boolean, profileDi
     for (let r = 0; r < runs; r++) {
       // String predicates are evaluated in the page, which the console's CSP (no eval) would refuse.
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
+      await context.addInitScript(SSO_STARTED);
       const page: Page = await context.newPage();
       const requests = recordRequests(page);
       let cdp: CDPSession | undefined;
@@ -243,9 +251,11 @@ interface LighthouseScores {
 async function lighthouseScores(urls: Record<string, string>): Promise<Record<string, LighthouseScores> | string> {
   let lighthouse: typeof import('lighthouse').default;
   let launcher: typeof import('chrome-launcher');
+  let puppeteer: typeof import('puppeteer-core').default;
   try {
     lighthouse = (await import('lighthouse')).default;
     launcher = await import('chrome-launcher');
+    puppeteer = (await import('puppeteer-core')).default;
   } catch {
     return 'lighthouse is not installed (npm ci installs it as a devDependency)';
   }
@@ -254,16 +264,26 @@ async function lighthouseScores(urls: Record<string, string>): Promise<Record<st
     chromeFlags: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
   });
   const scores: Record<string, LighthouseScores> = {};
+  // A page of our own for each audit, so that it runs SSO_STARTED before the console reads the fragment.
+  const browser = await puppeteer.connect({ browserURL: `http://127.0.0.1:${chrome.port}` });
   try {
     for (const [name, url] of Object.entries(urls)) {
-      const result = await lighthouse(url, {
-        port: chrome.port,
-        output: 'json',
-        logLevel: 'error',
-        onlyCategories: ['accessibility', 'best-practices'],
-        formFactor: 'desktop',
-        screenEmulation: { mobile: false, width: 1280, height: 800, deviceScaleFactor: 1, disabled: false },
-      });
+      const page = await browser.newPage();
+      await page.evaluateOnNewDocument(SSO_STARTED);
+      const result = await lighthouse(
+        url,
+        {
+          port: chrome.port,
+          output: 'json',
+          logLevel: 'error',
+          onlyCategories: ['accessibility', 'best-practices'],
+          formFactor: 'desktop',
+          screenEmulation: { mobile: false, width: 1280, height: 800, deviceScaleFactor: 1, disabled: false },
+        },
+        undefined,
+        page,
+      );
+      await page.close();
       const categories = result?.lhr.categories ?? {};
       scores[name] = {
         accessibility: Math.round((categories.accessibility?.score ?? 0) * 100),
@@ -282,6 +302,7 @@ async function lighthouseScores(urls: Record<string, string>): Promise<Record<st
       }
     }
   } finally {
+    await browser.disconnect();
     chrome.kill();
   }
   return scores;

@@ -42,7 +42,7 @@ export async function benchController(extra: Partial<ControllerConfig> = {}, opt
   const dataDir = mkdtempSync(join(tmpdir(), 'sb-bench-'));
   if (options.embedded) await seedPgliteDataDir(dataDir);
   const database = options.embedded ? { url: null, drop: async () => {} } : await createTestDatabase();
-  const databaseUrl = database.url && options.applicationName ? `${database.url}?application_name=${options.applicationName}` : database.url;
+  const databaseUrl = database.url && options.applicationName ? withApplicationName(database.url, options.applicationName) : database.url;
   const config: ControllerConfig = {
     port: 0,
     host: '127.0.0.1',
@@ -154,4 +154,11 @@ async function statementTimes(db: Awaited<ReturnType<typeof createDb>>, embedded
       return result;
     },
   };
+}
+
+/** The URL with application_name set, beside the parameters it may have already (the Unix socket's host=…). */
+function withApplicationName(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('application_name', name);
+  return parsed.toString();
 }

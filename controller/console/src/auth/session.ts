@@ -3,11 +3,7 @@
  * sessionStorage (gone with the tab, never in localStorage), refreshed a minute before expiry.
  * Refresh tokens are single use, so concurrent refreshes share one request.
  */
-export interface TokenPair {
-  access_token: string;
-  refresh_token: string;
-  expires_in: number;
-}
+import { fragmentTokens, type TokenPair } from './fragment';
 
 const REFRESH_KEY = 'switchboard.refresh';
 /** Refresh this long before the access token expires. */
@@ -87,13 +83,25 @@ export function refresh(): Promise<boolean> {
   return refreshing;
 }
 
-/** Reads tokens an OIDC sign-in left in the URL fragment, then removes them from the address bar. */
+/** Set by the single sign-on button: when this tab left for the identity provider. */
+const SSO_STARTED_KEY = 'switchboard.sso-started';
+
+/** Marks this tab as leaving for the identity provider; call just before navigating to /api/auth/oidc/authorize. */
+export function expectFragmentTokens(): void {
+  sessionStorage.setItem(SSO_STARTED_KEY, String(Date.now()));
+}
+
+/**
+ * Reads tokens an OIDC sign-in left in the URL fragment, then removes them from the address bar.
+ * Only a sign-in this tab started (expectFragmentTokens) is taken, and once (see fragmentTokens):
+ * tokens from anywhere else sign nobody in and leave the tab's own session as it was.
+ */
 export function takeFragmentTokens(location: Location, history: History): boolean {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const access = params.get('access_token');
-  const refreshToken = params.get('refresh_token');
-  if (!access || !refreshToken) return false;
+  const found = fragmentTokens(location.hash, sessionStorage.getItem(SSO_STARTED_KEY), Date.now());
+  if (found === 'none') return false;
   history.replaceState(null, '', location.pathname + location.search);
-  storeTokens({ access_token: access, refresh_token: refreshToken, expires_in: Number(params.get('expires_in') ?? 3600) });
+  sessionStorage.removeItem(SSO_STARTED_KEY);
+  if (found === 'refused') return false;
+  storeTokens(found);
   return true;
 }

@@ -3,7 +3,7 @@ import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
-import { storeTokens } from '../auth/session';
+import { expectFragmentTokens, storeTokens } from '../auth/session';
 
 type Method = 'local' | 'ldap';
 
@@ -40,6 +40,8 @@ export function SignIn() {
 
   const oidc = () => {
     const redirect = `${window.location.origin}/`;
+    // The callback's tokens come back in the fragment: only this tab, having asked, takes them.
+    expectFragmentTokens();
     window.location.assign(`/api/auth/oidc/authorize?redirect_uri=${encodeURIComponent(redirect)}`);
   };
 
