@@ -30,4 +30,25 @@ describe('render pool', () => {
     // The stopped worker is replaced; the pool keeps serving.
     expect(await pool.renderMany(requests(70))).toHaveLength(70);
   });
+
+  it("fails the renders past a call's output allowance, shared by the call's parts, with a message saying what to do", async () => {
+    const small = new RenderPool({ size: 2, callOutputChars: 10_000 });
+    try {
+      // 100 renders of 200 characters, split in two parts of 50 with 5,000 characters each.
+      const results = await small.renderMany(Array.from({ length: 100 }, () => ({ source: 'x'.repeat(200), variables: {} })));
+      const failed = results.flatMap((r, i) => (r.ok ? [] : [i]));
+      expect(results.filter((r) => r.ok)).toHaveLength(50);
+      expect(failed).toEqual([...range(25, 50), ...range(75, 100)]);
+      const first = results[25];
+      expect(!first.ok && first.error.detail).toBe(
+        'the renders of this call add up to more than 5000 characters of output; render fewer devices at once',
+      );
+      // Calls below the allowance are untouched.
+      expect((await small.renderMany(requests(40))).every((r) => r.ok)).toBe(true);
+    } finally {
+      await small.close();
+    }
+  });
 });
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);

@@ -233,4 +233,23 @@ describe('sandbox audit: the render API', () => {
     expect(res.body.error).toMatch(/^Render error: /);
     expect(res.text.length).toBeLessThan(2000);
   });
+
+  it('checks a source in a render worker, not on the event loop: a large one no longer holds up every request', async () => {
+    // About a megabyte of template, the largest a template may be: parsing and checking it takes a second or more.
+    const source = Array.from({ length: 20_000 }, (_, i) => `interface Ethernet${i}\n description {{ d${i % 50} }}\n`).join('');
+    expect(source.length).toBeGreaterThan(800_000);
+    let loopTurned = false;
+    setImmediate(() => (loopTurned = true));
+    // Checked on the event loop, the answer came back before the loop could turn once.
+    const checked = await c.services.templates.validate(source);
+    expect(loopTurned).toBe(true);
+    expect(checked.valid).toBe(true);
+    expect(checked.variables.map((v) => v.name)).toHaveLength(50);
+    const created = await c.request('POST', '/api/config/templates', {
+      token,
+      body: { name: 'large', platform: 'vendor_eos-gnmi', config_format: 'cli', source },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.variables).toHaveLength(50);
+  });
 });

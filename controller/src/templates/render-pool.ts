@@ -2,14 +2,20 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { TemplateError } from './engine';
+import { RENDER_LIMITS, TemplateError } from './engine';
 import type { RenderBatch, WorkerResult } from './render-worker';
+import type { TemplateVariable } from './variables';
 
 export interface RenderRequest {
   source: string;
   variables: Record<string, unknown>;
 }
 export type RenderResult = { ok: true; output: string } | { ok: false; error: TemplateError };
+/** A source's syntax check: its variables, or its syntax error (variables then empty). */
+export interface TemplateAnalysis {
+  variables: TemplateVariable[];
+  error: TemplateError | null;
+}
 
 /** A batch stopped at one job (time or memory limit); the other jobs' results are lost. */
 export class RenderAborted extends Error {
@@ -30,15 +36,19 @@ export interface RenderPoolOptions {
   perJobMs?: number;
   /** Heap limit of each worker. */
   memoryMb?: number;
+  /** Characters of output one renderMany call may add up to (RENDER_LIMITS.callOutputChars). */
+  callOutputChars?: number;
 }
 
 /** Calls of at least this many renders are split across the workers (below, a worker's round trip costs more than it saves). */
 const SPLIT_FROM = 64;
 
+type PoolResult = RenderResult | { ok: true; variables: TemplateVariable[] };
+
 interface Pending {
   batch: RenderBatch;
   timeoutMs: number;
-  resolve(results: RenderResult[]): void;
+  resolve(results: PoolResult[]): void;
   reject(error: Error): void;
 }
 
@@ -74,6 +84,7 @@ export class RenderPool {
   private closed = false;
   private readonly size: number;
   private readonly timeoutMs: number;
+  private readonly callOutputChars: number;
   private readonly perJobMs: number;
   private readonly memoryMb: number;
 
@@ -82,6 +93,7 @@ export class RenderPool {
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.perJobMs = options.perJobMs ?? 2;
     this.memoryMb = options.memoryMb ?? 256;
+    this.callOutputChars = options.callOutputChars ?? RENDER_LIMITS.callOutputChars;
   }
 
   /** Renders one template; throws TemplateError. */
@@ -105,9 +117,11 @@ export class RenderPool {
     const parts = requests.length >= SPLIT_FROM ? this.size : 1;
     const share = Math.ceil(requests.length / parts);
     const chunks = Array.from({ length: Math.ceil(requests.length / share) }, (_, i) => i * share);
+    // The call's output allowance, shared by its parts.
+    const maxOutputChars = Math.floor(this.callOutputChars / chunks.length);
     const results = await Promise.all(
       chunks.map((offset) =>
-        this.renderBatch(requests.slice(offset, offset + share)).catch((err: unknown) => {
+        this.renderBatch(requests.slice(offset, offset + share), maxOutputChars).catch((err: unknown) => {
           // The index of the request in the call, not in its chunk.
           if (err instanceof RenderAborted) throw new RenderAborted(offset + err.index, err.error);
           throw err;
@@ -117,8 +131,24 @@ export class RenderPool {
     return results.flat();
   }
 
+  /**
+   * A source's syntax check and variables, in a worker like a render: parsing a large source
+   * takes a second or more, which the controller's event loop must not spend (every request
+   * would wait). A check stopped by a limit answers as a syntax error.
+   */
+  async analyze(source: string): Promise<TemplateAnalysis> {
+    if (this.closed) throw new Error('render pool is closed');
+    const batch: RenderBatch = { id: this.nextId++, sources: [source], jobs: [{ source: 0, analyze: true }], maxOutputChars: 0 };
+    const [result] = await this.submit(batch).catch((err: unknown) => {
+      if (err instanceof RenderAborted) return [{ ok: false as const, error: err.error }];
+      throw err;
+    });
+    if (!result.ok) return { variables: [], error: result.error };
+    return { variables: 'variables' in result ? result.variables : [], error: null };
+  }
+
   /** One batch for one worker: each distinct source sent once. */
-  private renderBatch(requests: RenderRequest[]): Promise<RenderResult[]> {
+  private async renderBatch(requests: RenderRequest[], maxOutputChars: number): Promise<RenderResult[]> {
     const sources: string[] = [];
     const index = new Map<string, number>();
     const jobs = requests.map((r) => {
@@ -129,8 +159,11 @@ export class RenderPool {
       }
       return { source: i, variables: r.variables };
     });
-    const batch: RenderBatch = { id: this.nextId++, sources, jobs };
-    const timeoutMs = this.timeoutMs + this.perJobMs * jobs.length;
+    return (await this.submit({ id: this.nextId++, sources, jobs, maxOutputChars })) as RenderResult[];
+  }
+
+  private submit(batch: RenderBatch): Promise<PoolResult[]> {
+    const timeoutMs = this.timeoutMs + this.perJobMs * batch.jobs.length;
     return new Promise((resolve, reject) => {
       this.queue.push({ batch, timeoutMs, resolve, reject });
       this.dispatch();

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { TemplateError, renderTemplate } from './engine';
+import { TemplateError, analyzeTemplate, renderTemplate } from './engine';
+import type { TemplateVariable } from './variables';
 
 /**
  * Worker-thread side of the render pool: renders batches with the sandboxed engine and reports
@@ -9,20 +10,42 @@ import { TemplateError, renderTemplate } from './engine';
 export interface RenderBatch {
   id: number;
   sources: string[];
-  jobs: { source: number; variables: Record<string, unknown> }[];
+  /** Characters of output the batch's renders may add up to; those past it fail. */
+  maxOutputChars: number;
+  /** A render of a source with variables, or (`analyze`) its syntax check and variables. */
+  jobs: ({ source: number; variables: Record<string, unknown> } | { source: number; analyze: true })[];
 }
-export type WorkerResult = { ok: true; output: string } | { ok: false; detail: string; line: number | null; column: number | null };
+export type WorkerResult =
+  | { ok: true; output: string }
+  | { ok: true; variables: TemplateVariable[] }
+  | { ok: false; detail: string; line: number | null; column: number | null };
+
+const callTooLarge = (max: number) => `the renders of this call add up to more than ${max} characters of output; render fewer devices at once`;
+
+const failure = (error: TemplateError): WorkerResult => ({ ok: false, detail: error.detail, line: error.line, column: error.column });
+
+function runJob(batch: RenderBatch, job: RenderBatch['jobs'][number]): WorkerResult {
+  const source = batch.sources[job.source];
+  if ('analyze' in job) {
+    const { variables, error } = analyzeTemplate(source);
+    return error ? failure(error) : { ok: true, variables };
+  }
+  return { ok: true, output: renderTemplate(source, job.variables) };
+}
 
 const progress = new Int32Array(workerData.progress as SharedArrayBuffer);
 
 parentPort!.on('message', (batch: RenderBatch) => {
+  let output = 0;
   const results: WorkerResult[] = batch.jobs.map((job, index) => {
     Atomics.store(progress, 0, index);
+    if (output > batch.maxOutputChars) return failure(new TemplateError(callTooLarge(batch.maxOutputChars)));
     try {
-      return { ok: true, output: renderTemplate(batch.sources[job.source], job.variables) };
+      const result = runJob(batch, job);
+      if ('output' in result) output += result.output.length;
+      return output > batch.maxOutputChars ? failure(new TemplateError(callTooLarge(batch.maxOutputChars))) : result;
     } catch (err) {
-      const error = err instanceof TemplateError ? err : new TemplateError(err instanceof Error ? err.message : String(err));
-      return { ok: false, detail: error.detail, line: error.line, column: error.column };
+      return failure(err instanceof TemplateError ? err : new TemplateError(err instanceof Error ? err.message : String(err)));
     }
   });
   parentPort!.postMessage({ id: batch.id, results });

@@ -21,6 +21,12 @@ export const RENDER_LIMITS = {
   outputChars: 8 * 1024 * 1024,
   /** Longest list range() builds. */
   rangeLength: 100_000,
+  /**
+   * Characters of output of one call of many renders (a stack for many devices), all renders
+   * together: each batch comes back to the controller's event loop whole, and a few renders
+   * each at outputChars would fill its heap (256 MB with `npm run controller`).
+   */
+  callOutputChars: 64 * 1024 * 1024,
 };
 
 /** Names no template may read, as a variable or as an attribute. */

@@ -3,7 +3,7 @@ import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
-import { TemplateError, analyzeTemplate } from './engine';
+import { TemplateError } from './engine';
 import { type RenderPool, type RenderRequest, type RenderResult } from './render-pool';
 import { type TemplateStore, type TemplateRow } from './store';
 import { targetProblem, type PushShape } from './target-path';
@@ -46,8 +46,8 @@ export class TemplateService {
   ) {}
 
   /** A source's syntax error (with its line and column) or its variables; nothing is stored. */
-  validate(source: string) {
-    const { variables, error } = analyzeTemplate(source);
+  async validate(source: string) {
+    const { variables, error } = await this.renderer.analyze(source);
     return { valid: error === null, error: error && { message: error.detail, line: error.line, column: error.column }, variables };
   }
 
@@ -77,7 +77,7 @@ export class TemplateService {
     await this.checkPlatform(input.platform, input.config_format);
     refuseWholeConfigTarget({ config_format: input.config_format, operation: input.operation ?? 'replace', target_path: input.target_path ?? null });
     // Drafts that do not parse are kept (variables empty); rendering reports the error and its line.
-    const { variables } = analyzeTemplate(input.source);
+    const { variables } = await this.renderer.analyze(input.source);
     const template = await this.store.insert(
       {
         org_id: me.orgId,
@@ -105,6 +105,8 @@ export class TemplateService {
   }
 
   async update(me: AuthContext, id: string, input: TemplateInput): Promise<TemplateRow> {
+    // Checked before the transaction opens (it runs in a worker and can take a while); used only when the source changed.
+    const analysis = input.source !== undefined ? await this.renderer.analyze(input.source) : null;
     const updated = await this.store.update(
       me.orgId,
       id,
@@ -124,7 +126,7 @@ export class TemplateService {
         const newSource = input.source !== undefined && input.source !== current.source;
         if (newSource) {
           fields.source = input.source;
-          fields.variables = analyzeTemplate(input.source!).variables;
+          fields.variables = analysis!.variables;
         }
         return { fields, newSource };
       },
