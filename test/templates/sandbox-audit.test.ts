@@ -165,6 +165,14 @@ describe('sandbox audit: the engine', () => {
     expect(renderTemplate(`{% for i in range(${n - 3}) %}${chunk}{% endfor %}`, {})).toHaveLength((n - 3) * chunk.length);
   });
 
+  it("counts a macro run from native code (a string method's replacer) against the step budget", () => {
+    // 299,999 spaces, each replaced by a call of the macro: more calls than the budget allows.
+    const error = renderError(`{% macro f() %}x{% endmacro %}{% set s = "a" | center(300000) %}{{ s.replaceAll(" ", f) | length }}`);
+    expect(error.detail).toBe(`the template did more than ${RENDER_LIMITS.steps} loop iterations and calls`);
+    // Below the budget, macros as replacers work as before.
+    expect(renderTemplate(`{% macro f() %}-{% endmacro %}{{ "a b c".replaceAll(" ", f) }}`, {})).toBe('a-b-c');
+  });
+
   it('keeps error messages short: an error never carries a huge value out of the render', () => {
     const build = `{% set s %}{% for i in range(1000) %}${'B'.repeat(1000)}{% endfor %}{% endset %}`;
     for (const tail of ['{{ [1] | groupby(s) }}', '{{ [1] | select(s) }}']) {

@@ -249,6 +249,15 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
       if (Object.hasOwn(context.env.globals, name)) return context.env.globals[name];
       return undefined;
     },
+    // Counted where it runs, not only where a template calls it: a string method given a macro as
+    // its replacer calls it from native code, past callWrap.
+    makeMacro(argNames: string[], kwargNames: string[], func: Method): Method {
+      const macro = (base.makeMacro as (a: string[], k: string[], f: Method) => Method)(argNames, kwargNames, func);
+      return function (this: unknown, ...args: unknown[]) {
+        spend(1);
+        return macro.apply(this, args);
+      };
+    },
     callWrap(fn: unknown, name: string, _context: unknown, args: unknown[]): unknown {
       spend(1);
       if (typeof fn !== 'function') throw new Error(`'${name}' is not a function`);
