@@ -15,6 +15,7 @@ import {
   type BackupStoreReply,
 } from '../../../shared/src/jobs/messages';
 import { successfulVersion } from '../configs/backup-job';
+import { UUID } from '../db/knex';
 import type { NewVersion } from '../configs/store';
 import { SignerChanged, type JobOutcome, type RequestSigner } from '../jobs/types';
 import type { BackupToStore, BackupVerdict, DeploymentStore } from './store';
@@ -64,6 +65,23 @@ function backupFields(backup: FetchedConfig): BackupToStore['version'] {
 /** A deploy job's backup as a config version of its device. */
 export function backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobId'>, backup: FetchedConfig): NewVersion {
   return { org_id: job.orgId, device_id: job.deviceId, job_id: job.jobId, ...backupFields(backup) };
+}
+
+/** An unpaired UTF-16 surrogate (\p{Cs} in unicode mode matches only those): jsonb refuses it, as it refuses NUL. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Why an entry could not be stored (a job id that is not a UUID, a text PostgreSQL refuses), or
+ * null. Requests of the moment share one statement: one such entry would fail every agent's
+ * request gathered with it, over and over while its sender keeps sending.
+ */
+function unstorableEntry(entries: BackupStoreEntry[]): string | null {
+  for (const [i, { job_id, backup }] of entries.entries()) {
+    if (!UUID.test(job_id)) return `/backups/${i}/job_id is not a job id`;
+    if (backup.text.includes('\u0000')) return `/backups/${i}/backup/text must not contain NUL (\\u0000) characters`;
+    if (LONE_SURROGATE.test(backup.text)) return `/backups/${i}/backup/text must be valid Unicode text (it has an unpaired surrogate)`;
+  }
+  return null;
 }
 
 type CheckedRequest = { agent: RequestSigner; request: BackupStoreRequest };
@@ -121,6 +139,8 @@ export class PreDeploymentBackups {
       return refusal((err as Error).message);
     }
     if (request.agent_id !== agent.id) return refusal('agent_id does not match the signer');
+    const unstorable = unstorableEntry(request.backups);
+    if (unstorable) return refusal(`malformed backup store request: ${unstorable}`);
     const answers = await this.batches.add({ agent, request });
     if (answers === SIGNER_CHANGED) throw new SignerChanged(agent.id);
     return { v: PROTOCOL_VERSION, type: 'backup_stored', error: null, answers };

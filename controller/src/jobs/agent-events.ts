@@ -3,7 +3,7 @@ import { unverifiedPayload } from '../../../shared/src/jobs/crypto';
 import type { IncomingEvent } from '../../../shared/src/jobs/link';
 import { mapLimit } from '../../../shared/src/jobs/limit';
 import { resultMisfit } from '../../../shared/src/jobs/kinds';
-import { AgentEvent, checkMessage, type JobResult, type ProgressEvent } from '../../../shared/src/jobs/messages';
+import { AgentEvent, checkMessage, type JobResult, type LogLine, type ProgressEvent } from '../../../shared/src/jobs/messages';
 import { poolOf } from '../../../shared/src/nats/subjects';
 import { UUID } from '../db/knex';
 import type { AgentSigners } from './agent-signers';
@@ -121,13 +121,14 @@ export class AgentEventRecorder {
     const agents = await signers.ofTokens(batch.map((e) => e.token));
     const checked = await Promise.all(batch.map((incoming) => signers.verify(incoming.token, agents, 'detached')));
     const verified: VerifiedEvent[] = [];
-    const revokedJobs: JobRef[] = [];
+    const revokedJobs: (JobRef & { org_id: string })[] = [];
     for (const [i, incoming] of batch.entries()) {
       const v = checked[i];
       if ('payload' in v) {
         try {
           const event = checkMessage(AgentEvent, v.payload, 'agent event');
           if (event.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
+          storable(event);
           verified.push({ incoming, event, agent: v.agent });
           continue;
         } catch (err) {
@@ -135,7 +136,8 @@ export class AgentEventRecorder {
         }
       } else {
         log.warn({ reason: v.refused }, 'refused an agent event');
-        if (v.agent?.revoked_at) revokedJobs.push(...jobsOfToken(incoming.token));
+        // Signed by a revoked agent (verify checked its key): its jobs of its organization go back.
+        if (v.agent?.revoked_at) revokedJobs.push(...jobsOfToken(incoming.token).map((j) => ({ ...j, org_id: v.agent!.org_id })));
       }
       incoming.ack();
     }
@@ -214,10 +216,10 @@ export class AgentEventRecorder {
     });
   }
 
-  /** Puts jobs an agent could not (or may not) finish back in the queue, at the attempt it had. */
-  private async requeueAll(jobs: JobRef[]): Promise<void> {
+  /** Puts jobs an agent could not (or may not) finish back in the queue, at the attempt it had (of its organization when given). */
+  private async requeueAll(jobs: (JobRef & { org_id?: string })[]): Promise<void> {
     let any = false;
-    for (const r of jobs) if (await this.deps.store.requeue(r.job_id, r.attempt)) any = true;
+    for (const r of jobs) if (await this.deps.store.requeue(r.job_id, r.attempt, r.org_id)) any = true;
     if (any) this.deps.kick();
   }
 
@@ -246,10 +248,52 @@ export class AgentEventRecorder {
   }
 }
 
+/**
+ * What a log line's text never stores: C0 and C1 control characters but tab and line feed (a
+ * carriage return or an escape sequence would let an agent rewrite what an operator reads in a
+ * terminal, and PostgreSQL text holds no NUL), and unpaired surrogates. Each becomes U+FFFD.
+ */
+const UNSAFE_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]|\p{Cs}/u;
+const UNSAFE_TEXT_ALL = new RegExp(UNSAFE_TEXT.source, 'gu');
+
+/** A time an agent sent, as the ISO text PostgreSQL takes (a day that does not exist, or year 20000, is refused there). */
+function agentTime(text: string, what: string): string {
+  const ms = Date.parse(text);
+  const year = new Date(ms).getUTCFullYear();
+  if (!Number.isFinite(ms) || year < 1000 || year > 9999)
+    throw new Error(`malformed agent event: ${what} is not a time (${JSON.stringify(text.slice(0, 40))})`);
+  return new Date(ms).toISOString();
+}
+
+function storableLines(lines: LogLine[]): void {
+  for (const line of lines) {
+    line.at = agentTime(line.at, "a log line's at");
+    if (UNSAFE_TEXT.test(line.text)) line.text = line.text.replace(UNSAFE_TEXT_ALL, '\ufffd');
+  }
+}
+
+/**
+ * Makes a checked event's times and log lines storable, in place, or throws (the event is
+ * refused): one event PostgreSQL refuses would otherwise fail the statement of every event
+ * gathered with it, other agents' and organizations' included, at each of its redeliveries.
+ */
+function storable(event: AgentEvent): void {
+  if (event.type === 'progress') {
+    for (const s of event.started) s.at = agentTime(s.at, "a job's start");
+    for (const j of event.logs) storableLines(j.lines);
+  } else if (event.type === 'results') {
+    for (const r of event.results) {
+      r.started_at = agentTime(r.started_at, "a result's started_at");
+      r.finished_at = agentTime(r.finished_at, "a result's finished_at");
+      storableLines(r.logs);
+    }
+  }
+}
+
 /** The jobs a progress event is about. */
 const jobIdsOf = (e: ProgressEvent) => [...e.started.map((j) => j.job_id), ...e.logs.map((j) => j.job_id)];
 
-/** The jobs a refused results or rejected event was about, read without trusting it (to requeue them). */
+/** The jobs a revoked agent's results or rejected event was about (its signature checked, its shape not: to requeue them). */
 function jobsOfToken(token: string): JobRef[] {
   try {
     const payload = unverifiedPayload(token) as { type?: unknown; results?: unknown; jobs?: unknown };

@@ -56,18 +56,23 @@ export class AgentSigners {
 
   /**
    * Checks the signature against the agent's stored key; revoked and unknown agents are refused.
+   * `agent` comes with a refusal only when the signature is that agent's (a revoked agent).
    * `form`: events are detached only; requests come in either form.
    */
   async verify(token: string, agents: Map<string, AgentIdentityRow>, form: 'any' | 'detached' = 'any'): Promise<Verified> {
     const kid = signerOf(token);
     const agent = kid ? agents.get(kid) : undefined;
     if (!agent || !agent.public_key) return { refused: `unknown agent ${kid ?? '(no kid)'}` };
-    if (agent.revoked_at) return { refused: `agent ${agent.name} is revoked`, agent };
+    let payload: unknown;
     try {
-      return { agent, payload: await verifyJson(token, await this.keyOf(agent), AGENT_SIGN_ALG, form) };
+      payload = await verifyJson(token, await this.keyOf(agent), AGENT_SIGN_ALG, form);
     } catch {
       return { refused: `bad signature claiming to be agent ${agent.name}` };
     }
+    // Only the revoked agent itself learns it is revoked, and only its own signed messages are
+    // acted on (its jobs handed back): a kid is anybody's to write.
+    if (agent.revoked_at) return { refused: `agent ${agent.name} is revoked`, agent };
+    return { agent, payload };
   }
 
   private keyOf(agent: AgentIdentityRow): Promise<AnyKey> {

@@ -46,6 +46,14 @@ const GATHER_MS = 40;
  * crashed controller can strand, until the ack wait hands it to another replica.
  */
 const RESULTS_HELD = 1024;
+/**
+ * Agent requests (heartbeats, backups to store, open jobs) being answered at once, and their
+ * bytes: a deploy of thousands of devices has a few hundred backup requests out (up to 64
+ * backups and 256 KB each, see BACKUP_STORE_MAX_BYTES); beyond this a request waits for its
+ * agent to ask again (see start).
+ */
+const REQUESTS_HELD = 1024;
+const REQUEST_BYTES_HELD = 16 * 1024 * 1024;
 /** How soon the results consumer is taken again after it failed. */
 const RESULTS_RETRY_MS = 500;
 /**
@@ -192,14 +200,34 @@ export class NatsJobTransport implements JobTransport {
         if (status.type === Events.Reconnect) this.retakeResults();
       }
     })();
+    // Requests are core NATS: nothing holds them back but what this controller answers, so a flood
+    // (any agent can publish as fast as its link goes) would pile up unanswered requests on the heap
+    // until the process died. Beyond REQUESTS_HELD requests or REQUEST_BYTES_HELD bytes being
+    // answered, a request is dropped unanswered: its agent asks again (a heartbeat at its next beat,
+    // a backup or open jobs request shortly), and another replica of the queue group may take it.
+    const inFlight = { count: 0, bytes: 0 };
+    let dropped = 0;
     this.nc!.subscribe(this.names.heartbeatSubject, {
       queue: this.names.controllerQueue,
       callback: (err, msg) => {
         if (err || !isAgentInbox(msg.reply)) return; // see isAgentInbox
-        sink.request(sc.decode(msg.data)).then(
-          (reply) => msg.respond(sc.encode(reply)),
-          (e) => this.log.warn({ err: e }, 'heartbeat not recorded'),
-        );
+        const bytes = msg.data.length;
+        if (inFlight.count >= REQUESTS_HELD || inFlight.bytes + bytes > REQUEST_BYTES_HELD) {
+          if (dropped++ % 1000 === 0) this.log.warn({ dropped }, 'agent requests arrive faster than they are answered; dropping some unanswered');
+          return;
+        }
+        inFlight.count += 1;
+        inFlight.bytes += bytes;
+        sink
+          .request(sc.decode(msg.data))
+          .then(
+            (reply) => msg.respond(sc.encode(reply)),
+            (e) => this.log.warn({ err: e }, 'heartbeat not recorded'),
+          )
+          .finally(() => {
+            inFlight.count -= 1;
+            inFlight.bytes -= bytes;
+          });
       },
     });
     this.loop = this.consumeResults(sink);

@@ -307,10 +307,11 @@ export class JobsStore {
       .options(PREPARED);
   }
 
-  /** Puts an unfinished job back in the queue (its agent was revoked, or could not read it). */
-  async requeue(id: string, attempt?: number): Promise<boolean> {
+  /** Puts an unfinished job back in the queue (its agent was revoked, or could not read it); with `orgId`, only a job of that organization. */
+  async requeue(id: string, attempt?: number, orgId?: string): Promise<boolean> {
     const q = this.db('jobs').where({ id }).whereIn('status', ['dispatched', 'running']);
     if (attempt !== undefined) q.where({ attempt });
+    if (orgId !== undefined) q.where({ org_id: orgId });
     const n = await q.update({ status: 'queued', agent_id: null, started_at: null, stream_seq: null });
     return n > 0;
   }

@@ -19,6 +19,8 @@ export const JobKindSchema = Type.Union(JOB_KINDS.map((k) => Type.Literal(k)));
 
 const Iso = Type.String({ minLength: 10, maxLength: 40 });
 const Id = Type.String({ minLength: 1, maxLength: 64 });
+/** A job's attempt: the controller stores it in a PostgreSQL integer, so one beyond it is malformed, not a failed statement. */
+const Attempt = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
 
 /** Everything an agent needs to reach the device, except the secrets. */
 export const JobDevice = Type.Object({
@@ -74,7 +76,7 @@ export type GeneralJwe = Static<typeof GeneralJwe>;
 /** One job of a batch: everything but the device secrets, which the batch carries sealed for all its jobs. */
 export const BatchJob = Type.Object({
   job_id: Id,
-  attempt: Type.Integer({ minimum: 1 }),
+  attempt: Attempt,
   kind: JobKindSchema,
   device: JobDevice,
   params: Type.Record(Type.String(), Type.Unknown()),
@@ -115,7 +117,7 @@ export const LogLine = Type.Object({
 });
 export type LogLine = Static<typeof LogLine>;
 
-const JobRef = Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }) });
+const JobRef = Type.Object({ job_id: Id, attempt: Attempt });
 
 /**
  * Jobs still running a while after they started, and the log lines they wrote meanwhile, of any
@@ -126,13 +128,13 @@ export const ProgressEvent = Type.Object({
   v: Type.Literal(PROTOCOL_VERSION),
   type: Type.Literal('progress'),
   agent_id: Id,
-  started: Type.Array(Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }), at: Iso })),
-  logs: Type.Array(Type.Object({ job_id: Id, attempt: Type.Integer({ minimum: 1 }), lines: Type.Array(LogLine, { minItems: 1 }) })),
+  started: Type.Array(Type.Object({ job_id: Id, attempt: Attempt, at: Iso })),
+  logs: Type.Array(Type.Object({ job_id: Id, attempt: Attempt, lines: Type.Array(LogLine, { minItems: 1 }) })),
 });
 /** The outcome of one job, as a `results` event carries it. */
 export const JobResult = Type.Object({
   job_id: Id,
-  attempt: Type.Integer({ minimum: 1 }),
+  attempt: Attempt,
   status: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
   error: Type.Union([Type.String(), Type.Null()]),
   result: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
@@ -244,7 +246,7 @@ export const BACKUP_STORE_MAX_BYTES = 256 * 1024;
 /** One deploy job's pre-deployment backup in a backup_store request. */
 export const BackupStoreEntry = Type.Object({
   job_id: Id,
-  attempt: Type.Integer({ minimum: 1 }),
+  attempt: Attempt,
   /** The agent keeps its copy: when the backup kept for the job is this one, the answer says `same` instead of sending it back. */
   backup: FetchedConfigSchema,
 });
