@@ -139,6 +139,9 @@ export class NatsJobTransport implements JobTransport {
     private readonly auth?: () => Promise<Partial<ConnectionOptions>>,
   ) {}
 
+  /** Agent requests dropped unanswered since the start, because too many were being answered already (see start). */
+  requestsDropped = 0;
+
   /** The NATS connection once started (readiness checks and metrics). */
   get connection(): NatsConnection | undefined {
     return this.nc ?? undefined;
@@ -206,14 +209,14 @@ export class NatsJobTransport implements JobTransport {
     // answered, a request is dropped unanswered: its agent asks again (a heartbeat at its next beat,
     // a backup or open jobs request shortly), and another replica of the queue group may take it.
     const inFlight = { count: 0, bytes: 0 };
-    let dropped = 0;
     this.nc!.subscribe(this.names.heartbeatSubject, {
       queue: this.names.controllerQueue,
       callback: (err, msg) => {
         if (err || !isAgentInbox(msg.reply)) return; // see isAgentInbox
         const bytes = msg.data.length;
         if (inFlight.count >= REQUESTS_HELD || inFlight.bytes + bytes > REQUEST_BYTES_HELD) {
-          if (dropped++ % 1000 === 0) this.log.warn({ dropped }, 'agent requests arrive faster than they are answered; dropping some unanswered');
+          if (this.requestsDropped++ % 1000 === 0)
+            this.log.warn({ dropped: this.requestsDropped }, 'agent requests arrive faster than they are answered; dropping some unanswered');
           return;
         }
         inFlight.count += 1;
