@@ -16,6 +16,7 @@ import {
 } from '../../../shared/src/jobs/messages';
 import { successfulVersion } from '../configs/backup-job';
 import { UUID } from '../db/knex';
+import { inputProblem } from '../http/input-limits';
 import type { NewVersion } from '../configs/store';
 import { SignerChanged, type JobOutcome, type RequestSigner } from '../jobs/types';
 import type { BackupToStore, BackupVerdict, DeploymentStore } from './store';
@@ -67,21 +68,16 @@ export function backupVersion(job: Pick<JobOutcome, 'orgId' | 'deviceId' | 'jobI
   return { org_id: job.orgId, device_id: job.deviceId, job_id: job.jobId, ...backupFields(backup) };
 }
 
-/** An unpaired UTF-16 surrogate (\p{Cs} in unicode mode matches only those): jsonb refuses it, as it refuses NUL. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
- * Why an entry could not be stored (a job id that is not a UUID, a text PostgreSQL refuses), or
- * null. Requests of the moment share one statement: one such entry would fail every agent's
- * request gathered with it, over and over while its sender keeps sending.
+ * Why an entry could not be stored (a job id that is not a UUID, a text PostgreSQL refuses: the
+ * checks every API request gets), or null. Requests of the moment share one statement: one such
+ * entry would fail every agent's request gathered with it, over and over while its sender keeps sending.
  */
 function unstorableEntry(entries: BackupStoreEntry[]): string | null {
-  for (const [i, { job_id, backup }] of entries.entries()) {
-    if (!UUID.test(job_id)) return `/backups/${i}/job_id is not a job id`;
-    if (backup.text.includes('\u0000')) return `/backups/${i}/backup/text must not contain NUL (\\u0000) characters`;
-    if (LONE_SURROGATE.test(backup.text)) return `/backups/${i}/backup/text must be valid Unicode text (it has an unpaired surrogate)`;
-  }
-  return null;
+  const badId = entries.findIndex((e) => !UUID.test(e.job_id));
+  if (badId >= 0) return `/backups/${badId}/job_id is not a job id`;
+  const problem = inputProblem(entries);
+  return problem && `/backups${problem.instancePath} ${problem.message}`;
 }
 
 type CheckedRequest = { agent: RequestSigner; request: BackupStoreRequest };

@@ -258,11 +258,10 @@ const UNSAFE_TEXT_ALL = new RegExp(UNSAFE_TEXT.source, 'gu');
 
 /** A time an agent sent, as the ISO text PostgreSQL takes (a day that does not exist, or year 20000, is refused there). */
 function agentTime(text: string, what: string): string {
-  const ms = Date.parse(text);
-  const year = new Date(ms).getUTCFullYear();
-  if (!Number.isFinite(ms) || year < 1000 || year > 9999)
-    throw new Error(`malformed agent event: ${what} is not a time (${JSON.stringify(text.slice(0, 40))})`);
-  return new Date(ms).toISOString();
+  const time = new Date(text);
+  const year = time.getUTCFullYear(); // NaN for a text that is no time
+  if (!(year >= 1000 && year <= 9999)) throw new Error(`malformed agent event: ${what} is not a time (${JSON.stringify(text.slice(0, 40))})`);
+  return time.toISOString();
 }
 
 function storableLines(lines: LogLine[]): void {

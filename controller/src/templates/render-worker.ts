@@ -37,13 +37,14 @@ const progress = new Int32Array(workerData.progress as SharedArrayBuffer);
 
 parentPort!.on('message', (batch: RenderBatch) => {
   let output = 0;
+  const tooLarge = failure(new TemplateError(callTooLarge(batch.maxOutputChars)));
   const results: WorkerResult[] = batch.jobs.map((job, index) => {
     Atomics.store(progress, 0, index);
-    if (output > batch.maxOutputChars) return failure(new TemplateError(callTooLarge(batch.maxOutputChars)));
+    if (output > batch.maxOutputChars) return tooLarge;
     try {
       const result = runJob(batch, job);
       if ('output' in result) output += result.output.length;
-      return output > batch.maxOutputChars ? failure(new TemplateError(callTooLarge(batch.maxOutputChars))) : result;
+      return output > batch.maxOutputChars ? tooLarge : result;
     } catch (err) {
       return failure(err instanceof TemplateError ? err : new TemplateError(err instanceof Error ? err.message : String(err)));
     }
