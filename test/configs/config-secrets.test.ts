@@ -586,6 +586,50 @@ describe('dry-run diffs: each hunk side masked as text of its format, lines kept
     for (const secret of ['mypassw0rd', 'abc123', 'BEGIN KEY']) expect(out.join('\n')).not.toContain(secret);
   });
 
+  it('masks each line of a multi-line credential when a hunk shows only the middle or the end of it', () => {
+    // A key's header and trailer lines and its short last body line look like no key body, and a
+    // banner-like passphrase looks like nothing at all: masking the whole value never saw them.
+    const key = [
+      '-----BEGIN RSA PRIVATE KEY-----',
+      'Proc-Type: 4,ENCRYPTED',
+      'DEK-Info: AES-128-CBC,8C3F0A1B2C3D4E5F',
+      '',
+      'MIIEpAIBAAKCAQEA7Vx1Y2Qz4R0e6f3nT8uYlK1b9pQw2sXv0dZ3hJmN5cLr4aGtBy',
+      'kQ==',
+      '-----END RSA PRIVATE KEY-----',
+    ].join('\n');
+    const passphrase = 'break-glass passphrase:\r\n  correct horse battery\r\n  staple 7719-2231\r\nok';
+    const maskText = (text: string) => maskConfigSecrets(text, 'cli', 'vendor_ios', mask, ['hunter2', key, passphrase]);
+    const diff = [
+      '@@ -20,8 +20,9 @@',
+      '   staple 7719-2231',
+      ' ok',
+      ' ^C',
+      ' DEK-Info: AES-128-CBC,8C3F0A1B2C3D4E5F',
+      ' ',
+      ' MIIEpAIBAAKCAQEA7Vx1Y2Qz4R0e6f3nT8uYlK1b9pQw2sXv0dZ3hJmN5cLr4aGtBy',
+      ' kQ==',
+      ' -----END RSA PRIVATE KEY-----',
+      '+ntp server 192.0.2.1 kQ== hunter2',
+    ];
+    expect(maskedDiff(diff, maskText)).toEqual([
+      '@@ -20,8 +20,9 @@',
+      `   ${MASK}`,
+      // Under 3 characters, like a credential that short: shown.
+      ' ok',
+      ' ^C',
+      ` ${MASK}`,
+      ' ',
+      ` ${MASK}`,
+      ` ${MASK}`,
+      ` ${MASK}`,
+      // A short line of a credential is masked where it is a whole line only; a whole single-line credential anywhere, as before.
+      `+ntp server 192.0.2.1 kQ== ${MASK}`,
+    ]);
+    // The same in any text of the device (a transcript), and the whole value still one mask.
+    expect(maskText(`echo  correct horse battery\n${key}\nend`)).toBe(`echo  ${MASK}\n${MASK}${'\n'.repeat(6)}\nend`);
+  });
+
   it('masks an XML element whose secret sits on lines of its own, or spans lines', () => {
     const diff = [
       '@@ -1,8 +1,8 @@',

@@ -314,4 +314,31 @@ describe('dry run over SSH CLI', () => {
     const stored = await c.db('deployment_devices').where({ deployment_id: done.id, device_id: device.id }).first('dry_run_diff');
     expect(stored.dry_run_diff).toContain('+snmp-server community Sup3r-c0mmunity RO');
   });
+
+  it('masks each line of a multi-line credential when the hunk shows only the end of it', async () => {
+    // The profile's password spans lines and sits in the device's banner; a line added before
+    // `end` makes a hunk whose context is the banner's last lines, never the whole password.
+    const password = ['break-glass passphrase:', 'correct horse battery', 'staple 7719-2231', 'vault B-12'].join('\n');
+    const sim: SimSshDevice = await startSshDevice({ dialect: 'vendor_ios', hostname: 'dry-ml', password });
+    sims.push(sim);
+    sim.setConfig(`hostname dry-ml\n!\nbanner motd ^C\n${password}\n^C\nend\n`);
+    const device = await sshDevice(c, token, sim, password, 'dry-ml');
+    const tpl = await api(
+      c,
+      token,
+      'POST',
+      '/api/config/templates',
+      { name: 'dry-ml', platform: 'vendor_xe-netconf', config_format: 'cli', target_path: 'dry-ml', source: 'ntp server {{ server }}\n' },
+      201,
+    );
+    const stack = await api(c, token, 'POST', '/api/config/stacks', { name: 'dry-ml', services: [{ template_id: tpl.id }] }, 201);
+
+    const done = await dryRun(stack.id, device.id, { server: '192.0.2.99' });
+    expect(done.status, JSON.stringify(done.devices)).toBe('dry_run_completed');
+    const diff: string = done.devices[0].dry_run_diff;
+    expect(diff.split('\n').slice(-6)).toEqual(['@@ -6,4 +6,5 @@', ' ********', ' ********', ' ^C', '+ntp server 192.0.2.99', ' end']);
+    for (const line of password.split('\n')) expect(diff).not.toContain(line);
+    const stored = await c.db('deployment_devices').where({ deployment_id: done.id, device_id: device.id }).first('dry_run_diff');
+    expect(stored.dry_run_diff).toContain(' vault B-12\n');
+  });
 });

@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DestinationPolicy } from '../../controller/src/netbox/destination';
+import { issueServerCertificate, loadOrCreateCa } from '../../controller/src/tls/ca';
 import { startTestController, type TestController } from '../helpers/controller';
 import { type NetboxSim, startNetboxSim } from '../sim/netbox/server';
 import { inventoryUser, type InventoryUser } from './helpers';
@@ -193,6 +197,77 @@ describe('answers of other services', () => {
     const id = await created(`${internalUrl}/redirect`);
     const test = await admin.as('POST', `/api/devices/sources/netbox/${id}/test`);
     expect(test.body).toMatchObject({ ok: false, error: expect.stringContaining('redirect, which is not followed') });
+  });
+});
+
+describe('connections that get no HTTP answer', () => {
+  /** A TCP server on 127.0.0.1 that does `onSocket` with each connection; answers its URL and how to stop it. */
+  async function tcpService(onSocket: (socket: Socket) => void): Promise<{ url: string; close(): Promise<void> }> {
+    const sockets = new Set<Socket>();
+    const server = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => sockets.delete(socket));
+      onSocket(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const close = () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    };
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close };
+  }
+
+  it('get one message whatever failed (closed port, reset, not HTTP, TLS, silence), so no port scan; the cause is logged', async () => {
+    await setAllowList(['127.0.0.1']);
+    const dir = mkdtempSync(join(tmpdir(), 'nb-scan-'));
+    const tls = await issueServerCertificate(await loadOrCreateCa({ dataDir: dir, tlsCa: null }), ['127.0.0.1']);
+    const services = [
+      await tcpService(() => undefined), // accepts, never answers
+      await tcpService((socket) => socket.destroy()), // resets
+      await tcpService((socket) => socket.write('SSH-2.0-OpenSSH_9.6\r\n')), // another protocol
+      await tcpService(() => undefined),
+    ];
+    const closed = services.pop()!;
+    await closed.close(); // nothing listens there any more
+    const untrusted = await startNetboxSim({ token: TOKEN, devices: [], tls });
+    try {
+      const targets = [
+        { url: closed.url, cause: /\[ECONNREFUSED\]/ },
+        { url: services[0].url, cause: /^TimeoutError/ },
+        { url: services[1].url, cause: /\[(?:UND_ERR_SOCKET|ECONNRESET|EPIPE)\]/ },
+        { url: services[2].url, cause: /\[HPE_INVALID_CONSTANT\]/ },
+        { url: internalUrl.replace('http:', 'https:'), cause: /\[ERR_SSL_WRONG_VERSION_NUMBER\]/ }, // TLS to a plain HTTP port
+        { url: untrusted.url, cause: /\[SELF_SIGNED_CERT_IN_CHAIN\]/ },
+      ];
+      /** What the server log says of a source's failures: the cause of each. */
+      const loggedCauses = (id: string) =>
+        c
+          .logs()
+          .split('\n')
+          .filter((line) => line.includes(id) && line.includes('"cause"'))
+          .map((line) => (JSON.parse(line) as { cause: string }).cause);
+      const answers = new Set<string>();
+      for (const { url, cause } of targets) {
+        const id = await created(url, { timeout_seconds: 1 });
+        const test = await admin.as('POST', `/api/devices/sources/netbox/${id}/test`);
+        expect(test.body.ok, url).toBe(false);
+        const sync = await admin.as('POST', `/api/devices/sources/netbox/${id}/sync`);
+        expect(sync.body, url).toMatchObject({ status: 'failed', added: 0 });
+        for (const error of [test.body.error as string, sync.body.errors[0].error as string]) {
+          expect(error, url).toContain(`Could not reach NetBox at ${url}: no HTTP answer came`);
+          answers.add(error.replace(url, '<url>'));
+        }
+        expect(loggedCauses(id), url).toEqual([expect.stringMatching(cause), expect.stringMatching(cause)]);
+      }
+      expect([...answers]).toHaveLength(1);
+      expect([...answers][0]).not.toMatch(/ECONN|refused|reset|SSL|HPE_|TLS certificate .* is not trusted|did not answer/);
+      expect(c.logs()).not.toContain(TOKEN);
+    } finally {
+      await Promise.all(services.map((service) => service.close()));
+      await untrusted.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

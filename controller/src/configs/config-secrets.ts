@@ -271,20 +271,43 @@ function maskJson(text: string, mask: SecretMasker): string {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
+ * A line of a multi-line credential at least this long (spaces around it left out) is masked on
+ * its own wherever it appears, like a credential: a dry-run diff's hunk may show only the middle
+ * or the end of a private key or other multi-line secret, where the whole value never matches.
+ */
+const LINE_ANYWHERE = 8;
+/**
+ * A shorter line of one, from SHORT_LINE characters (a key's last, short body line), is masked
+ * where it is a whole line of the text; shorter still it is shown, as a credential under 3
+ * characters is (masking `!` or `}` wherever it stands would hide the config, not the secret).
+ */
+const SHORT_LINE = 3;
+
+/**
  * The device's own credentials replaced with MASK wherever they appear, longest first (a secret
- * containing another is masked whole), never inside a `<secret:…>` already there.
+ * containing another is masked whole), never inside a `<secret:…>` already there. Each line of a
+ * multi-line credential is a credential of its own too (LINE_ANYWHERE, SHORT_LINE).
  */
 function maskCredentials(text: string, credentials: readonly string[]): string {
   const forms = new Set<string>();
+  const wholeLines = new Set<string>();
   for (const secret of credentials) {
     if (secret.length < 3) continue;
     forms.add(secret);
+    if (!/[\r\n]/.test(secret)) continue;
     // Private keys may be echoed with other line endings.
-    if (secret.includes('\n')) forms.add(secret.replace(/\r?\n/g, '\r\n')).add(secret.replace(/\r\n/g, '\n'));
+    forms.add(secret.replace(/\r?\n/g, '\r\n')).add(secret.replace(/\r\n/g, '\n'));
+    for (const line of secret.split(/\r?\n|\r/)) {
+      const core = line.trim();
+      if (core.length >= LINE_ANYWHERE) forms.add(core);
+      else if (core.length >= SHORT_LINE) wholeLines.add(core);
+    }
   }
   if (forms.size === 0) return text;
-  const known = [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
-  const pattern = new RegExp(`(<secret:[0-9a-f]{8}>)|${known.join('|')}`, 'g');
+  const longestFirst = (set: Set<string>) => [...set].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  const alternatives = longestFirst(forms);
+  if (wholeLines.size > 0) alternatives.push(String.raw`(?<=^[ \t]*)(?:${longestFirst(wholeLines).join('|')})(?=[ \t]*\r?$)`);
+  const pattern = new RegExp(`(<secret:[0-9a-f]{8}>)|${alternatives.join('|')}`, 'gm');
   return text.replace(pattern, (all: string, kept: string | undefined) => kept ?? MASK + breaksOf(all));
 }
 

@@ -11,6 +11,8 @@ export class NetboxError extends Error {
   constructor(
     message: string,
     readonly remoteBody?: string,
+    /** Why no answer came (error names, codes and messages), for the server log only. */
+    readonly detail?: string,
   ) {
     super(message);
   }
@@ -47,16 +49,6 @@ export type DeviceFilters = Record<string, string | number | boolean | (string |
 
 const PAGE_SIZE = 1000;
 const MAX_PAGES = 10_000;
-const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-  'CERT_NOT_YET_VALID',
-]);
-
 /** Query string of the filters; arrays repeat the key (NetBox ORs repeated values). */
 export function filterQuery(filters: DeviceFilters): URLSearchParams {
   const params = new URLSearchParams();
@@ -78,9 +70,15 @@ function causes(err: unknown): { code?: unknown; message?: string }[] {
   return chain;
 }
 
-function causeCode(err: unknown): string | undefined {
-  const found = causes(err).find((c) => typeof c.code === 'string' && !c.code.startsWith('UND_ERR_'));
-  return found?.code as string | undefined;
+/** Each error of the chain as `name [code]: message`, for the log: what the reader of the API is not told. */
+function causeChain(err: unknown, token: string): string {
+  const text = causes(err)
+    .map((c) => {
+      const { name, code } = c as { name?: unknown; code?: unknown };
+      return `${typeof name === 'string' ? name : 'Error'}${typeof code === 'string' ? ` [${code}]` : ''}: ${c.message ?? String(c)}`;
+    })
+    .join(' <- ');
+  return token ? text.split(token).join('********') : text;
 }
 
 /**
@@ -114,20 +112,28 @@ export class NetboxClient {
     return this.dispatcher.close();
   }
 
-  private describe(err: unknown): string {
-    const seconds = this.connection.timeoutMs / 1000;
-    const name = (err as Error)?.name;
-    if (name === 'TimeoutError' || name === 'AbortError') return `NetBox did not answer within ${seconds} s (${this.connection.url})`;
+  /**
+   * A request that got no HTTP answer. Whatever the cause (connection refused or reset, a TLS
+   * failure, bytes that are not HTTP, no answer in time), the caller reads one message: telling
+   * them apart would tell an open port from a closed one, and let whoever sets a source's URL
+   * scan the controller's network. The cause goes to the server log (NetboxError.detail). Two
+   * failures keep their own words, as they say nothing about the port: the destination policy's
+   * refusal (decided before connecting) and a redirect (an HTTP answer).
+   */
+  private describe(err: unknown): NetboxError {
     const refused = causes(err).find((c) => c instanceof DestinationRefused);
-    if (refused) return refused.message!;
+    if (refused) return new NetboxError(refused.message!);
     if (causes(err).some((c) => c.message === 'unexpected redirect')) {
-      return `NetBox at ${this.connection.url} answered a redirect, which is not followed; give the URL it redirects to`;
+      return new NetboxError(`NetBox at ${this.connection.url} answered a redirect, which is not followed; give the URL it redirects to`);
     }
-    const code = causeCode(err);
-    if (code && TLS_CODES.has(code)) {
-      return `The TLS certificate of ${this.connection.url} is not trusted (${code}); install its CA or set verify_ssl to false`;
-    }
-    return `Could not reach NetBox at ${this.connection.url}${code ? ` (${code})` : ''}`;
+    const seconds = this.connection.timeoutMs / 1000;
+    return new NetboxError(
+      `Could not reach NetBox at ${this.connection.url}: no HTTP answer came. Check the URL's host and port, that NetBox is up and ` +
+        `answers within ${seconds} s (the source's timeout), and its TLS certificate (install its CA or set verify_ssl to false); ` +
+        "the controller's log says what failed",
+      undefined,
+      causeChain(err, this.connection.token),
+    );
   }
 
   /** GET one API path with a query; answers the parsed JSON body and the API-Version header. */
@@ -147,7 +153,7 @@ export class NetboxClient {
       apiVersion = res.headers.get('api-version');
       text = await res.text();
     } catch (err) {
-      throw new NetboxError(this.describe(err));
+      throw this.describe(err);
     }
     let body: unknown;
     try {

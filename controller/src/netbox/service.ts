@@ -178,9 +178,9 @@ export class NetboxService {
     }
   }
 
-  /** The failure's message for the caller; what NetBox answered goes to the server log only. */
+  /** The failure's message for the caller; what NetBox answered, or why nothing did, goes to the server log only. */
   private failed(sourceId: string, err: NetboxError): string {
-    this.log.warn({ source_id: sourceId, remote_body: err.remoteBody }, `NetBox source failed: ${err.message}`);
+    this.log.warn({ source_id: sourceId, remote_body: err.remoteBody, cause: err.detail }, `NetBox source failed: ${err.message}`);
     return err.message;
   }
 

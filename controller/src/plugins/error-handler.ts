@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, appError } from '../errors/app-error';
@@ -98,13 +98,54 @@ const CLIENT_ERRORS: Record<string, AppError> = {
   ERR_HTTP_REQUEST_TIMEOUT: appError('REQUEST_TIMEOUT'),
 };
 
+/** Responses not finished yet, by connection (trackOpenResponses). */
+const openResponses = new WeakMap<object, number>();
+/** Connections whose parser refused what came after requests still being answered: closed once those are answered. */
+const closeWhenAnswered = new WeakSet<Duplex>();
+
+/** Ends a connection once what was written to it has gone out. */
+function closeSoon(socket: Duplex): void {
+  if (socket.destroyed) return;
+  if (!socket.writable) socket.destroy();
+  else socket.end(() => socket.destroy());
+}
+
+/**
+ * Counts each connection's responses from their request until they close (finished, or the
+ * connection gone), for clientErrorHandler: a refusal written while one is open would be read as
+ * that response, or land inside it.
+ */
+export function trackOpenResponses(server: Server): void {
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    openResponses.set(socket, (openResponses.get(socket) ?? 0) + 1);
+    response.once('close', () => {
+      const left = (openResponses.get(socket) ?? 1) - 1;
+      if (left > 0) return void openResponses.set(socket, left);
+      openResponses.delete(socket);
+      if (closeWhenAnswered.has(socket)) closeSoon(socket);
+    });
+  });
+}
+
 /**
  * Requests Node's HTTP parser refuses before Fastify sees them (headers over the limit, a request
  * that is not HTTP, one that came too slowly): answered like every error, `{error, code}`, on the
  * socket itself, which then closes. A connection the client reset needs nothing.
+ *
+ * Only when no response of the connection is open, though. Bytes refused behind a request still
+ * being answered (HTTP pipelining: a valid request, then garbage, in one packet) would otherwise
+ * get the refusal written before that request's answer, which the client reads as the answer, or
+ * into the middle of an answer already being sent. Those answers are let finish and the connection
+ * is then closed, with nothing written for the refused bytes. Once every response is finished (a
+ * kept-alive connection between requests) the refusal is written as usual: it is the next answer.
  */
 export function clientErrorHandler(err: Error & { code?: string }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (openResponses.has(socket)) {
+    closeWhenAnswered.add(socket);
+    return;
+  }
   const refusal = CLIENT_ERRORS[err.code ?? ''] ?? appError('MALFORMED_REQUEST');
   const body = JSON.stringify({ error: refusal.message, code: refusal.code });
   if (socket.writable) {
@@ -117,6 +158,7 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Duple
 }
 
 export async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
+  trackOpenResponses(app.server);
   app.setErrorHandler((error, request, reply) => {
     const appErr = toAppError(error as FastifyError, request);
     if (appErr.status >= 500) request.log.error({ err: error }, 'request failed');
