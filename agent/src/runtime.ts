@@ -47,6 +47,7 @@ import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext
 import { KIND_RUNNERS, runnerOf } from './jobs';
 import { paramsMisfit } from '../../shared/src/jobs/kinds';
 import { DEADLINE_MARGIN_MS, JOB_ENDED, deadlineFailure, jobBudget } from './job-deadline';
+import { TakenJobs } from './taken-jobs';
 
 /** The part of the agent's identity the runtime needs. */
 export interface RuntimeIdentity {
@@ -124,6 +125,10 @@ export class AgentRuntime {
   private loops: Promise<void>[] = [];
   private heartbeatMs: number;
   private wakeHeartbeat: (() => void) | null = null;
+  /** Each job taken, at its latest attempt, until its deadline: a batch sent again does not run it twice. */
+  private readonly taken = new TakenJobs();
+  /** Jobs refused because this agent had taken them at that attempt (or a later one) before. */
+  replaysRefused = 0;
   readonly capabilities: string[];
 
   constructor(private readonly o: RuntimeOptions) {
@@ -273,7 +278,12 @@ export class AgentRuntime {
     // Kept alive until every job of it has a stored result; an agent that dies lets it go to another.
     const keepAlive = setInterval(() => delivered.working(), Math.max(200, Math.floor(this.o.link.ackWaitMs / 3)));
     try {
-      let jobs = batch.jobs.filter((j) => Date.parse(j.deadline_at) > Date.now()); // the controller ends the others
+      const due = batch.jobs.filter((j) => Date.parse(j.deadline_at) > Date.now()); // the controller ends the others
+      let jobs = this.untaken(batch, due);
+      if (jobs.length === 0 && due.length > 0) {
+        delivered.term(); // nothing of it is this agent's to run (again)
+        return;
+      }
       // Delivered before: the jobs whose result was recorded meanwhile are not run again.
       if (delivered.redeliveries > 0 && jobs.length > 0) {
         const open = await this.stillOpen(jobs);
@@ -329,6 +339,23 @@ export class AgentRuntime {
     } finally {
       if (queued) this.queued -= 1;
     }
+  }
+
+  /**
+   * The jobs of a batch this agent has not taken before at their attempt (or a later one), now
+   * noted as taken. The others are copies: a signed batch sent again on the jobs subject (which,
+   * without per-agent NATS accounts, anybody may publish on) ran them again. The controller sends
+   * a job again only at a new attempt, which runs.
+   */
+  private untaken(batch: JobBatch, jobs: BatchJob[]): BatchJob[] {
+    const copies = jobs.filter((j) => !this.taken.take(j));
+    if (copies.length === 0) return jobs;
+    this.replaysRefused += copies.length;
+    this.o.log.warn(
+      { batch: batch.batch_id, jobs: copies.map((j) => ({ job_id: j.job_id, attempt: j.attempt })) },
+      'refused jobs this agent took before at the same attempt (a job batch sent again)',
+    );
+    return jobs.filter((j) => !copies.includes(j));
   }
 
   /**

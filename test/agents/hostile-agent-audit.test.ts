@@ -25,7 +25,19 @@ import type { AgentLink } from '../../shared/src/jobs/link';
 import { PROTOCOL_VERSION } from '../../shared/src/jobs/messages';
 import type { NatsJobTransport } from '../../controller/src/jobs/nats-transport';
 import { startTestController, type TestController } from '../helpers/controller';
-import { SHARED_NATS, dropNatsNamespace, enrollAgent, jobRow, makeDevice, makeProfile, natsPrefix, resultsToken, until, type Org } from './helpers';
+import {
+  SHARED_NATS,
+  dropNatsNamespace,
+  enrollAgent,
+  jobRow,
+  makeDevice,
+  makeProfile,
+  makeSite,
+  natsPrefix,
+  resultsToken,
+  until,
+  type Org,
+} from './helpers';
 
 interface Speaker {
   identity: AgentIdentity;
@@ -44,8 +56,8 @@ let profileA: string;
 let profileB: string;
 const links: AgentLink[] = [];
 
-async function speaker(org: Org, name: string): Promise<Speaker> {
-  const { identity } = await enrollAgent(tc, org, { name });
+async function speaker(org: Org, name: string, siteId: string | null = null): Promise<Speaker> {
+  const { identity } = await enrollAgent(tc, org, { name, site_id: siteId });
   const link = await natsAgentLink(SHARED_NATS, identity);
   links.push(link);
   return { identity, id: identity.agent_id, sign: (await importAgentPrivateKey(identity.private_jwk)).sign, link };
@@ -67,9 +79,9 @@ afterAll(async () => {
   await dropNatsNamespace(SHARED_NATS, prefix);
 });
 
-/** One dispatched test_credential job of a new device of `org`. */
-async function dispatchedJob(org: Org, profileId: string): Promise<string> {
-  const deviceId = await makeDevice(tc, org, { profile_id: profileId });
+/** One dispatched test_credential job of a new device of `org` (in the site `siteId`, when given). */
+async function dispatchedJob(org: Org, profileId: string, siteId: string | null = null): Promise<string> {
+  const deviceId = await makeDevice(tc, org, { profile_id: profileId, site_id: siteId });
   const [jobId] = await tc.services.jobs.submit([{ orgId: org.orgId, kind: 'test_credential', deviceId, params: {}, deadlineMs: 120_000 }]);
   await until('the job to be dispatched', async () => (await jobRow(tc, jobId)).status === 'dispatched');
   return jobId;
@@ -185,13 +197,13 @@ describe('a compromised agent of organization A', () => {
   });
 
   it('cannot grow the heap without bound with a flood of requests; an honest agent is answered afterwards', async () => {
-    const beat = (s: Speaker, padding: number) =>
+    const beat = (s: Speaker, padding: number, at = new Date()) =>
       signJson(
         {
           v: PROTOCOL_VERSION,
           type: 'heartbeat',
           agent_id: s.id,
-          at: new Date().toISOString(),
+          at: at.toISOString(),
           version: 'x'.repeat(100),
           capabilities: Array.from({ length: padding }, () => 'c'.repeat(100)),
           active_jobs: 0,
@@ -203,13 +215,15 @@ describe('a compromised agent of organization A', () => {
         s.id,
       );
     const nc = (evil.link as AgentLink & { connection: NatsConnection }).connection;
-    const data = new TextEncoder().encode(await beat(evil, 100)); // 14 KB, a valid heartbeat
     const reply = `${evil.identity.nats.inbox_prefix ?? `_INBOX.${evil.id}`}.flood`;
     const transport = tc.services.jobEngine.transport as NatsJobTransport;
     const droppedBefore = transport.requestsDropped;
     // 40,000 of them (560 MB), never waiting for an answer: the controller runs with a 256 MiB heap,
-    // and held every one of them until answered (2 GB).
+    // and held every one of them until answered (2 GB). Each is signed for its own millisecond: a
+    // copy of one is refused at once (it is not later than the last taken), these are recorded.
+    const start = Date.now();
     for (let i = 0; i < 40_000; i++) {
+      const data = new TextEncoder().encode(await beat(evil, 100, new Date(start + i))); // 14 KB, a valid heartbeat
       nc.publish(evil.identity.nats.heartbeat_subject, data, { reply });
       if (i % 1000 === 999) await nc.flush();
     }
@@ -258,5 +272,109 @@ describe('a compromised agent of organization A', () => {
     expect(answer).toMatchObject({ type: 'backup_stored', error: null, answers: [{ ok: false, error: 'the deploy job is not open' }] });
     expect(answer.answers[0].retry).toBeUndefined();
     for (const refused of await Promise.all([...poisoned, ...more])) expect(refused?.error).toMatch(/backup/);
+  });
+});
+
+/** The controller's signed answer to a request `s` sends (null: none answered). */
+async function ask(s: Speaker, token: string): Promise<any> {
+  const answer = await s.link.request(token, 10_000);
+  return answer === null ? null : verifyJson(answer, importControllerPublicKey(s.identity.controller_key), CONTROLLER_SIGN_ALG);
+}
+
+const heartbeat = (s: Speaker, at: Date) =>
+  signJson(
+    {
+      v: PROTOCOL_VERSION,
+      type: 'heartbeat',
+      agent_id: s.id,
+      at: at.toISOString(),
+      version: 'test',
+      capabilities: [],
+      active_jobs: 0,
+      max_jobs: 1,
+      pending_events: 0,
+    },
+    s.sign,
+    AGENT_SIGN_ALG,
+    s.id,
+  );
+
+const lastSeen = async (s: Speaker): Promise<Date | null> => (await tc.db('agents').where({ id: s.id }).first('last_seen_at')).last_seen_at;
+
+describe('an agent of the pool, or anybody who read its signed messages on NATS', () => {
+  it('cannot keep an agent online by sending one of its signed heartbeats again, nor one signed for another time', async () => {
+    const s = await speaker(orgB, 'beating');
+    const captured = await heartbeat(s, new Date());
+    expect(await ask(s, captured)).toMatchObject({ agent_id: s.id, ok: true, revoked: false });
+    const seen = await lastSeen(s);
+    // The same heartbeat again, one signed for a time before the last one taken, and ones signed
+    // for more than 5 minutes from the controller's clock, either way (kept for replaying later).
+    const replays = [
+      captured,
+      await heartbeat(s, new Date(Date.now() - 60_000)),
+      await heartbeat(s, new Date(Date.now() + 6 * 60_000)),
+      await heartbeat(s, new Date(Date.now() - 6 * 60_000)),
+    ];
+    for (const token of replays) expect(await ask(s, token)).toMatchObject({ agent_id: s.id, ok: false, revoked: false, error: expect.any(String) });
+    expect(await lastSeen(s)).toEqual(seen);
+    // The agent's next heartbeat is taken as ever.
+    expect(await ask(s, await heartbeat(s, new Date()))).toMatchObject({ ok: true });
+    expect((await lastSeen(s))!.getTime()).toBeGreaterThan(seen!.getTime());
+  });
+
+  it("cannot add log lines or a start to its pool's finished jobs, to an earlier attempt, or to another agent's run", async () => {
+    const engine = tc.services.jobEngine;
+    const refusedBefore = engine.progressRefused;
+    // A job the attacker finished itself.
+    const finished = await dispatchedJob(orgA, profileA);
+    await evil.link.publish(await resultsToken(evil.sign, evil.id, [{ job_id: finished }]), randomUUID());
+    await tc.services.jobs.wait([finished], 30_000);
+    // A job handed back and sent again, at attempt 2.
+    const again = await dispatchedJob(orgA, profileA);
+    expect(await engine.store.requeue(again, 1)).toBe(true);
+    await engine.kick();
+    await until('the job to be sent again', async () => {
+      const row = await jobRow(tc, again);
+      return row.status === 'dispatched' && row.attempt === 2;
+    });
+    // A job another agent of the pool runs.
+    const peer = await speaker(orgA, 'peer');
+    const theirs = await dispatchedJob(orgA, profileA);
+    await progress(peer, theirs, [logLine('peer line')], new Date().toISOString());
+    await until('the peer to run the job', async () => (await jobRow(tc, theirs)).agent_id === peer.id);
+
+    await progress(evil, finished, [logLine('written after the end')], new Date().toISOString());
+    await progress(evil, again, [logLine('written into attempt 1')], new Date().toISOString(), 1);
+    await progress(evil, theirs, [logLine("written into the peer's run")]);
+    // Then the peer's next line: once it is stored, every event before it has been read.
+    await progress(peer, theirs, [logLine('marker')]);
+    await until('the marker line to be stored', async () => (await tc.db('job_logs').where({ job_id: theirs, text: 'marker' }).first()) ?? null);
+
+    const texts = async (jobId: string) => (await tc.db('job_logs').where({ job_id: jobId }).orderBy('id').select('text')).map((r) => r.text);
+    expect(await texts(finished)).toEqual([]);
+    expect(await texts(again)).toEqual([]);
+    expect(await texts(theirs)).toEqual(['peer line', 'marker']);
+    expect(await jobRow(tc, finished)).toMatchObject({ status: 'succeeded', agent_id: evil.id });
+    expect(await jobRow(tc, again)).toMatchObject({ status: 'dispatched', attempt: 2, agent_id: null, started_at: null });
+    expect(await jobRow(tc, theirs)).toMatchObject({ status: 'running', agent_id: peer.id });
+    // Counted: two starts and three jobs' lines.
+    expect(engine.progressRefused - refusedBefore).toBe(5);
+  });
+
+  it("learns nothing of another pool's jobs when it asks which jobs are still open", async () => {
+    const site = await makeSite(tc, orgA);
+    const local = await speaker(orgA, 'site agent', site.id);
+    const jobId = await dispatchedJob(orgA, profileA, site.id);
+    expect((await jobRow(tc, jobId)).pool).toBe(site.id);
+    const openJobs = (s: Speaker) =>
+      signJson(
+        { v: PROTOCOL_VERSION, type: 'open_jobs', agent_id: s.id, at: new Date().toISOString(), jobs: [{ job_id: jobId, attempt: 1 }] },
+        s.sign,
+        AGENT_SIGN_ALG,
+        s.id,
+      );
+    // The attacker's agent is of the default pool of the job's organization.
+    expect(await ask(evil, await openJobs(evil))).toMatchObject({ type: 'open_jobs', ok: true, open: [] });
+    expect(await ask(local, await openJobs(local))).toMatchObject({ type: 'open_jobs', ok: true, open: [jobId] });
   });
 });

@@ -61,7 +61,7 @@ interface JobRef {
 /** A gather of verified events, sorted by what recording them takes. */
 interface Sorted {
   logs: LogRow[];
-  started: { id: string; agent_id: string; at: Date }[];
+  started: { id: string; attempt: number; agent_id: string; at: Date }[];
   results: ResultItem[];
   /** Events recorded once the progress is (results settle their own). */
   done: IncomingEvent[];
@@ -86,12 +86,30 @@ function verdict(job: EventJob | undefined, attempt: number, v: VerifiedEvent, l
 }
 
 /**
+ * Why a start notice or log lines the verdict let through are not about the job as it is now
+ * (null: they are). They are taken only for a job sent out and not final, at its current attempt,
+ * and lines only from the agent running it: lines added to a finished job, an earlier attempt or
+ * another agent's run rewrote the history operators read. A start from another agent of the pool
+ * is taken (JetStream hands a batch whose agent died to another at the same attempt), and its
+ * lines with it: `starting` holds the starts taken so far in this gather, as job/attempt/agent.
+ */
+function notCurrent(job: EventJob, ref: JobRef, agentId: string, part: 'started' | 'lines', starting: Set<string>): string | null {
+  if (job.status !== 'dispatched' && job.status !== 'running') return `the job is ${job.status}`;
+  if (job.attempt !== ref.attempt) return `the job is at attempt ${job.attempt}`;
+  if (part === 'started' || job.agent_id === null || job.agent_id === agentId) return null;
+  return starting.has(`${ref.job_id}/${ref.attempt}/${agentId}`) ? null : 'another agent runs the job';
+}
+
+/**
  * What agents send back, recorded: progress (started, log lines), rejections (the batch was
  * sealed before the agent joined its pool) and results. Only events whose signature, shape and
  * signer check out are recorded, and only about jobs of the signer's own organization and pool.
  * An event is acked once all of it is recorded, so a redelivered copy records only what is missing.
  */
 export class AgentEventRecorder {
+  /** Start notices and jobs' log lines refused because their job was not open at that attempt for that agent (see notCurrent). */
+  progressRefused = 0;
+
   constructor(private readonly deps: AgentEventDeps) {}
 
   async record(batch: IncomingEvent[]): Promise<void> {
@@ -154,6 +172,7 @@ export class AgentEventRecorder {
     const jobs = await store.jobsById([...new Set(ids.filter((id) => UUID.test(id)))]);
     const verdictOf = (v: VerifiedEvent, ref: JobRef) => verdict(jobs.get(ref.job_id), ref.attempt, v, log);
     const sorted: Sorted = { logs: [], started: [], results: [], done: [], rejected: [] };
+    const starting = new Set<string>();
     for (const v of verified) {
       const e = v.event;
       if (e.type === 'results') {
@@ -182,13 +201,28 @@ export class AgentEventRecorder {
         // The batch's secrets were sealed before this agent joined the pool: seal them again.
         sorted.rejected.push(...ours(e.jobs).filter((j) => jobs.get(j.job_id)!.attempt === j.attempt));
       } else {
-        for (const s of ours(e.started)) sorted.started.push({ id: s.job_id, agent_id: v.agent.id, at: new Date(s.at) });
-        for (const j of ours(e.logs))
+        const current = <T extends JobRef>(list: T[], part: 'started' | 'lines') =>
+          ours(list).filter((r) => {
+            const why = notCurrent(jobs.get(r.job_id)!, r, v.agent.id, part, starting);
+            if (why) this.refuseProgress(v.agent.id, r, part, why);
+            return !why;
+          });
+        for (const s of current(e.started, 'started')) {
+          starting.add(`${s.job_id}/${s.attempt}/${v.agent.id}`);
+          sorted.started.push({ id: s.job_id, attempt: s.attempt, agent_id: v.agent.id, at: new Date(s.at) });
+        }
+        for (const j of current(e.logs, 'lines'))
           for (const line of j.lines) sorted.logs.push({ job_id: j.job_id, attempt: j.attempt, agent_id: v.agent.id, line });
       }
       sorted.done.push(v.incoming);
     }
     return sorted;
+  }
+
+  /** Drops a start notice or a job's log lines of an event, counted and logged. */
+  private refuseProgress(agentId: string, ref: JobRef, part: 'started' | 'lines', why: string): void {
+    this.progressRefused += 1;
+    this.deps.log.warn({ agent: agentId, job: ref.job_id, attempt: ref.attempt, part }, `refused an agent's progress: ${why}`);
   }
 
   /** Outcomes in chunks, one transaction each, a few transactions at once. */

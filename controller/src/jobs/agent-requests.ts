@@ -42,9 +42,9 @@ export class AgentRequests {
     const handler = typeof type === 'string' ? this.handlers.get(type) : undefined;
     if (lastRead && !(handler?.checksSigner && 'payload' in v)) return null;
     if (!handler || !('payload' in v)) return this.deps.heartbeat(signerOf(token), v);
-    const { id, org_id, public_key } = v.agent;
+    const { id, org_id, public_key, site_id } = v.agent;
     try {
-      return await handler.handle({ id, org_id, public_key: public_key! }, v.payload);
+      return await handler.handle({ id, org_id, public_key: public_key!, site_id }, v.payload);
     } catch (err) {
       if (!(err instanceof SignerChanged)) throw err;
       signers.forget(id);

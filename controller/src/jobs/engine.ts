@@ -5,7 +5,7 @@ import type { ControllerKey } from '../../../shared/src/jobs/crypto';
 import type { EventSink, JobTransport } from '../../../shared/src/jobs/link';
 import { isJobKind } from '../../../shared/src/jobs/kinds';
 import { OpenJobsRequest, PROTOCOL_VERSION, checkMessage, type OpenJobsReply } from '../../../shared/src/jobs/messages';
-import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
+import { DEFAULT_POOL, poolOf } from '../../../shared/src/nats/subjects';
 import type { SettingsService } from '../platform/settings-service';
 import { appError } from '../errors/app-error';
 import { UUID, type Db } from '../db/knex';
@@ -15,11 +15,21 @@ import { AgentRequests } from './agent-requests';
 import { AgentSigners } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { Dispatcher } from './dispatcher';
-import { answerHeartbeat, type OnlineListener } from './heartbeat';
+import { HeartbeatTimes, answerHeartbeat, type OnlineListener } from './heartbeat';
 import { OUTCOMES_PER_TRANSACTION, OutcomeRecorder, type FinishItem } from './outcomes';
 import type { AgentDirectory, Liveness, TargetLoader } from './ports';
 import { JobsStore, outcomeOf, type JobRow } from './store';
-import type { AgentRef, JobKind, JobOutcome, JobService, JobSpec, OutcomeHandler, OutcomeOptions, RequestHandler, RequestOptions } from './types';
+import type {
+  JobKind,
+  JobOutcome,
+  JobService,
+  JobSpec,
+  OutcomeHandler,
+  OutcomeOptions,
+  RequestHandler,
+  RequestOptions,
+  RequestSigner,
+} from './types';
 
 export interface JobTunables {
   /** Deadline of a job submitted without one. */
@@ -95,10 +105,11 @@ export class JobEngine implements JobService {
     const { db, log, agents, transport } = deps;
     this.store = new JobsStore(db);
     this.signers = new AgentSigners(agents);
+    const beats = new HeartbeatTimes();
     this.requests = new AgentRequests({
       signers: this.signers,
       controllerKey: deps.controllerKey,
-      heartbeat: async (kid, v) => answerHeartbeat(kid, v, await this.liveness(), agents, this.logOnline),
+      heartbeat: async (kid, v) => answerHeartbeat(kid, v, await this.liveness(), agents, beats, this.logOnline),
     });
     this.counts = new AgentJobCounts(agents, log);
     this.outcomes = new OutcomeRecorder(db, this.store, transport, log);
@@ -129,6 +140,11 @@ export class JobEngine implements JobService {
       if (row.next_queued) this.dispatcher.kickSoon();
     });
     this.onRequest('open_jobs', (agent, payload) => this.openJobs(agent, payload));
+  }
+
+  /** Agents' start notices and jobs' log lines refused so far: their job was not open at that attempt for that agent. */
+  get progressRefused(): number {
+    return this.events.progressRefused;
   }
 
   get transport(): JobTransport {
@@ -284,9 +300,10 @@ export class JobEngine implements JobService {
 
   /**
    * Which jobs of a redelivered batch are still open at the attempt the batch carries: the agent
-   * runs only those, so a device whose result was recorded is never run again.
+   * runs only those, so a device whose result was recorded is never run again. Only jobs of the
+   * agent's own pool are answered for, as its events are (another pool's are never its to run).
    */
-  private async openJobs(agent: AgentRef, payload: unknown): Promise<Record<string, unknown>> {
+  private async openJobs(agent: RequestSigner, payload: unknown): Promise<Record<string, unknown>> {
     const reply = (ok: boolean, open: string[], error: string | null): OpenJobsReply => ({ v: PROTOCOL_VERSION, type: 'open_jobs', ok, open, error });
     let request: OpenJobsRequest;
     try {
@@ -296,7 +313,7 @@ export class JobEngine implements JobService {
       return reply(false, [], (err as Error).message);
     }
     const refs = request.jobs.filter((j) => UUID.test(j.job_id));
-    return reply(true, await this.store.stillOpen(agent.org_id, refs), null);
+    return reply(true, await this.store.stillOpen(agent.org_id, poolOf(agent.site_id), refs), null);
   }
 
   // ---- deadlines ----------------------------------------------------------------------------

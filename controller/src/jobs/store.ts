@@ -294,15 +294,18 @@ export class JobsStore {
     return row?.record_failures ?? 0;
   }
 
-  /** An agent took the job (possibly after another agent of the pool died with it). */
-  async markStarted(rows: { id: string; agent_id: string; at: Date }[]): Promise<void> {
+  /**
+   * An agent took the job (possibly after another agent of the pool died with it), at the attempt
+   * it names: not one the job was sent again at since it was read.
+   */
+  async markStarted(rows: { id: string; attempt: number; agent_id: string; at: Date }[]): Promise<void> {
     if (rows.length === 0) return;
     await this.db
       .raw(
         `UPDATE jobs SET status = 'running', agent_id = u.agent_id, started_at = u.at
-         FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS u(id, agent_id, at)
-        WHERE jobs.id = u.id AND jobs.status IN ('dispatched', 'running')`,
-        [rows.map((r) => r.id), rows.map((r) => r.agent_id), rows.map((r) => r.at)] as never,
+         FROM unnest(?::uuid[], ?::int[], ?::uuid[], ?::timestamptz[]) AS u(id, attempt, agent_id, at)
+        WHERE jobs.id = u.id AND jobs.attempt = u.attempt AND jobs.status IN ('dispatched', 'running')`,
+        [rows.map((r) => r.id), rows.map((r) => r.attempt), rows.map((r) => r.agent_id), rows.map((r) => r.at)] as never,
       )
       .options(PREPARED);
   }
@@ -321,14 +324,14 @@ export class JobsStore {
     return Boolean(await this.db('jobs').where({ stream_seq: seq, transport }).whereIn('status', OPEN).first('id'));
   }
 
-  /** The jobs of `refs` still open at the given attempt, in the agent's organization (for a redelivered batch). */
-  async stillOpen(orgId: string, refs: { job_id: string; attempt: number }[]): Promise<string[]> {
+  /** The jobs of `refs` still open at the given attempt, of the agent's organization and pool (for a redelivered batch). */
+  async stillOpen(orgId: string, pool: string, refs: { job_id: string; attempt: number }[]): Promise<string[]> {
     if (refs.length === 0) return [];
     const rows: { id: string }[] = await this.db
       .raw(
         `SELECT j.id FROM jobs j JOIN unnest(?::uuid[], ?::int[]) AS r(id, attempt) ON j.id = r.id AND j.attempt = r.attempt
-          WHERE j.org_id = ? AND j.status IN ('dispatched', 'running')`,
-        [refs.map((r) => r.job_id), refs.map((r) => r.attempt), orgId] as never,
+          WHERE j.org_id = ? AND j.pool = ? AND j.status IN ('dispatched', 'running')`,
+        [refs.map((r) => r.job_id), refs.map((r) => r.attempt), orgId, pool] as never,
       )
       .then((r: { rows: { id: string }[] }) => r.rows);
     return rows.map((r) => r.id);

@@ -84,6 +84,8 @@ export interface AgentRef {
 /** The agent a request came from, with the key its signature was checked against. */
 export interface RequestSigner extends AgentRef {
   public_key: PublicJwk;
+  /** Its site (null: the default pool): what it may ask about is its pool's. */
+  site_id: string | null;
 }
 
 /** An agent request's answer: `agent` signed `payload` (checked against the agent's key, not yet against a schema). */
