@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentsStore } from '../../controller/src/agents/store';
 import { natsAgentLink } from '../../agent/src/nats-link';
 import type { AgentIdentity } from '../../agent/src/identity';
 import {
@@ -304,7 +305,8 @@ const lastSeen = async (s: Speaker): Promise<Date | null> => (await tc.db('agent
 describe('an agent of the pool, or anybody who read its signed messages on NATS', () => {
   it('cannot keep an agent online by sending one of its signed heartbeats again, nor one signed for another time', async () => {
     const s = await speaker(orgB, 'beating');
-    const captured = await heartbeat(s, new Date());
+    const capturedAt = new Date();
+    const captured = await heartbeat(s, capturedAt);
     expect(await ask(s, captured)).toMatchObject({ agent_id: s.id, ok: true, revoked: false });
     const seen = await lastSeen(s);
     // The same heartbeat again, one signed for a time before the last one taken, and ones signed
@@ -316,6 +318,11 @@ describe('an agent of the pool, or anybody who read its signed messages on NATS'
       await heartbeat(s, new Date(Date.now() - 6 * 60_000)),
     ];
     for (const token of replays) expect(await ask(s, token)).toMatchObject({ agent_id: s.id, ok: false, revoked: false, error: expect.any(String) });
+    expect(await lastSeen(s)).toEqual(seen);
+    // The time of the last one taken is in the database: another controller (or this one after a
+    // restart) records the copy with the same statement, which refuses it too.
+    const beat = { version: 'test', capabilities: [], active_jobs: 0, max_jobs: 1, pending_events: 0 };
+    expect(await new AgentsStore(tc.db).heartbeat(s.id, capturedAt, beat)).toBeNull();
     expect(await lastSeen(s)).toEqual(seen);
     // The agent's next heartbeat is taken as ever.
     expect(await ask(s, await heartbeat(s, new Date()))).toMatchObject({ ok: true });

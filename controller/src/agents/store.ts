@@ -182,19 +182,25 @@ export class AgentsStore implements AgentDirectory {
     return new Map(rows.map((r) => [r.id, r]));
   }
 
-  /** Records a heartbeat; answers when the agent was last seen before it (null: never), to tell an agent coming online. */
-  async heartbeat(id: string, fields: HeartbeatFields): Promise<Date | null> {
+  /**
+   * Records a heartbeat signed at `at`, only when that is later than the last one recorded (null
+   * otherwise), in one statement so that two replicas cannot both take a copy; answers when the
+   * agent was last seen before it (null: never), to tell an agent coming online.
+   */
+  async heartbeat(id: string, at: Date, fields: HeartbeatFields): Promise<{ previousSeenAt: Date | null } | null> {
     // A sub-select in RETURNING reads the row as it was before this statement changed it.
     const [row]: { previous_seen_at: Date | null }[] = await this.db('agents')
       .where({ id })
+      .andWhere((q) => q.whereNull('last_beat_at').orWhere('last_beat_at', '<', at))
       .update({
         ...fields,
         capabilities: JSON.stringify(fields.capabilities),
         ...(fields.health !== undefined ? { health: fields.health === null ? null : JSON.stringify(fields.health) } : {}),
         last_seen_at: this.db.fn.now(),
+        last_beat_at: at,
       })
       .returning(this.db.raw('(SELECT last_seen_at FROM agents p WHERE p.id = agents.id) AS previous_seen_at') as never);
-    return row?.previous_seen_at ?? null;
+    return row ? { previousSeenAt: row.previous_seen_at } : null;
   }
 
   async addJobCounts(agentId: string, completed: number, failed: number): Promise<void> {

@@ -15,7 +15,7 @@ import { AgentRequests } from './agent-requests';
 import { AgentSigners } from './agent-signers';
 import { deadlineFailure, inSeconds, type DeadlineContext } from './deadline';
 import { Dispatcher } from './dispatcher';
-import { HeartbeatTimes, answerHeartbeat, type OnlineListener } from './heartbeat';
+import { answerHeartbeat, type OnlineListener } from './heartbeat';
 import { OUTCOMES_PER_TRANSACTION, OutcomeRecorder, type FinishItem } from './outcomes';
 import type { AgentDirectory, Liveness, TargetLoader } from './ports';
 import { JobsStore, outcomeOf, type JobRow } from './store';
@@ -105,11 +105,10 @@ export class JobEngine implements JobService {
     const { db, log, agents, transport } = deps;
     this.store = new JobsStore(db);
     this.signers = new AgentSigners(agents);
-    const beats = new HeartbeatTimes();
     this.requests = new AgentRequests({
       signers: this.signers,
       controllerKey: deps.controllerKey,
-      heartbeat: async (kid, v) => answerHeartbeat(kid, v, await this.liveness(), agents, beats, this.logOnline),
+      heartbeat: async (kid, v) => answerHeartbeat(kid, v, await this.liveness(), agents, this.logOnline),
     });
     this.counts = new AgentJobCounts(agents, log);
     this.outcomes = new OutcomeRecorder(db, this.store, transport, log);

@@ -10,26 +10,15 @@ import type { Verified } from './agent-signers';
 export const HEARTBEAT_SKEW_MS = 5 * 60_000;
 
 /**
- * The signed time of the last heartbeat taken from each agent, on this replica. On a NATS without
+ * Why a heartbeat's signed time is refused before it is recorded, or null. On a NATS without
  * per-agent accounts anybody can read a signed heartbeat and send it again, which kept a dead
- * agent online (and its pool's jobs sent to nobody): a heartbeat is taken only when its `at` is
- * later than the last one taken and within HEARTBEAT_SKEW_MS of this clock. Another replica
- * keeps its own times, so a copy is taken at most once by each replica, and only while it is
- * less than HEARTBEAT_SKEW_MS old. One entry per agent that signed a heartbeat.
+ * agent online (and its pool's jobs sent to nobody): a heartbeat is taken only within
+ * HEARTBEAT_SKEW_MS of this clock, and (checked by the statement that records it, so on every
+ * replica and after restarts) only when later than the last one taken from the agent.
  */
-export class HeartbeatTimes {
-  private readonly last = new Map<string, number>();
-
-  /** Why the heartbeat is refused, or null when it is taken (its time is then the agent's last). */
-  take(agentId: string, at: string, now = Date.now()): string | null {
-    const time = Date.parse(at);
-    if (!(Math.abs(time - now) <= HEARTBEAT_SKEW_MS))
-      return `heartbeat time ${at} is more than ${HEARTBEAT_SKEW_MS / 60_000} minutes from the controller's clock (${new Date(now).toISOString()})`;
-    const last = this.last.get(agentId);
-    if (last !== undefined && time <= last) return `heartbeat time ${at} is not later than the last heartbeat taken (a copy sent again?)`;
-    this.last.set(agentId, time);
-    return null;
-  }
+export function beatTimeProblem(at: string, now = Date.now()): string | null {
+  if (Math.abs(Date.parse(at) - now) <= HEARTBEAT_SKEW_MS) return null;
+  return `heartbeat time ${at} is more than ${HEARTBEAT_SKEW_MS / 60_000} minutes from the controller's clock (${new Date(now).toISOString()})`;
 }
 
 /** Told when a heartbeat comes from an agent that was offline (or never seen): it is coming online. */
@@ -40,7 +29,6 @@ export async function answerHeartbeat(
   v: Verified,
   live: Liveness,
   agents: AgentDirectory,
-  times: HeartbeatTimes,
   onOnline?: OnlineListener,
 ): Promise<HeartbeatReply> {
   const reply = { v: PROTOCOL_VERSION, heartbeat_interval_ms: live.heartbeatMs } as const;
@@ -51,9 +39,9 @@ export async function answerHeartbeat(
   try {
     const beat = checkMessage(Heartbeat, v.payload, 'heartbeat');
     if (beat.agent_id !== v.agent.id) throw new Error('agent_id does not match the signer');
-    const stale = times.take(v.agent.id, beat.at);
-    if (stale) throw new Error(stale);
-    const previous = await agents.heartbeat(v.agent.id, {
+    const skewed = beatTimeProblem(beat.at);
+    if (skewed) throw new Error(skewed);
+    const taken = await agents.heartbeat(v.agent.id, new Date(beat.at), {
       version: beat.version,
       capabilities: beat.capabilities,
       active_jobs: beat.active_jobs,
@@ -61,6 +49,8 @@ export async function answerHeartbeat(
       pending_events: beat.pending_events,
       health: beat.health ?? null,
     });
+    if (!taken) throw new Error(`heartbeat time ${beat.at} is not later than the last heartbeat taken (a copy sent again?)`);
+    const previous = taken.previousSeenAt;
     if (!previous || Date.now() - previous.getTime() > live.offlineMs) onOnline?.({ ...v.agent, version: beat.version });
     return { ...reply, agent_id: v.agent.id, ok: true, revoked: false, error: null };
   } catch (err) {

@@ -69,8 +69,11 @@ export function isOffline(agent: { last_seen_at: Date | null; revoked_at?: Date 
 /** The agents the engine addresses, signs for and reports on. `q` runs the query in the caller's transaction. */
 export interface AgentDirectory {
   identities(ids: string[], q?: Knex): Promise<Map<string, AgentIdentityRow>>;
-  /** Records a heartbeat; answers when the agent was last seen before it (null: never). */
-  heartbeat(id: string, fields: HeartbeatFields): Promise<Date | null>;
+  /**
+   * Records a heartbeat signed at `at` when that is later than the last one recorded (null
+   * otherwise: a copy, or an older one); answers when the agent was last seen before it (null: never).
+   */
+  heartbeat(id: string, at: Date, fields: HeartbeatFields): Promise<{ previousSeenAt: Date | null } | null>;
   /** Of these sites, those with at least one agent that is not revoked. */
   sitesWithAgents(siteIds: string[], q?: Knex): Promise<Set<string>>;
   /** The pool's agents that are not revoked. */
