@@ -92,14 +92,17 @@ describe('a controller killed while holding agent results', () => {
       body: { stack_id: stack.body.id, name: 'through a crash', target_devices: deviceIds.map((device_id) => ({ device_id })) },
     });
     expect(dep.status, dep.text).toBe(201);
+    // Frozen while a device's backup is stored and its change under way (each gNMI call takes
+    // 300 ms): that job's result comes while the controller is frozen, whatever the timing of the
+    // others (a job yet to store its backup waits for the controller, and sends no result).
     await until(
-      'a first device deployed',
+      'a device changing after its backup was stored',
       async () => {
         const d = (await inst.api.request('GET', `/api/config/deployments/${dep.body.id}`, { token: org.token })).body;
-        return (d.devices as { status: string }[]).some((x) => x.status === 'completed');
+        return (d.devices as { status: string; backup_config_id: string | null }[]).some((x) => x.status === 'running' && x.backup_config_id);
       },
       60_000,
-      100,
+      50,
     );
 
     const upAt = await crashHoldingResults(inst);
