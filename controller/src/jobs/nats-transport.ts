@@ -26,8 +26,6 @@ import { ConfigError } from '../config';
 import { ResultsGather } from './results-gather';
 
 const sc = StringCodec();
-/** Events the consumer pulls at a time. */
-const PULL = 256;
 const RECORDING_BATCHES = 2;
 /**
  * A batch is recorded with a few statements per OUTCOMES_PER_TRANSACTION results whatever its
@@ -46,6 +44,38 @@ const GATHER_MS = 40;
  * crashed controller can strand, until the ack wait hands it to another replica.
  */
 const RESULTS_HELD = 1024;
+/**
+ * Bytes of agent events one controller holds at once: taken off the stream and not yet
+ * acknowledged, plus what its outstanding pulls may still bring (the pull window). The count
+ * alone let anybody who may publish on a results subject (any client of a NATS without per-agent
+ * accounts, or any enrolled agent) make a controller hold RESULTS_HELD events of NATS's
+ * max_payload, about 1 GB of buffers outside the 256 MB heap, before a single signature was
+ * checked. A legitimate event carries at most 256 KB of results (RESULTS_MAX_BYTES in
+ * agent/src/results.ts) but for one result larger alone, so 64 MiB still holds over 200 of the
+ * largest common ones: a dozen recording batches (GATHER.maxBytes, two in flight), more than
+ * recording can use at once, so a steady stream of results never waits on this bound; events of
+ * short jobs and progress stay bound by RESULTS_HELD first. Past it the controller takes no more
+ * until recording frees room, and the rest waits on the stream (see consumeResults). Each replica
+ * holds its own.
+ */
+export const RESULTS_HELD_BYTES = 64 * 1024 * 1024;
+/**
+ * The pull window: bytes the consumer asks NATS for at a time (nats.js pulls again as they
+ * arrive, whatever this process still holds). At least one event of NATS's max_payload plus its
+ * headers, or an event larger than every pull would never be delivered and would block every
+ * event behind it: a pull too small for the next event is ended by NATS and nats.js pulls again
+ * with the whole window once the others are spent.
+ */
+const PULL_BYTES = 8 * 1024 * 1024;
+const pullWindow = (maxPayload = 0) => Math.max(PULL_BYTES, maxPayload + 64 * 1024);
+/**
+ * How long the loop waits, at most, inside the consumer's iterator for recording to free room.
+ * What nats.js delivered meanwhile waits there, not kept alive; past this (or the ack wait, after
+ * which NATS hands those out again anyway) the iterator is dropped with them, and the consumer
+ * taken again once there is room. Well under the 30 s after which nats.js, hearing nothing of
+ * pulls it could not send, queues fresh whole-window pulls that would all go out at once.
+ */
+const PAUSE_MAX_MS = 10_000;
 /**
  * Agent requests (heartbeats, backups to store, open jobs) being answered at once, and their
  * bytes: a deploy of thousands of devices has a few hundred backup requests out (up to 64
@@ -123,6 +153,11 @@ export class NatsJobTransport implements JobTransport {
   private recording: Promise<void> | null = null;
   /** Events taken off the stream and not yet acked or naked: kept alive while they wait. */
   private readonly held = new Set<JsMsg>();
+  private heldBytes = 0;
+  /** Bytes held beyond which the loop takes no more (RESULTS_HELD_BYTES less the pull window). */
+  private heldLimit = RESULTS_HELD_BYTES - PULL_BYTES;
+  /** Wakes the loop waiting for room (see room); null while it is not waiting. */
+  private roomFreed: (() => void) | null = null;
   private keepAlive: NodeJS.Timeout | null = null;
   private stallWatch: NodeJS.Timeout | null = null;
   /** When the results consumer last handed this controller an event (or was taken). */
@@ -141,6 +176,15 @@ export class NatsJobTransport implements JobTransport {
 
   /** Agent requests dropped unanswered since the start, because too many were being answered already (see start). */
   requestsDropped = 0;
+  /** Most bytes of agent events held at once since the start (RESULTS_HELD_BYTES bounds it). */
+  resultsBytesHeldPeak = 0;
+  /** Times this controller stopped taking agent events because it held RESULTS_HELD_BYTES of them (with the pull window). */
+  resultsPauses = 0;
+
+  /** Bytes of agent events taken off the stream and not yet acked or naked. */
+  get resultsBytesHeld(): number {
+    return this.heldBytes;
+  }
 
   /** The NATS connection once started (readiness checks and metrics). */
   get connection(): NatsConnection | undefined {
@@ -240,7 +284,8 @@ export class NatsJobTransport implements JobTransport {
 
   /** Takes the results consumer again when events wait that it no longer hands out (RESULTS_STALL_MS). */
   private async watchStall(): Promise<void> {
-    if (this.closed || Date.now() - this.lastTaken < RESULTS_STALL_MS) return;
+    // Waiting for room is not stalled: the loop takes events again itself once recording frees some.
+    if (this.closed || this.roomFreed || Date.now() - this.lastTaken < RESULTS_STALL_MS) return;
     const info = await this.jsm.consumers.info(this.names.resultsStream, this.names.resultsConsumer).catch(() => null);
     if (!info || info.num_pending === 0 || info.num_ack_pending >= (info.config.max_ack_pending ?? Infinity)) return;
     if (Date.now() - this.lastTaken < RESULTS_STALL_MS) return;
@@ -255,6 +300,41 @@ export class NatsJobTransport implements JobTransport {
   private retakeResults(): void {
     this.lastTaken = Date.now();
     this.current?.stop();
+  }
+
+  private get full(): boolean {
+    return this.heldBytes > this.heldLimit;
+  }
+
+  /** Room again once a quarter of the limit is recorded: a flood pauses the loop every few MiB, not at every event. */
+  private get roomy(): boolean {
+    return this.heldBytes <= this.heldLimit * 0.75;
+  }
+
+  private take(m: JsMsg): void {
+    this.held.add(m);
+    this.heldBytes += m.data.byteLength;
+    this.resultsBytesHeldPeak = Math.max(this.resultsBytesHeldPeak, this.heldBytes);
+  }
+
+  private release(m: JsMsg): void {
+    if (!this.held.delete(m)) return;
+    this.heldBytes -= m.data.byteLength;
+    if (this.roomy) this.roomFreed?.();
+  }
+
+  /** Resolves true once there is room (or at close), false when `ms` passed first. */
+  private room(ms = Infinity): Promise<boolean> {
+    if (this.roomy || this.closed) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = Number.isFinite(ms) ? setTimeout(() => done(false), ms) : undefined;
+      const done = (roomy: boolean) => {
+        clearTimeout(timer);
+        this.roomFreed = null;
+        resolve(roomy);
+      };
+      this.roomFreed = () => done(true);
+    });
   }
 
   private async consumeResults(sink: EventSink): Promise<void> {
@@ -288,20 +368,47 @@ export class NatsJobTransport implements JobTransport {
       }
       this.recording = inFlight.size > 0 ? Promise.all(inFlight).then(() => undefined) : null;
     };
+    const pauseMs = Math.min(this.intake.ackWaitMs, PAUSE_MAX_MS);
     while (!this.closed) {
       try {
+        // After a long pause (below) the consumer is taken again only once there is room.
+        await this.room();
+        if (this.closed) break;
         const consumer = await this.js.consumers.get(this.names.resultsStream, this.names.resultsConsumer);
         // Every event taken is held (kept alive) at once: nats.js keeps pulling as events arrive,
         // not as they are recorded, so an event left waiting inside the iterator would expire
-        // and go to another replica. The consumer's max_ack_pending bounds what is held.
-        const messages = await consumer.consume({ max_messages: PULL });
+        // and go to another replica. The consumer's max_ack_pending bounds how many are held,
+        // RESULTS_HELD_BYTES their bytes: the pulls ask for a window of bytes (nats.js then pulls
+        // up to 100 events at a time), and the loop stops taking events, so no more pulls go out
+        // (nats.js sends a pull only as the iterator reaches it), once the held bytes and the
+        // window reach RESULTS_HELD_BYTES.
+        const window = pullWindow(this.nc?.info?.max_payload);
+        this.heldLimit = Math.max(0, RESULTS_HELD_BYTES - window);
+        const messages = await consumer.consume({ max_bytes: window });
         this.current = messages;
         this.lastTaken = Date.now();
         for await (const m of messages) {
           this.lastTaken = Date.now();
-          this.held.add(m);
+          this.take(m);
           buffer.add(m, m.data);
           kick();
+          if (this.full) {
+            this.resultsPauses += 1;
+            if (this.resultsPauses % 100 === 1)
+              this.log.warn(
+                { held_bytes: this.heldBytes, pauses: this.resultsPauses },
+                'agent events arrive faster than they are recorded; taking no more until some are',
+              );
+            // Nothing is lost past a long pause: what the iterator held goes back to the stream
+            // at its ack wait, and exactly-once recording makes a copy taken twice harmless.
+            if (!(await this.room(pauseMs))) {
+              this.log.warn(
+                { held_bytes: this.heldBytes },
+                `recording freed no room for ${pauseMs / 1000} s; the results consumer is taken again once it does`,
+              );
+              break;
+            }
+          }
         }
       } catch (err) {
         if (this.closed) break;
@@ -340,11 +447,11 @@ export class NatsJobTransport implements JobTransport {
       token: sc.decode(m.data),
       redeliveries: Math.max(0, m.info.redeliveryCount - 1),
       ack: () => {
-        this.held.delete(m);
+        this.release(m);
         m.ack();
       },
       nak: (delayMs) => {
-        this.held.delete(m);
+        this.release(m);
         m.nak(delayMs);
       },
     };
@@ -353,6 +460,7 @@ export class NatsJobTransport implements JobTransport {
   async close(): Promise<void> {
     this.closed = true;
     this.current?.stop();
+    this.roomFreed?.();
     // Graceful: no more events are taken; those already taken are recorded and acked before
     // the connection goes (bounded, so a NATS or database outage cannot hold a shutdown).
     await within(this.loop, 5_000);
