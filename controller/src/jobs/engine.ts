@@ -18,7 +18,7 @@ import { Dispatcher } from './dispatcher';
 import { answerHeartbeat, type OnlineListener } from './heartbeat';
 import { OUTCOMES_PER_TRANSACTION, OutcomeRecorder, type FinishItem } from './outcomes';
 import type { AgentDirectory, Liveness, TargetLoader } from './ports';
-import { JobsStore, outcomeOf, type JobRow } from './store';
+import { JobsStore, outcomeOf, type FinalRow, type JobRow } from './store';
 import type {
   JobKind,
   JobOutcome,
@@ -169,7 +169,7 @@ export class JobEngine implements JobService {
   }
 
   /** Hears every job this replica recorded final, once its transaction committed (metrics). */
-  onFinal(listener: (row: JobRow) => void): void {
+  onFinal(listener: (row: FinalRow) => void): void {
     this.outcomes.onFinal(listener);
   }
 

@@ -33,8 +33,8 @@ export interface JobRow {
 /** What the recording of agent events reads of their jobs. */
 export type EventJob = Pick<JobRow, 'id' | 'org_id' | 'kind' | 'device_id' | 'pool' | 'status' | 'attempt' | 'agent_id' | 'error' | 'deadline_at'>;
 
-/** A job just made final, and whether another job of its device is queued behind it. */
-export interface FinalRow extends JobRow {
+/** A job just made final (without its params: nothing after the end reads them), and whether another job of its device is queued behind it. */
+export interface FinalRow extends Omit<JobRow, 'params'> {
   next_queued: boolean;
 }
 
@@ -75,7 +75,7 @@ export interface FinalFields {
   gnmiCert?: { sha256: string; subject: string; not_after: string | null };
 }
 
-export function outcomeOf(row: JobRow): JobOutcome {
+export function outcomeOf(row: Omit<JobRow, 'params'>): JobOutcome {
   // The result was checked against its kind's schema when it arrived (or is its stored form).
   return {
     jobId: row.id,
@@ -110,14 +110,13 @@ const PIN_UPDATE = `UPDATE devices d SET
    FROM k
   WHERE d.id = k.device_id AND d.org_id = k.org_id AND ((${SSH_NEW}) OR (${CERT_NEW}))`;
 
-/** Every column but result: the recorder already holds the result it just wrote. */
-const COLUMNS_BUT_RESULT = [
+/** Every column but result and params: the recorder already holds the result it just wrote, and a deploy job's params carry its rendered change set. */
+const FINAL_COLUMNS = [
   'id',
   'org_id',
   'kind',
   'device_id',
   'group_id',
-  'params',
   'status',
   'pool',
   'site_id',
@@ -272,7 +271,7 @@ export class JobsStore {
                 attempt = GREATEST(j.attempt, COALESCE(i.attempt, j.attempt))
            FROM i
           WHERE j.id = i.id AND j.status IN ('queued', 'dispatched', 'running') AND j.id = ANY(ARRAY(SELECT id FROM i)) -- by key, not a scan of the history
-          RETURNING ${COLUMNS_BUT_RESULT.map((c) => `j.${c}`).join(', ')}, i.ord,
+          RETURNING ${FINAL_COLUMNS.map((c) => `j.${c}`).join(', ')}, i.ord,
             EXISTS (SELECT 1 FROM jobs q WHERE q.org_id = j.org_id AND q.device_id = j.device_id
                       AND q.finished_at IS NULL AND q.status = 'queued' AND q.id <> j.id) AS next_queued),
               k AS (
@@ -281,7 +280,7 @@ export class JobsStore {
           WHERE i.ssh_fingerprint IS NOT NULL OR i.cert_sha256 IS NOT NULL
           ORDER BY f.device_id, f.ord),
               pin AS (${PIN_UPDATE})
-       SELECT ${COLUMNS_BUT_RESULT.join(', ')}, next_queued FROM f`,
+       SELECT ${FINAL_COLUMNS.join(', ')}, next_queued FROM f`,
         [JSON.stringify(input)],
       )
       .options(PREPARED);
