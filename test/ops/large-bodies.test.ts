@@ -47,10 +47,9 @@ async function call(method: string, path: string, body?: string, type = 'applica
 }
 
 /**
- * A POST whose body the controller refuses by its length alone: it answers 413 from the headers
- * and closes the connection rather than read megabytes it will not use. The body is not sent: a
- * client still sending when the socket closes gets a reset that may destroy the answer before it
- * is read (fetch failed with EPIPE on a loaded machine), and the answer cannot depend on the body.
+ * A POST whose body the controller refuses by its length alone: it answers 413 from the headers,
+ * so the body is not sent (the answer cannot depend on it). A client that does send it can finish
+ * and read the answer (test/foundation/refused-uploads.test.ts).
  */
 function postRefusedEarly(path: string, body: string): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
