@@ -4,6 +4,7 @@
  * Restarts reuse the identity. A missing or bad setting stops it with one line naming it.
  * Settings are checked before the drivers load, so a bad one answers at once.
  */
+import { join } from 'node:path';
 import { AgentConfigError, loadAgentConfig } from './config';
 import { loadAgentOpsConfig } from './ops/config';
 import { redactUrls } from '../../shared/src/ops/redact';
@@ -19,7 +20,15 @@ try {
     { AgentOps },
     { natsSeed, secureStateDir },
     { NatsRenewal },
-  ] = await Promise.all([import('pino'), import('./index'), import('./ops'), import('./state-dir'), import('./nats-renewal')]);
+    { TAKEN_JOBS_FILE },
+  ] = await Promise.all([
+    import('pino'),
+    import('./index'),
+    import('./ops'),
+    import('./state-dir'),
+    import('./nats-renewal'),
+    import('./taken-jobs'),
+  ]);
   const log = pino({
     level: config.logLevel,
     name: 'agent',
@@ -78,6 +87,7 @@ try {
     log,
     health: () => ops.connectionReport(),
     observer: ops.metrics,
+    takenJobsFile: join(config.stateDir, TAKEN_JOBS_FILE),
     onRevoked: (reason) => {
       console.error(`switchboard-agent: the controller refused this agent (${reason}); create a new agent and enroll with its token`);
       void runtime.stop(0).finally(() => process.exit(3));

@@ -77,6 +77,8 @@ export interface RuntimeOptions {
   onRevoked?: (reason: string) => void;
   /** Hears each job taken and each job whose result is stored (metrics). */
   observer?: JobObserver;
+  /** Where the jobs taken are kept across restarts (TakenJobs); only in memory without. */
+  takenJobsFile?: string;
 }
 
 export interface JobObserver {
@@ -126,7 +128,7 @@ export class AgentRuntime {
   private heartbeatMs: number;
   private wakeHeartbeat: (() => void) | null = null;
   /** Each job taken, at its latest attempt, until its deadline: a batch sent again does not run it twice. */
-  private readonly taken = new TakenJobs();
+  private readonly taken: TakenJobs;
   /** Jobs refused because this agent had taken them at that attempt (or a later one) before. */
   replaysRefused = 0;
   readonly capabilities: string[];
@@ -140,6 +142,7 @@ export class AgentRuntime {
     this.lowWater = Math.max(1, Math.ceil(o.concurrency / 4));
     this.heartbeatMs = o.identity.heartbeat_interval_ms;
     this.capabilities = capabilitiesOf(o.drivers);
+    this.taken = new TakenJobs({ file: o.takenJobsFile });
     const agentId = o.identity.agent_id;
     this.backups = new BackupStore({
       agentId,
@@ -348,7 +351,7 @@ export class AgentRuntime {
    * a job again only at a new attempt, which runs.
    */
   private untaken(batch: JobBatch, jobs: BatchJob[]): BatchJob[] {
-    const copies = jobs.filter((j) => !this.taken.take(j));
+    const copies = this.taken.takeAll(jobs);
     if (copies.length === 0) return jobs;
     this.replaysRefused += copies.length;
     this.o.log.warn(

@@ -157,6 +157,7 @@ export async function startAgent(
     concurrency?: number;
     onRevoked?: (reason: string) => void;
     limits?: Partial<SessionLimits>;
+    takenJobsFile?: string;
   } = {},
 ): Promise<{ runtime: AgentRuntime; link: AgentLink; stop(): Promise<void> }> {
   const link = opts.natsUrl
@@ -172,6 +173,7 @@ export async function startAgent(
     log: quiet,
     onRevoked: opts.onRevoked,
     limits: opts.limits,
+    takenJobsFile: opts.takenJobsFile,
   });
   await runtime.start();
   return { runtime, link, stop: () => runtime.stop(2_000) };

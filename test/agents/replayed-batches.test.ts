@@ -6,10 +6,14 @@
  * JetStream, agent runtime and SSH simulators (which count their logins: a device's runs).
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRuntime } from '../../agent/src/runtime';
 import type { AgentIdentity } from '../../agent/src/identity';
+import { TAKEN_JOBS_FILE } from '../../agent/src/taken-jobs';
 import { DEFAULT_POOL, jobsSubject } from '../../shared/src/nats/subjects';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';
@@ -22,6 +26,8 @@ let org: Org;
 let nc: NatsConnection;
 let identity: AgentIdentity;
 let runtime: AgentRuntime;
+/** Stops the agent started first (the last test runs its own). */
+let stopFirst: () => Promise<void>;
 /** Every job batch the controller published to the pool, as a listener on NATS reads it. */
 const published: string[] = [];
 const sims: SimSshDevice[] = [];
@@ -37,6 +43,7 @@ beforeAll(async () => {
   ({ identity } = await enrollAgent(tc, org, { name: 'replayed' }));
   const agent = await startAgent(tc, identity, { natsUrl: SHARED_NATS });
   runtime = agent.runtime;
+  stopFirst = agent.stop;
   stops.push(agent.stop);
 });
 
@@ -106,5 +113,22 @@ describe('a job batch the controller signed, sent again', () => {
     expect(await jobRow(tc, jobId)).toMatchObject({ status: 'succeeded', attempt: 2 });
     expect(sim.stats.logins).toBe(2);
     await batchWith(jobId, 2);
+  });
+
+  it('is not run again by the agent after it restarted: the jobs it took are kept in its state dir', { timeout: 60_000 }, async () => {
+    await stopFirst();
+    const takenJobsFile = join(mkdtempSync(join(tmpdir(), 'sb-agent-state-')), TAKEN_JOBS_FILE);
+    const before = await startAgent(tc, identity, { natsUrl: SHARED_NATS, takenJobsFile });
+    stops.push(before.stop);
+    const { sim, deviceId } = await device();
+    const jobId = await submit(deviceId);
+    expect((await tc.services.jobs.wait([jobId], 30_000))[0]).toMatchObject({ status: 'succeeded', agentId: identity.agent_id });
+    await before.stop();
+
+    const after = await startAgent(tc, identity, { natsUrl: SHARED_NATS, takenJobsFile });
+    stops.push(after.stop);
+    await publishAndSettle(await batchWith(jobId, 1));
+    expect(sim.stats.logins).toBe(1);
+    expect(after.runtime.replaysRefused).toBe(1);
   });
 });
