@@ -587,6 +587,8 @@ export class AgentRuntime {
         if (this.stopping) break;
         log.warn({ err: (err as Error).message }, 'heartbeat failed');
       }
+      // stop() wakes a wait under way; one it came during (a beat in flight) is not begun.
+      if (this.stopping) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.heartbeatMs);
         this.wakeHeartbeat = () => {
