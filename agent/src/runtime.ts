@@ -25,6 +25,7 @@ import {
 import { LinkClosedError, type AgentLink, type DeliveredJob } from '../../shared/src/jobs/link';
 import { Semaphore } from '../../shared/src/jobs/limit';
 import {
+  ALLOWED_NETWORKS_GUARD,
   BatchSecrets,
   HeartbeatReply,
   JobBatch,
@@ -88,7 +89,7 @@ export interface JobObserver {
 
 /** What the agent tells the controller it can do: job kinds and transports. */
 export function capabilitiesOf(drivers: DriverRegistry): string[] {
-  return [...Object.keys(KIND_RUNNERS).map((k) => `job:${k}`), ...[...drivers.keys()].map((t) => `transport:${t}`)];
+  return [...Object.keys(KIND_RUNNERS).map((k) => `job:${k}`), ...[...drivers.keys()].map((t) => `transport:${t}`), ALLOWED_NETWORKS_GUARD];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

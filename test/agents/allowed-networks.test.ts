@@ -272,3 +272,41 @@ describe('inside the networks, sessions work as before', () => {
     expect(body.success, body.message).toBe(true);
   });
 });
+
+describe('an agent too old to enforce allowed_networks', () => {
+  it('gets no job whose profile has them: any agent of a pool may take its batches, so such jobs wait while one is in the pool', async () => {
+    const limited = await device(
+      'old-pool-limited',
+      'localhost',
+      await profile({ ssh_port: sim.port, allowed_networks: ['127.0.0.0/8', '::1/128'] }),
+    );
+    const unlimited = await device('old-pool-free', '127.0.0.1', await profile({ ssh_port: sim.port }));
+    // Enrolled as an agent older than the field (no guard among its capabilities), and never started.
+    const { identity: old } = await enrollAgent(c, admin, {
+      name: 'old-agent',
+      capabilities: ['job:backup', 'job:test_credential', 'transport:ssh'],
+    });
+    const job = (deviceId: string, deadlineMs: number) => ({
+      orgId: admin.orgId,
+      kind: 'test_credential' as const,
+      deviceId,
+      params: {},
+      deadlineMs,
+    });
+    const [waits, runs] = await c.services.jobs.submit([job(limited, 3_000), job(unlimited, 30_000)]);
+    const [free] = await c.services.jobs.wait([runs], 30_000);
+    expect(free).toMatchObject({ status: 'succeeded' });
+    const [held] = await c.services.jobs.wait([waits], 30_000);
+    expect(held.status).toBe('failed');
+    expect(held.error).toMatch(
+      /^The device's connection profile limits where its credentials may go \(allowed_networks\), and agent\(s\) "old-agent" of the default pool/,
+    );
+    expect(held.error).toContain('upgrade or revoke them');
+    expect(await c.db('jobs').where({ id: waits }).first('attempt', 'agent_id')).toEqual({ attempt: 0, agent_id: null });
+
+    // Revoked, it is no longer a member: the job runs on the agent that enforces the limit.
+    expect((await admin.as('DELETE', `/api/agents/${old.agent_id}`)).status).toBe(204);
+    const [again] = await c.services.jobs.submit([job(limited, 30_000)]);
+    expect((await c.services.jobs.wait([again], 30_000))[0]).toMatchObject({ status: 'succeeded' });
+  });
+});

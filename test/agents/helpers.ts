@@ -17,7 +17,7 @@ import { natsAgentLink } from '../../agent/src/nats-link';
 import type { InProcessHub } from '../../shared/src/jobs/inprocess';
 import { AGENT_SIGN_ALG, signJsonDetached, type AnyKey } from '../../shared/src/jobs/crypto';
 import type { AgentLink } from '../../shared/src/jobs/link';
-import { PROTOCOL_VERSION, type JobBatch } from '../../shared/src/jobs/messages';
+import { ALLOWED_NETWORKS_GUARD, PROTOCOL_VERSION, type JobBatch } from '../../shared/src/jobs/messages';
 import { deleteStreams } from '../../shared/src/nats/jetstream';
 import { natsNames } from '../../shared/src/nats/subjects';
 import type { TestController } from '../helpers/controller';
@@ -120,7 +120,8 @@ export async function makeDevice(
 export async function enrollAgent(
   tc: Api,
   org: Org,
-  opts: { name?: string; site_id?: string | null; stateDir?: string } = {},
+  /** `capabilities`: what the agent says it can do at enrollment (an agent of this version's by default). */
+  opts: { name?: string; site_id?: string | null; stateDir?: string; capabilities?: string[] } = {},
 ): Promise<{ identity: AgentIdentity; stateDir: string; token: string }> {
   const created = await ok(
     tc.request('POST', '/api/agents', {
@@ -142,7 +143,7 @@ export async function enrollAgent(
       logLevel: 'silent',
     },
     'test',
-    ['job:backup', 'job:test_credential', 'transport:ssh'],
+    opts.capabilities ?? ['job:backup', 'job:test_credential', 'transport:ssh', ALLOWED_NETWORKS_GUARD],
   );
   return { identity, stateDir, token: created.enrollment_token };
 }

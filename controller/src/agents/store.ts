@@ -222,7 +222,7 @@ export class AgentsStore implements AgentDirectory {
       .where({ org_id: orgId })
       .where(pool === DEFAULT_POOL ? { site_id: null } : { site_id: pool })
       .whereNull('revoked_at')
-      .select('id', 'org_id', 'name', 'site_id', 'public_key', 'revoked_at', 'last_seen_at')
+      .select('id', 'org_id', 'name', 'site_id', 'public_key', 'revoked_at', 'last_seen_at', 'capabilities')
       .orderBy('id');
   }
 

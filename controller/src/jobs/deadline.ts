@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
-import { isOffline as offline, type AgentDirectory, type Liveness } from './ports';
+import { isOffline as offline, unguarded, type AgentDirectory, type Liveness } from './ports';
 import type { FinalFields, JobRow, JobsStore } from './store';
 
 /** A duration as "N s" (at least 1). */
@@ -67,6 +67,12 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
       `(${ctx.transport === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;
   } else if (online.length === 0) {
     error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
+  } else if (job.status === 'queued' && unguarded(members).length > 0 && (await ctx.store.deviceLimitsNetworks(job.device_id, trx))) {
+    const old = unguarded(members).map((a) => `"${a.name}"`);
+    error =
+      `The device's connection profile limits where its credentials may go (allowed_networks), and agent(s) ${old.slice(0, 5).join(', ')} of ` +
+      `${where} are too old to enforce that, so no job of the device is sent there: upgrade or revoke them. The job waited ${waited} ` +
+      'and its deadline passed';
   } else {
     error = waiting
       ? `${online.length} agent(s) of ${where} are online, but neither a start nor a result of the job was recorded within its ` +

@@ -6,7 +6,7 @@ import { mapLimit } from '../../../shared/src/jobs/limit';
 import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
 import { groupBy } from '../../../shared/src/group-by';
 import { jobBatch, splitBatches } from './job-message';
-import { isOffline, type AgentDirectory, type AgentIdentityRow, type DeviceTarget, type Liveness, type TargetLoader } from './ports';
+import { isOffline, unguarded, type AgentDirectory, type AgentIdentityRow, type DeviceTarget, type Liveness, type TargetLoader } from './ports';
 import type { Dispatched, JobRow, JobsStore } from './store';
 
 /** Batches sealed, signed and published at once. */
@@ -151,8 +151,10 @@ export class Dispatcher {
           key,
           (await agents.poolMembers(job.org_id, pool, trx)).filter((a) => a.public_key),
         );
+      // Any agent of the pool may take a batch: one that ignores allowed_networks gets none whose profile has them.
       const recipients = members.get(key)!;
-      if (recipients.length === 0) routes.waiting.push({ id: job.id, pool, site_id: target.site_id });
+      if (recipients.length === 0 || (target.allowed_networks.length > 0 && unguarded(recipients).length > 0))
+        routes.waiting.push({ id: job.id, pool, site_id: target.site_id });
       else routes.toSend.push({ job, target, pool, recipients });
     }
     return routes;

@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import type { DeviceCredentials } from '../../../shared/src/device/values';
 import type { PublicJwk } from '../../../shared/src/jobs/crypto';
-import type { HeartbeatHealth } from '../../../shared/src/jobs/messages';
+import { ALLOWED_NETWORKS_GUARD, type HeartbeatHealth } from '../../../shared/src/jobs/messages';
 
 /** Everything an agent needs to reach one device: address, dialect, ports, transport, credentials. */
 export interface DeviceTarget {
@@ -44,6 +44,8 @@ export interface AgentIdentityRow {
   public_key: PublicJwk | null;
   revoked_at: Date | null;
   last_seen_at: Date | null;
+  /** What it said it can do at enrollment or in its last heartbeat (job kinds, transports, guards); read for pool members. */
+  capabilities?: string[];
 }
 
 export interface HeartbeatFields {
@@ -64,6 +66,14 @@ export interface Liveness {
 /** Offline: revoked, never seen, or silent for longer than the offline threshold. */
 export function isOffline(agent: { last_seen_at: Date | null; revoked_at?: Date | null }, live: Liveness, now = Date.now()): boolean {
   return Boolean(agent.revoked_at) || !agent.last_seen_at || now - agent.last_seen_at.getTime() > live.offlineMs;
+}
+
+/**
+ * The agents that do not enforce a profile's allowed_networks (older than the field): a job whose
+ * profile has them waits while its pool has one, as any agent of a pool may take its batches.
+ */
+export function unguarded<A extends Pick<AgentIdentityRow, 'capabilities'>>(agents: A[]): A[] {
+  return agents.filter((a) => !a.capabilities?.includes(ALLOWED_NETWORKS_GUARD));
 }
 
 /** The agents the engine addresses, signs for and reports on. `q` runs the query in the caller's transaction. */

@@ -336,6 +336,17 @@ export class JobsStore {
     return rows.map((r) => r.id);
   }
 
+  /** Whether the device's connection profile has allowed_networks (see dispatcher.ts unguarded). */
+  async deviceLimitsNetworks(deviceId: string, q: Knex = this.db): Promise<boolean> {
+    return Boolean(
+      await q('devices as d')
+        .join('connection_profiles as p', 'p.id', 'd.profile_id')
+        .where('d.id', deviceId)
+        .whereRaw("p.allowed_networks <> '{}'")
+        .first('d.id'),
+    );
+  }
+
   async deviceBusy(deviceId: string, exceptId: string, q: Knex = this.db): Promise<boolean> {
     return Boolean(
       await q('jobs').where({ device_id: deviceId }).whereIn('status', ['dispatched', 'running']).whereNot({ id: exceptId }).first('id'),

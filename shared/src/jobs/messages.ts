@@ -53,6 +53,12 @@ export const JobDevice = Type.Object({
 });
 export type JobDevice = Static<typeof JobDevice>;
 
+/**
+ * The capability of an agent that enforces a device's allowed_networks. An agent older than the
+ * field ignores it, so a job whose profile has allowed_networks is not sent to a pool with one.
+ */
+export const ALLOWED_NETWORKS_GUARD = 'guard:allowed_networks';
+
 /** A JWE in general JSON serialization (RFC 7516 §7.2.1). */
 export const GeneralJwe = Type.Object(
   {
