@@ -18,17 +18,9 @@ try {
     { default: pino },
     { AGENT_VERSION, AgentRuntime, DRIVERS, capabilitiesOf, enroll, loadIdentity, natsAgentLink },
     { AgentOps },
-    { natsSeed, secureStateDir },
+    { TAKEN_JOBS_FILE, natsSeed, secureStateDir },
     { NatsRenewal },
-    { TAKEN_JOBS_FILE },
-  ] = await Promise.all([
-    import('pino'),
-    import('./index'),
-    import('./ops'),
-    import('./state-dir'),
-    import('./nats-renewal'),
-    import('./taken-jobs'),
-  ]);
+  ] = await Promise.all([import('pino'), import('./index'), import('./ops'), import('./state-dir'), import('./nats-renewal')]);
   const log = pino({
     level: config.logLevel,
     name: 'agent',

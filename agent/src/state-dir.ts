@@ -4,6 +4,8 @@ import { createUser, fromSeed } from '@nats-io/nkeys';
 
 /** The agent's NATS user seed (operator mode); its public half is all the controller ever sees. */
 export const NATS_SEED_FILE = 'nats-user.nk';
+/** The jobs the agent took, until their deadlines (agent/src/taken-jobs.ts). */
+export const TAKEN_JOBS_FILE = 'taken-jobs.log';
 
 /**
  * The state dir holds the agent's private keys: owner only (0700), every file in it 0600. Run at

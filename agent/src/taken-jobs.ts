@@ -18,13 +18,12 @@ import { writeSecret } from './state-dir';
  * at its usual pace, about 15 MB. Beyond it the job taken first is forgotten first.
  */
 export const TAKEN_JOBS_MAX = 100_000;
-/** The file of the jobs taken, in the agent's state dir. */
-export const TAKEN_JOBS_FILE = 'taken-jobs.log';
 /** Forgotten jobs (deadline passed) are dropped every this many jobs taken. */
 const PRUNE_EVERY = 1_000;
 
 type Taken = Pick<BatchJob, 'job_id' | 'attempt' | 'deadline_at'>;
-const lineOf = (job: Taken) => `${job.job_id} ${job.attempt} ${Date.parse(job.deadline_at)}\n`;
+/** A job's line in the file: id, attempt, deadline (epoch ms). */
+const lineOf = (jobId: string, attempt: number, deadline: number) => `${jobId} ${attempt} ${deadline}\n`;
 
 export class TakenJobs {
   private readonly taken = new Map<string, { attempt: number; deadline: number }>();
@@ -41,15 +40,21 @@ export class TakenJobs {
    * them runs); answers the copies: the jobs whose attempt, or a later one, was taken before.
    */
   takeAll<T extends Taken>(jobs: T[], now = Date.now()): T[] {
-    const fresh = jobs.filter(
-      (job) => this.isNew(job.job_id, job.attempt, now) && this.note(job.job_id, job.attempt, Date.parse(job.deadline_at), now),
-    );
-    // After noting them: a prune while noting rewrites the file from memory, before these lines.
-    if (this.o.file && fresh.length > 0) {
-      appendFileSync(this.o.file, fresh.map(lineOf).join(''), { mode: 0o600 });
-      this.lines += fresh.length;
+    const fresh = new Set<T>();
+    const lines: string[] = [];
+    for (const job of jobs) {
+      if (!this.isNew(job.job_id, job.attempt, now)) continue;
+      const deadline = Date.parse(job.deadline_at);
+      this.note(job.job_id, job.attempt, deadline, now);
+      fresh.add(job);
+      lines.push(lineOf(job.job_id, job.attempt, deadline));
     }
-    return jobs.filter((job) => !fresh.includes(job));
+    // After noting them: a prune while noting rewrites the file from memory, before these lines.
+    if (this.o.file && lines.length > 0) {
+      appendFileSync(this.o.file, lines.join(''), { mode: 0o600 });
+      this.lines += lines.length;
+    }
+    return jobs.filter((job) => !fresh.has(job));
   }
 
   /** takeAll for one job: true when taken now, false for a copy. */
@@ -62,14 +67,12 @@ export class TakenJobs {
     return !(before && before.deadline > now && attempt <= before.attempt);
   }
 
-  /** Remembers the job at its attempt; true (for filters). */
-  private note(jobId: string, attempt: number, deadline: number, now: number): true {
+  private note(jobId: string, attempt: number, deadline: number, now: number): void {
     // Taken again last: the map stays in the order jobs were taken.
     this.taken.delete(jobId);
     this.taken.set(jobId, { attempt, deadline });
     if (++this.sincePrune >= PRUNE_EVERY) this.prune(now);
     if (this.taken.size > (this.o.max ?? TAKEN_JOBS_MAX)) this.taken.delete(this.taken.keys().next().value!);
-    return true;
   }
 
   private prune(now: number): void {
@@ -88,7 +91,9 @@ export class TakenJobs {
     }
     const now = Date.now();
     for (const line of text.split('\n')) {
-      const [jobId, attempt, deadline] = line.split(' ').map((part, i) => (i === 0 ? part : Number(part))) as [string, number, number];
+      const [jobId, attemptText, deadlineText] = line.split(' ');
+      const attempt = Number(attemptText);
+      const deadline = Number(deadlineText);
       // A line a crash cut short is skipped: none of its batch had run yet.
       if (!jobId || !Number.isInteger(attempt) || !(deadline > now)) continue;
       if (this.isNew(jobId, attempt, now)) this.note(jobId, attempt, deadline, now);
@@ -97,7 +102,7 @@ export class TakenJobs {
   }
 
   private rewrite(file: string): void {
-    const lines = [...this.taken].map(([id, t]) => `${id} ${t.attempt} ${t.deadline}\n`);
+    const lines = [...this.taken].map(([id, t]) => lineOf(id, t.attempt, t.deadline));
     writeSecret(`${file}.new`, lines.join(''));
     renameSync(`${file}.new`, file);
     this.lines = lines.length;

@@ -13,7 +13,7 @@ import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentRuntime } from '../../agent/src/runtime';
 import type { AgentIdentity } from '../../agent/src/identity';
-import { TAKEN_JOBS_FILE } from '../../agent/src/taken-jobs';
+import { TAKEN_JOBS_FILE } from '../../agent/src/state-dir';
 import { DEFAULT_POOL, jobsSubject } from '../../shared/src/nats/subjects';
 import { startTestController, type TestController } from '../helpers/controller';
 import { startSshDevice, type SimSshDevice } from '../sim/ssh';

@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TAKEN_JOBS_FILE, TakenJobs } from '../../agent/src/taken-jobs';
+import { TAKEN_JOBS_FILE } from '../../agent/src/state-dir';
+import { TakenJobs } from '../../agent/src/taken-jobs';
 
 const HOUR = 3_600_000;
 const job = (id: string, attempt: number, deadlineMs: number) => ({ job_id: id, attempt, deadline_at: new Date(deadlineMs).toISOString() });

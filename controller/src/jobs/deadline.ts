@@ -45,6 +45,7 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
   const pool = job.pool ?? DEFAULT_POOL;
   const members = await agents.poolMembers(job.org_id, pool, trx);
   const online = members.filter((m) => !isOffline(m));
+  const old = unguarded(members).map((a) => `"${a.name}"`);
   const siteIds = [...new Set([pool === DEFAULT_POOL ? null : pool, job.site_id].filter((s): s is string => s !== null))];
   const names = await agents.siteNames(siteIds, trx);
   const siteName = (id: string) => `"${names.get(id) ?? id}"`;
@@ -67,8 +68,7 @@ export async function deadlineFailure(job: JobRow, trx: Knex.Transaction, ctx: D
       `(${ctx.transport === 'nats' ? 'NATS' : 'in-process'}) did not accept it`;
   } else if (online.length === 0) {
     error = `No agent of ${where} is online: the job waited ${waited} for one and its deadline passed`;
-  } else if (job.status === 'queued' && unguarded(members).length > 0 && (await ctx.store.deviceLimitsNetworks(job.device_id, trx))) {
-    const old = unguarded(members).map((a) => `"${a.name}"`);
+  } else if (job.status === 'queued' && old.length > 0 && (await ctx.store.deviceLimitsNetworks(job.device_id, trx))) {
     error =
       `The device's connection profile limits where its credentials may go (allowed_networks), and agent(s) ${old.slice(0, 5).join(', ')} of ` +
       `${where} are too old to enforce that, so no job of the device is sent there: upgrade or revoke them. The job waited ${waited} ` +

@@ -69,11 +69,12 @@ export function isOffline(agent: { last_seen_at: Date | null; revoked_at?: Date 
 }
 
 /**
- * The agents that do not enforce a profile's allowed_networks (older than the field): a job whose
- * profile has them waits while its pool has one, as any agent of a pool may take its batches.
+ * The enrolled agents that do not enforce a profile's allowed_networks (older than the field): a
+ * job whose profile has them waits while its pool has one, as any agent of a pool may take its
+ * batches. An agent not enrolled yet (no key) can take none, whatever it will say it can do.
  */
-export function unguarded<A extends Pick<AgentIdentityRow, 'capabilities'>>(agents: A[]): A[] {
-  return agents.filter((a) => !a.capabilities?.includes(ALLOWED_NETWORKS_GUARD));
+export function unguarded<A extends Pick<AgentIdentityRow, 'capabilities' | 'public_key'>>(agents: A[]): A[] {
+  return agents.filter((a) => a.public_key && !a.capabilities?.includes(ALLOWED_NETWORKS_GUARD));
 }
 
 /** The agents the engine addresses, signs for and reports on. `q` runs the query in the caller's transaction. */
