@@ -9,6 +9,7 @@ import { accessRuleOf, authPlugin, type AccessRule } from './auth/route-guard';
 import { authLimitsPlugin } from './plugins/auth-limits';
 import { clientErrorHandler, errorHandlerPlugin, frameworkErrorHandler } from './plugins/error-handler';
 import { openapiPlugin } from './plugins/openapi';
+import { expectContinuePlugin } from './plugins/expect-continue';
 import { lingeringClosePlugin } from './plugins/lingering-close';
 import { securityHeadersPlugin } from './plugins/security-headers';
 import { opsPlugin } from './ops/plugin';
@@ -75,6 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await validationPlugin(app);
   await errorHandlerPlugin(app);
   await lingeringClosePlugin(app);
+  await expectContinuePlugin(app);
   await authLimitsPlugin(app);
   await authPlugin(app);
   recordRoutes(app); // after authPlugin, which settles each route's access rule

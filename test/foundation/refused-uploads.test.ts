@@ -123,3 +123,34 @@ describe('a body over the limit', () => {
     expect(firstAnswer(u.received()).status).toBe(413);
   }, 60_000);
 });
+
+describe('Expect: 100-continue', () => {
+  const expecting = (path: string, length: number) =>
+    `POST ${path} HTTP/1.1\r\nHost: switchboard\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`;
+
+  it('over the limit is answered 413 before the body is sent, with no 100: the client never uploads it', async () => {
+    const u = upload(expecting('/api/auth/login', 8 * MiB));
+    await u.closed; // Node closes the connection: the body held back cannot follow on it
+    expect(u.received()).not.toContain('100 Continue');
+    expect(firstAnswer(u.received())).toMatchObject({ status: 413, body: { code: 'BODY_TOO_LARGE', max_bytes: MiB } });
+  });
+
+  it('by a caller the route guard refuses is answered 401 with no 100', async () => {
+    const u = upload(expecting('/api/devices', 1024));
+    await u.closed;
+    expect(u.received()).not.toContain('100 Continue');
+    expect(firstAnswer(u.received()).status).toBe(401);
+  });
+
+  it('within the limit of a route the caller may use gets its 100, then the answer to the body it sent', async () => {
+    const body = JSON.stringify({ username: 'nobody', password: 'not-the-password' });
+    const u = upload(expecting('/api/auth/login', Buffer.byteLength(body)));
+    await u.until('HTTP/1.1 100 Continue\r\n\r\n');
+    expect(u.received()).toBe('HTTP/1.1 100 Continue\r\n\r\n');
+    u.socket.write(body);
+    await u.until('"code"');
+    const answer = u.received().slice('HTTP/1.1 100 Continue\r\n\r\n'.length);
+    expect(firstAnswer(answer).status).toBe(401);
+    u.socket.destroy();
+  });
+});
