@@ -361,7 +361,14 @@ export async function startControllerProcess(opts: ControllerProcessOptions): Pr
       restart: async () => launch(port),
     });
   };
-  // A port picked free can be taken before the controller binds it: try another then.
+  return onFreePort(launch);
+}
+
+/**
+ * Starts a program listening on a port picked free. Another test's server can take that port
+ * before this one binds it (the program then exits: EADDRINUSE): another port is tried then.
+ */
+async function onFreePort<T>(launch: (port: number) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await launch(await freePort());
@@ -400,8 +407,7 @@ export interface AgentProcess extends Proc {
 export async function startAgentProcess(opts: AgentProcessOptions): Promise<AgentProcess> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'sb-agent-'));
   if (!opts.stateDir) cleanups.add(() => rmSync(stateDir, { recursive: true, force: true }));
-  const launch = async (): Promise<AgentProcess> => {
-    const healthPort = opts.health === false ? null : await freePort();
+  const launch = async (healthPort: number | null): Promise<AgentProcess> => {
     const proc = spawnAgent({
       NATS_URL: opts.natsUrl,
       SWITCHBOARD_URL: opts.controllerUrl,
@@ -422,9 +428,11 @@ export async function startAgentProcess(opts: AgentProcessOptions): Promise<Agen
       proc,
       opts.readyTimeoutMs ?? 60_000,
     );
-    return Object.assign<Proc, Omit<AgentProcess, keyof Proc>>(Object.create(proc) as Proc, { stateDir, healthUrl, restart: launch });
+    return Object.assign<Proc, Omit<AgentProcess, keyof Proc>>(Object.create(proc) as Proc, { stateDir, healthUrl, restart: start });
   };
-  return launch();
+  // A restart reads the identity the first start enrolled (stateDir), so a second try needs no token.
+  const start = () => (opts.health === false ? launch(null) : onFreePort(launch));
+  return start();
 }
 
 /** Kills every process this module started that is still running, and removes temp dirs. */
