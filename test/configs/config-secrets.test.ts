@@ -698,6 +698,28 @@ describe('dry-run diffs: each hunk side masked as text of its format, lines kept
     expect(out[8]).toBe(' next');
   });
 
+  it("hides a key's short last body line when the hunk shows the key's end but not its opening", () => {
+    const b64 = (n: number) => `MIIE${String(n).repeat(60)}`.slice(0, 64);
+    const end = '-----END ENCRYPTED PRIVATE KEY-----"';
+    // The last line changed, the end line follows it.
+    const changedLast = [
+      '@@ -20,5 +20,5 @@',
+      ` ${b64(1)}`,
+      ` ${b64(2)}`,
+      ` ${b64(3)}`,
+      '-QmFzZTY0T2xkVGFpbA==',
+      '+QmFzZTY0TmV3VGFpbA==',
+      ` ${end}`,
+      '     next',
+    ];
+    expect(maskedDiff(changedLast, forti).slice(1, 7)).toEqual([` ${MASK}`, ` ${MASK}`, ` ${MASK}`, `-${MASK}`, `+${MASK}`, ` ${end}`]);
+    // A body line changed; the short last line is the hunk's last context line, the end line not shown.
+    const cutBeforeEnd = ['@@ -20,4 +20,4 @@', `-${b64(1)}`, `+${b64(2)}`, ` ${b64(3)}`, ` ${b64(4)}`, ' U2hvcnRUYWls'];
+    expect(maskedDiff(cutBeforeEnd, forti).slice(1)).toEqual([`-${MASK}`, `+${MASK}`, ` ${MASK}`, ` ${MASK}`, ` ${MASK}`]);
+    for (const tail of ['QmFzZTY0T2xkVGFpbA', 'QmFzZTY0TmV3VGFpbA', 'U2hvcnRUYWls'])
+      expect([...maskedDiff(changedLast, forti), ...maskedDiff(cutBeforeEnd, forti)].join('\n')).not.toContain(tail);
+  });
+
   it('keeps the lines of a whole config however its secrets are laid out', () => {
     for (const [text, maskText] of [
       ['<password>\n  hunter2\n</password>\n<secret>a\nb\n</secret>', xml],

@@ -416,19 +416,26 @@ function maskSide(body: string[], otherMarker: string, maskText: (text: string) 
   const lines = at.map((i) => body[i].slice(1));
   const masked = maskText(lines.join('\n')).split('\n');
   // Masking keeps lines (maskConfigSecrets); were a change ever to break that, the side is hidden, not shown unmasked.
-  const shown = masked.length === lines.length ? masked.map(maskKeyBody) : lines.map(() => MASK);
+  const shown = masked.length === lines.length ? masked.map((line, k) => maskKeyBody(line, lines[k - 1], lines[k + 1])) : lines.map(() => MASK);
   return new Map(at.map((i, k) => [i, shown[k]]));
 }
 
-/** A line that is all base64, as the body of a PEM key or certificate is. */
+/** A line that is all base64, as the body of a PEM key or certificate is; a full one is long. */
 const KEY_BODY = /^(\s*)[A-Za-z0-9+/]{40,}={0,2}\s*$/;
+const KEY_LAST = /^(\s*)[A-Za-z0-9+/]{4,}={0,2}\s*$/;
+const PEM_END = /^\s*-----END [A-Z0-9 ]+-----/;
 
 /**
  * A hunk may show the middle of a multi-line key without its opening (one line of a long key
  * changed): no rule can tell it is a secret there, so a line that looks like a key's body is
  * hidden in a diff, whatever it is (a certificate's body is public; hiding it costs nothing).
+ * So is a shorter base64 line right after such a line or right before a PEM end line: a key's
+ * last body line.
  */
-function maskKeyBody(line: string): string {
-  const body = KEY_BODY.exec(line);
-  return body ? body[1] + MASK : line;
+function maskKeyBody(line: string, before: string | undefined, after: string | undefined): string {
+  if (KEY_BODY.test(line)) return line.replace(KEY_BODY, `$1${MASK}`);
+  const last = KEY_LAST.exec(line);
+  // Not a word of config (`next`, `end`): base64 mixes cases and digits.
+  if (!last || !/[0-9+/=]|[a-z].*[A-Z]|[A-Z].*[a-z]/.test(line)) return line;
+  return (before !== undefined && KEY_BODY.test(before)) || (after !== undefined && PEM_END.test(after)) ? last[1] + MASK : line;
 }
