@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIVERS } from '../../agent/src/drivers';
 import { enroll } from '../../agent/src/identity';
 import { natsAgentLink } from '../../agent/src/nats-link';
-import { SSO_PENDING_MS, fragmentTokens } from '../../controller/console/src/auth/fragment';
+import { SSO_PENDING_MS, SSO_STARTED_KEY, fragmentTokens } from '../../controller/console/src/auth/fragment';
 import { AgentRuntime, capabilitiesOf } from '../../agent/src/runtime';
 import { SHARED_NATS, dropNatsNamespace, natsPrefix, until } from '../agents/helpers';
 import { api, waitFor } from '../deployments/helpers';
@@ -404,5 +404,19 @@ describe('console sign-in from a link', () => {
     expect(own.page.url()).not.toContain('access_token');
     await screenshot(own.page, 'xss-login-csrf-signed-in-tab');
     await own.close();
+
+    // A tab whose single sign-on was abandoned (the button pressed, the console back without
+    // tokens): the sign-on is over, and a link opened in it within the 10 minutes signs nobody in.
+    const abandoned = await openPage(browser, c.url);
+    await abandoned.page.goto('/');
+    await abandoned.page.evaluate(
+      (key) => (globalThis as unknown as { sessionStorage: { setItem(k: string, v: string): void } }).sessionStorage.setItem(key, String(Date.now())),
+      SSO_STARTED_KEY,
+    ); // as the button does
+    await abandoned.page.goto('/'); // back from the provider, signed in to nothing
+    await abandoned.page.goto(lure('/devices'));
+    expect(await whoIsSignedIn(abandoned.page, names)).toBe('signed out');
+    expect(abandoned.page.url()).not.toContain('access_token');
+    await abandoned.close();
   });
 });

@@ -5,6 +5,9 @@ export interface TokenPair {
   expires_in: number;
 }
 
+/** The sessionStorage key the single sign-on button sets: when this tab left for the identity provider. */
+export const SSO_STARTED_KEY = 'switchboard.sso-started';
+
 /** How long the identity provider may take (the controller keeps an OIDC sign-in request as long). */
 export const SSO_PENDING_MS = 10 * 60_000;
 

@@ -3,7 +3,7 @@
  * sessionStorage (gone with the tab, never in localStorage), refreshed a minute before expiry.
  * Refresh tokens are single use, so concurrent refreshes share one request.
  */
-import { fragmentTokens, type TokenPair } from './fragment';
+import { SSO_STARTED_KEY, fragmentTokens, type TokenPair } from './fragment';
 
 const REFRESH_KEY = 'switchboard.refresh';
 /** Refresh this long before the access token expires. */
@@ -83,13 +83,16 @@ export function refresh(): Promise<boolean> {
   return refreshing;
 }
 
-/** Set by the single sign-on button: when this tab left for the identity provider. */
-const SSO_STARTED_KEY = 'switchboard.sso-started';
-
 /** Marks this tab as leaving for the identity provider; call just before navigating to /api/auth/oidc/authorize. */
 export function expectFragmentTokens(): void {
   sessionStorage.setItem(SSO_STARTED_KEY, String(Date.now()));
 }
+
+// The Back button from the provider's page may show this page again from the page cache, without
+// loading the console: the sign-on was abandoned all the same.
+addEventListener('pageshow', (event) => {
+  if (event.persisted) sessionStorage.removeItem(SSO_STARTED_KEY);
+});
 
 /**
  * Reads tokens an OIDC sign-in left in the URL fragment, then removes them from the address bar.
@@ -98,9 +101,11 @@ export function expectFragmentTokens(): void {
  */
 export function takeFragmentTokens(location: Location, history: History): boolean {
   const found = fragmentTokens(location.hash, sessionStorage.getItem(SSO_STARTED_KEY), Date.now());
+  // The console loading again ends the sign-on this tab started, tokens or not: a tab back from the
+  // provider without them abandoned it, and the tokens of a link opened later are not its own.
+  sessionStorage.removeItem(SSO_STARTED_KEY);
   if (found === 'none') return false;
   history.replaceState(null, '', location.pathname + location.search);
-  sessionStorage.removeItem(SSO_STARTED_KEY);
   if (found === 'refused') return false;
   storeTokens(found);
   return true;
