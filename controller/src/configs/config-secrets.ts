@@ -424,6 +424,8 @@ function maskSide(body: string[], otherMarker: string, maskText: (text: string) 
 const KEY_BODY = /^(\s*)[A-Za-z0-9+/]{40,}={0,2}\s*$/;
 const KEY_LAST = /^(\s*)[A-Za-z0-9+/]{4,}={0,2}\s*$/;
 const PEM_END = /^\s*-----END [A-Z0-9 ]+-----/;
+/** Base64 mixes cases and digits; a word of config (`next`, `end`) does not. */
+const ENCODED = /[0-9+/=]|[a-z].*[A-Z]|[A-Z].*[a-z]/;
 
 /**
  * A hunk may show the middle of a multi-line key without its opening (one line of a long key
@@ -432,10 +434,8 @@ const PEM_END = /^\s*-----END [A-Z0-9 ]+-----/;
  * So is a shorter base64 line right after such a line or right before a PEM end line: a key's
  * last body line.
  */
-function maskKeyBody(line: string, before: string | undefined, after: string | undefined): string {
-  if (KEY_BODY.test(line)) return line.replace(KEY_BODY, `$1${MASK}`);
-  const last = KEY_LAST.exec(line);
-  // Not a word of config (`next`, `end`): base64 mixes cases and digits.
-  if (!last || !/[0-9+/=]|[a-z].*[A-Z]|[A-Z].*[a-z]/.test(line)) return line;
-  return (before !== undefined && KEY_BODY.test(before)) || (after !== undefined && PEM_END.test(after)) ? last[1] + MASK : line;
+function maskKeyBody(line: string, before = '', after = ''): string {
+  const last = () => (ENCODED.test(line) && (KEY_BODY.test(before) || PEM_END.test(after)) ? KEY_LAST.exec(line) : null);
+  const body = KEY_BODY.exec(line) ?? last();
+  return body ? body[1] + MASK : line;
 }
