@@ -142,6 +142,7 @@ export async function run(args: string[] = []): Promise<void> {
       const floor = await workFloor('backup', targets, limits);
       const floorCpu = counting(devices);
       cpuNotes.push(`  CPU s of round ${round}, floor (floor = the driver's process): ${floorCpu.text}`);
+      let pipelineSeconds: number | undefined;
       if (!embedded) {
         // The NATS protocol's floors (PostgreSQL + JetStream); the embedded default has neither.
         const protocol = await protocolFloor(db, NATS_URL, floor.results, limits.sessions);
@@ -155,11 +156,13 @@ export async function run(args: string[] = []): Promise<void> {
           warmupRounds,
         });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agentCount));
+        pipelineSeconds = pipeline.seconds;
       }
       times.push(
         printRound({
           round,
           devices,
+          pipeline: pipelineSeconds,
           e2e,
           outcomes: [e2e.snap.successful_devices, e2e.snap.failed_devices],
           floor,

@@ -402,6 +402,7 @@ export async function run(args: string[] = []): Promise<void> {
       const floor = await workFloor('deploy', targets.slice(0, devices), { sessions, connects });
       const floorCpu = counting(devices);
       cpuNotes.push(`  CPU s of round ${round}, floor (floor = the driver's process): ${floorCpu.text}`);
+      let pipelineSeconds: number | undefined;
       // BENCH_SKIP_REFS=1: only the floor, not these three, which run in this process (the controller's): for profiling the controller alone.
       if (transport === 'nats' && !process.env.BENCH_SKIP_REFS) {
         const protocol = await protocolFloor(c.db, NATS_URL, floor.results, sessions);
@@ -415,6 +416,7 @@ export async function run(args: string[] = []): Promise<void> {
           warmupRounds,
         });
         cpuNotes.push(pipelineFloorReport(pipeline, floor.seconds, agents.length));
+        pipelineSeconds = pipeline.seconds;
         const backups = floor.results.map((r) => (r as { backup: { text: string; format: string } }).backup);
         const persistence = await persistenceFloor(c.db, e2e.id, new Map(measured.map((id, i) => [id, backups[i % backups.length]])));
         cpuNotes.push(budgetReport(floor.seconds, floorCpu.total, pipeline.cpuSeconds, persistence, devices));
@@ -423,6 +425,7 @@ export async function run(args: string[] = []): Promise<void> {
         printRound({
           round,
           devices,
+          pipeline: pipelineSeconds,
           e2e,
           outcomes: [e2e.done.succeeded_count, e2e.done.failed_count],
           floor,

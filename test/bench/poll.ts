@@ -26,7 +26,7 @@ import { cpuMeter, cpuOfNamed, processCpu, selfCpu } from './cpu';
 import { connectSlotsOf, DEVICE_LOGIN, NATS_URL, simTargets, floorPids, workFloor, startAgents, startSshSim } from './fleet';
 import { pipelineFloor, pipelineFloorReport } from './pipeline-floor';
 import { protocolFloor, protocolFloorReport } from './protocol-floor';
-import { loadAverageLine, RATIO_TARGET } from './report';
+import { loadAverageLine, PIPELINE_TARGET, RATIO_TARGET } from './report';
 
 /** POST /poll requests in flight at once. */
 const POST_IN_FLIGHT = 32;
@@ -175,6 +175,7 @@ export async function run(args: string[] = []): Promise<void> {
       warmupRounds,
     });
     console.log(pipelineFloorReport(pipeline, floor.seconds, agentCount));
+    console.log(`end to end / pipeline floor: ${(e2e.seconds / pipeline.seconds).toFixed(2)} (within 10 %: ≤ ${PIPELINE_TARGET})`);
     console.log(`${loadAverageLine()} (postgres and nats-server are counted machine-wide)`);
   } finally {
     await Promise.all(agents.map((a) => a.stop()));
