@@ -1,7 +1,7 @@
 /**
  * The agent's job runner: pulls job batches from its pool through an AgentLink, checks the
  * controller's signature once per batch, decrypts the batch's device secrets once, runs each job
- * kind against its device with bounded concurrency and a deadline, streams log lines, and sends
+ * with bounded concurrency (against its device: job-executor.ts), streams log lines, and sends
  * the signed results a few at a time (retrying until they are stored). A batch is acked once
  * every one of its jobs has a stored result; until then it is kept alive. It heartbeats with its load.
  */
@@ -43,11 +43,9 @@ import { ProgressSender, STARTED_AFTER_MS } from './progress';
 import { ResultsSender, resultsEventJson } from './results';
 import { BackupStore } from './backup-store';
 import type { DriverRegistry } from './drivers';
-import type { DeviceCredentials, DeviceTarget, SessionLimits } from './drivers/types';
-import { makeMask, sessionOpener, targetOf, type DeviceIdentity, type JobContext, type JobResultOf, type LogLevel } from './jobs/context';
-import { KIND_RUNNERS, runnerOf } from './jobs';
-import { paramsMisfit } from '../../shared/src/jobs/kinds';
-import { DEADLINE_MARGIN_MS, JOB_ENDED, deadlineFailure, jobBudget } from './job-deadline';
+import type { SessionLimits } from './drivers/types';
+import { KIND_RUNNERS } from './jobs';
+import { JobExecutor } from './job-executor';
 import { TakenJobs } from './taken-jobs';
 
 /** The part of the agent's identity the runtime needs. */
@@ -94,22 +92,12 @@ export function capabilitiesOf(drivers: DriverRegistry): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A job that failed before or while it ran, saying why. */
-const failure = (error: string): JobResultOf => ({ status: 'failed', error, result: null });
-
-/** The job's device credentials: its set among the batch's decrypted secrets, with the device's username. */
-function credentialsOf(msg: BatchJob, batchSecrets: BatchSecrets): DeviceCredentials {
-  const { credentials: sets, of } = batchSecrets;
-  const secrets = sets[of[msg.job_id]];
-  if (!secrets) throw new Error('the job batch holds none for this job');
-  return { username: msg.device.username, ...(secrets as Omit<DeviceCredentials, 'username'>) };
-}
-
 export class AgentRuntime {
   /** Batches taken and not yet settled. */
   private readonly batches = new Set<DeliveredJob>();
   private readonly slots: Semaphore;
-  private readonly connectSlots: Semaphore;
+  /** Runs each job against its device (credentials, sessions, deadline). */
+  private readonly executor: JobExecutor;
   /** Jobs taken and waiting for a slot, and batches taken and not yet opened (see pullLoop). */
   private queued = 0;
   private opening = 0;
@@ -119,7 +107,6 @@ export class AgentRuntime {
   private pendingEvents = 0;
   private readonly results = new ResultsSender((results) => this.publishResults(results));
   private readonly progress = new ProgressSender((progress) => void this.publishProgress(progress));
-  private readonly backups: BackupStore;
   private stopping = false;
   /** Aborted once stopping or revoked: no new jobs are taken, and the jobs waiting for a slot are handed back. */
   private readonly notAccepting = new AbortController();
@@ -139,17 +126,23 @@ export class AgentRuntime {
     // Each job waiting for a slot listens on it until granted (a batch holds up to 50 jobs):
     // without this, Node warns of a listener leak that is none.
     setMaxListeners(0, this.notAccepting.signal);
-    this.connectSlots = new Semaphore(o.connectConcurrency);
     this.lowWater = Math.max(1, Math.ceil(o.concurrency / 4));
     this.heartbeatMs = o.identity.heartbeat_interval_ms;
     this.capabilities = capabilitiesOf(o.drivers);
     this.taken = new TakenJobs({ file: o.takenJobsFile });
     const agentId = o.identity.agent_id;
-    this.backups = new BackupStore({
+    const backups = new BackupStore({
       agentId,
       link: o.link,
       sign: (request) => signJsonDetached(request, this.keys.sign, AGENT_SIGN_ALG, agentId),
       verify: (token) => verifyJson(token, this.keys.controller, CONTROLLER_SIGN_ALG),
+    });
+    this.executor = new JobExecutor({
+      drivers: o.drivers,
+      connectSlots: new Semaphore(o.connectConcurrency),
+      limits: o.limits ?? {},
+      backups,
+      version: o.version,
     });
   }
 
@@ -417,7 +410,7 @@ export class AgentRuntime {
       this.progress.started(ref, startedAt.toISOString(), lines.splice(0, lines.length));
     }, STARTED_AFTER_MS);
     try {
-      const outcome = await this.execute(job, secretsOf, (level, text) => {
+      const outcome = await this.executor.execute(job, secretsOf, (level, text) => {
         const line: LogLine = { at: new Date().toISOString(), level, text: text.slice(0, 4000) };
         if (long) this.progress.logs(ref, [line]);
         else lines.push(line);
@@ -439,77 +432,6 @@ export class AgentRuntime {
     } finally {
       clearTimeout(startedTimer);
     }
-  }
-
-  /** Runs the job kind until it ends or its deadline passes. */
-  private async execute(
-    msg: BatchJob,
-    secretsOf: () => Promise<BatchSecrets>,
-    log: (level: LogLevel, text: string) => void,
-  ): Promise<JobResultOf & DeviceIdentity> {
-    const deadline = Date.parse(msg.deadline_at);
-    const runner = runnerOf(msg.kind);
-    if (!runner) return failure(`This agent does not run '${msg.kind}' jobs (agent version ${this.o.version})`);
-    const misfit = paramsMisfit(msg.kind, msg.params);
-    if (misfit) return failure(`The ${msg.kind} job's params do not fit the job contract (${misfit}; agent version ${this.o.version})`);
-    let credentials: DeviceCredentials;
-    try {
-      credentials = credentialsOf(msg, await secretsOf());
-    } catch (err) {
-      return failure(`The agent could not decrypt the device credentials: ${(err as Error).message}`);
-    }
-    const target = targetOf(msg.device, credentials);
-    const mask = makeMask(credentials);
-    const seen: DeviceIdentity = {};
-    const controller = new AbortController();
-    const budget = jobBudget(deadline);
-    const timer = setTimeout(() => controller.abort(), budget);
-    const ctx = this.jobContext(msg, deadline, target, controller.signal, (level, text) => log(level, mask(text)), mask, seen);
-    const deadlinePassed = deadlineFailure(controller.signal, budget);
-    try {
-      const outcome = await Promise.race([
-        runner(ctx).catch((err): JobResultOf => failure(mask((err as Error).message ?? String(err)))),
-        deadlinePassed,
-      ]);
-      return { ...outcome, ...seen };
-    } finally {
-      clearTimeout(timer);
-      controller.abort(JOB_ENDED); // closes any session the kind left open
-    }
-  }
-
-  /** What the kind's runner gets: the job, its signal, its masked log, and sessions to its device that note the device's identity in `seen`. */
-  private jobContext(
-    msg: BatchJob,
-    deadline: number,
-    target: DeviceTarget,
-    signal: AbortSignal,
-    log: JobContext['log'],
-    mask: (text: string) => string,
-    seen: DeviceIdentity,
-  ): JobContext {
-    return {
-      jobId: msg.job_id,
-      device: msg.device,
-      target,
-      params: msg.params as JobContext['params'],
-      signal,
-      log,
-      mask,
-      storeBackup: (backup) => this.backups.store(msg, backup, deadline - DEADLINE_MARGIN_MS),
-      open: sessionOpener(
-        { drivers: this.o.drivers, connectSlots: this.connectSlots, limits: this.o.limits ?? {} },
-        target,
-        signal,
-        log,
-        (identity) => {
-          // The first SSH-based session's key and the first gNMI TLS certificate are the ones
-          // reported (and pinned by the controller).
-          seen.hostKey ??= identity.hostKey;
-          seen.gnmiCert ??= identity.gnmiCert;
-        },
-      ),
-    };
   }
 
   /**
