@@ -16,6 +16,8 @@ import {
   type SitesHealth,
 } from '../../controller/console/src/pages/overview-model';
 import { FILLED_COLOURS, theme } from '../../controller/console/src/theme';
+import { DEVICE_TYPES as CONSOLE_DEVICE_TYPES } from '../../controller/console/src/lib/device-types';
+import { DEVICE_TYPES } from '../../controller/src/devices/rules';
 import { isServerPath } from '../../controller/src/console/headers';
 import { contrastRatio, parseHex } from './contrast';
 
@@ -276,5 +278,11 @@ describe("a deployment's device tally", () => {
     expect(deviceTally([entry('a', 'rolled_back'), entry('a', 'rolled_back')], 1)).toBe('1 rolled back of 1');
     expect(deviceTally([entry('a', 'queued'), entry('b', 'running')], 2)).toBe('1 queued, 1 running of 2');
     expect(deviceTally([], 4)).toBe('no devices yet of 4');
+  });
+});
+
+describe('device types', () => {
+  it('the console offers every device type the API accepts, and no other', () => {
+    expect(CONSOLE_DEVICE_TYPES).toEqual([...DEVICE_TYPES]);
   });
 });

@@ -3,21 +3,9 @@ import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api/client';
+import { DEVICE_TYPES } from '../lib/device-types';
 import { fieldOfError } from '../lib/field-errors';
 import { siteOptions, useSites } from '../lib/sites';
-
-const DEVICE_TYPES = [
-  'vendor_ios',
-  'vendor_nxos',
-  'vendor_xe',
-  'vendor_xr',
-  'vendor_junos',
-  'vendor_eos',
-  'vendor_panos',
-  'vendor_fw',
-  'generic',
-  'custom',
-];
 
 export interface DeviceFormValues {
   name: string;

@@ -5,22 +5,10 @@ import { Link } from 'wouter';
 import { api, unwrap } from '../api/client';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
+import { DEVICE_TYPES } from '../lib/device-types';
 import { dateTime } from '../lib/format';
 import { siteOptions, useSites } from '../lib/sites';
 import { useLive } from '../live/use-live';
-
-const DEVICE_TYPES = [
-  'vendor_ios',
-  'vendor_nxos',
-  'vendor_xe',
-  'vendor_xr',
-  'vendor_junos',
-  'vendor_eos',
-  'vendor_panos',
-  'vendor_fw',
-  'generic',
-  'custom',
-];
 
 interface Snapshot {
   id: string;
