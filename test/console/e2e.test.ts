@@ -364,6 +364,22 @@ describe('console', () => {
     await close();
   });
 
+  it('schedules the collection of a snapshot chosen by name', { timeout: 60_000 }, async () => {
+    const snapshot = (await api(c, user.token, 'POST', '/api/devices/snapshots', { name: 'weekly snap' }, 201)).snapshot as { id: string };
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Scheduled tasks' }).click();
+    await page.getByLabel('Task name').fill('weekly collection');
+    await choose(page, page.getByRole('textbox', { name: 'Type' }), 'Collect a snapshot');
+    await choose(page, page.getByRole('textbox', { name: 'Snapshot' }), 'weekly snap');
+    await page.getByRole('textbox', { name: 'Cron' }).fill('0 3 * * 0');
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    const row = page.getByRole('table', { name: 'Scheduled tasks' }).getByRole('row', { name: /weekly collection/ });
+    expect(await textMatching(row, /0 3 \* \* 0/, 'task row')).toMatch(/snapshot/);
+    const tasks = (await api(c, user.token, 'GET', '/api/tasks', undefined, 200)) as { name: string; type: string; snapshot_id: string }[];
+    expect(tasks.find((t) => t.name === 'weekly collection')).toMatchObject({ type: 'snapshot', snapshot_id: snapshot.id });
+    await close();
+  });
+
   it("shows another organization none of the first one's data", { timeout: 60_000 }, async () => {
     const other = await c.createOrgUser(['org_admin']);
     const { page, problems, close } = await openPage(browser, c.url);

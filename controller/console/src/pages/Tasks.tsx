@@ -9,22 +9,38 @@ import { dateTime } from '../lib/format';
 
 type TaskType = 'backup' | 'snapshot' | 'deployment';
 
-/** A backup task of every device, or a deployment of a saved instance, on a cron schedule. */
+/** The choices of a task's target select: the saved instances, or the snapshots. */
+const targetOptions = (list: { id: string; name: string }[] | undefined) => (list ?? []).map((t) => ({ value: t.id, label: t.name }));
+
+/** A backup task of every device, a collection of a snapshot, or a deployment of a saved instance, on a cron schedule. */
 function NewTask({ onCreated }: { onCreated: () => void }) {
-  const instances = useQuery({ queryKey: ['instances'], queryFn: () => unwrap(api.GET('/api/config/instances')) });
   const [name, setName] = useState('');
   const [type, setType] = useState<TaskType>('backup');
   const [cron, setCron] = useState('0 2 * * *');
   const [instanceId, setInstanceId] = useState<string | null>(null);
+  const [snapshotId, setSnapshotId] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const instances = useQuery({
+    queryKey: ['instances'],
+    queryFn: () => unwrap(api.GET('/api/config/instances')),
+    enabled: type === 'deployment',
+  });
+  const snapshots = useQuery({ queryKey: ['snapshots'], queryFn: () => unwrap(api.GET('/api/devices/snapshots/')), enabled: type === 'snapshot' });
   const instanceList = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ??
     []) as { id: string; name: string }[];
+  const snapshotList = (snapshots.data as { snapshots?: { id: string; name: string }[] } | undefined)?.snapshots;
   const create = async () => {
     setError(null);
     try {
       await unwrap(
         api.POST('/api/tasks/', {
-          body: { name: name.trim(), type, cron: cron.trim(), ...(type === 'deployment' && instanceId ? { instance_id: instanceId } : {}) },
+          body: {
+            name: name.trim(),
+            type,
+            cron: cron.trim(),
+            ...(type === 'deployment' && instanceId ? { instance_id: instanceId } : {}),
+            ...(type === 'snapshot' && snapshotId ? { snapshot_id: snapshotId } : {}),
+          },
         }),
       );
       setName('');
@@ -49,19 +65,13 @@ function NewTask({ onCreated }: { onCreated: () => void }) {
           onChange={(v) => setType((v ?? 'backup') as TaskType)}
           data={[
             { value: 'backup', label: 'Backup of every device' },
+            { value: 'snapshot', label: 'Collect a snapshot' },
             { value: 'deployment', label: 'Deploy an instance' },
           ]}
           w={220}
         />
-        {type === 'deployment' && (
-          <Select
-            label="Instance"
-            data={instanceList.map((i) => ({ value: i.id, label: i.name }))}
-            value={instanceId}
-            onChange={setInstanceId}
-            w={200}
-          />
-        )}
+        {type === 'deployment' && <Select label="Instance" data={targetOptions(instanceList)} value={instanceId} onChange={setInstanceId} w={200} />}
+        {type === 'snapshot' && <Select label="Snapshot" data={targetOptions(snapshotList)} value={snapshotId} onChange={setSnapshotId} w={200} />}
         <TextInput
           label="Cron"
           description="minute hour day month weekday, in UTC"
