@@ -93,6 +93,7 @@ describe('console', () => {
 
   it('enrolls an agent from the UI, shows it online in its site, and offline once killed without a reload', { timeout: 180_000 }, async () => {
     const site = await api(c, user.token, 'POST', '/api/sites', { name: 'Site East' }, 201);
+    ids.siteEast = site.id as string;
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Agents' }).click();
     await page.getByLabel('New agent name').fill('east-1');
@@ -364,12 +365,33 @@ describe('console', () => {
     await close();
   });
 
+  it("schedules a site's backup in a named time zone, and shows the API's error for an unknown one", { timeout: 60_000 }, async () => {
+    const { page, close } = await session();
+    await page.getByRole('link', { name: 'Scheduled tasks' }).click();
+    await page.getByLabel('Task name').fill('east backup');
+    await choose(page, page.getByRole('textbox', { name: 'Site' }), 'Site East');
+    await choose(page, page.getByRole('textbox', { name: 'Device type' }), 'vendor_ios');
+    await page.getByRole('textbox', { name: 'Time zone' }).fill('Mars/Olympus');
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    await textMatching(page.getByRole('alert'), /time zone 'Mars\/Olympus'/, 'unknown time zone error');
+    await page.getByRole('textbox', { name: 'Time zone' }).fill('Europe/Paris');
+    await page.getByRole('button', { name: 'Schedule' }).click();
+    const row = page.getByRole('table', { name: 'Scheduled tasks' }).getByRole('row', { name: /east backup/ });
+    expect(await textMatching(row, /Europe\/Paris/, 'task row')).toMatch(/backupSite East, vendor_ios/);
+    const tasks = (await api(c, user.token, 'GET', '/api/tasks', undefined, 200)) as { name: string; timezone: string; device_filter: object }[];
+    expect(tasks.find((t) => t.name === 'east backup')).toMatchObject({
+      timezone: 'Europe/Paris',
+      device_filter: { site_id: ids.siteEast, device_type: 'vendor_ios' },
+    });
+    await close();
+  });
+
   it('schedules the collection of a snapshot chosen by name', { timeout: 60_000 }, async () => {
     const snapshot = (await api(c, user.token, 'POST', '/api/devices/snapshots', { name: 'weekly snap' }, 201)).snapshot as { id: string };
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Scheduled tasks' }).click();
     await page.getByLabel('Task name').fill('weekly collection');
-    await choose(page, page.getByRole('textbox', { name: 'Type' }), 'Collect a snapshot');
+    await choose(page, page.getByRole('textbox', { name: 'Type', exact: true }), 'Collect a snapshot');
     await choose(page, page.getByRole('textbox', { name: 'Snapshot' }), 'weekly snap');
     await page.getByRole('textbox', { name: 'Cron' }).fill('0 3 * * 0');
     await page.getByRole('button', { name: 'Schedule' }).click();

@@ -5,45 +5,117 @@ import { api, unwrap } from '../api/client';
 import { confirmAction } from '../components/confirm';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
+import { DEVICE_TYPES } from '../lib/device-types';
 import { dateTime } from '../lib/format';
+import { siteOptions, useSites } from '../lib/sites';
 
 type TaskType = 'backup' | 'snapshot' | 'deployment';
+
+/** The new task form: its target is the instance, the snapshot, or the backup's site and device type (none: every device). */
+interface TaskForm {
+  name: string;
+  type: TaskType;
+  cron: string;
+  timezone: string;
+  instanceId: string | null;
+  snapshotId: string | null;
+  siteId: string | null;
+  deviceType: string | null;
+}
+
+const EMPTY_FORM: TaskForm = {
+  name: '',
+  type: 'backup',
+  cron: '0 2 * * *',
+  timezone: 'UTC',
+  instanceId: null,
+  snapshotId: null,
+  siteId: null,
+  deviceType: null,
+};
+
+/** The POST /api/tasks body of the form: only the target fields of its type. */
+function taskBody(f: TaskForm) {
+  const filter = { ...(f.siteId && { site_id: f.siteId }), ...(f.deviceType && { device_type: f.deviceType }) };
+  return {
+    name: f.name.trim(),
+    type: f.type,
+    cron: f.cron.trim(),
+    timezone: f.timezone.trim() || 'UTC',
+    ...(f.type === 'deployment' && f.instanceId ? { instance_id: f.instanceId } : {}),
+    ...(f.type === 'snapshot' && f.snapshotId ? { snapshot_id: f.snapshotId } : {}),
+    ...(f.type === 'backup' && Object.keys(filter).length > 0 ? { device_filter: filter } : {}),
+  };
+}
+
+/** Which devices a backup task backs up, in words ('' for every device). */
+function filterText(filter: { site_id?: string; device_type?: string; device_ids?: string[] } | undefined, siteName: (id: string) => string): string {
+  if (!filter) return '';
+  const parts = [
+    filter.site_id && siteName(filter.site_id),
+    filter.device_type,
+    filter.device_ids && `${filter.device_ids.length} device${filter.device_ids.length === 1 ? '' : 's'}`,
+  ];
+  return parts.filter(Boolean).join(', ');
+}
 
 /** The choices of a task's target select: the saved instances, or the snapshots. */
 const targetOptions = (list: { id: string; name: string }[] | undefined) => (list ?? []).map((t) => ({ value: t.id, label: t.name }));
 
-/** A backup task of every device, a collection of a snapshot, or a deployment of a saved instance, on a cron schedule. */
-function NewTask({ onCreated }: { onCreated: () => void }) {
-  const [name, setName] = useState('');
-  const [type, setType] = useState<TaskType>('backup');
-  const [cron, setCron] = useState('0 2 * * *');
-  const [instanceId, setInstanceId] = useState<string | null>(null);
-  const [snapshotId, setSnapshotId] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+/** The target fields of the form's type: an instance, a snapshot, or the backup's optional site and device type. */
+function TaskTarget({ form, set }: { form: TaskForm; set: (changes: Partial<TaskForm>) => void }) {
   const instances = useQuery({
     queryKey: ['instances'],
     queryFn: () => unwrap(api.GET('/api/config/instances')),
-    enabled: type === 'deployment',
+    enabled: form.type === 'deployment',
   });
-  const snapshots = useQuery({ queryKey: ['snapshots'], queryFn: () => unwrap(api.GET('/api/devices/snapshots/')), enabled: type === 'snapshot' });
+  const snapshots = useQuery({
+    queryKey: ['snapshots'],
+    queryFn: () => unwrap(api.GET('/api/devices/snapshots/')),
+    enabled: form.type === 'snapshot',
+  });
+  const sites = useSites();
   const instanceList = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ??
     []) as { id: string; name: string }[];
   const snapshotList = (snapshots.data as { snapshots?: { id: string; name: string }[] } | undefined)?.snapshots;
+  if (form.type === 'deployment')
+    return <Select label="Instance" data={targetOptions(instanceList)} value={form.instanceId} onChange={(v) => set({ instanceId: v })} w={200} />;
+  if (form.type === 'snapshot')
+    return <Select label="Snapshot" data={targetOptions(snapshotList)} value={form.snapshotId} onChange={(v) => set({ snapshotId: v })} w={200} />;
+  return (
+    <>
+      <Select
+        label="Site"
+        placeholder="Every site"
+        data={siteOptions(sites.data)}
+        value={form.siteId}
+        onChange={(v) => set({ siteId: v })}
+        clearable
+        w={180}
+      />
+      <Select
+        label="Device type"
+        placeholder="Every type"
+        data={DEVICE_TYPES}
+        value={form.deviceType}
+        onChange={(v) => set({ deviceType: v })}
+        clearable
+        w={160}
+      />
+    </>
+  );
+}
+
+/** A backup task (every device, or a site's or a device type's), a collection of a snapshot, or a deployment of a saved instance, on a cron schedule. */
+function NewTask({ onCreated }: { onCreated: () => void }) {
+  const [form, setForm] = useState<TaskForm>(EMPTY_FORM);
+  const set = (changes: Partial<TaskForm>) => setForm((f) => ({ ...f, ...changes }));
+  const [error, setError] = useState<string | null>(null);
   const create = async () => {
     setError(null);
     try {
-      await unwrap(
-        api.POST('/api/tasks/', {
-          body: {
-            name: name.trim(),
-            type,
-            cron: cron.trim(),
-            ...(type === 'deployment' && instanceId ? { instance_id: instanceId } : {}),
-            ...(type === 'snapshot' && snapshotId ? { snapshot_id: snapshotId } : {}),
-          },
-        }),
-      );
-      setName('');
+      await unwrap(api.POST('/api/tasks/', { body: taskBody(form) }));
+      set({ name: '' });
       onCreated();
     } catch (err) {
       setError((err as Error).message);
@@ -57,29 +129,35 @@ function NewTask({ onCreated }: { onCreated: () => void }) {
         </Alert>
       )}
       <Group align="end" wrap="wrap">
-        <TextInput label="Task name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
+        <TextInput label="Task name" value={form.name} onChange={(e) => set({ name: e.currentTarget.value })} />
         <Select
           label="Type"
           allowDeselect={false}
-          value={type}
-          onChange={(v) => setType((v ?? 'backup') as TaskType)}
+          value={form.type}
+          onChange={(v) => set({ type: (v ?? 'backup') as TaskType })}
           data={[
-            { value: 'backup', label: 'Backup of every device' },
+            { value: 'backup', label: 'Backup of devices' },
             { value: 'snapshot', label: 'Collect a snapshot' },
             { value: 'deployment', label: 'Deploy an instance' },
           ]}
-          w={220}
-        />
-        {type === 'deployment' && <Select label="Instance" data={targetOptions(instanceList)} value={instanceId} onChange={setInstanceId} w={200} />}
-        {type === 'snapshot' && <Select label="Snapshot" data={targetOptions(snapshotList)} value={snapshotId} onChange={setSnapshotId} w={200} />}
-        <TextInput
-          label="Cron"
-          description="minute hour day month weekday, in UTC"
-          value={cron}
-          onChange={(e) => setCron(e.currentTarget.value)}
           w={200}
         />
-        <Button onClick={() => void create()} disabled={!name.trim()}>
+        <TaskTarget form={form} set={set} />
+        <TextInput
+          label="Cron"
+          description="min hour day month weekday"
+          value={form.cron}
+          onChange={(e) => set({ cron: e.currentTarget.value })}
+          w={190}
+        />
+        <TextInput
+          label="Time zone"
+          description="e.g. UTC, Europe/Paris"
+          value={form.timezone}
+          onChange={(e) => set({ timezone: e.currentTarget.value })}
+          w={190}
+        />
+        <Button onClick={() => void create()} disabled={!form.name.trim()}>
           Schedule
         </Button>
       </Group>
@@ -103,7 +181,10 @@ export default function Tasks() {
     next_run_at: string | null;
     last_status: string | null;
     last_error: string | null;
+    device_filter: { site_id?: string; device_type?: string; device_ids?: string[] };
   }[];
+  const sites = useSites();
+  const siteName = (id: string) => sites.data?.sites.find((site) => site.id === id)?.name ?? 'a deleted site';
   const toggle = async (id: string, enabled: boolean) => {
     await api.PUT('/api/tasks/{id}', { params: { path: { id } }, body: { enabled } });
     refresh();
@@ -135,7 +216,12 @@ export default function Tasks() {
             {list.map((t) => (
               <Table.Tr key={t.id}>
                 <Table.Td>{t.name}</Table.Td>
-                <Table.Td>{t.type}</Table.Td>
+                <Table.Td>
+                  {t.type}
+                  <Text size="xs" c="dimmed">
+                    {filterText(t.device_filter, siteName)}
+                  </Text>
+                </Table.Td>
                 <Table.Td>
                   <Text ff="monospace" size="sm">
                     {t.cron}
