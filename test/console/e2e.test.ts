@@ -59,7 +59,8 @@ async function session(options?: PageOptions): Promise<{ page: Page; problems: P
 beforeAll(async () => {
   ensureConsoleBuilt();
   c = await startTestController({
-    settings: { 'agents.heartbeat_seconds': 1, 'agents.offline_after_seconds': 3 },
+    // Every test signs in afresh (/api/auth/login, /me, /providers): more than the default 100 requests a minute to /api/auth/* from one IP.
+    settings: { 'agents.heartbeat_seconds': 1, 'agents.offline_after_seconds': 3, 'security.rate_limit.requests_per_minute': 1000 },
     config: { natsUrl: SHARED_NATS, natsPrefix: prefix, jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } },
   });
   user = await c.createOrgUser(['org_admin']);
@@ -365,6 +366,42 @@ describe('console', () => {
     await close();
   });
 
+  it(
+    'creates a connection profile whose secrets are write-only, edits it keeping them, and adds and deletes a site',
+    { timeout: 60_000 },
+    async () => {
+      const { page, close } = await session();
+      await page.getByRole('link', { name: 'Profiles', exact: true }).click();
+      await page.getByRole('button', { name: 'New profile' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByRole('textbox', { name: 'Name', exact: true }).fill('ui lab');
+      await dialog.getByRole('textbox', { name: 'Username' }).fill('netops');
+      await dialog.getByLabel('Password', { exact: true }).fill('ui-Secret-pw1');
+      await dialog.getByRole('button', { name: 'Create profile' }).click();
+      const row = page.getByRole('table', { name: 'Connection profiles' }).getByRole('row', { name: /ui lab/ });
+      expect(await textMatching(row, /netops/, 'profile row')).toMatch(/password/);
+      expect(await page.locator('main').textContent()).not.toContain('ui-Secret-pw1');
+      // Edited without typing the password again: it is kept (omitted from the PUT).
+      await row.getByRole('button', { name: 'Edit profile ui lab' }).click();
+      await dialog.getByRole('textbox', { name: 'SSH port' }).fill('2222');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      const { profiles } = (await api(c, user.token, 'GET', '/api/profiles', undefined, 200)) as {
+        profiles: { name: string; ssh_port: number; has_password: boolean }[];
+      };
+      expect(profiles.find((p) => p.name === 'ui lab')).toMatchObject({ ssh_port: 2222, has_password: true });
+
+      await page.getByRole('textbox', { name: 'New site name' }).fill('Site UI');
+      await page.getByRole('button', { name: 'Add site' }).click();
+      const sites = page.getByRole('table', { name: 'Sites' });
+      await textMatching(sites, /Site UI/, 'new site');
+      await sites.getByRole('button', { name: 'Delete site Site UI' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+      await until('the site to go', async () => !((await sites.textContent()) ?? '').includes('Site UI'), 15_000, 100);
+      await close();
+    },
+  );
+
   it("schedules a site's backup in a named time zone, and shows the API's error for an unknown one", { timeout: 60_000 }, async () => {
     const { page, close } = await session();
     await page.getByRole('link', { name: 'Scheduled tasks' }).click();
@@ -434,6 +471,7 @@ describe('console', () => {
       ['deployment', `/deployments/${ids.deployment}`, 'e2e rollout'],
       ['instances', '/instances', 'Instances'],
       ['tasks', '/tasks', 'Scheduled tasks'],
+      ['profiles', '/profiles', 'Profiles and sites'],
       ['admin', '/admin', 'Admin'],
     ];
     const { page, problems, close } = await session();

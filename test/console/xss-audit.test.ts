@@ -302,66 +302,77 @@ describe('console against hostile data', () => {
     await s.close();
   });
 
-  it('shows every planted value as text on the snapshot, topology, template, stack and deployment pages', { timeout: 180_000 }, async () => {
-    const s = await session();
-    const { page } = s;
-    await page.getByRole('link', { name: 'Snapshots' }).click();
-    await shows(page, 'snapshots', ['snap']);
-    await page.getByRole('button', { name: 'Show devices' }).click();
-    await shows(page, 'snapshot outcomes', ['dev']);
-    await assertInert(s, 'snapshots');
+  it(
+    'shows every planted value as text on the snapshot, topology, template, stack, deployment, task and profile pages',
+    { timeout: 180_000 },
+    async () => {
+      const s = await session();
+      const { page } = s;
+      await page.getByRole('link', { name: 'Snapshots' }).click();
+      await shows(page, 'snapshots', ['snap']);
+      await page.getByRole('button', { name: 'Show devices' }).click();
+      await shows(page, 'snapshot outcomes', ['dev']);
+      await assertInert(s, 'snapshots');
 
-    await page.getByRole('link', { name: 'Topology' }).click();
-    await page.getByText(/nodes, \d+ links/).click();
-    await shows(page, 'topology links', ['peer']);
-    await assertInert(s, 'topology');
+      await page.getByRole('link', { name: 'Topology' }).click();
+      await page.getByText(/nodes, \d+ links/).click();
+      await shows(page, 'topology links', ['peer']);
+      await assertInert(s, 'topology');
 
-    await page.getByRole('link', { name: 'Templates' }).click();
-    await shows(page, 'templates', ['tpl']);
-    await page.getByRole('button', { name: `Edit ${hostile('tpl')}` }).click();
-    await textMatching(page.getByRole('textbox', { name: 'Template source' }), /tsrc/, 'template source in the editor');
-    await shows(page, 'template editor', ['tsrc']);
-    await page.getByLabel('Variables (JSON)').fill(JSON.stringify({ contact: hostile('pvar') }));
-    await page.getByRole('button', { name: 'Render preview' }).click();
-    await textMatching(page.getByTestId('render-result'), /pvar/, 'rendered preview');
-    await shows(page, 'render preview', ['tsrc', 'pvar']);
-    await assertInert(s, 'templates');
-    await page.keyboard.press('Escape');
+      await page.getByRole('link', { name: 'Templates' }).click();
+      await shows(page, 'templates', ['tpl']);
+      await page.getByRole('button', { name: `Edit ${hostile('tpl')}` }).click();
+      await textMatching(page.getByRole('textbox', { name: 'Template source' }), /tsrc/, 'template source in the editor');
+      await shows(page, 'template editor', ['tsrc']);
+      await page.getByLabel('Variables (JSON)').fill(JSON.stringify({ contact: hostile('pvar') }));
+      await page.getByRole('button', { name: 'Render preview' }).click();
+      await textMatching(page.getByTestId('render-result'), /pvar/, 'rendered preview');
+      await shows(page, 'render preview', ['tsrc', 'pvar']);
+      await assertInert(s, 'templates');
+      await page.keyboard.press('Escape');
 
-    await page.getByRole('link', { name: 'Stacks' }).click();
-    await shows(page, 'stacks', ['stack', 'sdesc']);
-    await page.getByRole('button', { name: 'Render preview' }).click();
-    const picker = page.getByRole('textbox', { name: `Preview ${hostile('stack')} for device` });
-    await picker.click();
-    await page.getByRole('option', { name: hostile('dev') }).click();
-    await page.getByRole('button', { name: 'Render', exact: true }).click();
-    await shows(page, 'stack render', ['tpl', 'dev', 'tsrc', 'var']);
-    await assertInert(s, 'stacks');
+      await page.getByRole('link', { name: 'Stacks' }).click();
+      await shows(page, 'stacks', ['stack', 'sdesc']);
+      await page.getByRole('button', { name: 'Render preview' }).click();
+      const picker = page.getByRole('textbox', { name: `Preview ${hostile('stack')} for device` });
+      await picker.click();
+      await page.getByRole('option', { name: hostile('dev') }).click();
+      await page.getByRole('button', { name: 'Render', exact: true }).click();
+      await shows(page, 'stack render', ['tpl', 'dev', 'tsrc', 'var']);
+      await assertInert(s, 'stacks');
 
-    await page.getByRole('link', { name: 'Deployments' }).click();
-    await shows(page, 'deployments', ['depl']);
-    await page.getByRole('link', { name: hostile('depl') }).click();
-    await shows(page, 'deployment', ['depl', 'dev']);
-    await textMatching(page.getByTestId('deployment-log'), /\S/, 'deployment log');
-    await assertInert(s, 'deployment');
+      await page.getByRole('link', { name: 'Deployments' }).click();
+      await shows(page, 'deployments', ['depl']);
+      await page.getByRole('link', { name: hostile('depl') }).click();
+      await shows(page, 'deployment', ['depl', 'dev']);
+      await textMatching(page.getByTestId('deployment-log'), /\S/, 'deployment log');
+      await assertInert(s, 'deployment');
 
-    await page.getByRole('link', { name: 'Instances' }).click();
-    await shows(page, 'instances', ['inst']);
-    await page.getByRole('button', { name: `Edit ${hostile('inst')}` }).click();
-    await shows(page, 'instance editor', ['inst']);
-    expect(await page.getByLabel('Variable values (JSON)').inputValue()).toContain(JSON.stringify(hostile('ivar')).slice(1, -1));
-    await assertInert(s, 'instances');
+      await page.getByRole('link', { name: 'Instances' }).click();
+      await shows(page, 'instances', ['inst']);
+      await page.getByRole('button', { name: `Edit ${hostile('inst')}` }).click();
+      await shows(page, 'instance editor', ['inst']);
+      expect(await page.getByLabel('Variable values (JSON)').inputValue()).toContain(JSON.stringify(hostile('ivar')).slice(1, -1));
+      await assertInert(s, 'instances');
 
-    await page.getByRole('link', { name: 'Scheduled tasks' }).click();
-    await shows(page, 'tasks', ['task']);
-    await assertInert(s, 'tasks');
+      await page.getByRole('link', { name: 'Scheduled tasks' }).click();
+      await shows(page, 'tasks', ['task']);
+      await assertInert(s, 'tasks');
 
-    await page.getByRole('link', { name: 'Admin' }).click();
-    await page.getByRole('tab', { name: 'Audit log' }).click();
-    await page.getByRole('table', { name: 'Audit log' }).waitFor();
-    await assertInert(s, 'admin-audit');
-    await s.close();
-  });
+      await page.getByRole('link', { name: 'Profiles', exact: true }).click();
+      await shows(page, 'profiles', ['prof', 'site']);
+      await page.getByRole('button', { name: `Edit profile ${hostile('prof')}` }).click();
+      expect(await page.getByRole('dialog').getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe(hostile('prof'));
+      await page.keyboard.press('Escape');
+      await assertInert(s, 'profiles');
+
+      await page.getByRole('link', { name: 'Admin' }).click();
+      await page.getByRole('tab', { name: 'Audit log' }).click();
+      await page.getByRole('table', { name: 'Audit log' }).waitFor();
+      await assertInert(s, 'admin-audit');
+      await s.close();
+    },
+  );
 });
 
 describe('console sign-in from a link', () => {

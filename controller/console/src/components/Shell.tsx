@@ -18,6 +18,7 @@ const NAV: { href: string; label: string }[] = [
   { href: '/deployments', label: 'Deployments' },
   { href: '/instances', label: 'Instances' },
   { href: '/tasks', label: 'Scheduled tasks' },
+  { href: '/profiles', label: 'Profiles' },
   { href: '/admin', label: 'Admin' },
 ];
 

@@ -24,6 +24,7 @@ export const pages = {
   deployment: lazyPage(() => import('../pages/Deployment'), loading),
   instances: lazyPage(() => import('../pages/Instances'), loading),
   tasks: lazyPage(() => import('../pages/Tasks'), loading),
+  profiles: lazyPage(() => import('../pages/Profiles'), loading),
   admin: lazyPage(() => import('../pages/Admin'), loading),
   notFound: lazyPage(() => import('../pages/NotFound'), loading),
 };
@@ -44,6 +45,7 @@ export const ROUTES: [path: string, page: PageName][] = [
   ['/deployments/:id', 'deployment'],
   ['/instances', 'instances'],
   ['/tasks', 'tasks'],
+  ['/profiles', 'profiles'],
   ['/admin', 'admin'],
 ];
 

@@ -2,9 +2,9 @@ import { Alert, Button, Group, Select, SimpleGrid, Stack, TextInput } from '@man
 import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { ApiError, api, unwrap } from '../api/client';
+import { api, unwrap } from '../api/client';
 import { DEVICE_TYPES } from '../lib/device-types';
-import { fieldOfError } from '../lib/field-errors';
+import { showRequestError } from '../lib/form-errors';
 import { siteOptions, useSites } from '../lib/sites';
 
 export interface DeviceFormValues {
@@ -55,9 +55,7 @@ export function DeviceForm({ id, initial, onDone }: { id?: string; initial?: Par
       else await unwrap(api.POST('/api/devices', { body }));
       onDone();
     } catch (err) {
-      const { field, message } = fieldOfError(err instanceof ApiError ? err.body : null);
-      if (field && field in values) form.setFieldError(field, message);
-      else setFormError((err as Error).message);
+      showRequestError(err, values, form.setFieldError, setFormError);
     } finally {
       setBusy(false);
     }
