@@ -7,7 +7,7 @@ import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { DEVICE_TYPES } from '../lib/device-types';
 import { dateTime } from '../lib/format';
-import { siteOptions, useSites } from '../lib/sites';
+import { nameOptions, siteOptions, useSites } from '../lib/sites';
 
 type TaskType = 'backup' | 'snapshot' | 'deployment';
 
@@ -59,9 +59,6 @@ function filterText(filter: { site_id?: string; device_type?: string; device_ids
   return parts.filter(Boolean).join(', ');
 }
 
-/** The choices of a task's target select: the saved instances, or the snapshots. */
-const targetOptions = (list: { id: string; name: string }[] | undefined) => (list ?? []).map((t) => ({ value: t.id, label: t.name }));
-
 /** The target fields of the form's type: an instance, a snapshot, or the backup's optional site and device type. */
 function TaskTarget({ form, set }: { form: TaskForm; set: (changes: Partial<TaskForm>) => void }) {
   const instances = useQuery({
@@ -79,9 +76,9 @@ function TaskTarget({ form, set }: { form: TaskForm; set: (changes: Partial<Task
     []) as { id: string; name: string }[];
   const snapshotList = (snapshots.data as { snapshots?: { id: string; name: string }[] } | undefined)?.snapshots;
   if (form.type === 'deployment')
-    return <Select label="Instance" data={targetOptions(instanceList)} value={form.instanceId} onChange={(v) => set({ instanceId: v })} w={200} />;
+    return <Select label="Instance" data={nameOptions(instanceList)} value={form.instanceId} onChange={(v) => set({ instanceId: v })} w={200} />;
   if (form.type === 'snapshot')
-    return <Select label="Snapshot" data={targetOptions(snapshotList)} value={form.snapshotId} onChange={(v) => set({ snapshotId: v })} w={200} />;
+    return <Select label="Snapshot" data={nameOptions(snapshotList)} value={form.snapshotId} onChange={(v) => set({ snapshotId: v })} w={200} />;
   return (
     <>
       <Select
