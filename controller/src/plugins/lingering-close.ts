@@ -4,7 +4,10 @@ import type { FastifyInstance } from 'fastify';
 export const LINGER_BYTES = 64 * 1024 * 1024;
 /** How long a refused body may keep coming after its 413. */
 export const LINGER_MS = 10_000;
-/** How often a lingering connection is looked at (Node's parser reads the body without events). */
+/**
+ * How often a lingering connection is looked at (Node's parser reads the body without events), so
+ * the bound is loose: a client on a fast link gets some MiB past LINGER_BYTES in before the next look.
+ */
 const LINGER_CHECK_MS = 50;
 
 /**
