@@ -387,9 +387,28 @@ describe('console', () => {
       await dialog.getByRole('button', { name: 'Save' }).click();
       await dialog.waitFor({ state: 'hidden' });
       const { profiles } = (await api(c, user.token, 'GET', '/api/profiles', undefined, 200)) as {
-        profiles: { name: string; ssh_port: number; has_password: boolean }[];
+        profiles: { id: string; name: string; ssh_port: number; has_password: boolean }[];
       };
-      expect(profiles.find((p) => p.name === 'ui lab')).toMatchObject({ ssh_port: 2222, has_password: true });
+      const uiLab = profiles.find((p) => p.name === 'ui lab');
+      expect(uiLab).toMatchObject({ ssh_port: 2222, has_password: true });
+      // In use by a device, it is not deleted, and the page says why; once free it goes.
+      const device = await api(
+        c,
+        user.token,
+        'POST',
+        '/api/devices',
+        { name: 'ui-lab-1', host: '10.9.9.1', device_type: 'generic', profile_id: uiLab?.id },
+        201,
+      );
+      const deleteUiLab = async () => {
+        await row.getByRole('button', { name: 'Delete profile ui lab' }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+      };
+      await deleteUiLab();
+      await textMatching(page.getByRole('alert'), /used by 1 device/, 'profile in use error');
+      await api(c, user.token, 'DELETE', `/api/devices/${device.id}`, undefined, 204);
+      await deleteUiLab();
+      await row.waitFor({ state: 'detached' });
 
       await page.getByRole('textbox', { name: 'New site name' }).fill('Site UI');
       await page.getByRole('button', { name: 'Add site' }).click();
@@ -397,7 +416,7 @@ describe('console', () => {
       await textMatching(sites, /Site UI/, 'new site');
       await sites.getByRole('button', { name: 'Delete site Site UI' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
-      await until('the site to go', async () => !((await sites.textContent()) ?? '').includes('Site UI'), 15_000, 100);
+      await sites.getByRole('row', { name: /Site UI/ }).waitFor({ state: 'detached' });
       await close();
     },
   );

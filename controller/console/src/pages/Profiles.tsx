@@ -240,6 +240,7 @@ export default function Profiles() {
   const client = useQueryClient();
   const profiles = useQuery({ queryKey: ['profiles'], queryFn: () => unwrap(api.GET('/api/profiles')) });
   const [editing, setEditing] = useState<Profile | 'new' | null>(null);
+  const [error, setError] = useState<string | null>(null);
   const list = profiles.data?.profiles ?? [];
   const done = () => {
     setEditing(null);
@@ -247,7 +248,12 @@ export default function Profiles() {
   };
   const remove = async (p: Profile) => {
     if (!(await confirmAction('Delete profile', `Delete the connection profile ${p.name}?`, 'Delete'))) return;
-    await api.DELETE('/api/profiles/{id}', { params: { path: { id: p.id } } });
+    setError(null);
+    try {
+      await unwrap(api.DELETE('/api/profiles/{id}', { params: { path: { id: p.id } } }));
+    } catch (err) {
+      setError((err as Error).message);
+    }
     void client.invalidateQueries({ queryKey: ['profiles'] });
   };
   return (
@@ -256,6 +262,11 @@ export default function Profiles() {
         A connection profile holds the username, secrets and ports its devices are reached with. Secrets are write-only: stored encrypted, never shown
         again.
       </Text>
+      {error && (
+        <Alert color="red" role="alert" title="Not deleted">
+          {error}
+        </Alert>
+      )}
       <ErrorNote error={profiles.error} />
       {profiles.data && list.length === 0 && <Empty>No connection profiles yet: a device needs one to be reached.</Empty>}
       {list.length > 0 && (
