@@ -658,6 +658,17 @@ describe('dry-run diffs: each hunk side masked as text of its format, lines kept
     expect(xml(config.join('\n')).split('\n').slice(2)).toEqual(out.slice(4).map((l) => l.slice(1)));
   });
 
+  it('masks an XML secret whose opening or closing tag the hunk does not show', () => {
+    // The change is far enough from <password> that the hunk starts on its text, or ends on it.
+    const starts = ['@@ -3,4 +3,4 @@', '     hunter2', '   </password>', '-  <host-name>a</host-name>', '+  <host-name>b</host-name>'];
+    expect(maskedDiff(starts, xml).slice(1, 3)).toEqual([`     ${m('hunter2')}`, '   </password>']);
+    const ends = ['@@ -1,4 +1,4 @@', '-  <host-name>a</host-name>', '+  <host-name>b</host-name>', '   <secret>', '     Ncs3cret'];
+    expect(maskedDiff(ends, xml).slice(3)).toEqual(['   <secret>', `     ${m('Ncs3cret')}`]);
+    // An element's text that is no secret's is shown, cut or not.
+    const plain = ['@@ -3,3 +3,3 @@', '     core uplink', '   </description>', '-  <mtu>1500</mtu>', '+  <mtu>9000</mtu>'];
+    expect(maskedDiff(plain, xml)[1]).toBe('     core uplink');
+  });
+
   it('masks a JSON secret whose value starts on the next line', () => {
     const diff = ['@@ -1,5 +1,5 @@', ' {', '-  "hostname": "a",', '+  "hostname": "b",', '   "password-hashed":', '     "$6$x$GnmiHash"', ' }'];
     const out = maskedDiff(diff, json);

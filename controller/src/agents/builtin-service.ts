@@ -107,7 +107,7 @@ export async function startBuiltinAgents(app: FastifyInstance, kit: BuiltinAgent
     await thread.start();
     threads.set(org.id, thread);
     agentLog.info(
-      { agent: row.id, pool: DEFAULT_POOL, transport: hub ? 'in-process' : 'nats', concurrency },
+      { agent_id: row.id, pool: DEFAULT_POOL, transport: hub ? 'in-process' : 'nats', concurrency },
       'built-in agent running (worker thread)',
     );
   };

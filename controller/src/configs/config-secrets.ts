@@ -248,6 +248,10 @@ const SECRET_NAMES = [
 const XML_NAMES = `(?:[\\w-]*:)?(?:${[...SECRET_NAMES, 'key', 'ascii-text', 'hexadecimal'].join('|')})`;
 const JSON_NAMES = `(?:[\\w-]*:)?(?:${SECRET_NAMES.join('|')})`;
 const XML_ELEMENT = new RegExp(String.raw`(<(${XML_NAMES})(?:\s[^>]*)?>)([^<]+)(</\2>)`, 'g');
+// A secret element cut by the edge of a stretch of config (a diff's hunk): its text from the start
+// up to its closing tag, or from its opening tag to the end, the other tag outside the stretch.
+const XML_CUT_OPEN = new RegExp(String.raw`^()([^<]+)(</${XML_NAMES}>)`);
+const XML_CUT_CLOSE = new RegExp(String.raw`(<${XML_NAMES}(?:\s[^>]*)?>)([^<]+)()$`);
 // Junos: <community><name>public</name>; PAN-OS v2c: <community-string> is above.
 const XML_COMMUNITY = /(<community>\s*<name>)([^<]+)(<\/name>)/g;
 // Any element whose text is a crypt(3) hash or a Junos $9$ secret.
@@ -260,7 +264,9 @@ function maskXml(text: string, mask: SecretMasker): string {
   return text
     .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) => between(_all, open, value, close))
     .replace(XML_COMMUNITY, between)
-    .replace(XML_HASH, between);
+    .replace(XML_HASH, between)
+    .replace(XML_CUT_OPEN, between)
+    .replace(XML_CUT_CLOSE, between);
 }
 
 function maskJson(text: string, mask: SecretMasker): string {
