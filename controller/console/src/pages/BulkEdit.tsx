@@ -1,6 +1,7 @@
-import { Alert, Button, Select, Stack, TextInput } from '@mantine/core';
+import { Button, Select, Stack, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { ActionError, useActionError } from '../components/ActionError';
 import { siteOptions, useSites } from '../lib/sites';
 
 /** Sets the filled-in fields on every selected device (PATCH /api/devices/bulk); blank fields stay as they are. */
@@ -9,26 +10,17 @@ export function BulkEdit({ ids, onDone }: { ids: string[]; onDone: () => void })
   const [siteId, setSiteId] = useState<string | null>(null);
   const [platform, setPlatform] = useState('');
   const [manufacturer, setManufacturer] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const fields: Record<string, string> = {};
   if (siteId) fields.site_id = siteId;
   if (platform.trim()) fields.platform = platform.trim();
   if (manufacturer.trim()) fields.manufacturer = manufacturer.trim();
   const save = async () => {
-    try {
-      await unwrap(api.PATCH('/api/devices/bulk', { body: { ids, fields } }));
-      onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    if (await run(() => unwrap(api.PATCH('/api/devices/bulk', { body: { ids, fields } })))) onDone();
   };
   return (
     <Stack>
-      {error && (
-        <Alert color="red" role="alert">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} />
       <Select label="Site" clearable data={siteOptions(sites.data)} value={siteId} onChange={setSiteId} />
       <TextInput label="Manufacturer" value={manufacturer} onChange={(e) => setManufacturer(e.currentTarget.value)} />
       <TextInput label="Platform" value={platform} onChange={(e) => setPlatform(e.currentTarget.value)} />

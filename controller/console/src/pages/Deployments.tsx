@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useLocation } from 'wouter';
 import { api, unwrap } from '../api/client';
+import { useActionError } from '../components/ActionError';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { dateTime } from '../lib/format';
@@ -14,20 +15,16 @@ function StartDeployment({ onStarted }: { onStarted: (id: string) => void }) {
   const [stackId, setStackId] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [devices, setDevices] = useState<string[]>([]);
-  const [error, setError] = useState<string | null>(null);
-  const start = async () => {
-    setError(null);
-    try {
+  const { error, run } = useActionError();
+  const start = () =>
+    run(async () => {
       const created = await unwrap(
         api.POST('/api/config/deployments', {
           body: { stack_id: stackId!, name: name.trim(), target_devices: devices.map((device_id) => ({ device_id })) },
         }),
       );
       onStarted(created.id);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    });
   const stackList = (Array.isArray(stacks.data) ? stacks.data : []) as { id: string; name: string }[];
   return (
     <Stack>

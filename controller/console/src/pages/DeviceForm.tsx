@@ -1,8 +1,9 @@
-import { Alert, Button, Group, Select, SimpleGrid, Stack, TextInput } from '@mantine/core';
+import { Button, Group, Select, SimpleGrid, Stack, TextInput } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { ActionError } from '../components/ActionError';
 import { DEVICE_TYPES } from '../lib/device-types';
 import { showRequestError } from '../lib/form-errors';
 import { siteOptions, useSites } from '../lib/sites';
@@ -68,11 +69,7 @@ export function DeviceForm({ id, initial, onDone }: { id?: string; initial?: Par
   return (
     <form onSubmit={submit} noValidate>
       <Stack>
-        {formError && (
-          <Alert color="red" role="alert">
-            {formError}
-          </Alert>
-        )}
+        <ActionError error={formError} />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <TextInput label="Name" required {...form.getInputProps('name')} />
           <TextInput label="Host" required description="IP address or hostname" {...form.getInputProps('host')} />

@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { ApiError, api, unwrap } from '../api/client';
 import { currentToken } from '../auth/session';
+import { ActionError, useActionError } from '../components/ActionError';
 
 interface Summary {
   imported: number;
@@ -31,7 +32,7 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
   const [format, setFormat] = useState<'csv' | 'json'>('csv');
   const [text, setText] = useState('');
   const [summary, setSummary] = useState<Summary | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const [busy, setBusy] = useState(false);
   const [profileId, setProfileId] = useState<string | null>(null);
   const profiles = useQuery({ queryKey: ['profiles'], queryFn: () => unwrap(api.GET('/api/profiles')) });
@@ -41,18 +42,12 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
     setText(await file.text());
     if (file.name.endsWith('.json')) setFormat('json');
   };
-  const run = async () => {
+  const submit = async () => {
     setBusy(true);
-    setError(null);
     setSummary(null);
-    try {
-      setSummary(await postImport(format, text, profileId));
-      onImported();
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    const imported = await run(async () => setSummary(await postImport(format, text, profileId)));
+    setBusy(false);
+    if (imported) onImported();
   };
 
   return (
@@ -97,15 +92,11 @@ export function DeviceImport({ onImported }: { onImported: () => void }) {
         ff="monospace"
       />
       <Group justify="flex-end">
-        <Button onClick={() => void run()} loading={busy} disabled={!text.trim()}>
+        <Button onClick={() => void submit()} loading={busy} disabled={!text.trim()}>
           Import
         </Button>
       </Group>
-      {error && (
-        <Alert color="red" role="alert" title="Import refused">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Import refused" />
       {summary && (
         <Alert
           color={summary.failed ? 'yellow' : 'green'}

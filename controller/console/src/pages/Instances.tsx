@@ -1,8 +1,9 @@
-import { Alert, Button, Group, Select, Stack, Table, Text, TextInput, Textarea } from '@mantine/core';
+import { Button, Group, Select, Stack, Table, Text, TextInput, Textarea } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useLocation } from 'wouter';
 import { api, unwrap } from '../api/client';
+import { ActionError, useActionError } from '../components/ActionError';
 import { confirmAction } from '../components/confirm';
 import { DevicesPicker } from '../components/DevicePicker';
 import { Empty, ErrorNote, Page } from '../components/Page';
@@ -20,13 +21,12 @@ function NewInstance({ onCreated }: { onCreated: () => void }) {
   const [stackId, setStackId] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [devices, setDevices] = useState<string[]>([]);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const stackList = (stacks.data ?? []) as StackRow[];
   const create = async () => {
     const stack = stackList.find((s) => s.id === stackId)!;
-    setError(null);
-    try {
-      await unwrap(
+    const saved = await run(() =>
+      unwrap(
         api.POST('/api/config/instances', {
           body: {
             stack_id: stack.id,
@@ -35,21 +35,16 @@ function NewInstance({ onCreated }: { onCreated: () => void }) {
             variable_values: allServicesOn(stack, devices),
           },
         }),
-      );
-      setName('');
-      setDevices([]);
-      onCreated();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+      ),
+    );
+    if (!saved) return;
+    setName('');
+    setDevices([]);
+    onCreated();
   };
   return (
     <Stack gap="xs">
-      {error && (
-        <Alert color="red" role="alert" title="Not saved">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not saved" />
       <Group align="end" wrap="wrap">
         <Select label="Stack" data={stackList.map((s) => ({ value: s.id, label: s.name }))} value={stackId} onChange={setStackId} w={200} />
         <TextInput label="Instance name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
@@ -74,27 +69,23 @@ interface InstanceRow {
 function EditInstance({ instance, onDone }: { instance: InstanceRow; onDone: (saved: boolean) => void }) {
   const [name, setName] = useState(instance.name);
   const [values, setValues] = useState(JSON.stringify(instance.variable_values ?? {}, null, 2));
-  const [error, setError] = useState<string | null>(null);
+  const { error, run, fail } = useActionError();
   const save = async () => {
-    setError(null);
     let variableValues: unknown;
     try {
       variableValues = JSON.parse(values);
     } catch (err) {
-      setError(`Variable values are not valid JSON: ${(err as Error).message}`);
-      return;
+      return fail(`Variable values are not valid JSON: ${(err as Error).message}`);
     }
-    try {
-      await unwrap(
+    const saved = await run(() =>
+      unwrap(
         api.PUT('/api/config/instances/{id}', {
           params: { path: { id: instance.id } },
           body: { name: name.trim(), variable_values: variableValues as never },
         }),
-      );
-      onDone(true);
-    } catch (err) {
-      setError((err as Error).message);
-    }
+      ),
+    );
+    if (saved) onDone(true);
   };
   return (
     <Stack
@@ -107,11 +98,7 @@ function EditInstance({ instance, onDone }: { instance: InstanceRow; onDone: (sa
       }}
     >
       <Text fw={600}>Edit {instance.name}</Text>
-      {error && (
-        <Alert color="red" role="alert" title="Not saved">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not saved" />
       <TextInput label="Name" value={name} onChange={(e) => setName(e.currentTarget.value)} w={320} />
       <Textarea
         label="Variable values (JSON)"
@@ -140,34 +127,26 @@ export default function Instances() {
   const client = useQueryClient();
   const [, navigate] = useLocation();
   const instances = useQuery({ queryKey: ['instances'], queryFn: () => unwrap(api.GET('/api/config/instances')) });
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const refresh = () => void client.invalidateQueries({ queryKey: ['instances'] });
   const list = ((Array.isArray(instances.data) ? instances.data : (instances.data as { instances?: unknown[] } | undefined)?.instances) ??
     []) as InstanceRow[];
   const [editing, setEditing] = useState<string | null>(null);
   const current = list.find((i) => i.id === editing);
-  const deploy = async (id: string) => {
-    setError(null);
-    try {
+  const deploy = (id: string) =>
+    run(async () => {
       const deployment = await unwrap(api.POST('/api/config/instances/{id}/deploy', { params: { path: { id } }, body: {} }));
       navigate(`/deployments/${(deployment as { id: string }).id}`);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  };
+    });
   const remove = async (id: string, name: string) => {
     if (!(await confirmAction('Delete instance', `Delete the instance ${name}? Scheduled tasks that deploy it stop working.`, 'Delete'))) return;
-    await api.DELETE('/api/config/instances/{id}', { params: { path: { id } } });
+    await run(() => unwrap(api.DELETE('/api/config/instances/{id}', { params: { path: { id } } })));
     refresh();
   };
   return (
     <Page title="Instances">
       <NewInstance onCreated={refresh} />
-      {error && (
-        <Alert color="red" role="alert" title="Not deployed">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not done" />
       <ErrorNote error={instances.error} />
       {current && (
         <EditInstance

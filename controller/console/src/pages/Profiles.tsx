@@ -1,5 +1,4 @@
 import {
-  Alert,
   Button,
   Group,
   Modal,
@@ -20,6 +19,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import type { paths } from '../api/schema';
+import { ActionError, useActionError } from '../components/ActionError';
 import { confirmAction } from '../components/confirm';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { showRequestError } from '../lib/form-errors';
@@ -107,11 +107,7 @@ function ProfileForm({ profile, onDone }: { profile?: Profile; onDone: () => voi
   return (
     <form onSubmit={submit} noValidate>
       <Stack>
-        {formError && (
-          <Alert color="red" role="alert">
-            {formError}
-          </Alert>
-        )}
+        <ActionError error={formError} />
         <SimpleGrid cols={{ base: 1, sm: 2 }}>
           <TextInput label="Name" required {...form.getInputProps('name')} />
           <TextInput label="Username" {...form.getInputProps('username')} />
@@ -167,26 +163,16 @@ function Sites() {
   const client = useQueryClient();
   const sites = useSites();
   const [name, setName] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const refresh = () => void client.invalidateQueries({ queryKey: ['sites'] });
   const add = async () => {
-    setError(null);
-    try {
-      await unwrap(api.POST('/api/sites', { body: { name: name.trim() } }));
-      setName('');
-      refresh();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    if (!(await run(() => unwrap(api.POST('/api/sites', { body: { name: name.trim() } }))))) return;
+    setName('');
+    refresh();
   };
   const remove = async (id: string, siteName: string) => {
     if (!(await confirmAction('Delete site', `Delete the site ${siteName}?`, 'Delete'))) return;
-    setError(null);
-    try {
-      await unwrap(api.DELETE('/api/sites/{id}', { params: { path: { id } } }));
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    await run(() => unwrap(api.DELETE('/api/sites/{id}', { params: { path: { id } } })));
     refresh();
   };
   const list = sites.data?.sites ?? [];
@@ -195,11 +181,7 @@ function Sites() {
       <Title order={2} size="h3">
         Sites
       </Title>
-      {error && (
-        <Alert color="red" role="alert" title="Not done">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not done" />
       <Group align="end">
         <TextInput label="New site name" value={name} onChange={(e) => setName(e.currentTarget.value)} />
         <Button onClick={() => void add()} disabled={!name.trim()}>
@@ -240,7 +222,7 @@ export default function Profiles() {
   const client = useQueryClient();
   const profiles = useQuery({ queryKey: ['profiles'], queryFn: () => unwrap(api.GET('/api/profiles')) });
   const [editing, setEditing] = useState<Profile | 'new' | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const list = profiles.data?.profiles ?? [];
   const done = () => {
     setEditing(null);
@@ -248,12 +230,7 @@ export default function Profiles() {
   };
   const remove = async (p: Profile) => {
     if (!(await confirmAction('Delete profile', `Delete the connection profile ${p.name}?`, 'Delete'))) return;
-    setError(null);
-    try {
-      await unwrap(api.DELETE('/api/profiles/{id}', { params: { path: { id: p.id } } }));
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    await run(() => unwrap(api.DELETE('/api/profiles/{id}', { params: { path: { id: p.id } } })));
     void client.invalidateQueries({ queryKey: ['profiles'] });
   };
   return (
@@ -262,11 +239,7 @@ export default function Profiles() {
         A connection profile holds the username, secrets and ports its devices are reached with. Secrets are write-only: stored encrypted, never shown
         again.
       </Text>
-      {error && (
-        <Alert color="red" role="alert" title="Not deleted">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not deleted" />
       <ErrorNote error={profiles.error} />
       {profiles.data && list.length === 0 && <Empty>No connection profiles yet: a device needs one to be reached.</Empty>}
       {list.length > 0 && (

@@ -3,6 +3,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'wouter';
 import { api, unwrap } from '../api/client';
+import { useActionError } from '../components/ActionError';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
 import { DEVICE_TYPES } from '../lib/device-types';
@@ -132,14 +133,13 @@ export default function Snapshots() {
   const [siteId, setSiteId] = useState<string | null>(null);
   const [deviceType, setDeviceType] = useState<string | null>(null);
   const sites = useSites();
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   useLive(['snapshot'], () => {
     void client.invalidateQueries({ queryKey: ['snapshots'] });
     void client.invalidateQueries({ queryKey: ['snapshot-backups'] });
   });
   const start = async () => {
-    setError(null);
-    try {
+    await run(async () => {
       // Omitted filter fields mean every device of the organization.
       const deviceFilter = { ...(siteId ? { site_id: siteId } : {}), ...(deviceType ? { device_type: deviceType } : {}) };
       const created = await unwrap(
@@ -152,9 +152,7 @@ export default function Snapshots() {
         await api.DELETE('/api/devices/snapshots/{id}', { params: { path: { id } } });
         throw new Error(String(failed));
       }
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    });
     void client.invalidateQueries({ queryKey: ['snapshots'] });
   };
   const list = (snapshots.data as { snapshots?: Snapshot[] } | undefined)?.snapshots ?? [];

@@ -1,7 +1,8 @@
-import { Alert, Button, Card, Group, Stack as Column, Table, Text } from '@mantine/core';
+import { Button, Card, Group, Stack as Column, Table, Text } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { ActionError, useActionError } from '../components/ActionError';
 import { DevicePicker } from '../components/DevicePicker';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { allServicesOn } from '../lib/variable-values';
@@ -25,19 +26,16 @@ interface RenderJob {
 function RenderPreview({ stack }: { stack: StackRow }) {
   const [deviceId, setDeviceId] = useState<string | null>(null);
   const [jobs, setJobs] = useState<RenderJob[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const render = async () => {
-    setError(null);
     setJobs(null);
     const variable_values = allServicesOn(stack, [deviceId!]);
-    try {
+    await run(async () =>
       setJobs(
         (await unwrap(api.POST('/api/config/stacks/{id}/render', { params: { path: { id: stack.id } }, body: { variable_values } })))
           .jobs as RenderJob[],
-      );
-    } catch (err) {
-      setError((err as Error).message);
-    }
+      ),
+    );
   };
   return (
     <Column gap="xs">
@@ -47,11 +45,7 @@ function RenderPreview({ stack }: { stack: StackRow }) {
           Render
         </Button>
       </Group>
-      {error && (
-        <Alert color="red" role="alert">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} />
       {jobs?.map((j) => (
         <Card withBorder key={`${j.service_order}-${j.template_name}`} p="xs">
           <Text size="sm" fw={600}>

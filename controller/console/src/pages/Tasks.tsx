@@ -1,7 +1,8 @@
-import { Alert, Button, Group, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import { Button, Group, Select, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { ActionError, useActionError } from '../components/ActionError';
 import { confirmAction } from '../components/confirm';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { StatusBadge } from '../components/StatusBadge';
@@ -107,24 +108,15 @@ function TaskTarget({ form, set }: { form: TaskForm; set: (changes: Partial<Task
 function NewTask({ onCreated }: { onCreated: () => void }) {
   const [form, setForm] = useState<TaskForm>(EMPTY_FORM);
   const set = (changes: Partial<TaskForm>) => setForm((f) => ({ ...f, ...changes }));
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const create = async () => {
-    setError(null);
-    try {
-      await unwrap(api.POST('/api/tasks/', { body: taskBody(form) }));
-      set({ name: '' });
-      onCreated();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    if (!(await run(() => unwrap(api.POST('/api/tasks/', { body: taskBody(form) }))))) return;
+    set({ name: '' });
+    onCreated();
   };
   return (
     <Stack gap="xs">
-      {error && (
-        <Alert color="red" role="alert" title="Not scheduled">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not scheduled" />
       <Group align="end" wrap="wrap">
         <TextInput label="Task name" value={form.name} onChange={(e) => set({ name: e.currentTarget.value })} />
         <Select

@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Group, Modal, Select, SimpleGrid, Stack, Table, T
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { lazy, Suspense, useState } from 'react';
 import { api, unwrap } from '../api/client';
+import { ActionError, useActionError } from '../components/ActionError';
 import { Empty, ErrorNote, Page } from '../components/Page';
 import { dateTime } from '../lib/format';
 import { useDebouncedValue } from '../lib/use-debounced-value';
@@ -23,21 +24,18 @@ const EMPTY: Draft = { name: '', platform: '', config_format: 'cli', operation: 
 function RenderPreview({ id }: { id: string }) {
   const [variables, setVariables] = useState('{}');
   const [result, setResult] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run, fail } = useActionError();
   const render = async () => {
-    setError(null);
     setResult(null);
     let parsed: Record<string, unknown>;
     try {
       parsed = JSON.parse(variables) as Record<string, unknown>;
     } catch {
-      return setError('Variables must be a JSON object, e.g. {"hostname": "sw1"}');
+      return fail('Variables must be a JSON object, e.g. {"hostname": "sw1"}');
     }
-    try {
-      setResult((await unwrap(api.POST('/api/config/templates/{id}/render', { params: { path: { id } }, body: { variables: parsed } }))).rendered);
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    await run(async () =>
+      setResult((await unwrap(api.POST('/api/config/templates/{id}/render', { params: { path: { id } }, body: { variables: parsed } }))).rendered),
+    );
   };
   return (
     <Stack gap="xs">
@@ -54,11 +52,7 @@ function RenderPreview({ id }: { id: string }) {
           Render preview
         </Button>
       </Group>
-      {error && (
-        <Alert color="red" role="alert">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} />
       {result !== null && (
         <Text component="pre" fz="xs" data-testid="render-result" style={{ whiteSpace: 'pre-wrap' }}>
           {result}
@@ -81,7 +75,7 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
   });
   const t = template.data;
   const [draft, setDraft] = useState<Draft | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const current: Draft =
     draft ??
     (t
@@ -97,16 +91,15 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
   if (id && !t) return <ErrorNote error={template.error} />;
   const set = (fields: Partial<Draft>) => setDraft({ ...current, ...fields });
   const save = async () => {
-    setError(null);
     const body = { ...current, target_path: current.target_path || null };
-    try {
-      if (id) await unwrap(api.PUT('/api/config/templates/{id}', { params: { path: { id } }, body }));
-      else await unwrap(api.POST('/api/config/templates', { body: { ...body, target_path: body.target_path ?? undefined } }));
-      setDraft(null);
-      onSaved();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    const saved = await run(() =>
+      id
+        ? unwrap(api.PUT('/api/config/templates/{id}', { params: { path: { id } }, body }))
+        : unwrap(api.POST('/api/config/templates', { body: { ...body, target_path: body.target_path ?? undefined } })),
+    );
+    if (!saved) return;
+    setDraft(null);
+    onSaved();
   };
   const versionList = (Array.isArray(versions.data) ? versions.data : ((versions.data as { versions?: unknown[] } | undefined)?.versions ?? [])) as {
     version: number;
@@ -115,11 +108,7 @@ function Editor({ id, onSaved }: { id: string | null; onSaved: () => void }) {
   }[];
   return (
     <Stack>
-      {error && (
-        <Alert color="red" role="alert" title="Not saved">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not saved" />
       <SimpleGrid cols={{ base: 1, sm: 2 }}>
         <TextInput label="Name" required value={current.name} onChange={(e) => set({ name: e.currentTarget.value })} />
         <TextInput label="Platform" required value={current.platform} onChange={(e) => set({ platform: e.currentTarget.value })} />

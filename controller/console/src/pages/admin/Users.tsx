@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Group, MultiSelect, PasswordInput, Stack, Switch,
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
+import { ActionError, useActionError } from '../../components/ActionError';
 import { Empty, ErrorNote } from '../../components/Page';
 
 interface UserRow {
@@ -75,18 +76,15 @@ function EditUser({ user, onDone }: { user: UserRow; onDone: () => void }) {
   const roleOptions = useRoleOptions();
   const [roles, setRoles] = useState<string[]>(user.roles);
   const [active, setActive] = useState(user.is_active);
-  const [error, setError] = useState<string | null>(null);
+  const { error, run } = useActionError();
   const rolesChanged = roles.length !== user.roles.length || roles.some((r) => !user.roles.includes(r));
   const save = async () => {
-    setError(null);
-    try {
+    const saved = await run(async () => {
       if (rolesChanged) await unwrap(api.PUT('/api/admin/users/{id}/roles', { params: { path: { id: user.id } }, body: { roles } }));
       if (active !== user.is_active)
         await unwrap(api.PUT('/api/admin/users/{id}', { params: { path: { id: user.id } }, body: { is_active: active } }));
-      onDone();
-    } catch (err) {
-      setError((err as Error).message);
-    }
+    });
+    if (saved) onDone();
   };
   return (
     <Stack
@@ -99,11 +97,7 @@ function EditUser({ user, onDone }: { user: UserRow; onDone: () => void }) {
       }}
     >
       <Text fw={600}>Edit {user.username}</Text>
-      {error && (
-        <Alert color="red" role="alert" title="Not saved">
-          {error}
-        </Alert>
-      )}
+      <ActionError error={error} title="Not saved" />
       <Group align="end" wrap="wrap">
         <MultiSelect label="Roles" data={roleOptions} value={roles} onChange={setRoles} w={320} />
         <Switch label="Enabled" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
