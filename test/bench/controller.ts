@@ -140,15 +140,23 @@ async function statementTimes(db: Awaited<ReturnType<typeof createDb>>, embedded
       await db.raw(`SELECT pg_stat_statements_reset(0, ${thisDatabase}, 0)`);
       const result = await run();
       const { rows } = await db.raw(
-        `SELECT calls::int, rows::int, round((total_exec_time + total_plan_time)::numeric, 1)::float AS ms, query FROM pg_stat_statements
+        `SELECT calls::int, rows::int, round((total_exec_time + total_plan_time)::numeric, 1)::float AS ms,
+                round(total_plan_time::numeric, 1)::float AS plan_ms, query FROM pg_stat_statements
           WHERE dbid = ${thisDatabase} ORDER BY ${process.env.BENCH_PG_STATEMENTS === 'calls' ? 'calls' : 'total_exec_time + total_plan_time'} DESC`,
       );
-      type Row = { calls: number; rows: number; ms: number; query: string };
-      const total = (rows as Row[]).reduce((sum, r) => ({ ms: sum.ms + r.ms, calls: sum.calls + r.calls }), { ms: 0, calls: 0 });
+      type Row = { calls: number; rows: number; ms: number; plan_ms: number; query: string };
+      const total = (rows as Row[]).reduce((sum, r) => ({ ms: sum.ms + r.ms, plan: sum.plan + r.plan_ms, calls: sum.calls + r.calls }), {
+        ms: 0,
+        plan: 0,
+        calls: 0,
+      });
       const order = process.env.BENCH_PG_STATEMENTS === 'calls' ? 'most called' : 'busiest';
-      console.log(`  PostgreSQL time of ${label}: ${total.ms.toFixed(0)} ms in ${total.calls} statements; ${order}:`);
+      // Planning counts only where the server tracks it (pg_stat_statements.track_planning = on).
+      const planning = total.plan > 0 ? `, planning ${total.plan.toFixed(0)} ms of it` : '';
+      console.log(`  PostgreSQL time of ${label}: ${total.ms.toFixed(0)} ms in ${total.calls} statements${planning}; ${order}:`);
       for (const r of (rows as Row[]).slice(0, order === 'busiest' ? 15 : 30)) {
-        const figures = `${String(r.ms).padStart(8)} ms ${String(r.calls).padStart(6)} calls ${String(r.rows).padStart(6)} rows`;
+        const plan = `(plan ${String(r.plan_ms).padStart(6)})`;
+        const figures = `${String(r.ms).padStart(8)} ms ${plan} ${String(r.calls).padStart(6)} calls ${String(r.rows).padStart(6)} rows`;
         console.log(`    ${figures}  ${r.query.replace(/\s+/g, ' ').slice(0, 110)}`);
       }
       return result;
