@@ -54,14 +54,7 @@ export async function adminRoutes(parent: FastifyInstance): Promise<void> {
       if (!org) throw appError('ORG_NAME_TAKEN');
       const me = caller(request);
       // Recorded where the administrator acts, like every other entry of theirs.
-      await audit.record({
-        kind: 'admin.org_created',
-        orgId: me.orgId,
-        userId: me.userId,
-        username: me.username,
-        ip: request.ip,
-        details: { org_id: org.id, name: org.name },
-      });
+      await audit.byActor(me, 'admin.org_created', { org_id: org.id, name: org.name }, request.ip);
       return reply.code(201).send(org);
     },
   );
@@ -83,14 +76,7 @@ export async function adminRoutes(parent: FastifyInstance): Promise<void> {
       if (org === undefined) throw appError('ORG_NOT_FOUND');
       if (org === null) throw appError('ORG_NAME_TAKEN');
       const me = caller(request);
-      await audit.record({
-        kind: 'admin.org_renamed',
-        orgId: me.orgId,
-        userId: me.userId,
-        username: me.username,
-        ip: request.ip,
-        details: { org_id: org.id, name: org.name },
-      });
+      await audit.byActor(me, 'admin.org_renamed', { org_id: org.id, name: org.name }, request.ip);
       return org;
     },
   );
@@ -202,13 +188,7 @@ export async function adminRoutes(parent: FastifyInstance): Promise<void> {
     async (request) => {
       const me = caller(request);
       await settings.update(me.orgId, request.body.settings, me.permissions.includes('platform.admin'));
-      await audit.record({
-        kind: 'admin.settings_changed',
-        orgId: me.orgId,
-        userId: me.userId,
-        username: me.username,
-        details: { keys: Object.keys(request.body.settings) },
-      });
+      await audit.byActor(me, 'admin.settings_changed', { keys: Object.keys(request.body.settings) });
       return { settings: await settings.all(me.orgId) };
     },
   );

@@ -55,13 +55,7 @@ export class UsersService {
       is_platform_admin: roles.includes('platform_admin'),
     });
     if (!user) throw appError('USERNAME_TAKEN');
-    await this.audit.record({
-      kind: 'admin.user_created',
-      orgId: actor.orgId,
-      userId: actor.userId,
-      username: actor.username,
-      details: { user_id: user.id, username: input.username, roles },
-    });
+    await this.audit.byActor(actor, 'admin.user_created', { user_id: user.id, username: input.username, roles });
     return user;
   }
 
@@ -91,13 +85,7 @@ export class UsersService {
     if (changes.is_active === false || changes.password !== undefined) {
       await this.authStore.revokeUserSessions(id, 'changed by administrator', id === actor.userId ? actor.sessionId : undefined);
     }
-    await this.audit.record({
-      kind: 'admin.user_updated',
-      orgId: actor.orgId,
-      userId: actor.userId,
-      username: actor.username,
-      details: { user_id: id, fields: Object.keys(changes) },
-    });
+    await this.audit.byActor(actor, 'admin.user_updated', { user_id: id, fields: Object.keys(changes) });
     return user;
   }
 
@@ -109,13 +97,7 @@ export class UsersService {
     if (!user) throw appError('USER_NOT_FOUND');
     // Permissions follow the roles on the next request; open live streams are checked again now.
     await this.authStore.announceAccessChange([id]);
-    await this.audit.record({
-      kind: 'admin.roles_assigned',
-      orgId: actor.orgId,
-      userId: actor.userId,
-      username: actor.username,
-      details: { user_id: id, roles },
-    });
+    await this.audit.byActor(actor, 'admin.roles_assigned', { user_id: id, roles });
     return user;
   }
 }

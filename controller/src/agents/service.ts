@@ -113,13 +113,7 @@ export class AgentsService {
       expiresAt,
     );
     if (!row) throw appError('AGENT_NAME_TAKEN', `An agent named '${body.name.trim()}' already exists in this organization`);
-    await this.audit.record({
-      kind: 'agents.created',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { agent_id: row.id, name: row.name, site_id: row.site_id },
-    });
+    await this.audit.byActor(me, 'agents.created', { agent_id: row.id, name: row.name, site_id: row.site_id });
     return { ...this.view(row, await this.liveness()), enrollment_token: token, enrollment_expires_at: expiresAt };
   }
 
@@ -128,13 +122,7 @@ export class AgentsService {
     if (!row) throw appError('AGENT_NOT_FOUND');
     // The agent's NATS connection goes now (operator mode), not when its credentials expire.
     await this.natsCredentials?.revoked();
-    await this.audit.record({
-      kind: 'agents.revoked',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { agent_id: row.id, name: row.name, site_id: row.site_id },
-    });
+    await this.audit.byActor(me, 'agents.revoked', { agent_id: row.id, name: row.name, site_id: row.site_id });
   }
 
   async enroll(body: { token: string; public_key: unknown; nats_public_key?: string; version: string; capabilities: string[] }) {

@@ -52,7 +52,7 @@ export class SnapshotService {
 
   async delete(me: AuthContext, id: string): Promise<void> {
     if (!(await this.store.delete(me.orgId, id))) throw appError('SNAPSHOT_NOT_FOUND');
-    await this.audit.record({ kind: 'snapshot.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { snapshot_id: id } });
+    await this.audit.byActor(me, 'snapshot.deleted', { snapshot_id: id });
   }
 
   /** POST /collect: backs up every device matching the filter. */

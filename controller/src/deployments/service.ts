@@ -275,12 +275,12 @@ export class DeploymentService {
     const deployment = await this.storePending(me, input, plan, instanceId);
     // The first devices start while the audit record is written.
     this.runner.schedule(deployment.id);
-    await this.audit.record({
-      kind: 'deployment.created',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { deployment_id: deployment.id, stack_id: plan.stack.id, instance_id: instanceId, devices: plan.targets.length, dry_run: plan.dryRun },
+    await this.audit.byActor(me, 'deployment.created', {
+      deployment_id: deployment.id,
+      stack_id: plan.stack.id,
+      instance_id: instanceId,
+      devices: plan.targets.length,
+      dry_run: plan.dryRun,
     });
     return deployment;
   }
@@ -370,13 +370,7 @@ export class DeploymentService {
       ]);
       return (await this.store.find(me.orgId, id, trx))!;
     });
-    await this.audit.record({
-      kind: 'deployment.rollback',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { deployment_id: id, force },
-    });
+    await this.audit.byActor(me, 'deployment.rollback', { deployment_id: id, force });
     this.runner.schedule(id);
     return deployment;
   }

@@ -93,10 +93,6 @@ export class DeviceService {
     if (!ok.site) throw appError('UNKNOWN_SITE');
   }
 
-  private record(me: AuthContext, kind: string, details: Record<string, unknown>) {
-    return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details });
-  }
-
   async create(me: AuthContext, body: Static<typeof DeviceBody>) {
     if (body.source === 'netbox') throw appError('INVALID_SOURCE');
     const row = { ...body, name: body.name.trim(), host: body.host.trim() };
@@ -109,7 +105,7 @@ export class DeviceService {
       vanished,
     );
     if (!id) throw appError('DEVICE_NAME_TAKEN');
-    await this.record(me, 'device.created', { device_id: id, name: row.name });
+    await this.audit.byActor(me, 'device.created', { device_id: id, name: row.name });
     return this.get(me.orgId, id);
   }
 
@@ -127,7 +123,7 @@ export class DeviceService {
       vanished,
     );
     if (changed === 0) throw appError('DEVICE_NOT_FOUND');
-    await this.record(me, 'device.updated', { device_id: id, fields: Object.keys(body) });
+    await this.audit.byActor(me, 'device.updated', { device_id: id, fields: Object.keys(body) });
     return this.get(me.orgId, id);
   }
 
@@ -140,7 +136,7 @@ export class DeviceService {
       throw err;
     }
     if (deleted === 0) throw appError('DEVICE_NOT_FOUND');
-    await this.record(me, 'device.deleted', { device_id: id });
+    await this.audit.byActor(me, 'device.deleted', { device_id: id });
   }
 
   /**
@@ -156,8 +152,8 @@ export class DeviceService {
     }
     const { found, cleared } = await this.store.clearPin(me.orgId, id, pin);
     if (!found) throw appError('DEVICE_NOT_FOUND');
-    if (pin === 'ssh_host_key') await this.record(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
-    else await this.record(me, 'device.gnmi_certificate_cleared', { device_id: id, sha256: cleared });
+    if (pin === 'ssh_host_key') await this.audit.byActor(me, 'device.ssh_host_key_cleared', { device_id: id, fingerprint: cleared });
+    else await this.audit.byActor(me, 'device.gnmi_certificate_cleared', { device_id: id, sha256: cleared });
   }
 
   async bulkUpdate(me: AuthContext, ids: string[], fields: Static<typeof BulkFields>): Promise<number> {
@@ -171,7 +167,7 @@ export class DeviceService {
       () => appError('CONFLICT'),
       vanished,
     );
-    await this.record(me, 'device.bulk_updated', { fields: Object.keys(fields), updated });
+    await this.audit.byActor(me, 'device.bulk_updated', { fields: Object.keys(fields), updated });
     return updated;
   }
 
@@ -220,7 +216,7 @@ export class DeviceService {
       if (!insertedNames.has(fields.name)) errors.push({ row, name: fields.name, error: 'Device with this name already exists' });
     }
     errors.sort((a, b) => a.row - b.row);
-    await this.record(me, 'device.imported', { source, imported: written.length, failed: errors.length, profile_id: profileId });
+    await this.audit.byActor(me, 'device.imported', { source, imported: written.length, failed: errors.length, profile_id: profileId });
     return { imported: written.length, failed: errors.length, errors };
   }
 }

@@ -58,13 +58,7 @@ export class InstanceService {
       variable_values: input.variable_values ?? {},
       created_by: me.userId,
     });
-    await this.audit.record({
-      kind: 'instance.created',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { instance_id: instance.id, stack_id: instance.stack_id },
-    });
+    await this.audit.byActor(me, 'instance.created', { instance_id: instance.id, stack_id: instance.stack_id });
     return instance;
   }
 
@@ -79,19 +73,13 @@ export class InstanceService {
     if (input.variable_values !== undefined) fields.variable_values = input.variable_values;
     const instance = await this.store.update(me.orgId, id, fields);
     if (!instance) throw appError('INSTANCE_NOT_FOUND');
-    await this.audit.record({
-      kind: 'instance.updated',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { instance_id: id, fields: Object.keys(input) },
-    });
+    await this.audit.byActor(me, 'instance.updated', { instance_id: id, fields: Object.keys(input) });
     return instance;
   }
 
   async delete(me: AuthContext, id: string): Promise<void> {
     if (!(await this.store.delete(me.orgId, id))) throw appError('INSTANCE_NOT_FOUND');
-    await this.audit.record({ kind: 'instance.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { instance_id: id } });
+    await this.audit.byActor(me, 'instance.deleted', { instance_id: id });
   }
 
   /** Deploys the instance as saved: a new deployment (201 pending), like POST /deployments. */

@@ -121,15 +121,11 @@ export class NetboxService {
     };
   }
 
-  private record(me: AuthContext, kind: string, details: Record<string, unknown>) {
-    return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details });
-  }
-
   async create(me: AuthContext, body: Static<typeof SourceBody>) {
     const row = await this.columns(me, body);
     const id = await this.store.insert({ ...row, org_id: me.orgId, created_by: me.userId, updated_by: me.userId });
     if (!id) throw appError('NETBOX_SOURCE_NAME_TAKEN');
-    await this.record(me, 'netbox.source_created', { source_id: id, name: row.name, url: row.url });
+    await this.audit.byActor(me, 'netbox.source_created', { source_id: id, name: row.name, url: row.url });
     return this.get(me.orgId, id);
   }
 
@@ -141,14 +137,14 @@ export class NetboxService {
       () => appError('NETBOX_SOURCE_NAME_TAKEN'),
     );
     if (changed === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
-    await this.record(me, 'netbox.source_updated', { source_id: id, fields: Object.keys(body) });
+    await this.audit.byActor(me, 'netbox.source_updated', { source_id: id, fields: Object.keys(body) });
     return this.get(me.orgId, id);
   }
 
   /** Devices synced from the source stay (source netbox, no source id). */
   async delete(me: AuthContext, id: string): Promise<void> {
     if ((await this.store.delete(me.orgId, id)) === 0) throw appError('NETBOX_SOURCE_NOT_FOUND');
-    await this.record(me, 'netbox.source_deleted', { source_id: id });
+    await this.audit.byActor(me, 'netbox.source_deleted', { source_id: id });
   }
 
   private async client(orgId: string, id: string) {
@@ -226,7 +222,7 @@ export class NetboxService {
       source.id,
       me.orgId,
     );
-    await this.record(me, 'netbox.synced', { source_id: source.id, status, ...counts, failed });
+    await this.audit.byActor(me, 'netbox.synced', { source_id: source.id, status, ...counts, failed });
     return run;
   }
 

@@ -9,6 +9,13 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
+/** Who did it: a signed-in caller (the AuthContext of a request has these fields). */
+export interface AuditActor {
+  orgId: string;
+  userId: string;
+  username: string;
+}
+
 export interface AuditFilter {
   orgId: string | null;
   kind?: string;
@@ -25,6 +32,11 @@ export class AuditService {
 
   record(entry: AuditEntry): Promise<void> {
     return this.store.insert(entry);
+  }
+
+  /** An action of a signed-in caller, in the organization it acts in. */
+  byActor(actor: AuditActor, kind: string, details: Record<string, unknown>, ip?: string): Promise<void> {
+    return this.store.insert({ kind, orgId: actor.orgId, userId: actor.userId, username: actor.username, ip, details });
   }
 
   list(filter: AuditFilter): Promise<{ entries: any[]; total: number }> {

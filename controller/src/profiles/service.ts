@@ -130,7 +130,7 @@ export class ProfileService {
 
   /** Audit details name the fields changed, never their values (secrets among them); allowed_networks, no secret, is recorded as set. */
   private record(me: AuthContext, kind: string, id: string, details: Record<string, unknown> = {}) {
-    return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details: { profile_id: id, ...details } });
+    return this.audit.byActor(me, kind, { profile_id: id, ...details });
   }
 
   async create(me: AuthContext, body: Static<typeof ProfileBody>) {

@@ -40,7 +40,7 @@ export class SiteService {
   }
 
   private record(me: AuthContext, kind: string, id: string, details: Record<string, unknown> = {}) {
-    return this.audit.record({ kind, orgId: me.orgId, userId: me.userId, username: me.username, details: { site_id: id, ...details } });
+    return this.audit.byActor(me, kind, { site_id: id, ...details });
   }
 
   async create(me: AuthContext, body: Static<typeof SiteBody>) {

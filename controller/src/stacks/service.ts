@@ -100,13 +100,7 @@ export class StacksService {
       created_by: me.userId,
       updated_by: me.userId,
     });
-    await this.audit.record({
-      kind: 'stack.created',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { stack_id: stack.id, name: stack.name },
-    });
+    await this.audit.byActor(me, 'stack.created', { stack_id: stack.id, name: stack.name });
     return stack;
   }
 
@@ -123,19 +117,13 @@ export class StacksService {
     if (input.variable_config !== undefined) fields.variable_config = input.variable_config ?? {};
     const stack = await this.store.update(me.orgId, id, fields);
     if (!stack) throw appError('STACK_NOT_FOUND');
-    await this.audit.record({
-      kind: 'stack.updated',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { stack_id: id, fields: Object.keys(input) },
-    });
+    await this.audit.byActor(me, 'stack.updated', { stack_id: id, fields: Object.keys(input) });
     return stack;
   }
 
   async delete(me: AuthContext, id: string): Promise<void> {
     if (!(await this.store.delete(me.orgId, id))) throw appError('STACK_NOT_FOUND');
-    await this.audit.record({ kind: 'stack.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { stack_id: id } });
+    await this.audit.byActor(me, 'stack.deleted', { stack_id: id });
   }
 
   /**

@@ -116,13 +116,7 @@ export class TaskService {
       created_by: me.userId,
       created_by_name: me.username,
     });
-    await this.audit.record({
-      kind: 'task.created',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { task_id: task.id, type: task.type, cron: task.cron },
-    });
+    await this.audit.byActor(me, 'task.created', { task_id: task.id, type: task.type, cron: task.cron });
     return task;
   }
 
@@ -141,19 +135,13 @@ export class TaskService {
     if (input.cron !== undefined || input.timezone !== undefined || input.enabled !== undefined) fields.next_run_at = merged.enabled ? next : null;
     const task = await this.store.update(me.orgId, id, fields);
     if (!task) throw appError('TASK_NOT_FOUND');
-    await this.audit.record({
-      kind: 'task.updated',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { task_id: id, fields: Object.keys(input) },
-    });
+    await this.audit.byActor(me, 'task.updated', { task_id: id, fields: Object.keys(input) });
     return task;
   }
 
   async delete(me: AuthContext, id: string): Promise<void> {
     if (!(await this.store.delete(me.orgId, id))) throw appError('TASK_NOT_FOUND');
-    await this.audit.record({ kind: 'task.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { task_id: id } });
+    await this.audit.byActor(me, 'task.deleted', { task_id: id });
   }
 
   // ---- scheduler ----------------------------------------------------------------------------

@@ -94,13 +94,7 @@ export class TemplateService {
       },
       me.username,
     );
-    await this.audit.record({
-      kind: 'template.created',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { template_id: template.id, name: template.name },
-    });
+    await this.audit.byActor(me, 'template.created', { template_id: template.id, name: template.name });
     return template;
   }
 
@@ -133,19 +127,13 @@ export class TemplateService {
       me.username,
     );
     if (!updated) throw appError('TEMPLATE_NOT_FOUND');
-    await this.audit.record({
-      kind: 'template.updated',
-      orgId: me.orgId,
-      userId: me.userId,
-      username: me.username,
-      details: { template_id: id, fields: Object.keys(input), version: updated.current_version },
-    });
+    await this.audit.byActor(me, 'template.updated', { template_id: id, fields: Object.keys(input), version: updated.current_version });
     return updated;
   }
 
   async delete(me: AuthContext, id: string): Promise<void> {
     if (!(await this.store.delete(me.orgId, id))) throw appError('TEMPLATE_NOT_FOUND');
-    await this.audit.record({ kind: 'template.deleted', orgId: me.orgId, userId: me.userId, username: me.username, details: { template_id: id } });
+    await this.audit.byActor(me, 'template.deleted', { template_id: id });
   }
 
   async versions(orgId: string, id: string) {
