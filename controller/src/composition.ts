@@ -251,7 +251,8 @@ function lifecycleOf(lifecycle: Lifecycle, p: Parts): void {
   lifecycle.add({ name: 'job engine', start: () => p.jobEngine.start(), stop: () => p.jobEngine.stop() });
   lifecycle.add({ name: 'nats watch', start: () => p.ops.watchTransport(p.jobEngine) });
   // Operator mode: a NATS server started from an older account JWT learns the revocations again.
-  if (p.agentNatsCredentials) lifecycle.add({ name: 'nats revocations', start: () => p.agentNatsCredentials!.revoked() });
+  const credentials = p.agentNatsCredentials;
+  if (credentials) lifecycle.add({ name: 'nats revocations', start: () => credentials.revoked(), stop: () => credentials.stop() });
   lifecycle.add({
     name: 'snapshot sweep',
     start: () => {

@@ -230,6 +230,32 @@ describe('NATS operator mode', () => {
     expect(agentA.running).toBe(true);
   });
 
+  it('a revocation made while NATS is down reaches NATS once it is back, without a controller restart', { timeout: 90_000 }, async () => {
+    const { identity, stateDir } = await enrollAgent(tc, org1, { site_id: siteA });
+    await nats.stop();
+    try {
+      const res = await tc.request('DELETE', `/api/agents/${identity.agent_id}`, { token: org1.token });
+      expect(res.status).toBe(204);
+    } finally {
+      await nats.start();
+    }
+    // The restarted server holds the account as last pushed, without this revocation, until the controller's retry.
+    const refusal = await until(
+      "the revoked agent's credentials to be refused",
+      async () => {
+        const outcome = await connectAs(stateDir).then(
+          async ({ nc }) => (await nc.close(), 'connected'),
+          (e: Error) => String(e.message ?? e),
+        );
+        return /authoriz|revoked/i.test(outcome) && outcome;
+      },
+      60_000,
+      500,
+    );
+    expect(refusal).toMatch(/authoriz|revoked/i);
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+
   it('revoking an agent disconnects it at NATS and it cannot connect again', async () => {
     const spy = await connectAs(stateDirA);
     const closed = spy.nc.closed();

@@ -6,11 +6,19 @@ import type { AgentsStore } from './store';
 
 type Grantee = { id: string; org_id: string; name: string; site_id: string | null; nats_public_key: string | null };
 
+/** A failed account push is tried again after this long, doubling up to RETRY_MAX_MS. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
 /**
  * Agent NATS credentials in operator mode: issued at enrollment, renewed on the agent's signed
  * request, revoked through the account's revocation list.
  */
 export class AgentNatsCredentials {
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryMs = RETRY_FIRST_MS;
+  private stopped = false;
+
   constructor(
     private readonly authority: NatsAuthority,
     private readonly names: NatsNames,
@@ -53,11 +61,36 @@ export class AgentNatsCredentials {
     }
   }
 
-  /** After a revocation; a failure is logged (the controller refuses the agent's messages anyway) and repaired at the next push. */
+  /**
+   * After a revocation (and at start). A failed push is tried again, waiting longer each time,
+   * until one succeeds: until then NATS still lets the revoked agent pull and acknowledge its
+   * pool's batches (it can open none of them, but acknowledged jobs wait for their deadline).
+   */
   async revoked(): Promise<void> {
-    await this.pushRevocations().catch((err) =>
-      this.log.error({ err: (err as Error).message }, 'NATS account update failed: the revoked agent stays connected until its credentials expire'),
-    );
+    this.cancelRetry();
+    try {
+      await this.pushRevocations();
+      this.retryMs = RETRY_FIRST_MS;
+    } catch (err) {
+      if (this.stopped) return;
+      this.log.error(
+        { err: (err as Error).message, retry_in_ms: this.retryMs },
+        'NATS account update failed: trying again; until then a revoked agent keeps its NATS connection',
+      );
+      this.retryTimer = setTimeout(() => void this.revoked(), this.retryMs).unref();
+      this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    }
+  }
+
+  /** No more retries (the controller is stopping). */
+  stop(): void {
+    this.stopped = true;
+    this.cancelRetry();
+  }
+
+  private cancelRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
   }
 
   /** Pushes the account with every still-relevant revocation; NATS disconnects those agents at once. */
