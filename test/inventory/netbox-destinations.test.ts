@@ -32,6 +32,15 @@ let port: number;
 function startInternalService(): Promise<Server> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
+    // Answers without end: 40 MB of empty objects, or 6 MB of them (under the byte limit, over the values one).
+    if (path.startsWith('/huge') || path.startsWith('/many')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"count":1,"next":null,"results":[');
+      const chunk = '{},'.repeat(100_000);
+      for (let sent = 0; sent < (path.startsWith('/huge') ? 40e6 : 6e6); sent += chunk.length) res.write(chunk);
+      res.end('{}]}');
+      return;
+    }
     if (path.startsWith('/redirect')) {
       res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       return;
@@ -190,6 +199,21 @@ describe('answers of other services', () => {
     expect(history.text).not.toContain(INTERNAL);
     expect(c.logs()).toContain(INTERNAL);
     expect(c.logs()).not.toContain(TOKEN);
+  });
+
+  it('reads no more of an answer than a page of devices can take, and stays up', async () => {
+    await setAllowList(['127.0.0.1']);
+    for (const [path, expected] of [
+      ['/huge', 'is larger than 8 MiB, the most the controller reads'],
+      ['/many', 'holds more than 250000 JSON values, the most the controller parses'],
+    ] as const) {
+      const id = await created(`${internalUrl}${path}`);
+      const test = await operator('POST', `/api/devices/sources/netbox/${id}/test`);
+      expect(test.body, path).toMatchObject({ ok: false, error: expect.stringContaining(expected) });
+      const sync = await operator('POST', `/api/devices/sources/netbox/${id}/sync`);
+      expect(sync.body.errors[0].error, path).toContain(expected);
+    }
+    expect((await c.request('GET', '/healthz')).status).toBe(200);
   });
 
   it('does not follow a redirect', async () => {

@@ -1,4 +1,5 @@
-import { Agent, buildConnector, fetch } from 'undici';
+import { Agent, buildConnector, fetch, type Response } from 'undici';
+import { countJsonValues } from '../http/large-bodies';
 import { defaultPort, DestinationRefused, type DestinationPolicy } from './destination';
 
 /**
@@ -47,7 +48,15 @@ export interface NetboxDevice {
 
 export type DeviceFilters = Record<string, string | number | boolean | (string | number | boolean)[]>;
 
-const PAGE_SIZE = 1000;
+/**
+ * Devices asked for per page, and what the controller reads of one answer at the most: NetBox's
+ * device objects run to 2–5 KB and 100–200 JSON values each, so a full page fits many times over,
+ * while a server that answers without end cannot exhaust the controller's heap (a 40 MB answer of
+ * empty objects took the process down: parsed, each value costs about 100 bytes).
+ */
+const PAGE_SIZE = 250;
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+const MAX_ANSWER_VALUES = 250_000;
 const MAX_PAGES = 10_000;
 /** Query string of the filters; arrays repeat the key (NetBox ORs repeated values). */
 export function filterQuery(filters: DeviceFilters): URLSearchParams {
@@ -98,6 +107,23 @@ function guardedDispatcher(connection: NetboxConnection): Agent {
       return connector(options, callback);
     },
   });
+}
+
+/** An answer's body, or null past MAX_ANSWER_BYTES (said by its length, or found reading it: the rest is not read). */
+async function readCapped(res: Response): Promise<Uint8Array | null> {
+  if (Number(res.headers.get('content-length') ?? 0) > MAX_ANSWER_BYTES) {
+    await res.body?.cancel();
+    return null;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the stream, which closes the connection.
+    if (size > MAX_ANSWER_BYTES) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Reads NetBox's REST API with the source's token, TLS setting and per-request time limit. */
@@ -151,9 +177,15 @@ export class NetboxClient {
       });
       status = res.status;
       apiVersion = res.headers.get('api-version');
-      text = await res.text();
+      const bytes = await readCapped(res);
+      if (!bytes)
+        throw new NetboxError(`NetBox's answer for ${path} is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, the most the controller reads`);
+      if (countJsonValues(bytes, MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES) {
+        throw new NetboxError(`NetBox's answer for ${path} holds more than ${MAX_ANSWER_VALUES} JSON values, the most the controller parses`);
+      }
+      text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
     } catch (err) {
-      throw this.describe(err);
+      throw err instanceof NetboxError ? err : this.describe(err);
     }
     let body: unknown;
     try {
