@@ -1,8 +1,9 @@
 /**
  * A CLI push cut off mid-way (the device took a line, then never answered: a timeout, or a line
  * that cut the management path) is undone before the job reports: the session it hung in is
- * broken, so the pre-deployment backup goes back over a new one. Real controller and database, a
- * real agent runtime with the SSH CLI driver against the SSH simulator.
+ * broken, so the pre-deployment backup goes back over a new one. So is a NETCONF or gNMI push whose
+ * answer never came, and a NETCONF edit that a device without :rollback-on-error refused part-way.
+ * Real controller and database, a real agent runtime with the real drivers against the simulators.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { enrollAgent, startAgent, type Org } from '../agents/helpers';
@@ -132,6 +133,46 @@ it('restores over a new session when a NETCONF commit went in but its answer nev
     expect(done.devices[0].status).toBe('failed');
     expect(done.devices[0].error_message).toMatch(/its answer never came: the change may have gone in.*restored from its pre-deployment backup/);
     expect(nc.running()).toBe(original);
+  } finally {
+    await nc.close();
+  }
+});
+
+it('restores when a NETCONF device without :rollback-on-error took the first service of the edit and refused the second', async () => {
+  const NS = 'urn:sb:test';
+  // No candidate, no :rollback-on-error: the edit of running stops at the refused subtree and keeps those before it.
+  const nc = await startNetconfDevice({
+    initialConfig: `<system xmlns="${NS}"><hostname>factory</hostname></system>`,
+    candidate: false,
+    rollbackOnError: false,
+    faults: { rejectMarker: 'REFUSED' },
+  });
+  try {
+    const original = nc.running();
+    const device = await netconfDevice(c, org.token, nc, 'stop-nc');
+    const template = (name: string, source: string) =>
+      api(c, org.token, 'POST', '/api/config/templates', { name, platform: 'ietf-netconf', config_format: 'xml', operation: 'merge', source }, 201);
+    const ntp = await template('nc-ntp', `<ntp xmlns="${NS}"><server>192.0.2.30</server></ntp>`);
+    const refused = await template('nc-refused', `<system xmlns="${NS}"><hostname>REFUSED</hostname></system>`);
+    const services = [ntp, refused].map((t, order) => ({ template_id: t.id, order }));
+    const stack = await api(c, org.token, 'POST', '/api/config/stacks', { name: 'stop-on-error', services }, 201);
+    const body = { stack_id: stack.id, name: 'stop-on-error', target_devices: [{ device_id: device.id }] };
+    const created = await api(c, org.token, 'POST', '/api/config/deployments', body, 201);
+
+    const done = await waitFor(c, org.token, created.id);
+    expect(done.devices[0].status).toBe('failed');
+    expect(done.devices[0].error_message).toMatch(
+      /value "REFUSED" is not allowed.*without :rollback-on-error the device keeps what it applied before the error.*restored from its pre-deployment backup/,
+    );
+    // One edit (both services), refused part-way, then the restore's edit; the device is its backup again.
+    expect(nc.rpcLog.filter((op) => op === 'edit-config')).toHaveLength(2);
+    expect(nc.running()).toBe(original);
+    const { job_id } = await c.db('deployment_devices').where({ deployment_id: created.id }).first('job_id');
+    const job = await c.db('jobs').where({ id: job_id }).first('result');
+    expect(job.result).toMatchObject({ applied: false, restored: true });
+    const messages = (await api(c, org.token, 'GET', `/api/config/deployments/${created.id}/logs?limit=1000`)).logs.map((l: any) => l.message);
+    expect(messages).toContainEqual(expect.stringMatching(/push failed after part of the change may have been taken/));
+    expect(messages).toContainEqual(expect.stringMatching(/the device is back on its pre-deployment config/));
   } finally {
     await nc.close();
   }

@@ -1,7 +1,8 @@
 /**
  * Deployments refuse what would destroy configuration: a required template variable left out
- * (template render, stack render, deployment, instance run, scheduled instance task) and a
- * replace whose rendered payload is empty (unless allow_empty_replace). Real controller and
+ * (template render, stack render, deployment, instance run, scheduled instance task), a
+ * replace whose rendered payload is empty (unless allow_empty_replace), and a change or restore
+ * whose structured pre-deployment backup is empty (nothing to restore to). Real controller and
  * PostgreSQL, a real agent with the real drivers, against the gNMI, NETCONF and SSH simulators,
  * whose configs are checked to be untouched.
  */
@@ -360,5 +361,81 @@ describe('empty replace', () => {
     expect((await waitFor(c, token, full.body.id)).status).toBe('completed');
     expect(target.tree()).toMatchObject({ interfaces: { interface: [{ name: 'eth0', config: { mtu: 9000 } }] } });
     target.setTree(structuredClone(INITIAL));
+  });
+});
+
+describe('empty pre-deployment backup', () => {
+  /** A deployment of one new merge template (`fields`) to the device: its final state, the device's row and its job's result. */
+  async function deployOne(device: any, name: string, fields: Record<string, unknown>) {
+    const tpl = await api(c, token, 'POST', '/api/config/templates', { name, operation: 'merge', ...fields }, 201);
+    const stack = await api(c, token, 'POST', '/api/config/stacks', { name, services: [{ template_id: tpl.id }] }, 201);
+    const res = await deploy(stack.id, [device.id], { name });
+    expect(res.status, res.text).toBe(201);
+    const done = await waitFor(c, token, res.body.id);
+    const { job_id, changed } = await c.db('deployment_devices').where({ deployment_id: done.id }).first('job_id', 'changed');
+    const job = await c.db('jobs').where({ id: job_id }).first('result');
+    return { done, row: { ...done.devices[0], changed }, job };
+  }
+
+  const REFUSED = /checking the backup failed: the pre-deployment backup is empty .*: refusing to change a device that could not be restored/;
+
+  it('fails a gNMI deploy before the push when Get / answers nothing, and a rollback to it is refused', async () => {
+    // The target has config, but its Get answers no notification: a restore of that backup would replace / with {}.
+    const tree = { system: { config: { hostname: 'keeps-me' } } };
+    const empty = await startGnmiTarget({ initialTree: tree, faults: { emptyGet: true } });
+    try {
+      const device = await gnmiDevice(c, token, empty, 'safety-empty-g');
+      const { done, row, job } = await deployOne(device, 'empty-gnmi', {
+        platform: 'openconfig-gnmi',
+        config_format: 'json',
+        target_path: '/system/config',
+        source: '{"hostname": "pushed"}',
+      });
+      expect(done.status).toBe('failed');
+      expect(row).toMatchObject({ status: 'failed', changed: false });
+      expect(row.error_message).toMatch(REFUSED);
+      expect(job.result).toMatchObject({ applied: false, changed: null });
+      expect(job.result.restored).toBeUndefined();
+      expect(empty.setRequests).toEqual([]);
+      expect(empty.tree()).toEqual(tree);
+
+      // A restore or rollback of an empty backup is refused by the agent before it opens a session.
+      const [jobId] = await c.services.jobs.submit([
+        {
+          orgId: org.orgId,
+          kind: 'rollback',
+          deviceId: device.id,
+          params: { deployment_id: done.id, transport: 'gnmi', backup: { text: '{}\n', format: 'json', via: 'gnmi' }, purpose: 'rollback' },
+          deadlineMs: 30_000,
+        },
+      ]);
+      const [rollback] = await c.services.jobs.wait([jobId], 40_000);
+      expect(rollback).toMatchObject({ status: 'failed', result: { restored: false } });
+      expect(rollback.error).toMatch(/not rolled back: the pre-deployment backup is empty .*would replace the whole configuration with nothing/);
+      expect(empty.setRequests).toEqual([]);
+      expect(empty.tree()).toEqual(tree);
+    } finally {
+      await empty.close();
+    }
+  });
+
+  it('fails a NETCONF deploy before the push when get-config answers no data', async () => {
+    const blank = await startNetconfDevice({ candidate: false, rollbackOnError: false });
+    try {
+      const device = await netconfDevice(c, token, blank, 'safety-empty-n');
+      const { done, row, job } = await deployOne(device, 'empty-netconf', {
+        platform: 'ietf-netconf',
+        config_format: 'xml',
+        source: `<system xmlns="${NS}"><hostname>pushed</hostname></system>`,
+      });
+      expect(done.status).toBe('failed');
+      expect(row).toMatchObject({ status: 'failed', changed: false });
+      expect(row.error_message).toMatch(REFUSED);
+      expect(job.result).toMatchObject({ applied: false, changed: null });
+      expect(blank.rpcLog).not.toContain('edit-config');
+      expect(blank.running()).toBe('');
+    } finally {
+      await blank.close();
+    }
   });
 });

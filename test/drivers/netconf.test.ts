@@ -411,6 +411,34 @@ describe('NETCONF driver against the simulator', () => {
     expect(d.lockHolder('running')).toBeUndefined();
   });
 
+  it('reports a refused edit of a device without :rollback-on-error as partial: the part before the error went in', async () => {
+    const changes = [
+      change('merge', `<interfaces xmlns="${NS}"><interface><name>eth0</name><mtu>9000</mtu></interface></interfaces>`),
+      change('merge', `<system xmlns="${NS}"><hostname>FORBIDDEN</hostname></system>`),
+    ];
+    // Stop-on-error (RFC 6241 default): the first subtree stays, the second is refused.
+    const d = await device({ candidate: false, rollbackOnError: false, faults: { rejectMarker: 'FORBIDDEN' } });
+    const s = await session(d);
+    expect(s.capabilities).not.toContain(CAP.rollbackOnError);
+    const backup = await s.fetchConfig();
+    const err = await driverFailure(s.apply(changes));
+    expect(err.kind).toBe('device');
+    expect(err.partial).toBe(true);
+    expect(err.message).toMatch(/value "FORBIDDEN" is not allowed.*without :rollback-on-error the device keeps what it applied before the error/);
+    expect(d.running()).toContain('<mtu>9000</mtu>');
+    expect(d.running()).toContain('<hostname>r1</hostname>');
+    expect(d.lockHolder('running')).toBeUndefined();
+    await s.restore(backup);
+    expect((await s.fetchConfig()).text).toBe(backup.text);
+
+    // With :rollback-on-error the same edit is asked to roll back: nothing went in, nothing partial.
+    const atomic = await device({ candidate: false, faults: { rejectMarker: 'FORBIDDEN' } });
+    const before = atomic.running();
+    const plain = await driverFailure((await session(atomic)).apply(changes));
+    expect(plain.partial).toBe(false);
+    expect(atomic.running()).toBe(before);
+  });
+
   it('restores a fetched config with replace semantics', async () => {
     for (const candidate of [true, false]) {
       const d = await device({ candidate });

@@ -14,10 +14,11 @@ import { describeError, type JobContext, type JobResultOf } from './context';
  * the job, so a job redelivered after its agent died mid-push compares with and restores to the
  * config from before the change, never its own half-changed reading. When a CLI without commit
  * refuses a line after taking earlier ones, the backup is put back in the same session before the
- * job reports the failure. The result carries no backup: the controller has it already.
+ * job reports the failure. The result carries no backup: the controller has it already. A NETCONF
+ * or gNMI backup that holds nothing is no way back (emptyBackup): the job fails before the push.
  *
  * `rollback`: one session: put a backup back with replace semantics (used for the restore of an
- * atomic stack after a failure, and for POST /deployments/:id/rollback).
+ * atomic stack after a failure, and for POST /deployments/:id/rollback); never an empty one.
  */
 export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<'deploy'>> {
   const { params } = ctx;
@@ -44,6 +45,9 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
         : `${read}; the controller keeps an earlier attempt's backup (this one found the device already partly changed); comparing with and ` +
             'restoring to that one',
     );
+    step = 'checking the backup';
+    const empty = emptyBackup(backup);
+    if (empty) throw new Error(`${empty}: refusing to change a device that could not be restored`);
     step = 'push';
     await applyOrRestore(ctx, session, changes, backup, result);
     result.applied = true;
@@ -71,8 +75,31 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
 }
 
 /**
+ * Why a structured (NETCONF or gNMI) backup that holds nothing cannot be put back, or null. A
+ * restore replaces the whole configuration with the backup (gNMI replaces /, NETCONF removes every
+ * top-level node the backup lacks), so an empty one, from a device whose config read answered
+ * nothing, would wipe it: no deploy pushes where that would be the way back, no restore sends it.
+ */
+function emptyBackup(backup: FetchedConfig): string | null {
+  const text = backup.text.trim();
+  const empty = text === '' || (backup.format === 'json' && isEmptyJson(text));
+  if (!empty || backup.format === 'cli') return null;
+  return `the pre-deployment backup is empty (reading the config over ${backup.via} found nothing)`;
+}
+
+function isEmptyJson(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value === null || (typeof value === 'object' && Object.keys(value).length === 0);
+  } catch {
+    return false; // not JSON at all: the driver's restore refuses it with its own reason
+  }
+}
+
+/**
  * Applies the change set. When part of it may be on the device (a CLI without commit took some
- * lines before refusing one, or a line or commit got no answer), the backup goes back before
+ * lines before refusing one, a NETCONF device without :rollback-on-error refused part of an edit
+ * of running, or a line, edit or commit got no answer), the backup goes back before
  * the failure is reported: in the same session, or in a new one when that session is broken (a
  * timeout, or a line that cut the management path); `result.restored` says whether it worked.
  */
@@ -130,6 +157,13 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
   const { params } = ctx;
   const { transport, backup } = params;
   const what = params.purpose === 'restore' ? 'restore' : 'rollback';
+  const notDone = what === 'restore' ? 'not restored' : 'not rolled back';
+  const empty = emptyBackup(backup);
+  if (empty) {
+    const error = `${notDone}: ${empty}; putting it back would replace the whole configuration with nothing`;
+    ctx.log('error', error);
+    return { status: 'failed', error, result: { restored: false } };
+  }
   let session: DeviceSession | undefined;
   try {
     session = await ctx.open(transport);
@@ -144,7 +178,7 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
       }
       if (now !== params.expect_sha256) {
         const error =
-          `not ${what === 'restore' ? 'restored' : 'rolled back'}: the running config is no longer the one this deployment left (changed ` +
+          `${notDone}: the running config is no longer the one this deployment left (changed ` +
           'since, by hand or by a later deployment, or left part-way by a failed push), and putting the backup back would undo that too';
         ctx.log('error', error);
         return { status: 'failed', error, result: { restored: false, changed_since: true } };

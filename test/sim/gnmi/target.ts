@@ -26,6 +26,11 @@ export interface GnmiFaults {
   delayMs?: number;
   /** The Nth Set request (1-based) is applied but never answered: its reply lost. */
   silentNthSet?: number;
+  /**
+   * Get answers with no notification whatever the tree holds, as a target does that serves its
+   * config only under an origin or named paths: a config read that finds nothing.
+   */
+  emptyGet?: boolean;
 }
 
 /** What a handler answers for a request the target takes but never replies to. */
@@ -264,6 +269,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
       if (req.encoding !== 'JSON_IETF' && req.encoding !== 'JSON') {
         throw statusError(grpc.status.UNIMPLEMENTED, `encoding ${req.encoding} not supported; use JSON_IETF or JSON`);
       }
+      if (target.faults.emptyGet) return { notification: [] };
       const paths = req.path && req.path.length > 0 ? req.path : [{ elem: [] }];
       const field = req.encoding === 'JSON' ? 'json_val' : 'json_ietf_val';
       const notification: ProtoNotification[] = paths.map((p) => {

@@ -1,8 +1,8 @@
 /**
  * Simulated NETCONF device: an ssh2 server with the "netconf" subsystem (RFC 6242), base:1.0
  * and base:1.1 framing, running/candidate datastores, locks, (confirmed) commit, discard-changes,
- * rpc-errors and injectable faults. Replies in chunked mode are split into several chunks and
- * written in small pieces so client framing bugs show up.
+ * rollback-on-error or stop-on-error edits, rpc-errors and injectable faults. Replies in chunked
+ * mode are split into several chunks and written in small pieces so client framing bugs show up.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +36,10 @@ export interface NetconfFaults {
   garbage?: 'hello' | 'rpc';
   /** Every edit-config fails with operation-failed. */
   failOnEdit?: boolean;
-  /** An edit-config whose config contains this text is rejected (invalid-value, with error-path). */
+  /**
+   * An edit-config whose config contains this text is rejected (invalid-value, with error-path);
+   * under stop-on-error, after the top-level subtrees before the one holding it went in.
+   */
   rejectMarker?: string;
   /** Send only the first half of the reply to this operation, then go silent. */
   stallMidReply?: string;
@@ -64,6 +67,12 @@ export interface NetconfDeviceOptions {
   confirmedCommit?: boolean;
   /** Advertise :writable-running (default: !candidate). */
   writableRunning?: boolean;
+  /**
+   * Advertise :rollback-on-error (default true). An edit-config without that error-option is
+   * stop-on-error either way: its top-level subtrees go in one by one, and a refused one keeps
+   * those before it (RFC 6241 §7.2).
+   */
+  rollbackOnError?: boolean;
   /** Advertise yuma-mysession and answer its <get-my-session>, as yuma123's netconfd does. */
   yumaMySession?: boolean;
   /** Initial running config: an XML fragment. */
@@ -187,6 +196,7 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
   const hasCandidate = options.candidate ?? true;
   const hasConfirmed = hasCandidate && (options.confirmedCommit ?? true);
   const hasWritableRunning = options.writableRunning ?? !hasCandidate;
+  const hasRollbackOnError = options.rollbackOnError ?? true;
   const base11 = options.base11 ?? true;
   const maxChunk = options.maxChunk ?? 512;
   const writeSplit = options.writeSplit ?? 97;
@@ -196,7 +206,7 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
     ...(hasCandidate ? [CAP.candidate] : []),
     ...(hasConfirmed ? [CAP.confirmedCommit10, CAP.confirmedCommit11] : []),
     ...(hasWritableRunning ? [CAP.writableRunning] : []),
-    CAP.rollbackOnError,
+    ...(hasRollbackOnError ? [CAP.rollbackOnError] : []),
     'urn:ietf:params:netconf:capability:validate:1.1',
     'urn:switchboard:sim:netconf?module=switchboard-sim&revision=2024-01-01',
     ...(options.yumaMySession ? [`${YUMA_MYSESSION}?module=yuma-mysession&revision=2010-05-10`] : []),
@@ -436,6 +446,31 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
       }
     }
 
+    /**
+     * The parts an edit-config goes in by, each all or nothing: the whole config with
+     * rollback-on-error; otherwise (stop-on-error) each top-level subtree, so a refused one keeps
+     * those before it. A default-operation replace stays whole: it rebuilds the datastore.
+     */
+    function editSteps(op: XElement, config: XElement[], defOp: string): XElement[][] {
+      const option = textOf(child(op, 'error-option')).trim();
+      if (option === 'rollback-on-error' && !hasRollbackOnError)
+        throw new Failure({ type: 'protocol', tag: 'operation-not-supported', message: 'rollback-on-error is not supported' });
+      return option === 'rollback-on-error' || defOp === 'replace' ? [config] : config.map((el) => [el]);
+    }
+
+    /** The rejectMarker fault: a part holding its text is refused (invalid-value, with error-path). */
+    function rejectMarked(part: XElement[]): void {
+      const marker = device.faults.rejectMarker;
+      const bad = marker ? findText(part, marker, '') : undefined;
+      if (bad)
+        throw new Failure({
+          tag: 'invalid-value',
+          message: `value "${marker}" is not allowed`,
+          path: bad.path,
+          info: `<bad-element>${bad.name}</bad-element>`,
+        });
+    }
+
     function dispatch(name: string, op: XElement): string | 'drop' {
       switch (name) {
         case 'get':
@@ -459,22 +494,14 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
           if (!['merge', 'replace', 'none'].includes(defOp))
             throw new Failure({ type: 'protocol', tag: 'invalid-value', message: `bad default-operation ${defOp}` });
           if (device.faults.failOnEdit) throw new Failure({ tag: 'operation-failed', message: 'injected edit-config failure' });
-          const marker = device.faults.rejectMarker;
-          if (marker) {
-            const bad = findText(elements(config.children), marker, '');
-            if (bad)
-              throw new Failure({
-                tag: 'invalid-value',
-                message: `value "${marker}" is not allowed`,
-                path: bad.path,
-                info: `<bad-element>${bad.name}</bad-element>`,
-              });
-          }
-          try {
-            datastore(ds).edit(elements(config.children), defOp as 'merge' | 'replace' | 'none');
-          } catch (err) {
-            if (err instanceof EditError) throw new Failure({ tag: err.tag, message: err.message, path: err.path, info: err.info });
-            throw err;
+          for (const part of editSteps(op, elements(config.children), defOp)) {
+            rejectMarked(part);
+            try {
+              datastore(ds).edit(part, defOp as 'merge' | 'replace' | 'none');
+            } catch (err) {
+              if (err instanceof EditError) throw new Failure({ tag: err.tag, message: err.message, path: err.path, info: err.info });
+              throw err;
+            }
           }
           return '<ok/>';
         }

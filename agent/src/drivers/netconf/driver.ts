@@ -150,6 +150,9 @@ export class NetconfSession implements DeviceSession {
     }
     const target: Datastore = useCandidate ? 'candidate' : 'running';
     const errorOption = !useCandidate && c.has(CAP.rollbackOnError) ? '<error-option>rollback-on-error</error-option>' : '';
+    // Otherwise an edit of running is stop-on-error (RFC 6241 §7.2): the device keeps what it applied
+    // before the error. (continue-on-error, which keeps even more, is never asked for.)
+    const keepsPartOnError = !useCandidate && errorOption === '';
     const edit =
       `<edit-config><target><${target}/></target><default-operation>${defaultOperation}</default-operation>` +
       `${errorOption}<config>${content}</config></edit-config>`;
@@ -158,8 +161,9 @@ export class NetconfSession implements DeviceSession {
     await this.lock(target);
     let committed = false;
     // Whether the rpc in flight changes the running config (the edit of a device without candidate,
-    // then the commits): when its answer never comes it may have gone in, and the push is undone
-    // (partial) rather than reported as having changed nothing.
+    // then the commits): when its answer never comes it may have gone in, and so may part of an
+    // edit a stop-on-error device refused; the push is undone (partial) rather than reported as
+    // having changed nothing.
     let changesRunning = !useCandidate;
     try {
       await c.rpc(edit, `edit-config ${target}`);
@@ -187,8 +191,10 @@ export class NetconfSession implements DeviceSession {
       if (useCandidate && !committed && !c.broken) {
         await c.rpc('<discard-changes/>', 'discard-changes').catch((e) => this.transcript?.write('info', `discard-changes failed: ${String(e)}`));
       }
-      if (changesRunning && err instanceof DriverError && err.kind !== 'device') {
-        throw mayHaveGoneIn(err);
+      if (changesRunning && err instanceof DriverError) {
+        if (err.kind !== 'device') throw mayHaveGoneIn(err);
+        if (keepsPartOnError)
+          throw mayHaveGoneIn(err, 'without :rollback-on-error the device keeps what it applied before the error: part of the change may be on it');
       }
       throw err;
     } finally {

@@ -65,7 +65,9 @@ export function markChange(change: ConfigChange, index: number): XNode[] {
  * so it combines changes that touch the same container or entry correctly. (Do not "tidy" this
  * into merging only look-alike elements either: netconfd stores two sibling entries with the same
  * key, inside one parent, as two entries.) One edit-config, rather than one per change, keeps a
- * deployment all-or-nothing on devices without a candidate too (one rollback-on-error edit).
+ * deployment all-or-nothing on devices without a candidate too (one rollback-on-error edit); a
+ * device without :rollback-on-error keeps what it took before an error, so the driver reports that
+ * edit's failure as partial and the deploy job puts the backup back.
  */
 export function buildEditContent(changes: ConfigChange[]): string {
   return changes.map((c, i) => serializeXml(markChange(c, i), null)).join('');
