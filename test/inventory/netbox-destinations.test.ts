@@ -310,6 +310,19 @@ describe('permissions', () => {
     expect((await operator('POST', `/api/devices/sources/netbox/${id}/test`)).body.ok).toBe(true);
     expect((await admin.as('GET', `/api/devices/sources/netbox/${id}`)).body).toMatchObject({ url: sim.url, timeout_seconds: 5 });
   });
+
+  it("an operator cannot turn a source's TLS check off (the token would go to whoever answers); an administrator can", async () => {
+    // Sending the value the source already has, as an edit form does, is allowed.
+    await setAllowList(['127.0.0.1']);
+    const id = await created(sim.url);
+    const relax = await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { verify_ssl: false } });
+    expect(relax.status).toBe(403);
+    expect(relax.body.error).toContain('settings.manage');
+    expect((await admin.as('GET', `/api/devices/sources/netbox/${id}`)).body.verify_ssl).toBe(true);
+    expect((await admin.as('PUT', `/api/devices/sources/netbox/${id}`, { body: { verify_ssl: false } })).status).toBe(200);
+    expect((await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { verify_ssl: false, timeout_seconds: 7 } })).status).toBe(200);
+    expect((await operator('PUT', `/api/devices/sources/netbox/${id}`, { body: { verify_ssl: true } })).status).toBe(200);
+  });
 });
 
 describe('netbox.allowed_hosts entries', () => {

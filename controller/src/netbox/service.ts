@@ -130,8 +130,13 @@ export class NetboxService {
   }
 
   async update(me: AuthContext, id: string, body: Static<typeof SourceChanges>) {
-    const current = body.url === undefined ? undefined : (await this.get(me.orgId, id)).url;
-    const row = await this.columns(me, body, current);
+    const source = body.url === undefined && body.verify_ssl !== false ? undefined : await this.get(me.orgId, id);
+    // Turning the TLS check off sends the token to whoever answers on the path: as much a choice of
+    // destination as the URL, so it takes the same permission.
+    if (body.verify_ssl === false && source?.verify_ssl !== false && !me.permissions.includes('settings.manage')) {
+      throw appError('FORBIDDEN', "Turning a NetBox source's verify_ssl off needs the settings.manage permission (an organization administrator)");
+    }
+    const row = await this.columns(me, body, source?.url);
     const changed = await uniqueOr(
       () => this.store.update(me.orgId, id, { ...row, updated_by: me.userId }),
       () => appError('NETBOX_SOURCE_NAME_TAKEN'),
