@@ -121,6 +121,27 @@ describe('errors', () => {
     }
   });
 
+  it('EOS-like: restore types `configure replace <file>` without `force`, which EOS (and its simulator) refuses', async () => {
+    const dev = await device('vendor_eos', 'eos-rst');
+    const original = dev.config();
+    const sent: string[] = [];
+    const s = await sshCliDriver.open(sshTarget(dev, CREDS), {}, { write: (d, t) => d === 'sent' && sent.push(t.trim()) });
+    try {
+      const backup = await s.fetchConfig();
+      await s.apply([cli('ntp server 192.0.2.9')]);
+      expect(dev.config()).not.toBe(original);
+      await s.restore(backup);
+      expect(sent).toContain('configure replace flash:switchboard-restore.cfg');
+      expect(dev.config()).toBe(original);
+      const err = await s.run('configure replace flash:switchboard-restore.cfg force').catch((e: unknown) => e);
+      expect((err as DriverError).kind).toBe('device');
+      expect((err as DriverError).message).toMatch(/rejected 'configure replace flash:switchboard-restore\.cfg force': % Invalid input$/);
+      expect(await s.run('configure replace flash:switchboard-restore.cfg ignore-errors')).toBe('');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('restore refuses a structured backup, and a dialect without a replace says so', async () => {
     const dev = await device('vendor_ios', 'fmt');
     const s = await sshCliDriver.open(sshTarget(dev, CREDS));

@@ -5,40 +5,11 @@
  * the simulator's own running config, which its configuration mode really edits (a candidate
  * shared by all sessions, as with plain `configure`).
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
-import { DriverError, type ConfigChange } from '../../agent/src/drivers/types';
-import { sshTarget, startSshDevice, type SimSshDevice } from '../sim/ssh';
+import { describe, expect, it } from 'vitest';
+import { DriverError } from '../../agent/src/drivers/types';
+import { cli, edit, pushHarness } from './ssh-push';
 
-const CREDS = { username: 'admin', password: 'sim-pass' };
-
-const started: SimSshDevice[] = [];
-afterAll(async () => {
-  await Promise.all(started.map((d) => d.close()));
-});
-
-async function device(hostname: string): Promise<SimSshDevice> {
-  const dev = await startSshDevice({ dialect: 'vendor_junos', hostname, username: 'admin', password: 'sim-pass', configScale: 3 });
-  started.push(dev);
-  return dev;
-}
-
-async function session<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Promise<T>): Promise<T> {
-  const s = await sshCliDriver.open(sshTarget(dev, CREDS));
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-const cli = (config: string): ConfigChange => ({ config, config_format: 'cli', operation: 'merge', target_path: null });
-
-/** The one match of `re` in `text` replaced (the edit a person would make by hand). */
-function edit(text: string, re: RegExp, to: string): string {
-  expect(text.match(new RegExp(re.source, re.flags + 'g'))?.length, `exactly one ${re} in the config`).toBe(1);
-  return text.replace(re, to);
-}
+const { device, session } = pushHarness('vendor_junos');
 
 describe('Junos-like push over SSH', () => {
   it('apply types set/delete lines and commits: the running config changes, the prompt follows the committed host-name', async () => {

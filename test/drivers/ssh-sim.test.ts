@@ -151,6 +151,44 @@ describe('command table and modes', () => {
     }
   });
 
+  it('FortiOS-style blocks: nested prompts, next and end save, abort discards, a refused line leaves the level open', async () => {
+    const dev = await startSshDevice({ ...DEVICE, dialect: 'vendor_fw', hostname: 'fwsim', configScale: 2 });
+    started.push(dev);
+    const original = dev.config();
+    const prompts: string[] = [];
+    const log = { write: (d: string, t: string) => d === 'received' && prompts.push(...t.split(/\r?\n/).filter((l) => / # $/.test(l))) };
+    const s = await sshCliDriver.open(sshTarget(dev, CREDS), {}, log);
+    const typed = async (...lines: string[]) => {
+      for (const line of lines) expect(await s.run(line)).toBe('');
+    };
+    try {
+      await typed('config system global', 'set timezone 12', 'abort');
+      expect(dev.config()).toBe(original);
+      prompts.length = 0;
+      await typed('config system interface', 'edit "port1"', 'set alias "wan"');
+      expect(prompts).toEqual(['fwsim (interface) # ', 'fwsim (port1) # ', 'fwsim (port1) # ']);
+      await expect(s.run('set ip 10.1.1.256 255.255.255.0')).rejects.toThrow(/value parse error before '10\.1\.1\.256'/);
+      expect(prompts.at(-1)).toBe('fwsim (port1) # '); // still open
+      expect(dev.config()).toBe(original); // nothing saved before `next`
+      await typed('next');
+      const saved = dev.config();
+      expect(saved).toMatch(/edit "port1"\n(?: {8}.*\n)* {8}set alias "wan"\n/);
+      // An entry saved by `next` stays when its table is aborted; the entry open at the abort goes.
+      await typed('edit "port2"', 'set alias "lan"', 'config ipv6', 'set ip6-address 2001:db8::1/64', 'abort');
+      expect(prompts.at(-1)).toBe('fwsim (port2) # ');
+      await typed('abort');
+      expect(prompts.at(-1)).toBe('fwsim # ');
+      expect(dev.config()).toBe(saved);
+      // `end` in an entry saves it and leaves its table too, nested blocks included.
+      await typed('config system interface', 'edit "port2"', 'config ipv6', 'set ip6-address 2001:db8::1/64', 'end', 'end');
+      expect(prompts.slice(-2)).toEqual(['fwsim (port2) # ', 'fwsim # ']);
+      expect(dev.config()).toMatch(/edit "port2"\n(?: {8}.*\n)* {8}config ipv6\n {12}set ip6-address 2001:db8::1\/64\n {8}end\n {4}next\n/);
+      expect((await s.fetchConfig()).text).toBe(dev.config());
+    } finally {
+      await s.close();
+    }
+  });
+
   it('exec channel runs one command without a shell', async () => {
     const dev = await startSshDevice({ ...DEVICE, dialect: 'vendor_eos', hostname: 'ex' });
     started.push(dev);

@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { CiscoConfigEditor } from './config-edit';
+import { FortiosBlocks } from './fortios-config';
 import { JunosConfigMode, type JunosDatabase, type JunosReply } from './junos-config';
 import type { Mode, Persona } from './personas';
 
@@ -229,6 +230,8 @@ export class CliShellSession {
   private onConfirm?: (answer: string) => void;
   /** Junos-like config mode (set/delete/commit on a shared candidate); undefined for the other CLIs. */
   private readonly junos?: JunosConfigMode;
+  /** FortiOS-like: no config mode, `config …` blocks opened at the top-level prompt; undefined for the other CLIs. */
+  private readonly forti?: FortiosBlocks;
   private loading?: { lines: string[]; finish: (text: string) => string };
 
   constructor(
@@ -240,6 +243,7 @@ export class CliShellSession {
     this.persona = dev.persona;
     this.mode = this.persona.startMode;
     if (this.persona.deviceType === 'vendor_junos') this.junos = new JunosConfigMode(dev);
+    if (this.persona.deviceType === 'vendor_fw') this.forti = new FortiosBlocks(dev);
   }
 
   start(): void {
@@ -345,9 +349,13 @@ export class CliShellSession {
     if (this.mode === 'config') return this.configMode(raw);
 
     const p = this.persona;
-    const replace = /^configure replace (\S+)( force)?$/.exec(line);
-    if (replace && EDITABLE.has(p.deviceType) && this.mode === 'priv') return this.configureReplace(replace[1]);
-    const builtins = ['exit', 'quit', 'logout', 'disable', p.configEnter.command, ...Object.keys(p.pagerOff)];
+    const replace = /^configure replace (\S+)(.*)$/.exec(line);
+    if (replace && p.configReplace && this.mode === 'priv') return this.configureReplace(line, replace[1], replace[2]);
+    // FortiOS-style: no configuration mode; `config <path>` opens a block at the top-level prompt.
+    if (this.forti && /^config\s+\S/.test(line)) return this.fortiLine(line);
+    const enter = p.configEnter;
+    const builtins = ['exit', 'quit', 'logout', 'disable', ...Object.keys(p.pagerOff)];
+    if (enter) builtins.push(enter.command);
     if (p.enableCommand) builtins.push(p.enableCommand);
     const m = matchCommand(line, builtins);
     if (m && m !== 'ambiguous') {
@@ -369,23 +377,17 @@ export class CliShellSession {
         if (p.enableCommand) this.mode = 'user';
         return this.prompt();
       }
-      if (m.key === p.configEnter.command) {
+      if (m.key === enter?.command) {
         if (p.enableCommand && this.mode === 'user') return this.reply(p.error(line, this.promptText().length));
         this.mode = 'config';
-        this.context = [p.configEnter.context];
+        this.context = [enter.context];
         this.typed = [];
         this.candidate = EDITABLE.has(p.deviceType) ? CiscoConfigEditor.parse(this.dev.getBody()) : undefined;
-        this.out.write(this.junos ? this.junos.enter() : p.configEnter.text);
+        this.out.write(this.junos ? this.junos.enter() : enter.text);
         return this.prompt();
       }
       if (!this.dev.ignorePagerOff) this.pagerOn = false;
       return this.reply(p.pagerOff[m.key]);
-    }
-    // FortiOS-style: any `config <path>` enters config mode at that context.
-    if (p.deviceType === 'vendor_fw' && /^config\s+\S/.test(line)) {
-      this.mode = 'config';
-      this.context = [line.split(/\s+/).pop()!];
-      return this.prompt();
     }
     const text = m === 'ambiguous' ? `% Ambiguous command:  "${line}"\n` : this.commandOutput(line);
     this.reply(text ?? p.error(line, this.promptText().length));
@@ -424,6 +426,7 @@ export class CliShellSession {
   private configMode(raw: string): void {
     const p = this.persona;
     const line = raw.trim();
+    if (this.forti) return this.fortiLine(line);
     this.dev.configLog.push(line);
     if (this.junos) return this.junosLine(line);
     const end = matchCommand(line, p.configEnd);
@@ -433,12 +436,7 @@ export class CliShellSession {
       return this.prompt();
     }
     if (EDITABLE.has(p.deviceType)) {
-      const stall = this.dev.faults.stallConfigAfter;
-      if (stall !== undefined && ++this.configLines > stall) {
-        // The device takes the line, then never answers again (a dying agent's view of a hung push).
-        this.state = 'stalled';
-        return;
-      }
+      if (this.stalls()) return;
       if (this.editLine(raw, line)) return;
     }
     const state = { context: this.context, pagerOn: this.pagerOn };
@@ -449,14 +447,31 @@ export class CliShellSession {
     this.prompt();
   }
 
+  /** The stall fault: the device takes this config line, then never answers again (a dying agent's view of a hung push). */
+  private stalls(): boolean {
+    const stall = this.dev.faults.stallConfigAfter;
+    if (stall === undefined || ++this.configLines <= stall) return false;
+    this.state = 'stalled';
+    return true;
+  }
+
   /** Junos-like config mode: the line goes to the shared candidate (see junos-config.ts). */
   private junosLine(line: string): void {
-    const stall = this.dev.faults.stallConfigAfter;
-    if (stall !== undefined && ++this.configLines > stall) {
-      this.state = 'stalled';
-      return;
-    }
+    if (this.stalls()) return;
     this.junosReply(this.junos!.line(line, this.promptText().length));
+  }
+
+  /** FortiOS-like: the line goes to the open blocks (see fortios-config.ts); the prompt shows the innermost. */
+  private fortiLine(line: string): void {
+    this.dev.configLog.push(line);
+    if (this.stalls()) return;
+    const blocks = this.forti!;
+    const r = blocks.line(line);
+    if (r.pager !== undefined && !this.dev.ignorePagerOff) this.pagerOn = r.pager;
+    this.mode = blocks.isOpen ? 'config' : 'priv';
+    this.context = blocks.isOpen ? [blocks.where()] : [];
+    this.out.write(r.say);
+    this.prompt();
   }
 
   private junosReply(r: JunosReply): void {
@@ -547,12 +562,14 @@ export class CliShellSession {
     return false;
   }
 
-  /** `configure replace <file> [force]`: the file becomes the running config. */
-  private configureReplace(file: string): void {
+  /** `configure replace <file> [option …]`: the file becomes the running config; an option this CLI lacks is refused. */
+  private configureReplace(line: string, file: string, options: string): void {
+    const { options: known, done } = this.persona.configReplace!;
+    if (options.split(/\s+/).some((w) => w !== '' && !known.includes(w))) return this.reply(this.persona.error(line, this.promptText().length));
     const text = this.dev.files.get(file);
     if (text === undefined) return this.reply(`%Error opening ${file} (No such file or directory)\n`);
     this.dev.setBody(text);
-    this.reply('Total number of passes: 1\nRollback Done\n\n');
+    this.reply(done);
   }
 
   /** Command output through the pager and the output faults, then the prompt. */

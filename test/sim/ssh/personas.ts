@@ -20,9 +20,12 @@ export interface Persona {
   /** Commands that turn the pager off (words may be abbreviated as usual). */
   pagerOff: Record<string, string>;
   pager: { prompt: string; erase: string };
-  configEnter: { command: string; text: string; context: string };
+  /** The command that enters config mode; absent: the CLI has none (FortiOS-like, see fortios-config.ts). */
+  configEnter?: { command: string; text: string; context: string };
   /** In config mode: commands that leave config mode entirely. */
   configEnd: string[];
+  /** `configure replace <file> [option …]` at the privileged prompt: the options it takes, what it prints when done. */
+  configReplace?: { options: string[]; done: string };
   showConfig: string;
   showVersion: { command: string; text(host: string, now: Date): string };
   /** Error text for an unknown command typed at a prompt of `promptLen` characters. */
@@ -53,6 +56,7 @@ function ciscoPersona(
     config: ConfigStyle;
     version: (host: string, now: Date) => string;
     outputPrefix?: (now: Date) => string;
+    configReplace?: Persona['configReplace'];
   },
 ): Persona {
   const pre = o.hostPrefix ?? '';
@@ -66,6 +70,7 @@ function ciscoPersona(
     pager: o.pager,
     configEnter: { command: 'configure terminal', text: 'Enter configuration commands, one per line.  End with CNTL/Z.\n', context: 'config' },
     configEnd: ['end'],
+    configReplace: o.configReplace ?? { options: ['force'], done: 'Total number of passes: 1\nRollback Done\n\n' },
     showConfig: 'show running-config',
     showVersion: { command: 'show version', text: o.version },
     error: o.error,
@@ -193,6 +198,8 @@ export const PERSONAS: Record<string, Persona> = {
     pager: { prompt: ' --More-- ', erase: '\r\x1b[K' },
     pagerOff: { 'terminal length 0': 'Pagination disabled.\n', 'terminal width 32767': 'Width set to 32767 columns.\n' },
     error: () => '% Invalid input\n',
+    // EOS: `configure replace <url> [ignore-errors] [md5 <sum>] [skip-checkpoint]`, no `force`; it asks nothing.
+    configReplace: { options: ['ignore-errors', 'skip-checkpoint'], done: '' },
     config: CONFIG_STYLES.eos,
     version: (h, now) =>
       [
@@ -242,8 +249,8 @@ export const PERSONAS: Record<string, Persona> = {
     banner: () => '',
     pagerOff: {},
     pager: { prompt: '--More-- ', erase: '\r         \r' },
-    configEnter: { command: 'config system global', text: '', context: 'global' },
-    configEnd: ['end'],
+    // No configuration mode: `config …` blocks are opened at the top-level prompt (fortios-config.ts).
+    configEnd: [],
     showConfig: 'show',
     showVersion: {
       command: 'get system status',
@@ -258,15 +265,6 @@ export const PERSONAS: Record<string, Persona> = {
     },
     error: (l) => `command parse error before '${l.trim().split(/\s+/)[0]}'\nCommand fail. Return code -61\n`,
     config: CONFIG_STYLES.fortios,
-    configLine(line, state) {
-      const w = line.trim().split(/\s+/);
-      if (w[0] === 'config') state.context.push(w[w.length - 1]);
-      else if (w[0] === 'edit') state.context.push(w[1].replace(/"/g, ''));
-      else if (w[0] === 'next') state.context.pop();
-      else if (w[0] === 'set' && state.context.at(-1) === 'console' && w[1] === 'output') state.pagerOn = w[2] !== 'standard';
-      else if (w[0] !== 'set' && w[0] !== 'unset') return `command parse error before '${w[0]}'\nCommand fail. Return code -61\n`;
-      return undefined;
-    },
   },
   generic: {
     ...ciscoPersona('generic', {

@@ -37,12 +37,27 @@ export interface SshDialect {
     failure: RegExp[];
   };
   configMode: {
-    enter: string;
+    /**
+     * Enters configuration mode. Absent: the CLI has none (FortiOS): the lines are typed at the
+     * privileged prompt and open and close their own blocks (`config …` … `end`).
+     */
+    enter?: string;
     exit: string;
     /** Makes the typed changes take effect (candidate-config CLIs); absent: every line takes effect at once. */
     commit?: string;
-    /** Throws away uncommitted changes and leaves configuration mode (commit dialects), sent in order. */
+    /**
+     * After a refused line: throws away what is not committed or saved, sent in order and again
+     * until the prompt is out of configuration mode. A commit CLI leaves at once; FortiOS's `abort`
+     * leaves one open block, so a nested edit takes one per level. `exit` never follows an abort:
+     * FortiOS's `end` would save the half-typed block.
+     */
     abort?: string[];
+    /**
+     * CLIs that save block by block (FortiOS): a line is on the device only once a line matching
+     * this (`next`, `end`) or the return to the privileged prompt has saved its block; until then
+     * the abort discards it. Absent: a line takes effect when it is typed (or at the commit).
+     */
+    saves?: RegExp;
     /**
      * A line `enter` prints when the candidate already holds changes nobody committed (a shared
      * candidate: another session's edits, or a push cut off mid-way). apply() then refuses rather
@@ -255,6 +270,8 @@ const DIALECTS: Record<string, SshDialect> = {
   }),
   vendor_eos: ciscoLike('vendor_eos', 'EOS-like: enable, terminal length 0, show running-config', {
     pagerOff: ['terminal length 0', 'terminal width 32767'],
+    // EOS: `configure replace <url> [ignore-errors] [md5 …] [skip-checkpoint]`, no `force` (it asks nothing).
+    restore: fileReplace('flash:switchboard-restore.cfg', false),
     errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Not supported/, /^% ?This is an unconverted command/],
     volatileLines: [/^! Command: show running-config.*$/, /^! Time: .*$/, /^! Startup-config last modified at .*$/, ...COMMON_VOLATILE],
   }),
@@ -281,9 +298,12 @@ const DIALECTS: Record<string, SshDialect> = {
     showConfig: 'show',
     showVersion: 'get system status',
     enable: NO_ENABLE,
-    configMode: { enter: 'config system global', exit: 'end' },
+    // No configuration mode: a template is typed at the top-level prompt and carries its own `config …` / `edit …`
+    // blocks, which `next` and `end` save. `abort` leaves the open block discarding it, where `end` would save it.
+    configMode: { exit: 'end', abort: ['abort'], saves: /^(next|end)$/ },
     restore: { method: 'none' },
-    errorPatterns: [/^Unknown action \d+/, /^command parse error/, /^Command fail\. Return code/, /^-\d+ ?: ?error/i],
+    // `value parse error before '…'` comes before `Command fail. Return code -8`: listed so the message names it.
+    errorPatterns: [/^Unknown action \d+/, /^command parse error/, /^value parse error/, /^Command fail\. Return code/, /^-\d+ ?: ?error/i],
     pager: [/--More--/],
     volatileLines: [/^#conf_file_ver=\d+$/, /^#config-version=.*$/, /^#buildno=\d+$/, /^#global_vdom=\d+$/, ...COMMON_VOLATILE],
   }),

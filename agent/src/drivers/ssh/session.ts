@@ -98,23 +98,25 @@ function masked(e: unknown, mask: (text: string) => string): unknown {
 }
 
 /**
- * The error of config line `i` (of `n`, `taken` before it went in). A refusal by a dialect
- * without commit after earlier lines were taken is partial; so is any other failure of a line
- * that was sent (a timeout, a dropped session: the device may have taken it, and a line that
+ * The error of config line `i` (of `n`, `taken` in effect before it went in). A refusal by a
+ * dialect without commit after earlier lines took effect is partial; so is any other failure of a
+ * line that was sent (a timeout, a dropped session: the device may have taken it, and a line that
  * changes the management path drops the session in just this way), so that the push is undone.
  */
-function lineFailed(e: unknown, i: number, n: number, taken: number, commit: string | undefined): unknown {
+function lineFailed(e: unknown, i: number, n: number, taken: number, { commit, saves }: SshDialect['configMode']): unknown {
   if (!(e instanceof DriverError)) return e;
   if (e.kind === 'device') {
-    return new DriverError('device', `${e.message} (line ${i + 1} of ${n}${commit ? '; nothing was committed' : ''})`, {
-      partial: !commit && taken > 0,
-    });
+    const note = commit ? '; nothing was committed' : saves && taken === 0 ? '; nothing was saved' : '';
+    return new DriverError('device', `${e.message} (line ${i + 1} of ${n}${note})`, { partial: !commit && taken > 0 });
   }
   if (commit) return new DriverError(e.kind, `${e.message} (line ${i + 1} of ${n}; nothing was committed)`);
   return mayHaveGoneIn(e, `line ${i + 1} of ${n}, which the device may have taken`);
 }
 
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
+
+/** Aborts typed at most to leave configuration mode: FortiOS takes one per open block (`config`, `edit`). */
+const MAX_OPEN_BLOCKS = 16;
 
 class SshCliSession implements SshCliSessionApi {
   readonly transport = 'ssh' as const;
@@ -305,20 +307,23 @@ class SshCliSession implements SshCliSessionApi {
   }
 
   /**
-   * Types the rendered lines in configuration mode: enter (`configure terminal`, `configure`),
-   * one line at a time with the dialect's error patterns checked after each, commit where the
-   * dialect has one, and leave. A refused line: commit dialects abort (nothing changed); the
-   * others stop at that line and raise a `partial` DriverError when earlier lines were taken.
-   * A shared candidate that already holds uncommitted changes is refused before any line is typed.
+   * Types the rendered lines in configuration mode: enter (`configure terminal`, `configure`;
+   * FortiOS has none, its lines open their own blocks), one line at a time with the dialect's
+   * error patterns checked after each, commit where the dialect has one, and leave. A refused
+   * line: commit dialects abort (nothing changed), FortiOS aborts the open blocks (what `next` or
+   * `end` saved stays); the others stop at that line. A `partial` DriverError says that earlier
+   * lines took effect. A shared candidate that already holds uncommitted changes is refused
+   * before any line is typed.
    */
   apply(changes: ConfigChange[]): Promise<void> {
     return this.serialize(async () => {
       const lines = cliLines(changes, this.where);
       if (lines.length === 0) return;
-      const { commit } = this.dialect.configMode;
-      this.info(`applying ${lines.length} line(s) in configuration mode${commit ? ` with '${commit}'` : ''}`);
+      const mode = this.dialect.configMode;
+      const { commit, uncommitted } = mode;
+      const place = mode.enter ? 'in configuration mode' : 'at the top-level prompt';
+      this.info(`applying ${lines.length} line(s) ${place}${commit ? ` with '${commit}'` : ''}`);
       const said = await this.enterConfig();
-      const { uncommitted } = this.dialect.configMode;
       if (uncommitted && said.some((l) => uncommitted.test(l.trim()))) {
         await this.leaveConfig(false);
         throw new DriverError(
@@ -333,9 +338,9 @@ class SshCliSession implements SshCliSessionApi {
           try {
             await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) });
           } catch (e) {
-            throw lineFailed(e, i, lines.length, taken, commit);
+            throw lineFailed(e, i, lines.length, taken, mode);
           }
-          taken++;
+          if (this.saved(line)) taken = i + 1;
         }
         if (commit) {
           // A commit whose answer never came (timeout, dropped session) may have gone through.
@@ -344,12 +349,17 @@ class SshCliSession implements SshCliSessionApi {
           });
         }
       } catch (e) {
-        if (e instanceof DriverError && e.kind === 'device')
-          await this.leaveConfig(true).catch((err) => this.info(`leaving configuration mode failed: ${String(err)}`));
+        if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
         throw e;
       }
       await this.leaveConfig(false);
     });
+  }
+
+  /** Whether the lines typed so far, up to `line`, are in effect (a block-saving CLI: once their block is saved). */
+  private saved(line: string): boolean {
+    const { saves } = this.dialect.configMode;
+    return !saves || !this.inConfig() || saves.test(line.trim());
   }
 
   /** Puts a configuration fetched over SSH back with replace semantics, by the dialect's restore method. */
@@ -382,7 +392,7 @@ class SshCliSession implements SshCliSessionApi {
             for (const line of lines) await this.exec(line, true);
             await this.exec(r.command, true, { relearnHost: true, confirm: r.confirm });
           } catch (e) {
-            if (e instanceof DriverError && e.kind === 'device') await this.leaveConfig(true).catch(() => undefined);
+            if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
             throw e;
           }
           await this.leaveConfig(false);
@@ -394,7 +404,7 @@ class SshCliSession implements SshCliSessionApi {
             await this.loadTerminal(r.command, config.text, r.end);
             if (commit) await this.exec(commit, true, { relearnHost: true });
           } catch (e) {
-            if (e instanceof DriverError && e.kind === 'device') await this.leaveConfig(true).catch(() => undefined);
+            if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
             throw e;
           }
           await this.leaveConfig(false);
@@ -408,25 +418,41 @@ class SshCliSession implements SshCliSessionApi {
     return this.level === 'config';
   }
 
-  /** Enters configuration mode; returns what the device said on the way in (nothing when already there). */
+  /** Enters configuration mode; returns what the device said on the way in (nothing when already there, or the CLI has none). */
   private async enterConfig(): Promise<string[]> {
     const { enter } = this.dialect.configMode;
-    if (this.level === 'config') return [];
+    if (enter === undefined || this.level === 'config') return [];
     const said = await this.exec(enter, true);
     if (!this.inConfig())
       throw new DriverError('protocol', `${this.where}: '${enter}' did not reach configuration mode (the prompt is at ${this.level} level)`);
     return said;
   }
 
-  /** Back to the privileged prompt: the dialect's exit (or its abort, discarding uncommitted changes). */
+  /**
+   * Back to the privileged prompt: the dialect's exit, or its abort (discarding what is not
+   * committed or saved) typed until the prompt is out, one open block at a time on FortiOS.
+   */
   private async leaveConfig(aborting: boolean): Promise<void> {
     const { exit, abort } = this.dialect.configMode;
-    for (const cmd of aborting && abort ? abort : [exit]) {
-      if (!this.inConfig()) break;
-      await this.exec(cmd, false);
+    const [cmds, rounds] = aborting && abort ? [abort, MAX_OPEN_BLOCKS] : [[exit], 5];
+    for (let i = 0; i < rounds && this.inConfig(); i++) {
+      for (const cmd of cmds) if (this.inConfig()) await this.exec(cmd, false);
     }
-    for (let i = 0; i < 4 && this.inConfig(); i++) await this.exec(exit, false);
-    if (this.inConfig()) throw new DriverError('protocol', `${this.where}: could not leave configuration mode with '${exit}'`);
+    if (this.inConfig()) throw new DriverError('protocol', `${this.where}: could not leave configuration mode with '${cmds.join("', '")}'`);
+  }
+
+  /**
+   * After a refused line: out of configuration mode, discarding what is not committed or saved.
+   * A session that cannot get out is closed, so that no later line lands in the open block
+   * (FortiOS would save it with the next `end`).
+   */
+  private async discardOpen(): Promise<void> {
+    try {
+      await this.leaveConfig(true);
+    } catch (err) {
+      this.info(`leaving configuration mode failed: ${String(err)}; closing the session`);
+      await this.close();
+    }
   }
 
   /** `load … terminal`: the text typed without prompts, ended by `end` (Ctrl-D); errors checked in what the device said. */
