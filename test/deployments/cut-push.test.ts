@@ -199,3 +199,36 @@ it('restores when a gNMI Set went in but its answer never came', async () => {
     await target.close();
   }
 });
+
+it('records a FortiOS device whose push saved a block before a refused line as changed: its backup cannot go back over SSH', async () => {
+  const fw = await startSshDevice({ dialect: 'vendor_fw', hostname: 'fw-cut', password: PASSWORD, configScale: 3 });
+  try {
+    const device = await sshDevice(c, org.token, fw, PASSWORD, 'fw-cut');
+    const created = await deployTemplate(device.id, {
+      name: 'fw-tz-and-port',
+      platform: 'vendor_xe-netconf',
+      config_format: 'cli',
+      target_path: 'system',
+      source: [
+        'config system global',
+        'set timezone 12',
+        'end',
+        'config system interface',
+        'edit "port1"',
+        'set ip 10.0.0.300 255.255.255.0',
+        'next',
+        'end',
+      ].join('\n'),
+    });
+    const done = await waitFor(c, org.token, created.id);
+    expect(done.devices[0].status).toBe('failed');
+    expect(done.devices[0].error_message).toMatch(/value parse error.*restoring the backup failed too.*no configuration replace over SSH/);
+    // The first block is on the device, the half-typed interface is not; the row says the device changed.
+    expect(fw.config()).toContain('set timezone 12');
+    expect(fw.configLog).toContain('abort');
+    const row = await c.db('deployment_devices').where({ deployment_id: created.id }).first('changed');
+    expect(row.changed).toBe(true);
+  } finally {
+    await fw.close();
+  }
+});

@@ -152,7 +152,9 @@ function deployChange(outcome: JobOutcome, device: LockedDevice): Change {
     };
   }
   const error = outcome.error ?? 'The deploy job failed';
-  return { fields: { status: 'failed', changed: false, error_message: error }, level: 'error', message: `${error}${backup}` };
+  // restored false: part of the change may be on the device and putting the backup back failed too.
+  const changed = result?.restored === false;
+  return { fields: { status: 'failed', changed, error_message: error }, level: 'error', message: `${error}${backup}` };
 }
 
 /** A restore (an atomic stack's changed devices after a failure) or a rollback. */
