@@ -297,6 +297,24 @@ describe('stack render', () => {
   });
 });
 
+describe('values in CLI templates', () => {
+  it('refuses a value holding a line break, which the agent would type as a command of its own, naming the device', async () => {
+    const device = await f.device(profileId, { name: 'leaf-desc', host: '10.0.0.9', description: 'uplink\nno router bgp 65000' });
+    const tpl = await f.template({ name: 'cli-desc', config_format: 'cli', source: 'interface Ethernet1\n description {{ d }}' });
+    const stack = await f.stack({ services: [{ template_id: tpl.id, api_variables: { d: 'device.description' } }] });
+    const render = (devices: string[]) =>
+      c.request('POST', `/api/config/stacks/${stack.id}/render`, { token, body: { variable_values: { '0': { devices } } } });
+    const refused = await render([device.id]);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(
+      /template 'cli-desc' \(service 0\) does not render for device leaf-desc: .*holds a line break, which a CLI template would type as a separate command/,
+    );
+    // One line is fine; a JSON template takes the same text (it is a string there).
+    await c.request('PUT', `/api/devices/${device.id}`, { token, body: { description: 'uplink to spine1' } });
+    expect((await render([device.id])).body.jobs[0].rendered_config).toBe('interface Ethernet1\n description uplink to spine1');
+  });
+});
+
 describe('organization scoping', () => {
   it('answers 404 to another organization on every :id route and lists nothing', async () => {
     const stack = await f.stack({ services: [{ template_id: hostname.id }] });

@@ -366,6 +366,25 @@ describe('render', () => {
   });
 });
 
+describe('values of CLI templates', () => {
+  it('refuses a {{ }} value with a line break in a CLI template; | safe and macros write lines on purpose; JSON is not concerned', async () => {
+    const render = async (body: Record<string, unknown>, variables: Record<string, unknown>) => {
+      const t = await createTemplate({ name: `lines-${Math.random().toString(36).slice(2, 8)}`, ...body });
+      return c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables } });
+    };
+    const injected = { d: 'uplink\r\nno router bgp 65000' };
+    const refused = await render({ source: 'interface Ethernet1\n description {{ d }}' }, injected);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/^Render error: a value written by \{\{ \}\} holds a line break, .*\| safe$/);
+    const safe = await render({ source: 'banner motd ^\n{{ text | safe }}\n^' }, { text: 'line one\nline two' });
+    expect(safe.body.rendered).toBe('banner motd ^\nline one\nline two\n^');
+    const macro = await render({ source: '{% macro intf(n) %}interface {{ n }}\n shutdown{% endmacro %}{{ intf("Ethernet1") }}' }, {});
+    expect(macro.body.rendered).toBe('interface Ethernet1\n shutdown');
+    const json = await render({ config_format: 'json', target_path: '/system/config', source: '{"d": {{ d | dump }}}' }, injected);
+    expect(JSON.parse(json.body.rendered)).toEqual({ d: injected.d });
+  });
+});
+
 describe('sandbox', () => {
   const marker = `/tmp/switchboard-sandbox-${process.pid}`;
   const payloads = [

@@ -204,7 +204,9 @@ export class StacksService {
     const describe = (p: Planned, error: TemplateError) =>
       failed(`template '${p.template.name}' (service ${p.position}) does not render for device ${p.device.name}: ${error.message}`);
     try {
-      results = await this.templates.renderMany(planned.map((p) => ({ source: p.template.source, variables: p.variables })));
+      results = await this.templates.renderMany(
+        planned.map((p) => ({ source: p.template.source, variables: p.variables, format: p.template.config_format })),
+      );
     } catch (err) {
       if (err instanceof RenderAborted) throw describe(planned[err.index], err.error);
       throw err;

@@ -5,7 +5,7 @@
  * This module is pure and synchronous; `render-pool.ts` runs it in worker threads with time and
  * memory limits so that no template can stall or exhaust the controller.
  */
-import { BLOCKED, RENDER_LIMITS, check, env, makeRuntime, outputTooLarge, type Budget } from './sandbox';
+import { BLOCKED, RENDER_LIMITS, check, env, makeRuntime, outputTooLarge, type Budget, type OutputRules } from './sandbox';
 import { TemplateError, compile, nunjucks, parse, toTemplateError, type RootFn } from './syntax';
 import { templateVariables, type TemplateVariable } from './variables';
 
@@ -24,9 +24,12 @@ export function analyzeTemplate(source: string): { variables: TemplateVariable[]
   }
 }
 
+/** A template's config_format, which decides what its values may hold (OutputRules). */
+export type RenderFormat = 'cli' | 'xml' | 'json';
+
 export interface CompiledTemplate {
   readonly variables: TemplateVariable[];
-  render(variables: Record<string, unknown>): string;
+  render(variables: Record<string, unknown>, format?: RenderFormat): string;
 }
 
 const UNDEFINED_OUTPUT = 'attempted to output null or undefined value';
@@ -66,15 +69,17 @@ export function compileTemplate(source: string): CompiledTemplate {
     throw toTemplateError(err);
   }
   let budget: Budget = { steps: 0, output: 0 };
+  let rules: OutputRules = { singleLineValues: false };
   const root = props.root as RootFn;
   // The compiled code gets the sandboxed runtime instead of nunjucks' own; blocks and macros
   // receive it from root.
-  props.root = ((e, context, frame, _runtime, cb) => root(e, context, frame, makeRuntime(budget), cb)) as RootFn;
+  props.root = ((e, context, frame, _runtime, cb) => root(e, context, frame, makeRuntime(budget, rules), cb)) as RootFn;
   const template = new nunjucks.Template({ type: 'code', obj: props }, env, 'template', true);
   const compiled: CompiledTemplate = {
     variables,
-    render(given) {
+    render(given, format) {
       budget = { steps: 0, output: 0 };
+      rules = { singleLineValues: format === 'cli' };
       const ctx: Record<string, unknown> = Object.create(null);
       for (const [key, value] of Object.entries(given)) if (!BLOCKED.has(key)) ctx[key] = value;
       try {
@@ -94,6 +99,6 @@ export function compileTemplate(source: string): CompiledTemplate {
 }
 
 /** Renders a template source with variables; throws TemplateError with line and cause. */
-export function renderTemplate(source: string, variables: Record<string, unknown>): string {
-  return compileTemplate(source).render(variables);
+export function renderTemplate(source: string, variables: Record<string, unknown>, format?: RenderFormat): string {
+  return compileTemplate(source).render(variables, format);
 }

@@ -2,13 +2,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { RENDER_LIMITS, TemplateError } from './engine';
+import { RENDER_LIMITS, TemplateError, type RenderFormat } from './engine';
 import type { RenderBatch, WorkerResult } from './render-worker';
 import type { TemplateVariable } from './variables';
 
 export interface RenderRequest {
   source: string;
   variables: Record<string, unknown>;
+  /** The template's config_format: a CLI template's values may not hold line breaks (sandbox.ts OutputRules). */
+  format?: RenderFormat;
 }
 export type RenderResult = { ok: true; output: string } | { ok: false; error: TemplateError };
 /** A source's syntax check: its variables, or its syntax error (variables then empty). */
@@ -97,8 +99,8 @@ export class RenderPool {
   }
 
   /** Renders one template; throws TemplateError. */
-  async render(source: string, variables: Record<string, unknown>): Promise<string> {
-    const [result] = await this.renderMany([{ source, variables }]).catch((err: unknown) => {
+  async render(source: string, variables: Record<string, unknown>, format?: RenderFormat): Promise<string> {
+    const [result] = await this.renderMany([{ source, variables, format }]).catch((err: unknown) => {
       if (err instanceof RenderAborted) throw err.error;
       throw err;
     });
@@ -157,7 +159,7 @@ export class RenderPool {
         i = sources.push(r.source) - 1;
         index.set(r.source, i);
       }
-      return { source: i, variables: r.variables };
+      return { source: i, variables: r.variables, format: r.format };
     });
     return (await this.submit({ id: this.nextId++, sources, jobs, maxOutputChars })) as RenderResult[];
   }

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { TemplateError, analyzeTemplate, renderTemplate } from './engine';
+import { TemplateError, analyzeTemplate, renderTemplate, type RenderFormat } from './engine';
 import type { TemplateVariable } from './variables';
 
 /**
@@ -13,7 +13,7 @@ export interface RenderBatch {
   /** Characters of output the batch's renders may add up to; those past it fail. */
   maxOutputChars: number;
   /** A render of a source with variables, or (`analyze`) its syntax check and variables. */
-  jobs: ({ source: number; variables: Record<string, unknown> } | { source: number; analyze: true })[];
+  jobs: ({ source: number; variables: Record<string, unknown>; format?: RenderFormat } | { source: number; analyze: true })[];
 }
 export type WorkerResult =
   | { ok: true; output: string }
@@ -30,7 +30,7 @@ function runJob(batch: RenderBatch, job: RenderBatch['jobs'][number]): WorkerRes
     const { variables, error } = analyzeTemplate(source);
     return error ? failure(error) : { ok: true, variables };
   }
-  return { ok: true, output: renderTemplate(source, job.variables) };
+  return { ok: true, output: renderTemplate(source, job.variables, job.format) };
 }
 
 const progress = new Int32Array(workerData.progress as SharedArrayBuffer);

@@ -201,12 +201,26 @@ export interface Budget {
   output: number;
 }
 
+/** What a render may write, by the template's config_format. */
+export interface OutputRules {
+  /**
+   * CLI templates: a value written by {{ }} may not hold a line break, which the agent would type
+   * as a command of its own (a device description with a line in it, say). Values marked `| safe`
+   * and macro output are the template's own lines and pass.
+   */
+  singleLineValues: boolean;
+}
+
+const lineBreakInValue = () =>
+  'a value written by {{ }} holds a line break, which a CLI template would type as a separate command; ' +
+  'write the lines in the template (a loop), or mark a value meant to span lines with | safe';
+
 function isIndex(key: unknown): boolean {
   return typeof key === 'number' ? Number.isInteger(key) : typeof key === 'string' && /^\d+$/.test(key);
 }
 
 /** nunjucks' runtime with every lookup, call and write checked and counted against `budget`. */
-export function makeRuntime(budget: Budget): Record<string, unknown> {
+export function makeRuntime(budget: Budget, rules: OutputRules): Record<string, unknown> {
   const base = nunjucks.runtime;
   const spend = (n: number) => {
     budget.steps += n;
@@ -276,6 +290,8 @@ export function makeRuntime(budget: Budget): Record<string, unknown> {
     },
     suppressValue(value: unknown, autoescape: boolean): unknown {
       const out = base.suppressValue(value, autoescape);
+      // A SafeString (| safe, a macro's output) is an object here, so only plain values are checked.
+      if (rules.singleLineValues && typeof out === 'string' && /[\r\n]/.test(out)) throw new Error(lineBreakInValue());
       budget.output += typeof out === 'string' ? out.length : 16;
       if (budget.output > RENDER_LIMITS.outputChars) throw new Error(outputTooLarge());
       return out;

@@ -162,7 +162,7 @@ export class TemplateService {
       );
     }
     try {
-      return { rendered: await this.renderer.render(source, variables), format: template.config_format };
+      return { rendered: await this.renderer.render(source, variables, template.config_format), format: template.config_format };
     } catch (err) {
       if (err instanceof TemplateError) throw renderError(err);
       throw err;
