@@ -61,6 +61,18 @@ describe('terminal license seats', () => {
     expect(third.status).toBe(200);
   });
 
+  it('an account without a role takes no seat: its terminal login is refused (403), its browser login works', async () => {
+    expect((await setSeats(1)).status).toBe(200);
+    const admin = await c.createOrgUser(['org_admin']);
+    const idle = await colleague(admin, []);
+    const refused = await terminal(idle);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'FORBIDDEN', error: expect.stringContaining('has no role yet') });
+    expect(await terminalSessions()).toHaveLength(0);
+    expect((await c.login(idle.username, idle.password)).status).toBe(200);
+    expect((await terminal(await colleague(admin))).status).toBe(200);
+  });
+
   it('frees a seat when the terminal session is revoked or expires', async () => {
     expect((await setSeats(1)).status).toBe(200);
     const holder = await c.createOrgUser(['operator']);

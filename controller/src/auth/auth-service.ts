@@ -149,6 +149,11 @@ export class AuthService {
     const refreshToken = newRefreshToken();
     const expiresAt = new Date(Date.now() + refresh * 1000);
     const terminal = clientType === 'terminal';
+    // A seat is scarce and platform-wide: an account that may do nothing (an LDAP or OIDC user
+    // provisioned without a role) must not hold one, nor take the last ones from everybody else.
+    if (terminal && permissionsFor(user.roles, user.is_platform_admin).length === 0) {
+      throw appError('FORBIDDEN', 'A terminal login takes a license seat, and your account has no role yet: ask an administrator for one');
+    }
     const limits = terminal ? await this.settings.getMany(['licenses.terminal_seats', 'licenses.terminal_seats_per_org']) : null;
     const seats = limits
       ? {
