@@ -232,10 +232,17 @@ describe('POST /api/auth/ldap against slapd (StartTLS, service account)', () => 
     expect(res.body.code).toBe('INVALID_CREDENTIALS');
   });
 
-  it('client_type terminal takes a license seat like /login', async () => {
+  it('client_type terminal takes a license seat like /login, once the user has a role', async () => {
     await configure({ 'licenses.terminal_seats': 1 });
     try {
       await c.db('sessions').where({ client_type: 'terminal' }).update({ revoked_at: new Date() });
+      // Provisioned role-less, they take no seat (403) until an administrator gives them a role.
+      expect((await ldapLogin('bob', BOB.password, { client_type: 'terminal' })).status).toBe(403);
+      for (const username of ['bob', 'alice']) {
+        const { id } = await c.db('users').where({ username }).first('id');
+        const granted = await c.request('PUT', `/api/admin/users/${id}/roles`, { token: c.adminToken, body: { roles: ['operator'] } });
+        expect(granted.status, granted.text).toBe(200);
+      }
       const first = await ldapLogin('bob', BOB.password, { client_type: 'terminal' });
       expect(first.status, first.text).toBe(200);
       const second = await ldapLogin('alice', ALICE.password, { client_type: 'terminal' });

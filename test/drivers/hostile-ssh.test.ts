@@ -75,9 +75,9 @@ afterAll(async () => {
 expectNothingUncaught();
 
 /** "kind: message" of open() + fetchConfig() (+ close) against `s`, checked to come within `withinMs`. */
-async function failure(s: Script, withinMs: number, driver: SshCliDriver = sshCliDriver): Promise<string> {
+async function failure(s: Script, withinMs: number, driver: SshCliDriver = sshCliDriver, limits = LIMITS): Promise<string> {
   script = s;
-  const e = await fetchFailure(driver.open(loopbackTarget({ ssh: port }), LIMITS), withinMs);
+  const e = await fetchFailure(driver.open(loopbackTarget({ ssh: port }), limits), withinMs);
   return `${e.kind}: ${e.message}`;
 }
 
@@ -138,7 +138,9 @@ describe('SSH CLI driver against a hostile device', () => {
       start: prompt,
       showConfig: (ch: ServerChannel) => flood(ch, () => ((sent += 1 << 20), 'y'.repeat(1 << 20)), 50),
     };
-    expect(await failure(huge, 15_000)).toMatch(/^protocol: .*output exceeded the 32 MiB limit/);
+    // The bound, not the command timeout, must stop it: 32 MiB can take longer than 1.5 s on a busy machine.
+    const patient = { ...LIMITS, commandTimeoutMs: 20_000 };
+    expect(await failure(huge, 25_000, sshCliDriver, patient)).toMatch(/^protocol: .*output exceeded the 32 MiB limit/);
     expect(sent).toBeLessThanOrEqual(50 << 20);
-  }, 20_000);
+  }, 30_000);
 });
