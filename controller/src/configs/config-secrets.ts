@@ -9,6 +9,7 @@
  * can ask for it with ?reveal=true.
  */
 import { createHmac } from 'node:crypto';
+import { replaceBlocks } from './config-blocks';
 
 export type SecretMasker = (value: string) => string;
 
@@ -29,6 +30,10 @@ const MASKS = /<secret:[0-9a-f]{8}>|\*{8}/;
  * CLI rules: each matches what precedes a secret value (kept as is); the value after it (a quoted
  * string, or one word) is masked. A rule given as [before, value] has a value pattern of its own.
  * Applied with the m flag, so ^ is the start of a line.
+ *
+ * They run on the controller's event loop over text a device sent (up to 32 MiB), so each must stay
+ * linear in it: no two quantifiers that can trade the same characters (`\S+\b.*?`), and no unanchored
+ * start whose failing attempt rescans what the next start scans again (test/configs/mask-linear.test.ts).
  */
 type CliRule = string | [before: string, value: string];
 
@@ -44,20 +49,26 @@ const VALUE = String.raw`("[^"\n]*"|[^\s;{}]+)`;
 // SNMPv3 and NTP authentication algorithms: md5, sha, sha1, sha256, sha-256, sha512, hmac-sha1 …
 const AUTH_ALG = String.raw`(?:md5|sha[-\d]*|hmac-sha[-\d]*|cmac-aes-128|${WAS})`;
 
+// An LDAP server's bind: its password comes later on the line.
+const LDAP_BIND = String.raw`\b(?:ldap-server\s+host|bind\s+authenticate)\b`;
+
 /** Every CLI dialect: values no keyword needs to announce. */
 const ANY_CLI: CliRule[] = [
   // crypt(3)-style hashes and Junos `$9$` (reversible) secrets, whatever keyword comes before:
   // $1$ md5, $5$ sha256, $6$ sha512, $8$ / $9$ Cisco pbkdf2 / scrypt, $y$ yescrypt, $2b$ bcrypt.
   String.raw`(?<=[\s=])(?="?\$(?:1|2[aby]?|5|6|8|9|y)\$)`,
-  // The password of a URL (archive paths, copy targets, proxies): scheme://user:PASSWORD@host.
-  [String.raw`\b[a-z][a-z0-9+.-]*://[^\s:/@"]+:`, String.raw`([^\s@/"]+)(?=@)`],
+  // The password of a URL (archive paths, copy targets, proxies): scheme://user:PASSWORD@host. The
+  // scheme is checked behind each `://`, not tried from every word start: on `a-a-a-…` each start
+  // rescanned the run to its end.
+  [String.raw`://(?<=(?<!\w)[a-z][a-z0-9+.-]*://)[^\s:/@"]+:`, String.raw`([^\s@/"]+)(?=@)`],
 ];
 
 /** Cisco-like CLIs (IOS, IOS-XE, IOS-XR, NX-OS, EOS): keyword lines. */
 const CISCO_LIKE: CliRule[] = [
   String.raw`^\s*enable\s+(?:secret|password)\s+(?:level\s+\d+\s+)?${KIND}`,
   // IOS `username u privilege 15 secret 9 …`, NX-OS `username u password 5 … role r`, EOS `username u role r secret sha512 …`.
-  String.raw`^\s*username\s+\S+\b.*?\s(?:secret|password)\s+${KIND}`,
+  // The name has a word character (a lookahead: `\S+\b.*?` retried the rest of the line from each word boundary in it).
+  String.raw`^\s*username\s+(?=\S*\w).*?\s(?:secret|password)\s+${KIND}`,
   // EOS
   String.raw`^\s*aaa\s+root\s+secret\s+${KIND}`,
   // SNMP v1/v2c communities, also where a trap host names its community; v3 users' auth and priv keys.
@@ -67,8 +78,9 @@ const CISCO_LIKE: CliRule[] = [
   String.raw`^\s*snmp-server\s+user\b.*?\sauth\s+${AUTH_ALG}\s+${KIND}`,
   String.raw`^\s*snmp-server\s+user\b.*?\spriv\s+(?:(?:aes(?:-?\d+|\s+(?:128|192|256))?|3des|des\d*)\s+)?${KIND}`,
   // TACACS+ / RADIUS: global, per host (`radius-server host X auth-port 1812 key 7 …`), and in
-  // server blocks (` key 7 …`, XR ` key 7 …` under a host); never a key chain's ` key 1`.
-  String.raw`^\s*(?:tacacs-server|radius-server)\s+(?:host\s+\S+.*?\s)?key\s+${KIND}`,
+  // server blocks (` key 7 …`, XR ` key 7 …` under a host); never a key chain's ` key 1`. The host is
+  // `\S.*?`: `\S+.*?` retried the rest of the line from each character of a host that had no key.
+  String.raw`^\s*(?:tacacs-server|radius-server)\s+(?:host\s+\S.*?\s)?key\s+${KIND}`,
   String.raw`^\s*(?:server-)?key\s+(?!(?:chain|config-key)\b|\d+\s*$)${KIND}`,
   String.raw`\bserver-key\s+${KIND}`,
   // Routing protocols: BGP, OSPF (IOS, NX-OS, EOS interface forms; XR area/interface forms), IS-IS, key chains.
@@ -86,7 +98,9 @@ const CISCO_LIKE: CliRule[] = [
   String.raw`\bppp\s+(?:chap|ms-chap|ms-chap-v2|eap)\s+password\s+${KIND}`,
   String.raw`\bppp\s+pap\s+sent-username\s+\S+\s+password\s+${KIND}`,
   String.raw`\bip\s+(?:ftp|http\s+client)\s+password\s+${KIND}`,
-  String.raw`\b(?:ldap-server\s+host|bind\s+authenticate)\b.*?\spassword\s+${KIND}`,
+  // Each bind looks for its password up to the next bind only, which looks on from there: the same
+  // masking, without every bind of a long line scanning to the line's end (O(n²)).
+  String.raw`${LDAP_BIND}(?:(?!${LDAP_BIND}).)*?\spassword\s+${KIND}`,
   // IKE / IPsec pre-shared keys: ISAKMP, keyrings (`pre-shared-key address X key …`), IKEv2 keyrings and profiles.
   String.raw`\bcrypto\s+isakmp\s+key\s+${KIND}`,
   String.raw`\bpre-shared-key\s+(?:address|hostname)\s+\S+(?:\s+\S+)?\s+key\s+${KIND}`,
@@ -145,9 +159,12 @@ const FORTIOS: CliRule[] = [
   ],
 ];
 
-/** Secrets only a block tells apart: an SNMP community's `set name` (FortiOS). */
-const FORTIOS_BLOCKS: Array<{ block: RegExp; rules: RegExp[] }> = [
-  { block: /^([ \t]*)config\s+system\s+snmp\s+community\b[\s\S]*?^\1end\b/gm, rules: compile([[String.raw`^\s*set\s+name\s+`, FORTIOS_VALUE]]) },
+/**
+ * Secrets only a block tells apart: an SNMP community's `set name` (FortiOS). `opening` starts the
+ * block, which ends at the first `end` line of the opening's indentation (replaceBlocks).
+ */
+const FORTIOS_BLOCKS: Array<{ opening: RegExp; rules: RegExp[] }> = [
+  { opening: /^([ \t]*)config\s+system\s+snmp\s+community\b/gm, rules: compile([[String.raw`^\s*set\s+name\s+`, FORTIOS_VALUE]]) },
 ];
 
 /**
@@ -220,7 +237,7 @@ function applyRules(text: string, rules: RegExp[], mask: SecretMasker): string {
 function maskCli(text: string, deviceType: string | null | undefined, mask: SecretMasker): string {
   const dialect = dialectOf(deviceType);
   let out = applyRules(text, dialect.rules, mask);
-  for (const { block, rules } of dialect.blocks ?? []) out = out.replace(block, (whole) => applyRules(whole, rules, mask));
+  for (const { opening, rules } of dialect.blocks ?? []) out = replaceBlocks(out, opening, (block) => applyRules(block, rules, mask));
   return out;
 }
 
@@ -247,11 +264,13 @@ const SECRET_NAMES = [
 // encodings (`<pre-shared-key><ascii-text>…`).
 const XML_NAMES = `(?:[\\w-]*:)?(?:${[...SECRET_NAMES, 'key', 'ascii-text', 'hexadecimal'].join('|')})`;
 const JSON_NAMES = `(?:[\\w-]*:)?(?:${SECRET_NAMES.join('|')})`;
-const XML_ELEMENT = new RegExp(String.raw`(<(${XML_NAMES})(?:\s[^>]*)?>)([^<]+)(</\2>)`, 'g');
+// An opening tag's attributes hold no `<` (XML escapes it): an attribute scan that may cross one reaches
+// the same `>` from every `<password ` before it, O(n²) on a run of them.
+const XML_ELEMENT = new RegExp(String.raw`(<(${XML_NAMES})(?:\s[^<>]*)?>)([^<]+)(</\2>)`, 'g');
 // A secret element cut by the edge of a stretch of config (a diff's hunk): its text from the start
 // up to its closing tag, or from its opening tag to the end, the other tag outside the stretch.
 const XML_CUT_OPEN = new RegExp(String.raw`^()([^<]+)(</${XML_NAMES}>)`);
-const XML_CUT_CLOSE = new RegExp(String.raw`(<${XML_NAMES}(?:\s[^>]*)?>)([^<]+)()$`);
+const XML_CUT_CLOSE = new RegExp(String.raw`(<${XML_NAMES}(?:\s[^<>]*)?>)([^<]+)()$`);
 // Junos: <community><name>public</name>; PAN-OS v2c: <community-string> is above.
 const XML_COMMUNITY = /(<community>\s*<name>)([^<]+)(<\/name>)/g;
 // Any element whose text is a crypt(3) hash or a Junos $9$ secret.
@@ -261,12 +280,14 @@ const JSON_COMMUNITY = /("(?:[\w-]*:)?community"\s*:\s*)"((?:[^"\\\n]|\\.)*)"/g;
 
 function maskXml(text: string, mask: SecretMasker): string {
   const between = (_all: string, open: string, value: string, close: string) => `${open}${maskValue(value, mask)}${close}`;
-  return text
+  const elements = text
     .replace(XML_ELEMENT, (_all, open: string, _name: string, value: string, close: string) => between(_all, open, value, close))
-    .replace(XML_COMMUNITY, between)
-    .replace(XML_HASH, between)
-    .replace(XML_CUT_OPEN, between)
-    .replace(XML_CUT_CLOSE, between);
+    .replace(XML_COMMUNITY, between);
+  // A hash's text ends at a `<`: after the last one no hash can, and each `>` there would scan to
+  // the end of the text and fail (O(n²) on `> $1$ > $1$ …`), so that tail is left out.
+  const tail = elements.lastIndexOf('<') + 1;
+  const hashes = elements.slice(0, tail).replace(XML_HASH, between) + elements.slice(tail);
+  return hashes.replace(XML_CUT_OPEN, between).replace(XML_CUT_CLOSE, between);
 }
 
 function maskJson(text: string, mask: SecretMasker): string {
@@ -312,7 +333,9 @@ function maskCredentials(text: string, credentials: readonly string[]): string {
   if (forms.size === 0) return text;
   const longestFirst = (set: Set<string>) => [...set].sort((a, b) => b.length - a.length).map(escapeRegExp);
   const alternatives = longestFirst(forms);
-  if (wholeLines.size > 0) alternatives.push(String.raw`(?<=^[ \t]*)(?:${longestFirst(wholeLines).join('|')})(?=[ \t]*\r?$)`);
+  // `(?=\S)` first (each such line starts with one): the lookbehind is tried once per run of blanks,
+  // not from each blank of it back to the line's start (O(n²) on a long blank line).
+  if (wholeLines.size > 0) alternatives.push(String.raw`(?=\S)(?<=^[ \t]*)(?:${longestFirst(wholeLines).join('|')})(?=[ \t]*\r?$)`);
   const pattern = new RegExp(`(<secret:[0-9a-f]{8}>)|${alternatives.join('|')}`, 'gm');
   return text.replace(pattern, (all: string, kept: string | undefined) => kept ?? MASK + breaksOf(all));
 }
@@ -368,7 +391,9 @@ export function maskDiffSecrets(diff: string, maskText: (text: string) => string
       continue;
     }
     const end = hunkEnd(lines, i + 1, Number(header[1] ?? 1), Number(header[2] ?? 1));
-    out.push(lines[i], ...maskHunk(lines.slice(i + 1, end), maskText));
+    out.push(lines[i]);
+    // One by one: a hunk of a few hundred thousand lines spread into push's arguments overflows the stack.
+    for (const line of maskHunk(lines.slice(i + 1, end), maskText)) out.push(line);
     i = end - 1;
   }
   return out.join('\n');
@@ -430,8 +455,11 @@ function maskSide(body: string[], otherMarker: string, maskText: (text: string) 
 const KEY_BODY = /^(\s*)[A-Za-z0-9+/]{40,}={0,2}\s*$/;
 const KEY_LAST = /^(\s*)[A-Za-z0-9+/]{4,}={0,2}\s*$/;
 const PEM_END = /^\s*-----END [A-Z0-9 ]+-----/;
-/** Base64 mixes cases and digits; a word of config (`next`, `end`) does not. */
-const ENCODED = /[0-9+/=]|[a-z].*[A-Z]|[A-Z].*[a-z]/;
+/**
+ * Base64 mixes cases and digits; a word of config (`next`, `end`) does not. Three scans, not one
+ * pattern: `[a-z].*[A-Z]` scanned the rest of the line from each lower-case letter.
+ */
+const encoded = (line: string) => /[0-9+/=]/.test(line) || (/[a-z]/.test(line) && /[A-Z]/.test(line));
 
 /**
  * A hunk may show the middle of a multi-line key without its opening (one line of a long key
@@ -441,7 +469,7 @@ const ENCODED = /[0-9+/=]|[a-z].*[A-Z]|[A-Z].*[a-z]/;
  * last body line.
  */
 function maskKeyBody(line: string, before = '', after = ''): string {
-  const last = () => (ENCODED.test(line) && (KEY_BODY.test(before) || PEM_END.test(after)) ? KEY_LAST.exec(line) : null);
+  const last = () => (encoded(line) && (KEY_BODY.test(before) || PEM_END.test(after)) ? KEY_LAST.exec(line) : null);
   const body = KEY_BODY.exec(line) ?? last();
   return body ? body[1] + MASK : line;
 }
