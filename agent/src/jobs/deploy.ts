@@ -81,9 +81,9 @@ export async function runDeploy(ctx: JobContext<'deploy'>): Promise<JobResultOf<
  * nothing, would wipe it: no deploy pushes where that would be the way back, no restore sends it.
  */
 function emptyBackup(backup: FetchedConfig): string | null {
+  if (backup.format === 'cli') return null;
   const text = backup.text.trim();
-  const empty = text === '' || (backup.format === 'json' && isEmptyJson(text));
-  if (!empty || backup.format === 'cli') return null;
+  if (text !== '' && !(backup.format === 'json' && isEmptyJson(text))) return null;
   return `the pre-deployment backup is empty (reading the config over ${backup.via} found nothing)`;
 }
 

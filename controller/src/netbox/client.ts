@@ -110,7 +110,7 @@ function guardedDispatcher(connection: NetboxConnection): Agent {
 }
 
 /** An answer's body, or null past MAX_ANSWER_BYTES (said by its length, or found reading it: the rest is not read). */
-async function readCapped(res: Response): Promise<Uint8Array | null> {
+async function readCapped(res: Response): Promise<Buffer | null> {
   if (Number(res.headers.get('content-length') ?? 0) > MAX_ANSWER_BYTES) {
     await res.body?.cancel();
     return null;
@@ -183,7 +183,7 @@ export class NetboxClient {
       if (countJsonValues(bytes, MAX_ANSWER_VALUES) > MAX_ANSWER_VALUES) {
         throw new NetboxError(`NetBox's answer for ${path} holds more than ${MAX_ANSWER_VALUES} JSON values, the most the controller parses`);
       }
-      text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+      text = bytes.toString('utf8');
     } catch (err) {
       throw err instanceof NetboxError ? err : this.describe(err);
     }
