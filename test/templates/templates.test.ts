@@ -385,6 +385,51 @@ describe('values of CLI templates', () => {
   });
 });
 
+describe('values of XML and JSON templates', () => {
+  const render = async (body: Record<string, unknown>, variables: Record<string, unknown>) => {
+    const t = await createTemplate({ name: `values-${Math.random().toString(36).slice(2, 8)}`, ...body });
+    const res = await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables } });
+    expect(res.status, res.text).toBe(200);
+    return res.body.rendered as string;
+  };
+  // A description synced from NetBox that would delete an interface if its markup reached the edit.
+  const description = 'R&D </description></interface><interface nc:operation="delete"><name>eth0</name>';
+
+  it('writes an XML value as character data, so its markup cannot become part of the NETCONF edit', async () => {
+    const source = '<interfaces><interface><name>eth1</name><description>{{ d }}</description></interface></interfaces>';
+    const rendered = await render({ platform: 'ietf-netconf', config_format: 'xml', operation: 'merge', source }, { d: description });
+    expect(rendered).toBe(
+      '<interfaces><interface><name>eth1</name><description>' +
+        'R&amp;D &lt;/description&gt;&lt;/interface&gt;&lt;interface nc:operation=&quot;delete&quot;&gt;&lt;name&gt;eth0&lt;/name&gt;' +
+        '</description></interface></interfaces>',
+    );
+    // The template's own markup still passes: | safe, | escape (not escaped twice) and a macro's output.
+    const own = await render(
+      {
+        platform: 'ietf-netconf',
+        config_format: 'xml',
+        operation: 'merge',
+        source: '{% macro leaf(v) %}<m>{{ v }}</m>{% endmacro %}{{ x | safe }}{{ leaf(a) }}{{ a | escape }}',
+      },
+      { x: '<mtu>9000</mtu>', a: 'a<b' },
+    );
+    expect(own).toBe('<mtu>9000</mtu><m>a&lt;b</m>a&lt;b');
+  });
+
+  it('writes a JSON value as the inside of a JSON string, so it cannot add keys; | dump writes JSON as is', async () => {
+    const base = { config_format: 'json', target_path: '/interfaces', operation: 'merge' };
+    const injected = 'uplink", "enabled": false, "x": "\\';
+    const rendered = await render(
+      { ...base, source: '{"description": "{{ d }}", "mtu": {{ mtu }}, "vlans": {{ vlans | dump }}}' },
+      { d: injected, mtu: 9000, vlans: [10, 'v"20'] },
+    );
+    expect(JSON.parse(rendered)).toEqual({ description: injected, mtu: 9000, vlans: [10, 'v"20'] });
+    // A value the template writes outside quotes stays unable to close a string either: the payload is invalid, not changed.
+    const bare = await render({ ...base, source: '{"enabled": {{ flag }}}' }, { flag: 'true, "shutdown": "yes"' });
+    expect(() => JSON.parse(bare)).toThrow();
+  });
+});
+
 describe('sandbox', () => {
   const marker = `/tmp/switchboard-sandbox-${process.pid}`;
   const payloads = [

@@ -1,6 +1,7 @@
 /**
  * The template engine: nunjucks (Jinja-style syntax) behind a sandbox (sandbox.ts), with the
- * variables each template reads (variables.ts). Autoescape is off: configs are not HTML.
+ * variables each template reads (variables.ts). Values are written as the template's config_format
+ * needs them (output-rules.ts), never HTML-escaped: configs are not HTML.
  *
  * This module is pure and synchronous; `render-pool.ts` runs it in worker threads with time and
  * memory limits so that no template can stall or exhaust the controller.
@@ -24,8 +25,8 @@ export function analyzeTemplate(source: string): { variables: TemplateVariable[]
   }
 }
 
-/** A template's config_format, which decides what its values may hold (OutputRules). */
-export type RenderFormat = 'cli' | 'xml' | 'json';
+import type { RenderFormat } from './output-rules';
+export type { RenderFormat } from './output-rules';
 
 export interface CompiledTemplate {
   readonly variables: TemplateVariable[];
@@ -69,7 +70,7 @@ export function compileTemplate(source: string): CompiledTemplate {
     throw toTemplateError(err);
   }
   let budget: Budget = { steps: 0, output: 0 };
-  let rules: OutputRules = { singleLineValues: false };
+  let rules: OutputRules = { format: undefined };
   const root = props.root as RootFn;
   // The compiled code gets the sandboxed runtime instead of nunjucks' own; blocks and macros
   // receive it from root.
@@ -79,7 +80,7 @@ export function compileTemplate(source: string): CompiledTemplate {
     variables,
     render(given, format) {
       budget = { steps: 0, output: 0 };
-      rules = { singleLineValues: format === 'cli' };
+      rules = { format };
       const ctx: Record<string, unknown> = Object.create(null);
       for (const [key, value] of Object.entries(given)) if (!BLOCKED.has(key)) ctx[key] = value;
       try {

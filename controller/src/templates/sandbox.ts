@@ -11,6 +11,7 @@
  * literals are refused (no catastrophic backtracking), and so are names that are not identifiers
  * (nunjucks pastes names into the code it compiles a template to).
  */
+import { JsonText, writeValue, type RenderFormat } from './output-rules';
 import { OPTIONS, TemplateError, childrenOf, nunjucks, position, type AstNode, type NunjucksEnvironment, type NunjucksError } from './syntax';
 
 /** Limits of one render; the worker's time and memory limits back them up. */
@@ -142,6 +143,11 @@ function createEnvironment(): NunjucksEnvironment {
       return filter.call(this, value && typeof value === 'object' && !Array.isArray(value) ? ownView(value) : value, ...rest);
     };
   }
+  // JSON text that a JSON template writes as is, where a plain value is escaped (output-rules.ts).
+  env.filters.dump = (value: unknown, spaces?: number | string) => {
+    const text = JSON.stringify(value, null, spaces);
+    return text === undefined ? undefined : new JsonText(text);
+  };
   return env;
 }
 
@@ -201,19 +207,10 @@ export interface Budget {
   output: number;
 }
 
-/** What a render may write, by the template's config_format. */
+/** What a render writes for {{ }} values: by the template's config_format (output-rules.ts). */
 export interface OutputRules {
-  /**
-   * CLI templates: a value written by {{ }} may not hold a line break, which the agent would type
-   * as a command of its own (a device description with a line in it, say). Values marked `| safe`
-   * and macro output are the template's own lines and pass.
-   */
-  singleLineValues: boolean;
+  format: RenderFormat | undefined;
 }
-
-const lineBreakInValue = () =>
-  'a value written by {{ }} holds a line break, which a CLI template would type as a separate command; ' +
-  'write the lines in the template (a loop), or mark a value meant to span lines with | safe';
 
 function isIndex(key: unknown): boolean {
   return typeof key === 'number' ? Number.isInteger(key) : typeof key === 'string' && /^\d+$/.test(key);
@@ -288,11 +285,9 @@ export function makeRuntime(budget: Budget, rules: OutputRules): Record<string, 
       else if (out && typeof out === 'object') spend(Object.keys(out).length);
       return out;
     },
-    suppressValue(value: unknown, autoescape: boolean): unknown {
-      const out = base.suppressValue(value, autoescape);
-      // A SafeString (| safe, a macro's output) is an object here, so only plain values are checked.
-      if (rules.singleLineValues && typeof out === 'string' && /[\r\n]/.test(out)) throw new Error(lineBreakInValue());
-      budget.output += typeof out === 'string' ? out.length : 16;
+    suppressValue(value: unknown): string {
+      const out = writeValue(value, rules.format);
+      budget.output += out.length;
       if (budget.output > RENDER_LIMITS.outputChars) throw new Error(outputTooLarge());
       return out;
     },

@@ -49,7 +49,11 @@ interface NunjucksInternals {
   ) => { render(ctx: object): string };
   parser: { parse(src: string, extensions: unknown[], opts: Record<string, unknown>): AstNode };
   compiler: { Compiler: new (name: string, throwOnUndefined: boolean) => NunjucksCompiler };
-  runtime: Record<string, unknown> & { suppressValue(val: unknown, autoescape: boolean): unknown };
+  runtime: Record<string, unknown> & {
+    suppressValue(val: unknown, autoescape: boolean): unknown;
+    /** Text a template marks as its own (`| safe`, a macro's output). */
+    SafeString: new (val: string) => { val: string; length: number };
+  };
   lib: { TemplateError: new (message: string | Error, lineno?: number, colno?: number) => NunjucksError };
 }
 
