@@ -4,16 +4,35 @@ import net from 'node:net';
 
 /** Small process and port helpers shared by every test that starts a real peer (sshd, slapd, netconfd, nats-server). */
 
-/** A TCP port free on 127.0.0.1 right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out come from below Linux's ephemeral range (32768-60999), where the kernel never
+ * picks a port for a connection or a listen(0): a port checked free here was then taken by some
+ * other process's outgoing connection or port-0 server before our peer bound it (nats-server failed
+ * with "address already in use"). Only another freePort caller can still pick the same one, out of
+ * 22,000, and never within this process.
+ */
+const RANGE = { from: 10_000, to: 32_767 };
+const handedOut = new Set<number>();
+
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/** A TCP port free on 127.0.0.1 right now, outside the ephemeral range. */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = RANGE.from + Math.floor(Math.random() * (RANGE.to - RANGE.from + 1));
+    if (handedOut.has(port)) continue;
+    if (await listenable(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port between ${RANGE.from} and ${RANGE.to} after 200 tries`);
 }
 
 /**
