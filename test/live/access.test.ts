@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../controller/src/app';
 import { createLogger } from '../../controller/src/logger';
 import { startTestController, type TestController } from '../helpers/controller';
-import { watch } from './helpers';
+import { LIVE_LIMITS, TOO_MANY_CODE } from '../../controller/src/live/connection-limits';
+import { openLive, watch } from './helpers';
 
 let c: TestController;
 let admin: Awaited<ReturnType<TestController['createOrgUser']>>;
@@ -118,5 +119,41 @@ describe('/api/live after the caller loses access', () => {
     } finally {
       await replica.close();
     }
+  });
+});
+
+describe('/api/live connections one client may hold', () => {
+  it('refuses an address more connections waiting to authenticate than the limit, and takes one again once a place is free', async () => {
+    const waiting = await Promise.all(Array.from({ length: LIVE_LIMITS.waitingPerAddress }, () => openLive(c.url)));
+    const over = await openLive(c.url);
+    expect(await over.closed).toEqual({ code: TOO_MANY_CODE, reason: expect.stringMatching(/^Too many live connections waiting to authenticate/) });
+    // The waiting ones are still open and can authenticate; one that did frees its place.
+    const user = await operator();
+    waiting[0].send({ type: 'auth', token: user.token });
+    await waiting[0].next('ready');
+    const taken = await openLive(c.url);
+    taken.send({ type: 'auth', token: user.token });
+    expect((await taken.next('ready')).username).toBe(user.username);
+    for (const ws of [...waiting, taken]) ws.close();
+  });
+
+  it("refuses a user more streams than the limit, and leaves other users' streams alone", async () => {
+    const [user, other] = [await operator(), await operator()];
+    const streams = [];
+    for (let i = 0; i < LIVE_LIMITS.streamsPerUser; i++) streams.push(await watch(c, user.token));
+    const over = await openLive(c.url);
+    over.send({ type: 'auth', token: user.token });
+    expect(await over.closed).toEqual({
+      code: TOO_MANY_CODE,
+      reason: `Too many live streams for this user (${LIVE_LIMITS.streamsPerUser}): close some first`,
+    });
+    const theirs = await watch(c, other.token);
+    expect(await theirs.answers()).toBe(true);
+    expect(await streams[0].answers()).toBe(true);
+    // A stream closed gives its place back.
+    streams[0].close();
+    await streams[0].closed;
+    streams.push(await watch(c, user.token));
+    for (const live of [...streams, theirs]) live.close();
   });
 });

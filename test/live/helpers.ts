@@ -52,3 +52,31 @@ export async function watch(c: TestController, token: string, base = c.url): Pro
     close: () => ws.close(),
   };
 }
+
+export interface RawLive {
+  send(message: Record<string, unknown>): void;
+  /** The first message of `type` (already received or coming). */
+  next(type: string): Promise<any>;
+  closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+/** An /api/live connection that has not authenticated: the caller sends what it wants. */
+export async function openLive(base: string): Promise<RawLive> {
+  const ws = new WebSocket(`${base.replace('http', 'ws')}/api/live`);
+  const events: any[] = [];
+  ws.on('message', (data) => events.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  await new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('open', resolve);
+  });
+  return {
+    send: (message) => ws.send(JSON.stringify(message)),
+    next: (type) => until(type, () => events.find((e) => e.type === type)),
+    closed,
+    close: () => ws.close(),
+  };
+}

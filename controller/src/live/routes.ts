@@ -1,6 +1,7 @@
 import websocket from '@fastify/websocket';
 import type { FastifyInstance } from 'fastify';
 import type { AuthContext } from '../auth/auth-service';
+import { HeldCounts, LIVE_LIMITS, TOO_MANY_CODE } from './connection-limits';
 import type { LiveEvent } from './hub';
 
 /**
@@ -81,6 +82,8 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
   const { services } = parent;
   await parent.register(websocket, { options: { maxPayload: 64 * 1024 } });
   const hub = services.live;
+  const waitingByAddress = new HeldCounts();
+  const streamsByUser = new HeldCounts();
 
   parent.get(
     '/live',
@@ -102,6 +105,8 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
       // Set as authentication starts, not when it ends: a second auth racing the first would subscribe twice.
       let authenticating = false;
       let closed = false;
+      // Each connection holds one place in its limit: while it waits, its address's; once authenticated, its user's.
+      let releasePlace: () => void = () => {};
       const filter: Filter = { types: null, deployments: null, snapshots: null };
       const send = (message: Record<string, unknown>) => {
         if (socket.readyState === socket.OPEN && socket.bufferedAmount < MAX_BUFFERED_BYTES) socket.send(JSON.stringify(message));
@@ -118,6 +123,7 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         closed = true;
         // Nothing more goes out once the connection is refused, even before the close completes.
         release();
+        releasePlace();
         send({ type: 'error', error: reason });
         socket.close(code, reason);
       };
@@ -134,6 +140,10 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         const refused = refusal(context);
         if (refused) return close(...refused);
         if (!context || closed) return; // the client left while its token was checked
+        const stream = streamsByUser.take(context.userId, LIVE_LIMITS.streamsPerUser);
+        if (!stream) return close(TOO_MANY_CODE, `Too many live streams for this user (${LIVE_LIMITS.streamsPerUser}): close some first`);
+        releasePlace();
+        releasePlace = stream;
         auth = context;
         token = candidate;
         clearTimeout(deadline);
@@ -201,7 +211,14 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         clearTimeout(deadline);
         clearInterval(periodic);
         release();
+        releasePlace();
       });
+
+      const waiting = waitingByAddress.take(request.ip, LIVE_LIMITS.waitingPerAddress);
+      if (!waiting) {
+        return close(TOO_MANY_CODE, `Too many live connections waiting to authenticate from this address (${LIVE_LIMITS.waitingPerAddress})`);
+      }
+      releasePlace = waiting;
 
       const header = bearer(request.headers.authorization);
       if (header) void authenticate(header);
