@@ -11,7 +11,7 @@ import { buildApp } from '../../controller/src/app';
 import { createLogger } from '../../controller/src/logger';
 import { startTestController, type TestController } from '../helpers/controller';
 import { LIVE_LIMITS, TOO_MANY_CODE } from '../../controller/src/live/connection-limits';
-import { openLive, watch } from './helpers';
+import { connect, watch } from './helpers';
 
 let c: TestController;
 let admin: Awaited<ReturnType<TestController['createOrgUser']>>;
@@ -124,16 +124,16 @@ describe('/api/live after the caller loses access', () => {
 
 describe('/api/live connections one client may hold', () => {
   it('refuses an address more connections waiting to authenticate than the limit, and takes one again once a place is free', async () => {
-    const waiting = await Promise.all(Array.from({ length: LIVE_LIMITS.waitingPerAddress }, () => openLive(c.url)));
-    const over = await openLive(c.url);
+    const waiting = await Promise.all(Array.from({ length: LIVE_LIMITS.waitingPerAddress }, () => connect(c)));
+    const over = await connect(c);
     expect(await over.closed).toEqual({ code: TOO_MANY_CODE, reason: expect.stringMatching(/^Too many live connections waiting to authenticate/) });
     // The waiting ones are still open and can authenticate; one that did frees its place.
     const user = await operator();
     waiting[0].send({ type: 'auth', token: user.token });
-    await waiting[0].next('ready');
-    const taken = await openLive(c.url);
+    await waiting[0].next((e) => e.type === 'ready', 'ready');
+    const taken = await connect(c);
     taken.send({ type: 'auth', token: user.token });
-    expect((await taken.next('ready')).username).toBe(user.username);
+    expect((await taken.next((e) => e.type === 'ready', 'ready')).username).toBe(user.username);
     for (const ws of [...waiting, taken]) ws.close();
   });
 
@@ -141,7 +141,7 @@ describe('/api/live connections one client may hold', () => {
     const [user, other] = [await operator(), await operator()];
     const streams = [];
     for (let i = 0; i < LIVE_LIMITS.streamsPerUser; i++) streams.push(await watch(c, user.token));
-    const over = await openLive(c.url);
+    const over = await connect(c);
     over.send({ type: 'auth', token: user.token });
     expect(await over.closed).toEqual({
       code: TOO_MANY_CODE,

@@ -10,7 +10,39 @@ interface Ws {
   send(data: string): void;
   close(): void;
 }
-const WebSocket = createRequire(import.meta.url)('ws') as new (url: string) => Ws;
+const WebSocket = createRequire(import.meta.url)('ws') as new (url: string, options?: { headers?: Record<string, string> }) => Ws;
+
+export interface Client {
+  events: any[];
+  closed: Promise<{ code: number; reason: string }>;
+  send(message: unknown): void;
+  /** Sends text as it is, not as JSON. */
+  raw(text: string): void;
+  next(match: (event: any) => boolean, what: string): Promise<any>;
+  close(): void;
+}
+
+export function connect(c: TestController, headers?: Record<string, string>): Promise<Client> {
+  const ws = new WebSocket(`${c.url.replace('http', 'ws')}/api/live`, headers ? { headers } : undefined);
+  const events: any[] = [];
+  ws.on('message', (data) => events.push(JSON.parse(String(data))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
+  );
+  return new Promise((resolve, reject) => {
+    ws.on('error', reject);
+    ws.on('open', () =>
+      resolve({
+        events,
+        closed,
+        send: (message) => ws.send(JSON.stringify(message)),
+        raw: (text) => ws.send(text),
+        next: (match, what) => until(what, () => events.find(match), 30_000, 20),
+        close: () => ws.close(),
+      }),
+    );
+  });
+}
 
 export interface LiveWatch {
   events: any[];
@@ -49,34 +81,6 @@ export async function watch(c: TestController, token: string, base = c.url): Pro
       await until('pong or close', () => !open || pongs() > before);
       return open;
     },
-    close: () => ws.close(),
-  };
-}
-
-export interface RawLive {
-  send(message: Record<string, unknown>): void;
-  /** The first message of `type` (already received or coming). */
-  next(type: string): Promise<any>;
-  closed: Promise<{ code: number; reason: string }>;
-  close(): void;
-}
-
-/** An /api/live connection that has not authenticated: the caller sends what it wants. */
-export async function openLive(base: string): Promise<RawLive> {
-  const ws = new WebSocket(`${base.replace('http', 'ws')}/api/live`);
-  const events: any[] = [];
-  ws.on('message', (data) => events.push(JSON.parse(String(data))));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
-  );
-  await new Promise((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('open', resolve);
-  });
-  return {
-    send: (message) => ws.send(JSON.stringify(message)),
-    next: (type) => until(type, () => events.find((e) => e.type === type)),
-    closed,
     close: () => ws.close(),
   };
 }

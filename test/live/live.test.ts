@@ -1,51 +1,9 @@
-import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Org } from '../agents/helpers';
 import type { TestController } from '../helpers/controller';
 import { api, gnmiStackFixture, until, waitFor } from '../deployments/helpers';
-
-// ws ships no type definitions here: the few members used are typed below.
-interface Ws {
-  on(event: 'message', cb: (data: Buffer) => void): void;
-  on(event: 'close', cb: (code: number, reason: Buffer) => void): void;
-  on(event: 'open' | 'error', cb: (arg?: unknown) => void): void;
-  send(data: string): void;
-  close(): void;
-}
-const WebSocket = createRequire(import.meta.url)('ws') as new (url: string, options?: { headers?: Record<string, string> }) => Ws;
-
-interface Client {
-  events: any[];
-  closed: Promise<{ code: number; reason: string }>;
-  send(message: unknown): void;
-  /** Sends text as it is, not as JSON. */
-  raw(text: string): void;
-  next(match: (event: any) => boolean, what: string): Promise<any>;
-  close(): void;
-}
-
-function connect(c: TestController, headers?: Record<string, string>): Promise<Client> {
-  const ws = new WebSocket(`${c.url.replace('http', 'ws')}/api/live`, headers ? { headers } : undefined);
-  const events: any[] = [];
-  ws.on('message', (data) => events.push(JSON.parse(String(data))));
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
-  );
-  return new Promise((resolve, reject) => {
-    ws.on('error', reject);
-    ws.on('open', () =>
-      resolve({
-        events,
-        closed,
-        send: (message) => ws.send(JSON.stringify(message)),
-        raw: (text) => ws.send(text),
-        next: (match, what) => until(what, () => events.find(match), 30_000, 20),
-        close: () => ws.close(),
-      }),
-    );
-  });
-}
+import { connect } from './helpers';
 
 let f: Awaited<ReturnType<typeof gnmiStackFixture>>;
 let c: TestController;
