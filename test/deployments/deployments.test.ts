@@ -264,21 +264,25 @@ describe('atomic and non-atomic failure', () => {
 });
 
 describe('rollback', () => {
-  it('pushes back each pre-deployment backup (replace) and ends rolled_back; not again', async () => {
+  it('pushes back each pre-deployment backup (replace) where the deployment changed the device, and ends rolled_back; not again', async () => {
     const target = await gnmi();
     const device = await gnmiDevice(c, token, target);
     const done = await waitFor(c, token, (await deploy((await stack()).id, [device.id])).body.id);
     expect(done.status).toBe('completed');
-    // Something else changed on the device since: a forced rollback's replace semantics remove it
-    // too (unforced, the device would be left alone: left-config.test.ts).
-    target.setTree({ ...(target.tree() as Record<string, Json>), extra: { added: true } });
+    // Changed by hand since, inside the deployment's subtrees (the hostname) and outside them (extra).
+    // A forced rollback (unforced, the device would be left alone: left-config.test.ts) puts the
+    // backup back on the subtrees the deployment changed only: a gNMI Get of / need not return all
+    // a target holds, and replacing / with it would remove the rest.
+    const changed = target.tree() as Record<string, Json>;
+    target.setTree({ ...changed, system: { config: { hostname: 'by-hand' } }, extra: { added: true } });
     const res = await c.request('POST', `/api/config/deployments/${done.id}/rollback`, { token, body: { force: true } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.status).toBe('rolling_back');
     const rolled = await waitFor(c, token, done.id);
     expect(rolled.status).toBe('rolled_back');
     expect(rolled.devices.every((d: any) => d.status === 'rolled_back')).toBe(true);
-    expect(target.tree()).toEqual(INITIAL);
+    expect(target.setRequests.at(-1)).toEqual({ delete: [], replace: ['/system/config', '/interfaces'], update: [] });
+    expect(target.tree()).toEqual({ ...(INITIAL as Record<string, Json>), extra: { added: true } });
     const again = await c.request('POST', `/api/config/deployments/${done.id}/rollback`, { token });
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('Rollback is only possible from status completed or failed; this deployment is rolled_back');

@@ -3,6 +3,7 @@ import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigChange, DeviceTarget } from '../../agent/src/drivers/types';
+import { restoreScope } from '../../shared/src/jobs/deploy';
 import { driverFailure, loopbackTarget } from './fixtures/netconf/testkit';
 import {
   buildSetRequest,
@@ -266,6 +267,26 @@ describe('gNMI driver against the simulator', () => {
     expect((await s.fetchConfig()).text).toBe(backup.text);
     expect(t.setRequests.at(-1)).toEqual({ delete: [], replace: ['/'], update: [] });
     await expect(s.restore({ text: '<x/>', format: 'xml', via: 'netconf' })).rejects.toThrow(/cannot restore a xml configuration/);
+  });
+
+  it('restores only the subtrees a deployment changed when given them, and leaves the rest of the device as it is', async () => {
+    const t = await targetSim();
+    const s = await session(t);
+    const backup = await s.fetchConfig();
+    const changes = [
+      change('replace', '/interfaces/interface[name=Ethernet1]', { name: 'Ethernet1', config: { name: 'Ethernet1', mtu: 9000 } }),
+      change('merge', '/extra/config', { on: true }),
+    ];
+    await s.apply(changes);
+    // Changed by hand meanwhile, outside the deployment's subtrees (or, on a real target, what its Get of / never returned).
+    await s.apply([change('merge', '/system/config', { hostname: 'by-hand' })]);
+    await s.restore(backup, restoreScope(changes));
+    // The interface has the backup's value again, the container the backup lacked is gone, the hostname is left alone.
+    expect(t.setRequests.at(-1)).toEqual({ delete: ['/extra'], replace: ['/interfaces/interface[name=Ethernet1]'], update: [] });
+    expect(t.tree()).toEqual({ ...INITIAL, 'openconfig-system:system': { config: { hostname: 'by-hand' } } });
+    // A change set with a merge at the root may touch anything: the whole backup goes back.
+    expect(restoreScope([...changes, { target_path: null }])).toBeUndefined();
+    expect(restoreScope([{ target_path: 'openconfig:/' }])).toBeUndefined();
   });
 
   it('talks TLS to a self-signed target when gnmi_skip_verify is set, and refuses it otherwise', async () => {

@@ -117,8 +117,12 @@ export interface DeviceSession {
    * may have left part of the change on the device throws a DriverError with `partial` set.
    */
   apply?(changes: ConfigChange[]): Promise<void>;
-  /** Put a previously fetched configuration back with replace semantics. */
-  restore?(config: FetchedConfig): Promise<void>;
+  /**
+   * Put a previously fetched configuration back with replace semantics. `scope`: the target paths
+   * a deployment changed (restoreScope); a driver that can put back part of a configuration (gNMI)
+   * puts back only those subtrees and leaves the rest as the device has it. Absent: all of it.
+   */
+  restore?(config: FetchedConfig, scope?: string[]): Promise<void>;
   /**
    * Dry run: what apply(changes) would make of the running config, leaving the device as it was
    * (texts in fetchConfig's form, so they diff line by line).

@@ -1,4 +1,4 @@
-import { configDigest, type DeployChange, type DeployResult } from '../../../shared/src/jobs/deploy';
+import { configDigest, restoreScope, type DeployChange, type DeployResult } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
 import { DriverError, type DeviceSession, type FetchedConfig } from '../drivers/types';
 import { describeError, type JobContext, type JobResultOf } from './context';
@@ -141,7 +141,7 @@ async function restoreBackup(ctx: JobContext<'deploy'>, session: DeviceSession |
       own = await ctx.open(ctx.params.transport);
     }
     const s = (session ?? own)!;
-    await s.restore!(backup);
+    await s.restore!(backup, restoreScope(ctx.params.changes ?? []));
     if ((await s.fetchConfig()).text !== backup.text) return 'after the restore the running config still differs from the backup';
     return null;
   } catch (err) {
@@ -184,8 +184,12 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
         return { status: 'failed', error, result: { restored: false, changed_since: true } };
       }
     }
-    ctx.log('info', `${what === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace)`);
-    await session.restore(backup);
+    const where = params.paths ? ` of ${params.paths.join(', ')} only` : '';
+    ctx.log(
+      'info',
+      `${what === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace${where})`,
+    );
+    await session.restore(backup, params.paths);
     const after = await session.fetchConfig();
     const matches = after.text === backup.text;
     ctx.log(

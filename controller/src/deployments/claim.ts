@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { groupBy } from '../../../shared/src/group-by';
-import { configDigest } from '../../../shared/src/jobs/deploy';
+import { configDigest, restoreScope } from '../../../shared/src/jobs/deploy';
 import { plural } from '../../../shared/src/words';
 import { AppError } from '../errors/app-error';
 import type { JobService, JobSpec } from '../jobs/types';
@@ -129,7 +129,10 @@ async function specMaker(
   latest: SubmittedJobOf,
 ): Promise<(device: DeploymentDeviceRow, kind: DeploymentKind) => DeploymentJobSpec | string> {
   const preparing = devices.filter((d) => d.status === 'queued' && !latest(d.device_id, 'deploy')).map((d) => d.device_id);
-  const entries = groupBy(preparing.length > 0 ? await store.entries(trx, deployment.id, preparing) : [], (e) => e.device_id);
+  // A gNMI restore or rollback puts the backup back only where the deployment changed the device (restoreScope).
+  const restoring = devices.filter((d) => d.status !== 'queued' && d.transport === 'gnmi').map((d) => d.device_id);
+  const wanted = [...preparing, ...restoring];
+  const entries = groupBy(wanted.length > 0 ? await store.entries(trx, deployment.id, wanted) : [], (e) => e.device_id);
   // Only a restore or rollback carries a backup: a deploy job has the agent store its own (backup_store).
   const backups = await store.backupConfigs(
     trx,
@@ -179,16 +182,19 @@ async function specMaker(
     // did not verify (it failed, or its read did) was left on the backup, as far as anyone knows.
     const forced = purpose === 'rollback' && deployment.rollback_force;
     const expect = forced ? {} : { expect_sha256: device.left_sha256 ?? configDigest(backup.config_text) };
+    const transport = ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport;
+    const paths = transport === 'gnmi' ? restoreScope(changes()) : undefined;
     return {
       ...base,
       kind,
       deadlineMs: ROLLBACK_DEADLINE_MS,
       params: {
         deployment_id: deployment.id,
-        transport: ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport,
+        transport,
         backup: { text: backup.config_text, format: backup.config_format, via: backup.pulled_via },
         purpose,
         ...expect,
+        ...(paths ? { paths } : {}),
       },
     };
   };

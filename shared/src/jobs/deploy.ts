@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import { parsePath } from '../device/gnmi-path';
 import { ConfigFormatSchema, EditOperationSchema, ErrorCauseSchema, FetchedConfigSchema, TransportSchema } from '../device/values';
 
 /** One rendered service as a job carries it. */
@@ -60,6 +61,11 @@ export const RollbackParams = Type.Object({
    * deployment's verify did not read the device, or the rollback was forced).
    */
   expect_sha256: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  /**
+   * The target paths the deployment changed on the device (restoreScope). A driver that can put
+   * back part of a configuration (gNMI) puts back only these subtrees; absent: the whole backup.
+   */
+  paths: Type.Optional(Type.Array(Type.String())),
 });
 export type RollbackParams = Static<typeof RollbackParams>;
 
@@ -99,6 +105,25 @@ export const DryRunResult = Type.Object({
   method: Type.String(),
 });
 export type DryRunResult = Static<typeof DryRunResult>;
+
+function namesSubtree(path: string): boolean {
+  try {
+    return parsePath(path).elem.length > 0;
+  } catch {
+    return false; // not a path this scope can name: the whole backup goes back
+  }
+}
+
+/**
+ * The subtrees a change set touches, for putting the backup back there and nowhere else: a
+ * backup read from the root may not hold everything the device has (gNMI: what the target does
+ * not model under the default origin), and replacing the root with it would remove the rest.
+ * Undefined when a change has no target path (it may touch anything): then all of it goes back.
+ */
+export function restoreScope(changes: Pick<DeployChange, 'target_path'>[]): string[] | undefined {
+  const paths = changes.map((c) => c.target_path?.trim() ?? '');
+  return paths.length > 0 && paths.every(namesSubtree) ? [...new Set(paths)] : undefined;
+}
 
 /**
  * What a device's running config is remembered by (the deploy's verify read, a rollback's

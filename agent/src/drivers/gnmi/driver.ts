@@ -22,7 +22,7 @@ import {
   type SessionLimits,
   type Transcript,
 } from '../types';
-import { canonicalJson, deleteAt, setAt, TreeError, type Json } from './json-tree';
+import { canonicalJson, deleteAt, getAt, setAt, TreeError, type Json } from './json-tree';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
 import { maskSecrets } from '../netconf/client';
@@ -195,6 +195,24 @@ export function buildSetRequest(changes: ConfigChange[]): SetRequest {
   return req;
 }
 
+/** The SetRequest that puts `backup` back at each path of `scope` only (restore()). */
+function scopedRestore(backup: Json, scope: string[]): SetRequest {
+  const req: SetRequest = { delete: [], replace: [], update: [] };
+  for (const [i, text] of scope.entries()) {
+    const path = parseTargetPath({ target_path: text, operation: 'replace', config_format: 'json', config: '' }, i);
+    const value = getAt(backup, path.elem);
+    if (value !== undefined) {
+      req.replace.push({ path: toProtoPath(path), val: { json_ietf_val: Buffer.from(JSON.stringify(value), 'utf8') } });
+      continue;
+    }
+    // What the backup lacks goes from its first missing element: a list entry or container the
+    // change created goes whole, not only the leaves under it (an empty one left behind).
+    const missing = path.elem.findIndex((_, n) => getAt(backup, path.elem.slice(0, n + 1)) === undefined);
+    req.delete.push(toProtoPath({ ...path, elem: path.elem.slice(0, missing + 1) }));
+  }
+  return req;
+}
+
 /** Bytes of one value shown in the transcript (which keeps 1 MiB in all). */
 const TRANSCRIBED_BYTES = 64 * 1024;
 
@@ -350,16 +368,23 @@ export class GnmiSession implements DeviceSession {
     return { before: canonicalJson(current), after: canonicalJson(tree) };
   }
 
-  async restore(config: FetchedConfig): Promise<void> {
+  /**
+   * The backup back as one SetRequest: with a scope, each subtree the deployment changed is
+   * replaced by the backup's (or deleted where the backup has none) and nothing else is sent, so
+   * what the Get of `/` did not return (a target's configuration outside the default origin's
+   * models) is left as it is; without one, `/` is replaced by the whole backup.
+   */
+  async restore(config: FetchedConfig, scope?: string[]): Promise<void> {
     if (config.format !== 'json') {
       throw new DriverError('device', `cannot restore a ${config.format} configuration over gNMI (needs the JSON fetched via gnmi)`);
     }
     const value = jsonValue(config.text, 'restore');
+    const req = scope ? scopedRestore(JSON.parse(value.toString('utf8')) as Json, scope) : undefined;
     await this.call(
       'Set',
-      { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] },
+      req ?? { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] },
       undefined,
-      'Set replace / (restore)',
+      req ? `Set (restore of ${scope!.join(', ')})` : 'Set replace / (restore)',
     );
   }
 
