@@ -154,4 +154,15 @@ describe('FortiOS-like push over SSH', () => {
       expect(dev.config()).toBe(expected);
     });
   });
+
+  it('a template that renames the firewall is applied: the prompt is learned again when its block is saved', async () => {
+    const dev = await device('fw-rename');
+    await session(dev, async (s) => {
+      await s.apply([cli('config system global', 'set hostname "fw-edge-2"', 'end')]);
+      // The session goes on at the new prompt (`fw-edge-2 # `): a read and a second push.
+      expect((await s.fetchConfig()).text).toMatch(/^ {4}set hostname "fw-edge-2"$/m);
+      await s.apply([cli('config system global', 'set timezone 12', 'end')]);
+      expect(dev.config()).toMatch(/^ {4}set timezone 12$/m);
+    });
+  });
 });

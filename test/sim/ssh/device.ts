@@ -144,7 +144,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     setBody: (text: string) => {
       body = normalizeConfig(text);
       // The prompt follows the configured name, as on a real device.
-      const named = /^hostname (\S+)$/m.exec(body) ?? /^\s*host-name (\S+);$/m.exec(body);
+      const named = /^hostname (\S+)$/m.exec(body) ?? /^\s*host-name (\S+);$/m.exec(body) ?? /^ {4}set hostname "([^"\s]+)"$/m.exec(body);
       if (named) state.hostname = named[1];
     },
     now: () => new Date(Math.max(Date.now(), base) + 1000 * ++seq),

@@ -336,7 +336,7 @@ class SshCliSession implements SshCliSessionApi {
       try {
         for (const [i, line] of lines.entries()) {
           try {
-            await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) });
+            await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) || this.savesBlock(line) });
           } catch (e) {
             throw lineFailed(e, i, lines.length, taken, mode);
           }
@@ -358,8 +358,12 @@ class SshCliSession implements SshCliSessionApi {
 
   /** Whether the lines typed so far, up to `line`, are in effect (a block-saving CLI: once their block is saved). */
   private saved(line: string): boolean {
-    const { saves } = this.dialect.configMode;
-    return !saves || !this.inConfig() || saves.test(line.trim());
+    return !this.dialect.configMode.saves || !this.inConfig() || this.savesBlock(line);
+  }
+
+  /** A block-saving CLI's `next` or `end`: what it saves may rename the device (FortiOS `set hostname`), and so its prompt. */
+  private savesBlock(line: string): boolean {
+    return this.dialect.configMode.saves?.test(line.trim()) ?? false;
   }
 
   /** Puts a configuration fetched over SSH back with replace semantics, by the dialect's restore method. */
