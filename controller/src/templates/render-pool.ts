@@ -9,7 +9,7 @@ import type { TemplateVariable } from './variables';
 export interface RenderRequest {
   source: string;
   variables: Record<string, unknown>;
-  /** The template's config_format: a CLI template's values may not hold line breaks (sandbox.ts OutputRules). */
+  /** The template's config_format, which decides how its {{ }} values are written (output-rules.ts). */
   format?: RenderFormat;
 }
 export type RenderResult = { ok: true; output: string } | { ok: false; error: TemplateError };
