@@ -280,13 +280,50 @@ describe('gNMI driver against the simulator', () => {
     await s.apply(changes);
     // Changed by hand meanwhile, outside the deployment's subtrees (or, on a real target, what its Get of / never returned).
     await s.apply([change('merge', '/system/config', { hostname: 'by-hand' })]);
-    await s.restore(backup, restoreScope(changes));
-    // The interface has the backup's value again, the container the backup lacked is gone, the hostname is left alone.
-    expect(t.setRequests.at(-1)).toEqual({ delete: ['/extra'], replace: ['/interfaces/interface[name=Ethernet1]'], update: [] });
-    expect(t.tree()).toEqual({ ...INITIAL, 'openconfig-system:system': { config: { hostname: 'by-hand' } } });
+    const scope = restoreScope(changes)!;
+    await s.restore(backup, scope);
+    // The interface has the backup's value again, the path the backup lacked is deleted (that path
+    // only: an ancestor may hold what a Get of / does not return), the hostname is left alone.
+    expect(t.setRequests.at(-1)).toEqual({ delete: ['/extra/config'], replace: ['/interfaces/interface[name=Ethernet1]'], update: [] });
+    expect(t.tree()).toEqual({ ...INITIAL, extra: {}, 'openconfig-system:system': { config: { hostname: 'by-hand' } } });
+    // Restored where it was put back, though the device differs elsewhere.
+    expect(s.restored(await s.fetchConfig(), backup, scope)).toBe(true);
+    expect(s.restored(await s.fetchConfig(), backup, ['/system/config'])).toBe(false);
     // A change set with a merge at the root may touch anything: the whole backup goes back.
     expect(restoreScope([...changes, { target_path: null }])).toBeUndefined();
     expect(restoreScope([{ target_path: 'openconfig:/' }])).toBeUndefined();
+  });
+
+  it('a scoped restore matches identity keys with or without their module, and refuses what the backup cannot say', async () => {
+    const t = await targetSim({
+      initialTree: {
+        'openconfig-network-instance:network-instances': {
+          'network-instance': [
+            {
+              name: 'default',
+              protocols: {
+                protocol: [
+                  { identifier: 'openconfig-policy-types:BGP', name: 'BGP', config: { identifier: 'openconfig-policy-types:BGP', name: 'BGP' } },
+                ],
+              },
+            },
+          ],
+        },
+        'ietf-interfaces:interfaces': { interface: [{ name: 'eth0' }] },
+        'openconfig-interfaces:interfaces': { interface: [{ name: 'eth0', config: { name: 'eth0' } }] },
+      },
+    });
+    const s = await session(t);
+    const backup = await s.fetchConfig();
+    const bgp = '/network-instances/network-instance[name=default]/protocols/protocol[identifier=BGP][name=BGP]';
+    await s.restore(backup, [bgp]);
+    // The entry is found though the path names the identity without its module: put back, not deleted.
+    expect(t.setRequests.at(-1)).toEqual({ delete: [], replace: [bgp], update: [] });
+    await expect(s.restore(backup, ['/interfaces/interface[name=eth0]'])).rejects.toThrow(
+      /^restore of \/interfaces\/interface\[name=eth0\]: \/interfaces names ietf-interfaces:interfaces and openconfig-interfaces:interfaces; write/,
+    );
+    await expect(s.restore(backup, ['cli:/running'])).rejects.toThrow(/holds nothing of origin cli/);
+    expect(t.setRequests).toHaveLength(1);
   });
 
   it('talks TLS to a self-signed target when gnmi_skip_verify is set, and refuses it otherwise', async () => {

@@ -124,6 +124,11 @@ export interface DeviceSession {
    */
   restore?(config: FetchedConfig, scope?: string[]): Promise<void>;
   /**
+   * Whether `running` is `backup` where restore(backup, scope) puts it back (a driver that scopes
+   * restores). Absent: the whole texts must be equal.
+   */
+  restored?(running: FetchedConfig, backup: FetchedConfig, scope: string[]): boolean;
+  /**
    * Dry run: what apply(changes) would make of the running config, leaving the device as it was
    * (texts in fetchConfig's form, so they diff line by line).
    */

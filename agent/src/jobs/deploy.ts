@@ -141,8 +141,9 @@ async function restoreBackup(ctx: JobContext<'deploy'>, session: DeviceSession |
       own = await ctx.open(ctx.params.transport);
     }
     const s = (session ?? own)!;
-    await s.restore!(backup, restoreScope(ctx.params.changes ?? []));
-    if ((await s.fetchConfig()).text !== backup.text) return 'after the restore the running config still differs from the backup';
+    const scope = restoreScope(ctx.params.changes ?? []);
+    await s.restore!(backup, scope);
+    if (!isRestored(s, await s.fetchConfig(), backup, scope)) return 'after the restore the running config still differs from the backup';
     return null;
   } catch (err) {
     const message = ctx.mask((err as Error).message ?? String(err));
@@ -151,6 +152,11 @@ async function restoreBackup(ctx: JobContext<'deploy'>, session: DeviceSession |
   } finally {
     await own?.close().catch(() => undefined);
   }
+}
+
+/** Whether the device reads as the backup where the restore put it back (the whole text, unless scoped). */
+function isRestored(session: DeviceSession, running: FetchedConfig, backup: FetchedConfig, scope: string[] | undefined): boolean {
+  return scope && session.restored ? session.restored(running, backup, scope) : running.text === backup.text;
 }
 
 export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResultOf<'rollback'>> {
@@ -190,8 +196,7 @@ export async function runRollback(ctx: JobContext<'rollback'>): Promise<JobResul
       `${what === 'restore' ? 'restoring' : 'rolling back to'} the pre-deployment backup (${backup.text.length} bytes, replace${where})`,
     );
     await session.restore(backup, params.paths);
-    const after = await session.fetchConfig();
-    const matches = after.text === backup.text;
+    const matches = isRestored(session, await session.fetchConfig(), backup, params.paths);
     ctx.log(
       matches ? 'info' : 'warn',
       matches ? 'the running config equals the backup' : 'the running config differs from the backup text after the restore',

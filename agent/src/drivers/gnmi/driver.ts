@@ -22,7 +22,7 @@ import {
   type SessionLimits,
   type Transcript,
 } from '../types';
-import { canonicalJson, deleteAt, getAt, setAt, TreeError, type Json } from './json-tree';
+import { canonicalJson, deleteAt, getUnique, setAt, TreeError, type Json } from './json-tree';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
 import { maskSecrets } from '../netconf/client';
@@ -195,20 +195,39 @@ export function buildSetRequest(changes: ConfigChange[]): SetRequest {
   return req;
 }
 
-/** The SetRequest that puts `backup` back at each path of `scope` only (restore()). */
+/**
+ * The paths of a restore's scope, each looked up in the backup (a Get of `/` in the default
+ * origin): a path of another origin is not in it, and an element the backup names twice is
+ * not guessed at. Throws DriverError saying which.
+ */
+function scopeInBackup(backup: Json, scope: string[]): { path: GnmiPath; value: Json | undefined }[] {
+  return scope.map((text, i) => {
+    const path = parseTargetPath({ target_path: text, operation: 'replace', config_format: 'json', config: '' }, i);
+    if (path.origin && path.origin !== 'openconfig') {
+      throw new DriverError(
+        'device',
+        `restore of ${text}: the backup is a Get of / in the default origin and holds nothing of origin ${path.origin}`,
+      );
+    }
+    try {
+      return { path, value: getUnique(backup, path.elem) };
+    } catch (err) {
+      if (!(err instanceof TreeError)) throw err;
+      throw new DriverError('device', `restore of ${text}: ${err.message}`);
+    }
+  });
+}
+
+/**
+ * The SetRequest that puts `backup` back at each path of `scope` only (restore()): the backup's
+ * value replaces the path, and a path the backup lacks is deleted, that path only (never an
+ * ancestor, which may hold what the Get did not return).
+ */
 function scopedRestore(backup: Json, scope: string[]): SetRequest {
   const req: SetRequest = { delete: [], replace: [], update: [] };
-  for (const [i, text] of scope.entries()) {
-    const path = parseTargetPath({ target_path: text, operation: 'replace', config_format: 'json', config: '' }, i);
-    const value = getAt(backup, path.elem);
-    if (value !== undefined) {
-      req.replace.push({ path: toProtoPath(path), val: { json_ietf_val: Buffer.from(JSON.stringify(value), 'utf8') } });
-      continue;
-    }
-    // What the backup lacks goes from its first missing element: a list entry or container the
-    // change created goes whole, not only the leaves under it (an empty one left behind).
-    const missing = path.elem.findIndex((_, n) => getAt(backup, path.elem.slice(0, n + 1)) === undefined);
-    req.delete.push(toProtoPath({ ...path, elem: path.elem.slice(0, missing + 1) }));
+  for (const { path, value } of scopeInBackup(backup, scope)) {
+    if (value === undefined) req.delete.push(toProtoPath(path));
+    else req.replace.push({ path: toProtoPath(path), val: { json_ietf_val: Buffer.from(JSON.stringify(value), 'utf8') } });
   }
   return req;
 }
@@ -385,6 +404,14 @@ export class GnmiSession implements DeviceSession {
       req ?? { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] },
       undefined,
       req ? `Set (restore of ${scope!.join(', ')})` : 'Set replace / (restore)',
+    );
+  }
+
+  /** Whether `running` holds the backup's value at each path of the scope (what restore() put back). */
+  restored(running: FetchedConfig, backup: FetchedConfig, scope: string[]): boolean {
+    const now = scopeInBackup(JSON.parse(running.text) as Json, scope);
+    return scopeInBackup(JSON.parse(backup.text) as Json, scope).every(
+      ({ value }, i) => (value === undefined ? '' : canonicalJson(value)) === (now[i].value === undefined ? '' : canonicalJson(now[i].value!)),
     );
   }
 

@@ -44,11 +44,22 @@ export function memberName(obj: JsonObject, name: string): string | undefined {
   return Object.keys(obj).find((k) => local(k) === want);
 }
 
+/**
+ * A key value as a path names it against the entry's: RFC 7951 writes an identity with its module
+ * (`openconfig-policy-types:BGP`), which a path may name without it (`identifier=BGP`). Only a
+ * module-like prefix counts, so `2001:db8::1` is never taken for `db8::1`.
+ */
+function keyValueMatches(actual: string, wanted: string): boolean {
+  if (actual === wanted) return true;
+  const colon = actual.indexOf(':');
+  return !wanted.includes(':') && colon > 0 && /^[A-Za-z_][\w.-]*$/.test(actual.slice(0, colon)) && actual.slice(colon + 1) === wanted;
+}
+
 function entryMatches(entry: Json, key: Record<string, string>): boolean {
   if (!isObject(entry)) return false;
   return Object.entries(key).every(([k, v]) => {
     const m = memberName(entry, k);
-    return m !== undefined && String(entry[m]) === v;
+    return m !== undefined && keyValueMatches(String(entry[m]), v);
   });
 }
 
@@ -79,6 +90,30 @@ export function getAt(tree: Json, elems: PathElem[]): Json | undefined {
     if (Object.keys(e.key).length > 0) {
       if (!Array.isArray(cur)) return undefined;
       cur = cur.find((x) => entryMatches(x, e.key));
+    }
+  }
+  return cur;
+}
+
+/**
+ * getAt for putting a subtree back: a member named by its local name only must be the only one of
+ * that name (a target may hold `ietf-interfaces:interfaces` and `openconfig-interfaces:interfaces`),
+ * and so must the list entry a key selects. Answers the value (undefined: not there), or throws
+ * TreeError naming the ambiguous element.
+ */
+export function getUnique(tree: Json, elems: PathElem[]): Json | undefined {
+  let cur: Json | undefined = tree;
+  for (const [i, e] of elems.entries()) {
+    if (!isObject(cur)) return undefined;
+    const names: string[] = Object.hasOwn(cur, e.name) ? [e.name] : Object.keys(cur).filter((k) => local(k) === local(e.name));
+    if (names.length > 1) throw new TreeError(`${describe(elems, i)} names ${names.join(' and ')}; write the module prefix`);
+    if (names.length === 0) return undefined;
+    cur = cur[names[0]];
+    if (Object.keys(e.key).length > 0) {
+      if (!Array.isArray(cur)) return undefined;
+      const entries: Json[] = cur.filter((x) => entryMatches(x, e.key));
+      if (entries.length > 1) throw new TreeError(`${describe(elems, i)} selects ${entries.length} list entries`);
+      cur = entries[0];
     }
   }
   return cur;
