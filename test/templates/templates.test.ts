@@ -367,7 +367,7 @@ describe('render', () => {
 });
 
 describe('values of CLI templates', () => {
-  it('refuses a {{ }} value with a line break in a CLI template; | safe and macros write lines on purpose; JSON is not concerned', async () => {
+  it('refuses a {{ }} value with a line break or a control character in a CLI template; | safe and macros write lines on purpose', async () => {
     const render = async (body: Record<string, unknown>, variables: Record<string, unknown>) => {
       const t = await createTemplate({ name: `lines-${Math.random().toString(36).slice(2, 8)}`, ...body });
       return c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables } });
@@ -376,6 +376,9 @@ describe('values of CLI templates', () => {
     const refused = await render({ source: 'interface Ethernet1\n description {{ d }}' }, injected);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toMatch(/^Render error: a value written by \{\{ \}\} holds a line break, .*\| safe$/);
+    // Ctrl-Z would leave configuration mode mid-template.
+    const ctrlZ = await render({ source: 'interface Ethernet1\n description {{ d }}' }, { d: 'uplink\u001a' });
+    expect(ctrlZ.body.error).toMatch(/holds a control character, which a CLI session would take as a keystroke/);
     const safe = await render({ source: 'banner motd ^\n{{ text | safe }}\n^' }, { text: 'line one\nline two' });
     expect(safe.body.rendered).toBe('banner motd ^\nline one\nline two\n^');
     const macro = await render({ source: '{% macro intf(n) %}interface {{ n }}\n shutdown{% endmacro %}{{ intf("Ethernet1") }}' }, {});
@@ -388,45 +391,51 @@ describe('values of CLI templates', () => {
 describe('values of XML and JSON templates', () => {
   const render = async (body: Record<string, unknown>, variables: Record<string, unknown>) => {
     const t = await createTemplate({ name: `values-${Math.random().toString(36).slice(2, 8)}`, ...body });
-    const res = await c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables } });
-    expect(res.status, res.text).toBe(200);
-    return res.body.rendered as string;
+    return c.request('POST', `/api/config/templates/${t.id}/render`, { token, body: { variables } });
   };
+  const xml = { platform: 'ietf-netconf', config_format: 'xml', operation: 'merge' };
+  const json = { config_format: 'json', target_path: '/interfaces', operation: 'merge' };
   // A description synced from NetBox that would delete an interface if its markup reached the edit.
   const description = 'R&D </description></interface><interface nc:operation="delete"><name>eth0</name>';
 
-  it('writes an XML value as character data, so its markup cannot become part of the NETCONF edit', async () => {
+  it('refuses an XML value holding markup, so it cannot become part of the NETCONF edit; | escape writes it as text', async () => {
     const source = '<interfaces><interface><name>eth1</name><description>{{ d }}</description></interface></interfaces>';
-    const rendered = await render({ platform: 'ietf-netconf', config_format: 'xml', operation: 'merge', source }, { d: description });
-    expect(rendered).toBe(
-      '<interfaces><interface><name>eth1</name><description>' +
-        'R&amp;D &lt;/description&gt;&lt;/interface&gt;&lt;interface nc:operation=&quot;delete&quot;&gt;&lt;name&gt;eth0&lt;/name&gt;' +
-        '</description></interface></interfaces>',
+    const refused = await render({ ...xml, source }, { d: description });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe(
+      "Render error: a value written by {{ }} holds '&', which an XML template would send as markup; write it as text with | escape, or as markup with | safe",
     );
-    // The template's own markup still passes: | safe, | escape (not escaped twice) and a macro's output.
+    const escaped = await render({ ...xml, source: source.replace('{{ d }}', '{{ d | escape }}') }, { d: description });
+    expect(escaped.body.rendered).toContain(
+      '<description>R&amp;D &lt;/description&gt;&lt;/interface&gt;&lt;interface nc:operation=&quot;delete&quot;&gt;&lt;name&gt;eth0&lt;/name&gt;</description>',
+    );
+    // Quotes cannot end an attribute early (the same text to an XML parser); the template's own markup passes.
     const own = await render(
-      {
-        platform: 'ietf-netconf',
-        config_format: 'xml',
-        operation: 'merge',
-        source: '{% macro leaf(v) %}<m>{{ v }}</m>{% endmacro %}{{ x | safe }}{{ leaf(a) }}{{ a | escape }}',
-      },
-      { x: '<mtu>9000</mtu>', a: 'a<b' },
+      { ...xml, source: '{% macro leaf(v) %}<m>{{ v }}</m>{% endmacro %}<a b="{{ q }}">{{ x | safe }}{{ leaf(q) }}</a>' },
+      { x: '<mtu>9000</mtu>', q: `6" "a'` },
     );
-    expect(own).toBe('<mtu>9000</mtu><m>a&lt;b</m>a&lt;b');
+    expect(own.body.rendered).toBe('<a b="6&quot; &quot;a&apos;"><mtu>9000</mtu><m>6&quot; &quot;a&apos;</m></a>');
+    // | dump in an XML template is a value like any other.
+    expect((await render({ ...xml, source: '<d>{{ o | dump | trim }}</d>' }, { o: { a: '<b/>' } })).body.error).toMatch(/holds '<'/);
   });
 
-  it('writes a JSON value as the inside of a JSON string, so it cannot add keys; | dump writes JSON as is', async () => {
-    const base = { config_format: 'json', target_path: '/interfaces', operation: 'merge' };
-    const injected = 'uplink", "enabled": false, "x": "\\';
-    const rendered = await render(
-      { ...base, source: '{"description": "{{ d }}", "mtu": {{ mtu }}, "vlans": {{ vlans | dump }}}' },
-      { d: injected, mtu: 9000, vlans: [10, 'v"20'] },
+  it('refuses a JSON value that would end its string, so it cannot add keys; | dump writes a JSON value', async () => {
+    const injected = 'uplink", "enabled": false, "x": "';
+    const refused = await render({ ...json, source: '{"description": "{{ d }}"}' }, { d: injected });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(
+      /^Render error: a value written by \{\{ \}\} holds a quote, which would end or break its JSON string; .*\| dump/,
     );
-    expect(JSON.parse(rendered)).toEqual({ description: injected, mtu: 9000, vlans: [10, 'v"20'] });
-    // A value the template writes outside quotes stays unable to close a string either: the payload is invalid, not changed.
-    const bare = await render({ ...base, source: '{"enabled": {{ flag }}}' }, { flag: 'true, "shutdown": "yes"' });
-    expect(() => JSON.parse(bare)).toThrow();
+    for (const d of ['C:\\temp', 'two\nlines']) expect((await render({ ...json, source: '{"d": "{{ d }}"}' }, { d })).status).toBe(400);
+    const dumped = await render(
+      { ...json, source: '{"description": {{ d | dump }}, "mtu": {{ mtu }}, "vlans": {{ vlans | dump | trim }}}' },
+      {
+        d: injected,
+        mtu: 9000,
+        vlans: [10, 'v"20'],
+      },
+    );
+    expect(JSON.parse(dumped.body.rendered)).toEqual({ description: injected, mtu: 9000, vlans: [10, 'v"20'] });
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The template engine: nunjucks (Jinja-style syntax) behind a sandbox (sandbox.ts), with the
- * variables each template reads (variables.ts). Values are written as the template's config_format
- * needs them (output-rules.ts), never HTML-escaped: configs are not HTML.
+ * variables each template reads (variables.ts). What a value may hold depends on the template's
+ * config_format (output-rules.ts); nothing is HTML-escaped: configs are not HTML.
  *
  * This module is pure and synchronous; `render-pool.ts` runs it in worker threads with time and
  * memory limits so that no template can stall or exhaust the controller.
@@ -25,7 +25,7 @@ export function analyzeTemplate(source: string): { variables: TemplateVariable[]
   }
 }
 
-import type { RenderFormat } from './output-rules';
+import { renderingAs, type RenderFormat } from './output-rules';
 export type { RenderFormat } from './output-rules';
 
 export interface CompiledTemplate {
@@ -84,7 +84,7 @@ export function compileTemplate(source: string): CompiledTemplate {
       const ctx: Record<string, unknown> = Object.create(null);
       for (const [key, value] of Object.entries(given)) if (!BLOCKED.has(key)) ctx[key] = value;
       try {
-        const output = template.render(ctx);
+        const output = renderingAs(format, () => template.render(ctx));
         // The runtime stops {{ }} output at the limit as it is written; literal text (a loop's body
         // repeated) only shows here, before the output leaves the render.
         if (output.length > RENDER_LIMITS.outputChars) throw new TemplateError(outputTooLarge());

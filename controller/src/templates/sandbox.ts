@@ -11,7 +11,7 @@
  * literals are refused (no catastrophic backtracking), and so are names that are not identifiers
  * (nunjucks pastes names into the code it compiles a template to).
  */
-import { JsonText, writeValue, type RenderFormat } from './output-rules';
+import { dump, writeValue, type RenderFormat } from './output-rules';
 import { OPTIONS, TemplateError, childrenOf, nunjucks, position, type AstNode, type NunjucksEnvironment, type NunjucksError } from './syntax';
 
 /** Limits of one render; the worker's time and memory limits back them up. */
@@ -143,11 +143,8 @@ function createEnvironment(): NunjucksEnvironment {
       return filter.call(this, value && typeof value === 'object' && !Array.isArray(value) ? ownView(value) : value, ...rest);
     };
   }
-  // JSON text that a JSON template writes as is, where a plain value is escaped (output-rules.ts).
-  env.filters.dump = (value: unknown, spaces?: number | string) => {
-    const text = JSON.stringify(value, null, spaces);
-    return text === undefined ? undefined : new JsonText(text);
-  };
+  // JSON text that a JSON template writes as its own (output-rules.ts).
+  env.filters.dump = dump;
   return env;
 }
 
