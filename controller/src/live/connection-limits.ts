@@ -5,8 +5,12 @@
  * one user thousands of the second (each a copy of every event), in a 256 MiB heap.
  */
 export const LIVE_LIMITS = {
-  /** Connections from one client address still waiting to authenticate. */
-  waitingPerAddress: 16,
+  /**
+   * Connections from one client address still waiting to authenticate (a browser's takes
+   * milliseconds). Behind a proxy every client has the proxy's address unless
+   * SWITCHBOARD_TRUST_PROXY names it: room for a burst of consoles loading at once.
+   */
+  waitingPerAddress: 64,
   /** Authenticated streams of one user, on this replica (the console holds one per tab). */
   streamsPerUser: 32,
 };

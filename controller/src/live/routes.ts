@@ -9,6 +9,8 @@ import type { LiveEvent } from './hub';
  * permissions are checked again (besides at once when the hub hears they changed).
  */
 const AUTH_WINDOW_MS = 10_000;
+/** How long a closed connection's client has to answer the close before its socket is dropped. */
+const CLOSE_GRACE_MS = 1_000;
 const RECHECK_MS = 60_000;
 /** What the stream needs, on connecting and for as long as it stays open. */
 const STREAM_PERMISSION = 'devices.access';
@@ -22,6 +24,7 @@ interface LiveSocket {
   readonly bufferedAmount: number;
   send(data: string): void;
   close(code: number, reason: string): void;
+  terminate(): void;
   on(event: 'message', listener: (data: Buffer) => void): void;
   on(event: 'close', listener: () => void): void;
 }
@@ -105,7 +108,8 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
       // Set as authentication starts, not when it ends: a second auth racing the first would subscribe twice.
       let authenticating = false;
       let closed = false;
-      // Each connection holds one place in its limit: while it waits, its address's; once authenticated, its user's.
+      // Each connection holds one place in its limit until its socket is gone: while it waits, its
+      // address's; once authenticated, its user's.
       let releasePlace: () => void = () => {};
       const filter: Filter = { types: null, deployments: null, snapshots: null };
       const send = (message: Record<string, unknown>) => {
@@ -123,9 +127,10 @@ export async function liveRoutes(parent: FastifyInstance): Promise<void> {
         closed = true;
         // Nothing more goes out once the connection is refused, even before the close completes.
         release();
-        releasePlace();
         send({ type: 'error', error: reason });
         socket.close(code, reason);
+        // A client that never answers the close would keep its socket (and its place) for ws's 30 s.
+        setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
       };
       /** Why this caller may not (or may no longer) have the stream: null when they may. */
       const refusal = (context: AuthContext | null): [number, string] | null => {
