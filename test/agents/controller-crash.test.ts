@@ -7,17 +7,37 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGnmiTarget, type GnmiTarget } from '../sim/gnmi/target';
-import { METRICS_TOKEN, OLD_WAIT_MS, cleanUp, closers, crashHoldingResults, install, setUp, sshDevices, unackedResults } from './crash-helpers';
+import {
+  METRICS_TOKEN,
+  OLD_WAIT_MS,
+  cleanUp,
+  closers,
+  crashHoldingResults,
+  install,
+  setUp,
+  sshDevices,
+  unackedResults,
+  type Installation,
+} from './crash-helpers';
 import { makeProfile, until } from './helpers';
 
 const targets: GnmiTarget[] = [];
 beforeAll(setUp);
 afterAll(cleanUp);
 closers.push(async () => void (await Promise.all(targets.map((t) => t.close()))));
+/**
+ * One installation (controller, two agents) for both tests, started by the first that runs: each
+ * test crashes the controller itself, and the second one's crash is as real on the controller the
+ * first restarted (its held results all acknowledged by then). Three process starts fewer. The
+ * snapshot test comes first: a snapshot collects every device of the organization, and the
+ * deployment test's devices come after it (the deployment names its own).
+ */
+let installation: Promise<Installation> | undefined;
+const installed = () => (installation ??= install({ concurrency: 2 }));
 
 describe('a controller killed while holding agent results', () => {
   it('mid-snapshot: the restarted controller records every device within seconds, each once', { timeout: 240_000 }, async () => {
-    const inst = await install({ concurrency: 2 });
+    const inst = await installed();
     const { api, org } = inst;
     const deviceIds = await sshDevices(api, org, 10, 'snap');
     const snap = (await api.request('POST', '/api/devices/snapshots', { token: org.token, body: { name: 'through a crash' } })).body.snapshot;
@@ -57,7 +77,7 @@ describe('a controller killed while holding agent results', () => {
   });
 
   it('mid-deployment: every device deployed once and the deployment completes on the restarted controller', { timeout: 240_000 }, async () => {
-    const inst = await install({ concurrency: 2 });
+    const inst = await installed();
     const { org } = inst;
     const deviceIds: string[] = [];
     for (let i = 0; i < 6; i++) {

@@ -117,7 +117,8 @@ export async function crashHoldingResults(inst: Installation): Promise<number> {
 export const SLOW = { chunkBytes: 256, intervalMs: 50 };
 export const SLOWER = { chunkBytes: 128, intervalMs: 100 };
 
-export async function sshDevices(api: Api, org: Org, n: number, name: string, slowOutput = SLOW): Promise<string[]> {
+/** `n` SSH simulators as devices of the organization (of site `siteId` when given). */
+export async function sshDevices(api: Api, org: Org, n: number, name: string, slowOutput = SLOW, siteId?: string): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const sim = await startSshDevice({ hostname: `${name}-${i}`, password: DEVICE_PASSWORD, faults: { slowOutput } });
@@ -125,7 +126,7 @@ export async function sshDevices(api: Api, org: Org, n: number, name: string, sl
     const profile = await makeProfile(api, org, { ssh_port: sim.port, password: DEVICE_PASSWORD });
     const res = await api.request('POST', '/api/devices', {
       token: org.token,
-      body: { name: `${name}-${i}`, host: sim.host, device_type: 'vendor_ios', profile_id: profile },
+      body: { name: `${name}-${i}`, host: sim.host, device_type: 'vendor_ios', profile_id: profile, ...(siteId ? { site_id: siteId } : {}) },
     });
     expect(res.status).toBe(201);
     ids.push(res.body.id);

@@ -7,6 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap } from '../../controller/src/bootstrap';
+import { createDb } from '../../controller/src/db/knex';
+import { createLogger } from '../../controller/src/logger';
 import { freePort, listensOn } from '../helpers/net';
 import { createTestDatabase } from '../helpers/postgres';
 import {
@@ -48,7 +51,9 @@ async function signIn(url: string): Promise<string> {
 }
 
 describe('the controller at start', () => {
-  it('refuses a NATS server without JetStream with one line', { timeout: 120_000 }, async () => {
+  // These two run side by side: each start ends on its own NATS answer (or the lack of one, 8 s of
+  // it), and neither serves anything or shares a data directory.
+  it.concurrent('refuses a NATS server without JetStream with one line', { timeout: 120_000 }, async ({ expect }) => {
     const port = await freePort();
     const plain = spawnProcess(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)]);
     await waitUntil('nats-server without JetStream', () => listensOn(plain.pid, port), plain, 15_000);
@@ -73,7 +78,7 @@ describe('the controller at start', () => {
     }
   });
 
-  it('stops with one line when no NATS answers at NATS_URL, rather than waiting in silence', { timeout: 120_000 }, async () => {
+  it.concurrent('stops with one line when no NATS answers at NATS_URL, rather than waiting in silence', { timeout: 120_000 }, async ({ expect }) => {
     const nowhere = `nats://127.0.0.1:${await freePort()}`;
     const dataDir = mkdtempSync(join(tmpdir(), 'sb-first-hour-'));
     try {
@@ -127,8 +132,14 @@ describe('the controller at start', () => {
   );
 
   it('says SWITCHBOARD_ADMIN_PASSWORD was ignored when the administrator already exists, and how to change it', { timeout: 120_000 }, async () => {
-    const bootstrapped = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url });
-    await bootstrapped.stop();
+    // The administrator a first start created: the bootstrap that start runs, run here rather than by
+    // a whole controller process started and stopped for it.
+    const db = await createDb(database.url, tmpdir());
+    try {
+      await bootstrap(db, { username: 'admin', password: ADMIN_PASSWORD }, createLogger('silent'));
+    } finally {
+      await db.destroy();
+    }
     const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, adminPassword: 'another-password-entirely' });
     await waitUntil('the warning', () => ctl.output().includes('SWITCHBOARD_ADMIN_PASSWORD was ignored'), ctl, 30_000);
     const warning = ctl
@@ -163,6 +174,14 @@ describe('an agent at start', () => {
   it('says it cannot reach NATS while it retries; once it runs, the controller logs it online', { timeout: 180_000 }, async () => {
     const ctl = await startControllerProcess({ databaseUrl: database.url, natsUrl: nats.url, logLevel: 'info' });
     const token = await signIn(ctl.url);
+    // Beats every second rather than the default ten, so that the later heartbeat checked below comes
+    // soon; an agent is still logged online again only after offline_after_seconds (30) without one.
+    const settings = await fetch(`${ctl.url}/api/admin/settings`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ settings: { 'agents.heartbeat_seconds': 1 } }),
+    });
+    expect(settings.status).toBe(200);
     const created = await fetch(`${ctl.url}/api/agents`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },

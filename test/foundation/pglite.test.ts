@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net';
+import { seedPgliteDataDir } from '../helpers/pglite';
 import { spawnTs, stopAll, type Proc } from '../helpers/processes';
 
 /**
@@ -93,7 +94,10 @@ describe('embedded PostgreSQL (PGlite)', () => {
   it(
     'with no admin password, prints a generated one once; it works, and survives a restart',
     async () => {
+      // Migrated already (the migrations on a fresh PGlite are the test above's): the password is
+      // bootstrap's, which finds no administrator in a migrated database just as in a fresh one.
       const dataDir = tempDir();
+      await seedPgliteDataDir(dataDir);
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const first = launch({ SWITCHBOARD_DATA_DIR: dataDir, PORT: String(port) });
