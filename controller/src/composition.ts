@@ -18,7 +18,7 @@ import { loadSshCa } from './auth/ssh-ca';
 import { TokenSigner } from './auth/tokens';
 import type { ControllerConfig } from './config';
 import { backupResultSummary } from './configs/backup-job';
-import { secretMasker } from './configs/config-secrets';
+import { MaskPool } from './configs/mask-pool';
 import { ConfigService } from './configs/service';
 import { ConfigStore } from './configs/store';
 import type { Db } from './db/knex';
@@ -145,8 +145,9 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   const platforms = new PlatformStore(db);
 
   // Config backups and snapshots: 'backup' and 'test_credential' outcomes.
-  const mask = secretMasker(Buffer.from(hkdfSync('sha256', config.secretKey, 'switchboard', 'config-secret-mask', 32)));
-  const configs = new ConfigService(new ConfigStore(db), new SnapshotStore(db), secrets, jobs, area('configs'), { mask, audit });
+  // The masks' HMAC key; long texts are masked in the pool's workers, off the event loop.
+  const masks = new MaskPool(Buffer.from(hkdfSync('sha256', config.secretKey, 'switchboard', 'config-secret-mask', 32)));
+  const configs = new ConfigService(new ConfigStore(db), new SnapshotStore(db), secrets, jobs, area('configs'), { masks, audit });
   const snapshots = new SnapshotService(new SnapshotStore(db), configs, area('configs'), audit);
   jobs.onOutcome('backup', async (outcome, trx) => void (await configs.recordBackup(outcome, trx)), {
     storedResult: backupResultSummary,
@@ -187,7 +188,21 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   });
   hub.onWatch((orgId) => agentWatch.learn(orgId));
 
-  lifecycleOf(lifecycle, { config, log, jobEngine, ops, agentNatsCredentials, snapshots, runner, tasks, hub, agentWatch, pollScheduler, renderer });
+  lifecycleOf(lifecycle, {
+    config,
+    log,
+    jobEngine,
+    ops,
+    agentNatsCredentials,
+    snapshots,
+    runner,
+    tasks,
+    hub,
+    agentWatch,
+    pollScheduler,
+    renderer,
+    masks,
+  });
 
   const services: Services = {
     config,
@@ -237,6 +252,7 @@ type Parts = Pick<Services, 'config' | 'jobEngine' | 'ops' | 'agentNatsCredentia
   hub: LiveHub;
   agentWatch: AgentWatch;
   renderer: RenderPool;
+  masks: MaskPool;
 };
 
 /** The background parts in start order: the job engine first, the loops that submit jobs after it. */
@@ -264,6 +280,7 @@ function lifecycleOf(lifecycle: Lifecycle, p: Parts): void {
       if (snapshotTimer) clearInterval(snapshotTimer);
     },
   });
+  lifecycle.add({ name: 'config masks', stop: () => p.masks.close() });
   lifecycle.add({ name: 'template renderer', stop: () => p.renderer.close() });
   lifecycle.add({ name: 'deployment runner', start: () => p.runner.start(), stop: () => p.runner.stop() });
   lifecycle.add({ name: 'scheduled tasks', start: () => p.tasks.start(p.config.tasks?.tickMs ?? 1_000), stop: () => p.tasks.stop() });

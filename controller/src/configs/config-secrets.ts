@@ -31,9 +31,10 @@ const MASKS = /<secret:[0-9a-f]{8}>|\*{8}/;
  * string, or one word) is masked. A rule given as [before, value] has a value pattern of its own.
  * Applied with the m flag, so ^ is the start of a line.
  *
- * They run on the controller's event loop over text a device sent (up to 32 MiB), so each must stay
- * linear in it: no two quantifiers that can trade the same characters (`\S+\b.*?`), and no unanchored
- * start whose failing attempt rescans what the next start scans again (test/configs/mask-linear.test.ts).
+ * They run over text a device sent (up to 32 MiB; short texts on the controller's event loop, long
+ * ones in the mask pool's workers within a time limit, mask-pool.ts), so each must stay linear in
+ * it: no two quantifiers that can trade the same characters (`\S+\b.*?`), and no unanchored start
+ * whose failing attempt rescans what the next start scans again (test/configs/mask-linear.test.ts).
  */
 type CliRule = string | [before: string, value: string];
 
@@ -367,6 +368,30 @@ export function maskConfigSecrets(text: string, ...[format, deviceType, mask, cr
   else if (format === 'cli') out = maskCli(text, deviceType, mask);
   else out = maskCli(maskJson(maskXml(text, mask), mask), deviceType, mask);
   return maskCredentials(out, credentials);
+}
+
+/**
+ * One device's text to mask, with everything maskConfigSecrets needs but the masker: the form in
+ * which the mask pool sends it to a worker (mask-pool.ts).
+ */
+export interface DeviceText {
+  text: string;
+  /** How the text is read; a diff's hunk sides are read so (maskDiffSecrets). */
+  format: MaskFormat | string;
+  deviceType: string | null | undefined;
+  /** The device's own credentials, opened from its profile. */
+  credentials: readonly string[];
+  /** The text is a unified diff of the device's configs. */
+  diff?: boolean;
+}
+
+/**
+ * A device's text masked: the one function the event loop and the mask pool's workers both run,
+ * so a text gives the same bytes wherever it is masked.
+ */
+export function maskDeviceText({ text, format, deviceType, credentials, diff }: DeviceText, mask: SecretMasker): string {
+  const maskText = (part: string) => maskConfigSecrets(part, format, deviceType, mask, credentials);
+  return diff ? maskDiffSecrets(text, maskText) : maskText(text);
 }
 
 // A hunk header and its old and new line counts (1 when left out).

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
-import { randomBytes } from 'node:crypto';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
 import { unifiedDiff } from '../../../shared/src/diff/unified';
 import type { AuditService } from '../platform/audit-service';
@@ -14,7 +13,8 @@ import type { TestCredentialResult } from '../../../shared/src/jobs/test-credent
 import { PLACEHOLDER_MARK, configPlaceholder, expandTranscript, mapAroundPlaceholders } from '../../../shared/src/jobs/transcript';
 import type { SnapshotStore } from './snapshot-store';
 import { channelOf, sha256, successfulVersion } from './backup-job';
-import { maskConfigSecrets, maskDiffSecrets, secretMasker, type MaskFormat, type SecretMasker } from './config-secrets';
+import type { DeviceText, MaskFormat } from './config-secrets';
+import { MaskError, type MaskPool } from './mask-pool';
 import type { BackupDevice, ConfigStore, MaskingFacts, NewVersion } from './store';
 
 /** A single pull's whole-job limit; the request waits a little longer so the job ends first. */
@@ -47,9 +47,16 @@ export interface RecordedBackup {
 
 /**
  * The masking of one device's text (maskConfigSecrets, with the device's dialect and credentials
- * bound): read as `format`, `text` (a transcript, an error) unless told.
+ * bound): read as `format`, `text` (a transcript, an error) unless told. A long text is masked in
+ * a worker (MaskPool); one whose masking hits the pool's limits fails with a 503 saying so.
  */
-export type DeviceTextMask = (text: string, format?: MaskFormat | string) => string;
+export interface DeviceTextMask {
+  (text: string, format?: MaskFormat | string): Promise<string>;
+  /** A unified diff of the device's configs, each hunk side read as `format` (maskDiffSecrets). */
+  diff(diff: string, format?: MaskFormat | string): Promise<string>;
+  /** On the event loop, for text known to be short: a backup's transcript as it is recorded (the agent cuts it at 1 MiB) and errors. */
+  now(text: string, format?: MaskFormat | string): string;
+}
 
 /** A failed job's result: every method fails with the job's error. */
 const NO_RESULT: BackupJobResult = { results: [], transcript: '' };
@@ -80,8 +87,11 @@ export class ConfigService {
     private readonly secrets: SecretBox,
     private readonly jobService: JobService,
     private readonly log: Logger,
-    /** How configs are shown: the secret masker (keyed HMAC, config-secrets.ts) and the audit of reveals. */
-    private readonly shown: { mask: SecretMasker; audit?: AuditService } = { mask: secretMasker(randomBytes(32)) },
+    /**
+     * How configs are shown: the masks (keyed HMAC, config-secrets.ts; long texts in workers) and
+     * the audit of reveals. Readable, so that tests can watch the masks at work (shown.masks.busy).
+     */
+    readonly shown: { masks: MaskPool; audit?: AuditService },
   ) {}
 
   jobs(): JobService {
@@ -179,7 +189,7 @@ export class ConfigService {
       const parsed = outcome.result ?? NO_RESULT;
       const plan = context.run ?? context.pull;
       const methods = (plan?.methods ?? parsed.results.map((r) => r.method)) as BackupMethod[];
-      const rows = versionRows(await maskerOf(context.facts), {
+      const rows = versionRows((await maskerOf(context.facts)).now, {
         orgId: outcome.orgId,
         deviceId: outcome.deviceId,
         jobId: outcome.jobId,
@@ -213,7 +223,7 @@ export class ConfigService {
   async storeBackup(trx: Knex.Transaction, b: BackupToStore): Promise<RecordedBackup> {
     const facts = await this.store.lockMaskingFacts(trx, b.orgId, b.deviceId);
     if (!facts) return DEVICE_GONE;
-    const rows = versionRows(await this.masker(facts), b);
+    const rows = versionRows((await this.masker(facts)).now, b);
     await this.store.insertVersions(trx, rows);
     return recordedOf(rows);
   }
@@ -233,7 +243,12 @@ export class ConfigService {
         this.log.warn({ err: (err as Error).message }, 'could not open a profile secret for masking');
       }
     }
-    return (text, format = 'text') => maskConfigSecrets(text, format, facts?.device_type, this.shown.mask, credentials);
+    const job = (text: string, format: string, diff = false): DeviceText => ({ text, format, deviceType: facts?.device_type, credentials, diff });
+    const masks = this.shown.masks;
+    const mask = (text: string, format = 'text') => masks.mask(job(text, format)).catch(notShown);
+    mask.diff = (diff: string, format = 'text') => masks.mask(job(diff, format, true)).catch(notShown);
+    mask.now = (text: string, format = 'text') => masks.maskHere(job(text, format));
+    return mask;
   }
 
   /** masker() for many devices: devices of one profile and type share one, their credentials opened once. */
@@ -261,16 +276,16 @@ export class ConfigService {
       this.store.maskingFacts(orgId, row.device_id),
     ]);
     const mask = await this.masker(facts);
-    return mask(expandTranscript(row.transcript, (method) => configs.find((c) => c.method === method)?.config_text));
+    return await mask(expandTranscript(row.transcript, (method) => configs.find((c) => c.method === method)?.config_text));
   }
 
   /** How a device's versions are shown: as stored for reveal, else with config_text masked. */
   private async shownVersions(orgId: string, deviceId: string, reveal: boolean) {
-    if (reveal) return <T>(row: T) => row;
+    if (reveal) return async <T>(row: T) => row;
     const mask = await this.masker(await this.store.maskingFacts(orgId, deviceId));
-    return <T extends { config_text: string; config_format: string }>(row: T): T => ({
+    return async <T extends { config_text: string; config_format: string }>(row: T): Promise<T> => ({
       ...row,
-      config_text: mask(row.config_text, row.config_format),
+      config_text: await mask(row.config_text, row.config_format),
     });
   }
 
@@ -293,7 +308,7 @@ export class ConfigService {
    */
   async version(orgId: string, deviceId: string, version: number | null, reveal = false) {
     const [row, show] = await Promise.all([this.rawVersion(orgId, deviceId, version), this.shownVersions(orgId, deviceId, reveal)]);
-    return show(row);
+    return await show(row);
   }
 
   /**
@@ -309,7 +324,7 @@ export class ConfigService {
     return Promise.all(
       diffs.map(async ({ deviceId, diff, format }) => {
         const mask = await maskerOf(facts.get(deviceId));
-        return maskDiffSecrets(diff, (text) => mask(text, format));
+        return await mask.diff(diff, format);
       }),
     );
   }
@@ -352,7 +367,7 @@ export class ConfigService {
       this.rawVersion(orgId, deviceId, newVersion),
       this.shownVersions(orgId, deviceId, reveal),
     ]);
-    const [older, newer] = [show(rawOlder), show(rawNewer)];
+    const [older, newer] = await Promise.all([show(rawOlder), show(rawNewer)]);
     const oldText: string = older.config_text;
     const newText: string = newer.config_text;
     const identical = oldText === newText;
@@ -411,8 +426,21 @@ export class ConfigService {
   }
 }
 
-/** One version per method tried (failed ones too), transcript and errors masked. */
-function versionRows(mask: DeviceTextMask, b: BackupToStore): NewVersion[] {
+/**
+ * A text the mask pool could not mask (time or memory limit) is not shown: 503 saying why, and
+ * how to read a stored config all the same.
+ */
+function notShown(err: unknown): never {
+  if (!(err instanceof MaskError)) throw err;
+  throw appError(
+    'SERVICE_UNAVAILABLE',
+    `The device's text is not shown: ${err.message}. It is never shown unmasked; ` +
+      'a stored config version can be read as stored with reveal=true (permission configs.secrets).',
+  );
+}
+
+/** One version per method tried (failed ones too), transcript and errors masked (on the event loop: they are short). */
+function versionRows(mask: DeviceTextMask['now'], b: BackupToStore): NewVersion[] {
   const fetched = (method: BackupMethod) => b.result.results.find((r) => r.method === method);
   // The config a method stores as a successful version.
   const storedConfig = (method: BackupMethod) => {

@@ -34,5 +34,9 @@ export const commonErrors = {
   },
   CONFLICT: { status: 409, message: 'Conflict', doc: 'The change conflicts with the current state.' },
   INTERNAL: { status: 500, message: 'Internal server error', doc: 'A fault on the server; the log has the detail.' },
-  SERVICE_UNAVAILABLE: { status: 503, message: 'Service unavailable', doc: 'A dependency (database, NATS) is not reachable.' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    message: 'Service unavailable',
+    doc: "A dependency (database, NATS) is not reachable, or a device text too large to mask within the mask workers' limits (docs/security.md) is not shown.",
+  },
 } satisfies Record<string, ErrorSpec>;
