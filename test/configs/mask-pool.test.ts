@@ -148,6 +148,25 @@ describe('a long text masked in a worker is the event loop masking, byte for byt
   });
 });
 
+describe('two long versions diffed in a worker', () => {
+  const pool = new MaskPool(KEY);
+  afterAll(() => pool.close());
+
+  it('is the event loop diff of the masked versions, byte for byte; revealed versions are diffed as they are', async () => {
+    const { copy } = SAMPLES['IOS CLI'];
+    const before = long(copy, 4 * INLINE_BELOW);
+    const after = before.replace(/community c0mm(\d*)5 RO/g, 'community n3w$1 RO');
+    const side = (text: string) => ({ text, format: 'cli', deviceType: 'vendor_ios', credentials: CREDENTIALS });
+    const diffed = pool.diff({ before: side(before), after: side(after) });
+    expect(pool.busy, 'sent to a worker').toBe(1);
+    const onLoop = (text: string) => maskConfigSecrets(text, 'cli', 'vendor_ios', mask, CREDENTIALS);
+    expect(await diffed).toEqual({ ...unifiedDiff(onLoop(before), onLoop(after)), identical: false });
+    expect((await diffed).diff).toContain(`+snmp-server community ${m('n3w1')} RO MGMT`);
+    expect(await pool.diff({ before, after })).toEqual({ ...unifiedDiff(before, after), identical: false });
+    expect(await pool.diff({ before: side(before), after: side(before) })).toEqual({ diff: '', additions: 0, deletions: 0, identical: true });
+  });
+});
+
 describe('a text over the time limit', () => {
   it('fails with a MaskError saying so; the worker is replaced and the next text is masked', async () => {
     const pool = new MaskPool(KEY, { size: 1, timeoutMs: 1_000 });
@@ -175,6 +194,8 @@ describe('viewing a config packed with secrets', () => {
   let org: Awaited<ReturnType<TestController['createOrgUser']>>;
   let deviceId: string;
   let text: string;
+  /** The second version: the last line changed. */
+  let changed: string;
 
   beforeAll(async () => {
     c = await startTestController();
@@ -200,8 +221,12 @@ describe('viewing a config packed with secrets', () => {
       job_id: null,
       transcript: '',
     };
+    changed = text.replace(/\n[^\n]*$/, '\nx $1$changed');
     await c.db.transaction((trx) =>
       c.services.configs.store.insertVersions(trx, [{ ...version, ...successfulVersion({ text, format: 'cli', via: 'ssh' }) }]),
+    );
+    await c.db.transaction((trx) =>
+      c.services.configs.store.insertVersions(trx, [{ ...version, ...successfulVersion({ text: changed, format: 'cli', via: 'ssh' }) }]),
     );
   }, 120_000);
 
@@ -222,11 +247,28 @@ describe('viewing a config packed with secrets', () => {
     const shown = await view;
     expect(shown.status, shown.text.slice(0, 300)).toBe(200);
     const key = Buffer.from(hkdfSync('sha256', c.config.secretKey, 'switchboard', 'config-secret-mask', 32));
-    const expected = maskConfigSecrets(text, 'cli', 'vendor_ios', secretMasker(key), [PASSWORD]);
+    const expected = maskConfigSecrets(changed, 'cli', 'vendor_ios', secretMasker(key), [PASSWORD]);
     expect(shown.body.config_text.length).toBe(expected.length);
     expect(sha(shown.body.config_text), 'the same bytes as masking on the event loop').toBe(sha(expected));
     expect(shown.body.config_text.startsWith(`hostname packed-`)).toBe(true);
     expect(shown.body.config_text).toContain('banner motd ********\nx <secret:');
+  }, 120_000);
+
+  it('diffs two such versions in a worker while the controller answers, as the event loop would', async () => {
+    const { masks } = c.services.configs.shown;
+    let viewed = false;
+    const view = c
+      .request('GET', `/api/config/devices/${deviceId}/diff-versions?old_version=1&new_version=2`, { token: org.token })
+      .finally(() => (viewed = true));
+    await until('the versions to be in a worker', () => masks.busy > 0, 60_000, 5);
+    expect((await c.request('GET', '/healthz')).status).toBe(200);
+    expect(viewed, 'the diff is still being made').toBe(false);
+    const shown = await view;
+    expect(shown.status, shown.text.slice(0, 300)).toBe(200);
+    const key = Buffer.from(hkdfSync('sha256', c.config.secretKey, 'switchboard', 'config-secret-mask', 32));
+    const onLoop = (t: string) => maskConfigSecrets(t, 'cli', 'vendor_ios', secretMasker(key), [PASSWORD]);
+    expect(shown.body).toMatchObject({ old_version: 1, new_version: 2, identical: false, ...unifiedDiff(onLoop(text), onLoop(changed)) });
+    expect(shown.body.diff).toMatch(/^\+x <secret:[0-9a-f]{8}>$/m);
   }, 120_000);
 
   it('answers 503 saying why and what to do when the masking goes over the time limit', async () => {
@@ -242,7 +284,7 @@ describe('viewing a config packed with secrets', () => {
           'It is never shown unmasked; a stored config version can be read as stored with reveal=true (permission configs.secrets).',
       });
       const revealed = await service.version(org.orgId, deviceId, null, true);
-      expect(revealed.config_text).toBe(text);
+      expect(revealed.config_text).toBe(changed);
     } finally {
       await masks.close();
     }

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { maskDeviceText, secretMasker, type DeviceText, type SecretMasker } from './config-secrets';
+import { secretMasker, type DeviceText, type SecretMasker } from './config-secrets';
+import { doMaskWork, workSize, type MaskWork, type ShownDiff, type TextsToDiff } from './mask-work';
 import type { MaskReady, MaskReply, MaskRequest } from './mask-worker';
 
 /**
@@ -41,8 +42,8 @@ const DEFAULTS: Required<MaskPoolOptions> = { size: 2, timeoutMs: 60_000, memory
 
 interface Job {
   id: number;
-  text: DeviceText;
-  resolve(masked: string): void;
+  work: MaskWork;
+  resolve(value: string | ShownDiff): void;
   reject(error: Error): void;
 }
 
@@ -81,10 +82,19 @@ export class MaskPool {
 
   /** The text masked, in a worker when it is long; MaskError when a limit stopped it. */
   async mask(text: DeviceText): Promise<string> {
-    if (text.text.length < this.options.inlineBelow) return this.maskHere(text);
+    return (await this.do({ mask: text })) as string;
+  }
+
+  /** Two texts diffed as shown (each masked first unless given as a string), in a worker when they are long. */
+  async diff(texts: TextsToDiff): Promise<ShownDiff> {
+    return (await this.do({ diff: texts })) as ShownDiff;
+  }
+
+  private async do(work: MaskWork): Promise<string | ShownDiff> {
+    if (workSize(work) < this.options.inlineBelow) return doMaskWork(work, this.masker);
     if (this.closed) throw new Error('the mask pool is closed');
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, text, resolve, reject });
+      this.queue.push({ id: this.nextId++, work, resolve, reject });
       this.dispatch();
     });
   }
@@ -96,7 +106,7 @@ export class MaskPool {
 
   /** The text masked on the event loop whatever its length: for text known to be short. */
   maskHere(text: DeviceText): string {
-    return maskDeviceText(text, this.masker);
+    return doMaskWork({ mask: text }, this.masker) as string;
   }
 
   async close(): Promise<void> {
@@ -147,7 +157,7 @@ export class MaskPool {
     const { timeoutMs } = this.options;
     slot.timer = setTimeout(() => this.fail(slot, `took longer than ${timeoutMs / 1000} s; try again when the controller is less busy`), timeoutMs);
     slot.timer.unref();
-    slot.worker.postMessage({ id: job.id, job: job.text } satisfies MaskRequest);
+    slot.worker.postMessage({ id: job.id, ...job.work } satisfies MaskRequest);
   }
 
   private received(slot: Slot, message: MaskReply | MaskReady): void {
@@ -155,7 +165,7 @@ export class MaskPool {
     if ('ready' in message) [slot.ready, slot.heapMb] = [true, message.heapMb];
     else if (slot.job?.id === message.id) {
       const job = this.release(slot)!;
-      if (message.ok) job.resolve(message.text);
+      if (message.ok) job.resolve(message.value);
       else job.reject(stopped(job, `failed: ${message.error}`));
     }
     this.dispatch();
@@ -192,4 +202,5 @@ export class MaskPool {
   }
 }
 
-const stopped = (job: Job, what: string) => new MaskError(`masking the secrets of ${(job.text.text.length / MIB).toFixed(1)} MiB of text ${what}`);
+const stopped = (job: Job, what: string) =>
+  new MaskError(`${'mask' in job.work ? 'masking the secrets of' : 'diffing'} ${(workSize(job.work) / MIB).toFixed(1)} MiB of text ${what}`);

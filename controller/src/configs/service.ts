@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { FastifyBaseLogger as Logger } from 'fastify';
 import type { SecretBox } from '../../../shared/src/crypto/secret-box';
-import { unifiedDiff } from '../../../shared/src/diff/unified';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
 import { appError } from '../errors/app-error';
@@ -56,6 +55,8 @@ export interface DeviceTextMask {
   diff(diff: string, format?: MaskFormat | string): Promise<string>;
   /** On the event loop, for text known to be short: a backup's transcript as it is recorded (the agent cuts it at 1 MiB) and errors. */
   now(text: string, format?: MaskFormat | string): string;
+  /** The text as the mask pool takes it (to diff two of them). */
+  text(text: string, format?: MaskFormat | string): DeviceText;
 }
 
 /** A failed job's result: every method fails with the job's error. */
@@ -248,6 +249,7 @@ export class ConfigService {
     const mask = (text: string, format = 'text') => masks.mask(job(text, format)).catch(notShown);
     mask.diff = (diff: string, format = 'text') => masks.mask(job(diff, format, true)).catch(notShown);
     mask.now = (text: string, format = 'text') => masks.maskHere(job(text, format));
+    mask.text = (text: string, format = 'text') => job(text, format);
     return mask;
   }
 
@@ -360,18 +362,18 @@ export class ConfigService {
     return row;
   }
 
-  /** Unified line diff between two versions of a device, both masked first unless `reveal`. */
+  /**
+   * Unified line diff between two versions of a device, both masked first unless `reveal`: in the
+   * mask pool, which takes long versions to a worker (masking and diffing 32 MiB takes seconds).
+   */
   async diff(orgId: string, deviceId: string, oldVersion: number, newVersion: number, reveal = false) {
-    const [rawOlder, rawNewer, show] = await Promise.all([
+    const [older, newer, mask] = await Promise.all([
       this.rawVersion(orgId, deviceId, oldVersion),
       this.rawVersion(orgId, deviceId, newVersion),
-      this.shownVersions(orgId, deviceId, reveal),
+      reveal ? null : this.store.maskingFacts(orgId, deviceId).then((facts) => this.masker(facts)),
     ]);
-    const [older, newer] = await Promise.all([show(rawOlder), show(rawNewer)]);
-    const oldText: string = older.config_text;
-    const newText: string = newer.config_text;
-    const identical = oldText === newText;
-    const { diff, additions, deletions } = unifiedDiff(oldText, newText);
+    const side = (row: { config_text: string; config_format: string }) => (mask ? mask.text(row.config_text, row.config_format) : row.config_text);
+    const { identical, diff, additions, deletions } = await this.shown.masks.diff({ before: side(older), after: side(newer) }).catch(notShown);
     return {
       old_version: oldVersion,
       new_version: newVersion,
