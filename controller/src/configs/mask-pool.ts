@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../platform/worker-entry';
 import { secretMasker, type DeviceText, type SecretMasker } from './config-secrets';
 import { doMaskWork, workSize, type MaskWork, type ShownDiff, type TextsToDiff } from './mask-work';
 import type { MaskReady, MaskReply, MaskRequest } from './mask-worker';
@@ -131,9 +132,8 @@ export class MaskPool {
   }
 
   private spawn(): void {
-    const here = import.meta.url;
-    const entry = new URL(`./mask-worker.${here.endsWith('.ts') ? 'ts' : 'js'}`, here).href;
-    const worker = new Worker(new URL('./mask-worker-boot.mjs', here), {
+    const { boot, entry } = workerEntry(import.meta.url, 'mask-worker');
+    const worker = new Worker(boot, {
       workerData: { entry, key: new Uint8Array(this.key) },
       resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
     });

@@ -1,7 +1,5 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../platform/worker-entry';
 import { RENDER_LIMITS, TemplateError, type RenderFormat } from './engine';
 import type { RenderBatch, WorkerResult } from './render-worker';
 import type { TemplateVariable } from './variables';
@@ -59,18 +57,6 @@ interface Slot {
   progress: Int32Array;
   ready: boolean;
   current: (Pending & { timer: NodeJS.Timeout }) | null;
-}
-
-function workerEntry(): { boot: URL; workerData: Record<string, unknown> } {
-  const here = import.meta.url;
-  const fromSource = here.endsWith('.ts');
-  const entry = new URL(`./render-worker.${fromSource ? 'ts' : 'js'}`, here).href;
-  let tsxApi: string | null = null;
-  if (fromSource) {
-    const require = createRequire(here);
-    tsxApi = pathToFileURL(join(dirname(require.resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
-  }
-  return { boot: new URL('./render-worker-boot.mjs', here), workerData: { entry, tsxApi } };
 }
 
 /**
@@ -194,10 +180,10 @@ export class RenderPool {
   }
 
   private spawn(): Slot {
-    const { boot, workerData } = workerEntry();
+    const { boot, entry } = workerEntry(import.meta.url, 'render-worker');
     const shared = new SharedArrayBuffer(4);
     const worker = new Worker(boot, {
-      workerData: { ...workerData, progress: shared },
+      workerData: { entry, progress: shared },
       resourceLimits: { maxOldGenerationSizeMb: this.memoryMb, maxYoungGenerationSizeMb: 32 },
     });
     worker.unref();
