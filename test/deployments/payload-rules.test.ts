@@ -201,6 +201,23 @@ describe('targetProblem', () => {
     );
   });
 
+  it("refuses a replace or delete of a vendor's whole-configuration root, which is the root in all but name", () => {
+    for (const path of ['/configuration', '/junos-conf-root:configuration', '/configure', '/native', '/Cisco-IOS-XE-native:native', '/System'])
+      for (const [format, operation] of [
+        ['xml', 'replace'],
+        ['xml', 'delete'],
+        ['json', 'replace'],
+      ])
+        expect(code(format, operation, path), `${format} ${operation} ${path}`).toBe('ROOT_TARGET_REFUSED');
+    expect(targetProblem(shape('xml', 'replace', '/configuration'))?.detail).toMatch(
+      /^operation replace on target_path '\/configuration', which holds the whole Junos configuration: the push would replace all of it\. /,
+    );
+    // Below the root, or a merge into it, names what it changes.
+    expect(code('xml', 'replace', '/configuration/system/ntp')).toBe(null);
+    expect(code('xml', 'merge', '/configuration')).toBe(null);
+    expect(code('json', 'replace', '/native/interface')).toBe(null);
+  });
+
   it('passes merges, cli templates and replaces that name their subtree', () => {
     for (const path of [null, '/', 'openconfig:/']) expect(code('json', 'merge', path)).toBe(null);
     expect(code('xml', 'merge', null)).toBe(null);

@@ -153,6 +153,10 @@ describe('SetRequest building', () => {
       expect(() => buildSetRequest([change('delete', path, null)]), path).toThrow(/gNMI delete of the root would delete the whole configuration/);
     }
     expect(buildSetRequest([change('merge', '/', { system: { config: { hostname: 'r2' } } })]).update).toHaveLength(1);
+    // A vendor's whole-configuration root is the root in all but name (SR OS /configure).
+    expect(() => buildSetRequest([change('replace', '/configure', { system: {} })])).toThrow(
+      /change 1 \(\/configure\): gNMI replace of \/configure would replace the whole Nokia SR OS configuration; target_path must name a subtree/,
+    );
   });
 });
 

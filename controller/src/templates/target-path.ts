@@ -7,6 +7,7 @@
  * saved, and stacks when they render (templates saved before the rule).
  */
 import { parsePath } from '../../../shared/src/device/gnmi-path';
+import { wholeConfigRoot } from '../../../shared/src/device/config-roots';
 import { isNetconfPath } from '../../../shared/src/device/netconf-edit';
 
 export interface PushShape {
@@ -48,6 +49,15 @@ export function targetProblem(t: PushShape): TargetProblem | null {
   if (path !== null && (!netconf || isNetconfPath(path)) && isRoot(path)) {
     const what = netconf ? wholeTops : `gNMI would ${operation} the device's entire configuration${replace ? ' with what the template renders' : ''}`;
     return { code: 'ROOT_TARGET_REFUSED', detail: `operation ${operation} on target_path '${path}', the root: ${what}. ${needs}` };
+  }
+  const platform = path !== null && (!netconf || isNetconfPath(path)) ? wholeConfigRoot(path) : null;
+  if (platform) {
+    return {
+      code: 'ROOT_TARGET_REFUSED',
+      detail:
+        `operation ${operation} on target_path '${path}', which holds the whole ${platform} configuration: ` +
+        `the push would ${operation} all of it. ${needs}`,
+    };
   }
   if (path === null) {
     const what = netconf ? wholeTops : `gNMI has no path to ${operation}`;

@@ -23,6 +23,7 @@ import {
   type Transcript,
 } from '../types';
 import { canonicalJson, deleteAt, getUnique, setAt, TreeError, type Json } from './json-tree';
+import { wholeConfigRoot } from '../../../../shared/src/device/config-roots';
 import { formatPath, parsePath, PathSyntaxError, type GnmiPath, type PathElem } from './path';
 import { gnmiService } from './proto';
 import { maskSecrets } from '../netconf/client';
@@ -160,6 +161,13 @@ function parseTargetPath(c: ConfigChange, i: number): GnmiPath {
     path = parsePath(tp);
   } catch (err) {
     throw new DriverError('device', `${changeLabel(c, i)}: ${err instanceof PathSyntaxError ? err.message : String(err)}`);
+  }
+  const platform = c.operation !== 'merge' ? wholeConfigRoot(tp) : null;
+  if (platform) {
+    throw new DriverError(
+      'device',
+      `${changeLabel(c, i)}: gNMI ${c.operation} of ${tp} would ${c.operation} the whole ${platform} configuration; target_path must name a subtree`,
+    );
   }
   if (c.operation !== 'merge' && path.elem.length === 0) {
     throw new DriverError(
