@@ -288,6 +288,22 @@ describe('rollback', () => {
     expect(again.body.error).toBe('Rollback is only possible from status completed or failed; this deployment is rolled_back');
   });
 
+  it('a rollback the device took but that left it differing from the backup is rollback_failed, not rolled_back', async () => {
+    const target = await gnmi();
+    const device = await gnmiDevice(c, token, target);
+    const done = await waitFor(c, token, (await deploy((await stack()).id, [device.id])).body.id);
+    expect(done.status).toBe('completed');
+    target.faults.ignoredNthSet = target.setRequests.length + 1; // the rollback's Set: answered, not applied
+    await api(c, token, 'POST', `/api/config/deployments/${done.id}/rollback`);
+    const failed = await waitFor(c, token, done.id, ['failed', 'rolled_back']);
+    expect(failed.status).toBe('failed');
+    expect(failed.devices[0]).toMatchObject({
+      status: 'rollback_failed',
+      error_message:
+        'Rollback failed: the backup was pushed, but the running config read afterwards still differs from it; the device may be partly restored',
+    });
+  });
+
   it('a rollback whose push fails ends failed with the reason and can be retried', async () => {
     const target = await gnmi();
     const device = await gnmiDevice(c, token, target);

@@ -157,10 +157,17 @@ function deployChange(outcome: JobOutcome, device: LockedDevice): Change {
   return { fields: { status: 'failed', changed, error_message: error }, level: 'error', message: `${error}${backup}` };
 }
 
+const KEEPS_DEPLOYED = '; the device keeps the deployed config unless the restore stopped part-way';
+
 /** A restore (an atomic stack's changed devices after a failure) or a rollback. */
 function rollbackChange(outcome: JobOutcome, device: LockedDevice): Change {
-  const ok = outcome.status === 'succeeded';
-  const reason = outcome.error ?? 'no reason given';
+  // A push the device took whose read-back still differs from the backup (a replace that stopped
+  // part-way, an edit answered ok but applied in part) is no restore, whatever the job's status.
+  const differs = outcome.kind === 'rollback' && outcome.status === 'succeeded' && outcome.result?.matches === false;
+  const ok = outcome.status === 'succeeded' && !differs;
+  const reason = differs
+    ? 'the backup was pushed, but the running config read afterwards still differs from it; the device may be partly restored'
+    : (outcome.error ?? 'no reason given');
   const changedSince = outcome.kind === 'rollback' && outcome.result?.changed_since === true;
   if (device.status === 'restore_queued' || device.status === 'restoring') {
     if (ok) {
@@ -174,7 +181,7 @@ function rollbackChange(outcome: JobOutcome, device: LockedDevice): Change {
     }
     const error = changedSince
       ? `Not restored from the pre-deployment backup: ${reason}`
-      : `Restore from the pre-deployment backup failed: ${reason}; the device keeps the deployed config`;
+      : `Restore from the pre-deployment backup failed: ${reason}${differs ? '' : KEEPS_DEPLOYED}`;
     return { fields: { status: 'restore_failed', error_message: error }, level: 'error', message: error };
   }
   if (ok)

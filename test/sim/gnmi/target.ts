@@ -26,6 +26,8 @@ export interface GnmiFaults {
   delayMs?: number;
   /** The Nth Set request (1-based) is applied but never answered: its reply lost. */
   silentNthSet?: number;
+  /** The Nth Set request (1-based) is answered as done but changes nothing (a target that acknowledges an edit it then does not apply). */
+  ignoredNthSet?: number;
   /**
    * Get answers with no notification whatever the tree holds, as a target does that serves its
    * config only under an origin or named paths: a config read that finds nothing.
@@ -327,7 +329,7 @@ export async function startGnmiTarget(options: GnmiTargetOptions = {}): Promise<
         if (err instanceof TreeError) throw statusError(grpc.status.INVALID_ARGUMENT, err.message);
         throw err;
       }
-      data = next;
+      if (f.ignoredNthSet !== setCount) data = next;
       if (f.silentNthSet === setCount) return NO_ANSWER;
       return { prefix: req.prefix ?? null, response, timestamp: String(BigInt(Date.now()) * 1_000_000n), extension: [] };
     }),
