@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { sshCliDriver } from '../../agent/src/drivers/ssh';
+import { getDialect } from '../../agent/src/drivers/ssh/dialects';
 import { DriverError, type ConfigChange } from '../../agent/src/drivers/types';
 import { sshTarget, startSshDevice, type SimSshDevice } from '../sim/ssh';
 
@@ -79,6 +80,15 @@ describe('apply and restore per dialect', () => {
 });
 
 describe('errors', () => {
+  it('knows refusals beyond "% Invalid input": NX-OS ERROR:, an IOS address overlap, an EOS command the platform lacks', () => {
+    const refuses = (deviceType: string, line: string) => getDialect(deviceType).errorPatterns.some((re) => re.test(line));
+    expect(refuses('vendor_nxos', 'ERROR: VLAN 4094 is reserved for internal use')).toBe(true);
+    expect(refuses('vendor_ios', '% 10.1.1.0 overlaps with GigabitEthernet0/1')).toBe(true);
+    expect(refuses('vendor_eos', '% Unavailable command (not supported on this hardware platform)')).toBe(true);
+    // A banner's own text is not a refusal.
+    expect(refuses('vendor_ios', '% Authorized access only')).toBe(false);
+  });
+
   it('IOS-like: a refused line fails with the device message; earlier lines stay (partial), the session stays usable', async () => {
     const dev = await device('vendor_ios', 'bad-ios');
     const original = dev.config();

@@ -124,6 +124,9 @@ const CISCO_LIKE_ERRORS = [
   /^% ?Permission denied/,
   /^% ?Error:/i,
   /^%Error (opening|copying|parsing)/i,
+  // IOS refusing an address that overlaps another interface's, and a command the platform does not have.
+  /^% ?\S+ overlaps with /,
+  /^% ?Unavailable command/,
 ];
 
 const COMMON_PAGERS = [/ ?--More--/, /<--- More --->/];
@@ -214,7 +217,8 @@ const DIALECTS: Record<string, SshDialect> = {
     pagerOff: ['terminal length 0', 'terminal width 511'],
     enable: NO_ENABLE,
     restore: fileReplace('bootflash:switchboard-restore.cfg', false),
-    errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/, /^Configure replace failed/i],
+    // NX-OS also refuses without a `%`: `ERROR: VLAN 4094 is reserved …`.
+    errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/, /^Configure replace failed/i, /^ERROR: /],
     volatileLines: [
       /^!Command: show running-config.*$/,
       /^!Running configuration last done at: .*$/,
