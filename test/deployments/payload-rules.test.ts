@@ -75,6 +75,15 @@ describe('findEmptyReplaces', () => {
     }
   });
 
+  it('checks Junos\'s own replace="replace" like an inline replace, and takes delete="delete" as the fragment\'s own operation', () => {
+    // A syslog host list from a lookup that came back empty: Junos would empty syslog.
+    const emptied = '<configuration><system><syslog replace="replace"></syslog></system></configuration>';
+    expect(refused(xml(emptied, 'merge'))).toEqual(['/configuration/system/syslog']);
+    const kept = '<configuration><system><syslog replace="replace"><host><name>192.0.2.9</name></host></syslog></system></configuration>';
+    expect(refused(xml(kept, 'merge'))).toEqual([]);
+    expect(refused(xml('<configuration><system><ntp delete="delete"/></system></configuration>', 'replace', '/configuration/system'))).toEqual([]);
+  });
+
   describe('a replace that carries only the keys of the list entry its target_path selects', () => {
     const json = (rendered_config: string, operation: PushedPayload['operation'], target_path: string | null): PushedPayload => ({
       rendered_config,

@@ -14,17 +14,30 @@
 import { parsePath, type PathElem } from './gnmi-path';
 import { child, elements, isElement, localName, textOf, type XElement, type XNode } from './xml-tree';
 
-const isOperationAttr = (attr: string) => localName(attr) === 'operation' && !attr.startsWith('xmlns');
+/**
+ * The operation an attribute gives its element: NETCONF's `operation` (any prefix), or Junos's own
+ * `replace="replace"` and `delete="delete"`, which act the same on a Junos device (a `<syslog
+ * replace="replace">` rendered empty empties syslog).
+ */
+function attrOperation(attr: string, value: string): string | undefined {
+  if (attr.startsWith('xmlns')) return undefined;
+  const name = localName(attr);
+  if (name === 'operation') return value;
+  return (name === 'replace' || name === 'delete') && value === name ? name : undefined;
+}
 
 /** Whether any element of the nodes, at any depth, carries an operation attribute. */
 export function hasOperationAttr(nodes: XNode[]): boolean {
-  return nodes.some((n) => isElement(n) && (Object.keys(n.attrs).some(isOperationAttr) || hasOperationAttr(n.children)));
+  return nodes.some((n) => isElement(n) && (ownOperation(n) !== undefined || hasOperationAttr(n.children)));
 }
 
 /** The operation attribute of the element itself, if any. */
 export function ownOperation(el: XElement): string | undefined {
-  const k = Object.keys(el.attrs).find(isOperationAttr);
-  return k === undefined ? undefined : el.attrs[k];
+  for (const [attr, value] of Object.entries(el.attrs)) {
+    const operation = attrOperation(attr, value);
+    if (operation !== undefined) return operation;
+  }
+  return undefined;
 }
 
 function matches(el: XElement, step: PathElem): boolean {
