@@ -129,10 +129,11 @@ async function specMaker(
   latest: SubmittedJobOf,
 ): Promise<(device: DeploymentDeviceRow, kind: DeploymentKind) => DeploymentJobSpec | string> {
   const preparing = devices.filter((d) => d.status === 'queued' && !latest(d.device_id, 'deploy')).map((d) => d.device_id);
-  // A gNMI restore or rollback puts the backup back only where the deployment changed the device (restoreScope).
+  const entries = groupBy(preparing.length > 0 ? await store.entries(trx, deployment.id, preparing) : [], (e) => e.device_id);
+  // A gNMI restore or rollback puts the backup back only where the deployment changed the device
+  // (restoreScope): its target paths, not its rendered configs.
   const restoring = devices.filter((d) => d.status !== 'queued' && d.transport === 'gnmi').map((d) => d.device_id);
-  const wanted = [...preparing, ...restoring];
-  const entries = groupBy(wanted.length > 0 ? await store.entries(trx, deployment.id, wanted) : [], (e) => e.device_id);
+  const targets = groupBy(restoring.length > 0 ? await store.targetPaths(trx, deployment.id, restoring) : [], (e) => e.device_id);
   // Only a restore or rollback carries a backup: a deploy job has the agent store its own (backup_store).
   const backups = await store.backupConfigs(
     trx,
@@ -183,7 +184,7 @@ async function specMaker(
     const forced = purpose === 'rollback' && deployment.rollback_force;
     const expect = forced ? {} : { expect_sha256: device.left_sha256 ?? configDigest(backup.config_text) };
     const transport = ['netconf', 'gnmi', 'ssh'].includes(backup.pulled_via) ? backup.pulled_via : device.transport;
-    const paths = transport === 'gnmi' ? restoreScope(changes()) : undefined;
+    const paths = transport === 'gnmi' ? restoreScope(targets.get(device.device_id) ?? []) : undefined;
     return {
       ...base,
       kind,

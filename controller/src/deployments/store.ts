@@ -527,6 +527,14 @@ export class DeploymentStore {
       .options(PREPARED);
   }
 
+  /** The target path of each entry of some devices of a deployment (what a scoped restore puts back). */
+  targetPaths(q: Q, deploymentId: string, deviceIds: string[]): Promise<{ device_id: string; target_path: string | null }[]> {
+    return q('deployment_entries')
+      .where({ deployment_id: deploymentId })
+      .whereRaw('device_id = ANY(?::uuid[])', [deviceIds])
+      .select('device_id', 'target_path');
+  }
+
   /** GET one deployment's devices array: one entry per device and service, in device then push order. */
   deviceEntries(deploymentId: string) {
     return this.db('deployment_entries as e')
