@@ -459,6 +459,25 @@ describe('NETCONF driver against the simulator', () => {
     }
   });
 
+  it("keeps a leaf's leading, trailing and inner whitespace through a backup and its restore", async () => {
+    // A banner's final newline or a description's trailing space is part of the value (YANG strings
+    // keep whitespace): a backup that trimmed it would restore a different value. Pretty-printed
+    // layout between elements is not a value and stays out of the canonical text.
+    const banner = '  Authorised use only \n  line two\n';
+    const d = await device({
+      initialConfig: `<system xmlns="${NS}">\n  <hostname>r1</hostname>\n  <banner>${banner}</banner>\n  <motd>\n  </motd>\n</system>`,
+    });
+    const s = await session(d);
+    const backup = await s.fetchConfig();
+    expect(backup.text).toContain(`<banner>${banner}</banner>`);
+    expect(backup.text).toContain('<motd/>');
+    await s.apply([change('merge', `<system xmlns="${NS}"><banner>changed</banner></system>`)]);
+    await s.restore(backup);
+    const restored = await s.fetchConfig();
+    expect(restored.text).toBe(backup.text);
+    expect(d.running()).toContain(`<banner>${banner}</banner>`);
+  });
+
   it('correlates concurrent rpcs by message-id', async () => {
     const d = await device({ maxChunk: 11, writeSplit: 1 });
     const c = await clientOf(d);

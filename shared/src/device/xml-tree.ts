@@ -1,6 +1,9 @@
 /**
  * An ordered XML tree on top of fast-xml-parser (preserveOrder mode): elements with their
- * attributes (names as written, prefixes kept) and children, text trimmed, comments dropped. The
+ * attributes (names as written, prefixes kept) and children, comments dropped. Text is kept as
+ * written (a description's trailing space or a banner's final newline is part of the value, and a
+ * backup that lost it would restore a different value); only whitespace-only text, the indentation
+ * between elements, is dropped. Readers of key values and rpc-error fields trim for themselves. The
  * NETCONF edit rules of ./netconf-edit.ts (on the controller and the agent) read config fragments
  * through it, and the agent's NETCONF driver builds on it (agent/src/drivers/netconf/xml.ts adds the
  * canonical serializer).
@@ -31,7 +34,7 @@ const parser = new XMLParser({
   allowBooleanAttributes: true,
   parseTagValue: false,
   parseAttributeValue: false,
-  trimValues: true,
+  trimValues: false,
   ignoreDeclaration: true,
   ignorePiTags: true,
   // Decodes numeric character references (&#65; &#x42;); the HTML named entities it also knows
@@ -46,7 +49,9 @@ function convert(items: Ordered[]): XNode[] {
   for (const item of items) {
     if ('#text' in item) {
       const text = String(item['#text']);
-      if (text !== '') out.push({ text });
+      // Whitespace-only text is layout (or an empty container written across lines), never a value
+      // worth keeping: dropping it keeps `<x>\n</x>` and `<x/>` the same node.
+      if (text.trim() !== '') out.push({ text });
       continue;
     }
     const name = Object.keys(item).find((k) => k !== ':@');
