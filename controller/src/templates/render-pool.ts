@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../platform/worker-entry';
+import { WorkerPool, type TaskFailure } from '../platform/worker-pool';
 import { RENDER_LIMITS, TemplateError, type RenderFormat } from './engine';
 import type { RenderBatch, WorkerResult } from './render-worker';
 import type { TemplateVariable } from './variables';
@@ -45,20 +45,6 @@ const SPLIT_FROM = 64;
 
 type PoolResult = RenderResult | { ok: true; variables: TemplateVariable[] };
 
-interface Pending {
-  batch: RenderBatch;
-  timeoutMs: number;
-  resolve(results: PoolResult[]): void;
-  reject(error: Error): void;
-}
-
-interface Slot {
-  worker: Worker;
-  progress: Int32Array;
-  ready: boolean;
-  current: (Pending & { timer: NodeJS.Timeout }) | null;
-}
-
 /**
  * Renders templates in worker threads, so that a template that loops for ever or builds a huge
  * string stops with a render error naming it instead of stalling or exhausting the controller.
@@ -66,22 +52,31 @@ interface Slot {
  * replaced.
  */
 export class RenderPool {
-  private readonly slots: Slot[] = [];
-  private readonly queue: Pending[] = [];
-  private nextId = 1;
-  private closed = false;
+  private readonly workers: WorkerPool<RenderBatch, WorkerResult[]>;
   private readonly size: number;
   private readonly timeoutMs: number;
   private readonly callOutputChars: number;
   private readonly perJobMs: number;
-  private readonly memoryMb: number;
 
   constructor(options: RenderPoolOptions = {}) {
     this.size = options.size ?? 2;
     this.timeoutMs = options.timeoutMs ?? 5_000;
     this.perJobMs = options.perJobMs ?? 2;
-    this.memoryMb = options.memoryMb ?? 256;
+    const memoryMb = options.memoryMb ?? 256;
     this.callOutputChars = options.callOutputChars ?? RENDER_LIMITS.callOutputChars;
+    const detail = (failure: TaskFailure) => stopped(failure, memoryMb);
+    this.workers = new WorkerPool({
+      worker: workerEntry(import.meta.url, 'render-worker'),
+      size: this.size,
+      timeoutMs: this.timeoutMs,
+      memoryMb,
+      youngGenerationMb: 32,
+      // Most calls are one render or a syntax check: a second worker starts when one is busy.
+      startAll: false,
+      closedMessage: 'render pool is closed',
+      failed: (_batch, failure, job) => new RenderAborted(job, new TemplateError(detail(failure))),
+      notStarted: (failure) => new Error(`the template renderer could not start: ${detail(failure)}`),
+    });
   }
 
   /** Renders one template; throws TemplateError. */
@@ -101,7 +96,6 @@ export class RenderPool {
    */
   async renderMany(requests: RenderRequest[]): Promise<RenderResult[]> {
     if (requests.length === 0) return [];
-    if (this.closed) throw new Error('render pool is closed');
     const parts = requests.length >= SPLIT_FROM ? this.size : 1;
     const share = Math.ceil(requests.length / parts);
     const chunks = Array.from({ length: Math.ceil(requests.length / share) }, (_, i) => i * share);
@@ -125,8 +119,7 @@ export class RenderPool {
    * would wait). A check stopped by a limit answers as a syntax error.
    */
   async analyze(source: string): Promise<TemplateAnalysis> {
-    if (this.closed) throw new Error('render pool is closed');
-    const batch: RenderBatch = { id: this.nextId++, sources: [source], jobs: [{ source: 0, analyze: true }], maxOutputChars: 0 };
+    const batch: RenderBatch = { sources: [source], jobs: [{ source: 0, analyze: true }], maxOutputChars: 0 };
     const [result] = await this.submit(batch).catch((err: unknown) => {
       if (err instanceof RenderAborted) return [{ ok: false as const, error: err.error }];
       throw err;
@@ -147,108 +140,31 @@ export class RenderPool {
       }
       return { source: i, variables: r.variables, format: r.format };
     });
-    return (await this.submit({ id: this.nextId++, sources, jobs, maxOutputChars })) as RenderResult[];
+    return (await this.submit({ sources, jobs, maxOutputChars })) as RenderResult[];
   }
 
-  private submit(batch: RenderBatch): Promise<PoolResult[]> {
-    const timeoutMs = this.timeoutMs + this.perJobMs * batch.jobs.length;
-    return new Promise((resolve, reject) => {
-      this.queue.push({ batch, timeoutMs, resolve, reject });
-      this.dispatch();
-    });
+  /** A batch in a worker, its time limit a base plus a share per job. */
+  private async submit(batch: RenderBatch): Promise<PoolResult[]> {
+    const results = await this.workers.run(batch, this.timeoutMs + this.perJobMs * batch.jobs.length);
+    return results.map((r) => (r.ok ? r : { ok: false, error: new TemplateError(r.detail, r.line, r.column) }));
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    for (const pending of this.queue.splice(0)) pending.reject(new Error('render pool is closed'));
-    await Promise.all(this.slots.splice(0).map((slot) => this.stop(slot, new Error('render pool is closed'))));
+  close(): Promise<void> {
+    return this.workers.close();
   }
+}
 
-  private dispatch(): void {
-    while (this.queue.length) {
-      const slot = this.slots.find((s) => s.ready && !s.current);
-      if (!slot) {
-        // Start another worker when every one is busy; the batch waits for the first free one.
-        if (this.slots.length < this.size && this.slots.every((s) => !s.ready || s.current)) {
-          if (this.slots.filter((s) => !s.ready).length === 0) this.spawn();
-        }
-        return;
-      }
-      const pending = this.queue.shift()!;
-      this.run(slot, pending);
-    }
-  }
-
-  private spawn(): Slot {
-    const { boot, entry } = workerEntry(import.meta.url, 'render-worker');
-    const shared = new SharedArrayBuffer(4);
-    const worker = new Worker(boot, {
-      workerData: { entry, progress: shared },
-      resourceLimits: { maxOldGenerationSizeMb: this.memoryMb, maxYoungGenerationSizeMb: 32 },
-    });
-    worker.unref();
-    const slot: Slot = { worker, progress: new Int32Array(shared), ready: false, current: null };
-    worker.on('message', (message: { ready?: true; id: number; results: WorkerResult[] }) => {
-      if (message.ready) {
-        slot.ready = true;
-        this.dispatch();
-        return;
-      }
-      const current = slot.current;
-      if (!current || current.batch.id !== message.id) return;
-      clearTimeout(current.timer);
-      slot.current = null;
-      current.resolve(message.results.map((r) => (r.ok ? r : { ok: false, error: new TemplateError(r.detail, r.line, r.column) })));
-      this.dispatch();
-    });
-    worker.on('error', (err: Error & { code?: string }) => {
-      const detail =
-        err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `rendering used more than ${this.memoryMb} MB of memory` : `rendering failed: ${err.message}`;
-      this.fail(slot, detail);
-    });
-    worker.on('exit', () => this.fail(slot, 'the render worker stopped'));
-    this.slots.push(slot);
-    return slot;
-  }
-
-  private run(slot: Slot, pending: Pending): void {
-    Atomics.store(slot.progress, 0, 0);
-    const timer = setTimeout(() => {
-      this.fail(slot, `rendering took longer than ${(pending.timeoutMs / 1000).toFixed(1)} s (a loop that does not end?)`);
-    }, pending.timeoutMs);
-    timer.unref();
-    slot.current = { ...pending, timer };
-    slot.worker.postMessage(pending.batch);
-  }
-
-  /** Ends the slot's batch with an error naming the job in hand and replaces the worker. */
-  private fail(slot: Slot, detail: string): void {
-    const at = this.slots.indexOf(slot);
-    if (at === -1) return;
-    this.slots.splice(at, 1);
-    if (!slot.ready) {
-      // The worker never started: waiting batches would wait for ever.
-      void slot.worker.terminate();
-      if (!this.slots.some((s) => s.ready))
-        for (const pending of this.queue.splice(0)) pending.reject(new Error(`the template renderer could not start: ${detail}`));
-      return;
-    }
-    const current = slot.current;
-    slot.current = null;
-    if (current) {
-      clearTimeout(current.timer);
-      current.reject(new RenderAborted(Atomics.load(slot.progress, 0), new TemplateError(detail)));
-    }
-    void slot.worker.terminate();
-    if (!this.closed) this.dispatch();
-  }
-
-  private async stop(slot: Slot, reason: Error): Promise<void> {
-    if (slot.current) {
-      clearTimeout(slot.current.timer);
-      slot.current.reject(reason);
-      slot.current = null;
-    }
-    await slot.worker.terminate();
+/** What stopped a batch, as its render error says it. */
+function stopped(failure: TaskFailure, memoryMb: number): string {
+  switch (failure.kind) {
+    case 'timeout':
+      return `rendering took longer than ${(failure.ms / 1000).toFixed(1)} s (a loop that does not end?)`;
+    case 'memory':
+      // The limit the pool set, as docs/security.md states it (not the worker's whole heap).
+      return `rendering used more than ${memoryMb} MB of memory`;
+    case 'error':
+      return `rendering failed: ${failure.message}`;
+    case 'exited':
+      return 'the render worker stopped';
   }
 }

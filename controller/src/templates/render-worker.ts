@@ -1,14 +1,13 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { serveTasks } from '../platform/worker-tasks';
 import { TemplateError, analyzeTemplate, renderTemplate, type RenderFormat } from './engine';
 import type { TemplateVariable } from './variables';
 
 /**
  * Worker-thread side of the render pool: renders batches with the sandboxed engine and reports
- * the index of the job in hand through shared memory, so that the pool can name the job when it
+ * the index of the job in hand as the task's progress, so that the pool can name the job when it
  * has to stop a render that ran past its time or memory limit.
  */
 export interface RenderBatch {
-  id: number;
   sources: string[];
   /** Characters of output the batch's renders may add up to; those past it fail. */
   maxOutputChars: number;
@@ -33,13 +32,11 @@ function runJob(batch: RenderBatch, job: RenderBatch['jobs'][number]): WorkerRes
   return { ok: true, output: renderTemplate(source, job.variables, job.format) };
 }
 
-const progress = new Int32Array(workerData.progress as SharedArrayBuffer);
-
-parentPort!.on('message', (batch: RenderBatch) => {
+serveTasks((batch: RenderBatch, progress): WorkerResult[] => {
   let output = 0;
   const tooLarge = failure(new TemplateError(callTooLarge(batch.maxOutputChars)));
-  const results: WorkerResult[] = batch.jobs.map((job, index) => {
-    Atomics.store(progress, 0, index);
+  return batch.jobs.map((job, index) => {
+    progress(index);
     if (output > batch.maxOutputChars) return tooLarge;
     try {
       const result = runJob(batch, job);
@@ -49,6 +46,4 @@ parentPort!.on('message', (batch: RenderBatch) => {
       return failure(err instanceof TemplateError ? err : new TemplateError(err instanceof Error ? err.message : String(err)));
     }
   });
-  parentPort!.postMessage({ id: batch.id, results });
 });
-parentPort!.postMessage({ ready: true });
