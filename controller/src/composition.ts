@@ -19,6 +19,7 @@ import { TokenSigner } from './auth/tokens';
 import type { ControllerConfig } from './config';
 import { backupResultSummary } from './configs/backup-job';
 import { MaskPool } from './configs/mask-pool';
+import { SecretVariables } from './stacks/secret-variables';
 import { ConfigService } from './configs/service';
 import { ConfigStore } from './configs/store';
 import type { Db } from './db/knex';
@@ -159,7 +160,7 @@ export async function compose(options: CompositionOptions): Promise<Composition>
   // Templates, stacks, deployments ('deploy', 'rollback', 'dry_run' outcomes), instances, tasks.
   const renderer = new RenderPool();
   const templates = new TemplateService(new TemplateStore(db), platforms, audit, renderer);
-  const stacks = new StacksService(new StackStore(db), audit, templates);
+  const stacks = new StacksService(new StackStore(db), audit, templates, new SecretVariables((value) => masks.maskValue(value)));
   const deploymentStore = new DeploymentStore(db);
   const runner = new DeploymentRunner(deploymentStore, jobs, log, { sweepIntervalMs: 2_000, staleMs: 5_000, ...config.deployments });
   runner.register();

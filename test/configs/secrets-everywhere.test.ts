@@ -269,6 +269,101 @@ describe('an operator without configs.secrets', () => {
   });
 });
 
+describe('secret variables of stacks, instances and deployments', () => {
+  // A template that puts a community and a TACACS+ key from variables into the config: the
+  // operator must read neither, where a backup of the result would show them masked.
+  const VAR_COMMUNITY = 'VarC0mmS3cret';
+  const STACK_KEY = 'StackTacS3cret';
+  const source = 'snmp-server community {{ snmp_community }} RO\ntacacs-server key {{ tacacs_key }}\nsnmp-server location {{ where }}\n';
+  let stack: { id: string };
+  const values = () => ({ '0': { devices: [device.id], shared_vars: { snmp_community: VAR_COMMUNITY, where: 'rack-7' } } });
+  const noVariableSecret = (text: string, where: string) => {
+    for (const secret of [VAR_COMMUNITY, STACK_KEY]) expect(text, `${where} shows ${secret}`).not.toContain(secret);
+  };
+
+  beforeAll(async () => {
+    const tpl = await asAdmin(
+      'POST',
+      '/api/config/templates',
+      { name: 'community', platform: 'vendor_xe-netconf', config_format: 'cli', source },
+      201,
+    );
+    stack = await asAdmin(
+      'POST',
+      '/api/config/stacks',
+      { name: 'community', services: [{ template_id: tpl.id, variables: { tacacs_key: STACK_KEY } }] },
+      201,
+    );
+  });
+
+  it("masks a deployment's secret variables and its rendered configs, with the same mask as a config shows; reveal=true for configs.secrets", async () => {
+    const created = await asAdmin(
+      'POST',
+      '/api/config/deployments',
+      { stack_id: stack.id, name: 'community', dry_run: true, target_devices: [{ device_id: device.id }], variable_values: values() },
+      201,
+    );
+    await waitFor(c, org.token, created.id, ['dry_run_completed', 'dry_run_failed']);
+    const shown = await asOperator(`/api/config/deployments/${created.id}`);
+    const rendered: string = shown.devices[0].rendered_config;
+    noVariableSecret(JSON.stringify(shown), 'the deployment');
+    noVariableSecret(JSON.stringify(await asOperator('/api/config/deployments')), 'the deployment list');
+    const mask: string = shown.variable_values['0'].shared_vars.snmp_community;
+    expect(mask).toMatch(MASKED);
+    expect(rendered).toContain(`snmp-server community ${mask} RO`);
+    expect(rendered).toContain('snmp-server location rack-7');
+    expect(shown.variable_values['0'].shared_vars.where).toBe('rack-7');
+    // The stack's default key is masked wherever the template put it, though no config rule knows `tacacs-server key`'s form here.
+    expect(rendered).not.toContain(STACK_KEY);
+
+    const revealed = await asAdmin('GET', `/api/config/deployments/${created.id}?reveal=true`);
+    expect(revealed.devices[0].rendered_config).toContain(`snmp-server community ${VAR_COMMUNITY} RO`);
+    expect(revealed.devices[0].rendered_config).toContain(`tacacs-server key ${STACK_KEY}`);
+    expect(revealed.variable_values['0'].shared_vars.snmp_community).toBe(VAR_COMMUNITY);
+    expect((await c.request('GET', `/api/config/deployments/${created.id}?reveal=true`, { token: operator })).status).toBe(403);
+  });
+
+  it('masks a stack render and the stack itself; a stack saved back as read keeps its secret', async () => {
+    const render = await api(c, operator, 'POST', `/api/config/stacks/${stack.id}/render`, { variable_values: values() });
+    noVariableSecret(JSON.stringify(render), 'the render');
+    const read = await asOperator(`/api/config/stacks/${stack.id}`);
+    expect(read.services[0].variables.tacacs_key).toMatch(MASKED);
+    noVariableSecret(JSON.stringify(await asOperator('/api/config/stacks')), 'the stack list');
+    await asAdmin('PUT', `/api/config/stacks/${stack.id}`, { services: read.services, description: 'saved as read' });
+    const stored = await c.db('stacks').where({ id: stack.id }).first('services');
+    expect(stored.services[0].variables.tacacs_key).toBe(STACK_KEY);
+  });
+
+  it("keeps an instance's secrets when it is saved back as read, and refuses a mask that is not the stored value's", async () => {
+    const body = { stack_id: stack.id, name: 'community-i', target_devices: [{ device_id: device.id }], variable_values: values() };
+    const instance = await asAdmin('POST', '/api/config/instances', body, 201);
+    expect(instance.variable_values['0'].shared_vars.snmp_community).toMatch(MASKED);
+    const read = await asOperator(`/api/config/instances/${instance.id}`);
+    noVariableSecret(JSON.stringify(read), 'the instance');
+    noVariableSecret(JSON.stringify(await asOperator('/api/config/instances')), 'the instance list');
+
+    read.variable_values['0'].shared_vars.where = 'rack-8';
+    await asAdmin('PUT', `/api/config/instances/${instance.id}`, { variable_values: read.variable_values });
+    const stored = await c.db('instances').where({ id: instance.id }).first('variable_values');
+    expect(stored.variable_values['0'].shared_vars).toEqual({ snmp_community: VAR_COMMUNITY, where: 'rack-8' });
+
+    // A mask that stands for another value, or sent where nothing is stored, would become the secret on the device.
+    const other = structuredClone(read.variable_values);
+    other['0'].shared_vars.snmp_community = '<secret:00000000>';
+    const refused = await c.request('PUT', `/api/config/instances/${instance.id}`, { token: org.token, body: { variable_values: other } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('SECRET_MASK_NOT_STORED');
+    expect(refused.body.error).toContain('variable_values.0.shared_vars.snmp_community');
+    const deploy = { stack_id: stack.id, name: 'masked', target_devices: [{ device_id: device.id }], variable_values: read.variable_values };
+    const masked = await c.request('POST', '/api/config/deployments', { token: org.token, body: deploy });
+    expect(masked.status, masked.text).toBe(400);
+    expect(masked.body.code).toBe('SECRET_MASK_NOT_STORED');
+    expect((await c.db('instances').where({ id: instance.id }).first('variable_values')).variable_values['0'].shared_vars.snmp_community).toBe(
+      VAR_COMMUNITY,
+    );
+  });
+});
+
 describe('a holder of configs.secrets', () => {
   it('reads the stored config with reveal=true, and nothing else changes', async () => {
     const revealed = (await asAdmin('GET', `/api/config/devices/${device.id}/configs/1?reveal=true`)).config_text as string;

@@ -31,7 +31,7 @@ export async function configRoutes(parent: FastifyInstance, { configs, snapshots
   const shownVersion = async (request: FastifyRequest, device_id: string, reveal: boolean | undefined, version: number | null) => {
     const me = caller(request);
     if (reveal !== true) return configs.version(me.orgId, device_id, version);
-    return configs.revealed(me, device_id, version === null ? 'latest version' : `version ${version}`, () =>
+    return configs.revealed(me, { device_id }, version === null ? 'latest version' : `version ${version}`, () =>
       configs.version(me.orgId, device_id, version, true),
     );
   };
@@ -142,7 +142,7 @@ export async function configRoutes(parent: FastifyInstance, { configs, snapshots
       const me = caller(request);
       const { device_id } = request.params;
       if (!reveal) return configs.diff(me.orgId, device_id, old_version, new_version);
-      return configs.revealed(me, device_id, `diff of versions ${old_version} and ${new_version}`, () =>
+      return configs.revealed(me, { device_id }, `diff of versions ${old_version} and ${new_version}`, () =>
         configs.diff(me.orgId, device_id, old_version, new_version, true),
       );
     },

@@ -59,6 +59,14 @@ export interface DeviceTextMask {
   text(text: string, format?: MaskFormat | string): DeviceText;
 }
 
+/** A device's text to show masked: a config, or with `diff` a unified diff of two of its configs. */
+export interface TextToMask {
+  deviceId: string;
+  text: string;
+  format: string | undefined;
+  diff?: boolean;
+}
+
 /** A failed job's result: every method fails with the job's error. */
 const NO_RESULT: BackupJobResult = { results: [], transcript: '' };
 const DEVICE_GONE: RecordedBackup = { ok: false, error: 'The device was deleted before its backup finished' };
@@ -234,8 +242,8 @@ export class ConfigService {
    * errors): its dialect's secret rules, then its profile's credentials (opened here, never
    * stored or returned) wherever they still appear. The rules are in config-secrets.ts.
    */
-  private async masker(facts: MaskingFacts | undefined): Promise<DeviceTextMask> {
-    const credentials: string[] = [];
+  private async masker(facts: MaskingFacts | undefined, alsoSecret: string[] = []): Promise<DeviceTextMask> {
+    const credentials: string[] = [...alsoSecret];
     for (const sealed of [facts?.password_enc, facts?.private_key_enc, facts?.enable_password_enc]) {
       if (!sealed) continue;
       try {
@@ -254,11 +262,11 @@ export class ConfigService {
   }
 
   /** masker() for many devices: devices of one profile and type share one, their credentials opened once. */
-  private maskers(): (facts: MaskingFacts | undefined) => Promise<DeviceTextMask> {
+  private maskers(alsoSecret: string[] = []): (facts: MaskingFacts | undefined) => Promise<DeviceTextMask> {
     const byFacts = new Map<string, Promise<DeviceTextMask>>();
     return (facts) => {
       const key = JSON.stringify(facts ?? null);
-      if (!byFacts.has(key)) byFacts.set(key, this.masker(facts));
+      if (!byFacts.has(key)) byFacts.set(key, this.masker(facts, alsoSecret));
       return byFacts.get(key)!;
     };
   }
@@ -314,25 +322,27 @@ export class ConfigService {
   }
 
   /**
-   * Dry runs' diffs as shown, in the order given: each masked by its device's one masker, as its
-   * stored configs are (its dialect's rules over each hunk side's text as a whole, then its
-   * credentials). One read of the devices' masking facts; a device that is gone gets every
-   * dialect's rules and no credentials.
+   * Device texts as shown, in the order given (a deployment's rendered configs and its dry runs'
+   * diffs): each masked by its device's one masker, as its stored configs are (its dialect's rules
+   * over the text, or over each hunk side's text as a whole for a diff, then its credentials). One
+   * read of the devices' masking facts; a device that is gone gets every dialect's rules and no
+   * credentials. `alsoSecret`: values masked wherever they appear, like credentials (a deployment's
+   * secret variables, which the config rules may not recognise where a template put them).
    */
-  async maskDiffs(orgId: string, diffs: { deviceId: string; diff: string; format: string | undefined }[]): Promise<string[]> {
-    if (diffs.length === 0) return [];
-    const facts = await this.store.maskingFactsOf(orgId, [...new Set(diffs.map((d) => d.deviceId))]);
-    const maskerOf = this.maskers();
+  async maskTexts(orgId: string, texts: TextToMask[], alsoSecret: string[] = []): Promise<string[]> {
+    if (texts.length === 0) return [];
+    const facts = await this.store.maskingFactsOf(orgId, [...new Set(texts.map((d) => d.deviceId))]);
+    const maskerOf = this.maskers(alsoSecret);
     return Promise.all(
-      diffs.map(async ({ deviceId, diff, format }) => {
+      texts.map(async ({ deviceId, text, format, diff }) => {
         const mask = await maskerOf(facts.get(deviceId));
-        return await mask.diff(diff, format);
+        return await (diff ? mask.diff(text, format) : mask(text, format));
       }),
     );
   }
 
   /** Reads raw text for a caller with configs.secrets (403 otherwise) and records that they did. */
-  async revealed<T>(me: AuthContext, deviceId: string, what: string, read: () => Promise<T>): Promise<T> {
+  async revealed<T>(me: AuthContext, subject: Record<string, string>, what: string, read: () => Promise<T>): Promise<T> {
     if (!me.permissions.includes('configs.secrets')) {
       throw appError(
         'FORBIDDEN',
@@ -345,7 +355,7 @@ export class ConfigService {
       orgId: me.orgId,
       userId: me.userId,
       username: me.username,
-      details: { device_id: deviceId, what },
+      details: { ...subject, what },
     });
     return shown;
   }

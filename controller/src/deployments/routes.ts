@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../auth/route-guard';
+import { RevealQuery } from '../configs/schemas';
 import { VARIABLE_VALUES_BODY_LIMIT } from '../stacks/schemas';
 import {
   Deployment,
@@ -21,7 +22,7 @@ const permission = 'devices.access' as const;
 /** Deployments under /api/config: create (201 pending), list, one with devices, logs, rollback. */
 export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { deployments } = app.services;
+  const { deployments, configs } = app.services;
 
   app.post(
     '/deployments',
@@ -62,11 +63,19 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'One deployment with its devices (one entry per device and service)',
+        description:
+          'The device secrets in rendered configs and dry-run diffs, and the values of variables whose name says they hold a secret (password, secret, key, community, token …), are masked as in stored configs unless reveal=true.',
         params: IdParams,
+        querystring: RevealQuery,
         response: { 200: DeploymentWithDevices, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => deployments.getWithDevices(caller(request).orgId, request.params.id),
+    async (request) => {
+      const me = caller(request);
+      const { id } = request.params;
+      if (request.query.reveal !== true) return deployments.getWithDevices(me.orgId, id);
+      return configs.revealed(me, { deployment_id: id }, 'deployment', () => deployments.getWithDevices(me.orgId, id, true));
+    },
   );
 
   app.get(

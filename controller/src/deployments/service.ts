@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { groupBy } from '../../../shared/src/group-by';
 import type { AuditService } from '../platform/audit-service';
 import type { AuthContext } from '../auth/auth-service';
-import type { ConfigService } from '../configs/service';
+import type { ConfigService, TextToMask } from '../configs/service';
 import { appError } from '../errors/app-error';
 import { PlatformStore } from '../platforms/store';
 import type { VariableValuesT } from '../stacks/schemas';
@@ -29,6 +29,15 @@ export interface DeploymentInput extends RunOptions {
 }
 
 const failed = (detail: string) => appError('STACK_RESOLUTION_FAILED', `Stack resolution failed: ${detail}`);
+
+/** What a device entry shows of its texts. */
+interface EntryShown {
+  device_id: string;
+  transport: string;
+  rendered_config: string;
+  config_format: string;
+  dry_run_diff: string | null;
+}
 
 /** The config format each deploy transport's dry run diffs. */
 const DIFF_FORMAT: Record<string, string> = { ssh: 'cli', netconf: 'xml', gnmi: 'json' };
@@ -229,9 +238,9 @@ export class DeploymentService {
     this.platforms = new PlatformStore(store.db);
   }
 
-  /** The organization's deployments, newest first. */
-  list(orgId: string, filter: { stack_id?: string; limit: number; offset: number }) {
-    return this.store.list(orgId, filter);
+  /** The organization's deployments, newest first, their secret variables masked. */
+  async list(orgId: string, filter: { stack_id?: string; limit: number; offset: number }) {
+    return (await this.store.list(orgId, filter)).map((d) => this.masked(d));
   }
 
   async get(orgId: string, id: string): Promise<DeploymentRow> {
@@ -240,29 +249,36 @@ export class DeploymentService {
     return deployment;
   }
 
-  /** One deployment with its device entries; a dry run's diffs masked like stored configs. */
-  async getWithDevices(orgId: string, id: string) {
+  /**
+   * One deployment with its device entries, shown as stored configs are: its secret variables,
+   * and the device secrets in its rendered configs and dry runs' diffs, masked; as stored for
+   * `reveal` (the caller's configs.secrets is checked by the route).
+   */
+  async getWithDevices(orgId: string, id: string, reveal = false) {
     const deployment = await this.get(orgId, id);
     const entries = await this.store.deviceEntries(id);
-    const masked = await this.maskedDiffs(orgId, entries);
-    const devices = entries.map(({ device_type: _type, ...entry }) => ({
-      ...entry,
-      dry_run_diff: masked.get(entry.device_id) ?? entry.dry_run_diff,
-    }));
-    return { ...deployment, devices };
+    const shown = reveal ? entries : await this.maskedEntries(orgId, entries, this.stacks.secrets.values(deployment.variable_values));
+    const devices = shown.map(({ device_type: _type, ...entry }) => entry);
+    return { ...(reveal ? deployment : this.masked(deployment)), devices };
+  }
+
+  private masked<T extends { variable_values: Record<string, unknown> }>(deployment: T): T {
+    return { ...deployment, variable_values: this.stacks.secrets.shown(deployment.variable_values) };
   }
 
   /**
-   * Each device's dry-run diff masked, by device id: a device has one diff however many entries
-   * (services) it has, and only devices with a diff are masked.
+   * Each entry's rendered config and each device's dry-run diff masked (a device has one diff
+   * however many entries, services, it has), with the deployment's secret variable values.
    */
-  private async maskedDiffs(orgId: string, entries: { device_id: string; transport: string; dry_run_diff: string | null }[]) {
-    const diffs = new Map<string, { deviceId: string; diff: string; format: string | undefined }>();
+  private async maskedEntries<E extends EntryShown>(orgId: string, entries: E[], alsoSecret: string[]): Promise<E[]> {
+    const diffs = new Map<string, TextToMask>();
     for (const e of entries) {
-      if (e.dry_run_diff) diffs.set(e.device_id, { deviceId: e.device_id, diff: e.dry_run_diff, format: DIFF_FORMAT[e.transport] });
+      if (e.dry_run_diff) diffs.set(e.device_id, { deviceId: e.device_id, text: e.dry_run_diff, format: DIFF_FORMAT[e.transport], diff: true });
     }
-    const masked = await this.configs.maskDiffs(orgId, [...diffs.values()]);
-    return new Map([...diffs.keys()].map((deviceId, i) => [deviceId, masked[i]]));
+    const configs = entries.map((e) => ({ deviceId: e.device_id, text: e.rendered_config, format: e.config_format }));
+    const masked = await this.configs.maskTexts(orgId, [...configs, ...diffs.values()], alsoSecret);
+    const diffOf = new Map([...diffs.keys()].map((deviceId, i) => [deviceId, masked[configs.length + i]]));
+    return entries.map((e, i) => ({ ...e, rendered_config: masked[i], dry_run_diff: diffOf.get(e.device_id) ?? e.dry_run_diff }));
   }
 
   /**

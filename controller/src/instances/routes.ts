@@ -26,7 +26,7 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
         response: { 200: Type.Array(Instance), ...errorResponses(400, 401, 403) },
       },
     },
-    async (request) => instances.store.list(caller(request).orgId, request.query.limit ?? 100, request.query.offset ?? 0),
+    async (request) => instances.list(caller(request).orgId, request.query.limit ?? 100, request.query.offset ?? 0),
   );
 
   app.post(
@@ -41,7 +41,7 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
         response: { 201: Instance, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request, reply) => reply.code(201).send(await instances.create(caller(request), request.body)),
+    async (request, reply) => reply.code(201).send(instances.shown(await instances.create(caller(request), request.body))),
   );
 
   app.get(
@@ -50,7 +50,7 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
       config: { permission },
       schema: { tags, summary: 'One instance', params: IdParams, response: { 200: Instance, ...errorResponses(400, 401, 403, 404) } },
     },
-    async (request) => instances.get(caller(request).orgId, request.params.id),
+    async (request) => instances.shown(await instances.get(caller(request).orgId, request.params.id)),
   );
 
   app.put(
@@ -66,7 +66,7 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
         response: { 200: Instance, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => instances.update(caller(request), request.params.id, request.body),
+    async (request) => instances.shown(await instances.update(caller(request), request.params.id, request.body)),
   );
 
   app.delete(

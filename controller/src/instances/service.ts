@@ -24,10 +24,20 @@ export class InstanceService {
     private readonly audit: AuditService,
   ) {}
 
+  /** The instance as stored (to deploy it). */
   async get(orgId: string, id: string): Promise<InstanceRow> {
     const instance = await this.store.find(orgId, id);
     if (!instance) throw appError('INSTANCE_NOT_FOUND');
     return instance;
+  }
+
+  /** An instance as the API shows it: its secret variables masked. */
+  shown(instance: InstanceRow): InstanceRow {
+    return { ...instance, variable_values: this.stacks.secrets.shown(instance.variable_values) };
+  }
+
+  async list(orgId: string, limit: number, offset: number): Promise<InstanceRow[]> {
+    return (await this.store.list(orgId, limit, offset)).map((i) => this.shown(i));
   }
 
   /** The stack and devices must be the organization's; rendering waits for the deploy. */
@@ -49,6 +59,7 @@ export class InstanceService {
 
   async create(me: AuthContext, input: Required<Pick<InstanceInput, 'stack_id' | 'name' | 'target_devices'>> & InstanceInput): Promise<InstanceRow> {
     await this.check(me.orgId, input);
+    this.stacks.secrets.refuseMasks(input.variable_values, 'variable_values');
     const instance = await this.store.insert({
       org_id: me.orgId,
       stack_id: input.stack_id,
@@ -63,14 +74,15 @@ export class InstanceService {
   }
 
   async update(me: AuthContext, id: string, input: InstanceInput): Promise<InstanceRow> {
-    await this.get(me.orgId, id);
+    const stored = await this.get(me.orgId, id);
     await this.check(me.orgId, input);
     const fields: Record<string, unknown> = {};
     if (input.stack_id !== undefined) fields.stack_id = input.stack_id;
     if (input.name !== undefined) fields.name = input.name.trim();
     if (input.description !== undefined) fields.description = input.description;
     if (input.target_devices !== undefined) fields.target_devices = input.target_devices.map((t) => ({ device_id: t.device_id }));
-    if (input.variable_values !== undefined) fields.variable_values = input.variable_values;
+    if (input.variable_values !== undefined)
+      fields.variable_values = this.stacks.secrets.kept(input.variable_values, stored.variable_values, 'variable_values');
     const instance = await this.store.update(me.orgId, id, fields);
     if (!instance) throw appError('INSTANCE_NOT_FOUND');
     await this.audit.byActor(me, 'instance.updated', { instance_id: id, fields: Object.keys(input) });

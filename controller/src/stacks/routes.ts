@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { IdParams, errorResponses } from '../http/schemas';
 import { caller } from '../auth/route-guard';
+import { RevealQuery } from '../configs/schemas';
 import {
   RenderJob,
   ResolveBody,
@@ -28,7 +29,7 @@ function variableValuesOf(body: Record<string, unknown> | undefined): VariableVa
 /** Stacks under /api/config: CRUD, render (nothing pushed) and resolve-variables. */
 export async function stackRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { stacks } = app.services;
+  const { stacks, configs } = app.services;
 
   app.get(
     '/stacks',
@@ -36,7 +37,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
       config: { permission },
       schema: { tags, summary: 'List stacks', querystring: StackQuery, response: { 200: Type.Array(Stack), ...errorResponses(400, 401, 403) } },
     },
-    async (request) => stacks.store.list(caller(request).orgId, request.query.limit ?? 100, request.query.offset ?? 0),
+    async (request) => stacks.list(caller(request).orgId, request.query.limit ?? 100, request.query.offset ?? 0),
   );
 
   app.post(
@@ -50,7 +51,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
         response: { 201: Stack, ...errorResponses(400, 401, 403) },
       },
     },
-    async (request, reply) => reply.code(201).send(await stacks.create(caller(request), request.body)),
+    async (request, reply) => reply.code(201).send(stacks.shown(await stacks.create(caller(request), request.body))),
   );
 
   app.get(
@@ -59,7 +60,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
       config: { permission },
       schema: { tags, summary: 'One stack', params: IdParams, response: { 200: Stack, ...errorResponses(400, 401, 403, 404) } },
     },
-    async (request) => stacks.get(caller(request).orgId, request.params.id),
+    async (request) => stacks.shown(await stacks.get(caller(request).orgId, request.params.id)),
   );
 
   app.put(
@@ -74,7 +75,7 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
         response: { 200: Stack, ...errorResponses(400, 401, 403, 404) },
       },
     },
-    async (request) => stacks.update(caller(request), request.params.id, request.body),
+    async (request) => stacks.shown(await stacks.update(caller(request), request.params.id, request.body)),
   );
 
   app.delete(
@@ -102,16 +103,28 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
       schema: {
         tags,
         summary: 'Render every service for its devices; nothing is pushed',
+        description:
+          "The device secrets in the rendered configs, and the stack's secret default variables (names with password, secret, key, community, " +
+          'token …) wherever they appear, are masked as in stored configs unless reveal=true.',
         params: IdParams,
+        querystring: RevealQuery,
         body: StackRenderBody,
         response: { 200: Type.Object({ jobs: Type.Array(RenderJob) }), ...errorResponses(400, 401, 403, 404, 413) },
       },
     },
     async (request) => {
-      const orgId = caller(request).orgId;
-      const stack = await stacks.get(orgId, request.params.id);
-      const jobs = await stacks.resolve(orgId, stack, variableValuesOf(request.body as Record<string, unknown> | undefined));
-      return { jobs };
+      const me = caller(request);
+      const stack = await stacks.get(me.orgId, request.params.id);
+      const render = () => stacks.resolve(me.orgId, stack, variableValuesOf(request.body as Record<string, unknown> | undefined));
+      if (request.query.reveal === true) return { jobs: await configs.revealed(me, { stack_id: stack.id }, 'stack render', render) };
+      const jobs = await render();
+      const defaults = stacks.secrets.values(stack.services.map((s) => s.variables ?? {}));
+      const shown = await configs.maskTexts(
+        me.orgId,
+        jobs.map((j) => ({ deviceId: j.device_id, text: j.rendered_config, format: j.config_format })),
+        defaults,
+      );
+      return { jobs: jobs.map((j, i) => ({ ...j, rendered_config: shown[i] })) };
     },
   );
 

@@ -9,6 +9,7 @@ import { targetProblem } from '../templates/target-path';
 import { missingRequired, quoteNames } from '../templates/variables';
 import { lookupValue, serviceLookups, type Lookup } from './lookups';
 import type { VariableValuesT } from './schemas';
+import type { SecretVariables } from './secret-variables';
 import { type StackStore, type StackDevice, type StackRow, type StackService } from './store';
 
 export interface StackInput {
@@ -58,12 +59,24 @@ export class StacksService {
     readonly store: StackStore,
     private readonly audit: AuditService,
     private readonly templates: TemplateService,
+    /** How the stacks, instances and deployments show their secret variables. */
+    readonly secrets: SecretVariables,
   ) {}
 
+  /** The stack as stored (to render it). */
   async get(orgId: string, id: string): Promise<StackRow> {
     const stack = await this.store.find(orgId, id);
     if (!stack) throw appError('STACK_NOT_FOUND');
     return stack;
+  }
+
+  /** A stack as the API shows it: its services' secret default variables masked. */
+  shown(stack: StackRow): StackRow {
+    return { ...stack, services: stack.services.map((s) => (s.variables ? { ...s, variables: this.secrets.shown(s.variables) } : s)) };
+  }
+
+  async list(orgId: string, limit: number, offset: number): Promise<StackRow[]> {
+    return (await this.store.list(orgId, limit, offset)).map((s) => this.shown(s));
   }
 
   private normalizeServices(services: NonNullable<StackInput['services']>): StackService[] {
@@ -93,7 +106,7 @@ export class StacksService {
       org_id: me.orgId,
       name: input.name.trim(),
       description: input.description ?? '',
-      services: this.normalizeServices(input.services),
+      services: this.keptSecrets(this.normalizeServices(input.services), []),
       atomic: input.atomic ?? true,
       shared: input.shared ?? false,
       variable_config: input.variable_config ?? {},
@@ -110,7 +123,7 @@ export class StacksService {
     if (input.description !== undefined) fields.description = input.description;
     if (input.services !== undefined) {
       await this.assertTemplates(me.orgId, input.services);
-      fields.services = this.normalizeServices(input.services);
+      fields.services = this.keptSecrets(this.normalizeServices(input.services), (await this.get(me.orgId, id)).services);
     }
     if (input.atomic !== undefined) fields.atomic = input.atomic;
     if (input.shared !== undefined) fields.shared = input.shared;
@@ -119,6 +132,13 @@ export class StacksService {
     if (!stack) throw appError('STACK_NOT_FOUND');
     await this.audit.byActor(me, 'stack.updated', { stack_id: id, fields: Object.keys(input) });
     return stack;
+  }
+
+  /** Services whose secret defaults were sent back still masked get the stored values again (SecretVariables.kept). */
+  private keptSecrets(services: StackService[], stored: StackService[]): StackService[] {
+    return services.map((s, i) =>
+      s.variables ? { ...s, variables: this.secrets.kept(s.variables, stored[i]?.variables, `services.${i}.variables`) } : s,
+    );
   }
 
   async delete(me: AuthContext, id: string): Promise<void> {
@@ -197,6 +217,8 @@ export class StacksService {
    * Throws 400 "Stack resolution failed: …".
    */
   async resolve(orgId: string, stack: StackRow, values: VariableValuesT, targetDevices?: string[]): Promise<ResolvedJob[]> {
+    // A mask copied from a record shown masked would be pushed to the devices as the secret.
+    this.secrets.refuseMasks(values, 'variable_values');
     const planned = await this.plan(orgId, stack, values, targetDevices);
     refuseMissing(planned);
     refuseWholeConfigTargets(planned);

@@ -10567,10 +10567,16 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Render every service for its devices; nothing is pushed */
+        /**
+         * Render every service for its devices; nothing is pushed
+         * @description The device secrets in the rendered configs, and the stack's secret default variables (names with password, secret, key, community, token …) wherever they appear, are masked as in stored configs unless reveal=true.
+         */
         post: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as <secret:xxxxxxxx>, a keyed hash stable across versions. */
+                    reveal?: boolean;
+                };
                 header?: never;
                 path: {
                     id: string;
@@ -11146,10 +11152,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One deployment with its devices (one entry per device and service) */
+        /**
+         * One deployment with its devices (one entry per device and service)
+         * @description The device secrets in rendered configs and dry-run diffs, and the values of variables whose name says they hold a secret (password, secret, key, community, token …), are masked as in stored configs unless reveal=true.
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description true: the config as stored, the device's secrets unmasked (permission configs.secrets; audited). Default: each secret shown as <secret:xxxxxxxx>, a keyed hash stable across versions. */
+                    reveal?: boolean;
+                };
                 header?: never;
                 path: {
                     id: string;

@@ -22,6 +22,14 @@ export const deploymentsErrors = {
     message: 'Render error',
     doc: 'The template does not parse or does not render with the variables given; the message names the line and the cause.',
   },
+  SECRET_MASK_NOT_STORED: {
+    status: 400,
+    message: 'A secret variable holds a mask that is not its stored value',
+    doc:
+      'Variables whose name says they hold a secret (password, secret, key, community, token, psk …) are shown as <secret:xxxxxxxx> masks ' +
+      'in stacks, instances and deployments. A mask sent back where the stored value has that mask keeps the stored value (so a record ' +
+      'read, edited and saved keeps its secrets); anywhere else it would store the mask itself: send the value. The message names the variable.',
+  },
   REQUIRED_VARIABLE_MISSING: {
     status: 400,
     message: 'A required template variable is missing',
