@@ -64,7 +64,8 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
         tags,
         summary: 'One deployment with its devices (one entry per device and service)',
         description:
-          'The device secrets in rendered configs and dry-run diffs, and the values of variables whose name says they hold a secret (password, secret, key, community, token …), are masked as in stored configs unless reveal=true.',
+          'The device secrets in rendered configs and dry-run diffs, and the values of variables whose name says they hold a secret ' +
+          '(password, secret, key, community, token …), are masked as in stored configs unless reveal=true.',
         params: IdParams,
         querystring: RevealQuery,
         response: { 200: DeploymentWithDevices, ...errorResponses(400, 401, 403, 404) },
