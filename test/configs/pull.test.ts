@@ -101,7 +101,8 @@ describe('POST /api/config/devices/:device_id/pull', () => {
     const before = edge.config();
     const lines = before.split('\n');
     const removed = lines.find((l) => l.startsWith('hostname'))!;
-    edge.setConfig(before.replace(removed, 'hostname edge-1-renamed') + 'banner motd ^C maintenance window ^C\n');
+    // The banner goes before the final `end`, where IOS prints it: a config after its `end` reads as a pull cut short.
+    edge.setConfig(before.replace(removed, 'hostname edge-1-renamed').replace(/^end\n$/m, 'banner motd ^C maintenance window ^C\nend\n'));
     const res = await pull(edgeId); // default method both: structured skipped, no transport on the profile
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ cli: true, structured: false });

@@ -361,7 +361,8 @@ describe('fault modes and limits', () => {
 
   it('very slow output in tiny chunks (split UTF-8, split prompts) is reassembled exactly', async () => {
     const dev = await device({ hostname: 'f-slow', configScale: 2, faults: { slowOutput: { chunkBytes: 7, intervalMs: 1 } } });
-    dev.setConfig(`${dev.config()}interface Gi0/9\n description Zürich – façade ✓\n!\n`);
+    // Before the final `end`, where IOS prints it: a config after its `end` reads as one cut short.
+    dev.setConfig(dev.config().replace(/^end\n$/m, 'interface Gi0/9\n description Zürich – façade ✓\n!\nend\n'));
     const cfg = await withSession(dev, (s) => s.fetchConfig());
     expect(cfg.text).toBe(dev.config());
     expect(cfg.text).toContain('Zürich – façade ✓');

@@ -1,13 +1,14 @@
 /**
  * The SSH CLI driver changing configurations against the simulator: apply() in configuration
  * mode per dialect (enter, lines, error markers, commit, leave) and restore() with replace
- * semantics (SCP + configure replace, or commit replace), checked on the simulator's own config.
+ * semantics (SCP + configure replace, or SCP + load + commit replace), checked on the simulator's
+ * own config; and configurations cut short, refused both as a pull and as a backup to put back.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { sshCliDriver } from '../../agent/src/drivers/ssh';
+import { sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
 import { getDialect } from '../../agent/src/drivers/ssh/dialects';
 import { DriverError, type ConfigChange } from '../../agent/src/drivers/types';
-import { sshTarget, startSshDevice, type SimSshDevice } from '../sim/ssh';
+import { sshTarget, startSshDevice, type SimSshDevice, type SshDeviceOptions } from '../sim/ssh';
 
 const CREDS = { username: 'admin', password: 'sim-pass', enable_password: 'sim-enable' };
 const DEVICE = { username: 'admin', password: 'sim-pass', enablePassword: 'sim-enable', configScale: 4 };
@@ -17,8 +18,8 @@ afterAll(async () => {
   await Promise.all(started.map((d) => d.close()));
 });
 
-async function device(dialect: string, hostname: string): Promise<SimSshDevice> {
-  const dev = await startSshDevice({ ...DEVICE, dialect, hostname });
+async function device(dialect: string, hostname: string, more: SshDeviceOptions = {}): Promise<SimSshDevice> {
+  const dev = await startSshDevice({ ...DEVICE, dialect, hostname, ...more });
   started.push(dev);
   return dev;
 }
@@ -85,6 +86,8 @@ describe('errors', () => {
     expect(refuses('vendor_nxos', 'ERROR: VLAN 4094 is reserved for internal use')).toBe(true);
     expect(refuses('vendor_ios', '% 10.1.1.0 overlaps with GigabitEthernet0/1')).toBe(true);
     expect(refuses('vendor_eos', '% Unavailable command (not supported on this hardware platform)')).toBe(true);
+    // A PAN-OS commit whose validation failed ends so (after the reasons, which have no common form).
+    expect(refuses('vendor_panos', 'Commit failed')).toBe(true);
     // A banner's own text is not a refusal.
     expect(refuses('vendor_ios', '% Authorized access only')).toBe(false);
   });
@@ -168,5 +171,132 @@ describe('errors', () => {
     } finally {
       await f.close();
     }
+  });
+});
+
+/** A session to `dev` for `fn`, always closed. */
+async function withSession<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Promise<T>): Promise<T> {
+  const s = await sshCliDriver.open(sshTarget(dev, CREDS));
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+const XR_FILE = 'harddisk:/switchboard-restore.cfg';
+
+describe('XR-like restore: the backup copied over SCP and loaded, never typed', () => {
+  it('a `?` and a tab in a description come back exactly; only load, commit replace and end are typed', async () => {
+    const dev = await device('vendor_xr', 'xr-help');
+    dev.setConfig(dev.config().replace(/^ description \S+$/m, ' description what? now\there'));
+    const original = dev.config();
+    expect(original).toContain(' description what? now\there\n');
+    await withSession(dev, async (s) => {
+      const backup = await s.fetchConfig();
+      expect(backup.text).toBe(original);
+      await s.apply([cli('interface GigabitEthernet0/0/0/0\n description changed\nexit\nntp server 192.0.2.5')]);
+      expect(dev.config()).not.toBe(original);
+      const typed = dev.configLog.length;
+
+      await s.restore(backup);
+      expect(dev.config()).toBe(original);
+      expect(dev.files.get(XR_FILE)).toBe(backup.text);
+      expect(dev.configLog.slice(typed)).toEqual([`load ${XR_FILE}`, 'commit replace', 'end']);
+      expect((await s.fetchConfig()).text).toBe(original);
+    });
+  });
+
+  it('the simulator takes a typed `?` for help and a tab for completion, as the CLI does (why typing a backup back in was unsafe)', async () => {
+    const dev = await device('vendor_xr', 'xr-typed');
+    await withSession(dev, async (s) => {
+      await s.apply([cli('interface GigabitEthernet0/0/0/1\n description what? now\there\nexit')]);
+      expect(dev.config()).toContain(' description what nowhere\n');
+      expect(dev.config()).not.toContain('?');
+    });
+  });
+
+  it("a backup the device cannot load: the load's error, `abort`, nothing changed", async () => {
+    const dev = await device('vendor_xr', 'xr-badload');
+    const original = dev.config();
+    await withSession(dev, async (s) => {
+      const backup = await s.fetchConfig();
+      const err = await s.restore({ ...backup, text: backup.text.replace(/^end$/m, 'frobnicate the widgets\nend') }).catch((e: unknown) => e);
+      expect((err as DriverError).kind).toBe('device');
+      expect((err as DriverError).message).toMatch(
+        new RegExp(`rejected 'load ${XR_FILE}': Syntax/Authorization errors in one or more commands\\.!! CONFIGURATION FAILED`),
+      );
+      expect(dev.configLog.slice(-2)).toEqual([`load ${XR_FILE}`, 'abort']);
+      expect(dev.config()).toBe(original);
+      expect(await s.run('show version')).toContain('xr-badload uptime is');
+    });
+  });
+});
+
+describe('a configuration cut short', () => {
+  const CUT: Record<string, RegExp> = {
+    vendor_ios: /it does not end with the line 'end' that ends every complete one/,
+    vendor_eos: /it does not end with the line 'end' that ends every complete one/,
+    vendor_xr: /it does not end with the line 'end' that ends every complete one/,
+    vendor_junos: /\d block\(s\) are still open at its end|its last statement ends without '\}' or ';'/,
+  };
+  for (const [dialect, why] of Object.entries(CUT)) {
+    it(`${dialect}: a pull whose output stopped half-way, prompt and all, fails rather than become a backup`, async () => {
+      const dev = await device(dialect, `cut-${dialect.slice(7)}`, { configScale: 8, faults: { cutOutput: true } });
+      await withSession(dev, async (s) => {
+        const err = await s.fetchConfig().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(DriverError);
+        expect((err as DriverError).kind).toBe('device');
+        expect((err as DriverError).message).toMatch(
+          new RegExp(`the configuration '.+' returned looks cut short: (${why.source}); not taken as a backup$`),
+        );
+        // Not a broken session: the device answered, only not all of it.
+        expect(await s.run('show version')).toBeTruthy();
+      });
+    });
+  }
+
+  for (const dialect of ['vendor_ios', 'vendor_xr', 'vendor_junos']) {
+    it(`${dialect}: restore refuses a backup cut short before it copies, types or changes anything`, async () => {
+      const dev = await device(dialect, `half-${dialect.slice(7)}`);
+      const original = dev.config();
+      await withSession(dev, async (s) => {
+        const backup = await s.fetchConfig();
+        const lines = backup.text.split('\n');
+        const half = { ...backup, text: lines.slice(0, Math.floor(lines.length / 2)).join('\n') + '\n' };
+        const logged = dev.configLog.length;
+        const err = await s.restore(half).catch((e: unknown) => e);
+        expect((err as DriverError).kind).toBe('device');
+        expect((err as DriverError).message).toMatch(
+          new RegExp(
+            `: the backup looks truncated \\((${CUT[dialect].source})\\); nothing was changed: ` +
+              'replacing the configuration with it would remove everything after the cut$',
+          ),
+        );
+        expect(dev.files.size).toBe(0);
+        expect(dev.configLog.length).toBe(logged);
+        expect(dev.config()).toBe(original);
+        // The whole backup is put back as ever.
+        await s.restore(backup);
+        expect(dev.config()).toBe(original);
+      });
+    });
+  }
+
+  it('Junos-like: braces in quoted strings, comments and annotations do not count; a text cut inside a block or a line does', () => {
+    const check = getDialect('vendor_junos').truncated!;
+    expect(check(['system {', '    host-name "a { b";', '    /* note } */', '    login { # a comment {', '    }', '}'])).toBeUndefined();
+    expect(check(['/* a', '   } */', 'version 1;'])).toBeUndefined();
+    // `/*` and `#` inside a word are not comments.
+    expect(check(['groups {', '    interface ge-0/0/* {', '        description a#b;', '    }', '}'])).toBeUndefined();
+    expect(check(['system {', '    host-name r1;'])).toBe('1 block(s) are still open at its end');
+    expect(check(['system {', '}', 'protocols'])).toBe("its last statement ends without '}' or ';'");
+    expect(check(['}'])).toBe("a '}' closes a block that was never opened");
+  });
+
+  it('IOS-like dialects need the final `end`; NX-OS, whose show running-config has no end mark, and generic CLIs are not checked', () => {
+    expect(getDialect('vendor_xe').truncated!(['hostname r1', 'end'])).toBeUndefined();
+    expect(getDialect('vendor_xe').truncated!(['hostname r1', 'interface Gi1'])).toMatch(/does not end with the line 'end'/);
+    for (const t of ['vendor_nxos', 'generic', 'custom', 'vendor_panos', 'vendor_fw']) expect(getDialect(t).truncated, t).toBeUndefined();
   });
 });

@@ -4,8 +4,8 @@
  */
 import { afterAll, expect } from 'vitest';
 import { sshCliDriver, type SshCliSessionApi } from '../../agent/src/drivers/ssh';
-import type { ConfigChange } from '../../agent/src/drivers/types';
-import { sshTarget, startSshDevice, type SimSshDevice } from '../sim/ssh';
+import type { ConfigChange, DeviceCredentials } from '../../agent/src/drivers/types';
+import { sshTarget, startSshDevice, type SimSshDevice, type SshDeviceOptions } from '../sim/ssh';
 
 const CREDS = { username: 'admin', password: 'sim-pass' };
 
@@ -16,13 +16,15 @@ export function pushHarness(dialect: string) {
     await Promise.all(started.map((d) => d.close()));
   });
   return {
-    async device(hostname: string): Promise<SimSshDevice> {
-      const dev = await startSshDevice({ dialect, hostname, ...CREDS, configScale: 3 });
+    /** `more`: other options of the simulated device (more accounts, say). */
+    async device(hostname: string, more: SshDeviceOptions = {}): Promise<SimSshDevice> {
+      const dev = await startSshDevice({ dialect, hostname, ...CREDS, configScale: 3, ...more });
       started.push(dev);
       return dev;
     },
-    async session<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Promise<T>): Promise<T> {
-      const s = await sshCliDriver.open(sshTarget(dev, CREDS));
+    /** A session as the harness's account, or as `as` (another account of the device). */
+    async session<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Promise<T>, as: DeviceCredentials = CREDS): Promise<T> {
+      const s = await sshCliDriver.open(sshTarget(dev, as));
       try {
         return await fn(s);
       } finally {

@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { CiscoConfigEditor } from './config-edit';
 import { FortiosBlocks } from './fortios-config';
 import { JunosConfigMode, type JunosDatabase, type JunosReply } from './junos-config';
+import { PanosConfigMode, type PanosCandidate } from './panos-config';
 import type { Mode, Persona } from './personas';
 
 export interface SshFaults {
@@ -16,6 +17,12 @@ export interface SshFaults {
   hang?: boolean;
   /** The connection is dropped halfway through the first long output (≥ 1 KiB). */
   disconnectMidOutput?: boolean;
+  /**
+   * Every long output (≥ 1 KiB) stops after the line that ends its first half and the prompt
+   * comes back: a show the device interrupted, which the client cannot tell from a whole one but
+   * by its content.
+   */
+  cutOutput?: boolean;
   /** Output trickles: `chunkBytes` bytes every `intervalMs`. */
   slowOutput?: { chunkBytes: number; intervalMs: number };
   /** 'shell': binary and ANSI noise instead of a CLI; 'transport': noise right after the SSH version line. */
@@ -69,6 +76,8 @@ export interface SimDeviceState {
   now(): Date;
   /** Junos-like devices: the shared candidate and the commit history (made by the first configure). */
   junos?: JunosDatabase;
+  /** PAN-OS-like devices: the candidate's pending changes of every administrator (made by the first configure). */
+  panos?: PanosCandidate;
 }
 
 const registry = new Map<string, Map<string, SimCommand>>();
@@ -232,6 +241,8 @@ export class CliShellSession {
   private readonly junos?: JunosConfigMode;
   /** FortiOS-like: no config mode, `config …` blocks opened at the top-level prompt; undefined for the other CLIs. */
   private readonly forti?: FortiosBlocks;
+  /** PAN-OS-like config mode (set/delete/commit on a candidate shared by the administrators); undefined for the other CLIs. */
+  private readonly panos?: PanosConfigMode;
   private loading?: { lines: string[]; finish: (text: string) => string };
 
   constructor(
@@ -239,11 +250,14 @@ export class CliShellSession {
     private readonly out: OutputWriter,
     /** Ends the channel (exit) or the whole connection (disconnect fault). */
     private readonly hangup: (how: 'exit' | 'drop') => void,
+    /** The account this shell logged in with (the prompt's `user@`, PAN-OS's administrator). */
+    private readonly user: string = dev.username,
   ) {
     this.persona = dev.persona;
     this.mode = this.persona.startMode;
     if (this.persona.deviceType === 'vendor_junos') this.junos = new JunosConfigMode(dev);
     if (this.persona.deviceType === 'vendor_fw') this.forti = new FortiosBlocks(dev);
+    if (this.persona.deviceType === 'vendor_panos') this.panos = new PanosConfigMode(dev, user);
   }
 
   start(): void {
@@ -290,6 +304,8 @@ export class CliShellSession {
         if (this.line !== '') this.loading!.lines.push(this.line);
         this.line = '';
         this.endLoad();
+      } else if ((ch === '?' || ch === '\t') && this.state === 'line' && this.persona.lineHelp !== undefined) {
+        this.helpKey(ch);
       } else if (ch === '\x1a' && this.mode === 'config') {
         this.line = '';
         this.out.write('^Z\n');
@@ -302,6 +318,16 @@ export class CliShellSession {
     }
   }
 
+  /**
+   * The line editor's keys an IOS-like CLI acts on at once instead of taking them into the line:
+   * `?` prints help and the line again, a tab completes the word (here: nothing to complete, a
+   * bell). Why a configuration is never typed back into such a CLI: it would lose both.
+   */
+  private helpKey(ch: string): void {
+    if (ch === '\t') return this.out.write('\x07');
+    this.out.write(`?\n${this.persona.lineHelp}\n${this.promptText()}${this.line}`);
+  }
+
   /** Runs one command non-interactively (SSH exec channel): privileged, no pager. */
   runOnce(line: string): string {
     this.mode = 'priv';
@@ -311,7 +337,7 @@ export class CliShellSession {
 
   private promptText(): string {
     const p = this.persona;
-    return p.prompt(this.dev.hostname, this.dev.username, this.mode, this.context.at(-1) ?? '');
+    return p.prompt(this.dev.hostname, this.user, this.mode, this.context.at(-1) ?? '');
   }
 
   private prompt(): void {
@@ -435,6 +461,7 @@ export class CliShellSession {
       this.leaveConfig();
       return this.prompt();
     }
+    if (this.panos) return this.panosLine(line);
     if (EDITABLE.has(p.deviceType)) {
       if (this.stalls()) return;
       if (this.editLine(raw, line)) return;
@@ -459,6 +486,12 @@ export class CliShellSession {
   private junosLine(line: string): void {
     if (this.stalls()) return;
     this.junosReply(this.junos!.line(line, this.promptText().length));
+  }
+
+  /** PAN-OS-like config mode: the line goes to the shared candidate (see panos-config.ts). */
+  private panosLine(line: string): void {
+    if (this.stalls()) return;
+    this.reply(this.panos!.line(line) ?? this.persona.error(line, this.promptText().length));
   }
 
   /** FortiOS-like: the line goes to the open blocks (see fortios-config.ts); the prompt shows the innermost. */
@@ -511,11 +544,13 @@ export class CliShellSession {
 
   /**
    * IOS-like config mode that changes the running config (or the candidate of a commit CLI).
-   * Returns true when it has answered the line itself (errors, commit, abort).
+   * Returns true when it has answered the line itself (errors, commit, abort, load).
    */
   private editLine(raw: string, line: string): boolean {
     const p = this.persona;
     const committing = COMMITTING.has(p.deviceType);
+    const load = /^load\s+(\S+)$/.exec(line);
+    if (committing && load) return (this.loadFile(load[1]), true);
     if (committing && (line === 'commit' || line === 'commit replace' || line === 'abort')) {
       if (line === 'abort') {
         this.leaveConfig();
@@ -542,24 +577,54 @@ export class CliShellSession {
       };
       return true;
     }
-    const editor = this.candidate ?? (this.candidate = CiscoConfigEditor.parse(this.dev.getBody()));
+    if (this.take(raw)) return false;
+    this.reply(p.error(line, this.promptText().length));
+    return true;
+  }
+
+  /**
+   * One line into the candidate (a commit CLI, which also keeps it for `commit replace`) or the
+   * running config; false when the CLI does not know it. An indented line (pasted or loaded
+   * config) belongs to the block above it; others are checked by keyword.
+   */
+  private take(raw: string): boolean {
+    const line = raw.trim();
+    const editor = (this.candidate ??= CiscoConfigEditor.parse(this.dev.getBody()));
     if (line === '' || line.startsWith('!') || line === 'exit') {
       editor.apply(line, { opensBlock: false, inSubMode: false });
-      if (committing) this.typed.push(raw.trimEnd());
-      return false;
+    } else {
+      const indented = /^\s/.test(raw);
+      const inSub = indented ? editor.hasBlock() : this.context.length > 1 && CiscoConfigEditor.subLine(line);
+      if (!indented && !CiscoConfigEditor.known(line, inSub)) return false;
+      if (this.context.length > 1 && !inSub && !OPENS_BLOCK.test(line)) this.context.splice(1);
+      editor.apply(line, { opensBlock: OPENS_BLOCK.test(line), inSubMode: inSub });
     }
-    // An indented line (pasted config) belongs to the block above it; others are checked by keyword.
-    const indented = /^\s/.test(raw);
-    const inSub = indented ? editor.hasBlock() : this.context.length > 1 && CiscoConfigEditor.subLine(line);
-    if (!indented && !CiscoConfigEditor.known(line, inSub)) {
-      this.reply(p.error(line, this.promptText().length));
-      return true;
-    }
-    if (this.context.length > 1 && !inSub && !OPENS_BLOCK.test(line)) this.context.splice(1);
-    editor.apply(line, { opensBlock: OPENS_BLOCK.test(line), inSubMode: inSub });
-    if (committing) this.typed.push(raw.trimEnd());
+    if (COMMITTING.has(this.persona.deviceType)) this.typed.push(raw.trimEnd());
     else this.dev.setBody(editor.text());
-    return false;
+    return true;
+  }
+
+  /**
+   * XR-like `load <file>` in configuration mode: the file's lines up to its `end` go into the
+   * candidate as they are (nothing is typed, so `?` and tabs stay text); lines the CLI does not
+   * know are listed as XR lists them, the others are loaded.
+   */
+  private loadFile(file: string): void {
+    const text = this.dev.files.get(file);
+    if (text === undefined) return this.reply(`%Error opening ${file} (No such file or directory)\n`);
+    const refused: string[] = [];
+    for (const raw of text.replace(/\n$/, '').split('\n')) {
+      if (raw.trim() === 'end') break;
+      if (!this.take(raw)) refused.push(`${raw.trim()}\n!!% Invalid input detected at '^' marker.\n`);
+    }
+    const bytes = Buffer.byteLength(text);
+    let said = `Loading.\n${bytes} bytes parsed in 1 sec (${bytes})bytes/sec\n`;
+    if (refused.length > 0) {
+      said +=
+        'Syntax/Authorization errors in one or more commands.!! CONFIGURATION FAILED DUE TO SYNTAX/AUTHORIZATION ERRORS\n' +
+        `${refused.join('')}\nPlease use "show configuration failed load [detail]" to view the errors\n`;
+    }
+    this.reply(said);
   }
 
   /** `configure replace <file> [option …]`: the file becomes the running config; an option this CLI lacks is refused. */
@@ -574,6 +639,7 @@ export class CliShellSession {
 
   /** Command output through the pager and the output faults, then the prompt. */
   private reply(text: string): void {
+    if (this.dev.faults.cutOutput && text.length >= 1024) text = text.slice(0, text.lastIndexOf('\n', text.length / 2) + 1);
     if (this.dev.faults.disconnectMidOutput && text.length >= 1024) {
       this.out.write(text.slice(0, Math.floor(text.length / 2)));
       this.state = 'closed';

@@ -21,6 +21,8 @@ export interface SshDeviceOptions {
   hostname?: string;
   username?: string;
   password?: string;
+  /** More accounts (name → password), e.g. a second administrator of a shared PAN-OS candidate. */
+  users?: Record<string, string>;
   /** Enable asks for this password; undefined = enable without a password. */
   enablePassword?: string;
   /** OpenSSH public key lines accepted for publickey auth. */
@@ -117,6 +119,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
   const hostname = opts.hostname ?? 'sim-1';
   const username = opts.username ?? 'admin';
   const password = opts.password ?? 'admin';
+  const accounts = new Map(Object.entries({ ...opts.users, [username]: password }));
   const methods: SshAuthMethod[] = opts.authMethods ?? ['password', 'publickey', 'keyboard-interactive'];
   const keys = parsePublicKeys(opts.authorizedKeys ?? []);
   const scale = opts.configScale ?? 48;
@@ -161,17 +164,21 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
   const sockets = new Set<Socket>();
 
   function serveConnection(conn: Connection): void {
+    // The account this connection logged in with.
+    let user = username;
     conn.on('error', () => {});
     conn.on('authentication', (ctx: AuthContext) => {
       const others = methods.filter((m) => m !== ctx.method);
       const reject = () => ctx.reject(methods);
-      if (faults.rejectAuth || ctx.username !== username || !methods.includes(ctx.method as SshAuthMethod)) return reject();
+      const secret = accounts.get(ctx.username);
+      if (faults.rejectAuth || secret === undefined || !methods.includes(ctx.method as SshAuthMethod)) return reject();
+      user = ctx.username;
       switch (ctx.method) {
         case 'password':
-          return safeEqual(ctx.password, password) ? ctx.accept() : reject();
+          return safeEqual(ctx.password, secret) ? ctx.accept() : reject();
         case 'keyboard-interactive':
           return ctx.prompt([{ prompt: 'Password: ', echo: false }], 'Authentication', 'Enter your password', (answers) =>
-            safeEqual(answers[0] ?? '', password) ? ctx.accept() : reject(),
+            safeEqual(answers[0] ?? '', secret) ? ctx.accept() : reject(),
           );
         case 'publickey': {
           const key = keys.find((k) => k.getPublicSSH().equals(ctx.key.data));
@@ -194,7 +201,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
         session.on('shell', (ok) => {
           const stream = ok();
           stream.on('error', () => {});
-          shell = startShell(conn, stream);
+          shell = startShell(conn, stream, user);
           stream.on('data', (d: Buffer) => shell?.input(d));
           stream.on('close', () => shell?.close());
         });
@@ -203,7 +210,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
           stream.on('error', () => {});
           const scp = /^scp -t (\S+)$/.exec(info.command.trim());
           if (scp) return scpSink(stream, (text) => state.files.set(scp[1], text));
-          const cli = new CliShellSession(state, new OutputWriter(stream), () => {});
+          const cli = new CliShellSession(state, new OutputWriter(stream), () => {}, user);
           stream.write(cli.runOnce(info.command).replace(/\r?\n/g, '\r\n'));
           stream.exit(0);
           stream.end();
@@ -212,7 +219,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     });
   }
 
-  function startShell(conn: Connection, stream: ServerChannel): CliShellSession | undefined {
+  function startShell(conn: Connection, stream: ServerChannel, user: string): CliShellSession | undefined {
     if (faults.hang) return undefined;
     if (faults.garbage === 'shell') {
       const timer = setInterval(() => {
@@ -223,13 +230,18 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
       return undefined;
     }
     const out = new OutputWriter(stream, faults.slowOutput);
-    const shell = new CliShellSession(state, out, (how) => {
-      if (how === 'drop') conn.end();
-      else {
-        stream.exit(0);
-        stream.end();
-      }
-    });
+    const shell = new CliShellSession(
+      state,
+      out,
+      (how) => {
+        if (how === 'drop') conn.end();
+        else {
+          stream.exit(0);
+          stream.end();
+        }
+      },
+      user,
+    );
     shell.start();
     return shell;
   }

@@ -32,6 +32,8 @@ export interface Persona {
   error(line: string, promptLen: number): string;
   /** Printed before the output of every exec command (XR timestamp). */
   outputPrefix?: (now: Date) => string;
+  /** IOS-like line editors: `?` typed anywhere prints this help at once (and a tab completes); absent: both are text. */
+  lineHelp?: string;
   config: ConfigStyle;
   /** Optional config-mode behaviour (sub-contexts); returns text to print or undefined for silence. */
   configLine?(line: string, state: { context: string[]; pagerOn: boolean }): string | undefined;
@@ -75,6 +77,7 @@ function ciscoPersona(
     showVersion: { command: 'show version', text: o.version },
     error: o.error,
     outputPrefix: o.outputPrefix,
+    lineHelp: '  LINE  Text, up to 240 characters\n  <cr>',
     config: o.config,
     configLine(line, state) {
       const w = line.trim().split(/\s+/);

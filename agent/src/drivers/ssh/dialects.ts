@@ -64,9 +64,21 @@ export interface SshDialect {
      * than commit them along with its own, and leaves them alone.
      */
     uncommitted?: RegExp;
+    /**
+     * A candidate shared by all administrators but kept per account (PAN-OS): typed before the
+     * lines, it discards what this account left uncommitted (a push whose session died before its
+     * commit or abort), so that `commit` and `abort`, scoped to the account too, take exactly this
+     * push's lines and never another administrator's.
+     */
+    discardOwn?: string;
   };
   /** How SshCliSession.restore() puts a fetched configuration back with replace semantics. */
   restore: RestoreMethod;
+  /**
+   * Why a configuration this CLI printed looks cut short, or undefined when it looks whole (see
+   * TruncationCheck). Absent: the CLI's output has no mark of its end to check.
+   */
+  truncated?: TruncationCheck;
   /** A line of output matching one of these means the device refused the command. */
   errorPatterns: RegExp[];
   /**
@@ -85,29 +97,101 @@ export interface SshDialect {
 }
 
 /**
+ * Commands of a dialect may name the SSH account as `{user}` (PAN-OS's `commit partial admin
+ * {user}`); the session puts the login name of the device's credentials there.
+ */
+export const USER_PLACEHOLDER = '{user}';
+
+/**
  * Replace strategies of CLIs (never a replay of the backup lines, which would keep what the
  * deployment added):
  * - `file-replace`: the backup is copied to the device over SCP (same SSH connection) and
  *   `command` (`configure replace <file> force` style) makes it the running config.
- * - `commit-replace`: in configuration mode the backup's lines are typed into an empty
- *   candidate and `command` (`commit replace`) swaps the whole running config; `confirm` answers
- *   the device's "are you sure" question; `skipLines` are backup lines not typed (the final `end`,
- *   which would leave configuration mode).
+ * - `commit-replace`: the backup is copied over SCP as for file-replace, then in configuration
+ *   mode `load` (`load <file>`) reads it into the empty candidate and `command` (`commit
+ *   replace`) swaps the whole running config; `confirm` answers the device's "are you sure"
+ *   question. Never typed: the CLI would take a `?` for a help request and a tab for completion,
+ *   and the restored config would differ from the backup.
  * - `load-override`: in configuration mode `command` (`load override terminal`) takes the
- *   backup as typed text ending with `end` (Ctrl-D), then the dialect's commit.
+ *   backup as raw text ending with `end` (Ctrl-D), then the dialect's commit.
  * - `none`: the CLI offers no replace; restore() fails with a clear message.
  */
 export type RestoreMethod =
   | { method: 'file-replace'; file: string; command: string }
-  | { method: 'commit-replace'; command: string; confirm?: { prompt: RegExp; answer: string }; skipLines: RegExp[] }
+  | { method: 'commit-replace'; file: string; load: string; command: string; confirm?: { prompt: RegExp; answer: string } }
   | { method: 'load-override'; command: string; end: string }
   | { method: 'none' };
+
+/**
+ * A replace makes the device's configuration the backup, so a backup cut short (a session that
+ * lost the end of the output, a show interrupted before it was done) would remove everything
+ * after the cut. A check looks at the CLI's own mark of a complete output and answers why the
+ * lines look cut short, or undefined. A cut that happens to fall just where a complete config
+ * could end (between two top-level Junos statements) passes: the mark is all the CLI gives.
+ */
+export type TruncationCheck = (lines: string[]) => string | undefined;
+
+const lastLine = (lines: string[]): string | undefined => lines.findLast((l) => l.trim() !== '')?.trim();
+
+/** IOS, IOS-XE, IOS-XR and EOS end every `show running-config` with a line `end`. */
+const endsWithEnd: TruncationCheck = (lines) =>
+  lastLine(lines) === 'end' ? undefined : "it does not end with the line 'end' that ends every complete one";
+
+/**
+ * Junos has no end line, but its statements nest in braces: a text cut inside a block leaves one
+ * open, and one cut mid-line ends without the `}` or `;` that ends every statement. Braces and
+ * semicolons in quoted strings, `#` comments and `/* … *\/` annotations do not count.
+ */
+const bracesClose: TruncationCheck = (lines) => {
+  let depth = 0;
+  let inComment = false;
+  let last = '';
+  for (const line of lines) {
+    const code = junosCode(line, inComment);
+    inComment = code.inComment;
+    for (const ch of code.text) {
+      if (ch === '{') depth++;
+      else if (ch === '}' && --depth < 0) return "a '}' closes a block that was never opened";
+    }
+    if (code.text.trim() !== '') last = code.text.trim();
+  }
+  if (depth > 0) return `${depth} block(s) are still open at its end`;
+  return /[};]$/.test(last) ? undefined : "its last statement ends without '}' or ';'";
+};
+
+/**
+ * A Junos line without its quoted strings, `#` comment and annotations; `inComment`: inside a
+ * `/* … *\/` spanning lines. Both start a word (an annotation its line): `ge-0/0/*` is a name.
+ */
+function junosCode(line: string, inComment: boolean): { text: string; inComment: boolean } {
+  let text = '';
+  let i = 0;
+  while (i < line.length) {
+    if (inComment || (text.trim() === '' && line.startsWith('/*', i))) {
+      const end = line.indexOf('*/', inComment ? i : i + 2);
+      inComment = end < 0;
+      i = inComment ? line.length : end + 2;
+    } else if (line[i] === '#' && (i === 0 || /\s/.test(line[i - 1]))) break;
+    else if (line[i] === '"') i = closingQuote(line, i) + 1;
+    else text += line[i++];
+  }
+  return { text, inComment };
+}
+
+/** The index of the `"` that closes the string opened at `open` (backslash escapes skipped), or the line's end. */
+function closingQuote(line: string, open: number): number {
+  let i = open + 1;
+  while (i < line.length && line[i] !== '"') i += line[i] === '\\' ? 2 : 1;
+  return i;
+}
 
 const fileReplace = (file: string, force = true): RestoreMethod => ({
   method: 'file-replace',
   file,
   command: `configure replace ${file}${force ? ' force' : ''}`,
 });
+
+const XR_RESTORE_FILE = 'harddisk:/switchboard-restore.cfg';
 
 const HOST = String.raw`(?<host>[A-Za-z0-9_.\-/:@]{1,80})`;
 
@@ -178,6 +262,7 @@ function ciscoLike(deviceType: string, description: string, overrides: Partial<S
     enable: { needed: true, ...ENABLE_DEFAULTS },
     configMode: { enter: 'configure terminal', exit: 'end' },
     restore: fileReplace('flash:switchboard-restore.cfg'),
+    truncated: endsWithEnd,
     errorPatterns: CISCO_LIKE_ERRORS,
     pager: COMMON_PAGERS,
     noiseLines: [],
@@ -205,6 +290,9 @@ const generic = ciscoLike('generic', 'Generic CLI: `name>` / `name#`, terminal l
   },
   pagerOff: ['terminal length 0'],
   enable: NO_ENABLE,
+  // Any CLI: some end their config with `end`, some (`: end`, none at all) do not; a site that knows
+  // its boxes sets a check with registerDialect().
+  truncated: undefined,
   errorPatterns: [...CISCO_LIKE_ERRORS, /^(syntax error|unknown command|invalid command|command not found)\b/i, /^error: /i],
   pager: [...COMMON_PAGERS, /-- ?[Mm]ore ?--/],
   volatileLines: [...iosVolatile, /^!Time: .*$/, /^## Last (commit|changed): .*$/],
@@ -217,6 +305,8 @@ const DIALECTS: Record<string, SshDialect> = {
     pagerOff: ['terminal length 0', 'terminal width 511'],
     enable: NO_ENABLE,
     restore: fileReplace('bootflash:switchboard-restore.cfg', false),
+    // NX-OS's `show running-config` has no `end` line nor any other mark of its end: nothing to check.
+    truncated: undefined,
     // NX-OS also refuses without a `%`: `ERROR: VLAN 4094 is reserved …`.
     errorPatterns: [...CISCO_LIKE_ERRORS, /^Syntax error while parsing/, /^Configure replace failed/i, /^ERROR: /],
     volatileLines: [
@@ -230,13 +320,16 @@ const DIALECTS: Record<string, SshDialect> = {
   vendor_xr: ciscoLike('vendor_xr', 'IOS-XR-like: RP/0/RP0/CPU0:name# prompt, timestamp before every output', {
     enable: NO_ENABLE,
     configMode: { enter: 'configure terminal', exit: 'end', commit: 'commit', abort: ['abort'] },
+    // `harddisk:` exists on 32- and 64-bit XR alike; `load` reads the file up to its `end` line.
     restore: {
       method: 'commit-replace',
+      file: XR_RESTORE_FILE,
+      load: `load ${XR_RESTORE_FILE}`,
       command: 'commit replace',
       confirm: { prompt: /Do you wish to proceed\? ?\[no\]: ?$/, answer: 'yes' },
-      skipLines: [/^end$/],
     },
-    errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Failed to commit/],
+    // A `load` that could not parse some lines says so first, before `!! CONFIGURATION FAILED …` and the lines.
+    errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Failed to commit/, /^Syntax\/Authorization errors in one or more commands/],
     noiseLines: [
       // XR prints the time before the output of every exec command.
       /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}(\.\d+)? \S+$/,
@@ -256,6 +349,7 @@ const DIALECTS: Record<string, SshDialect> = {
       uncommitted: /^The configuration has been changed but not committed/,
     },
     restore: { method: 'load-override', command: 'load override terminal', end: '\x04' },
+    truncated: bracesClose,
     // A failed commit prints its reason (`Missing mandatory statement: 'class'`) before `error: configuration
     // check-out failed`, and a refused `load … terminal` statement `terminal:<line>:(<col>) syntax error: <word>`
     // before the bare `syntax error`: listed so the message names the first, more useful line.
@@ -285,9 +379,23 @@ const DIALECTS: Record<string, SshDialect> = {
     showConfig: 'show config running',
     showVersion: 'show system info',
     enable: NO_ENABLE,
-    configMode: { enter: 'configure', exit: 'exit', commit: 'commit', abort: ['revert config', 'exit'] },
+    // The candidate is shared by every administrator: a plain `commit` would commit another
+    // administrator's pending changes with ours, and `revert config` would throw them away. PAN-OS
+    // 8.0+ keeps the candidate's changes per account: the push commits and reverts its own account's
+    // changes only, and first discards what its account left uncommitted (see discardOwn). Other
+    // administrators' pending changes stay pending, untouched. So Switchboard needs an account of
+    // its own on the firewall: PAN-OS cannot tell apart two people on one account.
+    configMode: {
+      enter: 'configure',
+      exit: 'exit',
+      commit: `commit partial admin ${USER_PLACEHOLDER}`,
+      abort: [`revert config partial admin ${USER_PLACEHOLDER}`, 'exit'],
+      discardOwn: `revert config partial admin ${USER_PLACEHOLDER}`,
+    },
     restore: { method: 'none' },
-    errorPatterns: [/^Unknown command: /, /^Invalid syntax\.?$/, /^Server error ?:/, /^Error: /, /^Invalid command/],
+    truncated: undefined,
+    // A commit whose validation fails prints why, then `Commit failed`.
+    errorPatterns: [/^Unknown command: /, /^Invalid syntax\.?$/, /^Server error ?:/, /^Error: /, /^Invalid command/, /^Commit failed/],
     pager: [/lines \d+-\d+( \(END\))?/, /\(END\)/],
     noiseLines: [/^\[edit[^\]]*\]$/],
     volatileLines: [/^# ?Generated at .*$/, /^# ?Time: .*$/, ...COMMON_VOLATILE],
@@ -306,6 +414,7 @@ const DIALECTS: Record<string, SshDialect> = {
     // blocks, which `next` and `end` save. `abort` leaves the open block discarding it, where `end` would save it.
     configMode: { exit: 'end', abort: ['abort'], saves: /^(next|end)$/ },
     restore: { method: 'none' },
+    truncated: undefined,
     // `value parse error before '…'` comes before `Command fail. Return code -8`: listed so the message names it.
     errorPatterns: [/^Unknown action \d+/, /^command parse error/, /^value parse error/, /^Command fail\. Return code/, /^-\d+ ?: ?error/i],
     pager: [/--More--/],

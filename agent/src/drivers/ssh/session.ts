@@ -18,7 +18,7 @@ import {
   type Transcript,
 } from '../types';
 import { connectSsh, keepaliveError, openShell } from './connect';
-import { getDialect, stableConfigLines, type SshDialect } from './dialects';
+import { getDialect, stableConfigLines, USER_PLACEHOLDER, type SshDialect } from './dialects';
 import { scpUpload } from './scp';
 import { CliShell } from './shell';
 import { dropMatching, makeMasker, renderLines, trimBlankLines } from './text';
@@ -302,6 +302,12 @@ class SshCliSession implements SshCliSessionApi {
       const cmd = this.dialect.showConfig;
       const lines = stableConfigLines(this.dialect, await this.exec(cmd, true));
       if (lines.length === 0) throw new DriverError('device', `${this.where}: '${cmd}' returned no configuration`);
+      // Refused here too, not only by restore(): stored, a cut-short pull would show as a change
+      // that removed the rest, and a deployment would push with no way back.
+      const cut = this.dialect.truncated?.(lines);
+      if (cut !== undefined) {
+        throw new DriverError('device', `${this.where}: the configuration '${cmd}' returned looks cut short: ${cut}; not taken as a backup`);
+      }
       return { text: lines.join('\n') + '\n', format: 'cli', via: 'ssh' };
     });
   }
@@ -313,27 +319,21 @@ class SshCliSession implements SshCliSessionApi {
    * line: commit dialects abort (nothing changed), FortiOS aborts the open blocks (what `next` or
    * `end` saved stays); the others stop at that line. A `partial` DriverError says that earlier
    * lines took effect. A shared candidate that already holds uncommitted changes is refused
-   * before any line is typed.
+   * before any line is typed (Junos); one that keeps changes per account (PAN-OS) has this
+   * account's leftovers discarded first, and the commit and abort take this account's only.
    */
   apply(changes: ConfigChange[]): Promise<void> {
     return this.serialize(async () => {
       const lines = cliLines(changes, this.where);
       if (lines.length === 0) return;
       const mode = this.dialect.configMode;
-      const { commit, uncommitted } = mode;
+      const [commit, discardOwn] = [mode.commit, mode.discardOwn].map((c) => c && this.command(c));
       const place = mode.enter ? 'in configuration mode' : 'at the top-level prompt';
       this.info(`applying ${lines.length} line(s) ${place}${commit ? ` with '${commit}'` : ''}`);
-      const said = await this.enterConfig();
-      if (uncommitted && said.some((l) => uncommitted.test(l.trim()))) {
-        await this.leaveConfig(false);
-        throw new DriverError(
-          'device',
-          `${this.where}: the candidate configuration already holds changes nobody committed (another session's, or a push cut off mid-way); ` +
-            'not committing them with this change: commit or discard them on the device, or restore it',
-        );
-      }
+      await this.refuseUncommitted(await this.enterConfig());
       let taken = 0;
-      try {
+      await this.configuring(async () => {
+        if (discardOwn) await this.exec(discardOwn, true);
         for (const [i, line] of lines.entries()) {
           try {
             await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) || this.savesBlock(line) });
@@ -348,12 +348,43 @@ class SshCliSession implements SshCliSessionApi {
             throw e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, `during '${commit}': the change may have been committed`) : e;
           });
         }
-      } catch (e) {
-        if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
-        throw e;
-      }
-      await this.leaveConfig(false);
+      });
     });
+  }
+
+  /**
+   * A shared candidate whose `enter` said it holds changes nobody committed: out again (not
+   * aborting, which would throw them away) and refused, rather than commit them with ours.
+   */
+  private async refuseUncommitted(said: string[]): Promise<void> {
+    const { uncommitted } = this.dialect.configMode;
+    if (!uncommitted || !said.some((l) => uncommitted.test(l.trim()))) return;
+    await this.leaveConfig(false);
+    throw new DriverError(
+      'device',
+      `${this.where}: the candidate configuration already holds changes nobody committed (another session's, or a push cut off mid-way); ` +
+        'not committing them with this change: commit or discard them on the device, or restore it',
+    );
+  }
+
+  /**
+   * Runs `fn` in the configuration mode just entered, then leaves. A device error (a refused
+   * line, load or commit) aborts instead, discarding what is not committed or saved.
+   */
+  private async configuring(fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
+      throw e;
+    }
+    await this.leaveConfig(false);
+  }
+
+  /** A dialect command with the SSH account's name in place of `{user}`. */
+  private command(template: string): string {
+    if (!template.includes(USER_PLACEHOLDER)) return template;
+    return template.replaceAll(USER_PLACEHOLDER, cliWord(this.target.credentials.username, this.where));
   }
 
   /** Whether the lines typed so far, up to `line`, are in effect (a block-saving CLI: once their block is saved). */
@@ -376,45 +407,56 @@ class SshCliSession implements SshCliSessionApi {
         );
       }
       const r = this.dialect.restore;
+      if (r.method === 'none') {
+        throw new DriverError(
+          'device',
+          `${this.where}: the ${this.dialect.deviceType} CLI has no configuration replace over SSH; restore it over its automation transport`,
+        );
+      }
+      this.refuseTruncated(config);
       const { commit } = this.dialect.configMode;
       switch (r.method) {
-        case 'none':
-          throw new DriverError(
-            'device',
-            `${this.where}: the ${this.dialect.deviceType} CLI has no configuration replace over SSH; restore it over its automation transport`,
-          );
         case 'file-replace':
-          if (this.level === 'config') await this.leaveConfig(false);
-          this.info(`copying the backup (${Buffer.byteLength(config.text)} bytes) to ${r.file} over SCP`);
-          await scpUpload(this.client, r.file, config.text, this.where, this.limits.commandTimeoutMs);
+          await this.upload(r.file, config.text);
           await this.exec(r.command, true, { relearnHost: true });
           return;
-        case 'commit-replace': {
-          const lines = config.text.split('\n').filter((l) => l.trim() !== '' && !r.skipLines.some((re) => re.test(l.trim())));
+        case 'commit-replace':
+          await this.upload(r.file, config.text);
           await this.enterConfig();
-          try {
-            for (const line of lines) await this.exec(line, true);
+          return this.configuring(async () => {
+            await this.exec(r.load, true);
             await this.exec(r.command, true, { relearnHost: true, confirm: r.confirm });
-          } catch (e) {
-            if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
-            throw e;
-          }
-          await this.leaveConfig(false);
-          return;
-        }
-        case 'load-override': {
+          });
+        case 'load-override':
           await this.enterConfig();
-          try {
+          return this.configuring(async () => {
             await this.loadTerminal(r.command, config.text, r.end);
-            if (commit) await this.exec(commit, true, { relearnHost: true });
-          } catch (e) {
-            if (e instanceof DriverError && e.kind === 'device') await this.discardOpen();
-            throw e;
-          }
-          await this.leaveConfig(false);
-        }
+            if (commit) await this.exec(this.command(commit), true, { relearnHost: true });
+          });
       }
     });
+  }
+
+  /**
+   * Before anything changes: a backup that looks cut short (taken before pulls were checked, or
+   * cut in a way the pull could not see) would, put back with replace semantics, remove
+   * everything after the cut. This is the check that protects the device, whatever the backup's
+   * origin; fetchConfig() makes the same one so that such a backup is not stored in the first place.
+   */
+  private refuseTruncated(config: FetchedConfig): void {
+    const cut = this.dialect.truncated?.(config.text.split('\n'));
+    if (cut === undefined) return;
+    throw new DriverError(
+      'device',
+      `${this.where}: the backup looks truncated (${cut}); nothing was changed: replacing the configuration with it would remove everything after the cut`,
+    );
+  }
+
+  /** Copies the backup to `file` on the device over SCP, from the privileged prompt. */
+  private async upload(file: string, text: string): Promise<void> {
+    if (this.level === 'config') await this.leaveConfig(false);
+    this.info(`copying the backup (${Buffer.byteLength(text)} bytes) to ${file} over SCP`);
+    await scpUpload(this.client, file, text, this.where, this.limits.commandTimeoutMs);
   }
 
   /** A method, not a field read, so that checks after an await are not narrowed away. */
@@ -438,7 +480,7 @@ class SshCliSession implements SshCliSessionApi {
    */
   private async leaveConfig(aborting: boolean): Promise<void> {
     const { exit, abort } = this.dialect.configMode;
-    const [cmds, rounds] = aborting && abort ? [abort, MAX_OPEN_BLOCKS] : [[exit], 5];
+    const [cmds, rounds] = aborting && abort ? [abort.map((c) => this.command(c)), MAX_OPEN_BLOCKS] : [[exit], 5];
     for (let i = 0; i < rounds && this.inConfig(); i++) {
       for (const cmd of cmds) if (this.inConfig()) await this.exec(cmd, false);
     }
@@ -514,6 +556,17 @@ function dropEcho(lines: string[], command: string): string[] {
     break;
   }
   return lines;
+}
+
+/**
+ * A name as one word of a command line: as it is when plain, else in double quotes; a name the
+ * CLI could not take as one word (a quote, a line break) is refused rather than sent.
+ */
+function cliWord(name: string, where: string): string {
+  if (/^[\w.@\\-]+$/.test(name)) return name;
+  if (/["\r\n]/.test(name))
+    throw new DriverError('device', `${where}: the login name cannot be typed as one word of a command: ${JSON.stringify(name)}`);
+  return `"${name}"`;
 }
 
 export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDriver {
