@@ -23,8 +23,8 @@ beforeAll(async () => {
   c = await startTestController({ config: { jobs: { sweepIntervalMs: 200 }, deployments: { sweepIntervalMs: 200, staleMs: 300 } } });
   org = await c.createOrgUser(['org_admin']);
   const { identity } = await enrollAgent(c, org);
-  // A short command timeout: the hung line fails the push in a second, not a minute.
-  agent = await startAgent(c, identity, { limits: { commandTimeoutMs: 1_000, idleTimeoutMs: 1_000 } });
+  // Short command and commit timeouts: the hung line or commit fails the push in a second, not minutes.
+  agent = await startAgent(c, identity, { limits: { commandTimeoutMs: 1_000, idleTimeoutMs: 1_000, commitTimeoutMs: 1_000 } });
   // Each shell takes one config line, then hangs; a new session is served normally.
   dev = await startSshDevice({ hostname: 'cut', password: PASSWORD, configScale: 4, faults: { stallConfigAfter: 1 } });
 });

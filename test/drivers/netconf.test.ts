@@ -53,7 +53,7 @@ async function clientOf(d: NetconfDevice): Promise<NetconfClient> {
     port: d.port,
     username: 'admin',
     password: 'admin',
-    limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
+    limits: { connectTimeoutMs: 5000, commandTimeoutMs: 5000, idleTimeoutMs: 5000, commitTimeoutMs: 5000, keepaliveIntervalMs: 5000 },
   });
   open.push(client);
   return client;
@@ -347,12 +347,24 @@ describe('NETCONF driver against the simulator', () => {
   it('times out on a confirming commit that never answers, and the device reverts', async () => {
     const d = await device({ faults: { hang: 'confirming-commit' } });
     const before = d.running();
-    const s = await session(d, { commandTimeoutMs: 400 });
+    const s = await session(d, { commandTimeoutMs: 400, commitTimeoutMs: 400 });
     const err = await driverFailure(s.apply([change('merge', `<system xmlns="${NS}"><hostname>hung</hostname></system>`)]));
     expect(err.kind).toBe('timeout');
     expect(err.message).toMatch(/confirming commit .* timed out after 400ms/);
     await untilNoSessions(d);
     expect(d.running()).toBe(before);
+  });
+
+  it('waits for a commit past the command limit, up to the commit limit: the device may work on it in silence', async () => {
+    // Cut off at the command limit, a commit still running on the device would be reported failed
+    // and a restore pushed over it.
+    const d = await device({ faults: { slowReply: { op: 'commit', ms: 700 } } });
+    const s = await session(d, { commandTimeoutMs: 300, commitTimeoutMs: 5000 });
+    await s.apply([change('merge', `<system xmlns="${NS}"><hostname>slow-commit</hostname></system>`)]);
+    expect(d.running()).toContain('<hostname>slow-commit</hostname>');
+    const impatient = await session(d, { commandTimeoutMs: 300, commitTimeoutMs: 300 });
+    const err = await driverFailure(impatient.apply([change('merge', `<system xmlns="${NS}"><hostname>too-slow</hostname></system>`)]));
+    expect(err.message).toMatch(/commit .* timed out after 300ms/);
   });
 
   it('reports lock-denied with the session holding the lock', async () => {

@@ -124,7 +124,7 @@ describe('NETCONF driver against netconfd (yuma123) over OpenSSH', () => {
       username: peer.username,
       privateKey: peer.privateKey,
       // Generous for a loaded CI machine (the lock is this session's first rpc: see the last describe).
-      limits: { connectTimeoutMs: 30_000, commandTimeoutMs: 30_000, idleTimeoutMs: 30_000, keepaliveIntervalMs: 10_000 },
+      limits: { connectTimeoutMs: 30_000, commandTimeoutMs: 30_000, idleTimeoutMs: 30_000, commitTimeoutMs: 30_000, keepaliveIntervalMs: 10_000 },
     });
     await raw.rpc('<lock><target><candidate/></target></lock>', 'lock').catch((err) => {
       throw new Error(`${String(err)}\nnetconfd and sshd said:\n${peer.logs()}`);

@@ -184,6 +184,46 @@ async function withSession<T>(dev: SimSshDevice, fn: (s: SshCliSessionApi) => Pr
   }
 }
 
+describe('commits and replaces the device works on in silence', () => {
+  // Cut off at the command or idle limit, a commit still running on the device would be reported
+  // failed and a restore pushed over it: they wait up to the commit limit instead.
+  const LIMITS = { connectTimeoutMs: 5000, commandTimeoutMs: 300, idleTimeoutMs: 200, commitTimeoutMs: 5000 };
+
+  it('a Junos commit and an IOS configure replace silent past the command and idle limits succeed', async () => {
+    const junos = await device('vendor_junos', 'slow-commit', { faults: { slowLine: { match: /^commit\b/, ms: 800 } } });
+    const s = await sshCliDriver.open(sshTarget(junos, CREDS), LIMITS);
+    try {
+      await s.apply([cli('set system ntp server 192.0.2.44')]);
+      expect(junos.config()).toContain('192.0.2.44');
+    } finally {
+      await s.close();
+    }
+    const ios = await device('vendor_ios', 'slow-replace', { faults: { slowLine: { match: /^configure replace /, ms: 800 } } });
+    const r = await sshCliDriver.open(sshTarget(ios, CREDS), LIMITS);
+    try {
+      const backup = await r.fetchConfig();
+      await r.apply([cli('ntp server 192.0.2.45')]);
+      await r.restore(backup);
+      expect((await r.fetchConfig()).text).toBe(backup.text);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('past the commit limit, the commit fails as a timeout that may have gone in', async () => {
+    const junos = await device('vendor_junos', 'too-slow', { faults: { slowLine: { match: /^commit\b/, ms: 1500 } } });
+    const s = await sshCliDriver.open(sshTarget(junos, CREDS), { ...LIMITS, commitTimeoutMs: 400 });
+    try {
+      const err = (await s.apply([cli('set system ntp server 192.0.2.46')]).catch((e: unknown) => e)) as DriverError;
+      expect(err.kind).toBe('timeout');
+      expect(err.partial).toBe(true);
+      expect(err.message).toMatch(/command timeout 400 ms/);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 const XR_FILE = 'harddisk:/switchboard-restore.cfg';
 
 describe('XR-like restore: the backup copied over SCP and loaded, never typed', () => {

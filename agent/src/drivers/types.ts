@@ -63,6 +63,13 @@ export interface SessionLimits {
   commandTimeoutMs: number;
   /** Longest silence tolerated while output is still arriving. */
   idleTimeoutMs: number;
+  /**
+   * A command the device may work on in silence for minutes: a commit, a configuration replace or
+   * load, an edit of a large datastore (both its overall and its idle limit). Cut off at the
+   * command limit, a commit still running on the device would be reported as failed and a restore
+   * pushed over it.
+   */
+  commitTimeoutMs: number;
   /** TCP / protocol keepalive interval. */
   keepaliveIntervalMs: number;
 }
@@ -71,6 +78,8 @@ export const DEFAULT_LIMITS: SessionLimits = {
   connectTimeoutMs: 10_000,
   commandTimeoutMs: 60_000,
   idleTimeoutMs: 20_000,
+  // Inside the controller's 10-minute job deadline with room for a backup before and a restore after.
+  commitTimeoutMs: 180_000,
   keepaliveIntervalMs: 10_000,
 };
 

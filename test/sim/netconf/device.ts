@@ -52,6 +52,8 @@ export interface NetconfFaults {
   holdFirstRpc?: boolean;
   /** The connection drops when a confirming commit arrives (the pending confirmed commit reverts). */
   dropOnConfirmingCommit?: boolean;
+  /** Answer this operation only after `ms`, silent meanwhile (a commit of a large configuration). */
+  slowReply?: { op: string; ms: number };
 }
 
 export interface NetconfDeviceOptions {
@@ -400,7 +402,9 @@ export async function startNetconfDevice(options: NetconfDeviceOptions = {}): Pr
           end();
           return;
         }
-        write(replyXml(id, result));
+        const slow = faults.slowReply?.op === opName ? faults.slowReply.ms : 0;
+        if (slow > 0) setTimeout(() => write(replyXml(id, result)), slow);
+        else write(replyXml(id, result));
         if (opName === 'close-session') {
           end();
           stream.close();

@@ -31,6 +31,8 @@ export interface SshFaults {
   slowAcceptMs?: number;
   /** In config mode, each shell takes this many lines, then never answers again (a push that hangs). */
   stallConfigAfter?: number;
+  /** A line matching `match` is taken only after `ms` of silence (a commit or a replace of a large configuration). */
+  slowLine?: { match: RegExp; ms: number };
 }
 
 export interface SimCommandContext {
@@ -344,9 +346,11 @@ export class CliShellSession {
     this.out.write((this.persona.beforePrompt?.(this.mode, this.context.at(-1) ?? '') ?? '') + this.promptText());
   }
 
-  private execute(raw: string): void {
+  private execute(raw: string, waited = false): void {
     const line = raw.trim();
     if (this.state === 'stalled') return;
+    const slow = this.dev.faults.slowLine;
+    if (!waited && this.state === 'line' && slow?.match.test(line)) return void setTimeout(() => this.execute(raw, true), slow.ms);
     if (this.state === 'load') return void this.loading!.lines.push(raw);
     if (this.state === 'confirm') {
       this.state = 'line';

@@ -289,6 +289,11 @@ export class GnmiSession implements DeviceSession {
   }
 
   /** One unary RPC with a deadline; failures become DriverErrors. */
+  /** A Set the target may work on for minutes (a large change, a commit behind it): SessionLimits.commitTimeoutMs. */
+  private get setTimeoutMs(): number {
+    return Math.max(this.limits.commitTimeoutMs, this.limits.commandTimeoutMs);
+  }
+
   call<T>(method: 'Capabilities' | 'Get' | 'Set', req: unknown, timeoutMs = this.limits.commandTimeoutMs, label: string = method): Promise<T> {
     const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
     const secrets = [this.credentials.password ?? ''];
@@ -361,7 +366,7 @@ export class GnmiSession implements DeviceSession {
   async apply(changes: ConfigChange[]): Promise<void> {
     if (changes.length === 0) return;
     const req = buildSetRequest(changes);
-    await this.call('Set', req, undefined, `Set (${changes.length} change(s))`).catch((err: unknown) => {
+    await this.call('Set', req, this.setTimeoutMs, `Set (${changes.length} change(s))`).catch((err: unknown) => {
       // A target applies a Set all or nothing, and says so; a Set whose answer never came (a
       // timeout, a dropped connection) may have gone in, so the push is undone (partial).
       if (err instanceof DriverError && (err.kind === 'timeout' || err.kind === 'refused' || err.kind === 'protocol')) {
@@ -410,7 +415,7 @@ export class GnmiSession implements DeviceSession {
     await this.call(
       'Set',
       req ?? { delete: [], replace: [{ path: { elem: [] }, val: { json_ietf_val: value } }], update: [] },
-      undefined,
+      this.setTimeoutMs,
       req ? `Set (restore of ${scope!.join(', ')})` : 'Set replace / (restore)',
     );
   }

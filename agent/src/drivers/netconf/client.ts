@@ -333,6 +333,12 @@ export class NetconfClient {
    * timeout ends the session (its state is unknown afterwards; the server then releases locks
    * and reverts an unconfirmed commit).
    */
+  /** An rpc the device may work on for minutes without a byte (an edit of a large datastore, a commit): SessionLimits.commitTimeoutMs. */
+  slowRpc(operationXml: string, label: string): Promise<XElement> {
+    const { commitTimeoutMs, commandTimeoutMs } = this.opts.limits;
+    return this.rpc(operationXml, label, Math.max(commitTimeoutMs, commandTimeoutMs));
+  }
+
   rpc(operationXml: string, label: string, timeoutMs = this.opts.limits.commandTimeoutMs): Promise<XElement> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new DriverError('protocol', `NETCONF session to ${this.where} is closed`));

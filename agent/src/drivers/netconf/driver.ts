@@ -166,16 +166,16 @@ export class NetconfSession implements DeviceSession {
     // having changed nothing.
     let changesRunning = !useCandidate;
     try {
-      await c.rpc(edit, `edit-config ${target}`);
+      await c.slowRpc(edit, `edit-config ${target}`);
       changesRunning = useCandidate;
       if (useCandidate) {
         const confirmed = c.has(CAP.confirmedCommit10) || c.has(CAP.confirmedCommit11);
         if (confirmed) {
           const timeout = this.options.confirmTimeoutSec ?? 120;
-          await c.rpc(`<commit><confirmed/><confirm-timeout>${timeout}</confirm-timeout></commit>`, 'confirmed commit');
+          await c.slowRpc(`<commit><confirmed/><confirm-timeout>${timeout}</confirm-timeout></commit>`, 'confirmed commit');
           committed = true;
           try {
-            await c.rpc('<commit/>', 'confirming commit');
+            await c.slowRpc('<commit/>', 'confirming commit');
           } catch (err) {
             // The device reverts by itself when the timeout passes or this session ends; with
             // :confirmed-commit:1.1 we can make it revert now.
@@ -183,7 +183,7 @@ export class NetconfSession implements DeviceSession {
             throw err;
           }
         } else {
-          await c.rpc('<commit/>', 'commit');
+          await c.slowRpc('<commit/>', 'commit');
           committed = true;
         }
       }

@@ -47,6 +47,8 @@ interface ExecOptions {
   relearnHost?: boolean;
   /** A question the device may ask before the prompt comes back, and what to answer. */
   confirm?: { prompt: RegExp; answer: string };
+  /** A commit, replace or load: the device may work on it in silence for minutes (SessionLimits.commitTimeoutMs). */
+  slow?: boolean;
 }
 
 /** A config line that renames the device, and so its prompt, at once (IOS-like CLIs). */
@@ -211,10 +213,7 @@ class SshCliSession implements SshCliSessionApi {
     const passwordPrompt = (l: string) => enable.passwordPrompt.test(l);
     const wait = (what: string) => ({
       what,
-      timeoutMs: this.limits.commandTimeoutMs,
-      timeoutName: 'command' as const,
-      limitMs: this.limits.commandTimeoutMs,
-      idleMs: this.limits.idleTimeoutMs,
+      ...this.waitLimits(false),
       until: [passwordPrompt, this.isPrompt],
       pager: false,
     });
@@ -239,6 +238,13 @@ class SshCliSession implements SshCliSessionApi {
     throw new DriverError('auth', `${this.where}: enable failed: the device refused the enable password${said ? ` (${said.trim()})` : ''}`);
   }
 
+  /** How long a command may take and stay silent: a slow one (a commit, replace or load) both for SessionLimits.commitTimeoutMs. */
+  private waitLimits(slow: boolean) {
+    const { commandTimeoutMs, idleTimeoutMs, commitTimeoutMs } = this.limits;
+    const limitMs = slow ? Math.max(commitTimeoutMs, commandTimeoutMs) : commandTimeoutMs;
+    return { timeoutMs: limitMs, timeoutName: 'command' as const, limitMs, idleMs: slow ? limitMs : idleTimeoutMs };
+  }
+
   /** Sends one command and returns its cleaned output lines (echo, prompt and noise removed). */
   private async exec(command: string, checkErrors: boolean, opts: ExecOptions = {}): Promise<string[]> {
     this.shell.send(command + this.dialect.newline);
@@ -251,10 +257,7 @@ class SshCliSession implements SshCliSessionApi {
       for (let asked = 0; ; asked++) {
         const r = await this.shell.expect({
           what: `the output of '${command}'`,
-          timeoutMs: this.limits.commandTimeoutMs,
-          timeoutName: 'command',
-          limitMs: this.limits.commandTimeoutMs,
-          idleMs: this.limits.idleTimeoutMs,
+          ...this.waitLimits(opts.slow === true),
           until: confirm && asked < 3 ? [this.isPrompt, (l: string) => confirm.prompt.test(l)] : [this.isPrompt],
           pager: true,
         });
@@ -344,7 +347,7 @@ class SshCliSession implements SshCliSessionApi {
         }
         if (commit) {
           // A commit whose answer never came (timeout, dropped session) may have gone through.
-          await this.exec(commit, true, { relearnHost: true }).catch((e: unknown) => {
+          await this.exec(commit, true, { relearnHost: true, slow: true }).catch((e: unknown) => {
             throw e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, `during '${commit}': the change may have been committed`) : e;
           });
         }
@@ -418,20 +421,20 @@ class SshCliSession implements SshCliSessionApi {
       switch (r.method) {
         case 'file-replace':
           await this.upload(r.file, config.text);
-          await this.exec(r.command, true, { relearnHost: true });
+          await this.exec(r.command, true, { relearnHost: true, slow: true });
           return;
         case 'commit-replace':
           await this.upload(r.file, config.text);
           await this.enterConfig();
           return this.configuring(async () => {
-            await this.exec(r.load, true);
-            await this.exec(r.command, true, { relearnHost: true, confirm: r.confirm });
+            await this.exec(r.load, true, { slow: true });
+            await this.exec(r.command, true, { relearnHost: true, confirm: r.confirm, slow: true });
           });
         case 'load-override':
           await this.enterConfig();
           return this.configuring(async () => {
             await this.loadTerminal(r.command, config.text, r.end);
-            if (commit) await this.exec(this.command(commit), true, { relearnHost: true });
+            if (commit) await this.exec(this.command(commit), true, { relearnHost: true, slow: true });
           });
       }
     });
@@ -509,10 +512,7 @@ class SshCliSession implements SshCliSessionApi {
     this.shell.send(end);
     const r = await this.shell.expect({
       what: `the end of '${command}'`,
-      timeoutMs: this.limits.commandTimeoutMs,
-      timeoutName: 'command',
-      limitMs: this.limits.commandTimeoutMs,
-      idleMs: this.limits.idleTimeoutMs,
+      ...this.waitLimits(true),
       until: [this.isPrompt],
       pager: true,
     });
