@@ -270,11 +270,12 @@ describe('an operator without configs.secrets', () => {
 });
 
 describe('secret variables of stacks, instances and deployments', () => {
-  // A template that puts a community and a TACACS+ key from variables into the config: the
-  // operator must read neither, where a backup of the result would show them masked.
+  // A template that puts a community and a key from variables into the config: the operator must
+  // read neither, where a backup of the result would show them masked. The key goes where no
+  // config rule looks (a contact line): only its variable's name says it is a secret.
   const VAR_COMMUNITY = 'VarC0mmS3cret';
   const STACK_KEY = 'StackTacS3cret';
-  const source = 'snmp-server community {{ snmp_community }} RO\ntacacs-server key {{ tacacs_key }}\nsnmp-server location {{ where }}\n';
+  const source = 'snmp-server community {{ snmp_community }} RO\nsnmp-server contact {{ tacacs_key }}\nsnmp-server location {{ where }}\n';
   let stack: { id: string };
   const values = () => ({ '0': { devices: [device.id], shared_vars: { snmp_community: VAR_COMMUNITY, where: 'rack-7' } } });
   const noVariableSecret = (text: string, where: string) => {
@@ -313,12 +314,12 @@ describe('secret variables of stacks, instances and deployments', () => {
     expect(rendered).toContain(`snmp-server community ${mask} RO`);
     expect(rendered).toContain('snmp-server location rack-7');
     expect(shown.variable_values['0'].shared_vars.where).toBe('rack-7');
-    // The stack's default key is masked wherever the template put it, though no config rule knows `tacacs-server key`'s form here.
-    expect(rendered).not.toContain(STACK_KEY);
+    // The stack's default key is masked where the template put it, though no config rule knows the line.
+    expect(rendered).toMatch(/^snmp-server contact <secret:[0-9a-f]{8}>$/m);
 
     const revealed = await asAdmin('GET', `/api/config/deployments/${created.id}?reveal=true`);
     expect(revealed.devices[0].rendered_config).toContain(`snmp-server community ${VAR_COMMUNITY} RO`);
-    expect(revealed.devices[0].rendered_config).toContain(`tacacs-server key ${STACK_KEY}`);
+    expect(revealed.devices[0].rendered_config).toContain(`snmp-server contact ${STACK_KEY}`);
     expect(revealed.variable_values['0'].shared_vars.snmp_community).toBe(VAR_COMMUNITY);
     expect((await c.request('GET', `/api/config/deployments/${created.id}?reveal=true`, { token: operator })).status).toBe(403);
   });
@@ -332,6 +333,36 @@ describe('secret variables of stacks, instances and deployments', () => {
     await asAdmin('PUT', `/api/config/stacks/${stack.id}`, { services: read.services, description: 'saved as read' });
     const stored = await c.db('stacks').where({ id: stack.id }).first('services');
     expect(stored.services[0].variables.tacacs_key).toBe(STACK_KEY);
+    // A service added before it, as the stack editor may: its mask still stands for its value.
+    const tpl = read.services[0].template_id;
+    await asAdmin('PUT', `/api/config/stacks/${stack.id}`, { services: [{ template_id: tpl, variables: { where: 'x' } }, read.services[0]] });
+    const moved = await c.db('stacks').where({ id: stack.id }).first('services');
+    expect(moved.services[1].variables.tacacs_key).toBe(STACK_KEY);
+    await asAdmin('PUT', `/api/config/stacks/${stack.id}`, { services: [read.services[0]] });
+  });
+
+  it('hides a secret variable quoted by a refused line in the device error and the deployment log', async () => {
+    const tpl = await asAdmin(
+      'POST',
+      '/api/config/templates',
+      { name: 'refused', platform: 'vendor_xe-netconf', config_format: 'cli', source: 'frobnicate {{ snmp_community }}\n' },
+      201,
+    );
+    const refusing = await asAdmin('POST', '/api/config/stacks', { name: 'refused', services: [{ template_id: tpl.id }] }, 201);
+    const created = await asAdmin(
+      'POST',
+      '/api/config/deployments',
+      { stack_id: refusing.id, name: 'refused', target_devices: [{ device_id: device.id }], variable_values: values() },
+      201,
+    );
+    const done = await waitFor(c, org.token, created.id);
+    expect(done.status).toBe('failed');
+    const raw = await c.db('deployment_devices').where({ deployment_id: created.id }).first('error_message');
+    expect(raw.error_message).toContain(VAR_COMMUNITY); // the device quoted the line
+    const shown = await asOperator(`/api/config/deployments/${created.id}`);
+    expect(shown.devices[0].error_message).toMatch(MASKED);
+    noVariableSecret(JSON.stringify(shown), 'the failed deployment');
+    noVariableSecret(JSON.stringify(await asOperator(`/api/config/deployments/${created.id}/logs`)), 'the deployment log');
   });
 
   it("keeps an instance's secrets when it is saved back as read, and refuses a mask that is not the stored value's", async () => {
@@ -354,6 +385,10 @@ describe('secret variables of stacks, instances and deployments', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.code).toBe('SECRET_MASK_NOT_STORED');
     expect(refused.body.error).toContain('variable_values.0.shared_vars.snmp_community');
+    // Deploying it (a dry run) answers with the deployment, its secrets masked too.
+    const run = await api(c, operator, 'POST', `/api/config/instances/${instance.id}/deploy`, { dry_run: true }, 201);
+    noVariableSecret(JSON.stringify(run), 'the instance deploy answer');
+    await waitFor(c, org.token, run.id, ['dry_run_completed', 'dry_run_failed']);
     const deploy = { stack_id: stack.id, name: 'masked', target_devices: [{ device_id: device.id }], variable_values: read.variable_values };
     const masked = await c.request('POST', '/api/config/deployments', { token: org.token, body: deploy });
     expect(masked.status, masked.text).toBe(400);

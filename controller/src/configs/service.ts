@@ -242,8 +242,8 @@ export class ConfigService {
    * errors): its dialect's secret rules, then its profile's credentials (opened here, never
    * stored or returned) wherever they still appear. The rules are in config-secrets.ts.
    */
-  private async masker(facts: MaskingFacts | undefined, alsoSecret: string[] = []): Promise<DeviceTextMask> {
-    const credentials: string[] = [...alsoSecret];
+  private async masker(facts: MaskingFacts | undefined): Promise<DeviceTextMask> {
+    const credentials: string[] = [];
     for (const sealed of [facts?.password_enc, facts?.private_key_enc, facts?.enable_password_enc]) {
       if (!sealed) continue;
       try {
@@ -262,11 +262,11 @@ export class ConfigService {
   }
 
   /** masker() for many devices: devices of one profile and type share one, their credentials opened once. */
-  private maskers(alsoSecret: string[] = []): (facts: MaskingFacts | undefined) => Promise<DeviceTextMask> {
+  private maskers(): (facts: MaskingFacts | undefined) => Promise<DeviceTextMask> {
     const byFacts = new Map<string, Promise<DeviceTextMask>>();
     return (facts) => {
       const key = JSON.stringify(facts ?? null);
-      if (!byFacts.has(key)) byFacts.set(key, this.masker(facts, alsoSecret));
+      if (!byFacts.has(key)) byFacts.set(key, this.masker(facts));
       return byFacts.get(key)!;
     };
   }
@@ -326,13 +326,12 @@ export class ConfigService {
    * diffs): each masked by its device's one masker, as its stored configs are (its dialect's rules
    * over the text, or over each hunk side's text as a whole for a diff, then its credentials). One
    * read of the devices' masking facts; a device that is gone gets every dialect's rules and no
-   * credentials. `alsoSecret`: values masked wherever they appear, like credentials (a deployment's
-   * secret variables, which the config rules may not recognise where a template put them).
+   * credentials.
    */
-  async maskTexts(orgId: string, texts: TextToMask[], alsoSecret: string[] = []): Promise<string[]> {
+  async maskTexts(orgId: string, texts: TextToMask[]): Promise<string[]> {
     if (texts.length === 0) return [];
     const facts = await this.store.maskingFactsOf(orgId, [...new Set(texts.map((d) => d.deviceId))]);
-    const maskerOf = this.maskers(alsoSecret);
+    const maskerOf = this.maskers();
     return Promise.all(
       texts.map(async ({ deviceId, text, format, diff }) => {
         const mask = await maskerOf(facts.get(deviceId));

@@ -36,7 +36,7 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
         response: { 201: Deployment, ...errorResponses(400, 401, 403, 409, 413) },
       },
     },
-    async (request, reply) => reply.code(201).send(await deployments.create(caller(request), request.body)),
+    async (request, reply) => reply.code(201).send(deployments.shown(await deployments.create(caller(request), request.body))),
   );
 
   app.get(
@@ -112,6 +112,7 @@ export async function deploymentRoutes(parent: FastifyInstance): Promise<void> {
         response: { 200: Deployment, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (request) => deployments.rollback(caller(request), request.params.id, optionsOf<RollbackOptionsT>(request.body).force === true),
+    async (request) =>
+      deployments.shown(await deployments.rollback(caller(request), request.params.id, optionsOf<RollbackOptionsT>(request.body).force === true)),
   );
 }

@@ -37,6 +37,7 @@ interface EntryShown {
   rendered_config: string;
   config_format: string;
   dry_run_diff: string | null;
+  error_message: string | null;
 }
 
 /** The config format each deploy transport's dry run diffs. */
@@ -240,7 +241,7 @@ export class DeploymentService {
 
   /** The organization's deployments, newest first, their secret variables masked. */
   async list(orgId: string, filter: { stack_id?: string; limit: number; offset: number }) {
-    return (await this.store.list(orgId, filter)).map((d) => this.masked(d));
+    return (await this.store.list(orgId, filter)).map((d) => this.shown(d));
   }
 
   async get(orgId: string, id: string): Promise<DeploymentRow> {
@@ -257,28 +258,46 @@ export class DeploymentService {
   async getWithDevices(orgId: string, id: string, reveal = false) {
     const deployment = await this.get(orgId, id);
     const entries = await this.store.deviceEntries(id);
-    const shown = reveal ? entries : await this.maskedEntries(orgId, entries, this.stacks.secrets.values(deployment.variable_values));
+    const shown = reveal ? entries : await this.maskedEntries(orgId, entries, await this.secretValues(orgId, deployment));
     const devices = shown.map(({ device_type: _type, ...entry }) => entry);
-    return { ...(reveal ? deployment : this.masked(deployment)), devices };
+    return { ...(reveal ? deployment : this.shown(deployment)), devices };
   }
 
-  private masked<T extends { variable_values: Record<string, unknown> }>(deployment: T): T {
+  /** A deployment as the API shows it: its secret variables masked (every route that answers with one). */
+  shown<T extends { variable_values: Record<string, unknown> }>(deployment: T): T {
     return { ...deployment, variable_values: this.stacks.secrets.shown(deployment.variable_values) };
   }
 
   /**
-   * Each entry's rendered config and each device's dry-run diff masked (a device has one diff
-   * however many entries, services, it has), with the deployment's secret variable values.
+   * The values of a deployment's secret variables: its own and its stack's defaults (as they are
+   * now: a default changed since the deployment is not known to it).
    */
-  private async maskedEntries<E extends EntryShown>(orgId: string, entries: E[], alsoSecret: string[]): Promise<E[]> {
+  private async secretValues(orgId: string, deployment: DeploymentRow): Promise<string[]> {
+    const stack = deployment.stack_id ? await this.stacks.store.find(orgId, deployment.stack_id) : undefined;
+    const defaults = stack?.services.map((s) => s.variables ?? {}) ?? [];
+    return this.stacks.secrets.values([deployment.variable_values, defaults]);
+  }
+
+  /**
+   * Each entry's rendered config and each device's dry-run diff masked (a device has one diff
+   * however many entries, services, it has), then the deployment's secret variable values hidden
+   * wherever they are, error messages included (a refused line quotes the value).
+   */
+  private async maskedEntries<E extends EntryShown>(orgId: string, entries: E[], secrets: string[]): Promise<E[]> {
     const diffs = new Map<string, TextToMask>();
     for (const e of entries) {
       if (e.dry_run_diff) diffs.set(e.device_id, { deviceId: e.device_id, text: e.dry_run_diff, format: DIFF_FORMAT[e.transport], diff: true });
     }
     const configs = entries.map((e) => ({ deviceId: e.device_id, text: e.rendered_config, format: e.config_format }));
-    const masked = await this.configs.maskTexts(orgId, [...configs, ...diffs.values()], alsoSecret);
+    const masked = (await this.configs.maskTexts(orgId, [...configs, ...diffs.values()])).map((t) => this.stacks.secrets.hide(t, secrets));
     const diffOf = new Map([...diffs.keys()].map((deviceId, i) => [deviceId, masked[configs.length + i]]));
-    return entries.map((e, i) => ({ ...e, rendered_config: masked[i], dry_run_diff: diffOf.get(e.device_id) ?? e.dry_run_diff }));
+    const hide = (text: string | null) => (text === null ? null : this.stacks.secrets.hide(text, secrets));
+    return entries.map((e, i) => ({
+      ...e,
+      rendered_config: masked[i],
+      dry_run_diff: diffOf.get(e.device_id) ?? e.dry_run_diff,
+      error_message: hide(e.error_message),
+    }));
   }
 
   /**
@@ -338,8 +357,11 @@ export class DeploymentService {
   }
 
   async logs(orgId: string, id: string, filter: { device_id?: string; limit: number; offset: number }) {
-    await this.get(orgId, id);
-    return { ...(await this.store.logs(id, filter)), limit: filter.limit, offset: filter.offset };
+    const deployment = await this.get(orgId, id);
+    const [page, secrets] = await Promise.all([this.store.logs(id, filter), this.secretValues(orgId, deployment)]);
+    // A refused line's error quotes the line, and with it a secret variable's value.
+    const logs = page.logs.map((l) => ({ ...l, message: this.stacks.secrets.hide(l.message, secrets) }));
+    return { logs, total: page.total, limit: filter.limit, offset: filter.offset };
   }
 
   /**

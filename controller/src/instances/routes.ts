@@ -13,7 +13,7 @@ const permission = 'devices.access' as const;
 /** Instances under /api/config: CRUD and deploy. */
 export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const { instances } = app.services;
+  const { instances, deployments } = app.services;
 
   app.get(
     '/instances',
@@ -99,6 +99,6 @@ export async function instanceRoutes(parent: FastifyInstance): Promise<void> {
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await instances.deploy(caller(request), request.params.id, '', optionsOf<RunOptionsT>(request.body))),
+      reply.code(201).send(deployments.shown(await instances.deploy(caller(request), request.params.id, '', optionsOf<RunOptionsT>(request.body)))),
   );
 }

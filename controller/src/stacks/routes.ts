@@ -122,9 +122,8 @@ export async function stackRoutes(parent: FastifyInstance): Promise<void> {
       const shown = await configs.maskTexts(
         me.orgId,
         jobs.map((j) => ({ deviceId: j.device_id, text: j.rendered_config, format: j.config_format })),
-        defaults,
       );
-      return { jobs: jobs.map((j, i) => ({ ...j, rendered_config: shown[i] })) };
+      return { jobs: jobs.map((j, i) => ({ ...j, rendered_config: stacks.secrets.hide(shown[i], defaults) })) };
     },
   );
 

@@ -2,16 +2,26 @@ import { appError } from '../errors/app-error';
 
 /**
  * Variables whose name says they hold a secret: `password`, `enable_secret`, `snmp_community`,
- * `tacacs_key`, `api_token`, `psk`, `passphrase` … An operator who may not reveal a device's
+ * `tacacs_key`, `apiToken`, `psk`, `passphrase` … An operator who may not reveal a device's
  * secrets (configs.secrets) must not read them in what a deployment, an instance or a stack
- * stored either, so their values are shown as masks, and masked wherever a rendered config holds
- * them. Matched on the name of the member holding the value, at any depth (shared_vars,
- * device_vars, a service's default variables).
+ * stored either, so their values are shown as masks, and masked wherever a rendered config or a
+ * log line holds them. Matched on the name of the member holding the value, at any depth
+ * (shared_vars, device_vars, a service's default variables), camelCase read as snake_case.
+ *
+ * Not a wall against a template author: a template may write a secret transformed (joined,
+ * encoded) where no mask finds it, and the device's config then holds it; template authors are
+ * trusted with the values their templates render.
  */
-const SECRET_NAME = /password|passwd|passphrase|secret|community|token|psk|credential|(^|[_-])(pass|key)($|[_-])/i;
+const SECRET_NAME = /password|passwd|passphrase|secret|community|token|psk|credential|(^|_)(pass|key)(_|$)/;
+/** `*_key_type`, `*_key_id`: about a secret, not one. */
+const NOT_SECRET = /_(type|id|name|length|len|size|algorithm|mode)$/;
 
 export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+  const snake = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/-/g, '_')
+    .toLowerCase();
+  return SECRET_NAME.test(snake) && !NOT_SECRET.test(snake);
 }
 
 type Visit = (value: string | number, path: string[]) => unknown;
@@ -28,15 +38,12 @@ function mapSecrets(value: unknown, visit: Visit, path: string[] = [], secret = 
 }
 
 const KEYED_MASK = /^<secret:[0-9a-f]{8}>$/;
+/** Shorter values are hidden only as a whole word: `md5` is not hidden inside `hmac-md5-96`. */
+const ANYWHERE_FROM = 8;
+/** Shorter values are not hidden in text at all: `on` or `1` would mask half a config. */
+const HIDDEN_FROM = 3;
 
-function valueAt(root: unknown, path: string[]): unknown {
-  let at = root;
-  for (const step of path) {
-    if (at === null || typeof at !== 'object') return undefined;
-    at = (at as Record<string, unknown>)[step];
-  }
-  return at;
-}
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * How stacks, instances and deployments show and take back their secret variables, with the
@@ -57,20 +64,32 @@ export class SecretVariables {
     return [...found];
   }
 
+  /** `text` with each of `secrets` (values()) as its mask, longest first. */
+  hide(text: string, secrets: string[]): string {
+    const hidden = secrets.filter((v) => v.length >= HIDDEN_FROM).sort((a, b) => b.length - a.length);
+    if (hidden.length === 0 || text === '') return text;
+    const alternatives = hidden.map((v) => (v.length >= ANYWHERE_FROM ? escapeRegExp(v) : String.raw`(?<![\w-])${escapeRegExp(v)}(?![\w-])`));
+    return text.replace(new RegExp(alternatives.join('|'), 'g'), (value) => this.mask(value));
+  }
+
   /**
    * `incoming` (a record read masked, edited and sent back) with each secret-named variable that
-   * still holds its mask given back the stored value the mask stands for, so saving an edit keeps
-   * the secrets. A mask that is not the stored value's is refused: stored, it would replace the
-   * secret. `where` names the field in the message.
+   * still holds a mask given back the stored value the mask stands for, wherever in `stored` that
+   * value was (services reordered or removed keep their secrets), so saving an edit keeps the
+   * secrets. A mask of no stored value is refused: stored or pushed, it would replace the secret.
+   * `where` names the field in the message.
    */
   kept<T>(incoming: T, stored: unknown, where: string): T {
+    const byMask = new Map(this.values(stored).map((v) => [this.mask(v), v]));
+    const typed = new Map<string, string | number>();
+    mapSecrets(stored, (v) => typed.set(String(v), v));
     return mapSecrets(incoming, (v, path) => {
       if (typeof v !== 'string' || !KEYED_MASK.test(v)) return v;
-      const was = valueAt(stored, path);
-      if ((typeof was === 'string' || typeof was === 'number') && this.mask(String(was)) === v) return was;
+      const was = byMask.get(v);
+      if (was !== undefined) return typed.get(was);
       throw appError(
         'SECRET_MASK_NOT_STORED',
-        `${[where, ...path].join('.')} holds the mask ${v}, which is not the stored value's: send the value itself`,
+        `${[where, ...path].join('.')} holds the mask ${v}, which stands for no stored value: send the value itself`,
       );
     }) as T;
   }

@@ -136,9 +136,8 @@ export class StacksService {
 
   /** Services whose secret defaults were sent back still masked get the stored values again (SecretVariables.kept). */
   private keptSecrets(services: StackService[], stored: StackService[]): StackService[] {
-    return services.map((s, i) =>
-      s.variables ? { ...s, variables: this.secrets.kept(s.variables, stored[i]?.variables, `services.${i}.variables`) } : s,
-    );
+    const defaults = stored.map((s) => s.variables ?? {});
+    return services.map((s, i) => (s.variables ? { ...s, variables: this.secrets.kept(s.variables, defaults, `services.${i}.variables`) } : s));
   }
 
   async delete(me: AuthContext, id: string): Promise<void> {
