@@ -127,7 +127,8 @@ describe('errors', () => {
       expect(dev.config()).toBe(original);
       expect(dev.configLog.slice(-1)).toEqual(['abort']);
       await s.apply([cli('ntp server 192.0.2.1')]);
-      expect(dev.configLog.slice(-3)).toEqual(['ntp server 192.0.2.1', 'commit', 'end']);
+      // A confirmed commit, then the confirming one: a change that cut the session would be rolled back by the device.
+      expect(dev.configLog.slice(-4)).toEqual(['ntp server 192.0.2.1', 'commit confirmed 120', 'commit', 'end']);
       expect(dev.config()).toContain('ntp server 192.0.2.1\nend\n');
     } finally {
       await s.close();
@@ -227,7 +228,7 @@ describe('commits and replaces the device works on in silence', () => {
 const XR_FILE = 'harddisk:/switchboard-restore.cfg';
 
 describe('XR-like restore: the backup copied over SCP and loaded, never typed', () => {
-  it('a `?` and a tab in a description come back exactly; only load, commit replace and end are typed', async () => {
+  it('a `?` and a tab in a description come back exactly; only load, the confirmed commit replace, its confirmation and end are typed', async () => {
     const dev = await device('vendor_xr', 'xr-help');
     dev.setConfig(dev.config().replace(/^ description \S+$/m, ' description what? now\there'));
     const original = dev.config();
@@ -242,7 +243,7 @@ describe('XR-like restore: the backup copied over SCP and loaded, never typed', 
       await s.restore(backup);
       expect(dev.config()).toBe(original);
       expect(dev.files.get(XR_FILE)).toBe(backup.text);
-      expect(dev.configLog.slice(typed)).toEqual([`load ${XR_FILE}`, 'commit replace', 'end']);
+      expect(dev.configLog.slice(typed)).toEqual([`load ${XR_FILE}`, 'commit replace confirmed 120', 'commit', 'end']);
       expect((await s.fetchConfig()).text).toBe(original);
     });
   });

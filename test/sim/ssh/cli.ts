@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { CiscoConfigEditor } from './config-edit';
+import type { ConfirmedCommitTimer } from './confirmed-commit';
 import { FortiosBlocks } from './fortios-config';
 import { JunosConfigMode, type JunosDatabase, type JunosReply } from './junos-config';
 import { PanosConfigMode, type PanosCandidate } from './panos-config';
@@ -33,6 +34,11 @@ export interface SshFaults {
   stallConfigAfter?: number;
   /** A line matching `match` is taken only after `ms` of silence (a commit or a replace of a large configuration). */
   slowLine?: { match: RegExp; ms: number };
+  /**
+   * A confirmed commit takes effect and the connection drops before its answer goes out: a change
+   * that cut the management path, as the client sees it.
+   */
+  dropOnConfirmedCommit?: boolean;
 }
 
 export interface SimCommandContext {
@@ -80,6 +86,8 @@ export interface SimDeviceState {
   junos?: JunosDatabase;
   /** PAN-OS-like devices: the candidate's pending changes of every administrator (made by the first configure). */
   panos?: PanosCandidate;
+  /** Junos- and XR-like devices: the confirmed commit waiting for its confirmation. */
+  confirmedCommit: ConfirmedCommitTimer;
 }
 
 const registry = new Map<string, Map<string, SimCommand>>();
@@ -224,6 +232,26 @@ const EDITABLE = new Set(['vendor_ios', 'vendor_xe', 'vendor_nxos', 'vendor_eos'
 const COMMITTING = new Set(['vendor_xr']);
 const OPENS_BLOCK = /^(interface|int|router|line|vlan)\s/;
 
+interface XrCommit {
+  replace: boolean;
+  /** A confirmed commit: how long the device waits for the confirming commit. */
+  confirmSeconds?: number;
+}
+
+/**
+ * XR-like `commit [replace] [confirmed [<30-65535> | minutes <1-1024>]]` (600 seconds when no
+ * time is given), or undefined for any other line, which the CLI then refuses.
+ */
+function parseXrCommit(line: string): XrCommit | undefined {
+  const m = /^commit( replace)?( confirmed(?: (minutes )?(\d+))?)?$/.exec(line);
+  if (!m) return undefined;
+  const replace = m[1] !== undefined;
+  if (m[2] === undefined) return { replace };
+  const n = Number(m[4] ?? 600);
+  const inRange = m[3] ? n >= 1 && n <= 1024 : n >= 30 && n <= 65535;
+  return inRange ? { replace, confirmSeconds: m[3] ? n * 60 : n } : undefined;
+}
+
 export class CliShellSession {
   private mode: Mode;
   private context: string[] = [];
@@ -347,10 +375,23 @@ export class CliShellSession {
   }
 
   private execute(raw: string, waited = false): void {
-    const line = raw.trim();
     if (this.state === 'stalled') return;
     const slow = this.dev.faults.slowLine;
-    if (!waited && this.state === 'line' && slow?.match.test(line)) return void setTimeout(() => this.execute(raw, true), slow.ms);
+    if (!waited && this.state === 'line' && slow?.match.test(raw.trim())) return void setTimeout(() => this.execute(raw, true), slow.ms);
+    const armed = this.dev.confirmedCommit.armed;
+    this.executeLine(raw);
+    if (this.dev.faults.dropOnConfirmedCommit && this.dev.confirmedCommit.armed > armed) this.drop();
+  }
+
+  /** The connection drops at once: what this tick wrote (the answer to the line just taken) is never sent. */
+  private drop(): void {
+    this.state = 'closed';
+    this.out.stop();
+    this.hangup('drop');
+  }
+
+  private executeLine(raw: string): void {
+    const line = raw.trim();
     if (this.state === 'load') return void this.loading!.lines.push(raw);
     if (this.state === 'confirm') {
       this.state = 'line';
@@ -555,35 +596,51 @@ export class CliShellSession {
     const committing = COMMITTING.has(p.deviceType);
     const load = /^load\s+(\S+)$/.exec(line);
     if (committing && load) return (this.loadFile(load[1]), true);
-    if (committing && (line === 'commit' || line === 'commit replace' || line === 'abort')) {
-      if (line === 'abort') {
-        this.leaveConfig();
-        return (this.prompt(), true);
-      }
-      if (line === 'commit') {
-        if (this.candidate) this.dev.setBody(this.candidate.text());
-        this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
-        this.typed = [];
-        return (this.prompt(), true);
-      }
-      this.out.write(
-        'This commit will replace or remove the entire running configuration. This\noperation can be service affecting.\nDo you wish to proceed? [no]: ',
-      );
-      this.state = 'confirm';
-      const typed = this.typed;
-      this.onConfirm = (answer) => {
-        if (/^y(es)?$/i.test(answer)) {
-          this.dev.setBody([...typed, 'end'].join('\n') + '\n');
-          this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
-          this.typed = [];
-        }
-        this.prompt();
-      };
-      return true;
+    if (committing && line === 'abort') {
+      this.leaveConfig();
+      return (this.prompt(), true);
     }
+    const commit = committing ? parseXrCommit(line) : undefined;
+    if (commit) return (this.commit(commit), true);
     if (this.take(raw)) return false;
     this.reply(p.error(line, this.promptText().length));
     return true;
+  }
+
+  /**
+   * XR-like commit: the candidate merged into the running config, or with `replace` made the whole
+   * running config once the question is answered yes; `confirmSeconds`: a confirmed commit.
+   */
+  private commit({ replace, confirmSeconds }: XrCommit): void {
+    if (!replace) {
+      // Nothing typed (a confirming commit, say): the running config stays exactly as it is.
+      this.activate(this.typed.length > 0 ? this.candidate?.text() : undefined, confirmSeconds);
+      return this.prompt();
+    }
+    this.out.write(
+      'This commit will replace or remove the entire running configuration. This\noperation can be service affecting.\nDo you wish to proceed? [no]: ',
+    );
+    this.state = 'confirm';
+    const typed = this.typed;
+    this.onConfirm = (answer) => {
+      if (/^y(es)?$/i.test(answer)) this.activate([...typed, 'end'].join('\n') + '\n', confirmSeconds);
+      this.prompt();
+    };
+  }
+
+  /**
+   * A commit of a candidate CLI: `text` (undefined: unchanged) becomes the running config and the
+   * candidate starts again from it. A confirmed one (`confirmSeconds`) leaves the way back to the
+   * config before it pending; any other confirms what is pending.
+   */
+  private activate(text: string | undefined, confirmSeconds?: number): void {
+    const trial = this.dev.confirmedCommit;
+    const before = this.dev.getBody();
+    if (confirmSeconds === undefined) trial.confirm();
+    else trial.arm(confirmSeconds, () => this.dev.setBody(before));
+    if (text !== undefined) this.dev.setBody(text);
+    this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
+    this.typed = [];
   }
 
   /**

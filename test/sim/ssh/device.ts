@@ -9,6 +9,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import ssh2 from 'ssh2';
 import type { Algorithms, AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { CliShellSession, OutputWriter, type SimCommand, type SimCommandHandler, type SimDeviceState, type SshFaults } from './cli';
+import { ConfirmedCommitTimer } from './confirmed-commit';
 import { getPersona } from './personas';
 
 const { Server, utils } = ssh2;
@@ -43,6 +44,11 @@ export interface SshDeviceOptions {
   ignorePagerOff?: boolean;
   /** SSH algorithms offered (ssh2 format), e.g. only legacy ones to imitate old firmware. */
   algorithms?: Algorithms;
+  /**
+   * How many ms one second of a confirmed commit's rollback timer lasts (default 1000, as on a
+   * device): at 8, a Junos `commit confirmed 2` or an XR `commit confirmed 120` rolls back in about a second.
+   */
+  confirmedCommitScaleMs?: number;
 }
 
 export interface SimSshDevice {
@@ -65,6 +71,8 @@ export interface SimSshDevice {
   readonly files: Map<string, string>;
   /** Every open connection stops reading and answering, as if the link died (keepalives go unanswered). */
   freeze(): void;
+  /** Whether a confirmed commit waits for its confirmation, and how many the device rolled back by itself. */
+  readonly confirmedCommit: Pick<ConfirmedCommitTimer, 'pending' | 'rolledBack'>;
   readonly stats: { connections: number; logins: number };
 }
 
@@ -143,6 +151,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     commands: new Map<string, SimCommand>(),
     configLog: [],
     files: new Map<string, string>(),
+    confirmedCommit: new ConfirmedCommitTimer(opts.confirmedCommitScaleMs ?? 1000),
     getBody: () => normalizeConfig(currentBody()),
     setBody: (text: string) => {
       body = normalizeConfig(text);
@@ -281,8 +290,11 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
     stats,
     configLog: state.configLog,
     files: state.files,
+    confirmedCommit: state.confirmedCommit,
     close: () =>
       new Promise<void>((resolve) => {
+        // No rollback outlives the device.
+        state.confirmedCommit.confirm();
         for (const s of sockets) s.destroy();
         listener.close(() => resolve());
       }),

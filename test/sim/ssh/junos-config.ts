@@ -1,9 +1,9 @@
 /**
  * Junos-like configuration mode of the SSH simulator: the curly-brace config as a tree of
  * statements that `set`/`delete`/`edit`, `load override|merge terminal`, `rollback` and `commit`
- * change, rendered back to the same text `show configuration` prints. The candidate is shared by
- * all shells of a device (plain `configure`): uncommitted changes outlive the session that made
- * them until a commit or a `rollback 0`. Which words form one statement is data (the tables
+ * (`commit confirmed` too, see confirmed-commit.ts) change, rendered back to the same text `show
+ * configuration` prints. The candidate is shared by all shells of a device (plain `configure`):
+ * uncommitted changes outlive the session that made them until a commit or a `rollback 0`. Which words form one statement is data (the tables
  * below); a keyword not in them is a syntax error, as on a device that does not know it.
  */
 import type { SimDeviceState } from './cli';
@@ -248,6 +248,13 @@ export type JunosReply =
   | { say: string; next: 'load'; finish: (text: string) => string }
   | { say: string; next: 'run'; command: string };
 
+/** The minutes of `commit confirmed [<minutes>]` (1 to 65535, default 10), or undefined when not a valid count. */
+function confirmMinutes(word: string | undefined): number | undefined {
+  if (word === undefined) return 10;
+  const n = /^\d+$/.test(word) ? Number(word) : 0;
+  return n >= 1 && n <= 65535 ? n : undefined;
+}
+
 const COMMANDS = ['set', 'delete', 'edit', 'up', 'top', 'exit', 'quit', 'commit', 'rollback', 'load', 'show', 'run'];
 
 /** One shell's configuration mode on a Junos-like device. */
@@ -367,21 +374,38 @@ export class JunosConfigMode {
     return caret(0, 'unknown command.');
   }
 
+  /**
+   * `commit [check | and-quit | comment <text> | confirmed [<minutes>]]`. A confirmed commit (10
+   * minutes when no time is given) is rolled back when its time passes, unless a later commit or
+   * `commit check`, in any session, confirms it.
+   */
   private commit(args: string[], caret: (i: number, text: string) => { say: string }): JunosReply {
     const mode = args[0];
-    if (args.length > 0 && mode !== 'check' && mode !== 'and-quit' && mode !== 'comment') return caret(1, 'syntax error.');
+    if (args.length > 0 && !['check', 'and-quit', 'comment', 'confirmed'].includes(mode)) return caret(1, 'syntax error.');
     if (mode === 'comment' && args.length !== 2) return caret(2, args.length < 2 ? 'missing argument.' : 'syntax error.');
+    const minutes = mode === 'confirmed' ? confirmMinutes(args[1]) : undefined;
+    if (mode === 'confirmed' && (minutes === undefined || args.length > 2)) return caret(minutes === undefined ? 2 : 3, 'syntax error.');
     const candidate = this.db.candidate;
     const problems = candidate?.check() ?? [];
     if (problems.length) return { say: `${problems.join('\n')}\nerror: configuration check-out failed: (missing mandatory statements)\n` };
+    const trial = this.dev.confirmedCommit;
+    if (minutes === undefined) trial.confirm();
     if (mode === 'check') return { say: 'configuration check succeeds\n' };
-    if (candidate && this.changed()) {
-      this.db.history.unshift(this.dev.getBody());
-      this.db.history.splice(49);
-      this.dev.setBody(candidate.text());
+    if (minutes !== undefined) {
+      const before = this.dev.getBody();
+      trial.arm(minutes * 60, () => this.activate(before));
     }
+    if (candidate && this.changed()) this.activate(candidate.text());
     this.db.candidate = undefined;
-    return mode === 'and-quit' ? { say: 'commit complete\n', next: 'leave' } : { say: 'commit complete\n' };
+    const say = (minutes ? `commit confirmed will be automatically rolled back in ${minutes} minutes unless confirmed\n` : '') + 'commit complete\n';
+    return mode === 'and-quit' ? { say, next: 'leave' } : { say };
+  }
+
+  /** Makes `text` the running config; the one it replaces becomes `rollback 1`. */
+  private activate(text: string): void {
+    this.db.history.unshift(this.dev.getBody());
+    this.db.history.splice(49);
+    this.dev.setBody(text);
   }
 
   private load(how: 'override' | 'merge', text: string): string {

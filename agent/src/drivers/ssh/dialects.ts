@@ -46,6 +46,11 @@ export interface SshDialect {
     /** Makes the typed changes take effect (candidate-config CLIs); absent: every line takes effect at once. */
     commit?: string;
     /**
+     * Where the CLI has one, every commit (a push's, and a restore's: `commit`, XR's `commit
+     * replace`) is a confirmed commit followed by the confirming one; see ConfirmedCommit.
+     */
+    confirmedCommit?: ConfirmedCommit;
+    /**
      * After a refused line: throws away what is not committed or saved, sent in order and again
      * until the prompt is out of configuration mode. A commit CLI leaves at once; FortiOS's `abort`
      * leaves one open block, so a nested edit takes one per level. `exit` never follows an abort:
@@ -97,6 +102,44 @@ export interface SshDialect {
 }
 
 /**
+ * A commit the device undoes by itself unless a second commit confirms it in time (Junos and
+ * IOS-XR `commit confirmed`). A change that cuts the management path (a filter on lo0, an ACL on
+ * the management interface, a wrong route) kills the session before the confirming commit, and
+ * the device goes back to its previous configuration on its own; after a plain commit it would
+ * stay unreachable for good, and the agent could not even restore it.
+ */
+export interface ConfirmedCommit {
+  /** Typed after a commit command to make it a confirmed one: `commit confirmed 2`, `commit replace confirmed 120`. */
+  option: string;
+  /** The commit that confirms it (one with nothing left to commit confirms and changes nothing). */
+  confirm: string;
+  /** The rollback window as a message says it: `2 minutes`. */
+  window: string;
+}
+
+/**
+ * How long a confirmed commit waits for its confirming commit before the device rolls it back.
+ * The confirming commit is typed as soon as the confirmed one answers, in the same session, and
+ * has nothing left to commit, so it needs seconds; the window is what a device cut off by a change
+ * stays cut off before it is back on its previous configuration. Two minutes leaves a slow
+ * device's confirming commit ample room and is the NETCONF driver's confirm-timeout too (120 s).
+ * Junos counts in whole minutes, XR in seconds (30 to 65535; 30 to 300 on older releases).
+ */
+export const CONFIRMED_COMMIT_WINDOW_S = 120;
+
+const JUNOS_CONFIRMED: ConfirmedCommit = {
+  option: `confirmed ${CONFIRMED_COMMIT_WINDOW_S / 60}`,
+  confirm: 'commit',
+  window: `${CONFIRMED_COMMIT_WINDOW_S / 60} minutes`,
+};
+
+const XR_CONFIRMED: ConfirmedCommit = {
+  option: `confirmed ${CONFIRMED_COMMIT_WINDOW_S}`,
+  confirm: 'commit',
+  window: `${CONFIRMED_COMMIT_WINDOW_S} seconds`,
+};
+
+/**
  * Commands of a dialect may name the SSH account as `{user}` (PAN-OS's `commit partial admin
  * {user}`); the session puts the login name of the device's credentials there.
  */
@@ -109,11 +152,11 @@ export const USER_PLACEHOLDER = '{user}';
  *   `command` (`configure replace <file> force` style) makes it the running config.
  * - `commit-replace`: the backup is copied over SCP as for file-replace, then in configuration
  *   mode `load` (`load <file>`) reads it into the empty candidate and `command` (`commit
- *   replace`) swaps the whole running config; `confirm` answers the device's "are you sure"
- *   question. Never typed: the CLI would take a `?` for a help request and a tab for completion,
+ *   replace`, made a confirmed commit where the dialect has one) swaps the whole running config;
+ *   `confirm` answers the device's "are you sure" question. Never typed: the CLI would take a `?` for a help request and a tab for completion,
  *   and the restored config would differ from the backup.
  * - `load-override`: in configuration mode `command` (`load override terminal`) takes the
- *   backup as raw text ending with `end` (Ctrl-D), then the dialect's commit.
+ *   backup as raw text ending with `end` (Ctrl-D), then the dialect's commit (confirmed where it can be).
  * - `none`: the CLI offers no replace; restore() fails with a clear message.
  */
 export type RestoreMethod =
@@ -319,7 +362,7 @@ const DIALECTS: Record<string, SshDialect> = {
   }),
   vendor_xr: ciscoLike('vendor_xr', 'IOS-XR-like: RP/0/RP0/CPU0:name# prompt, timestamp before every output', {
     enable: NO_ENABLE,
-    configMode: { enter: 'configure terminal', exit: 'end', commit: 'commit', abort: ['abort'] },
+    configMode: { enter: 'configure terminal', exit: 'end', commit: 'commit', confirmedCommit: XR_CONFIRMED, abort: ['abort'] },
     // `harddisk:` exists on 32- and 64-bit XR alike; `load` reads the file up to its `end` line.
     restore: {
       method: 'commit-replace',
@@ -345,6 +388,7 @@ const DIALECTS: Record<string, SshDialect> = {
       enter: 'configure',
       exit: 'exit configuration-mode',
       commit: 'commit',
+      confirmedCommit: JUNOS_CONFIRMED,
       abort: ['rollback 0', 'exit configuration-mode'],
       uncommitted: /^The configuration has been changed but not committed/,
     },

@@ -115,6 +115,11 @@ function lineFailed(e: unknown, i: number, n: number, taken: number, { commit, s
   return mayHaveGoneIn(e, `line ${i + 1} of ${n}, which the device may have taken`);
 }
 
+/** A commit whose answer never came (a timeout, a dropped session) may have gone through: partial, saying why. */
+function unanswered(e: unknown, note: string): unknown {
+  return e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, note) : e;
+}
+
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
 
 /** Aborts typed at most to leave configuration mode: FortiOS takes one per open block (`config`, `edit`). */
@@ -345,13 +350,38 @@ class SshCliSession implements SshCliSessionApi {
           }
           if (this.saved(line)) taken = i + 1;
         }
-        if (commit) {
-          // A commit whose answer never came (timeout, dropped session) may have gone through.
-          await this.exec(commit, true, { relearnHost: true, slow: true }).catch((e: unknown) => {
-            throw e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, `during '${commit}': the change may have been committed`) : e;
-          });
-        }
+        if (commit) await this.commit(commit);
       });
+    });
+  }
+
+  /**
+   * Commits what configuration mode holds with `command` (the dialect's commit, or a restore's
+   * `commit replace`): as it is, or where the dialect has confirmed commits as a confirmed commit
+   * then the confirming one, so that a change which cuts the management path, and with it this
+   * session, is rolled back by the device itself (see ConfirmedCommit). A failure that may leave
+   * the change on the device is partial and, after a confirmed commit, says that the device rolls
+   * it back by itself unless confirmed.
+   */
+  private async commit(command: string, confirm?: ExecOptions['confirm']): Promise<void> {
+    const confirmed = this.dialect.configMode.confirmedCommit;
+    const run = (cmd: string, answer?: ExecOptions['confirm']) => this.exec(cmd, true, { relearnHost: true, slow: true, confirm: answer });
+    if (!confirmed) {
+      await run(command, confirm).catch((e: unknown) => {
+        throw unanswered(e, `during '${command}': the change may have been committed`);
+      });
+      return;
+    }
+    const trial = `${command} ${confirmed.option}`;
+    const rollsBack = `the device rolls it back by itself ${confirmed.window} after '${trial}' unless confirmed`;
+    await run(trial, confirm).catch((e: unknown) => {
+      throw unanswered(e, `during '${trial}': the change may have been committed; if so, ${rollsBack}`);
+    });
+    await run(confirmed.confirm).catch((e: unknown) => {
+      const inEffect = `the change is in effect, and ${rollsBack}`;
+      throw e instanceof DriverError && e.kind === 'device'
+        ? new DriverError('device', `${e.message} (the confirming commit failed: ${inEffect})`, { partial: true })
+        : unanswered(e, `during '${confirmed.confirm}', the confirming commit, which may not have reached it: ${inEffect}`);
     });
   }
 
@@ -428,13 +458,13 @@ class SshCliSession implements SshCliSessionApi {
           await this.enterConfig();
           return this.configuring(async () => {
             await this.exec(r.load, true, { slow: true });
-            await this.exec(r.command, true, { relearnHost: true, confirm: r.confirm, slow: true });
+            await this.commit(r.command, r.confirm);
           });
         case 'load-override':
           await this.enterConfig();
           return this.configuring(async () => {
             await this.loadTerminal(r.command, config.text, r.end);
-            if (commit) await this.exec(this.command(commit), true, { relearnHost: true, slow: true });
+            if (commit) await this.commit(this.command(commit));
           });
       }
     });
