@@ -274,6 +274,34 @@ describe('XR-like restore: the backup copied over SCP and loaded, never typed', 
   });
 });
 
+describe('XR-like restore: nothing is committed unless the load read the backup', () => {
+  it('a copy that is not where the load reads it: the load says so, `abort`, the router keeps its config', async () => {
+    const dev = await device('vendor_xr', 'xr-lost', { faults: { loseUploads: true } });
+    const original = dev.config();
+    await withSession(dev, async (s) => {
+      const backup = await s.fetchConfig();
+      const err = (await s.restore(backup).catch((e: unknown) => e)) as DriverError;
+      expect(err.kind).toBe('device');
+      expect(err.message).toMatch(new RegExp(`rejected 'load ${XR_FILE}': Couldn't open file ${XR_FILE}`));
+      expect(dev.configLog.slice(-2)).toEqual([`load ${XR_FILE}`, 'abort']);
+      expect(dev.config()).toBe(original);
+    });
+  });
+
+  it('a load that prints no "bytes parsed" line is not followed by a commit replace', async () => {
+    // The device answers the load with nothing: the candidate is empty, and `commit replace` would wipe the router.
+    const dev = await device('vendor_xr', 'xr-silent-load', { faults: { silentLoad: true } });
+    const original = dev.config();
+    await withSession(dev, async (s) => {
+      const err = (await s.restore(await s.fetchConfig()).catch((e: unknown) => e)) as DriverError;
+      expect(err.kind).toBe('device');
+      expect(err.message).toMatch(/did not say it read the backup \(no output\); not committing a replace of the whole configuration/);
+      expect(dev.configLog.slice(-2)).toEqual([`load ${XR_FILE}`, 'abort']);
+      expect(dev.config()).toBe(original);
+    });
+  });
+});
+
 describe('a configuration cut short', () => {
   const CUT: Record<string, RegExp> = {
     vendor_ios: /it does not end with the line 'end' that ends every complete one/,
@@ -338,6 +366,8 @@ describe('a configuration cut short', () => {
   it('IOS-like dialects need the final `end`; NX-OS, whose show running-config has no end mark, and generic CLIs are not checked', () => {
     expect(getDialect('vendor_xe').truncated!(['hostname r1', 'end'])).toBeUndefined();
     expect(getDialect('vendor_xe').truncated!(['hostname r1', 'interface Gi1'])).toMatch(/does not end with the line 'end'/);
+    // An ASA, often added as vendor_ios, ends its running config with `: end`.
+    expect(getDialect('vendor_ios').truncated!(['hostname asa1', ': end', ''])).toBeUndefined();
     for (const t of ['vendor_nxos', 'generic', 'custom', 'vendor_panos', 'vendor_fw']) expect(getDialect(t).truncated, t).toBeUndefined();
   });
 });

@@ -34,6 +34,10 @@ export interface SshFaults {
   stallConfigAfter?: number;
   /** A line matching `match` is taken only after `ms` of silence (a commit or a replace of a large configuration). */
   slowLine?: { match: RegExp; ms: number };
+  /** Files copied over SCP are accepted and then not there (written to another path than the one read back). */
+  loseUploads?: boolean;
+  /** XR-like `load <file>` reads nothing and says nothing (a file read as empty). */
+  silentLoad?: boolean;
   /**
    * A confirmed commit takes effect and the connection drops before its answer goes out: a change
    * that cut the management path, as the client sees it.
@@ -671,8 +675,10 @@ export class CliShellSession {
    * know are listed as XR lists them, the others are loaded.
    */
   private loadFile(file: string): void {
+    if (this.dev.faults.silentLoad) return this.reply('');
     const text = this.dev.files.get(file);
-    if (text === undefined) return this.reply(`%Error opening ${file} (No such file or directory)\n`);
+    // XR's own words (Cisco's NSO XR driver checks for them); no `%`, unlike IOS's configure replace.
+    if (text === undefined) return this.reply(`Couldn't open file ${file}\n`);
     const refused: string[] = [];
     for (const raw of text.replace(/\n$/, '').split('\n')) {
       if (raw.trim() === 'end') break;

@@ -218,7 +218,7 @@ export async function startSshDevice(opts: SshDeviceOptions = {}): Promise<SimSs
           const stream = ok();
           stream.on('error', () => {});
           const scp = /^scp -t (\S+)$/.exec(info.command.trim());
-          if (scp) return scpSink(stream, (text) => state.files.set(scp[1], text));
+          if (scp) return scpSink(stream, (text) => void (state.faults.loseUploads || state.files.set(scp[1], text)));
           const cli = new CliShellSession(state, new OutputWriter(stream), () => {}, user);
           stream.write(cli.runOnce(info.command).replace(/\r?\n/g, '\r\n'));
           stream.exit(0);

@@ -161,7 +161,7 @@ export const USER_PLACEHOLDER = '{user}';
  */
 export type RestoreMethod =
   | { method: 'file-replace'; file: string; command: string }
-  | { method: 'commit-replace'; file: string; load: string; command: string; confirm?: { prompt: RegExp; answer: string } }
+  | { method: 'commit-replace'; file: string; load: string; loaded: RegExp; command: string; confirm?: { prompt: RegExp; answer: string } }
   | { method: 'load-override'; command: string; end: string }
   | { method: 'none' };
 
@@ -176,9 +176,9 @@ export type TruncationCheck = (lines: string[]) => string | undefined;
 
 const lastLine = (lines: string[]): string | undefined => lines.findLast((l) => l.trim() !== '')?.trim();
 
-/** IOS, IOS-XE, IOS-XR and EOS end every `show running-config` with a line `end`. */
+/** IOS, IOS-XE, IOS-XR and EOS end every `show running-config` with a line `end`; an ASA (often typed vendor_ios) with `: end`. */
 const endsWithEnd: TruncationCheck = (lines) =>
-  lastLine(lines) === 'end' ? undefined : "it does not end with the line 'end' that ends every complete one";
+  /^(: )?end$/.test(lastLine(lines) ?? '') ? undefined : "it does not end with the line 'end' that ends every complete one";
 
 /**
  * Junos has no end line, but its statements nest in braces: a text cut inside a block leaves one
@@ -368,11 +368,19 @@ const DIALECTS: Record<string, SshDialect> = {
       method: 'commit-replace',
       file: XR_RESTORE_FILE,
       load: `load ${XR_RESTORE_FILE}`,
+      // `commit replace` of a candidate the load left empty (a file not where it was copied, or not
+      // read) would wipe the router: the load must say it parsed the file's bytes.
+      loaded: /^(\d*[1-9]\d*) bytes parsed/,
       command: 'commit replace',
       confirm: { prompt: /Do you wish to proceed\? ?\[no\]: ?$/, answer: 'yes' },
     },
     // A `load` that could not parse some lines says so first, before `!! CONFIGURATION FAILED …` and the lines.
-    errorPatterns: [...CISCO_LIKE_ERRORS, /^% ?Failed to commit/, /^Syntax\/Authorization errors in one or more commands/],
+    errorPatterns: [
+      ...CISCO_LIKE_ERRORS,
+      /^% ?Failed to commit/,
+      /^(% ?)?Syntax\/Authorization errors in one or more commands/,
+      /^Couldn't open file/,
+    ],
     noiseLines: [
       // XR prints the time before the output of every exec command.
       /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} \d{2}:\d{2}:\d{2}(\.\d+)? \S+$/,

@@ -115,6 +115,9 @@ function lineFailed(e: unknown, i: number, n: number, taken: number, { commit, s
   return mayHaveGoneIn(e, `line ${i + 1} of ${n}, which the device may have taken`);
 }
 
+/** What a CLI says to a command it does not have (PAN-OS). */
+const UNKNOWN_COMMAND = /^(Invalid syntax|Unknown command)/;
+
 /** A commit whose answer never came (a timeout, a dropped session) may have gone through: partial, saying why. */
 function unanswered(e: unknown, note: string): unknown {
   return e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, note) : e;
@@ -341,7 +344,7 @@ class SshCliSession implements SshCliSessionApi {
       await this.refuseUncommitted(await this.enterConfig());
       let taken = 0;
       await this.configuring(async () => {
-        if (discardOwn) await this.exec(discardOwn, true);
+        if (discardOwn) await this.discardOwn(discardOwn);
         for (const [i, line] of lines.entries()) {
           try {
             await this.exec(line, true, { relearnHost: HOSTNAME_LINE.test(line) || this.savesBlock(line) });
@@ -383,6 +386,23 @@ class SshCliSession implements SshCliSessionApi {
         ? new DriverError('device', `${e.message} (the confirming commit failed: ${inEffect})`, { partial: true })
         : unanswered(e, `during '${confirmed.confirm}', the confirming commit, which may not have reached it: ${inEffect}`);
     });
+  }
+
+  /**
+   * Discards what this account left uncommitted (configMode.discardOwn). A CLI that does not know
+   * the command (PAN-OS before 8.0, without per-account changes) fails the push before any line
+   * is typed; anything else it answers (nothing to revert, a commit in progress) is logged and
+   * the push goes on: its own commit and abort are scoped to this account whatever happened here.
+   */
+  private async discardOwn(command: string): Promise<void> {
+    const said = (await this.exec(command, false)).map((l) => l.trim()).filter(Boolean);
+    if (said.some((l) => UNKNOWN_COMMAND.test(l))) {
+      throw new DriverError(
+        'device',
+        `${this.where}: the device does not know '${command}' (${said.join(' / ')}); per-account commits need PAN-OS 8.0 or later`,
+      );
+    }
+    if (said.some((l) => this.dialect.errorPatterns.some((re) => re.test(l)))) this.info(`'${command}' said: ${said.join(' / ')}; going on`);
   }
 
   /**
@@ -457,7 +477,14 @@ class SshCliSession implements SshCliSessionApi {
           await this.upload(r.file, config.text);
           await this.enterConfig();
           return this.configuring(async () => {
-            await this.exec(r.load, true, { slow: true });
+            const said = await this.exec(r.load, true, { slow: true });
+            if (!said.some((l) => r.loaded.test(l.trim()))) {
+              throw new DriverError(
+                'device',
+                `${this.where}: '${r.load}' did not say it read the backup (${said.map((l) => l.trim()).join(' / ') || 'no output'}); ` +
+                  'not committing a replace of the whole configuration with what it loaded',
+              );
+            }
             await this.commit(r.command, r.confirm);
           });
         case 'load-override':
