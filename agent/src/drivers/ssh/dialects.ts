@@ -370,7 +370,7 @@ const DIALECTS: Record<string, SshDialect> = {
       load: `load ${XR_RESTORE_FILE}`,
       // `commit replace` of a candidate the load left empty (a file not where it was copied, or not
       // read) would wipe the router: the load must say it parsed the file's bytes.
-      loaded: /^(\d*[1-9]\d*) bytes parsed/,
+      loaded: /^0*[1-9]\d* bytes parsed/,
       command: 'commit replace',
       confirm: { prompt: /Do you wish to proceed\? ?\[no\]: ?$/, answer: 'yes' },
     },
