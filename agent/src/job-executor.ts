@@ -61,7 +61,8 @@ export class JobExecutor {
       return failure(`The agent could not decrypt the device credentials: ${(err as Error).message}`);
     }
     const target = targetOf(msg.device, credentials);
-    const mask = makeMask(credentials);
+    // Deployment jobs also name the secret variable values their changes hold (DeployParams.secrets).
+    const mask = makeMask(credentials, (msg.params as { secrets?: string[] }).secrets);
     const seen: DeviceIdentity = {};
     const controller = new AbortController();
     const budget = jobBudget(deadline);

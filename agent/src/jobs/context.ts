@@ -72,8 +72,9 @@ export function targetOf(device: JobDevice, credentials: DeviceCredentials): Dev
   };
 }
 
-export function makeMask(credentials: DeviceCredentials): (text: string) => string {
-  const secrets = [credentials.password, credentials.enable_password, credentials.private_key]
+/** Masks the device's credentials, and `also` (a deployment's secret variable values), wherever they appear. */
+export function makeMask(credentials: DeviceCredentials, also: string[] = []): (text: string) => string {
+  const secrets = [credentials.password, credentials.enable_password, credentials.private_key, ...also]
     .filter((s): s is string => typeof s === 'string' && s.length >= 3)
     .sort((a, b) => b.length - a.length);
   if (secrets.length === 0) return (text) => text;

@@ -141,20 +141,24 @@ async function specMaker(
   );
   return (device, kind) => {
     const base = { orgId: deployment.org_id, deviceId: device.device_id, groupId: deployment.id };
+    const mine = entries.get(device.device_id) ?? [];
     const changes = () =>
-      (entries.get(device.device_id) ?? []).map((e) => ({
+      mine.map((e) => ({
         target_path: e.target_path,
         operation: e.operation,
         config_format: e.config_format,
         config: e.rendered_config,
       }));
+    // Masked by the agent in what it reports (DeployParams.secrets); absent when there are none.
+    const secrets = [...new Set(mine.flatMap((e) => e.secrets ?? []))];
+    const masked = secrets.length > 0 ? { secrets } : {};
     if (kind === 'dry_run') {
       // Read only: no backup is taken, stored or needed.
       return {
         ...base,
         kind,
         deadlineMs: DEPLOY_DEADLINE_MS,
-        params: { deployment_id: deployment.id, transport: device.transport, changes: changes() },
+        params: { deployment_id: deployment.id, transport: device.transport, changes: changes(), ...masked },
       };
     }
     if (kind === 'deploy') {
@@ -168,7 +172,7 @@ async function specMaker(
         ...base,
         kind,
         deadlineMs: DEPLOY_DEADLINE_MS,
-        params: { deployment_id: deployment.id, transport: device.transport, changes: changes(), verify: true },
+        params: { deployment_id: deployment.id, transport: device.transport, changes: changes(), verify: true, ...masked },
       };
     }
     const backup = device.backup_config_id ? backups.get(device.backup_config_id) : undefined;

@@ -143,6 +143,7 @@ function serviceEntry(j: ResolvedJob): Omit<EntryRow, 'deployment_id'> {
     target_path: j.target_path,
     operation: j.operation,
     config_format: j.config_format,
+    secrets: j.secrets.length > 0 ? j.secrets : null,
   };
 }
 

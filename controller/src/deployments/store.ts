@@ -93,6 +93,8 @@ export interface EntryRow {
   target_path: string | null;
   operation: 'replace' | 'merge' | 'delete';
   config_format: 'json' | 'xml' | 'cli';
+  /** The secret variable values its rendered config holds, for the agent to mask (null: none). */
+  secrets: string[] | null;
 }
 
 export interface LogLine {
@@ -313,9 +315,9 @@ const INSERT_DEPLOYMENT = `WITH d AS (
      ORDER BY r.position),
   e AS (
     INSERT INTO deployment_entries (deployment_id, device_id, service_position, service_order, service_name, template_id, rendered_config,
-                                    target_path, operation, config_format)
+                                    target_path, operation, config_format, secrets)
     SELECT d.id, r.* FROM d, jsonb_to_recordset(?::jsonb) AS r(device_id uuid, service_position int, service_order int, service_name text,
-                  template_id uuid, rendered_config text, target_path text, operation text, config_format text))
+                  template_id uuid, rendered_config text, target_path text, operation text, config_format text, secrets jsonb))
   SELECT * FROM d`;
 
 /** The only SQL of deployments: their rows, devices, entries and logs, and the reads of jobs and backups they need. */

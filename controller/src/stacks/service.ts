@@ -32,6 +32,8 @@ export interface ResolvedJob {
   target_path: string | null;
   operation: 'replace' | 'merge' | 'delete';
   config_format: 'json' | 'xml' | 'cli';
+  /** The values of its secret variables that the rendered config holds (SecretVariables): never shown, masked by the agent. */
+  secrets: string[];
   /** Position of the service in the stack's services array. */
   position: number;
   platform: string;
@@ -242,6 +244,7 @@ export class StacksService {
         template_name: p.template.name,
         service_order: p.service.order,
         rendered_config: result.output,
+        secrets: this.secrets.values(p.variables).filter((v) => result.output.includes(v)),
         target_path: p.template.target_path,
         operation: p.template.operation,
         config_format: p.template.config_format,

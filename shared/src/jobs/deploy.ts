@@ -21,10 +21,17 @@ export type DeployChange = Static<typeof DeployChange>;
 export const DeployTransportSchema = TransportSchema;
 export type DeployTransport = Static<typeof DeployTransportSchema>;
 
+/**
+ * Values of the deployment's secret variables that the changes hold: the agent masks them in every
+ * line and error it reports, as it masks the device's credentials (a refused line is quoted).
+ */
+const Secrets = Type.Optional(Type.Array(Type.String(), { maxItems: 1000 }));
+
 export const DeployParams = Type.Object({
   deployment_id: Type.String(),
   transport: DeployTransportSchema,
   changes: Type.Optional(Type.Array(DeployChange)),
+  secrets: Secrets,
   /** Read the running config after the push (default true). */
   verify: Type.Optional(Type.Boolean()),
 });
@@ -83,6 +90,7 @@ export const DryRunParams = Type.Object({
   deployment_id: Type.String(),
   transport: DeployTransportSchema,
   changes: Type.Array(DeployChange),
+  secrets: Secrets,
 });
 export type DryRunParams = Static<typeof DryRunParams>;
 
