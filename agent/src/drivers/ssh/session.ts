@@ -7,7 +7,6 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_ANSWER_BYTES,
   DriverError,
-  mayHaveGoneIn,
   type ConfigChange,
   type DeviceDriver,
   type DeviceSession,
@@ -21,7 +20,8 @@ import { connectSsh, keepaliveError, openShell } from './connect';
 import { getDialect, stableConfigLines, USER_PLACEHOLDER, type SshDialect } from './dialects';
 import { scpUpload } from './scp';
 import { CliShell } from './shell';
-import { dropMatching, makeMasker, renderLines, trimBlankLines } from './text';
+import { cliLines, cliWord, HOSTNAME_LINE, lineFailed, UNKNOWN_COMMAND, unanswered } from './config-lines';
+import { dropEcho, dropMatching, makeMasker, masked, renderLines, trimBlankLines } from './text';
 
 export interface SshCliDriverOptions {
   /** Upper bound on one command's output; a device sending more is cut off. Default 32 MiB. */
@@ -51,25 +51,6 @@ interface ExecOptions {
   slow?: boolean;
 }
 
-/** A config line that renames the device, and so its prompt, at once (IOS-like CLIs). */
-const HOSTNAME_LINE = /^\s*hostname\s+\S/;
-
-/**
- * The lines a set of cli changes types in configuration mode, in push order: the rendered text
- * as it is (blank lines dropped). Write `no …` lines to remove something; `operation` does not
- * apply to CLI text.
- */
-export function cliLines(changes: ConfigChange[], where: string): string[] {
-  const lines: string[] = [];
-  for (const change of changes) {
-    if (change.config_format !== 'cli') {
-      throw new DriverError('device', `${where}: the SSH CLI driver pushes cli templates only, not ${change.config_format}`);
-    }
-    for (const line of change.config.split(/\r?\n/)) if (line.trim() !== '') lines.push(line.trimEnd());
-  }
-  return lines;
-}
-
 /** A DeviceDriver whose sessions are SSH CLI sessions. */
 export interface SshCliDriver extends DeviceDriver {
   readonly transport: 'ssh';
@@ -91,36 +72,6 @@ interface SessionContext {
   /** Replaces secrets with ********; applied to the transcript and to every error message. */
   mask: (text: string) => string;
   closeGraceMs: number;
-}
-
-/** Device text can end up in an error message (an echoed secret, say): mask it there too. */
-function masked(e: unknown, mask: (text: string) => string): unknown {
-  if (e instanceof Error) e.message = mask(e.message);
-  return e;
-}
-
-/**
- * The error of config line `i` (of `n`, `taken` in effect before it went in). A refusal by a
- * dialect without commit after earlier lines took effect is partial; so is any other failure of a
- * line that was sent (a timeout, a dropped session: the device may have taken it, and a line that
- * changes the management path drops the session in just this way), so that the push is undone.
- */
-function lineFailed(e: unknown, i: number, n: number, taken: number, { commit, saves }: SshDialect['configMode']): unknown {
-  if (!(e instanceof DriverError)) return e;
-  if (e.kind === 'device') {
-    const note = commit ? '; nothing was committed' : saves && taken === 0 ? '; nothing was saved' : '';
-    return new DriverError('device', `${e.message} (line ${i + 1} of ${n}${note})`, { partial: !commit && taken > 0 });
-  }
-  if (commit) return new DriverError(e.kind, `${e.message} (line ${i + 1} of ${n}; nothing was committed)`);
-  return mayHaveGoneIn(e, `line ${i + 1} of ${n}, which the device may have taken`);
-}
-
-/** What a CLI says to a command it does not have (PAN-OS). */
-const UNKNOWN_COMMAND = /^(Invalid syntax|Unknown command)/;
-
-/** A commit whose answer never came (a timeout, a dropped session) may have gone through: partial, saying why. */
-function unanswered(e: unknown, note: string): unknown {
-  return e instanceof DriverError && e.kind !== 'device' ? mayHaveGoneIn(e, note) : e;
 }
 
 const LEVELS: Level[] = ['config', 'privileged', 'user'];
@@ -601,29 +552,6 @@ class SshCliSession implements SshCliSessionApi {
     });
     return this.closing;
   }
-}
-
-/** Drops the echoed command (the first non-blank line, when it ends with the command). */
-function dropEcho(lines: string[], command: string): string[] {
-  const want = command.trim();
-  for (let i = 0; i < Math.min(lines.length, 2); i++) {
-    const l = lines[i].trim();
-    if (l === '') continue;
-    if (want !== '' && l.endsWith(want)) return lines.slice(i + 1);
-    break;
-  }
-  return lines;
-}
-
-/**
- * A name as one word of a command line: as it is when plain, else in double quotes; a name the
- * CLI could not take as one word (a quote, a line break) is refused rather than sent.
- */
-function cliWord(name: string, where: string): string {
-  if (/^[\w.@\\-]+$/.test(name)) return name;
-  if (/["\r\n]/.test(name))
-    throw new DriverError('device', `${where}: the login name cannot be typed as one word of a command: ${JSON.stringify(name)}`);
-  return `"${name}"`;
 }
 
 export function createSshCliDriver(options: SshCliDriverOptions = {}): SshCliDriver {

@@ -119,3 +119,21 @@ export function formatBytes(n: number): string {
   if (n >= 1024) return `${+(n / 1024).toFixed(1)} KiB`;
   return `${n} bytes`;
 }
+
+/** Device text can end up in an error message (an echoed secret, say): mask it there too. */
+export function masked(e: unknown, mask: (text: string) => string): unknown {
+  if (e instanceof Error) e.message = mask(e.message);
+  return e;
+}
+
+/** Drops the echoed command (the first non-blank line, when it ends with the command). */
+export function dropEcho(lines: string[], command: string): string[] {
+  const want = command.trim();
+  for (let i = 0; i < Math.min(lines.length, 2); i++) {
+    const l = lines[i].trim();
+    if (l === '') continue;
+    if (want !== '' && l.endsWith(want)) return lines.slice(i + 1);
+    break;
+  }
+  return lines;
+}
