@@ -282,6 +282,21 @@ describe('dry run over SSH CLI', () => {
     expect(diff).toBe(unifiedDiff(original, sim.config()).diff);
   });
 
+  it("refuses a line holding a '?' in the dry run as the push does, before a line is typed", async () => {
+    // The CLI takes a typed `?` as a request for help: `description link up?` would become `description link up`.
+    const { sim, device, stack } = await cliOnSim('dry-q', 'vendor_ios', 'interface GigabitEthernet0/1\n description {{ description }}\nexit\n', 2);
+    const original = sim.config();
+    const done = await dryRun(stack.id, device.id, { description: 'link up?' });
+    expect(done.status).toBe('dry_run_failed');
+    expect(done.devices[0].error_message).toMatch(/line 2 of 3 \("description link up\?"\) holds a '\?', which the CLI takes as a request for help/);
+    const res = await deploy(stack.id, device.id, { description: 'link up?' });
+    const real = await waitFor(c, token, res.body.id);
+    expect(real.status).toBe('failed');
+    expect(real.devices[0].error_message).toMatch(/nothing was typed/);
+    expect(sim.configLog).toEqual([]);
+    expect(sim.config()).toBe(original);
+  });
+
   it('Junos in braces: applies the set lines to the statement tree, changing nothing; the real run gives that diff', async () => {
     const { sim, device, stack } = await cliOnSim(
       'dry-j',

@@ -248,13 +248,32 @@ describe('XR-like restore: the backup copied over SCP and loaded, never typed', 
     });
   });
 
-  it('the simulator takes a typed `?` for help and a tab for completion, as the CLI does (why typing a backup back in was unsafe)', async () => {
-    const dev = await device('vendor_xr', 'xr-typed');
-    await withSession(dev, async (s) => {
-      await s.apply([cli('interface GigabitEthernet0/0/0/1\n description what? now\there\nexit')]);
-      expect(dev.config()).toContain(' description what nowhere\n');
-      expect(dev.config()).not.toContain('?');
-    });
+  it('a pushed line holding a `?` or a tab is refused before anything is typed: the CLI would take them as keys, not text', async () => {
+    // The simulator, like the CLI, prints help for a typed `?` and completes a word on a tab: typed,
+    // `description what? now<TAB>here` became `description what nowhere`, silently.
+    for (const dialect of ['vendor_xr', 'vendor_ios', 'vendor_junos']) {
+      const dev = await device(dialect, `typed-${dialect}`);
+      const before = dev.config();
+      await withSession(dev, async (s) => {
+        for (const [line, key] of [
+          [' description what? now', /holds a '\?', which the CLI takes as a request for help/],
+          [' description now\there', /holds a tab, which the CLI takes as word completion/],
+        ] as const) {
+          const err = (await s.apply([cli(`interface GigabitEthernet0/0/0/1\n${line}\nexit`)]).catch((e: unknown) => e)) as DriverError;
+          expect(err.kind).toBe('device');
+          expect(err.partial).toBe(false);
+          expect(err.message).toMatch(key);
+          expect(err.message).toMatch(/line 2 of 3 .*the device would get the line without it; nothing was typed$/);
+        }
+      });
+      expect(dev.configLog).toEqual([]);
+      expect(dev.config()).toBe(before);
+    }
+    // A tab that indents a line is layout, typed as a space.
+    const ios = await device('vendor_ios', 'typed-indent');
+    await withSession(ios, (s) => s.apply([cli('interface GigabitEthernet0/1\n\tdescription indented\nexit')]));
+    expect(ios.configLog).toContain('description indented');
+    expect(ios.config()).toContain(' description indented');
   });
 
   it("a backup the device cannot load: the load's error, `abort`, nothing changed", async () => {

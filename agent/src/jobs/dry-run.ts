@@ -1,6 +1,8 @@
 import type { DryRunExactness, DryRunParams, DryRunResult } from '../../../shared/src/jobs/deploy';
+import type { JobDevice } from '../../../shared/src/jobs/messages';
 import { unifiedDiff } from '../../../shared/src/diff/unified';
 import type { ConfigChange, ConfigPreview, DeviceSession } from '../drivers/types';
+import { cliLines } from '../drivers/ssh/config-lines';
 import { applyCliLines, approximateSetLines } from './cli-preview';
 import { applyJunosSetLines } from './junos-preview';
 import { describeError, type JobContext, type JobResultOf } from './context';
@@ -13,7 +15,10 @@ import { describeError, type JobContext, type JobResultOf } from './context';
 
 const SET_DIALECTS = /junos|panos|pan-os|palo/i;
 
-async function cliPreview(session: DeviceSession, deviceType: string, changes: ConfigChange[]): Promise<ConfigPreview> {
+async function cliPreview(session: DeviceSession, device: JobDevice, changes: ConfigChange[]): Promise<ConfigPreview> {
+  const deviceType = device.device_type;
+  // What the push would refuse before typing anything (a `?` in a line), the dry run refuses too.
+  cliLines(changes, device.name);
   const running = await session.fetchConfig();
   const braces = /^\S[^\n]*\{\s*$/m.test(running.text);
   const apply = !SET_DIALECTS.test(deviceType) ? applyCliLines : braces && /junos/i.test(deviceType) ? applyJunosSetLines : approximateSetLines;
@@ -32,7 +37,7 @@ export async function runDryRun(ctx: JobContext<'dry_run'>): Promise<JobResultOf
   try {
     session = await ctx.open(transport);
     let preview: ConfigPreview;
-    if (transport === 'ssh') preview = await cliPreview(session, ctx.device.device_type, changes);
+    if (transport === 'ssh') preview = await cliPreview(session, ctx.device, changes);
     else if (session.preview) preview = await session.preview(changes);
     else throw new Error(`the ${transport} driver cannot compute a dry run`);
     const { diff, additions, deletions } = unifiedDiff(preview.before, preview.after);

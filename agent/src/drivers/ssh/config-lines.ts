@@ -12,7 +12,8 @@ export const HOSTNAME_LINE = /^\s*hostname\s+\S/;
 /**
  * The lines a set of cli changes types in configuration mode, in push order: the rendered text
  * as it is (blank lines dropped). Write `no …` lines to remove something; `operation` does not
- * apply to CLI text.
+ * apply to CLI text. A line holding a key the CLI acts on as it is typed is refused before
+ * anything is typed (helpKey).
  */
 export function cliLines(changes: ConfigChange[], where: string): string[] {
   const lines: string[] = [];
@@ -20,9 +21,26 @@ export function cliLines(changes: ConfigChange[], where: string): string[] {
     if (change.config_format !== 'cli') {
       throw new DriverError('device', `${where}: the SSH CLI driver pushes cli templates only, not ${change.config_format}`);
     }
-    for (const line of change.config.split(/\r?\n/)) if (line.trim() !== '') lines.push(line.trimEnd());
+    // Indentation typed as spaces: a tab there would ask the CLI to complete an empty word.
+    for (const line of change.config.split(/\r?\n/))
+      if (line.trim() !== '') lines.push(line.trimEnd().replace(/^\s+/, (ws) => ws.replace(/\t/g, ' ')));
   }
+  const at = lines.findIndex((l) => HELP_KEY.test(l));
+  if (at >= 0) throw new DriverError('device', `${where}: ${helpKey(lines[at], at, lines.length)}; nothing was typed`);
   return lines;
+}
+
+/** Keys a network CLI acts on as they are typed (IOS, NX-OS, EOS, XR, Junos, PAN-OS, FortiOS alike). */
+const HELP_KEY = /[?\t]/;
+
+/**
+ * Why a line holding one cannot be typed: `?` lists the possible words and a tab completes one,
+ * neither goes into the line, so the device would take it without them (`description link up?`
+ * becomes `description link up`), silently.
+ */
+function helpKey(line: string, i: number, n: number): string {
+  const key = line.includes('?') ? "a '?', which the CLI takes as a request for help" : 'a tab, which the CLI takes as word completion';
+  return `line ${i + 1} of ${n} (${JSON.stringify(line.trim())}) holds ${key}, not as text: the device would get the line without it`;
 }
 
 /**
