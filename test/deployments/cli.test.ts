@@ -178,7 +178,7 @@ describe('deploy a cli stack over SSH', () => {
     expect((byDevice.get(d2.id) as any).error_message).toMatch(/rejected 'frobnicate': % Invalid input .*nothing was committed/);
     expect(good.config()).toBe(goodOriginal);
     expect(bad.config()).toBe(badOriginal);
-    expect(good.configLog).toContain('commit replace confirmed 120');
+    expect(good.configLog).toContain('commit replace confirmed 300');
   });
 
   it('refuses a cli template with operation delete before touching anything', async () => {

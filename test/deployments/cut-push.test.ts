@@ -79,7 +79,7 @@ it('restores the backup over a new session when the push hangs after the device 
 });
 
 it('restores the backup when the answer to a commit never came (it may have gone through)', async () => {
-  // Junos-like: two set lines go into the candidate, then the session hangs at `commit confirmed 2`.
+  // Junos-like: two set lines go into the candidate, then the session hangs at `commit confirmed 5`.
   const junos = await startSshDevice({
     dialect: 'vendor_junos',
     hostname: 'cut-j',
@@ -98,14 +98,14 @@ it('restores the backup when the answer to a commit never came (it may have gone
       source: 'set system ntp server 192.0.2.20\nset system ntp server 192.0.2.21',
     });
     // Hung at the confirmed commit: the next session (the restore's) is served normally.
-    await until('the push to hang at commit', () => junos.configLog.includes('commit confirmed 2'), 30_000);
+    await until('the push to hang at commit', () => junos.configLog.includes('commit confirmed 5'), 30_000);
     junos.setFaults({});
     const done = await waitFor(c, org.token, created.id);
     expect(done.devices[0].status).toBe('failed');
     expect(done.devices[0].error_message).toMatch(
       new RegExp(
-        "during 'commit confirmed 2': the change may have been committed; if so, the device rolls it back by itself 2 minutes after " +
-          "'commit confirmed 2' unless confirmed.*restored from its pre-deployment backup",
+        "during 'commit confirmed 5': the change may have been committed; if so, the device rolls it back by itself 5 minutes after " +
+          "'commit confirmed 5' unless confirmed.*restored from its pre-deployment backup",
       ),
     );
     expect(junos.config()).toBe(original);

@@ -68,7 +68,7 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
     expect(dev.configLog).toEqual([
       'set system ntp server 192.0.2.10',
       'set interfaces ge-0/0/1 description "to core"',
-      'commit confirmed 2',
+      'commit confirmed 5',
       'commit',
       'exit configuration-mode',
     ]);
@@ -78,7 +78,7 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
     const rolled = await waitFor(c, token, done.id);
     expect(rolled.status, JSON.stringify(rolled.devices)).toBe('rolled_back');
     expect(dev.config()).toBe(original);
-    expect(dev.configLog.slice(-4)).toEqual(['load override terminal', 'commit confirmed 2', 'commit', 'exit configuration-mode']);
+    expect(dev.configLog.slice(-4)).toEqual(['load override terminal', 'commit confirmed 5', 'commit', 'exit configuration-mode']);
   });
 
   it('atomic: the second device refuses a line (nothing committed there), the first is restored and equals its backup', async () => {
@@ -115,11 +115,11 @@ describe('deploy a cli stack to Junos-like devices over SSH', () => {
     expect(good.configLog).toEqual([
       'set system ntp server 192.0.2.20',
       'set interfaces ge-0/0/1 description "to core"',
-      'commit confirmed 2',
+      'commit confirmed 5',
       'commit',
       'exit configuration-mode',
       'load override terminal',
-      'commit confirmed 2',
+      'commit confirmed 5',
       'commit',
       'exit configuration-mode',
     ]);

@@ -1,6 +1,6 @@
 /**
- * Confirmed commits over SSH CLI (Junos-like `commit confirmed 2`, XR-like `commit confirmed 120`
- * and `commit replace confirmed 120`, each followed by the confirming `commit`): a push or restore
+ * Confirmed commits over SSH CLI (Junos-like `commit confirmed 5`, XR-like `commit confirmed 300`
+ * and `commit replace confirmed 300`, each followed by the confirming `commit`): a push or restore
  * that goes through stays; one whose session dies before the confirmation fails as partial, says
  * that the device rolls the change back by itself, and the simulator does so when the window
  * passes. The simulator's rollback timer runs at CONFIRMED_COMMIT_WINDOW_S × SCALE_MS (about a
@@ -14,7 +14,7 @@ import { DriverError, type ConfigChange, type DeviceTarget, type SessionLimits }
 import { sshTarget, startSshDevice, type SimSshDevice, type SshDeviceOptions } from '../sim/ssh';
 
 const CREDS = { username: 'admin', password: 'sim-pass' };
-const SCALE_MS = 8;
+const SCALE_MS = 3;
 /** The simulator's rollback window, and a wait that is surely past it. */
 const WINDOW_MS = CONFIRMED_COMMIT_WINDOW_S * SCALE_MS;
 const PAST_WINDOW_MS = WINDOW_MS + 600;
@@ -55,10 +55,10 @@ const CASES = [
     dialect: 'vendor_junos',
     line: 'set system ntp server 192.0.2.77',
     shows: '        server 192.0.2.77;\n',
-    trial: 'commit confirmed 2',
-    window: '2 minutes',
+    trial: 'commit confirmed 5',
+    window: '5 minutes',
   },
-  { dialect: 'vendor_xr', line: 'ntp server 192.0.2.77', shows: 'ntp server 192.0.2.77\n', trial: 'commit confirmed 120', window: '120 seconds' },
+  { dialect: 'vendor_xr', line: 'ntp server 192.0.2.77', shows: 'ntp server 192.0.2.77\n', trial: 'commit confirmed 300', window: '300 seconds' },
 ];
 
 describe('a push is a confirmed commit and its confirmation', () => {
@@ -121,7 +121,7 @@ describe('a push is a confirmed commit and its confirmation', () => {
     expect(err.kind).toBe('device');
     expect(err.partial).toBe(true);
     expect(err.message).toMatch(/the device rejected 'commit frobnicate': syntax error\. \(the confirming commit failed: the change is in effect, /);
-    expect(err.message).toMatch(/and the device rolls it back by itself 2 minutes after 'commit confirmed 2' unless confirmed\)$/);
+    expect(err.message).toMatch(/and the device rolls it back by itself 5 minutes after 'commit confirmed 5' unless confirmed\)$/);
     // Out of configuration mode the usual way (rollback 0 discards the candidate, not the confirmed commit).
     expect(dev.configLog.slice(-2)).toEqual(['rollback 0', 'exit configuration-mode']);
     await rolledBack(dev, 1);
@@ -130,7 +130,7 @@ describe('a push is a confirmed commit and its confirmation', () => {
 });
 
 describe('a restore is confirmed too', () => {
-  it('Junos-like: load override, `commit confirmed 2`, `commit`; the backup stays after the window', async () => {
+  it('Junos-like: load override, `commit confirmed 5`, `commit`; the backup stays after the window', async () => {
     const dev = await device('vendor_junos', 'cc-restore');
     const original = dev.config();
     await withSession(sshTarget(dev, CREDS), async (s) => {
@@ -138,14 +138,14 @@ describe('a restore is confirmed too', () => {
       await s.apply([cli('delete system ntp')]);
       const typed = dev.configLog.length;
       await s.restore(backup);
-      expect(dev.configLog.slice(typed)).toEqual(['load override terminal', 'commit confirmed 2', 'commit', 'exit configuration-mode']);
+      expect(dev.configLog.slice(typed)).toEqual(['load override terminal', 'commit confirmed 5', 'commit', 'exit configuration-mode']);
     });
     await sleep(PAST_WINDOW_MS);
     expect(dev.config()).toBe(original);
     expect(dev.confirmedCommit.rolledBack).toBe(0);
   });
 
-  it('XR-like: a `commit replace confirmed 120` whose session dies is rolled back to the config before the restore', async () => {
+  it('XR-like: a `commit replace confirmed 300` whose session dies is rolled back to the config before the restore', async () => {
     const dev = await device('vendor_xr', 'cc-xr-restore');
     const target = sshTarget(dev, CREDS);
     const backup = await withSession(target, async (s) => {
@@ -157,9 +157,9 @@ describe('a restore is confirmed too', () => {
     dev.setFaults({ dropOnConfirmedCommit: true });
     const err = (await withSession(target, (s) => s.restore(backup)).catch((e: unknown) => e)) as DriverError;
     expect(err.partial).toBe(true);
-    const trial = 'commit replace confirmed 120';
+    const trial = 'commit replace confirmed 300';
     expect(err.message).toContain(
-      `during '${trial}': the change may have been committed; if so, the device rolls it back by itself 120 seconds after '${trial}' unless confirmed`,
+      `during '${trial}': the change may have been committed; if so, the device rolls it back by itself 300 seconds after '${trial}' unless confirmed`,
     );
     expect(dev.config()).toBe(backup.text);
     await rolledBack(dev, 1);
@@ -174,8 +174,8 @@ describe('the simulator', () => {
     await withSession(target, async (s) => {
       expect(await s.run('configure')).toBe('Entering configuration mode');
       expect(await s.run('set system ntp server 192.0.2.99')).toBe('');
-      expect(await s.run('commit confirmed 2')).toBe(
-        'commit confirmed will be automatically rolled back in 2 minutes unless confirmed\ncommit complete',
+      expect(await s.run('commit confirmed 5')).toBe(
+        'commit confirmed will be automatically rolled back in 5 minutes unless confirmed\ncommit complete',
       );
       await expect(s.run('commit confirmed 0')).rejects.toThrow(/syntax error\.$/);
     });
@@ -204,5 +204,27 @@ describe('the simulator', () => {
       expect(await s.run('end')).toBe('');
     });
     expect(dev.config()).toContain('ntp server 192.0.2.98\n');
+  });
+
+  it("XR-like: while a session's trial is pending, another session's push fails saying why, and the trial rolls back", async () => {
+    // XR lets only the session that armed a confirmed commit confirm it: a push over another
+    // session must not take the refusal for a commit.
+    const dev = await device('vendor_xr', 'cc-sim-xr-other');
+    const original = dev.config();
+    const target = sshTarget(dev, CREDS);
+    await withSession(target, async (s) => {
+      await s.run('configure terminal');
+      await s.run('ntp server 192.0.2.97');
+      await s.run('commit confirmed 30');
+      expect(dev.confirmedCommit.pending).toBe(true);
+      await withSession(target, async (other) => {
+        const err = (await other.apply([cli('ntp server 192.0.2.96')]).catch((e: unknown) => e)) as DriverError;
+        expect(err.kind).toBe('device');
+        expect(err.message).toMatch(/% Cannot commit because there is an unexpired trial\/rollback session/);
+      });
+      await s.run('abort').catch(() => undefined);
+    });
+    await sleep(30 * SCALE_MS + 500);
+    expect(dev.config()).toBe(original);
   });
 });

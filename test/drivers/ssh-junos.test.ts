@@ -1,6 +1,6 @@
 /**
  * The SSH CLI driver pushing to a Junos-like device: apply() types set/delete lines after
- * `configure` and commits (`commit confirmed 2`, then `commit`), a refused line or a failed commit
+ * `configure` and commits (`commit confirmed 5`, then `commit`), a refused line or a failed commit
  * sends `rollback 0` (nothing committed), restore() is `load override terminal` + the backup +
  * Ctrl-D + the same two commits. Checked on
  * the simulator's own running config, which its configuration mode really edits (a candidate
@@ -31,7 +31,7 @@ describe('Junos-like push over SSH', () => {
       expect(expected).toContain('route 192.0.2.0/24 next-hop 10.0.0.1;');
       expect(dev.config()).toBe(expected);
       // A confirmed commit, then the confirming one: a change that cut the session would be rolled back by the device.
-      expect(dev.configLog.slice(-3)).toEqual(['commit confirmed 2', 'commit', 'exit configuration-mode']);
+      expect(dev.configLog.slice(-3)).toEqual(['commit confirmed 5', 'commit', 'exit configuration-mode']);
       // Left configuration mode; the session goes on under the new prompt.
       expect((await s.fetchConfig()).text).toBe(expected);
       expect(await s.run('show version')).toContain('Hostname: jun-apply-new');
@@ -60,10 +60,10 @@ describe('Junos-like push over SSH', () => {
       }
       // A commit the device refuses: its reason in the message, nothing committed.
       const err = await s.apply([cli('set system login user bob uid 2001')]).catch((e: unknown) => e);
-      expect((err as DriverError).message).toMatch(/the device rejected 'commit confirmed 2': Missing mandatory statement: 'class'$/);
+      expect((err as DriverError).message).toMatch(/the device rejected 'commit confirmed 5': Missing mandatory statement: 'class'$/);
       expect((err as DriverError).partial).toBe(false);
       expect(dev.config()).toBe(original);
-      expect(dev.configLog.slice(-3)).toEqual(['commit confirmed 2', 'rollback 0', 'exit configuration-mode']);
+      expect(dev.configLog.slice(-3)).toEqual(['commit confirmed 5', 'rollback 0', 'exit configuration-mode']);
       // The session is usable, and the next configure finds no uncommitted change of ours.
       expect(await s.run('show version')).toContain('Hostname: jun-bad');
       expect(await s.run('configure')).toBe('Entering configuration mode');
@@ -85,7 +85,7 @@ describe('Junos-like push over SSH', () => {
 
       await s.restore(backup);
       expect(dev.config()).toBe(original);
-      expect(dev.configLog.slice(-4)).toEqual(['load override terminal', 'commit confirmed 2', 'commit', 'exit configuration-mode']);
+      expect(dev.configLog.slice(-4)).toEqual(['load override terminal', 'commit confirmed 5', 'commit', 'exit configuration-mode']);
       expect((await s.fetchConfig()).text).toBe(original);
       expect(await s.run('show version')).toContain('Hostname: jun-restore');
 

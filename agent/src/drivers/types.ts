@@ -78,8 +78,9 @@ export const DEFAULT_LIMITS: SessionLimits = {
   connectTimeoutMs: 10_000,
   commandTimeoutMs: 60_000,
   idleTimeoutMs: 20_000,
-  // Inside the controller's 10-minute job deadline with room for a backup before and a restore after.
-  commitTimeoutMs: 180_000,
+  // Inside the controller's 15-minute deploy deadline with room for a backup before, a confirmed and
+  // a confirming commit, and a restore's two after (DEPLOY_DEADLINE_MS).
+  commitTimeoutMs: 120_000,
   keepaliveIntervalMs: 10_000,
 };
 

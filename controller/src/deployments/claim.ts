@@ -6,9 +6,13 @@ import { AppError } from '../errors/app-error';
 import type { JobService, JobSpec } from '../jobs/types';
 import { NEXT, type DeploymentDeviceRow, type DeploymentStore, type DeviceStatus, type LockedDeployment, type LogLine } from './store';
 
-/** Job deadlines: a device's whole deploy (backup, push, verify) or restore. */
-export const DEPLOY_DEADLINE_MS = 10 * 60_000;
-export const ROLLBACK_DEADLINE_MS = 10 * 60_000;
+/**
+ * Job deadlines: a device's whole deploy (backup, push, verify, and a restore when the push failed
+ * part-way) or restore. A commit may take its agent's commitTimeoutMs (2 minutes) twice, confirmed
+ * and confirming, and so may the restore after it.
+ */
+export const DEPLOY_DEADLINE_MS = 15 * 60_000;
+export const ROLLBACK_DEADLINE_MS = 15 * 60_000;
 
 type DeploymentKind = 'deploy' | 'rollback' | 'dry_run';
 export type DeploymentJobSpec = JobSpec<DeploymentKind>;

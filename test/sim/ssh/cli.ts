@@ -616,6 +616,11 @@ export class CliShellSession {
    * running config once the question is answered yes; `confirmSeconds`: a confirmed commit.
    */
   private commit({ replace, confirmSeconds }: XrCommit): void {
+    const trial = this.dev.confirmedCommit;
+    // XR: a pending trial is confirmed only by the session that armed it; others may not commit.
+    if (trial.pending && trial.owner !== this) {
+      return this.reply('% Cannot commit because there is an unexpired trial/rollback session. Please try again later.\n');
+    }
     if (!replace) {
       // Nothing typed (a confirming commit, say): the running config stays exactly as it is.
       this.activate(this.typed.length > 0 ? this.candidate?.text() : undefined, confirmSeconds);
@@ -641,7 +646,7 @@ export class CliShellSession {
     const trial = this.dev.confirmedCommit;
     const before = this.dev.getBody();
     if (confirmSeconds === undefined) trial.confirm();
-    else trial.arm(confirmSeconds, () => this.dev.setBody(before));
+    else trial.arm(confirmSeconds, () => this.dev.setBody(before), this);
     if (text !== undefined) this.dev.setBody(text);
     this.candidate = CiscoConfigEditor.parse(this.dev.getBody());
     this.typed = [];

@@ -1,7 +1,8 @@
 /**
  * A device's confirmed commit (Junos and IOS-XR `commit confirmed`), shared by all its shells:
- * the change is committed and a timer started; a later commit, in any session, confirms it; when
- * the timer fires first the running config goes back to what it was before the confirmed commit.
+ * the change is committed and a timer started; a later commit confirms it (on Junos in any
+ * session; on XR only in the one that armed it: `owner`); when the timer fires first the running
+ * config goes back to what it was before the confirmed commit.
  * The timer runs `msPerSecond` for each second the device would wait, so that tests need not wait
  * minutes.
  */
@@ -15,6 +16,9 @@ export class ConfirmedCommitTimer {
 
   constructor(private readonly msPerSecond: number) {}
 
+  /** The shell whose confirmed commit is pending. */
+  owner?: object;
+
   get pending(): boolean {
     return this.rollback !== undefined;
   }
@@ -24,8 +28,9 @@ export class ConfirmedCommitTimer {
    * Another one while one is pending restarts the timer but keeps the first one's way back: the
    * config to return to is the last one somebody confirmed.
    */
-  arm(seconds: number, rollback: () => void): void {
+  arm(seconds: number, rollback: () => void, owner?: object): void {
     this.armed++;
+    this.owner = owner;
     this.rollback ??= rollback;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.fire(), seconds * this.msPerSecond);
@@ -37,6 +42,7 @@ export class ConfirmedCommitTimer {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.rollback = undefined;
+    this.owner = undefined;
   }
 
   private fire(): void {

@@ -46,7 +46,7 @@ export interface SshDeviceOptions {
   algorithms?: Algorithms;
   /**
    * How many ms one second of a confirmed commit's rollback timer lasts (default 1000, as on a
-   * device): at 8, a Junos `commit confirmed 2` or an XR `commit confirmed 120` rolls back in about a second.
+   * device): at 3, a Junos `commit confirmed 5` or an XR `commit confirmed 300` rolls back in about a second.
    */
   confirmedCommitScaleMs?: number;
 }

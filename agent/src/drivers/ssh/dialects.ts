@@ -118,14 +118,15 @@ export interface ConfirmedCommit {
 }
 
 /**
- * How long a confirmed commit waits for its confirming commit before the device rolls it back.
- * The confirming commit is typed as soon as the confirmed one answers, in the same session, and
- * has nothing left to commit, so it needs seconds; the window is what a device cut off by a change
- * stays cut off before it is back on its previous configuration. Two minutes leaves a slow
- * device's confirming commit ample room and is the NETCONF driver's confirm-timeout too (120 s).
- * Junos counts in whole minutes, XR in seconds (30 to 65535; 30 to 300 on older releases).
+ * How long a confirmed commit waits for its confirming commit before the device rolls it back:
+ * what a device cut off by a change stays cut off before it is back on its previous
+ * configuration. The confirming commit is typed as soon as the confirmed one answers, but on
+ * Junos it is a full commit of the configuration, as long as the first on a large one; the
+ * window must outlast the agent's wait for it (SessionLimits.commitTimeoutMs, 2 minutes), or
+ * the device could roll back a change the agent then reports as made. Junos counts in whole
+ * minutes, XR in seconds (30 to 65535; 30 to 300 on older releases).
  */
-export const CONFIRMED_COMMIT_WINDOW_S = 120;
+export const CONFIRMED_COMMIT_WINDOW_S = 300;
 
 const JUNOS_CONFIRMED: ConfirmedCommit = {
   option: `confirmed ${CONFIRMED_COMMIT_WINDOW_S / 60}`,
@@ -380,6 +381,8 @@ const DIALECTS: Record<string, SshDialect> = {
       /^% ?Failed to commit/,
       /^(% ?)?Syntax\/Authorization errors in one or more commands/,
       /^Couldn't open file/,
+      // Another session's confirmed commit is pending: only that session may confirm it, nobody else commit.
+      /^% ?Cannot commit/,
     ],
     noiseLines: [
       // XR prints the time before the output of every exec command.
