@@ -288,7 +288,7 @@ describe('dry run over SSH CLI', () => {
     const original = sim.config();
     const done = await dryRun(stack.id, device.id, { description: 'link up?' });
     expect(done.status).toBe('dry_run_failed');
-    expect(done.devices[0].error_message).toMatch(/line 2 of 3 \("description link up\?"\) holds a '\?', which the CLI takes as a request for help/);
+    expect(done.devices[0].error_message).toMatch(/line 2 of 3 \('description link up\?'\) holds a '\?', which the CLI takes as a request for help/);
     const res = await deploy(stack.id, device.id, { description: 'link up?' });
     const real = await waitFor(c, token, res.body.id);
     expect(real.status).toBe('failed');

@@ -128,7 +128,7 @@ describe('errors', () => {
       expect(dev.configLog.slice(-1)).toEqual(['abort']);
       await s.apply([cli('ntp server 192.0.2.1')]);
       // A confirmed commit, then the confirming one: a change that cut the session would be rolled back by the device.
-      expect(dev.configLog.slice(-4)).toEqual(['ntp server 192.0.2.1', 'commit confirmed 120', 'commit', 'end']);
+      expect(dev.configLog.slice(-4)).toEqual(['ntp server 192.0.2.1', 'commit confirmed 300', 'commit', 'end']);
       expect(dev.config()).toContain('ntp server 192.0.2.1\nend\n');
     } finally {
       await s.close();
@@ -243,7 +243,7 @@ describe('XR-like restore: the backup copied over SCP and loaded, never typed', 
       await s.restore(backup);
       expect(dev.config()).toBe(original);
       expect(dev.files.get(XR_FILE)).toBe(backup.text);
-      expect(dev.configLog.slice(typed)).toEqual([`load ${XR_FILE}`, 'commit replace confirmed 120', 'commit', 'end']);
+      expect(dev.configLog.slice(typed)).toEqual([`load ${XR_FILE}`, 'commit replace confirmed 300', 'commit', 'end']);
       expect((await s.fetchConfig()).text).toBe(original);
     });
   });

@@ -6,6 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkMatcher } from '../../../shared/src/device/networks';
+import { byLength, secretValuePattern } from '../../../shared/src/secrets/value-pattern';
 import type { Semaphore } from '../../../shared/src/jobs/limit';
 import type { JobKind, JobParams, JobResult } from '../../../shared/src/jobs/kinds';
 import type { JobDevice } from '../../../shared/src/jobs/messages';
@@ -72,13 +73,16 @@ export function targetOf(device: JobDevice, credentials: DeviceCredentials): Dev
   };
 }
 
-/** Masks the device's credentials, and `also` (a deployment's secret variable values), wherever they appear. */
+/**
+ * Masks the device's credentials wherever they appear, and `also` (a deployment's secret
+ * variable values) as the controller finds them (secretValuePattern: short ones as whole words).
+ */
 export function makeMask(credentials: DeviceCredentials, also: string[] = []): (text: string) => string {
-  const secrets = [credentials.password, credentials.enable_password, credentials.private_key, ...also]
-    .filter((s): s is string => typeof s === 'string' && s.length >= 3)
-    .sort((a, b) => b.length - a.length);
-  if (secrets.length === 0) return (text) => text;
-  return (text) => secrets.reduce((t, s) => (t.includes(s) ? t.split(s).join('********') : t), text);
+  const [long, words] = byLength(also);
+  const own = [credentials.password, credentials.enable_password, credentials.private_key].filter((s): s is string => typeof s === 'string');
+  const pattern = secretValuePattern([...own, ...long], words);
+  if (!pattern) return (text) => text;
+  return (text) => text.replace(pattern, '********');
 }
 
 /**

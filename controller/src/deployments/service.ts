@@ -259,7 +259,7 @@ export class DeploymentService {
   async getWithDevices(orgId: string, id: string, reveal = false) {
     const deployment = await this.get(orgId, id);
     const entries = await this.store.deviceEntries(id);
-    const shown = reveal ? entries : await this.maskedEntries(orgId, entries, await this.secretValues(orgId, deployment));
+    const shown = reveal ? entries : await this.maskedEntries(orgId, entries, await this.secretValues(deployment));
     const devices = shown.map(({ device_type: _type, ...entry }) => entry);
     return { ...(reveal ? deployment : this.shown(deployment)), devices };
   }
@@ -270,13 +270,12 @@ export class DeploymentService {
   }
 
   /**
-   * The values of a deployment's secret variables: its own and its stack's defaults (as they are
-   * now: a default changed since the deployment is not known to it).
+   * The values of a deployment's secret variables: its own, and those its rendered configs hold
+   * (its stack's defaults among them, as they were when it rendered).
    */
-  private async secretValues(orgId: string, deployment: DeploymentRow): Promise<string[]> {
-    const stack = deployment.stack_id ? await this.stacks.store.find(orgId, deployment.stack_id) : undefined;
-    const defaults = stack?.services.map((s) => s.variables ?? {}) ?? [];
-    return this.stacks.secrets.values([deployment.variable_values, defaults]);
+  private async secretValues(deployment: DeploymentRow): Promise<string[]> {
+    const rendered = await this.store.entrySecrets(deployment.id);
+    return [...new Set([...this.stacks.secrets.values(deployment.variable_values), ...rendered])];
   }
 
   /**
@@ -359,7 +358,7 @@ export class DeploymentService {
 
   async logs(orgId: string, id: string, filter: { device_id?: string; limit: number; offset: number }) {
     const deployment = await this.get(orgId, id);
-    const [page, secrets] = await Promise.all([this.store.logs(id, filter), this.secretValues(orgId, deployment)]);
+    const [page, secrets] = await Promise.all([this.store.logs(id, filter), this.secretValues(deployment)]);
     // A refused line's error quotes the line, and with it a secret variable's value.
     const logs = page.logs.map((l) => ({ ...l, message: this.stacks.secrets.hide(l.message, secrets) }));
     return { logs, total: page.total, limit: filter.limit, offset: filter.offset };

@@ -529,6 +529,15 @@ export class DeploymentStore {
       .options(PREPARED);
   }
 
+  /** The secret variable values a deployment's rendered configs hold (deployment_entries.secrets), each once. */
+  async entrySecrets(deploymentId: string): Promise<string[]> {
+    const { rows } = await this.db.raw<{ rows: { value: string }[] }>(
+      'SELECT DISTINCT jsonb_array_elements_text(secrets) AS value FROM deployment_entries WHERE deployment_id = ? AND secrets IS NOT NULL',
+      [deploymentId],
+    );
+    return rows.map((r) => r.value);
+  }
+
   /** The target path of each entry of some devices of a deployment (what a scoped restore puts back). */
   targetPaths(q: Q, deploymentId: string, deviceIds: string[]): Promise<{ device_id: string; target_path: string | null }[]> {
     return q('deployment_entries')

@@ -1,3 +1,4 @@
+import { byLength, secretValuePattern } from '../../../shared/src/secrets/value-pattern';
 import { appError } from '../errors/app-error';
 
 /**
@@ -12,13 +13,17 @@ import { appError } from '../errors/app-error';
  * encoded) where no mask finds it, and the device's config then holds it; template authors are
  * trusted with the values their templates render.
  */
-const SECRET_NAME = /password|passwd|passphrase|secret|community|token|psk|credential|(^|_)(pass|key)(_|$)/;
-/** `*_key_type`, `*_key_id`: about a secret, not one. */
-const NOT_SECRET = /_(type|id|name|length|len|size|algorithm|mode)$/;
+const SECRET_NAME = /password|passwd|passphrase|secret|communit(y|ies)|token|psk|credential|(^|_)(pass|keys?)(_|$)/;
+/**
+ * About a secret, not one (`ssh_key_type`, `key_id`, `key_length`), or public by nature
+ * (`public_key`, `host_key`, a BGP community, a key chain's name).
+ */
+const NOT_SECRET = /_(type|id|length|len|size|algorithm|mode)$|(^|_)(public|host)_keys?($|_)|(^|_)bgp_communit|(^|_)key_chain/;
 
 export function isSecretName(name: string): boolean {
   const snake = name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
     .replace(/-/g, '_')
     .toLowerCase();
   return SECRET_NAME.test(snake) && !NOT_SECRET.test(snake);
@@ -38,12 +43,6 @@ function mapSecrets(value: unknown, visit: Visit, path: string[] = [], secret = 
 }
 
 const KEYED_MASK = /^<secret:[0-9a-f]{8}>$/;
-/** Shorter values are hidden only as a whole word: `md5` is not hidden inside `hmac-md5-96`. */
-const ANYWHERE_FROM = 8;
-/** Shorter values are not hidden in text at all: `on` or `1` would mask half a config. */
-const HIDDEN_FROM = 3;
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * How stacks, instances and deployments show and take back their secret variables, with the
@@ -64,32 +63,34 @@ export class SecretVariables {
     return [...found];
   }
 
-  /** `text` with each of `secrets` (values()) as its mask, longest first. */
+  /** `text` with each of `secrets` (values()) as its mask, found as the agent finds them (secretValuePattern). */
   hide(text: string, secrets: string[]): string {
-    const hidden = secrets.filter((v) => v.length >= HIDDEN_FROM).sort((a, b) => b.length - a.length);
-    if (hidden.length === 0 || text === '') return text;
-    const alternatives = hidden.map((v) => (v.length >= ANYWHERE_FROM ? escapeRegExp(v) : String.raw`(?<![\w-])${escapeRegExp(v)}(?![\w-])`));
-    return text.replace(new RegExp(alternatives.join('|'), 'g'), (value) => this.mask(value));
+    const pattern = text === '' ? undefined : secretValuePattern(...byLength(secrets));
+    return pattern ? text.replace(pattern, (value) => this.mask(value)) : text;
   }
 
   /**
    * `incoming` (a record read masked, edited and sent back) with each secret-named variable that
-   * still holds a mask given back the stored value the mask stands for, wherever in `stored` that
-   * value was (services reordered or removed keep their secrets), so saving an edit keeps the
-   * secrets. A mask of no stored value is refused: stored or pushed, it would replace the secret.
-   * `where` names the field in the message.
+   * still holds a mask given back the stored value the mask stands for: one stored under a member
+   * of the same name, here or elsewhere in the record (services reordered keep their secrets), so
+   * saving an edit keeps the secrets. A mask of no such value is refused: stored or pushed, it
+   * would replace the secret (and a mask moved to another variable would put one secret where a
+   * template may show it). `where` names the field in the message.
    */
   kept<T>(incoming: T, stored: unknown, where: string): T {
-    const byMask = new Map(this.values(stored).map((v) => [this.mask(v), v]));
-    const typed = new Map<string, string | number>();
-    mapSecrets(stored, (v) => typed.set(String(v), v));
+    const byName = new Map<string, Map<string, string | number>>();
+    mapSecrets(stored, (v, path) => {
+      const name = path.at(-1) ?? '';
+      byName.set(name, (byName.get(name) ?? new Map<string, string | number>()).set(this.mask(String(v)), v));
+      return v;
+    });
     return mapSecrets(incoming, (v, path) => {
       if (typeof v !== 'string' || !KEYED_MASK.test(v)) return v;
-      const was = byMask.get(v);
-      if (was !== undefined) return typed.get(was);
+      const was = byName.get(path.at(-1) ?? '')?.get(v);
+      if (was !== undefined) return was;
       throw appError(
         'SECRET_MASK_NOT_STORED',
-        `${[where, ...path].join('.')} holds the mask ${v}, which stands for no stored value: send the value itself`,
+        `${[where, ...path].join('.')} holds the mask ${v}, which stands for no value stored under that name: send the value itself`,
       );
     }) as T;
   }

@@ -36,11 +36,12 @@ const HELP_KEY = /[?\t]/;
 /**
  * Why a line holding one cannot be typed: `?` lists the possible words and a tab completes one,
  * neither goes into the line, so the device would take it without them (`description link up?`
- * becomes `description link up`), silently.
+ * becomes `description link up`), silently. The line is quoted as typed, so that the masks of
+ * the job's secrets (credentials, secret variables) find what it holds.
  */
 function helpKey(line: string, i: number, n: number): string {
   const key = line.includes('?') ? "a '?', which the CLI takes as a request for help" : 'a tab, which the CLI takes as word completion';
-  return `line ${i + 1} of ${n} (${JSON.stringify(line.trim())}) holds ${key}, not as text: the device would get the line without it`;
+  return `line ${i + 1} of ${n} ('${line.trim()}') holds ${key}, not as text: the device would get the line without it`;
 }
 
 /**
