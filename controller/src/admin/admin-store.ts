@@ -15,16 +15,37 @@ const USER_COLUMNS = [
   'updated_at',
 ];
 
+/** An organization as the store returns it. */
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  is_default: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
 /** SQL for organizations and user administration. */
 export class AdminStore {
+  private readonly createdListeners = new Set<(org: OrganizationRow) => void>();
+
   constructor(private readonly db: Db) {}
+
+  /**
+   * Calls `listener` with each organization this process creates, once its row is committed (the
+   * built-in agents start its agent at once rather than at their next poll). Returns the undo.
+   */
+  onOrganizationCreated(listener: (org: OrganizationRow) => void): () => void {
+    this.createdListeners.add(listener);
+    return () => this.createdListeners.delete(listener);
+  }
 
   listOrganizations() {
     return this.db('organizations').orderBy('name').select(ORG_COLUMNS);
   }
 
-  async createOrganization(name: string) {
-    const [row] = await this.db('organizations').insert({ name }).onConflict('name').ignore().returning(ORG_COLUMNS);
+  async createOrganization(name: string): Promise<OrganizationRow | undefined> {
+    const [row] = (await this.db('organizations').insert({ name }).onConflict('name').ignore().returning(ORG_COLUMNS)) as OrganizationRow[];
+    if (row) for (const listener of this.createdListeners) listener(row);
     return row;
   }
 

@@ -7,7 +7,10 @@ import { DEFAULT_POOL } from '../../../shared/src/nats/subjects';
 import { AgentThread } from './agent-thread';
 import { AgentsStore } from './store';
 
-/** How often organizations created meanwhile (by this controller or another) get their agent. */
+/**
+ * How often organizations created meanwhile by another controller get their agent (one created
+ * through this controller gets it at once).
+ */
 const ORGANIZATION_SYNC_MS = 5_000;
 
 /** The identity a built-in agent is started with (the agent package's AgentIdentity). */
@@ -75,10 +78,11 @@ async function builtinIdentity(
  * as before there were several) and <data dir>/agent/orgs/<organization id>. Each reaches the job
  * engine in-process (the hub's link, served to the thread over a MessagePort) when there is no
  * NATS_URL, and over NATS (like any agent) otherwise. An organization created while running gets
- * its agent within ORGANIZATION_SYNC_MS.
+ * its agent as soon as it is created here, within ORGANIZATION_SYNC_MS when another controller
+ * created it.
  */
 export async function startBuiltinAgents(app: FastifyInstance, kit: BuiltinAgentKit, env: NodeJS.ProcessEnv = process.env): Promise<BuiltinAgents> {
-  const { config, db, agents, jobEngine } = app.services;
+  const { config, db, agents, jobEngine, users } = app.services;
   const log = app.log;
   const concurrency = concurrencyOf(env);
   const store = new AgentsStore(db);
@@ -123,15 +127,18 @@ export async function startBuiltinAgents(app: FastifyInstance, kit: BuiltinAgent
       }));
 
   await sync(); // at start, a failure stops `npm start` with its reason
-  const timer = setInterval(() => {
+  const syncInBackground = () => {
     sync().catch((err) => log.warn({ err: (err as Error).message }, 'starting a built-in agent failed; retrying'));
-  }, ORGANIZATION_SYNC_MS);
+  };
+  const timer = setInterval(syncInBackground, ORGANIZATION_SYNC_MS);
   timer.unref();
+  const unsubscribe = users.store.onOrganizationCreated(syncInBackground);
 
   return {
     threads,
     async stop() {
       stopped = true;
+      unsubscribe();
       clearInterval(timer);
       await syncing.catch(() => undefined);
       await Promise.all([...threads.values()].map((t) => t.stop()));
